@@ -1,0 +1,346 @@
+"""The sandbox child: loads one submitted module and answers calls from the trusted side.
+
+``env.sandbox.runner`` starts this file as ``python -I -S -B -X utf8 child.py REQ_FD RESP_FD`` in
+the run's private directory, with a near-empty environment, stdout/stderr going to a capped file,
+one pipe carrying requests and one carrying replies. Each frame is a 4-byte big-endian length and a
+payload: requests are ``marshal`` data written by the trusted parent; replies are JSON that the
+parent parses with size caps, so nothing the submission controls is ever unmarshalled there.
+
+The tests and their expected values never enter this process: it only answers "call f(args)"
+with a value or an exception. Standard library only, and nothing slow to import, because this
+file's start-up is paid on every run.
+"""
+
+import marshal
+import os
+import resource
+import sys
+
+REQ_FD, RESP_FD = -1, -1  # set from argv by main()
+MAX_DEPTH = 32
+MAX_ITEMS = 100_000
+
+
+# ---------------------------------------------------------------------------------------------
+# framing
+
+
+def _read_exact(n):
+    chunks = []
+    while n:
+        chunk = os.read(REQ_FD, n)
+        if not chunk:
+            raise EOFError
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def _recv():
+    size = int.from_bytes(_read_exact(4), "big")
+    return marshal.loads(_read_exact(size))
+
+
+def _send(text):
+    data = text.encode("utf-8", "surrogatepass")
+    data = len(data).to_bytes(4, "big") + data
+    while data:
+        data = data[os.write(RESP_FD, data) :]
+
+
+# ---------------------------------------------------------------------------------------------
+# isolation, applied to this process before the submission is loaded
+
+
+def _apply_rlimits(limits):
+    pairs = (
+        (resource.RLIMIT_AS, limits["memory_bytes"]),
+        (resource.RLIMIT_CPU, limits["cpu_seconds"]),
+        (resource.RLIMIT_FSIZE, limits["file_bytes"]),
+        (resource.RLIMIT_NOFILE, limits["open_files"]),
+        (resource.RLIMIT_CORE, 0),
+    )
+    for which, value in pairs:
+        resource.setrlimit(which, (value, value))
+    if os.geteuid() != 0:  # the kernel ignores RLIMIT_NPROC for root
+        resource.setrlimit(resource.RLIMIT_NPROC, (limits["processes"], limits["processes"]))
+
+
+def _libc():
+    import ctypes
+
+    return ctypes, ctypes.CDLL(None, use_errno=True)
+
+
+def _unshare_network(ctypes, libc):
+    # A fresh user namespace lets an unprivileged process own a fresh network namespace
+    # whose only interface (loopback) is down: no route to anything.
+    clone_newuser, clone_newnet = 0x10000000, 0x40000000
+    if libc.unshare(clone_newuser | clone_newnet) != 0:
+        raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWUSER|CLONE_NEWNET) failed")
+
+
+def _landlock(ctypes, libc, abi, read_only, read_write):
+    # Syscall numbers are the same on x86_64 and aarch64 (generic table).
+    create_ruleset, add_rule, restrict_self = 444, 445, 446
+    fs_bits = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 4: (1 << 15) - 1}
+    handled_fs = fs_bits.get(abi, (1 << 16) - 1)  # ABI >= 5 adds IOCTL_DEV
+    handled_net = 0b11 if abi >= 4 else 0  # BIND_TCP | CONNECT_TCP, with no rule: no TCP
+    scoped = 0b11 if abi >= 6 else 0  # abstract unix sockets and signals stay inside
+
+    class RulesetAttr(ctypes.Structure):
+        _fields_ = [
+            ("handled_access_fs", ctypes.c_uint64),
+            ("handled_access_net", ctypes.c_uint64),
+            ("scoped", ctypes.c_uint64),
+        ]
+
+    class PathBeneath(ctypes.Structure):
+        _pack_ = 1
+        _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+    size = 8 if abi < 4 else (16 if abi < 6 else 24)
+    attr = RulesetAttr(handled_fs, handled_net, scoped)
+    ruleset = libc.syscall(create_ruleset, ctypes.byref(attr), size, 0)
+    if ruleset < 0:
+        raise OSError(ctypes.get_errno(), "landlock_create_ruleset failed")
+    execute, read_file, read_dir = 1 << 0, 1 << 2, 1 << 3
+    ro_dir = execute | read_file | read_dir
+    # Own directory: files and subdirectories, but no symlinks, devices, fifos or sockets.
+    rw_dir = ro_dir | (1 << 1) | (1 << 4) | (1 << 5) | (1 << 7) | (1 << 8)
+    if abi >= 3:
+        rw_dir |= 1 << 14  # TRUNCATE
+    for paths, access in ((read_only, ro_dir), (read_write, rw_dir)):
+        for path in paths:
+            try:
+                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except OSError:
+                continue
+            try:
+                allowed = access if os.path.isdir(path) else access & (execute | read_file | (1 << 1))
+                rule = PathBeneath(allowed & handled_fs, fd)
+                if libc.syscall(add_rule, ruleset, 1, ctypes.byref(rule), 0) != 0:
+                    raise OSError(ctypes.get_errno(), "landlock_add_rule failed for " + path)
+            finally:
+                os.close(fd)
+    if libc.syscall(restrict_self, ruleset, 0) != 0:
+        raise OSError(ctypes.get_errno(), "landlock_restrict_self failed")
+    os.close(ruleset)
+
+
+def _isolate(setup):
+    layers = setup["layers"]
+    if layers.get("netns") or layers.get("landlock"):
+        ctypes, libc = _libc()
+        pr_set_no_new_privs = 38
+        libc.prctl(pr_set_no_new_privs, 1, 0, 0, 0)
+        if layers.get("netns"):
+            _unshare_network(ctypes, libc)
+        if layers.get("landlock"):
+            _landlock(ctypes, libc, layers["landlock"], setup["read_only"], [os.getcwd()])
+    _apply_rlimits(setup["limits"])
+
+
+# ---------------------------------------------------------------------------------------------
+# values: plain data crosses as JSON; anything else stays here behind a numbered handle
+
+
+class _Encoder:
+    def __init__(self, handles):
+        self.handles = handles
+        self.items = 0
+        from _json import encode_basestring_ascii
+
+        self.quote = encode_basestring_ascii
+
+    def encode(self, value, depth=0):
+        self.items += 1
+        if depth > MAX_DEPTH or self.items > MAX_ITEMS:
+            raise ValueError("value too large or too deeply nested to return")
+        kind = type(value)
+        if value is None:
+            return "null"
+        if kind is bool:
+            return "true" if value else "false"
+        if kind is int:
+            return int.__repr__(value)
+        if kind is float:
+            if value != value:
+                return "NaN"
+            if value in (float("inf"), float("-inf")):
+                return "Infinity" if value > 0 else "-Infinity"
+            return float.__repr__(value)
+        if kind is str:
+            return self.quote(value)
+        if kind is list or kind is tuple:
+            return "[" + ",".join(self.encode(v, depth + 1) for v in list.__iter__(list(value))) + "]"
+        if kind is dict and all(type(k) is str for k in dict.keys(value)):
+            pairs = ",".join(
+                "[" + self.quote(k) + "," + self.encode(v, depth + 1) + "]" for k, v in dict.items(value)
+            )
+            return '{"d":[' + pairs + "]}"
+        handle = len(self.handles) + 1
+        self.handles[handle] = value
+        return '{"h":' + str(handle) + ',"t":' + self.quote(kind.__name__[:100]) + "}"
+
+
+def _decode(value, handles):
+    kind = type(value)
+    if kind is list:
+        return [_decode(v, handles) for v in value]
+    if kind is dict:
+        if "$h" in value:
+            return handles[value["$h"]]
+        return {k: _decode(v, handles) for k, v in value.items()}
+    return value
+
+
+def _exception_reply(rid, exc, filename):
+    import traceback
+
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == filename]
+    lines = traceback.format_list(frames[-8:])
+    detail = "".join(lines) + "".join(traceback.format_exception_only(type(exc), exc))
+    quote = __import__("_json").encode_basestring_ascii
+    return '{"id":%d,"exc":%s,"msg":%s,"tb":%s}' % (
+        rid,
+        quote(type(exc).__name__[:100]),
+        quote(_safe_str(exc)[:2000]),
+        quote(detail[-4000:]),
+    )
+
+
+def _safe_str(exc):
+    try:
+        return str(exc)
+    except BaseException:
+        return "<unprintable exception>"
+
+
+# ---------------------------------------------------------------------------------------------
+# the harness-owned concurrency driver (the only test code that must share this process)
+
+
+def _stress(module, cls_name, plan, switch_interval):
+    import threading
+
+    threading.stack_size(512 * 1024)
+    counter = getattr(module, cls_name)()
+    barrier = threading.Barrier(len(plan))
+    errors = []
+
+    def work(increments, decrements):
+        try:
+            barrier.wait()
+            for i in range(max(increments, decrements)):
+                if i < increments:
+                    counter.increment()
+                if i < decrements:
+                    counter.decrement()
+        except BaseException as exc:  # reported, never hidden
+            errors.append(type(exc).__name__ + ": " + _safe_str(exc)[:200])
+
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(switch_interval)
+    try:
+        threads = [threading.Thread(target=work, args=tuple(p), daemon=True) for p in plan]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(previous)
+    return {"count": counter.get_count(), "errors": errors[:5]}
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def _load(setup):
+    import types
+
+    filename = os.path.join(os.getcwd(), setup["filename"])
+    with open(filename, encoding="utf-8") as handle:
+        source = handle.read()
+    module = types.ModuleType(setup["module"])
+    module.__file__ = filename
+    sys.modules[setup["module"]] = module
+    exec(compile(source, filename, "exec"), module.__dict__)
+    return module, filename
+
+
+def _serve(module, filename):
+    handles = {}
+    while True:
+        try:
+            request = _recv()
+        except EOFError:
+            return
+        rid = request["id"]
+        op = request["op"]
+        if op == "exit":
+            return
+        try:
+            if op == "stress":
+                value = _stress(module, request["cls"], request["plan"], request["switch_interval"])
+            else:
+                owner = handles[request["handle"]] if "handle" in request else module
+                member = getattr(owner, request["name"])
+                if op == "call":
+                    args = _decode(request.get("args", []), handles)
+                    kwargs = _decode(request.get("kwargs", {}), handles)
+                    value = member(*args, **kwargs)
+                else:  # "getattr"
+                    value = member
+            reply = '{"id":%d,"ok":%s}' % (rid, _Encoder(handles).encode(value))
+        except BaseException as exc:  # the submission's exceptions are data for the tests
+            reply = _exception_reply(rid, exc, filename)
+        sys.stdout.flush()
+        _send(reply)
+
+
+def main():
+    setup = _recv()
+    for name in setup["preload"]:
+        __import__(name)
+    _isolate(setup)
+    try:
+        module, filename = _load(setup)
+    except BaseException as exc:
+        sys.stdout.flush()
+        _send(_exception_reply(0, exc, os.path.join(os.getcwd(), setup["filename"])))
+        return
+    sys.stdout.flush()
+    _send('{"id":0,"ok":"ready"}')
+    _serve(module, filename)
+    sys.stdout.flush()
+
+
+def probe():
+    """Report which layers this host lets an unprivileged child apply (see env.sandbox.isolation)."""
+    import json  # before Landlock shuts the standard library away
+
+    report = {"landlock_abi": 0, "netns": False, "landlock": False, "errors": []}
+    ctypes, libc = _libc()
+    report["landlock_abi"] = max(0, libc.syscall(444, None, 0, 1))  # LANDLOCK_CREATE_RULESET_VERSION
+    libc.prctl(38, 1, 0, 0, 0)
+    try:
+        _unshare_network(ctypes, libc)
+        report["netns"] = True
+    except OSError as exc:
+        report["errors"].append("netns: " + str(exc))
+    if report["landlock_abi"]:
+        try:
+            _landlock(ctypes, libc, report["landlock_abi"], [], [os.getcwd()])
+            report["landlock"] = True
+        except OSError as exc:
+            report["errors"].append("landlock: " + str(exc))
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--probe"]:
+        probe()
+    else:
+        REQ_FD, RESP_FD = int(sys.argv[1]), int(sys.argv[2])
+        main()

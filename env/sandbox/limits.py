@@ -1,0 +1,47 @@
+"""Resource limits of one sandbox run: explicit, typed, and read from the environment once.
+
+    limits = Limits.from_env()          # SANDBOX_WALL_SECONDS=10 ...
+    limits.wall_seconds                 # 10.0
+"""
+
+from __future__ import annotations
+
+import os
+
+from pydantic import BaseModel, Field
+
+MiB = 1024 * 1024
+
+
+class Limits(BaseModel):
+    """Hard limits applied to every run of submitted code (see README, "Sandbox")."""
+
+    wall_seconds: float = Field(10.0, gt=0, description="Wall clock for one run; the whole process group is killed")
+    cpu_seconds: int = Field(10, gt=0, description="RLIMIT_CPU of the run")
+    memory_bytes: int = Field(256 * MiB, gt=0, description="RLIMIT_AS of the run")
+    file_bytes: int = Field(8 * MiB, gt=0, description="RLIMIT_FSIZE: largest file the run may write, its output included")
+    open_files: int = Field(64, gt=0, description="RLIMIT_NOFILE of the run")
+    processes: int = Field(64, gt=0, description="RLIMIT_NPROC of the run (ignored by the kernel for root)")
+    output_bytes: int = Field(16 * 1024, gt=0, description="Captured stdout/stderr shown to the agent; the rest is cut and marked")
+    reply_bytes: int = Field(4 * MiB, gt=0, description="Largest reply the trusted side accepts from the run")
+
+    @classmethod
+    def from_env(cls) -> "Limits":
+        names = {
+            "wall_seconds": "SANDBOX_WALL_SECONDS",
+            "cpu_seconds": "SANDBOX_CPU_SECONDS",
+            "memory_bytes": "SANDBOX_MEMORY_BYTES",
+            "output_bytes": "SANDBOX_OUTPUT_BYTES",
+        }
+        values = {field: os.environ[var] for field, var in names.items() if os.environ.get(var)}
+        return cls(**values)
+
+    def for_child(self) -> dict[str, int]:
+        """The subset the child applies to itself as rlimits."""
+        return {
+            "memory_bytes": self.memory_bytes,
+            "cpu_seconds": self.cpu_seconds,
+            "file_bytes": self.file_bytes,
+            "open_files": self.open_files,
+            "processes": self.processes,
+        }

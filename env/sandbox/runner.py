@@ -1,0 +1,303 @@
+"""Runs submitted code in a separate, limited process and talks to it over private pipes.
+
+    sandbox = Sandbox(Limits(), probe_isolation())
+    with sandbox.start(source, filename="search.py", module="search") as run:
+        run.call("binary_search", [1, 3, 5], 5)      # -> 2, computed in the child
+    run.result.output                                # what the code printed (capped)
+
+The trusted side (this module and ``env.verdict``) never imports, unmarshals or evaluates anything
+the child sends: replies are JSON with a size cap, matched to a fresh random request id. Values
+that are not plain data come back as :class:`RemoteHandle` objects that compare by identity,
+so an object whose ``__eq__`` always answers True cannot satisfy a test.
+"""
+
+from __future__ import annotations
+
+import json
+import marshal
+import os
+import secrets
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from env.sandbox.isolation import CHILD, PYTHON_FLAGS, Isolation
+from env.sandbox.limits import Limits
+
+
+class RunAborted(Exception):
+    """The run cannot answer any more calls (it exited, timed out or broke the protocol)."""
+
+
+class RefusedToRun(Exception):
+    """The host offers no kernel isolation and unsafe execution is not enabled."""
+
+
+class RemoteError(Exception):
+    """The submitted code raised; carries its type name, message and its own frames."""
+
+    def __init__(self, exc_type: str, message: str, traceback_text: str):
+        super().__init__(f"{exc_type}: {message}")
+        self.exc_type = exc_type
+        self.message = message
+        self.traceback_text = traceback_text
+
+
+@dataclass(eq=False)
+class RemoteHandle:
+    """A non-data value that stayed in the child; equal only to itself."""
+
+    run: "SandboxRun"
+    handle: int
+    type_name: str
+
+    def __repr__(self) -> str:
+        return f"<{self.type_name} object>"
+
+
+class RunResult(BaseModel):
+    """What the trusted side observed about one run, apart from test outcomes."""
+
+    output: str = ""
+    output_truncated: bool = False
+    timed_out: bool = False
+    exit_code: int | None = None
+    aborted: str = ""
+    duration_ms: float = 0.0
+
+
+def _read_only_paths() -> list[str]:
+    paths = sysconfig.get_paths()
+    candidates = [paths["stdlib"], paths["platstdlib"], "/usr/lib", "/lib", "/lib64", "/usr/lib64", "/etc/ld.so.cache"]
+    return sorted({p for p in candidates if p and os.path.exists(p)})
+
+
+class Sandbox:
+    """Shared, stateless runner configuration: safe to use from many threads at once."""
+
+    def __init__(self, limits: Limits, isolation: Isolation, tmp_root: str | None = None):
+        self.limits = limits
+        self.isolation = isolation
+        self.tmp_root = tmp_root or os.environ.get("SANDBOX_TMPDIR") or None
+        self.read_only = _read_only_paths()
+
+    def start(self, source: str, filename: str, module: str, preload: tuple[str, ...] = ()) -> "SandboxRun":
+        if not self.isolation.can_execute:
+            raise RefusedToRun(self.isolation.reason)
+        return SandboxRun(self, source, filename, module, preload)
+
+
+@dataclass
+class SandboxRun:
+    sandbox: Sandbox
+    source: str
+    filename: str
+    module: str
+    preload: tuple[str, ...]
+    result: RunResult = field(default_factory=RunResult)
+    load_error: RemoteError | None = None
+
+    def __post_init__(self) -> None:
+        limits = self.sandbox.limits
+        self._dir = tempfile.mkdtemp(prefix="adbg-run-", dir=self.sandbox.tmp_root)
+        with open(os.path.join(self._dir, self.filename), "w", encoding="utf-8") as handle:
+            handle.write(self.source)
+        self._out_fd = os.open(os.path.join(self._dir, ".output"), os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+        req_r, self._req_w = os.pipe()
+        self._resp_r, resp_w = os.pipe()
+        self._started = time.monotonic()
+        self._deadline = self._started + limits.wall_seconds
+        self._buffer = b""
+        self._finished = False
+        try:
+            # fds 3 and 4 in the child; everything else is closed by close_fds.
+            self._proc = subprocess.Popen(
+                [sys.executable, *PYTHON_FLAGS, str(CHILD), str(req_r), str(resp_w)],
+                stdin=subprocess.DEVNULL,
+                stdout=self._out_fd,
+                stderr=self._out_fd,
+                cwd=self._dir,
+                env={"MALLOC_ARENA_MAX": "2"},
+                close_fds=True,
+                pass_fds=(req_r, resp_w),
+                start_new_session=True,
+            )
+        except BaseException:
+            for fd in (req_r, resp_w, self._req_w, self._resp_r, self._out_fd):
+                os.close(fd)
+            shutil.rmtree(self._dir, ignore_errors=True)
+            raise
+        os.close(req_r)
+        os.close(resp_w)
+        iso = self.sandbox.isolation
+        self._send(
+            {
+                "preload": list(self.preload),
+                "layers": {"netns": iso.netns, "landlock": iso.landlock},
+                "read_only": self.sandbox.read_only,
+                "limits": limits.for_child(),
+                "filename": self.filename,
+                "module": self.module,
+            }
+        )
+        try:
+            self._receive(0)
+        except RemoteError as exc:
+            self.load_error = exc
+        except RunAborted:
+            pass  # reported through result.aborted / timed_out
+
+    # -- protocol --------------------------------------------------------------------------
+
+    def _send(self, message: dict) -> None:
+        data = marshal.dumps(message)
+        data = len(data).to_bytes(4, "big") + data
+        try:
+            while data:
+                data = data[os.write(self._req_w, data) :]
+        except (BrokenPipeError, OSError) as exc:
+            raise self._abort(f"the code's process is gone ({exc.__class__.__name__})") from None
+
+    def _read_exact(self, n: int) -> bytes:
+        while len(self._buffer) < n:
+            remaining = self._deadline - time.monotonic()
+            if remaining <= 0:
+                self.result.timed_out = True
+                raise self._abort(f"time limit of {self.sandbox.limits.wall_seconds:g} s exceeded")
+            ready, _, _ = select.select([self._resp_r], [], [], remaining)
+            if not ready:
+                continue
+            chunk = os.read(self._resp_r, max(65536, n - len(self._buffer)))
+            if not chunk:
+                raise self._abort(self._exit_description())
+            self._buffer += chunk
+        data, self._buffer = self._buffer[:n], self._buffer[n:]
+        return data
+
+    def _receive(self, rid: int) -> Any:
+        size = int.from_bytes(self._read_exact(4), "big")
+        if size > self.sandbox.limits.reply_bytes:
+            raise self._abort(f"a reply of {size} bytes exceeds the {self.sandbox.limits.reply_bytes}-byte limit")
+        raw = self._read_exact(size)
+        try:
+            reply = json.loads(raw)
+        except (ValueError, RecursionError):
+            raise self._abort("the code's process sent a malformed reply") from None
+        if not isinstance(reply, dict) or reply.get("id") != rid:
+            raise self._abort("the code's process sent a reply that does not match the request")
+        if "exc" in reply:
+            raise RemoteError(str(reply.get("exc")), str(reply.get("msg")), str(reply.get("tb")))
+        return self._decode(reply.get("ok"))
+
+    def _decode(self, value: Any) -> Any:
+        if isinstance(value, list):
+            return [self._decode(v) for v in value]
+        if isinstance(value, dict):
+            if "h" in value:
+                return RemoteHandle(self, int(value["h"]), str(value.get("t", "object")))
+            return {str(k): self._decode(v) for k, v in value.get("d", [])}
+        return value
+
+    def _encode(self, value: Any) -> Any:
+        if isinstance(value, RemoteHandle):
+            if value.run is not self:
+                raise ValueError("a handle from another run")
+            return {"$h": value.handle}
+        if isinstance(value, (list, tuple)):
+            return [self._encode(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self._encode(v) for k, v in value.items()}
+        return value
+
+    def _request(self, message: dict) -> Any:
+        if self._finished:
+            raise RunAborted(self.result.aborted or "the run has finished")
+        if self.load_error is not None:
+            raise RunAborted("the module failed to load")
+        rid = secrets.randbits(62) + 1
+        self._send({"id": rid, **message})
+        return self._receive(rid)
+
+    # -- public calls ------------------------------------------------------------------------
+
+    def call(self, name: str, *args: Any, handle: RemoteHandle | None = None, **kwargs: Any) -> Any:
+        message: dict[str, Any] = {"op": "call", "name": name, "args": self._encode(list(args)), "kwargs": self._encode(kwargs)}
+        if handle is not None:
+            message["handle"] = self._encode(handle)["$h"]
+        return self._request(message)
+
+    def get(self, name: str, handle: RemoteHandle | None = None) -> Any:
+        message: dict[str, Any] = {"op": "getattr", "name": name}
+        if handle is not None:
+            message["handle"] = self._encode(handle)["$h"]
+        return self._request(message)
+
+    def stress(self, cls: str, plan: list[tuple[int, int]], switch_interval: float) -> Any:
+        return self._request({"op": "stress", "cls": cls, "plan": [list(p) for p in plan], "switch_interval": switch_interval})
+
+    # -- teardown ----------------------------------------------------------------------------
+
+    def _exit_description(self) -> str:
+        try:
+            code = self._proc.wait(timeout=max(0.0, min(1.0, self._deadline - time.monotonic())))
+        except subprocess.TimeoutExpired:
+            return "the code's process closed its reply channel"
+        self.result.exit_code = code
+        if code < 0:
+            name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
+            hint = {"SIGXCPU": " (CPU time limit)", "SIGXFSZ": " (file size limit)", "SIGKILL": ""}.get(name, "")
+            return f"the code's process was killed by {name}{hint}"
+        return f"the code's process exited with status {code}"
+
+    def _abort(self, reason: str) -> RunAborted:
+        if not self.result.aborted:
+            self.result.aborted = reason
+        self._kill()
+        return RunAborted(reason)
+
+    def _kill(self) -> None:
+        try:
+            os.killpg(self._proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def finish(self) -> RunResult:
+        if self._finished:
+            return self.result
+        self._finished = True
+        # The child flushed its output before its last reply, so nothing is lost by killing it
+        # now; killing the group also reaps anything the code left behind in it.
+        self._kill()
+        code = self._proc.wait()
+        if self.result.exit_code is None:
+            self.result.exit_code = code
+        self.result.duration_ms = (time.monotonic() - self._started) * 1000
+        self.result.output, self.result.output_truncated = self._read_output()
+        for fd in (self._req_w, self._resp_r, self._out_fd):
+            os.close(fd)
+        shutil.rmtree(self._dir, ignore_errors=True)
+        return self.result
+
+    def _read_output(self) -> tuple[str, bool]:
+        cap = self.sandbox.limits.output_bytes
+        size = os.fstat(self._out_fd).st_size
+        data = os.pread(self._out_fd, cap, 0)
+        text = data.decode("utf-8", "replace")
+        if size > cap:
+            text += f"\n... [output cut: {size - cap} more bytes not shown]"
+        return text, size > cap
+
+    def __enter__(self) -> "SandboxRun":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.finish()

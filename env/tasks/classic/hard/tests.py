@@ -1,0 +1,62 @@
+"""Sequential tests for ConnectionCounter. `sol` is your module; each call runs in the sandbox.
+
+Every submission is also run under a concurrent stress test: several threads, started together,
+increment and decrement one shared counter many times, and the final count must be exact.
+"""
+
+from env.verdict.checks import raises
+
+
+def test_starts_at_zero(sol):
+    assert sol.ConnectionCounter().get_count() == 0
+
+
+def test_increment_returns_new_count(sol):
+    counter = sol.ConnectionCounter()
+    assert counter.increment() == 1
+    assert counter.increment() == 2
+
+
+def test_decrement_after_increment(sol):
+    counter = sol.ConnectionCounter()
+    counter.increment()
+    counter.increment()
+    assert counter.decrement() == 1
+    assert counter.get_count() == 1
+
+
+def test_many_increments(sol):
+    counter = sol.ConnectionCounter()
+    for _ in range(100):
+        counter.increment()
+    assert counter.get_count() == 100
+
+
+def test_decrement_at_zero_raises(sol):
+    counter = sol.ConnectionCounter()
+    with raises("ValueError"):
+        counter.decrement()
+    assert counter.get_count() == 0
+
+
+def test_peak_tracks_maximum(sol):
+    counter = sol.ConnectionCounter()
+    for _ in range(3):
+        counter.increment()
+    counter.decrement()
+    counter.decrement()
+    assert counter.get_peak() == 3
+    assert counter.get_count() == 1
+
+
+def test_reset_clears_count(sol):
+    counter = sol.ConnectionCounter()
+    counter.increment()
+    counter.reset()
+    assert counter.get_count() == 0
+
+
+def test_counters_are_independent(sol):
+    first, second = sol.ConnectionCounter(), sol.ConnectionCounter()
+    first.increment()
+    assert second.get_count() == 0

@@ -1,0 +1,125 @@
+"""A task as data: its ``task.json`` (validated here) plus the files beside it.
+
+    spec = load_task(Path("env/tasks/classic/easy"))
+    spec.tests_total        # counted from tests.py, never written by hand
+    spec.buggy_source       # what the agent starts from
+
+Folder layout: ``task.json``, ``buggy.py`` (the module as shipped), ``fix.py`` (the gold fix,
+never shown to the agent or the sandbox), ``tests.py`` (trusted tests taking ``sol``).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+from collections.abc import Callable
+from functools import cached_property
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class HypothesisRules(BaseModel):
+    """Regular expressions (case-insensitive) that grade a hypothesis; see graders.hypothesis."""
+
+    location: list[str]
+    mechanism: list[str]
+    symptom: list[str] = Field(default_factory=list, description="Where the failure shows, not where it comes from")
+    wrong: list[str] = Field(default_factory=list, description="Causes that are not this bug")
+
+
+class StressSpec(BaseModel):
+    """A concurrency check run by the harness-owned driver inside the sandbox."""
+
+    cls: str
+    threads: tuple[int, int]
+    increments: tuple[int, int]
+    switch_interval: float = 1e-6
+    runs_for_grade: int = 5
+
+
+class TaskSpec(BaseModel):
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    id: str
+    name: str
+    difficulty: Literal["easy", "medium", "hard"]
+    family: str
+    description: str
+    max_attempts: int = Field(gt=0)
+    max_steps: int = Field(gt=0)
+    module: str
+    allowed_imports: frozenset[str]
+    hypothesis: HypothesisRules
+    stress: StressSpec | None = None
+    folder: Path
+
+    @property
+    def filename(self) -> str:
+        return f"{self.module}.py"
+
+    @cached_property
+    def buggy_source(self) -> str:
+        return (self.folder / "buggy.py").read_text(encoding="utf-8")
+
+    @cached_property
+    def gold_source(self) -> str:
+        return (self.folder / "fix.py").read_text(encoding="utf-8")
+
+    @cached_property
+    def test_source(self) -> str:
+        return (self.folder / "tests.py").read_text(encoding="utf-8")
+
+    @cached_property
+    def buggy_ast(self) -> str:
+        return normalized_ast(self.buggy_source)
+
+    @cached_property
+    def _tests_module(self) -> ModuleType:
+        spec = importlib.util.spec_from_file_location(f"adbg_task_tests_{self.id}", self.folder / "tests.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    @cached_property
+    def tests(self) -> list[tuple[str, Callable[[Any], None]]]:
+        """Test ids and functions in file order, fixed before any submission runs."""
+        found = [
+            (name, fn)
+            for name, fn in vars(self._tests_module).items()
+            if name.startswith("test_") and callable(fn) and getattr(fn, "__module__", "") == self._tests_module.__name__
+        ]
+        return sorted(found, key=lambda item: item[1].__code__.co_firstlineno)
+
+    @property
+    def tests_total(self) -> int:
+        return len(self.tests)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "family": self.family,
+            "difficulty": self.difficulty,
+            "max_attempts": self.max_attempts,
+            "max_steps": self.max_steps,
+            "tests_total": self.tests_total,
+            "description": self.description,
+        }
+
+
+def normalized_ast(source: str) -> str:
+    """The code's AST dump: equal for two sources that differ only in comments and whitespace."""
+    try:
+        return ast.dump(ast.parse(source))
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return ""
+
+
+def load_task(folder: Path) -> TaskSpec:
+    data = json.loads((folder / "task.json").read_text(encoding="utf-8"))
+    return TaskSpec(folder=folder, **data)
