@@ -139,23 +139,26 @@ def _start(task: TaskSpec, source: str, sandbox: Sandbox, policy_enabled: bool) 
         return str(exc)
 
 
-def judge(task: TaskSpec, source: str, sandbox: Sandbox, rng: random.Random, policy_enabled: bool = True) -> Verdict:
-    """Run every test of ``task`` (and its stress check) against ``source``."""
+def judge(
+    task: TaskSpec, source: str, sandbox: Sandbox, rng: random.Random, policy_enabled: bool = True, with_stress: bool = True
+) -> Verdict:
+    """Run every test of ``task`` (and, ``with_stress``, its stress check) against ``source``."""
+    stress_spec = task.stress if with_stress else None
     test_file = str(task.folder / "tests.py")
     started = _start(task, source, sandbox, policy_enabled)
     if isinstance(started, str):
         errors = [TestOutcome(id=tid, outcome="error", message="not run") for tid, _ in task.tests]
-        stress = StressOutcome(passed=False, message="not run") if task.stress else None
+        stress = StressOutcome(passed=False, message="not run") if stress_spec else None
         return Verdict(tests=errors, tests_total=task.tests_total, stress=stress, rejected=started)
     with started as run:
         if run.load_error is not None or run.result.aborted:
             why = run.load_error.traceback_text.rstrip() if run.load_error else run.result.aborted
             tests = [TestOutcome(id=tid, outcome="error", message=f"your module failed to load:\n{why}") for tid, _ in task.tests]
-            stress = StressOutcome(passed=False, message="not run: the module failed to load") if task.stress else None
+            stress = StressOutcome(passed=False, message="not run: the module failed to load") if stress_spec else None
         else:
             sol = Solution(run, task.module)
             tests = [_run_one(tid, fn, sol, test_file) for tid, fn in task.tests]
-            stress = _stress_once(run, task.stress, rng) if task.stress else None
+            stress = _stress_once(run, stress_spec, rng) if stress_spec else None
     return Verdict(tests=tests, tests_total=task.tests_total, stress=stress, run=run.result)
 
 

@@ -1,0 +1,28 @@
+"""Server settings, read from environment variables once at start-up (documented in the README)."""
+
+from __future__ import annotations
+
+import os
+
+from pydantic import BaseModel, Field
+
+
+class Settings(BaseModel):
+    max_sessions: int = Field(256, gt=0, description="ENV_MAX_SESSIONS: concurrent WebSocket sessions")
+    session_timeout_s: float = Field(3600.0, gt=0, description="ENV_SESSION_TIMEOUT_S: idle time before a session or HTTP episode is dropped")
+    http_episodes: int = Field(1024, gt=0, description="ENV_HTTP_EPISODES: HTTP episodes kept at once")
+    max_body_bytes: int = Field(1024 * 1024, gt=0, description="ENV_MAX_BODY_BYTES: largest request body or WebSocket message")
+    host: str = Field("0.0.0.0", description="HOST")
+    port: int = Field(8000, description="PORT")
+
+    @classmethod
+    def from_env(cls) -> "Settings":
+        names = {
+            "max_sessions": "ENV_MAX_SESSIONS",
+            "session_timeout_s": "ENV_SESSION_TIMEOUT_S",
+            "http_episodes": "ENV_HTTP_EPISODES",
+            "max_body_bytes": "ENV_MAX_BODY_BYTES",
+            "host": "HOST",
+            "port": "PORT",
+        }
+        return cls(**{field: os.environ[var] for field, var in names.items() if os.environ.get(var)})

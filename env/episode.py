@@ -1,0 +1,268 @@
+"""One debugging episode: applies actions, records facts, and builds observations.
+
+    episode = Episode(runtime, runtime.registry.get("easy"), seed=1, episode_id="e1")
+    obs = episode.step(DebugAction(action_type="submit_fix", fixed_code=code, hypothesis="..."))
+    obs.step_reward, obs.tests_passed, obs.done, obs.grader_score
+
+Rewards and grades are computed by the pure functions in ``env.rewards`` and ``env.graders``
+from the facts recorded here. One step at a time per episode (a lock), any number of episodes
+at once.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+
+from pydantic import BaseModel
+
+from env import rewards
+from env.graders.classic import AttemptFacts, EpisodeFacts, Grade, best_attempt, grade_episode
+from env.graders.hypothesis import judge_hypothesis
+from env.models import ACTION_TYPES, AttemptView, DebugAction, DebugObservation, DebugState
+from env.queries import QueryError, answer_query
+from env.runtime import Runtime
+from env.tasks.spec import TaskSpec, normalized_ast
+from env.verdict.judge import Verdict, stress_runs
+
+MAX_TEXT_FIELD = 8 * 1024  # hypothesis, diagnosis, query target
+FIELDS_OF = {
+    "submit_fix": ("fixed_code", "hypothesis"),
+    "query_context": ("query_type", "query_target"),
+    "give_up": ("final_diagnosis",),
+}
+
+
+class ActionError(ValueError):
+    """The agent's mistake: the step counts, nothing else happens, and the message says why."""
+
+
+class Attempt(BaseModel):
+    code: str
+    hypothesis: str
+    output: str
+    execution_time_ms: float
+    facts: AttemptFacts
+
+    def view(self) -> AttemptView:
+        return AttemptView(
+            code=self.code,
+            hypothesis=self.hypothesis,
+            output=self.output,
+            tests_passed=self.facts.tests_passed,
+            execution_time_ms=round(self.execution_time_ms, 1),
+            timed_out=self.facts.timed_out,
+        )
+
+
+def _check_text(name: str, value: str | None, limit: int | None = MAX_TEXT_FIELD) -> None:
+    if value is None:
+        return
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ActionError(f"field '{name}' is not valid UTF-8 text (it contains a lone surrogate)") from None
+    if limit is not None and len(value) > limit:
+        raise ActionError(f"field '{name}' is {len(value)} characters long; the limit is {limit}")
+
+
+def validate_action(action: DebugAction) -> str:
+    """Return the action type, or raise :class:`ActionError` saying exactly what is wrong."""
+    extra = sorted((action.model_extra or {}).keys())
+    kind = action.action_type
+    if not kind:
+        raise ActionError(f"missing field 'action_type'; expected one of: {', '.join(ACTION_TYPES)}")
+    if kind not in ACTION_TYPES:
+        raise ActionError(f"unknown action_type {kind!r}; expected one of: {', '.join(ACTION_TYPES)}")
+    if extra:
+        raise ActionError(
+            f"unknown field(s) {', '.join(repr(e) for e in extra)} for {kind}; its fields are: {', '.join(FIELDS_OF[kind])}"
+        )
+    _check_text("fixed_code", action.fixed_code, limit=None)  # its size is the policy's to judge
+    for name in ("hypothesis", "query_type", "query_target", "final_diagnosis"):
+        _check_text(name, getattr(action, name))
+    if kind == "submit_fix" and not (action.fixed_code or "").strip():
+        raise ActionError("submit_fix needs 'fixed_code': the complete corrected module")
+    if kind == "query_context" and not action.query_type:
+        raise ActionError("query_context needs 'query_type': one of function_signature, related_code, error_explanation, test_details")
+    return kind
+
+
+class Episode:
+    def __init__(self, runtime: Runtime, task: TaskSpec, seed: int, episode_id: str):
+        self.runtime = runtime
+        self.task = task
+        self.seed = seed
+        self.episode_id = episode_id
+        self.rng = random.Random(seed)
+        self.lock = threading.Lock()
+        self.last_active = time.monotonic()
+        baseline = runtime.baseline(task)
+        self.initial_output = baseline.report()
+        self.current_code = task.buggy_source
+        self.current_output = self.initial_output
+        self.tests_passed = baseline.tests_passed
+        self.last_verdict: Verdict = baseline
+        self.attempts: list[Attempt] = []
+        self.step_number = 0
+        self.queries = 0
+        self.cumulative_reward = 0.0
+        self.done = self.solved = self.gave_up = self.truncated = False
+        self.final_grade: Grade | None = None
+
+    # -- facts and grades ---------------------------------------------------------------------
+
+    def facts(self, grade_attempt: int | None = None, grade_runs: list[bool] | None = None) -> EpisodeFacts:
+        return EpisodeFacts(
+            tests_total=self.task.tests_total,
+            max_attempts=self.task.max_attempts,
+            concurrency=self.task.stress is not None,
+            attempts=[a.facts for a in self.attempts],
+            queries=self.queries,
+            gave_up=self.gave_up,
+            grade_attempt=grade_attempt,
+            grade_stress_runs=grade_runs or [],
+        )
+
+    def estimate(self) -> Grade:
+        """The running grade: the final grade's formula with the per-step stress results."""
+        if self.final_grade is not None:
+            return self.final_grade
+        index = best_attempt([a.facts for a in self.attempts])
+        runs = None
+        if self.task.stress is not None and index is not None:
+            runs = [bool(self.attempts[index].facts.stress_passed)] * self.task.stress.runs_for_grade
+        return grade_episode(self.facts(index, runs))
+
+    def _finish(self) -> None:
+        self.done = True
+        index, runs = best_attempt([a.facts for a in self.attempts]), None
+        if self.task.stress is not None and index is not None:
+            runs = stress_runs(self.task, self.attempts[index].code, self.runtime.sandbox, self.rng, self.runtime.static_check)
+        self.final_grade = grade_episode(self.facts(index, runs))
+
+    # -- actions ------------------------------------------------------------------------------
+
+    def _submit(self, code: str, hypothesis: str | None) -> rewards.Breakdown:
+        if not (hypothesis or "").strip():
+            return rewards.missing_hypothesis_reward()
+        verdict = self.runtime.judge(self.task, code, self.rng)
+        tree = normalized_ast(code)
+        judgement = judge_hypothesis(hypothesis, self.task.hypothesis)
+        delta_zero = verdict.tests_passed == self.tests_passed
+        facts = AttemptFacts(
+            tests_passed=verdict.tests_passed,
+            solved=verdict.solved,
+            same_as_buggy=bool(tree) and tree == self.task.buggy_ast,
+            repeated=bool(tree) and any(normalized_ast(a.code) == tree for a in self.attempts),
+            no_progress=delta_zero and not verdict.solved,
+            timed_out=verdict.timed_out,
+            stress_passed=verdict.stress.passed if verdict.stress else None,
+            hypothesis_score=judgement.score,
+            follows_red_herring=judgement.follows_red_herring,
+            wrong_claim=judgement.wrong_claim,
+        )
+        parts = rewards.submission_reward(self.tests_passed, verdict.tests_passed, self.task.tests_total, verdict.solved, verdict.timed_out)
+        output = verdict.report()
+        elapsed = verdict.run.duration_ms if verdict.run else 0.0
+        self.attempts.append(Attempt(code=code, hypothesis=hypothesis or "", output=output, execution_time_ms=elapsed, facts=facts))
+        self.current_code, self.current_output = code, output
+        self.tests_passed, self.last_verdict = verdict.tests_passed, verdict
+        if verdict.solved:
+            self.solved = True
+            self._finish()
+        elif len(self.attempts) >= self.task.max_attempts:
+            self._finish()
+        return parts
+
+    def _query(self, query_type: str, target: str | None) -> tuple[rewards.Breakdown, str]:
+        answer = answer_query(query_type, target, self.current_code, self.task, self.last_verdict)
+        parts = rewards.query_reward(self.queries)
+        self.queries += 1
+        return parts, answer
+
+    def step(self, action: DebugAction) -> DebugObservation:
+        with self.lock:
+            self.last_active = time.monotonic()
+            if self.done:
+                return self.observe(0.0, {}, error="the episode is over; call reset to start a new one")
+            self.step_number += 1
+            parts: rewards.Breakdown = {}
+            error = answer = None
+            try:
+                kind = validate_action(action)
+                if kind == "submit_fix":
+                    if not self.runtime.isolation.can_execute:
+                        raise ActionError(self.runtime.isolation.reason)
+                    parts = self._submit(action.fixed_code or "", action.hypothesis)
+                elif kind == "query_context":
+                    parts, answer = self._query(action.query_type or "", action.query_target)
+                else:
+                    self.gave_up = True
+                    self._finish()
+            except (ActionError, QueryError) as exc:
+                error = str(exc)
+            if not self.done and self.step_number >= self.task.max_steps:
+                self.truncated = True
+                parts.update(rewards.truncation_reward())
+                self._finish()
+            reward = rewards.total(parts)
+            self.cumulative_reward = round(self.cumulative_reward + reward, 6)
+            return self.observe(reward, parts, error=error, query_result=answer)
+
+    # -- views --------------------------------------------------------------------------------
+
+    def observe(self, reward: float, parts: rewards.Breakdown, error: str | None = None, query_result: str | None = None) -> DebugObservation:
+        grade = self.estimate()
+        breakdown = dict(parts)
+        breakdown.update({f"grader.{k}": v for k, v in grade.components.items()})
+        breakdown.update({f"failure_mode.{k}": v for k, v in grade.failure_modes.items()})
+        task = self.task
+        return DebugObservation(
+            done=self.done,
+            reward=reward,
+            episode_id=self.episode_id,
+            task_id=task.id,
+            task_description=task.description,
+            buggy_code=task.buggy_source,
+            test_suite=task.test_source,
+            current_code=self.current_code,
+            initial_error_output=self.initial_output,
+            current_error_output=self.current_output,
+            tests_passed=self.tests_passed,
+            tests_total=task.tests_total,
+            previous_attempts=[a.view() for a in self.attempts],
+            attempts_remaining=task.max_attempts - len(self.attempts),
+            max_attempts=task.max_attempts,
+            step_number=self.step_number,
+            max_steps=task.max_steps,
+            score_estimate=grade.score,
+            query_result=query_result,
+            error=error,
+            info={"error": error} if error else {},
+            step_reward=reward,
+            cumulative_reward=self.cumulative_reward,
+            grader_score=self.final_grade.score if self.final_grade else None,
+            breakdown=breakdown,
+        )
+
+    def state(self) -> DebugState:
+        return DebugState(
+            episode_id=self.episode_id,
+            step_count=self.step_number,
+            task_id=self.task.id,
+            seed=self.seed,
+            done=self.done,
+            solved=self.solved,
+            gave_up=self.gave_up,
+            truncated=self.truncated,
+            attempts_used=len(self.attempts),
+            max_attempts=self.task.max_attempts,
+            max_steps=self.task.max_steps,
+            tests_passed=self.tests_passed,
+            tests_total=self.task.tests_total,
+            queries_used=self.queries,
+            cumulative_reward=self.cumulative_reward,
+            grader_score=self.final_grade.score if self.final_grade else None,
+        )

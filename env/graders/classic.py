@@ -1,0 +1,117 @@
+"""Episode grade of the classic tasks: a pure function of the recorded attempts.
+
+    grade_episode(EpisodeFacts(tests_total=8, max_attempts=5, attempts=[...]))
+    # -> Grade(score=0.96, components={...}, failure_modes={...})
+
+Standard tasks: 0.60 test_pass_ratio + 0.20 efficiency + 0.15 hypothesis + 0.05 early_solve.
+Concurrency task: 0.40 sequential + 0.30 stress + 0.20 hypothesis + 0.10 efficiency.
+Corrections over the reference: only the agent's own submissions count, and a submission with
+the buggy code's AST is no submission, so giving up at once, submitting nothing or resubmitting
+the bug scores exactly 0.0; efficiency and early-solve credit need a solved task; on the
+concurrency task sequential credit needs a submission that passed the stress test at least once.
+"""
+
+from __future__ import annotations
+
+import math
+
+from pydantic import BaseModel, Field
+
+
+class AttemptFacts(BaseModel):
+    """What one executed submission did (recorded by the episode)."""
+
+    tests_passed: int
+    solved: bool
+    same_as_buggy: bool = False
+    repeated: bool = Field(False, description="Same AST as an earlier attempt")
+    no_progress: bool = Field(False, description="Passing count unchanged and not solved")
+    timed_out: bool = False
+    stress_passed: bool | None = None
+    hypothesis_score: float = 0.0
+    follows_red_herring: bool = False
+    wrong_claim: bool = False
+
+
+class EpisodeFacts(BaseModel):
+    tests_total: int
+    max_attempts: int
+    concurrency: bool = False
+    attempts: list[AttemptFacts] = Field(default_factory=list)
+    queries: int = 0
+    gave_up: bool = False
+    grade_attempt: int | None = Field(None, description="Index of the attempt the grade's stress runs used")
+    grade_stress_runs: list[bool] = Field(default_factory=list)
+
+
+class Grade(BaseModel):
+    score: float
+    components: dict[str, float]
+    failure_modes: dict[str, float]
+
+
+EARLY_FRACTION = 3  # solved within ceil(max_attempts / 3) attempts
+CONCURRENCY_EFFICIENT_ATTEMPTS = 5
+
+
+def best_attempt(attempts: list[AttemptFacts]) -> int | None:
+    """The graded attempt the grade's stress runs should judge (latest among the best)."""
+    graded = [i for i, a in enumerate(attempts) if not a.same_as_buggy]
+    if not graded:
+        return None
+    return max(graded, key=lambda i: (attempts[i].solved, bool(attempts[i].stress_passed), attempts[i].tests_passed, i))
+
+
+def _stress_credit(runs: list[bool]) -> float:
+    passed = sum(runs)
+    if passed >= 4:
+        return 1.0
+    if passed >= 2:
+        return 0.5
+    return 0.0
+
+
+def failure_modes(facts: EpisodeFacts) -> dict[str, float]:
+    """The reference README's four failure modes, each a fraction in [0, 1]."""
+    n = len(facts.attempts)
+    hypotheses = facts.attempts
+    overconfident = [a for a in facts.attempts if a.tests_passed == facts.tests_total and a.stress_passed is False]
+    return {
+        "red_herring_susceptibility": round(sum(a.follows_red_herring or a.wrong_claim for a in hypotheses) / n, 4) if n else 0.0,
+        "stagnation": round(sum(a.repeated or a.no_progress or a.same_as_buggy for a in facts.attempts) / n, 4) if n else 0.0,
+        "exploration_ratio": round(facts.queries / (facts.queries + n), 4) if facts.queries + n else 0.0,
+        "test_suite_overconfidence": round(len(overconfident) / n, 4) if (n and facts.concurrency) else 0.0,
+    }
+
+
+def grade_episode(facts: EpisodeFacts) -> Grade:
+    graded = [a for a in facts.attempts if not a.same_as_buggy]
+    modes = failure_modes(facts)
+    if not graded:
+        names = ("sequential", "stress", "hypothesis", "efficiency") if facts.concurrency else ("test_pass_ratio", "efficiency", "hypothesis", "early_solve")
+        return Grade(score=0.0, components={k: 0.0 for k in names}, failure_modes=modes)
+    hypothesis = sum(a.hypothesis_score for a in graded) / len(graded)
+    solved_at = next((i + 1 for i, a in enumerate(facts.attempts) if a.solved and not a.same_as_buggy), None)
+    if facts.concurrency:
+        stress_ok = [
+            a for i, a in enumerate(facts.attempts)
+            if not a.same_as_buggy and (a.stress_passed or (i == facts.grade_attempt and any(facts.grade_stress_runs)))
+        ]
+        components = {
+            "sequential": max((a.tests_passed for a in stress_ok), default=0) / facts.tests_total,
+            "stress": _stress_credit(facts.grade_stress_runs),
+            "hypothesis": hypothesis,
+            "efficiency": 1.0 if solved_at is not None and solved_at <= CONCURRENCY_EFFICIENT_ATTEMPTS else 0.0,
+        }
+        weights = {"sequential": 0.40, "stress": 0.30, "hypothesis": 0.20, "efficiency": 0.10}
+    else:
+        components = {
+            "test_pass_ratio": max(a.tests_passed for a in graded) / facts.tests_total,
+            "efficiency": max(0.0, (facts.max_attempts - solved_at) / facts.max_attempts) if solved_at else 0.0,
+            "hypothesis": hypothesis,
+            "early_solve": 1.0 if solved_at and solved_at <= math.ceil(facts.max_attempts / EARLY_FRACTION) else 0.0,
+        }
+        weights = {"test_pass_ratio": 0.60, "efficiency": 0.20, "hypothesis": 0.15, "early_solve": 0.05}
+    components = {k: round(v, 6) for k, v in components.items()}
+    score = round(sum(weights[k] * components[k] for k in weights), 6)
+    return Grade(score=min(1.0, max(0.0, score)), components=components, failure_modes=modes)

@@ -1,0 +1,95 @@
+"""Typed Action / Observation / State of AgentDebuggerEnv (the OpenEnv wire contract).
+
+    DebugAction(action_type="submit_fix", fixed_code="...", hypothesis="the loop stops early")
+    DebugAction(action_type="query_context", query_type="function_signature", query_target="binary_search")
+    DebugAction(action_type="give_up", final_diagnosis="...")
+
+An action is validated by the environment, not by the schema: an unknown ``action_type``, a
+missing field or an unknown field is the agent's mistake and comes back as an observation whose
+``error`` says what was wrong (HTTP 200), so an evaluation is never interrupted by a 422.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openenv.core.env_server.types import Action, Observation, State
+from pydantic import BaseModel, ConfigDict, Field
+
+ACTION_TYPES = ("submit_fix", "query_context", "give_up")
+QUERY_TYPES = ("function_signature", "related_code", "error_explanation", "test_details")
+
+
+class DebugAction(Action):
+    """One agent action. Fields that an action type does not use must be left out."""
+
+    model_config = ConfigDict(extra="allow", validate_assignment=True)
+
+    action_type: str = Field("", description="submit_fix | query_context | give_up")
+    fixed_code: str | None = Field(None, description="submit_fix: the complete corrected module")
+    hypothesis: str | None = Field(None, description="submit_fix: your theory of the bug (required)")
+    query_type: str | None = Field(None, description="query_context: " + " | ".join(QUERY_TYPES))
+    query_target: str | None = Field(None, description="query_context: a function, class or test name")
+    final_diagnosis: str | None = Field(None, description="give_up: what you believe the bug is")
+
+
+class AttemptView(BaseModel):
+    """One earlier submission as the agent sees it."""
+
+    code: str
+    hypothesis: str
+    output: str
+    tests_passed: int
+    execution_time_ms: float
+    timed_out: bool
+
+
+class DebugObservation(Observation):
+    """What the agent sees after reset and after every step.
+
+    ``reward`` (OpenEnv's field) is this step's reward, a float; the structured reward is in
+    ``step_reward``, ``cumulative_reward``, ``grader_score`` and ``breakdown``.
+    """
+
+    episode_id: str = ""
+    task_id: str = ""
+    task_description: str = ""
+    buggy_code: str = ""
+    test_suite: str = ""
+    current_code: str = ""
+    initial_error_output: str = ""
+    current_error_output: str = ""
+    tests_passed: int = 0
+    tests_total: int = 0
+    previous_attempts: list[AttemptView] = Field(default_factory=list)
+    attempts_remaining: int = 0
+    max_attempts: int = 0
+    step_number: int = 0
+    max_steps: int = 0
+    score_estimate: float = 0.0
+    query_result: str | None = Field(None, description="The answer to a query_context action")
+    error: str | None = Field(None, description="What was wrong with the last action, if anything")
+    info: dict[str, Any] = Field(default_factory=dict, description="{'error': ...} mirrors `error` for reference clients")
+    step_reward: float = 0.0
+    cumulative_reward: float = 0.0
+    grader_score: float | None = Field(None, description="The episode grade, set on the terminal step")
+    breakdown: dict[str, float] = Field(default_factory=dict, description="Every reward and grader component by name")
+
+
+class DebugState(State):
+    """The episode's internal state (GET /state, or a WebSocket `state` message)."""
+
+    task_id: str = ""
+    seed: int | None = None
+    done: bool = False
+    solved: bool = False
+    gave_up: bool = False
+    truncated: bool = False
+    attempts_used: int = 0
+    max_attempts: int = 0
+    max_steps: int = 0
+    tests_passed: int = 0
+    tests_total: int = 0
+    queries_used: int = 0
+    cumulative_reward: float = 0.0
+    grader_score: float | None = None

@@ -1,0 +1,67 @@
+"""Dense step rewards: pure functions of what a step did, as in the reference README's table.
+
+    submission_reward(previous_passed=6, passed=8, total=8, solved=True, timed_out=False)
+    # -> {"progress": 0.0375, "solve_bonus": 0.5}
+
+| event                                   | reward                    |
+|-----------------------------------------|---------------------------|
+| a fix increases the tests passing       | +0.15 x delta / total     |
+| a fix decreases the tests passing       | -0.10 x delta / total     |
+| a fix changes nothing (and does not solve) | -0.05                  |
+| all tests pass (the task is solved)     | +0.50                     |
+| the submitted code times out            | -0.10                     |
+| submit_fix without a hypothesis         | -0.10, the code is not run|
+| first query_context                     | 0.00                      |
+| every later query_context               | -0.05                     |
+| the episode is truncated at max_steps   | -0.20                     |
+"""
+
+from __future__ import annotations
+
+PROGRESS_SCALE = 0.15
+REGRESSION_SCALE = 0.10
+STAGNATION = -0.05
+SOLVE_BONUS = 0.50
+TIMEOUT = -0.10
+MISSING_HYPOTHESIS = -0.10
+EXTRA_QUERY = -0.05
+TRUNCATION = -0.20
+
+Breakdown = dict[str, float]
+
+
+def _r(value: float) -> float:
+    return round(value, 6)  # keeps sums exact to the table's precision
+
+
+def submission_reward(previous_passed: int, passed: int, total: int, solved: bool, timed_out: bool) -> Breakdown:
+    """Reward of one executed submission, relative to the tests the current code passed."""
+    if timed_out:
+        return {"timeout": TIMEOUT}
+    parts: Breakdown = {}
+    delta = passed - previous_passed
+    if delta > 0:
+        parts["progress"] = _r(PROGRESS_SCALE * delta / total)
+    elif delta < 0:
+        parts["regression"] = _r(-REGRESSION_SCALE * -delta / total)
+    elif not solved:
+        parts["stagnation"] = STAGNATION
+    if solved:
+        parts["solve_bonus"] = SOLVE_BONUS
+    return parts
+
+
+def missing_hypothesis_reward() -> Breakdown:
+    return {"missing_hypothesis": MISSING_HYPOTHESIS}
+
+
+def query_reward(queries_before: int) -> Breakdown:
+    return {"query_cost": 0.0 if queries_before == 0 else EXTRA_QUERY}
+
+
+def truncation_reward() -> Breakdown:
+    return {"truncation": TRUNCATION}
+
+
+def total(parts: Breakdown) -> float:
+    return _r(sum(parts.values()))

@@ -1,0 +1,75 @@
+"""Services shared by every episode of one server: tasks, the sandbox and the worker threads.
+
+    runtime = Runtime.from_env()            # what the server builds once at start-up
+    runtime = Runtime.default()             # the same, built lazily for ``DebugEnvironment()``
+
+Holds no episode state. The only cache is each task's baseline verdict (the buggy code's own
+test run), which is deterministic and shared read-only.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import random
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+from env.sandbox.isolation import Isolation, probe_isolation
+from env.sandbox.limits import Limits
+from env.sandbox.policy import Policy
+from env.sandbox.runner import Sandbox
+from env.tasks.registry import TaskRegistry
+from env.tasks.spec import TaskSpec
+from env.verdict.judge import Verdict, judge
+
+log = logging.getLogger("agentdebugger")
+
+
+class Runtime:
+    def __init__(self, registry: TaskRegistry, sandbox: Sandbox, workers: int = 32, static_check: bool = True):
+        self.registry = registry
+        self.sandbox = sandbox
+        self.static_check = static_check
+        # Sandbox runs block on pipes, not on the CPU: threads keep the event loop free.
+        self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="adbg-run")
+        self._baselines: dict[str, Verdict] = {}
+        self._baseline_lock = threading.Lock()
+
+    @classmethod
+    def from_env(cls) -> "Runtime":
+        isolation = probe_isolation()
+        log_isolation(isolation)
+        return cls(
+            TaskRegistry.builtin(),
+            Sandbox(Limits.from_env(), isolation),
+            workers=int(os.environ.get("ENV_WORKERS", "32")),
+            static_check=Policy.for_task(frozenset()).enabled,
+        )
+
+    @staticmethod
+    @functools.cache
+    def default() -> "Runtime":
+        return Runtime.from_env()
+
+    @property
+    def isolation(self) -> Isolation:
+        return self.sandbox.isolation
+
+    def judge(self, task: TaskSpec, source: str, rng: random.Random, with_stress: bool = True) -> Verdict:
+        return judge(task, source, self.sandbox, rng, self.static_check, with_stress=with_stress)
+
+    def baseline(self, task: TaskSpec) -> Verdict:
+        """The buggy code's own run, as the agent first sees it (no stress test: that is the trap)."""
+        with self._baseline_lock:
+            if task.id not in self._baselines:
+                self._baselines[task.id] = self.judge(task, task.buggy_source, random.Random(0), with_stress=False)
+            return self._baselines[task.id]
+
+
+def log_isolation(isolation: Isolation) -> None:
+    active = ", ".join(name for name, layer in isolation.layers.items() if layer.active)
+    log.warning("sandbox isolation tier: %s (active layers: %s)", isolation.tier, active)
+    if isolation.reason:
+        log.warning("sandbox: %s", isolation.reason)

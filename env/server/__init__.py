@@ -1,0 +1,1 @@
+"""The HTTP / WebSocket server: ``env.server.app:app`` (see ``python -m env.server``)."""

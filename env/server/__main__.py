@@ -1,0 +1,3 @@
+from env.server.app import main
+
+main()

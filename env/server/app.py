@@ -1,0 +1,111 @@
+"""The FastAPI app: OpenEnv's ``create_app`` plus ``GET /``, ``GET /tasks`` and a richer ``/health``.
+
+    uvicorn env.server.app:app --port 8000          # or: python -m env.server
+    app = build_app()                                # for tests: fastapi.testclient.TestClient(app)
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from typing import Any
+
+from fastapi import FastAPI
+from openenv.core.env_server.http_server import create_app
+from openenv.core.env_server.types import ConcurrencyConfig
+
+from env.config import Settings
+from env.models import ACTION_TYPES, QUERY_TYPES, DebugAction, DebugObservation, DebugState
+from env.runtime import Runtime
+from env.server.environment import DebugEnvironment
+from env.server.episodes import EpisodeStore
+from env.server.guard import RequestGuard
+
+ENV_NAME = "agentdebugger-env"
+VERSION = "1.0.0"
+
+ACTIONS = {
+    "submit_fix": {"fields": ["fixed_code", "hypothesis"], "doc": "Run the complete corrected module against the tests."},
+    "query_context": {"fields": ["query_type", "query_target"], "query_types": list(QUERY_TYPES), "doc": "Ask about the code or tests; the first query is free."},
+    "give_up": {"fields": ["final_diagnosis"], "doc": "End the episode."},
+}
+
+
+def build_app(runtime: Runtime | None = None, settings: Settings | None = None) -> FastAPI:
+    settings = settings or Settings.from_env()
+    runtime = runtime or Runtime.from_env()
+    store = EpisodeStore(settings.http_episodes, settings.session_timeout_s)
+    factory = functools.partial(DebugEnvironment, runtime=runtime, store=store)
+    app = create_app(
+        factory,
+        DebugAction,
+        DebugObservation,
+        env_name=ENV_NAME,
+        state_cls=DebugState,
+        concurrency_config=ConcurrencyConfig(max_concurrent_envs=settings.max_sessions, session_timeout=settings.session_timeout_s),
+    )
+    app.version = VERSION
+    app.state.runtime, app.state.store, app.state.settings = runtime, store, settings
+    # The library's /health only says "healthy"; ours also reports the sandbox's isolation.
+    app.router.routes = [r for r in app.router.routes if getattr(r, "path", None) != "/health"]
+
+    @app.get("/health", tags=["Health"], summary="Health check and isolation layers")
+    async def health() -> dict[str, Any]:
+        iso = runtime.isolation
+        return {
+            "status": "healthy",
+            "environment": ENV_NAME,
+            "version": VERSION,
+            "isolation": {"tier": iso.tier, "can_execute": iso.can_execute, "reason": iso.reason, "layers": {k: v.model_dump() for k, v in iso.layers.items()}},
+            "http_episodes": len(store),
+        }
+
+    @app.get("/tasks", tags=["Environment Info"], summary="Every task with its limits")
+    async def tasks() -> list[dict[str, Any]]:
+        return [task.summary() for task in runtime.registry.all()]
+
+    @app.get("/", tags=["Environment Info"], summary="API overview")
+    async def overview() -> dict[str, Any]:
+        return {
+            "name": ENV_NAME,
+            "version": VERSION,
+            "description": DebugEnvironment(runtime).get_metadata().description,
+            "endpoints": {
+                "GET /": "this overview",
+                "GET /health": "health and the sandbox's active isolation layers",
+                "GET /tasks": "tasks with difficulty, limits and test counts",
+                "POST /reset": 'start an episode: {"task_id": "easy", "seed": 1}; the observation carries episode_id',
+                "POST /step": 'act: {"action": {...}, "episode_id": "..."} (without episode_id: the latest HTTP episode)',
+                "GET /state": "episode state (?episode_id=...; default: the latest HTTP episode)",
+                "GET /schema": "JSON schemas of action, observation and state",
+                "GET /metadata": "environment metadata",
+                "POST /mcp": "MCP JSON-RPC endpoint",
+                "WS /ws": "one episode per connection (OpenEnv clients)",
+                "GET /docs": "OpenAPI documentation",
+            },
+            "action_types": {name: ACTIONS[name] for name in ACTION_TYPES},
+            "tasks": [task.summary() for task in runtime.registry.all()],
+        }
+
+    app.add_middleware(RequestGuard, max_body_bytes=settings.max_body_bytes)
+    return app
+
+
+@functools.cache
+def _default_app() -> FastAPI:
+    return build_app()
+
+
+def __getattr__(name: str) -> Any:
+    # `uvicorn env.server.app:app` builds the app on first access, not on import.
+    if name == "app":
+        return _default_app()
+    raise AttributeError(name)
+
+
+def main() -> None:
+    import uvicorn
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    settings = Settings.from_env()
+    uvicorn.run(build_app(settings=settings), host=settings.host, port=settings.port, ws_max_size=settings.max_body_bytes)

@@ -1,0 +1,120 @@
+"""The OpenEnv ``Environment``: reset / step / state, and nothing else.
+
+    env = DebugEnvironment()                          # in-process, as NeMo-Gym uses it
+    obs = env.reset(task_id="easy", seed=1)
+    obs = env.step(DebugAction(action_type="give_up"))
+
+Over WebSocket each connection owns one instance and its episode. Over plain HTTP the library
+builds a throw-away instance per request, so episodes live in the server's EpisodeStore and are
+found by the ``episode_id`` the observation carries (or the most recent HTTP episode).
+Blocking work (sandbox runs) goes to the runtime's worker threads, never the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import uuid
+from typing import Any
+
+from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.types import EnvironmentMetadata
+
+from env.episode import Episode
+from env.models import DebugAction, DebugObservation, DebugState
+from env.runtime import Runtime
+from env.server.episodes import EpisodeStore, StoreFull
+from env.server.transport import HTTP_QUERY
+from env.tasks.registry import UnknownTask
+
+DEFAULT_TASK = "easy"
+
+
+def _error_observation(message: str, **fields: Any) -> DebugObservation:
+    return DebugObservation(done=True, reward=0.0, error=message, info={"error": message}, **fields)
+
+
+class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
+    SUPPORTS_CONCURRENT_SESSIONS = True
+
+    def __init__(self, runtime: Runtime | None = None, store: EpisodeStore | None = None):
+        super().__init__()
+        self._runtime = runtime or Runtime.default()
+        self._store = store
+        self._episode: Episode | None = None
+
+    # -- sync API (in-process use) ---------------------------------------------------------
+
+    def _new_episode(self, seed: int | None, episode_id: str | None, task_id: str | None) -> Episode | DebugObservation:
+        name = task_id or DEFAULT_TASK
+        try:
+            task = self._runtime.registry.get(name)
+        except UnknownTask:
+            return _error_observation(f"unknown task_id {name!r}; available: {', '.join(self._runtime.registry.ids())}")
+        seed = secrets.randbits(31) if seed is None else seed
+        return Episode(self._runtime, task, seed, episode_id or str(uuid.uuid4()))
+
+    def reset(self, seed: int | None = None, episode_id: str | None = None, task_id: str | None = None, **kwargs: Any) -> DebugObservation:
+        made = self._new_episode(seed, episode_id, task_id)
+        if isinstance(made, DebugObservation):
+            return made
+        self._episode = made
+        return made.observe(0.0, {})
+
+    def step(self, action: DebugAction, timeout_s: float | None = None, **kwargs: Any) -> DebugObservation:
+        if self._episode is None:
+            return _error_observation("no episode is running; call reset first")
+        return self._episode.step(action)
+
+    @property
+    def state(self) -> DebugState:
+        episode = self._episode
+        if HTTP_QUERY.get() is not None and self._store is not None:
+            wanted = (HTTP_QUERY.get() or {}).get("episode_id")
+            episode = self._store.get(wanted) if wanted else self._store.latest()
+        return episode.state() if episode else DebugState()
+
+    # -- async API (what the server calls) ----------------------------------------------------
+
+    async def _offload(self, fn: Any, *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self._runtime.executor, fn, *args)
+
+    async def reset_async(self, seed: int | None = None, episode_id: str | None = None, task_id: str | None = None, **kwargs: Any) -> DebugObservation:
+        made = await self._offload(self._new_episode, seed, episode_id, task_id)
+        if isinstance(made, DebugObservation):
+            return made
+        if HTTP_QUERY.get() is not None and self._store is not None:
+            try:
+                self._store.add(made)
+            except StoreFull as exc:
+                return _error_observation(str(exc))
+        self._episode = made
+        return made.observe(0.0, {})
+
+    async def step_async(self, action: DebugAction, timeout_s: float | None = None, episode_id: str | None = None, **kwargs: Any) -> DebugObservation:
+        episode = self._episode
+        if HTTP_QUERY.get() is not None and self._store is not None:
+            if episode_id is not None and not isinstance(episode_id, str):
+                return _error_observation("'episode_id' must be a string")
+            episode = self._store.get(episode_id) if episode_id else self._store.latest()
+            if episode is None:
+                if episode_id:
+                    return _error_observation(f"unknown or expired episode_id {episode_id!r}; call POST /reset to start an episode")
+                return _error_observation("no HTTP episode is running; call POST /reset first")
+        if episode is None:
+            return _error_observation("no episode is running; send a reset first")
+        return await self._offload(episode.step, action)
+
+    def close(self) -> None:
+        self._episode = None
+
+    def get_metadata(self) -> EnvironmentMetadata:
+        return EnvironmentMetadata(
+            name="agentdebugger-env",
+            description=(
+                "Iterative debugging environment: read failing code and tests, form a hypothesis, submit fixes, "
+                "and get a dense reward per step plus an episode grade whose verdict the agent's code cannot forge."
+            ),
+            version="1.0.0",
+            author="AgentDebuggerEnv",
+        )

@@ -1,0 +1,67 @@
+"""Episodes started over plain HTTP, kept between requests and found again by ``episode_id``.
+
+    store = EpisodeStore(capacity=1024, idle_timeout=3600)
+    store.add(episode)                   # on POST /reset over HTTP
+    store.get("3f2a...")                 # on POST /step {"episode_id": ...}
+    store.latest()                       # on POST /step without one (the reference's curl flow)
+
+OpenEnv's HTTP routes build a fresh environment per request, so multi-step HTTP episodes need
+this store; WebSocket sessions keep their episode in their own environment instead.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+
+from env.episode import Episode
+
+
+class StoreFull(RuntimeError):
+    pass
+
+
+class EpisodeStore:
+    def __init__(self, capacity: int, idle_timeout: float):
+        self.capacity = capacity
+        self.idle_timeout = idle_timeout
+        self._episodes: OrderedDict[str, Episode] = OrderedDict()
+        self._latest: str | None = None
+        self._lock = threading.Lock()
+
+    def _reap(self) -> None:
+        cutoff = time.monotonic() - self.idle_timeout
+        for key in [k for k, ep in self._episodes.items() if ep.last_active < cutoff]:
+            del self._episodes[key]
+
+    def add(self, episode: Episode) -> None:
+        with self._lock:
+            self._reap()
+            if len(self._episodes) >= self.capacity:
+                finished = next((k for k, ep in self._episodes.items() if ep.done), None)
+                if finished is None:
+                    raise StoreFull(
+                        f"{self.capacity} HTTP episodes are open; finish one, wait {self.idle_timeout:g} s for idle ones "
+                        "to expire, or use the WebSocket endpoint /ws"
+                    )
+                del self._episodes[finished]
+            self._episodes[episode.episode_id] = episode
+            self._latest = episode.episode_id
+
+    def get(self, episode_id: str) -> Episode | None:
+        with self._lock:
+            self._reap()
+            episode = self._episodes.get(episode_id)
+            if episode is not None:
+                self._episodes.move_to_end(episode_id)
+            return episode
+
+    def latest(self) -> Episode | None:
+        with self._lock:
+            self._reap()
+            return self._episodes.get(self._latest) if self._latest else None
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._episodes)

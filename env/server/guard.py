@@ -1,0 +1,101 @@
+"""ASGI guard in front of the app: caps and checks request bodies before anything parses them.
+
+* bodies over the cap get 413 before they are read whole;
+* bodies that are not UTF-8 JSON, nest deeper than 64 levels or hold a lone surrogate get 400
+  (the library would otherwise answer some of these with a 500);
+* every HTTP request gets its query parameters in :data:`HTTP_QUERY` (see ``transport``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import parse_qsl
+
+from env.server.transport import HTTP_QUERY
+
+MAX_DEPTH = 64
+
+
+def body_problem(body: bytes) -> str | None:
+    """Why this JSON body is unacceptable, or None."""
+    try:
+        value = json.loads(body)
+    except UnicodeDecodeError:
+        return "the request body is not valid UTF-8"
+    except RecursionError:
+        return f"the JSON body is nested deeper than {MAX_DEPTH} levels"
+    except ValueError as exc:
+        return f"the request body is not valid JSON: {exc}"
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return f"the JSON body is nested deeper than {MAX_DEPTH} levels"
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return "the JSON body contains a lone surrogate (\\ud800-\\udfff), which is not valid text"
+        elif isinstance(item, dict):
+            stack.extend((k, depth + 1) for k in item)
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return None
+
+
+class RequestGuard:
+    def __init__(self, app: Any, max_body_bytes: int):
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+
+    async def _reject(self, send: Any, status: int, message: str) -> None:
+        payload = json.dumps({"detail": message}).encode()
+        await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]})
+        await send({"type": "http.response.body", "body": payload})
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+        token = HTTP_QUERY.set(query)
+        try:
+            if scope["method"] not in ("POST", "PUT", "PATCH"):
+                await self.app(scope, receive, send)
+                return
+            headers = dict(scope.get("headers", []))
+            declared = headers.get(b"content-length", b"0")
+            if declared.isdigit() and int(declared) > self.max_body_bytes:
+                await self._reject(send, 413, f"request body of {int(declared)} bytes exceeds the limit of {self.max_body_bytes} bytes")
+                return
+            chunks, size, more = [], 0, True
+            while more:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    return
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if size > self.max_body_bytes:
+                    await self._reject(send, 413, f"request body exceeds the limit of {self.max_body_bytes} bytes")
+                    return
+                chunks.append(chunk)
+                more = message.get("more_body", False)
+            body = b"".join(chunks)
+            problem = body_problem(body) if body.strip() else None
+            if problem:
+                await self._reject(send, 400, problem)
+                return
+            replayed = False
+
+            async def replay() -> Any:
+                nonlocal replayed
+                if not replayed:
+                    replayed = True
+                    return {"type": "http.request", "body": body, "more_body": False}
+                return await receive()
+
+            await self.app(scope, replay, send)
+        finally:
+            HTTP_QUERY.reset(token)
