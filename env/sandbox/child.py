@@ -52,17 +52,21 @@ def _send(text):
 # isolation, applied to this process before the submission is loaded
 
 
-def _apply_rlimits(limits):
+def _apply_rlimits(limits, was_root):
     pairs = (
         (resource.RLIMIT_AS, limits["memory_bytes"]),
-        (resource.RLIMIT_CPU, limits["cpu_seconds"]),
         (resource.RLIMIT_FSIZE, limits["file_bytes"]),
         (resource.RLIMIT_NOFILE, limits["open_files"]),
         (resource.RLIMIT_CORE, 0),
     )
     for which, value in pairs:
         resource.setrlimit(which, (value, value))
-    if os.geteuid() != 0:  # the kernel ignores RLIMIT_NPROC for root
+    # SIGXCPU at the soft limit names the cause; the hard limit a second later is a SIGKILL.
+    resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu_seconds"], limits["cpu_seconds"] + 1))
+    # RLIMIT_NPROC counts every process and thread of the real uid, the server's included; the
+    # kernel skips it for root, but not once a user namespace has dropped root's capabilities,
+    # so it is applied only where the server itself is not root.
+    if not was_root:
         resource.setrlimit(resource.RLIMIT_NPROC, (limits["processes"], limits["processes"]))
 
 
@@ -129,6 +133,7 @@ def _landlock(ctypes, libc, abi, read_only, read_write):
 
 
 def _isolate(setup):
+    was_root = os.geteuid() == 0
     layers = setup["layers"]
     if layers.get("netns") or layers.get("landlock"):
         ctypes, libc = _libc()
@@ -138,7 +143,7 @@ def _isolate(setup):
             _unshare_network(ctypes, libc)
         if layers.get("landlock"):
             _landlock(ctypes, libc, layers["landlock"], setup["read_only"], [os.getcwd()])
-    _apply_rlimits(setup["limits"])
+    _apply_rlimits(setup["limits"], was_root)
 
 
 # ---------------------------------------------------------------------------------------------

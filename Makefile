@@ -1,0 +1,26 @@
+# The README's commands. `make serve` and `make test` work on a fresh machine with python3.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+
+.PHONY: serve test bench lock
+
+$(VENV)/.deps: requirements.txt requirements-dev.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -r requirements-dev.txt
+	touch $@
+
+serve: $(VENV)/.deps  ## start the server with the built-in tasks on :8000
+	$(PY) -m env.server
+
+test: $(VENV)/.deps  ## run the whole test suite
+	$(PY) -m pytest -q
+
+bench: $(VENV)/.deps  ## measure latency and throughput (prints figures)
+	$(PY) bench/bench_server.py
+
+lock:  ## after editing pyproject.toml: refresh uv.lock and both requirements files
+	$(PY) -m pip install --quiet uv
+	$(VENV)/bin/uv lock
+	$(VENV)/bin/uv export --no-hashes --no-dev --format requirements-txt -o requirements.txt
+	$(VENV)/bin/uv export --no-hashes --only-group dev --format requirements-txt -o requirements-dev.txt

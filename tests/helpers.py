@@ -1,0 +1,19 @@
+"""Small helpers shared by the tests."""
+
+from __future__ import annotations
+
+from env.tasks.registry import TaskRegistry
+
+REGISTRY = TaskRegistry.builtin()
+GOLD = {t.id: t.gold_source for t in REGISTRY.all()}
+BUGGY = {t.id: t.buggy_source for t in REGISTRY.all()}
+
+GOOD_HYPOTHESIS = {
+    "easy": "The while loop condition left < right is off by one: the loop exits when left == right without checking that last element; it must be left <= right.",
+    "medium": "authenticate_user is fine: hash_password wraps the hex digest in str(bytes(...)), so every hash gets a b'...' prefix and never equals the stored digest.",
+    "hard": "Race condition: increment and decrement read the count under one lock acquisition and write it under another, so the read-modify-write is not atomic and concurrent updates are lost.",
+}
+
+
+def submit(code: str, hypothesis: str = "a hypothesis") -> dict:
+    return {"action_type": "submit_fix", "fixed_code": code, "hypothesis": hypothesis}

@@ -1,0 +1,101 @@
+"""The episode grade on hand-built facts: every component and every correction of the reference."""
+
+from env.graders.classic import AttemptFacts, EpisodeFacts, best_attempt, grade_episode
+
+
+def facts(attempts, total=8, max_attempts=5, **kw):
+    return EpisodeFacts(tests_total=total, max_attempts=max_attempts, attempts=attempts, **kw)
+
+
+def test_solved_on_first_attempt_with_a_correct_hypothesis():
+    g = grade_episode(facts([AttemptFacts(tests_passed=8, solved=True, hypothesis_score=1.0)]))
+    assert g.components == {"test_pass_ratio": 1.0, "efficiency": 0.8, "hypothesis": 1.0, "early_solve": 1.0}
+    assert g.score == 0.96
+
+
+def test_giving_up_at_once_scores_exactly_zero():
+    g = grade_episode(facts([], gave_up=True))
+    assert g.score == 0.0
+
+
+def test_resubmitting_the_buggy_code_scores_zero_whatever_the_hypothesis():
+    attempt = AttemptFacts(tests_passed=6, solved=False, same_as_buggy=True, hypothesis_score=1.0)
+    assert grade_episode(facts([attempt, attempt])).score == 0.0
+
+
+def test_unsolved_gets_no_efficiency_or_early_credit():
+    g = grade_episode(facts([AttemptFacts(tests_passed=6, solved=False, hypothesis_score=0.5)], total=10, max_attempts=7))
+    assert g.components == {"test_pass_ratio": 0.6, "efficiency": 0.0, "hypothesis": 0.5, "early_solve": 0.0}
+    assert g.score == 0.435
+
+
+def test_late_solve_loses_early_bonus_and_some_efficiency():
+    attempts = [AttemptFacts(tests_passed=6, solved=False), AttemptFacts(tests_passed=6, solved=False), AttemptFacts(tests_passed=10, solved=True, hypothesis_score=1.0)]
+    g = grade_episode(facts(attempts, total=10, max_attempts=7))
+    # ceil(7/3) = 3: the third attempt still counts as early.
+    assert g.components == {"test_pass_ratio": 1.0, "efficiency": round(4 / 7, 6), "hypothesis": round(1 / 3, 6), "early_solve": 1.0}
+    assert g.score == round(0.6 + 0.2 * round(4 / 7, 6) + 0.15 * round(1 / 3, 6) + 0.05, 6)
+
+
+def test_buggy_resubmissions_do_not_dilute_or_count_for_pass_ratio():
+    attempts = [AttemptFacts(tests_passed=6, solved=False, same_as_buggy=True), AttemptFacts(tests_passed=4, solved=False, hypothesis_score=0.0)]
+    g = grade_episode(facts(attempts, total=10, max_attempts=7))
+    assert g.components["test_pass_ratio"] == 0.4
+
+
+def concurrency(attempts, runs, index=None):
+    return EpisodeFacts(tests_total=8, max_attempts=10, concurrency=True, attempts=attempts, grade_attempt=index, grade_stress_runs=runs)
+
+
+def test_hard_buggy_like_submission_gets_no_sequential_credit():
+    # Passes every sequential test but never the stress test: nothing for sequential or stress.
+    attempt = AttemptFacts(tests_passed=8, solved=False, stress_passed=False, hypothesis_score=1.0)
+    g = grade_episode(concurrency([attempt], [False] * 5, 0))
+    assert g.components == {"sequential": 0.0, "stress": 0.0, "hypothesis": 1.0, "efficiency": 0.0}
+    assert g.score == 0.2
+
+
+def test_hard_fix_scores_full():
+    attempt = AttemptFacts(tests_passed=8, solved=True, stress_passed=True, hypothesis_score=1.0)
+    g = grade_episode(concurrency([attempt], [True] * 5, 0))
+    assert g.score == 1.0
+
+
+def test_hard_stress_credit_thresholds():
+    attempt = AttemptFacts(tests_passed=8, solved=False, stress_passed=False, hypothesis_score=0.0)
+    four = grade_episode(concurrency([attempt], [True, True, True, True, False], 0))
+    two = grade_episode(concurrency([attempt], [True, True, False, False, False], 0))
+    one = grade_episode(concurrency([attempt], [True, False, False, False, False], 0))
+    assert (four.components["stress"], two.components["stress"], one.components["stress"]) == (1.0, 0.5, 0.0)
+    # Sequential credit needs the stress test passed at least once.
+    assert (four.components["sequential"], one.components["sequential"]) == (1.0, 1.0)
+    assert four.score == 0.7 and two.score == 0.55 and one.score == 0.4
+
+
+def test_hard_efficiency_needs_a_solve_within_five_attempts():
+    fail = AttemptFacts(tests_passed=8, solved=False, stress_passed=False)
+    win = AttemptFacts(tests_passed=8, solved=True, stress_passed=True)
+    assert grade_episode(concurrency([fail] * 5 + [win], [True] * 5, 5)).components["efficiency"] == 0.0
+    assert grade_episode(concurrency([fail] * 4 + [win], [True] * 5, 4)).components["efficiency"] == 1.0
+
+
+def test_best_attempt_prefers_solved_then_stress_then_count_then_latest():
+    a = [AttemptFacts(tests_passed=8, solved=False, stress_passed=False), AttemptFacts(tests_passed=7, solved=False, stress_passed=True), AttemptFacts(tests_passed=5, solved=False, same_as_buggy=True)]
+    assert best_attempt(a) == 1
+    assert best_attempt([AttemptFacts(tests_passed=1, solved=False, same_as_buggy=True)]) is None
+
+
+def test_failure_modes():
+    attempts = [
+        AttemptFacts(tests_passed=8, solved=False, stress_passed=False, follows_red_herring=True, no_progress=True),
+        AttemptFacts(tests_passed=8, solved=False, stress_passed=False, repeated=True),
+        AttemptFacts(tests_passed=8, solved=True, stress_passed=True),
+        AttemptFacts(tests_passed=8, solved=True, stress_passed=True, wrong_claim=True),
+    ]
+    g = grade_episode(EpisodeFacts(tests_total=8, max_attempts=10, concurrency=True, attempts=attempts, queries=4))
+    assert g.failure_modes == {
+        "red_herring_susceptibility": 0.5,
+        "stagnation": 0.5,
+        "exploration_ratio": 0.5,
+        "test_suite_overconfidence": 0.5,
+    }

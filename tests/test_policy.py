@@ -1,0 +1,75 @@
+"""The static policy: friendly errors naming the line for blatant misuse; ordinary code passes."""
+
+import pytest
+
+from env.sandbox.policy import MAX_SOURCE_BYTES, PolicyViolation, check_source
+
+NONE = frozenset()
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "class C:\n    def __init__(self):\n        self._cache = {}\n    def get(self, k):\n        return self._cache.get(k)\n",
+        "class B:\n    def __init__(self):\n        pass\nclass C(B):\n    def __init__(self):\n        super().__init__()\n",
+        "from collections import namedtuple\nP = namedtuple('P', 'x y')\np = P(1, 2)._replace(x=3)\n",
+        "MESSAGE = 'never write import os in a fix'\n",
+        "class V:\n    def __eq__(self, other):\n        return isinstance(other, V)\n    def __hash__(self):\n        return 1\n    def __repr__(self):\n        return 'V()'\n",
+        "def f(xs):\n    return sorted(xs, key=lambda x: x.__len__())\n",
+    ],
+)
+def test_ordinary_correct_code_is_accepted(source):
+    check_source(source, frozenset({"collections"}))
+
+
+@pytest.mark.parametrize(
+    "source, message",
+    [
+        ("x = 1\nimport os\n", "line 2: import of 'os' is not allowed in this task (allowed: none)"),
+        ("from subprocess import run\n", "line 1: import of 'subprocess' is not allowed in this task (allowed: none)"),
+        ("def f():\n    return eval('1')\n", "line 2: use of 'eval' is not allowed"),
+        ("def f():\n    return open('/etc/passwd').read()\n", "line 2: use of 'open' is not allowed"),
+        ("x = ().__class__.__base__.__subclasses__()\n", "line 1: access to attribute '__subclasses__' is not allowed"),
+        ("def g():\n    yield 1\nf = g().gi_frame.f_back\n", "line 3: access to attribute 'f_back' is not allowed"),
+        ("x = getattr(len, '__self__')\n", "line 1: access to attribute '__self__' is not allowed"),
+        ("ｅｖａｌ('1')\n", "line 1: use of 'eval' is not allowed"),  # NFKC: fullwidth letters are `eval`
+    ],
+)
+def test_blatant_misuse_is_rejected_with_the_line(source, message):
+    with pytest.raises(PolicyViolation) as err:
+        check_source(source, NONE)
+    assert str(err.value) == message
+
+
+def test_allowed_imports_are_per_task():
+    check_source("import hashlib\n", frozenset({"hashlib"}))
+    with pytest.raises(PolicyViolation, match="import of 'threading' is not allowed in this task \\(allowed: hashlib\\)"):
+        check_source("import threading\n", frozenset({"hashlib"}))
+
+
+def test_oversized_code_is_rejected_before_parsing():
+    with pytest.raises(PolicyViolation, match=f"the limit is {MAX_SOURCE_BYTES} bytes"):
+        check_source("x = 1\n" * 20000, NONE)
+
+
+def test_deep_nesting_does_not_crash_the_parser():
+    with pytest.raises(PolicyViolation, match="too deeply nested|SyntaxError"):
+        check_source("x = " + "-" * 60000 + "1\n", NONE)
+    with pytest.raises(PolicyViolation):
+        check_source("x = " + "(" * 30000 + ")" * 30000 + "\n", NONE)
+
+
+def test_nul_bytes_and_lone_surrogates_are_rejected():
+    with pytest.raises(PolicyViolation, match="NUL byte"):
+        check_source("x = 1\x00\n", NONE)
+    with pytest.raises(PolicyViolation, match="lone surrogate"):
+        check_source("x = '\ud800'\n", NONE)
+
+
+def test_syntax_errors_name_the_line():
+    with pytest.raises(PolicyViolation, match="^line 2: SyntaxError: "):
+        check_source("x = 1\ndef f(:\n", NONE)
+
+
+def test_switched_off_it_only_parses():
+    check_source("import os\n", NONE, enabled=False)

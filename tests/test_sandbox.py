@@ -1,0 +1,253 @@
+"""Sandbox containment and limits, exercised through the runner with the static policy off."""
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from env.sandbox.isolation import probe_isolation
+from env.sandbox.limits import Limits
+from env.sandbox.runner import RefusedToRun, RemoteError, RunAborted, Sandbox
+
+PROBES = '''
+import os, socket, operator, json
+
+def read(path):
+    with open(path) as handle:
+        return handle.read()
+
+def write(path):
+    with open(path, "w") as handle:
+        handle.write("escaped")
+    return "written"
+
+def environment():
+    return dict(os.environ)
+
+def connect(port):
+    s = socket.socket()
+    s.settimeout(2)
+    s.connect(("127.0.0.1", port))
+    return "connected"
+
+def connect_out():
+    s = socket.socket()
+    s.settimeout(2)
+    s.connect(("1.1.1.1", 80))
+    return "connected"
+
+def udp_out():
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.sendto(b"x", ("8.8.8.8", 53))
+    return "sent"
+
+def subclasses_walk(marker):
+    for cls in ().__class__.__base__.__subclasses__():
+        if cls.__name__ == "_wrap_close":
+            system = cls.__init__.__globals__["system"]
+            return system("touch " + marker)
+    return "not found"
+
+def attrgetter_walk(path):
+    globs = operator.attrgetter("__glo" + "bals__")(json.dumps)
+    return globs["__builtins__"]["open"](path).read()
+
+def spin():
+    while True:
+        pass
+
+def sleep_forever():
+    import time
+    time.sleep(1000)
+
+def allocate(mb):
+    return len(bytearray(mb * 1024 * 1024))
+
+def flood(n):
+    chunk = "x" * 1023 + "\\n"
+    for _ in range(n):
+        print(chunk, end="")
+    return n
+
+def fork_sleeper():
+    pid = os.fork()
+    if pid == 0:
+        import time
+        time.sleep(1000)
+        os._exit(0)
+    return pid
+
+def recurse(n):
+    return recurse(n + 1)
+'''
+
+
+@pytest.fixture()
+def probes(runtime):
+    with runtime.sandbox.start(PROBES, "probes.py", "probes") as run:
+        yield run
+
+
+@pytest.fixture()
+def canary(tmp_path: Path) -> Path:
+    secret = tmp_path / "canary.txt"
+    secret.write_text("CANARY-7f3a")
+    return secret
+
+
+def test_files_outside_the_run_directory_cannot_be_read(probes, canary):
+    for path in (str(canary), "/etc/hostname", "/etc/passwd", str(Path(__file__).parents[1] / "env/tasks/classic/easy/fix.py")):
+        with pytest.raises(RemoteError) as err:
+            probes.call("read", path)
+        assert err.value.exc_type in ("PermissionError", "FileNotFoundError")
+
+
+def test_the_server_process_memory_and_environment_are_unreachable(probes):
+    for path in (f"/proc/{os.getpid()}/environ", f"/proc/{os.getpid()}/mem", "/proc/self/environ"):
+        with pytest.raises(RemoteError) as err:
+            probes.call("read", path)
+        assert err.value.exc_type == "PermissionError"
+
+
+def test_nothing_can_be_written_outside_the_run_directory(probes, tmp_path):
+    target = tmp_path / "escaped.txt"
+    with pytest.raises(RemoteError) as err:
+        probes.call("write", str(target))
+    assert err.value.exc_type == "PermissionError"
+    assert not target.exists()
+    assert probes.call("write", "inside.txt") == "written"
+
+
+def test_the_environment_is_stripped(runtime, monkeypatch):
+    monkeypatch.setenv("ADBG_SERVER_SECRET", "s3cr3t-token")
+    with runtime.sandbox.start(PROBES, "probes.py", "probes") as run:
+        env = run.call("environment")
+    assert "ADBG_SERVER_SECRET" not in env
+    assert "s3cr3t-token" not in str(env)
+    assert set(env) <= {"MALLOC_ARENA_MAX", "LC_CTYPE"}
+
+
+def test_no_network_not_even_loopback_to_the_server(probes, live_server):
+    for call, args in (("connect", (live_server.port,)), ("connect_out", ()), ("udp_out", ())):
+        with pytest.raises(RemoteError) as err:
+            probes.call(call, *args)
+        assert err.value.exc_type in ("PermissionError", "OSError", "ConnectionRefusedError")
+
+
+def test_subclasses_walk_to_os_system_runs_nothing(probes, tmp_path):
+    marker = tmp_path / "pwned"
+    status = probes.call("subclasses_walk", str(marker))
+    assert status != 0
+    assert not marker.exists()
+
+
+def test_attrgetter_on_a_dunder_string_reads_nothing(probes, canary):
+    with pytest.raises(RemoteError) as err:
+        probes.call("attrgetter_walk", str(canary))
+    assert err.value.exc_type == "PermissionError"
+
+
+def test_memory_is_capped(probes):
+    with pytest.raises(RemoteError) as err:
+        probes.call("allocate", 512)
+    assert err.value.exc_type == "MemoryError"
+    assert probes.call("allocate", 16) == 16 * 1024 * 1024
+
+
+def test_infinite_recursion_is_an_ordinary_error(probes):
+    with pytest.raises(RemoteError) as err:
+        probes.call("recurse", 0)
+    assert err.value.exc_type == "RecursionError"
+
+
+def test_wall_clock_kills_a_spin(fast_sandbox):
+    started = time.monotonic()
+    with fast_sandbox.start(PROBES, "probes.py", "probes") as run:
+        with pytest.raises(RunAborted, match=r"time limit of 1.5 s exceeded"):
+            run.call("sleep_forever")
+    assert run.result.timed_out
+    assert time.monotonic() - started < 5
+    assert run.result.exit_code == -9
+
+
+def test_cpu_limit_kills_a_spin(isolation):
+    sandbox = Sandbox(Limits(wall_seconds=8, cpu_seconds=1), isolation)
+    with sandbox.start(PROBES, "probes.py", "probes") as run:
+        with pytest.raises(RunAborted, match="killed by SIGXCPU \\(CPU time limit\\)"):
+            run.call("spin")
+    assert not run.result.timed_out
+
+
+def test_output_is_capped_and_marked(runtime):
+    with runtime.sandbox.start(PROBES, "probes.py", "probes") as run:
+        run.call("flood", 100)  # 100 KiB
+    cap = runtime.sandbox.limits.output_bytes
+    assert run.result.output_truncated
+    assert run.result.output.endswith(f"... [output cut: {100 * 1024 - cap} more bytes not shown]")
+
+
+def test_processes_left_behind_are_killed(runtime):
+    with runtime.sandbox.start(PROBES, "probes.py", "probes") as run:
+        pid = run.call("fork_sleeper")
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+        except FileNotFoundError:
+            break
+        if state == "Z":
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail(f"process {pid} left behind by the run is still alive")
+
+
+def test_run_directory_is_removed(runtime):
+    with runtime.sandbox.start("x = 1\n", "m.py", "m") as run:
+        directory = run._dir
+        assert os.path.isdir(directory)
+    assert not os.path.exists(directory)
+
+
+def test_a_load_error_is_reported_with_the_line(runtime):
+    with runtime.sandbox.start("x = 1\ny = 1 / 0\n", "m.py", "m") as run:
+        assert run.load_error is not None
+    assert run.load_error.exc_type == "ZeroDivisionError"
+    assert 'm.py", line 2' in run.load_error.traceback_text
+
+
+@pytest.mark.parametrize(
+    "disabled, tier",
+    [(set(), "namespaces+landlock"), ({"netns"}, "landlock"), ({"landlock"}, "namespaces"), ({"netns", "landlock"}, "rlimits-only")],
+)
+def test_probe_picks_the_strongest_available_tier(disabled, tier):
+    iso = probe_isolation(disabled=disabled, allow_unsafe=False)
+    assert iso.tier == tier
+    assert iso.can_execute == (tier != "rlimits-only")
+    for name in disabled:
+        layer = {"netns": "network_namespace", "landlock": "landlock"}[name]
+        assert iso.layers[layer].detail == "disabled by SANDBOX_DISABLE_LAYERS"
+
+
+def test_without_kernel_layers_the_sandbox_fails_closed():
+    iso = probe_isolation(disabled={"netns", "landlock"}, allow_unsafe=False)
+    with pytest.raises(RefusedToRun, match="refusing to run code: no kernel isolation layer"):
+        Sandbox(Limits(), iso).start("x = 1\n", "m.py", "m")
+
+
+def test_the_unsafe_development_setting_runs_with_rlimits_only():
+    iso = probe_isolation(disabled={"netns", "landlock"}, allow_unsafe=True)
+    assert iso.can_execute and iso.reason.startswith("unsafe:")
+    with Sandbox(Limits(), iso).start("def f():\n    return 41 + 1\n", "m.py", "m") as run:
+        assert run.call("f") == 42
+
+
+def test_landlock_alone_still_blocks_files_and_tcp(live_server, canary):
+    iso = probe_isolation(disabled={"netns"}, allow_unsafe=False)
+    with Sandbox(Limits(), iso).start(PROBES, "probes.py", "probes") as run:
+        with pytest.raises(RemoteError):
+            run.call("read", str(canary))
+        with pytest.raises(RemoteError) as err:
+            run.call("connect", live_server.port)
+        assert err.value.exc_type == "PermissionError"

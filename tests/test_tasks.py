@@ -1,0 +1,81 @@
+"""The three classic tasks, measured: buggy pass counts, gold fixes, and the race detector."""
+
+import random
+import re
+from pathlib import Path
+
+import pytest
+
+from env.verdict.judge import stress_runs
+from tests.conftest import run
+from tests.helpers import REGISTRY
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def documented_buggy_counts() -> dict[str, tuple[int, int]]:
+    """The README's task table: | `easy` | ... | 6 / 8 | ..."""
+    counts = {}
+    for line in README.read_text().splitlines():
+        m = re.match(r"\|\s*`(\w+)`\s*\|.*\|\s*(\d+) / (\d+)\s*\|", line)
+        if m:
+            counts[m.group(1)] = (int(m.group(2)), int(m.group(3)))
+    return counts
+
+
+@pytest.mark.parametrize("task_id, passed, total", [("easy", 6, 8), ("medium", 6, 10), ("hard", 8, 8)])
+def test_buggy_code_pass_count_is_measured_and_documented(runtime, task_id, passed, total):
+    task = REGISTRY.get(task_id)
+    verdict = runtime.baseline(task)
+    assert (verdict.tests_passed, verdict.tests_total) == (passed, total)
+    assert documented_buggy_counts()[task_id] == (passed, total)
+
+
+def test_medium_failures_all_surface_in_authenticate_user(runtime):
+    verdict = runtime.baseline(REGISTRY.get("medium"))
+    failing = [t for t in verdict.tests if t.outcome != "passed"]
+    assert len(failing) == 4
+    assert all(t.id.startswith("test_authenticate_") and "authenticate_user(" in t.message for t in failing)
+
+
+def test_easy_failure_names_expected_and_actual_values(runtime):
+    verdict = runtime.baseline(REGISTRY.get("easy"))
+    last = next(t for t in verdict.tests if t.id == "test_finds_last_element")
+    assert last.outcome == "failed"
+    assert last.message == "assert sol.binary_search([1, 3, 5, 7, 9], 9) == 4\nbinary_search([1, 3, 5, 7, 9], 9) returned -1"
+
+
+@pytest.mark.parametrize("task_id", ["easy", "medium", "hard"])
+def test_gold_fix_solves_the_task(runtime, task_id):
+    task = REGISTRY.get(task_id)
+    verdict = run(task, task.gold_source, runtime.sandbox)
+    assert verdict.tests_passed == verdict.tests_total
+    assert verdict.solved
+
+
+def test_hard_buggy_code_passes_sequential_tests_and_fails_the_stress_test(runtime):
+    task = REGISTRY.get("hard")
+    verdict = run(task, task.buggy_source, runtime.sandbox)
+    assert verdict.tests_passed == 8
+    assert verdict.stress is not None and not verdict.stress.passed
+    assert not verdict.solved
+
+
+def hundred_runs(runtime, source: str) -> list[bool]:
+    task = REGISTRY.get("hard")
+    many = task.model_copy(update={"stress": task.stress.model_copy(update={"runs_for_grade": 25})})
+    results = []
+    for batch in range(4):  # 4 fresh processes x 25 randomised runs
+        results += stress_runs(many, source, runtime.sandbox, random.Random(1000 + batch))
+    return results
+
+
+def test_stress_test_catches_the_race_in_at_least_99_of_100_runs(runtime):
+    results = hundred_runs(runtime, REGISTRY.get("hard").buggy_source)
+    assert len(results) == 100
+    assert results.count(False) >= 99
+
+
+def test_stress_test_passes_the_correct_fix_100_of_100_runs(runtime):
+    results = hundred_runs(runtime, REGISTRY.get("hard").gold_source)
+    assert results == [True] * 100
