@@ -219,8 +219,10 @@ class SandboxRun:
         return value
 
     def _request(self, message: dict) -> Any:
+        if self.result.aborted:
+            raise RunAborted(f"not run: {self.result.aborted}")
         if self._finished:
-            raise RunAborted(self.result.aborted or "the run has finished")
+            raise RunAborted("the run has finished")
         if self.load_error is not None:
             raise RunAborted("the module failed to load")
         rid = secrets.randbits(62) + 1
@@ -255,6 +257,7 @@ class SandboxRun:
         if code < 0:
             name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
             hint = {"SIGXCPU": " (CPU time limit)", "SIGXFSZ": " (file size limit)", "SIGKILL": ""}.get(name, "")
+            self.result.timed_out = self.result.timed_out or name == "SIGXCPU"  # a spin, caught by the CPU clock
             return f"the code's process was killed by {name}{hint}"
         return f"the code's process exited with status {code}"
 
