@@ -1,0 +1,152 @@
+"""The HTTP API: a whole episode with plain requests, isolation between episodes, and bad input."""
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from tests.helpers import GOLD, GOOD_HYPOTHESIS, submit
+
+
+def test_overview_lists_endpoints_tasks_and_actions(client):
+    body = client.get("/").json()
+    assert body["name"] == "agentdebugger-env"
+    assert {"GET /health", "POST /reset", "POST /step", "GET /state", "WS /ws", "GET /tasks"} <= set(body["endpoints"])
+    assert list(body["action_types"]) == ["submit_fix", "query_context", "give_up"]
+    assert [t["id"] for t in body["tasks"]] == ["easy", "medium", "hard"]
+
+
+def test_tasks_endpoint(client):
+    tasks = client.get("/tasks").json()
+    assert [(t["id"], t["difficulty"], t["max_attempts"], t["max_steps"], t["tests_total"]) for t in tasks] == [
+        ("easy", "easy", 5, 8, 8),
+        ("medium", "medium", 7, 15, 10),
+        ("hard", "hard", 10, 25, 8),
+    ]
+    assert all(t["name"] and t["description"] for t in tasks)
+
+
+def test_health_reports_the_isolation_layers(client):
+    body = client.get("/health").json()
+    assert body["status"] == "healthy"
+    assert body["isolation"]["tier"] == "namespaces+landlock"
+    assert body["isolation"]["layers"]["landlock"]["active"] is True
+    assert body["isolation"]["layers"]["network_namespace"]["active"] is True
+
+
+def test_schema_and_metadata(client):
+    schema = client.get("/schema").json()
+    assert {"action", "observation", "state"} <= set(schema)
+    assert "hypothesis" in schema["action"]["properties"]
+    assert "grader_score" in schema["observation"]["properties"]
+    assert "attempts_used" in schema["state"]["properties"]
+    meta = client.get("/metadata").json()
+    assert meta["name"] == "agentdebugger-env" and meta["description"]
+
+
+def test_mcp_answers_json_rpc(client):
+    body = client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).json()
+    assert body["jsonrpc"] == "2.0" and body["id"] == 1
+
+
+def test_a_whole_episode_over_plain_http(client):
+    start = client.post("/reset", json={"task_id": "medium", "seed": 1})
+    assert start.status_code == 200
+    obs = start.json()["observation"]
+    episode = obs["episode_id"]
+    assert (obs["tests_passed"], obs["tests_total"]) == (6, 10)
+    step = client.post("/step", json={"action": {"action_type": "query_context", "query_type": "function_signature", "query_target": "hash_password"}, "episode_id": episode})
+    assert step.status_code == 200 and step.json()["reward"] == 0.0
+    assert step.json()["observation"]["query_result"].startswith("def hash_password(password):")
+    done = client.post("/step", json={"action": submit(GOLD["medium"], GOOD_HYPOTHESIS["medium"]), "episode_id": episode}).json()
+    assert done["done"] is True and done["reward"] == 0.56
+    assert done["observation"]["grader_score"] == round(0.6 + 0.2 * 6 / 7 + 0.15 + 0.05, 6)
+    state = client.get("/state", params={"episode_id": episode}).json()
+    assert (state["episode_id"], state["step_count"], state["solved"], state["attempts_used"]) == (episode, 2, True, 1)
+
+
+def test_step_without_episode_id_continues_the_latest_http_episode(client):
+    client.post("/reset", json={"task_id": "easy", "seed": 2})
+    latest = client.post("/reset", json={"task_id": "hard", "seed": 2}).json()["observation"]["episode_id"]
+    obs = client.post("/step", json={"action": {"action_type": "give_up"}}).json()["observation"]
+    assert obs["episode_id"] == latest and obs["task_id"] == "hard"
+    assert client.get("/state").json()["episode_id"] == latest
+
+
+def test_reset_honours_a_given_episode_id(client):
+    obs = client.post("/reset", json={"task_id": "easy", "episode_id": "my-episode-1"}).json()["observation"]
+    assert obs["episode_id"] == "my-episode-1"
+    step = client.post("/step", json={"action": {"action_type": "give_up"}, "episode_id": "my-episode-1"}).json()
+    assert step["observation"]["step_number"] == 1
+
+
+def test_unknown_episode_and_unknown_task_are_clear_200_errors(client):
+    r = client.post("/step", json={"action": {"action_type": "give_up"}, "episode_id": "no-such-episode"})
+    assert r.status_code == 200
+    assert r.json()["observation"]["error"] == "unknown or expired episode_id 'no-such-episode'; call POST /reset to start an episode"
+    r = client.post("/reset", json={"task_id": "impossible"})
+    assert r.status_code == 200
+    assert r.json()["observation"]["error"] == "unknown task_id 'impossible'; available: easy, medium, hard"
+
+
+def test_agent_mistakes_are_200_with_the_error_and_count_a_step(client):
+    episode = client.post("/reset", json={"task_id": "easy"}).json()["observation"]["episode_id"]
+    r = client.post("/step", json={"action": {"action_type": "fix_it_please"}, "episode_id": episode})
+    assert r.status_code == 200
+    obs = r.json()["observation"]
+    assert obs["error"] == "unknown action_type 'fix_it_please'; expected one of: submit_fix, query_context, give_up"
+    assert obs["info"] == {"error": obs["error"]} and obs["step_number"] == 1
+    r = client.post("/step", json={"action": {"action_type": "submit_fix", "patch": "x"}, "episode_id": episode})
+    assert r.json()["observation"]["error"] == "unknown field(s) 'patch' for submit_fix; its fields are: fixed_code, hypothesis"
+
+
+def test_many_http_episodes_at_once_never_touch_each_other(client):
+    def play(i: int) -> tuple:
+        task_id = ("easy", "medium", "hard")[i % 3]
+        episode = client.post("/reset", json={"task_id": task_id, "seed": i}).json()["observation"]["episode_id"]
+        action = submit(GOLD[task_id], GOOD_HYPOTHESIS[task_id]) if i % 2 else {"action_type": "give_up"}
+        body = client.post("/step", json={"action": action, "episode_id": episode}).json()
+        obs = body["observation"]
+        state = client.get("/state", params={"episode_id": episode}).json()
+        good_score = obs["grader_score"] >= 0.96 if i % 2 else obs["grader_score"] == 0.0
+        return obs["episode_id"] == episode, obs["task_id"] == task_id, obs["step_number"], state["step_count"], body["done"], good_score
+
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(play, range(24)))
+    assert results == [(True, True, 1, 1, True, True)] * 24
+
+
+@pytest.mark.parametrize(
+    "body, status, detail",
+    [
+        (b'{"action": {"action_type": "give_up", "final_diagnosis": "\\ud800"}}', 400, "the JSON body contains a lone surrogate (\\ud800-\\udfff), which is not valid text"),
+        (b'{"action": {"action_type": "give_up", "final_diagnosis": "\xff\xfe"}}', 400, "the request body is not valid UTF-8"),
+        (b"[" * 100000 + b"]" * 100000, 400, "the JSON body is nested deeper than 64 levels"),
+        (b'{"action": ' + b'{"a": ' * 70 + b"1" + b"}" * 70 + b"}", 400, "the JSON body is nested deeper than 64 levels"),
+        (b'{"action": {"action_type": ', 400, "the request body is not valid JSON: Expecting value: line 1 column 28 (char 27)"),
+    ],
+)
+def test_malformed_bodies_get_a_clear_4xx(client, body, status, detail):
+    r = client.post("/step", content=body, headers={"content-type": "application/json"})
+    assert r.status_code == status
+    assert r.json() == {"detail": detail}
+    assert client.get("/health").status_code == 200
+
+
+def test_a_huge_body_is_refused_before_it_is_read(client):
+    body = json.dumps({"action": {"action_type": "submit_fix", "fixed_code": "x" * (2 * 1024 * 1024), "hypothesis": "h"}})
+    r = client.post("/step", content=body, headers={"content-type": "application/json"})
+    assert r.status_code == 413
+    assert r.json() == {"detail": f"request body of {len(body)} bytes exceeds the limit of 1048576 bytes"}
+
+
+def test_wrong_json_types_are_422(client):
+    r = client.post("/step", json={"action": {"action_type": "submit_fix", "fixed_code": 12, "hypothesis": "h"}})
+    assert r.status_code == 422
+
+
+def test_oversized_code_is_an_agent_mistake_not_an_http_error(client):
+    episode = client.post("/reset", json={"task_id": "easy"}).json()["observation"]["episode_id"]
+    big = "x = 1\n" * 12000  # 72 KB: under the body cap, over the code cap
+    obs = client.post("/step", json={"action": submit(big, "h"), "episode_id": episode}).json()["observation"]
+    assert obs["current_error_output"].startswith("Not run: the code is 72000 bytes; the limit is 65536 bytes")
