@@ -343,9 +343,97 @@ def probe():
     print(json.dumps(report))
 
 
+# ---------------------------------------------------------------------------------------------
+# the warm path: a pre-imported, single-threaded fork server ("zygote")
+
+# Imported once in the zygote so that no run pays for them; none holds a secret.
+ZYGOTE_PRELOAD = (
+    "ctypes", "_json", "json", "types", "traceback", "linecache", "threading", "hashlib", "hmac",
+    "bisect", "math", "typing", "collections", "functools", "itertools", "heapq", "dataclasses", "re",
+)
+
+
+def _child_after_fork(request, fds, keep_closed):
+    global REQ_FD, RESP_FD
+    import signal
+
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    for fd in keep_closed:
+        os.close(fd)
+    os.setsid()  # its own process group: the server kills the whole group
+    req_fd, resp_fd, out_fd = fds
+    devnull = os.open("/dev/null", os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(out_fd, 1)
+    os.dup2(out_fd, 2)
+    os.close(devnull)
+    os.close(out_fd)
+    os.chdir(request["dir"])
+    REQ_FD, RESP_FD = req_fd, resp_fd
+    sys.argv = [sys.argv[0], str(req_fd), str(resp_fd)]
+    main()
+
+
+def zygote(ctrl_fd):
+    """Fork one sandbox child per request; report each child's pid and, later, its exit status.
+
+    Requests arrive on a SOCK_SEQPACKET socket with the run's three fds attached (SCM_RIGHTS).
+    This process stays single-threaded and never runs submitted code itself.
+    """
+    import json
+    import select
+    import signal
+    import socket
+
+    for name in ZYGOTE_PRELOAD:
+        __import__(name)
+    ctrl = socket.socket(fileno=ctrl_fd)
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+
+    def reap():
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            ctrl.send(json.dumps({"exit": pid, "status": os.waitstatus_to_exitcode(status)}).encode())
+
+    while True:
+        ready = select.select([ctrl, wake_r], [], [])[0]
+        if wake_r in ready:
+            os.read(wake_r, 4096)
+            reap()
+        if ctrl in ready:
+            message, fds, _, _ = socket.recv_fds(ctrl, 65536, 3)
+            if not message:
+                return  # the server is gone
+            request = marshal.loads(message)
+            pid = os.fork()
+            if pid == 0:
+                code = 0
+                try:
+                    _child_after_fork(request, fds, (ctrl.fileno(), wake_r, wake_w))
+                    sys.stdout.flush()
+                except BaseException:
+                    __import__("traceback").print_exc()  # into the run's output file
+                    code = 1
+                os._exit(code)
+            for fd in fds:
+                os.close(fd)
+            ctrl.send(json.dumps({"id": request["id"], "pid": pid}).encode())
+
+
 if __name__ == "__main__":
     if sys.argv[1:] == ["--probe"]:
         probe()
+    elif sys.argv[1:2] == ["--zygote"]:
+        zygote(int(sys.argv[2]))
     else:
         REQ_FD, RESP_FD = int(sys.argv[1]), int(sys.argv[2])
         main()

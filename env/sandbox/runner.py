@@ -32,6 +32,7 @@ from pydantic import BaseModel
 
 from env.sandbox.isolation import CHILD, PYTHON_FLAGS, Isolation
 from env.sandbox.limits import Limits
+from env.sandbox.zygote import Zygote, ZygoteChild, ZygoteError
 
 
 class RunAborted(Exception):
@@ -81,14 +82,58 @@ def _read_only_paths() -> list[str]:
     return sorted({p for p in candidates if p and os.path.exists(p)})
 
 
-class Sandbox:
-    """Shared, stateless runner configuration: safe to use from many threads at once."""
+class FreshChild:
+    """A child started as a fresh interpreter (the slow path, and the benchmark's baseline)."""
 
-    def __init__(self, limits: Limits, isolation: Isolation, tmp_root: str | None = None):
+    def __init__(self, popen: subprocess.Popen):
+        self.pid = popen.pid
+        self._popen = popen
+
+    def wait(self, timeout: float | None) -> int | None:
+        try:
+            return self._popen.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+
+class Sandbox:
+    """Shared runner configuration: safe to use from many threads at once.
+
+    ``warm=True`` (the default; ``SANDBOX_ZYGOTE=off`` disables it) starts children from a
+    pre-imported fork server; otherwise each run starts a fresh interpreter.
+    """
+
+    def __init__(self, limits: Limits, isolation: Isolation, tmp_root: str | None = None, warm: bool | None = None):
         self.limits = limits
         self.isolation = isolation
         self.tmp_root = tmp_root or os.environ.get("SANDBOX_TMPDIR") or None
         self.read_only = _read_only_paths()
+        if warm is None:
+            warm = os.environ.get("SANDBOX_ZYGOTE", "on") != "off"
+        self.zygote: Zygote | None = Zygote(int(os.environ.get("SANDBOX_ZYGOTE_RUNS", "2000"))) if warm else None
+
+    def launch(self, run_dir: str, req_r: int, resp_w: int, out_fd: int) -> FreshChild | ZygoteChild:
+        if self.zygote is not None:
+            try:
+                return self.zygote.spawn(run_dir, req_r, resp_w, out_fd)
+            except ZygoteError:
+                pass  # the zygote is replaced on the next run; this one starts cold
+        popen = subprocess.Popen(
+            [sys.executable, *PYTHON_FLAGS, str(CHILD), str(req_r), str(resp_w)],
+            stdin=subprocess.DEVNULL,
+            stdout=out_fd,
+            stderr=out_fd,
+            cwd=run_dir,
+            env={"MALLOC_ARENA_MAX": "2"},
+            close_fds=True,
+            pass_fds=(req_r, resp_w),
+            start_new_session=True,
+        )
+        return FreshChild(popen)
+
+    def close(self) -> None:
+        if self.zygote is not None:
+            self.zygote.close()
 
     def start(self, source: str, filename: str, module: str, preload: tuple[str, ...] = ()) -> "SandboxRun":
         if not self.isolation.can_execute:
@@ -119,18 +164,7 @@ class SandboxRun:
         self._buffer = b""
         self._finished = False
         try:
-            # fds 3 and 4 in the child; everything else is closed by close_fds.
-            self._proc = subprocess.Popen(
-                [sys.executable, *PYTHON_FLAGS, str(CHILD), str(req_r), str(resp_w)],
-                stdin=subprocess.DEVNULL,
-                stdout=self._out_fd,
-                stderr=self._out_fd,
-                cwd=self._dir,
-                env={"MALLOC_ARENA_MAX": "2"},
-                close_fds=True,
-                pass_fds=(req_r, resp_w),
-                start_new_session=True,
-            )
+            self._child = self.sandbox.launch(self._dir, req_r, resp_w, self._out_fd)
         except BaseException:
             for fd in (req_r, resp_w, self._req_w, self._resp_r, self._out_fd):
                 os.close(fd)
@@ -249,9 +283,8 @@ class SandboxRun:
     # -- teardown ----------------------------------------------------------------------------
 
     def _exit_description(self) -> str:
-        try:
-            code = self._proc.wait(timeout=max(0.0, min(1.0, self._deadline - time.monotonic())))
-        except subprocess.TimeoutExpired:
+        code = self._child.wait(timeout=max(0.0, min(1.0, self._deadline - time.monotonic())))
+        if code is None:
             return "the code's process closed its reply channel"
         self.result.exit_code = code
         if code < 0:
@@ -269,7 +302,7 @@ class SandboxRun:
 
     def _kill(self) -> None:
         try:
-            os.killpg(self._proc.pid, signal.SIGKILL)
+            os.killpg(self._child.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
 
@@ -280,7 +313,7 @@ class SandboxRun:
         # The child flushed its output before its last reply, so nothing is lost by killing it
         # now; killing the group also reaps anything the code left behind in it.
         self._kill()
-        code = self._proc.wait()
+        code = self._child.wait(timeout=5.0)
         if self.result.exit_code is None:
             self.result.exit_code = code
         self.result.duration_ms = (time.monotonic() - self._started) * 1000

@@ -1,0 +1,164 @@
+"""The warm execution path: a pre-imported fork server that starts each sandbox child in ~1 ms.
+
+    zygote = Zygote(max_runs=2000)
+    child = zygote.spawn(run_dir, req_r, resp_w, out_fd)    # -> ZygoteChild(pid)
+    child.wait(timeout=1.0)                                 # exit code, or None if not yet known
+
+The zygote is ``child.py --zygote``: started with an empty environment, it imports what runs
+need, stays single-threaded, and forks one child per request; every isolation layer is applied
+in the child, after the fork. It is replaced after ``max_runs`` children or on any anomaly (it
+died, or a request went unanswered). Safe to use from many threads.
+"""
+
+from __future__ import annotations
+
+import json
+import marshal
+import os
+import socket
+import subprocess
+import sys
+import threading
+from concurrent.futures import Future
+
+from env.sandbox.isolation import CHILD, PYTHON_FLAGS
+
+SPAWN_TIMEOUT_S = 10.0
+
+
+class ZygoteError(RuntimeError):
+    pass
+
+
+class ZygoteChild:
+    """A child forked by the zygote: the zygote reaps it and reports its exit status."""
+
+    def __init__(self, pid: int, process: "_ZygoteProcess"):
+        self.pid = pid
+        self._process = process
+        self.returncode: int | None = None
+
+    def wait(self, timeout: float | None) -> int | None:
+        if self.returncode is None:
+            self.returncode = self._process.exit_code(self.pid, timeout)
+        return self.returncode
+
+
+class _ZygoteProcess:
+    """One zygote: its process, control socket and reader thread."""
+
+    def __init__(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.proc = subprocess.Popen(
+            [sys.executable, *PYTHON_FLAGS, str(CHILD), "--zygote", str(theirs.fileno())],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env={"MALLOC_ARENA_MAX": "2"},
+            close_fds=True,
+            pass_fds=(theirs.fileno(),),
+            start_new_session=True,
+        )
+        theirs.close()
+        self.sock = ours
+        self.runs = 0
+        self.alive = True
+        self._send_lock = threading.Lock()
+        self._state = threading.Condition()
+        self._pending: dict[int, Future[int]] = {}
+        self._exits: dict[int, int] = {}
+        self._next_id = 0
+        threading.Thread(target=self._read, name="adbg-zygote-reader", daemon=True).start()
+
+    def _read(self) -> None:
+        try:
+            while True:
+                data = self.sock.recv(65536)
+                if not data:
+                    break
+                message = json.loads(data)
+                with self._state:
+                    if "exit" in message:
+                        self._exits[int(message["exit"])] = int(message["status"])
+                        self._state.notify_all()
+                    else:
+                        future = self._pending.pop(int(message["id"]), None)
+                        if future is not None:
+                            future.set_result(int(message["pid"]))
+        except (OSError, ValueError):
+            pass
+        with self._state:
+            self.alive = False
+            for future in self._pending.values():
+                future.set_exception(ZygoteError("the zygote exited"))
+            self._pending.clear()
+            self._state.notify_all()
+
+    def spawn(self, run_dir: str, fds: tuple[int, int, int]) -> ZygoteChild:
+        future: Future[int] = Future()
+        with self._state:
+            if not self.alive:
+                raise ZygoteError("the zygote is not running")
+            self._next_id += 1
+            request_id = self._next_id
+            self._pending[request_id] = future
+        with self._send_lock:
+            socket.send_fds(self.sock, [marshal.dumps({"id": request_id, "dir": run_dir})], list(fds))
+            self.runs += 1
+        pid = future.result(timeout=SPAWN_TIMEOUT_S)
+        return ZygoteChild(pid, self)
+
+    def exit_code(self, pid: int, timeout: float | None) -> int | None:
+        with self._state:
+            self._state.wait_for(lambda: pid in self._exits or not self.alive, timeout)
+            return self._exits.pop(pid, None)
+
+    def stop(self) -> None:
+        self.alive = False
+        try:
+            self.sock.close()  # the zygote sees EOF and exits; its children are killed by their runs
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class Zygote:
+    """Hands out children from a healthy zygote, replacing it after ``max_runs`` or a failure."""
+
+    def __init__(self, max_runs: int = 2000):
+        self.max_runs = max_runs
+        self._lock = threading.Lock()
+        self._current: _ZygoteProcess | None = None
+        self.restarts = 0
+
+    def _get(self) -> _ZygoteProcess:
+        with self._lock:
+            current = self._current
+            if current is None or not current.alive or current.runs >= self.max_runs:
+                if current is not None:
+                    threading.Thread(target=current.stop, daemon=True).start()
+                    self.restarts += 1
+                current = self._current = _ZygoteProcess()
+            return current
+
+    def spawn(self, run_dir: str, req_r: int, resp_w: int, out_fd: int) -> ZygoteChild:
+        process = self._get()
+        try:
+            return process.spawn(run_dir, (req_r, resp_w, out_fd))
+        except (OSError, ZygoteError, TimeoutError) as exc:
+            process.alive = False  # an anomaly: the next run gets a fresh zygote
+            raise ZygoteError(f"the zygote failed to start a run: {exc}") from exc
+
+    @property
+    def pid(self) -> int | None:
+        return self._current.proc.pid if self._current else None
+
+    def close(self) -> None:
+        with self._lock:
+            if self._current is not None:
+                self._current.stop()
+                self._current = None
