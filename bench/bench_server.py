@@ -14,6 +14,7 @@ machine): easy submit p50 70 ms, hard 1261 ms, /health 318-1568 ms under load.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import socket
 import statistics
@@ -105,7 +106,6 @@ def throughput(url: str, code: str, sessions: int, seconds: float) -> tuple[floa
 
 def health_under_load(url: str, code: str, sessions: int, seconds: float) -> float:
     stop = time.monotonic() + seconds
-    samples: list[float] = []
 
     def worker(k: int) -> None:
         with httpx.Client(timeout=60) as client:
@@ -117,19 +117,34 @@ def health_under_load(url: str, code: str, sessions: int, seconds: float) -> flo
     threads = [threading.Thread(target=worker, args=(k,)) for k in range(sessions)]
     for t in threads:
         t.start()
-    with httpx.Client(timeout=30) as client:
-        time.sleep(0.5)
-        while time.monotonic() < stop:
-            started = time.perf_counter()
-            client.get(f"{url}/health")
-            samples.append((time.perf_counter() - started) * 1000)
-            time.sleep(0.02)
+    # The sampler is its own process, so the load generator's threads do not delay it.
+    time.sleep(0.5)
+    sampler = subprocess.run(
+        [sys.executable, __file__, "--sample-health", url, str(max(1.0, stop - time.monotonic()))],
+        capture_output=True, text=True, check=True,
+    )
+    samples = json.loads(sampler.stdout)
     for t in threads:
         t.join()
     return pct(samples, 99)
 
 
+def sample_health(url: str, seconds: float) -> None:
+    samples = []
+    stop = time.monotonic() + seconds
+    with httpx.Client(timeout=30) as client:
+        while time.monotonic() < stop:
+            started = time.perf_counter()
+            client.get(f"{url}/health")
+            samples.append((time.perf_counter() - started) * 1000)
+            time.sleep(0.02)
+    print(json.dumps(samples))
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--sample-health"]:
+        sample_health(sys.argv[2], float(sys.argv[3]))
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--episodes", type=int, default=20)

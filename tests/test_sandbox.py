@@ -251,3 +251,47 @@ def test_landlock_alone_still_blocks_files_and_tcp(live_server, canary):
         with pytest.raises(RemoteError) as err:
             run.call("connect", live_server.port)
         assert err.value.exc_type == "PermissionError"
+
+
+def test_the_fresh_interpreter_path_gives_the_same_containment(isolation, canary):
+    sandbox = Sandbox(Limits(), isolation, warm=False)
+    assert sandbox.zygote is None
+    with sandbox.start(PROBES, "probes.py", "probes") as run:
+        with pytest.raises(RemoteError) as err:
+            run.call("read", str(canary))
+        assert err.value.exc_type == "PermissionError"
+        assert set(run.call("environment")) <= {"MALLOC_ARENA_MAX", "LC_CTYPE"}
+
+
+def test_the_zygote_is_replaced_after_its_run_budget(isolation):
+    sandbox = Sandbox(Limits(), isolation, warm=True)
+    sandbox.zygote.max_runs = 3
+    pids = []
+    for _ in range(7):
+        with sandbox.start("def f():\n    return 1\n", "m.py", "m") as run:
+            assert run.call("f") == 1
+        pids.append(sandbox.zygote.pid)
+    assert len(set(pids)) == 3 and sandbox.zygote.restarts == 2
+    sandbox.close()
+
+
+def test_killing_the_zygote_loses_no_later_run(isolation):
+    sandbox = Sandbox(Limits(), isolation, warm=True)
+    with sandbox.start("def f():\n    return 1\n", "m.py", "m") as run:
+        assert run.call("f") == 1
+    old = sandbox.zygote.pid
+    os.kill(old, 9)
+    time.sleep(0.2)
+    for _ in range(3):
+        with sandbox.start("def f():\n    return 2\n", "m.py", "m") as run:
+            assert run.call("f") == 2
+    assert sandbox.zygote.pid != old
+    sandbox.close()
+
+
+def test_killing_a_run_mid_call_is_reported_and_isolated(runtime):
+    with runtime.sandbox.start("def f():\n    import time\n    time.sleep(30)\n", "m.py", "m") as victim, runtime.sandbox.start("def g():\n    return 7\n", "m.py", "m") as bystander:
+        os.kill(victim._child.pid, 9)
+        with pytest.raises(RunAborted, match="killed by SIGKILL"):
+            victim.call("f")
+        assert bystander.call("g") == 7

@@ -198,8 +198,8 @@ class SandboxRun:
         try:
             while data:
                 data = data[os.write(self._req_w, data) :]
-        except (BrokenPipeError, OSError) as exc:
-            raise self._abort(f"the code's process is gone ({exc.__class__.__name__})") from None
+        except OSError:
+            raise self._abort(self._exit_description()) from None
 
     def _read_exact(self, n: int) -> bytes:
         while len(self._buffer) < n:

@@ -116,7 +116,10 @@ class _ZygoteProcess:
     def stop(self) -> None:
         self.alive = False
         try:
-            self.sock.close()  # the zygote sees EOF and exits; its children are killed by their runs
+            # shutdown, not just close: it wakes our blocked reader and the zygote sees EOF and exits
+            # (its children belong to their runs, which kill them).
+            self.sock.shutdown(socket.SHUT_RDWR)
+            self.sock.close()
         except OSError:
             pass
         try:
