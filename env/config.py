@@ -16,7 +16,7 @@ class Settings(BaseModel):
     port: int = Field(8000, description="PORT")
 
     @classmethod
-    def from_env(cls) -> "Settings":
+    def from_env(cls) -> Settings:
         names = {
             "max_sessions": "ENV_MAX_SESSIONS",
             "session_timeout_s": "ENV_SESSION_TIMEOUT_S",

@@ -38,7 +38,7 @@ class Runtime:
         self._baseline_lock = threading.Lock()
 
     @classmethod
-    def from_env(cls) -> "Runtime":
+    def from_env(cls) -> Runtime:
         isolation = probe_isolation()
         log_isolation(isolation)
         return cls(
@@ -50,7 +50,7 @@ class Runtime:
 
     @staticmethod
     @functools.cache
-    def default() -> "Runtime":
+    def default() -> Runtime:
         return Runtime.from_env()
 
     @property

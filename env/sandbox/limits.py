@@ -26,7 +26,7 @@ class Limits(BaseModel):
     reply_bytes: int = Field(4 * MiB, gt=0, description="Largest reply the trusted side accepts from the run")
 
     @classmethod
-    def from_env(cls) -> "Limits":
+    def from_env(cls) -> Limits:
         names = {
             "wall_seconds": "SANDBOX_WALL_SECONDS",
             "cpu_seconds": "SANDBOX_CPU_SECONDS",

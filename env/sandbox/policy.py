@@ -59,7 +59,7 @@ class Policy:
     enabled: bool = True
 
     @classmethod
-    def for_task(cls, allowed_imports: frozenset[str]) -> "Policy":
+    def for_task(cls, allowed_imports: frozenset[str]) -> Policy:
         return cls(allowed_imports, enabled=os.environ.get("SANDBOX_STATIC_CHECK", "on") != "off")
 
 

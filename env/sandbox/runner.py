@@ -57,7 +57,7 @@ class RemoteError(Exception):
 class RemoteHandle:
     """A non-data value that stayed in the child; equal only to itself."""
 
-    run: "SandboxRun"
+    run: SandboxRun
     handle: int
     type_name: str
 
@@ -135,7 +135,7 @@ class Sandbox:
         if self.zygote is not None:
             self.zygote.close()
 
-    def start(self, source: str, filename: str, module: str, preload: tuple[str, ...] = ()) -> "SandboxRun":
+    def start(self, source: str, filename: str, module: str, preload: tuple[str, ...] = ()) -> SandboxRun:
         if not self.isolation.can_execute:
             raise RefusedToRun(self.isolation.reason)
         return SandboxRun(self, source, filename, module, preload)
@@ -332,7 +332,7 @@ class SandboxRun:
             text += f"\n... [output cut: {size - cap} more bytes not shown]"
         return text, size > cap
 
-    def __enter__(self) -> "SandboxRun":
+    def __enter__(self) -> SandboxRun:
         return self
 
     def __exit__(self, *exc: object) -> None:

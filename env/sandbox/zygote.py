@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import marshal
-import os
 import socket
 import subprocess
 import sys
@@ -33,7 +32,7 @@ class ZygoteError(RuntimeError):
 class ZygoteChild:
     """A child forked by the zygote: the zygote reaps it and reports its exit status."""
 
-    def __init__(self, pid: int, process: "_ZygoteProcess"):
+    def __init__(self, pid: int, process: _ZygoteProcess):
         self.pid = pid
         self._process = process
         self.returncode: int | None = None

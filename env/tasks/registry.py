@@ -28,7 +28,7 @@ class TaskRegistry:
             self._tasks[task.id] = task
 
     @classmethod
-    def builtin(cls) -> "TaskRegistry":
+    def builtin(cls) -> TaskRegistry:
         return cls([load_task(CLASSIC_DIR / name) for name in CLASSIC_ORDER])
 
     def get(self, task_id: str) -> TaskSpec:

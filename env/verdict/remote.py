@@ -38,7 +38,7 @@ class RemoteObject:
     def __init__(self, run: SandboxRun, handle: RemoteHandle, log: CallLog, label: str):
         self._run, self._handle, self._log, self._label = run, handle, log, label
 
-    def __getattr__(self, name: str) -> "RemoteCallable":
+    def __getattr__(self, name: str) -> RemoteCallable:
         if name.startswith("_"):
             raise AttributeError(name)
         return RemoteCallable(self._run, self._log, name, f"{self._label}.{name}", self._handle)

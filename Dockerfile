@@ -1,0 +1,18 @@
+FROM python:3.11-slim
+
+# A non-root user: the sandbox layers (Landlock, rlimits) do not need root.
+RUN useradd --create-home --uid 1000 app
+WORKDIR /app
+
+COPY requirements.txt ./
+RUN pip install --no-cache-dir -r requirements.txt
+
+COPY env ./env
+COPY openenv.yaml README.md ./
+
+USER app
+ENV HOST=0.0.0.0 PORT=8000 PYTHONUNBUFFERED=1
+EXPOSE 8000
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+  CMD python -c "import sys, urllib.request; sys.exit(urllib.request.urlopen('http://127.0.0.1:8000/health', timeout=4).status != 200)"
+CMD ["python", "-m", "env.server"]
