@@ -80,6 +80,9 @@ def fork_sleeper():
 
 def recurse(n):
     return recurse(n + 1)
+
+def parent_environ():
+    return read(f"/proc/{os.getppid()}/environ")
 '''
 
 
@@ -108,6 +111,9 @@ def test_the_server_process_memory_and_environment_are_unreachable(probes):
         with pytest.raises(RemoteError) as err:
             probes.call("read", path)
         assert err.value.exc_type == "PermissionError"
+    with pytest.raises(RemoteError) as err:
+        probes.call("parent_environ")
+    assert err.value.exc_type == "PermissionError"
 
 
 def test_nothing_can_be_written_outside_the_run_directory(probes, tmp_path):

@@ -1,0 +1,70 @@
+"""HTTP episodes: kept by id, expired when idle, bounded in number, and `openenv validate .` on the manifest."""
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from env.config import Settings
+from env.episode import Episode
+from env.server.app import build_app
+from env.server.episodes import EpisodeStore, StoreFull
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def make(runtime, name: str) -> Episode:
+    return Episode(runtime, runtime.registry.get("easy"), seed=1, episode_id=name)
+
+
+def test_episodes_are_found_by_id_and_the_latest_is_remembered(runtime):
+    store = EpisodeStore(capacity=4, idle_timeout=60)
+    first, second = make(runtime, "a"), make(runtime, "b")
+    store.add(first)
+    store.add(second)
+    assert store.get("a") is first and store.latest() is second and store.get("zzz") is None
+
+
+def test_idle_episodes_expire(runtime):
+    store = EpisodeStore(capacity=4, idle_timeout=0.2)
+    store.add(make(runtime, "a"))
+    time.sleep(0.3)
+    assert store.get("a") is None and store.latest() is None and len(store) == 0
+
+
+def test_capacity_evicts_finished_episodes_first_and_never_a_running_one(runtime):
+    store = EpisodeStore(capacity=2, idle_timeout=60)
+    done, running = make(runtime, "done"), make(runtime, "running")
+    done.done = True
+    store.add(done)
+    store.add(running)
+    store.add(make(runtime, "new"))
+    assert store.get("done") is None and store.get("running") is running
+    with pytest.raises(StoreFull, match="2 HTTP episodes are open"):
+        store.add(make(runtime, "one-too-many"))
+
+
+def test_an_expired_episode_is_a_clear_error_over_http(runtime):
+    with TestClient(build_app(runtime=runtime, settings=Settings(session_timeout_s=0.2))) as client:
+        episode = client.post("/reset", json={"task_id": "easy"}).json()["observation"]["episode_id"]
+        time.sleep(0.3)
+        r = client.post("/step", json={"action": {"action_type": "give_up"}, "episode_id": episode})
+    assert r.status_code == 200
+    assert r.json()["observation"]["error"] == f"unknown or expired episode_id '{episode}'; call POST /reset to start an episode"
+
+
+def test_a_full_store_refuses_new_http_episodes_clearly(runtime):
+    with TestClient(build_app(runtime=runtime, settings=Settings(http_episodes=1))) as client:
+        client.post("/reset", json={"task_id": "easy"})
+        r = client.post("/reset", json={"task_id": "easy"})
+    assert r.status_code == 200
+    assert r.json()["observation"]["error"].startswith("1 HTTP episodes are open; finish one")
+
+
+def test_openenv_validate_accepts_the_manifest():
+    done = subprocess.run([sys.executable, "-m", "openenv.cli", "validate", str(ROOT)], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "PASS  static.manifest" in done.stdout
