@@ -81,6 +81,9 @@ def fork_sleeper():
 def recurse(n):
     return recurse(n + 1)
 
+def run_program():
+    os.execv("/bin/true", ["true"])
+
 def parent_environ():
     return read(f"/proc/{os.getppid()}/environ")
 '''
@@ -193,8 +196,18 @@ def test_output_is_capped_and_marked(runtime):
     assert run.result.output.endswith(f"... [output cut: {100 * 1024 - cap} more bytes not shown]")
 
 
-def test_processes_left_behind_are_killed(runtime):
-    with runtime.sandbox.start(PROBES, "probes.py", "probes") as run:
+def test_fork_and_exec_are_denied(probes):
+    with pytest.raises(RemoteError) as err:
+        probes.call("fork_sleeper")
+    assert err.value.exc_type == "PermissionError"
+    with pytest.raises(RemoteError) as err:
+        probes.call("run_program")
+    assert err.value.exc_type == "PermissionError"
+
+
+def test_processes_left_behind_are_killed_even_without_seccomp(isolation):
+    iso = probe_isolation(disabled={"seccomp", "uid"}, allow_unsafe=False)
+    with Sandbox(Limits(), iso).start(PROBES, "probes.py", "probes") as run:
         pid = run.call("fork_sleeper")
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
@@ -225,32 +238,72 @@ def test_a_load_error_is_reported_with_the_line(runtime):
 
 @pytest.mark.parametrize(
     "disabled, tier",
-    [(set(), "namespaces+landlock"), ({"netns"}, "landlock"), ({"landlock"}, "namespaces"), ({"netns", "landlock"}, "rlimits-only")],
+    [
+        (set(), "namespaces+landlock+seccomp"),
+        ({"netns"}, "landlock+seccomp"),
+        ({"landlock"}, "namespaces+seccomp"),
+        ({"seccomp"}, "namespaces+landlock"),
+        ({"netns", "seccomp"}, "landlock"),
+        ({"netns", "landlock"}, "seccomp"),
+        ({"landlock", "seccomp"}, "namespaces"),
+        ({"netns", "landlock", "seccomp"}, "rlimits-only"),
+    ],
 )
 def test_probe_picks_the_strongest_available_tier(disabled, tier):
-    iso = probe_isolation(disabled=disabled, allow_unsafe=False)
+    iso = probe_isolation(disabled=disabled | {"uid"}, allow_unsafe=False)
     assert iso.tier == tier
     assert iso.can_execute == (tier != "rlimits-only")
-    for name in disabled:
-        layer = {"netns": "network_namespace", "landlock": "landlock"}[name]
-        assert iso.layers[layer].detail == "disabled by SANDBOX_DISABLE_LAYERS"
+    names = {"netns": "network_namespace", "landlock": "landlock", "seccomp": "seccomp", "uid": "separate_uid"}
+    for key, layer in names.items():
+        assert iso.layers[layer].active == (key not in disabled | {"uid"})
+        if key in disabled:
+            assert iso.layers[layer].detail == "disabled by SANDBOX_DISABLE_LAYERS"
+
+
+def test_the_separate_uid_layer_reports_why_it_is_off():
+    layer = probe_isolation(disabled=set(), allow_unsafe=False).layers["separate_uid"]
+    if not layer.active:
+        assert layer.detail in (
+            "uid 65534 cannot read the Python standard library here",
+            "the server does not run as root, so runs keep its uid",
+        )
 
 
 def test_without_kernel_layers_the_sandbox_fails_closed():
-    iso = probe_isolation(disabled={"netns", "landlock"}, allow_unsafe=False)
+    iso = probe_isolation(disabled={"netns", "landlock", "seccomp", "uid"}, allow_unsafe=False)
     with pytest.raises(RefusedToRun, match="refusing to run code: no kernel isolation layer"):
         Sandbox(Limits(), iso).start("x = 1\n", "m.py", "m")
 
 
 def test_the_unsafe_development_setting_runs_with_rlimits_only():
-    iso = probe_isolation(disabled={"netns", "landlock"}, allow_unsafe=True)
+    iso = probe_isolation(disabled={"netns", "landlock", "seccomp", "uid"}, allow_unsafe=True)
     assert iso.can_execute and iso.reason.startswith("unsafe:")
     with Sandbox(Limits(), iso).start("def f():\n    return 41 + 1\n", "m.py", "m") as run:
         assert run.call("f") == 42
 
 
+@pytest.mark.parametrize("only", ["netns", "landlock", "seccomp"])
+def test_each_layer_alone_blocks_what_it_claims(only, canary, live_server):
+    iso = probe_isolation(disabled={"netns", "landlock", "seccomp", "uid"} - {only}, allow_unsafe=False)
+    assert iso.tier == {"netns": "namespaces", "landlock": "landlock", "seccomp": "seccomp"}[only]
+    with Sandbox(Limits(), iso).start(PROBES, "probes.py", "probes") as run:
+        if only == "landlock":
+            with pytest.raises(RemoteError, match="PermissionError"):
+                run.call("read", str(canary))
+            with pytest.raises(RemoteError, match="PermissionError"):
+                run.call("connect", live_server.port)
+        elif only == "seccomp":
+            for call, args in (("connect", (live_server.port,)), ("udp_out", ()), ("fork_sleeper", ()), ("run_program", ())):
+                with pytest.raises(RemoteError, match="PermissionError"):
+                    run.call(call, *args)
+        else:
+            for call, args in (("connect", (live_server.port,)), ("udp_out", ())):
+                with pytest.raises(RemoteError, match="OSError|ConnectionRefusedError"):
+                    run.call(call, *args)
+
+
 def test_landlock_alone_still_blocks_files_and_tcp(live_server, canary):
-    iso = probe_isolation(disabled={"netns"}, allow_unsafe=False)
+    iso = probe_isolation(disabled={"netns", "seccomp"}, allow_unsafe=False)
     with Sandbox(Limits(), iso).start(PROBES, "probes.py", "probes") as run:
         with pytest.raises(RemoteError):
             run.call("read", str(canary))

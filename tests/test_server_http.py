@@ -29,7 +29,8 @@ def test_tasks_endpoint(client):
 def test_health_reports_the_isolation_layers(client):
     body = client.get("/health").json()
     assert body["status"] == "healthy"
-    assert body["isolation"]["tier"] == "namespaces+landlock"
+    assert body["isolation"]["tier"].startswith("namespaces+landlock+seccomp")
+    assert body["isolation"]["layers"]["seccomp"]["active"] is True
     assert body["isolation"]["layers"]["landlock"]["active"] is True
     assert body["isolation"]["layers"]["network_namespace"]["active"] is True
 

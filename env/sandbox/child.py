@@ -132,20 +132,41 @@ def _landlock(ctypes, libc, abi, read_only, read_write):
     os.close(ruleset)
 
 
+def _seccomp(ctypes, libc, bpf):
+    # The filter was compiled once by the server (libseccomp); loading raw BPF needs no library.
+    class SockFprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    program = ctypes.create_string_buffer(bpf, len(bpf))
+    fprog = SockFprog(len(bpf) // 8, ctypes.cast(program, ctypes.c_void_p))
+    pr_set_seccomp, seccomp_mode_filter = 22, 2
+    if libc.prctl(pr_set_seccomp, seccomp_mode_filter, ctypes.byref(fprog), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "loading the seccomp filter failed")
+
+
+def _drop_uid(uid):
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+
+
 def _isolate(setup):
     # Below the server in CPU priority, so a busy sandbox never slows the API down.
     os.nice(setup.get("nice", 10))
     was_root = os.geteuid() == 0
     layers = setup["layers"]
-    if layers.get("netns") or layers.get("landlock"):
-        ctypes, libc = _libc()
-        pr_set_no_new_privs = 38
-        libc.prctl(pr_set_no_new_privs, 1, 0, 0, 0)
-        if layers.get("netns"):
-            _unshare_network(ctypes, libc)
-        if layers.get("landlock"):
-            _landlock(ctypes, libc, layers["landlock"], setup["read_only"], [os.getcwd()])
-    _apply_rlimits(setup["limits"], was_root)
+    if layers.get("uid") is not None and was_root:
+        _drop_uid(layers["uid"])
+    ctypes, libc = _libc()
+    pr_set_no_new_privs = 38
+    libc.prctl(pr_set_no_new_privs, 1, 0, 0, 0)
+    if layers.get("netns"):
+        _unshare_network(ctypes, libc)
+    if layers.get("landlock"):
+        _landlock(ctypes, libc, layers["landlock"], setup["read_only"], [os.getcwd()])
+    if layers.get("seccomp"):
+        _seccomp(ctypes, libc, layers["seccomp"])
+    _apply_rlimits(setup["limits"], was_root and layers.get("uid") is None)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -323,11 +344,32 @@ def main():
     sys.stdout.flush()
 
 
-def probe():
-    """Report which layers this host lets an unprivileged child apply (see env.sandbox.isolation)."""
-    import json  # before Landlock shuts the standard library away
+def _probe_uid(uid):
+    """In a throw-away fork: can ``uid`` still read the standard library it will import from?"""
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            _drop_uid(uid)
+            stdlib = os.path.dirname(os.__file__)
+            os.listdir(stdlib)
+            with open(os.path.join(stdlib, "bisect.py"), "rb"):
+                code = 0
+        finally:
+            os._exit(code)
+    return os.waitpid(pid, 0)[1] == 0
 
-    report = {"landlock_abi": 0, "netns": False, "landlock": False, "errors": []}
+
+def probe(bpf_path=None, uid=None):
+    """Report which layers this host lets a child apply (see env.sandbox.isolation)."""
+    import json  # before Landlock shuts the standard library away
+    import socket
+
+    report = {"landlock_abi": 0, "netns": False, "landlock": False, "seccomp": False, "uid": False, "errors": []}
+    if uid is not None and os.geteuid() == 0:
+        report["uid"] = _probe_uid(uid)
+        if not report["uid"]:
+            report["errors"].append(f"uid: uid {uid} cannot read the Python standard library here")
     ctypes, libc = _libc()
     report["landlock_abi"] = max(0, libc.syscall(444, None, 0, 1))  # LANDLOCK_CREATE_RULESET_VERSION
     libc.prctl(38, 1, 0, 0, 0)
@@ -342,6 +384,18 @@ def probe():
             report["landlock"] = True
         except OSError as exc:
             report["errors"].append("landlock: " + str(exc))
+    if bpf_path:
+        try:
+            with open(bpf_path, "rb") as handle:
+                bpf = handle.read()
+            _seccomp(ctypes, libc, bpf)
+            try:
+                socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                report["errors"].append("seccomp: the filter loaded but did not deny an internet socket")
+            except PermissionError:
+                report["seccomp"] = True
+        except OSError as exc:
+            report["errors"].append("seccomp: " + str(exc))
     print(json.dumps(report))
 
 
@@ -432,8 +486,8 @@ def zygote(ctrl_fd):
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--probe"]:
-        probe()
+    if sys.argv[1:2] == ["--probe"]:
+        probe(sys.argv[2] or None, int(sys.argv[3]) if sys.argv[3] else None)
     elif sys.argv[1:2] == ["--zygote"]:
         zygote(int(sys.argv[2]))
     else:

@@ -154,6 +154,8 @@ class SandboxRun:
     def __post_init__(self) -> None:
         limits = self.sandbox.limits
         self._dir = tempfile.mkdtemp(prefix="adbg-run-", dir=self.sandbox.tmp_root)
+        if self.sandbox.isolation.uid is not None:
+            os.chown(self._dir, self.sandbox.isolation.uid, self.sandbox.isolation.uid)
         with open(os.path.join(self._dir, self.filename), "w", encoding="utf-8") as handle:
             handle.write(self.source)
         self._out_fd = os.open(os.path.join(self._dir, ".output"), os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
@@ -176,7 +178,7 @@ class SandboxRun:
         self._send(
             {
                 "preload": list(self.preload),
-                "layers": {"netns": iso.netns, "landlock": iso.landlock},
+                "layers": iso.for_child(),
                 "read_only": self.sandbox.read_only,
                 "limits": limits.for_child(),
                 "filename": self.filename,
