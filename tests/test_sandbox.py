@@ -84,6 +84,19 @@ def recurse(n):
 def run_program():
     os.execv("/bin/true", ["true"])
 
+def fill_disk():
+    written = 0
+    block = b"x" * (1024 * 1024)
+    try:
+        for i in range(1000):
+            with open(f"fill{i}.bin", "wb") as handle:
+                for _ in range(8):
+                    handle.write(block)
+                    written += len(block)
+    except OSError as exc:
+        return [written, exc.errno]
+    return [written, 0]
+
 def parent_environ():
     return read(f"/proc/{os.getppid()}/environ")
 '''
@@ -162,6 +175,15 @@ def test_memory_is_capped(probes):
         probes.call("allocate", 512)
     assert err.value.exc_type == "MemoryError"
     assert probes.call("allocate", 16) == 16 * 1024 * 1024
+
+
+def test_disk_fill_stops_at_the_run_directory_s_own_tmpfs(probes, runtime):
+    import errno
+
+    written, code = probes.call("fill_disk")
+    assert code == errno.ENOSPC
+    assert written <= runtime.sandbox.limits.disk_bytes
+    assert not any(Path(probes._dir).iterdir()) or sum(p.stat().st_size for p in Path(probes._dir).iterdir()) < 1024 * 1024
 
 
 def test_infinite_recursion_is_an_ordinary_error(probes):

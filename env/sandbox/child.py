@@ -76,12 +76,28 @@ def _libc():
     return ctypes, ctypes.CDLL(None, use_errno=True)
 
 
-def _unshare_network(ctypes, libc):
+def _unshare_network(ctypes, libc, tmpfs_bytes=0):
     # A fresh user namespace lets an unprivileged process own a fresh network namespace
-    # whose only interface (loopback) is down: no route to anything.
-    clone_newuser, clone_newnet = 0x10000000, 0x40000000
-    if libc.unshare(clone_newuser | clone_newnet) != 0:
+    # whose only interface (loopback) is down: no route to anything. With tmpfs_bytes, also a
+    # mount namespace in which the run's directory becomes a tmpfs of that size: a disk-fill
+    # attack fills the tmpfs, not the host's disk.
+    clone_newns, clone_newuser, clone_newnet = 0x00020000, 0x10000000, 0x40000000
+    uid, gid = os.geteuid(), os.getegid()
+    flags = clone_newuser | clone_newnet | (clone_newns if tmpfs_bytes else 0)
+    if libc.unshare(flags) != 0:
         raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWUSER|CLONE_NEWNET) failed")
+    if not tmpfs_bytes:
+        return
+    # Map our own ids so that files on the new tmpfs have an owner.
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+        with open("/proc/self/" + name, "w") as handle:
+            handle.write(text)
+    cwd = os.getcwd()
+    ms_nosuid, ms_nodev, ms_noexec = 2, 4, 8
+    options = f"size={tmpfs_bytes},mode=0700".encode()
+    if libc.mount(b"tmpfs", cwd.encode(), b"tmpfs", ms_nosuid | ms_nodev | ms_noexec, options) != 0:
+        raise OSError(ctypes.get_errno(), "mounting the run's tmpfs failed")
+    os.chdir(cwd)  # enter the new mount
 
 
 def _landlock(ctypes, libc, abi, read_only, read_write):
@@ -161,7 +177,7 @@ def _isolate(setup):
     pr_set_no_new_privs = 38
     libc.prctl(pr_set_no_new_privs, 1, 0, 0, 0)
     if layers.get("netns"):
-        _unshare_network(ctypes, libc)
+        _unshare_network(ctypes, libc, layers.get("tmpfs", 0))
     if layers.get("landlock"):
         _landlock(ctypes, libc, layers["landlock"], setup["read_only"], [os.getcwd()])
     if layers.get("seccomp"):
@@ -284,12 +300,13 @@ def _stress(module, cls_name, plan, switch_interval):
 # ---------------------------------------------------------------------------------------------
 
 
-def _load(setup):
+def _load(setup, source):
     import types
 
     filename = os.path.join(os.getcwd(), setup["filename"])
-    with open(filename, encoding="utf-8") as handle:
-        source = handle.read()
+    if not os.path.exists(filename):  # the run's directory is now a fresh tmpfs
+        with open(filename, "w", encoding="utf-8") as handle:
+            handle.write(source)
     module = types.ModuleType(setup["module"])
     module.__file__ = filename
     sys.modules[setup["module"]] = module
@@ -331,9 +348,11 @@ def main():
     setup = _recv()
     for name in setup["preload"]:
         __import__(name)
+    with open(setup["filename"], encoding="utf-8") as handle:
+        source = handle.read()
     _isolate(setup)
     try:
-        module, filename = _load(setup)
+        module, filename = _load(setup, source)
     except BaseException as exc:
         sys.stdout.flush()
         _send(_exception_reply(0, exc, os.path.join(os.getcwd(), setup["filename"])))
@@ -365,17 +384,21 @@ def probe(bpf_path=None, uid=None):
     import json  # before Landlock shuts the standard library away
     import socket
 
-    report = {"landlock_abi": 0, "netns": False, "landlock": False, "seccomp": False, "uid": False, "errors": []}
+    report = {"landlock_abi": 0, "netns": False, "tmpfs": False, "landlock": False, "seccomp": False, "uid": False, "errors": []}
     if uid is not None and os.geteuid() == 0:
         report["uid"] = _probe_uid(uid)
         if not report["uid"]:
             report["errors"].append(f"uid: uid {uid} cannot read the Python standard library here")
     ctypes, libc = _libc()
+    bpf = None
+    if bpf_path:  # read before the tmpfs mount hides it
+        with open(bpf_path, "rb") as handle:
+            bpf = handle.read()
     report["landlock_abi"] = max(0, libc.syscall(444, None, 0, 1))  # LANDLOCK_CREATE_RULESET_VERSION
     libc.prctl(38, 1, 0, 0, 0)
     try:
-        _unshare_network(ctypes, libc)
-        report["netns"] = True
+        _unshare_network(ctypes, libc, 1024 * 1024)
+        report["netns"] = report["tmpfs"] = True
     except OSError as exc:
         report["errors"].append("netns: " + str(exc))
     if report["landlock_abi"]:
@@ -384,10 +407,8 @@ def probe(bpf_path=None, uid=None):
             report["landlock"] = True
         except OSError as exc:
             report["errors"].append("landlock: " + str(exc))
-    if bpf_path:
+    if bpf:
         try:
-            with open(bpf_path, "rb") as handle:
-                bpf = handle.read()
             _seccomp(ctypes, libc, bpf)
             try:
                 socket.socket(socket.AF_INET, socket.SOCK_STREAM)

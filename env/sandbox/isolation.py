@@ -61,8 +61,8 @@ class Isolation(BaseModel):
     def uid(self) -> int | None:
         return SANDBOX_UID if self.layers["separate_uid"].active else None
 
-    def for_child(self) -> dict:
-        return {"netns": self.netns, "landlock": self.landlock, "seccomp": self.seccomp, "uid": self.uid}
+    def for_child(self, disk_bytes: int) -> dict:
+        return {"netns": self.netns, "tmpfs": disk_bytes if self.netns else 0, "landlock": self.landlock, "seccomp": self.seccomp, "uid": self.uid}
 
 
 def set_server_undumpable() -> bool:
@@ -109,7 +109,7 @@ def probe_isolation(disabled: set[str] | None = None, allow_unsafe: bool | None 
     dumpable_off = set_server_undumpable()
     abi = int(found.get("landlock_abi", 0))
     works = {
-        "netns": "user + network namespace: no interface but a downed loopback",
+        "netns": "user, network and mount namespaces: no interface but a downed loopback; the run's directory is a size-capped tmpfs",
         "landlock": f"ABI {abi}: read-only system paths, own directory writable, no TCP, scoped signals",
         "seccomp": "no exec, no fork (threads only), no inet/netlink/packet sockets, no ptrace, mount, namespaces, links or device nodes",
         "uid": f"runs as uid {SANDBOX_UID}, not as the server's uid",

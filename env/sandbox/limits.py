@@ -20,6 +20,7 @@ class Limits(BaseModel):
     cpu_seconds: int = Field(10, gt=0, description="RLIMIT_CPU of the run")
     memory_bytes: int = Field(256 * MiB, gt=0, description="RLIMIT_AS of the run")
     file_bytes: int = Field(8 * MiB, gt=0, description="RLIMIT_FSIZE: largest file the run may write, its output included")
+    disk_bytes: int = Field(32 * MiB, gt=0, description="Size of the run directory's tmpfs (with the namespace layer)")
     open_files: int = Field(64, gt=0, description="RLIMIT_NOFILE of the run")
     processes: int = Field(512, gt=0, description="RLIMIT_NPROC of the run where the server is not root (it counts the uid's threads)")
     output_bytes: int = Field(16 * 1024, gt=0, description="Captured stdout/stderr shown to the agent; the rest is cut and marked")

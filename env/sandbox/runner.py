@@ -178,7 +178,7 @@ class SandboxRun:
         self._send(
             {
                 "preload": list(self.preload),
-                "layers": iso.for_child(),
+                "layers": iso.for_child(limits.disk_bytes),
                 "read_only": self.sandbox.read_only,
                 "limits": limits.for_child(),
                 "filename": self.filename,

@@ -5,9 +5,9 @@
 
 Denied (EPERM unless noted): running programs, new processes (``clone`` without
 ``CLONE_THREAD``; ``clone3`` answers ENOSYS so threads fall back to ``clone``), internet, netlink
-and packet sockets (EACCES), tracing other processes, mounting and namespace changes, symlinks,
+packet and Unix sockets (EACCES), tracing other processes, mounting and namespace changes, symlinks,
 hard links and device nodes, and kernel interfaces no fix needs. Everything else is allowed:
-threads, files in the run's directory (Landlock decides which), Unix sockets.
+threads, files in the run's directory (Landlock decides which), ``socketpair``.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ DENIED = (
     "open_by_handle_at", "personality",
 )
 CLONE_THREAD = 0x00010000
-DENIED_SOCKET_FAMILIES = {"AF_INET": 2, "AF_INET6": 10, "AF_NETLINK": 16, "AF_PACKET": 17}
+# AF_UNIX too: Landlock does not govern connecting to a socket file elsewhere on the host.
+DENIED_SOCKET_FAMILIES = {"AF_UNIX": 1, "AF_INET": 2, "AF_INET6": 10, "AF_NETLINK": 16, "AF_PACKET": 17}
 
 
 def compile_filter() -> bytes | None:
