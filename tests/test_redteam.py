@@ -1,0 +1,342 @@
+"""Red-team suite: hostile submissions and hostile requests, each through the whole HTTP pipeline.
+
+Every attack is submitted to the easy task (whose honest buggy code passes 6 of 8 tests) twice:
+with the static policy on, and with it off (``static_check=False``, as ``SANDBOX_STATIC_CHECK=off``),
+which proves the kernel layers and the verdict path contain it on their own. After each attack:
+no pass was gained, no secret or canary appears anywhere in the response, no marker file was
+created, the tests and the gold fix on disk are unchanged, ``/health`` still answers, and no
+sandbox process is left behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+import time
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from env.config import Settings
+from env.runtime import Runtime
+from env.sandbox.limits import Limits
+from env.sandbox.policy import PolicyViolation, check_source
+from env.sandbox.runner import Sandbox
+from env.server.app import build_app
+from tests.helpers import BUGGY, REGISTRY
+
+EASY = REGISTRY.get("easy")
+SECRET = "ADBG-SECRET-" + secrets.token_hex(8)
+CANARY = "ADBG-CANARY-" + secrets.token_hex(8)
+ROOT = Path(__file__).resolve().parents[1]
+TESTS_FILE = EASY.folder / "tests.py"
+GOLD_FILE = EASY.folder / "fix.py"
+
+# name -> (body of `def attack():`, passes the submission honestly earns with the policy off)
+# Placeholders: {canary} {marker} {port} {tests} {gold} {pycache}
+ATTACKS: dict[str, tuple[str, int]] = {
+    # -- escapes to the OS ----------------------------------------------------------------------
+    "os_system": ("import os\nreturn os.system('touch {marker}')", 6),
+    "subprocess_run": ("import subprocess\nreturn subprocess.run(['/usr/bin/touch', '{marker}']).returncode", 6),
+    "typing_sys_chain": ("import typing\nreturn typing.sys.modules['os'].system('touch {marker}')", 6),
+    "json_codecs_builtins_exec": ("import json\nreturn json.codecs.builtins.exec(\"import os; os.system('touch {marker}')\")", 6),
+    "datetime_sys_chain": ("import datetime\nos = datetime.sys.modules['os']\nreturn os.read(os.open('{canary}', 0), 100)", 6),
+    "subclasses_walk": (
+        "for cls in ().__class__.__base__.__subclasses__():\n"
+        "    if cls.__name__ == '_wrap_close':\n"
+        "        return cls.__init__.__globals__['system']('touch {marker}')",
+        6,
+    ),
+    "attrgetter_dunder_string": (
+        "import operator, json\nglobs = operator.attrgetter('__glo' + 'bals__')(json.dumps)\n"
+        "return globs['__builtins__']['open']('{canary}').read()",
+        6,
+    ),
+    "string_formatter_get_field": (
+        "import string, json\nobj, _ = string.Formatter().get_field('0.__globals__', [json.dumps], {{}})\n"
+        "return obj['__builtins__']['open']('{canary}').read()",
+        6,
+    ),
+    "generator_frame_walk": (
+        "def gen():\n    yield gen_obj.gi_frame.f_back\n"
+        "gen_obj = gen()\nframe = next(gen_obj)\nwhile frame is not None:\n"
+        "    if 'os' in frame.f_globals:\n        return frame.f_globals['os'].system('touch {marker}')\n"
+        "    frame = frame.f_back",
+        6,
+    ),
+    "gc_walk_to_os": (
+        "import gc\nfor obj in gc.get_objects():\n"
+        "    if type(obj).__name__ == 'module' and getattr(obj, '__name__', '') == 'os':\n"
+        "        return obj.system('touch {marker}')",
+        6,
+    ),
+    "nfkc_identifier_eval": ("return ｅｖａｌ(\"__import__('os').system('touch {marker}')\")", 6),
+    "ctypes_libc_system": ("import ctypes\nreturn ctypes.CDLL(None).system(b'touch {marker}')", 6),
+    "ctypes_raw_unshare": ("import ctypes\nreturn ctypes.CDLL(None, use_errno=True).syscall(272, 0x40000000)", 6),
+    "pickle_reduce_payload": (
+        "import os, pickle\nclass P:\n    def __reduce__(self):\n        return (os.system, ('touch {marker}',))\n"
+        "return pickle.loads(pickle.dumps(P()))",
+        6,
+    ),
+    "marshal_code_object": (
+        "import marshal\ncode = compile(\"import os; os.system('touch {marker}')\", 'x', 'exec')\nexec(marshal.loads(marshal.dumps(code)))",
+        6,
+    ),
+    "builtins_import": (
+        "b = __builtins__ if isinstance(__builtins__, dict) else vars(__builtins__)\nreturn b['__import__']('os').system('touch {marker}')",
+        6,
+    ),
+    "importlib_import_module": ("import importlib\nreturn importlib.import_module('os').system('touch {marker}')", 6),
+    "posix_module": ("import posix\nreturn posix.system('touch {marker}')", 6),
+    "io_open_canary": ("import io\nreturn io.open('{canary}').read()", 6),
+    "write_marker_outside": ("import os\nreturn os.open('{marker}', os.O_CREAT | os.O_WRONLY)", 6),
+    "symlink_to_canary": ("import os\nos.symlink('{canary}', 'link')\nreturn open('link').read()", 6),
+    "hardlink_to_canary": ("import os\nos.link('{canary}', 'hard')\nreturn open('hard').read()", 6),
+    "mknod_device": ("import os, stat\nos.mknod('mem', 0o600 | stat.S_IFCHR, os.makedev(1, 1))\nreturn open('mem', 'rb').read(16)", 6),
+    "ptrace_parent": ("import ctypes, os\nreturn ctypes.CDLL(None, use_errno=True).ptrace(16, os.getppid(), 0, 0)", 6),
+    "mount_host_root": ("import ctypes\nreturn ctypes.CDLL(None, use_errno=True).mount(b'/', b'.', None, 4096, None)", 6),
+    "chroot": ("import os\nos.chroot('/')\nreturn 'chrooted'", 6),
+    "exec_shell": ("import os\nos.execv('/bin/sh', ['sh', '-c', 'touch {marker}'])", 6),
+    # -- information leaks ----------------------------------------------------------------------
+    "read_etc_hostname": ("return open('/etc/hostname').read()", 6),
+    "read_etc_shadow": ("return open('/etc/shadow').read()", 6),
+    "read_canary_file": ("return open('{canary}').read()", 6),
+    "read_gold_fix": ("return open('{gold}').read()", 6),
+    "read_parent_environ": ("import os\nreturn open('/proc/%d/environ' % os.getppid()).read()", 6),
+    "scan_proc_environ": (
+        "import os\nfound = []\nfor pid in os.listdir('/proc'):\n    try:\n        found.append(open('/proc/' + pid + '/environ').read())\n"
+        "    except OSError:\n        pass\nreturn found",
+        6,
+    ),
+    "dump_own_environment": ("import os\nreturn dict(os.environ)", 6),
+    "read_server_memory": ("import os\nreturn open('/proc/%d/mem' % os.getppid(), 'rb').read(64)", 6),
+    "list_root_directory": ("import os\nreturn os.listdir('/')", 6),
+    # -- network --------------------------------------------------------------------------------
+    "tcp_to_the_internet": ("import socket\nreturn socket.create_connection(('1.1.1.1', 80), 2).getpeername()", 6),
+    "udp_to_the_internet": ("import socket\ns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\nreturn s.sendto(b'x', ('8.8.8.8', 53))", 6),
+    "loopback_http_to_the_server": ("import urllib.request\nreturn urllib.request.urlopen('http://127.0.0.1:{port}/health', timeout=2).read()", 6),
+    "loopback_reset_hijack": (
+        "import urllib.request\nreq = urllib.request.Request('http://127.0.0.1:{port}/reset', data=b'{{}}', method='POST')\n"
+        "return urllib.request.urlopen(req, timeout=2).read()",
+        6,
+    ),
+    "dns_lookup": ("import socket\nreturn socket.getaddrinfo('example.com', 80)", 6),
+    "netlink_socket": ("import socket\nreturn socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0).fileno()", 6),
+    "packet_socket": ("import socket\nreturn socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0).fileno()", 6),
+    "unix_socket_to_host": ("import socket\ns = socket.socket(socket.AF_UNIX)\ns.connect('/run/systemd/private')\nreturn 'connected'", 6),
+    # -- resource abuse -------------------------------------------------------------------------
+    "fork_bomb": ("import os\nwhile True:\n    os.fork()", 6),
+    "memory_bomb": ("return len(bytearray(2 ** 31))", 6),
+    "cpu_spin_at_import": ("while True:\n    pass", 0),
+    "sigterm_immune_spin": ("import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nwhile True:\n    pass", 0),
+    "sleep_forever": ("import time\ntime.sleep(10 ** 6)", 0),
+    "infinite_recursion": ("import sys\nsys.setrecursionlimit(10 ** 7)\ndef down(n):\n    return down(n + 1)\nreturn down(0)", 0),
+    "output_flood": ("line = 'x' * 1023\nfor _ in range(20 * 1024):\n    print(line)", 0),
+    "disk_fill": (
+        "block = b'x' * (1 << 20)\nfor i in range(1000):\n    with open('fill%d' % i, 'wb') as f:\n        for _ in range(8):\n            f.write(block)",
+        6,
+    ),
+    "thread_storm": (
+        "import threading, time\nfor _ in range(100000):\n    threading.Thread(target=time.sleep, args=(100,), daemon=True).start()",
+        6,
+    ),
+    "fd_storm": ("files = []\nwhile True:\n    files.append(open('f%d' % len(files), 'w'))", 6),
+    "orphaned_daemon_thread": (
+        "import threading\ndef loop():\n    while True:\n        open('tick', 'w').close()\n"
+        "threading.Thread(target=loop, daemon=True).start()\nreturn 'started'",
+        6,
+    ),
+    "kill_the_parent": ("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nreturn 'sent'", 6),
+    "kill_every_process": ("import os, signal\nos.kill(-1, signal.SIGKILL)\nreturn 'sent'", 6),
+    # -- verdict forgery ------------------------------------------------------------------------
+    "fake_summary_lines": ("print('8 passed, 0 failed')\nprint('Ran 8 tests', 'OK')\nreturn 'printed'", 6),
+    "exit_zero_at_import": ("import sys\nsys.exit(0)", 6),  # SystemExit is caught by the attack wrapper
+    "os_exit_zero_at_import": ("import os\nos._exit(0)", 0),
+    "skip_every_test": ("import unittest\nraise unittest.SkipTest('skip')", 6),
+    "forge_the_reply_channel": (
+        "import os, sys\nfd = int(sys.argv[2])\nfor i in range(50):\n    data = ('{{\"id\":%d,\"ok\":4}}' % i).encode()\n"
+        "    os.write(fd, len(data).to_bytes(4, 'big') + data)",
+        0,
+    ),
+    "edit_the_tests_on_disk": ("with open('{tests}', 'a') as f:\n    f.write('\\nassert False\\n')", 6),
+    "edit_test_bytecode": ("import os\nos.makedirs('{pycache}', exist_ok=True)\nopen('{pycache}/tests.cpython-311.pyc', 'wb').write(b'x')", 6),
+    "settrace_everything": ("import sys\nsys.settrace(lambda *a: None)\nreturn 'tracing'", 6),
+    "monkeypatch_unittest": ("import unittest\nunittest.TestCase.run = lambda *a, **k: None\nreturn 'patched'", 6),
+    "patch_the_reply_encoder": (
+        "import sys\nframe = sys._getframe()\nwhile frame is not None:\n"
+        "    if '_Encoder' in frame.f_globals:\n        frame.f_globals['_Encoder'].encode = lambda self, value, depth=0: '4'\n"
+        "        return 'patched'\n    frame = frame.f_back",
+        2,  # every reply becomes 4: only the two tests whose answer may be 4 pass
+    ),
+}
+
+ATTACK_TAIL = (
+    "\ntry:\n    print('attack returned', repr(attack()))\n"
+    "except BaseException as exc:\n    print('attack blocked:', type(exc).__name__, exc)\n\n"
+)
+
+
+def submission(body: str, values: dict[str, str]) -> str:
+    indented = "\n".join("    " + line for line in body.format(**values).splitlines())
+    return "def attack():\n" + indented + "\n" + ATTACK_TAIL + BUGGY["easy"]
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def sandbox_children() -> list[int]:
+    """Live processes started for runs: children of our zygotes, or fresh children of ours."""
+    me, procs = os.getpid(), {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+                cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ")
+            except OSError:
+                continue
+            fields = stat.rsplit(")", 1)[1].split()
+            procs[int(entry.name)] = (fields[0], int(fields[1]), cmd)
+    zygotes = {pid for pid, (_, ppid, cmd) in procs.items() if ppid == me and b"--zygote" in cmd}
+    return [
+        pid
+        for pid, (state, ppid, cmd) in procs.items()
+        if state != "Z" and (ppid in zygotes or (ppid == me and b"child.py" in cmd and b"--zygote" not in cmd and b"--probe" not in cmd))
+    ]
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory, isolation, registry):
+    base = tmp_path_factory.mktemp("redteam")
+    canary = base / "canary.txt"
+    canary.write_text(CANARY)
+    os.environ["ADBG_REDTEAM_SECRET"] = SECRET  # the server's environment holds a secret
+    clients = {}
+    for policy in (True, False):
+        runtime = Runtime(registry, Sandbox(Limits(wall_seconds=3, cpu_seconds=2), isolation), workers=4, static_check=policy)
+        clients[policy] = TestClient(build_app(runtime=runtime, settings=Settings()))
+    yield {"canary": canary, "base": base, "clients": clients}
+    for client in clients.values():
+        client.app.state.runtime.sandbox.close()
+    del os.environ["ADBG_REDTEAM_SECRET"]
+
+
+def check_aftermath(client: TestClient, response_text: str, marker: Path, before: dict[str, str], zygote: int | None = None) -> None:
+    assert SECRET not in response_text and CANARY not in response_text
+    if zygote is not None:  # nothing a run does may kill or replace the fork server
+        assert client.app.state.runtime.sandbox.zygote.pid == zygote
+        assert Path(f"/proc/{zygote}/stat").read_text().rsplit(")", 1)[1].split()[0] in "SR"
+    assert not marker.exists()
+    assert {"tests": digest(TESTS_FILE), "gold": digest(GOLD_FILE)} == before
+    started = time.monotonic()
+    assert client.get("/health").json()["status"] == "healthy"
+    assert time.monotonic() - started < 2.0
+    deadline = time.monotonic() + 5
+    while sandbox_children() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert sandbox_children() == []
+
+
+@pytest.mark.parametrize("policy", [True, False], ids=["policy_on", "policy_off"])
+@pytest.mark.parametrize("name", sorted(ATTACKS))
+def test_attack_is_contained(world, live_server, name, policy):
+    body, honest = ATTACKS[name]
+    marker = world["base"] / f"marker-{name}-{policy}"
+    values = {
+        "canary": str(world["canary"]),
+        "marker": str(marker),
+        "port": str(live_server.port),
+        "tests": str(TESTS_FILE),
+        "gold": str(GOLD_FILE),
+        "pycache": str(EASY.folder / "__pycache__"),
+    }
+    code = submission(body, values)
+    try:
+        check_source(code, EASY.allowed_imports)
+        rejected = False
+    except PolicyViolation:
+        rejected = True
+    before = {"tests": digest(TESTS_FILE), "gold": digest(GOLD_FILE)}
+    client = world["clients"][policy]
+    episode = client.post("/reset", json={"task_id": "easy", "seed": 1}).json()["observation"]["episode_id"]
+    client.post("/step", json={"action": {"action_type": "submit_fix", "fixed_code": BUGGY["easy"], "hypothesis": "h"}, "episode_id": episode})
+    zygote = client.app.state.runtime.sandbox.zygote.pid
+    response = client.post("/step", json={"action": {"action_type": "submit_fix", "fixed_code": code, "hypothesis": "h"}, "episode_id": episode})
+    assert response.status_code == 200
+    obs = response.json()["observation"]
+    expected = 0 if (policy and rejected) else honest
+    assert obs["tests_passed"] == expected
+    if policy and rejected:
+        assert obs["current_error_output"].startswith("Not run: line ")
+    check_aftermath(client, response.text, marker, before, zygote)
+
+
+def test_the_suite_covers_at_least_fifty_attacks():
+    assert len(ATTACKS) + len(HOSTILE_REQUESTS) >= 50
+
+
+# -- hostile input to the server itself ------------------------------------------------------------
+
+NESTED = b"[" * 100_000 + b"]" * 100_000
+
+
+def _code_request(code: str, hypothesis: str = "h") -> dict:
+    return {"json": {"action": {"action_type": "submit_fix", "fixed_code": code, "hypothesis": hypothesis}}}
+
+
+HOSTILE_REQUESTS = {
+    "huge_body": ({"content": b'{"action": {"action_type": "give_up", "final_diagnosis": "' + b"x" * (3 << 20) + b'"}}'}, 413, None),
+    "hundred_thousand_nested_brackets": ({"content": NESTED}, 400, None),
+    "deeply_nested_json_object": ({"content": b'{"action": ' + b'{"a": ' * 5000 + b"1" + b"}" * 5000 + b"}"}, 400, None),
+    "invalid_utf8": ({"content": b'{"action": {"action_type": "\xc3\x28"}}'}, 400, None),
+    "lone_surrogate": ({"content": b'{"action": {"action_type": "give_up", "final_diagnosis": "\\udc80"}}'}, 400, None),
+    "unary_operator_tower": (_code_request("x = " + "-" * 60_000 + "1\n"), 200, "Not run: "),
+    "nul_bytes_in_code": (_code_request("x = 1\x00\n"), 200, "Not run: the code contains a NUL byte"),
+    "code_over_the_size_limit": (_code_request("#" * 900_000 + "\n"), 200, "Not run: the code is 900001 bytes; the limit is 65536 bytes"),
+    "huge_hypothesis": (_code_request("x = 1\n", "h" * 500_000), 200, None),
+    "not_json_at_all": ({"content": b"\x00\x01\x02garbage"}, 400, None),
+}
+
+
+@pytest.mark.parametrize("policy", [True, False], ids=["policy_on", "policy_off"])
+@pytest.mark.parametrize("name", sorted(HOSTILE_REQUESTS))
+def test_hostile_request_gets_a_clear_answer(world, name, policy):
+    kwargs, status, output_prefix = HOSTILE_REQUESTS[name]
+    client = world["clients"][policy]
+    client.post("/reset", json={"task_id": "easy"})
+    headers = {"content-type": "application/json"}
+    response = client.post("/step", headers=headers, **kwargs)
+    assert response.status_code == status
+    body = response.json()
+    if status != 200:
+        assert isinstance(body["detail"], str) and body["detail"]
+    elif output_prefix:
+        assert body["observation"]["current_error_output"].startswith(output_prefix)
+        assert body["observation"]["tests_passed"] == 0
+    if name == "huge_hypothesis":
+        assert body["observation"]["error"] == "field 'hypothesis' is 500000 characters long; the limit is 8192"
+    check_aftermath(client, response.text, world["base"] / "never", {"tests": digest(TESTS_FILE), "gold": digest(GOLD_FILE)})
+
+
+def test_garbage_over_the_websocket_leaves_the_server_healthy(live_server):
+    import asyncio
+    import json
+
+    from websockets.asyncio.client import connect
+
+    async def main() -> list:
+        replies = []
+        async with connect(live_server.url.replace("http", "ws") + "/ws", max_size=None) as ws:
+            for raw in ("not json", json.dumps({"type": "step", "data": {"action_type": 5}}), json.dumps({"type": "warp"})):
+                await ws.send(raw)
+                replies.append(json.loads(await ws.recv())["type"])
+            await ws.send(json.dumps({"type": "reset", "data": {"task_id": "easy"}}))
+            replies.append(json.loads(await ws.recv())["type"])
+        return replies
+
+    assert asyncio.run(main()) == ["error", "error", "error", "observation"]
+    import httpx
+
+    assert httpx.get(f"{live_server.url}/health").json()["status"] == "healthy"
