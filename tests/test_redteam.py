@@ -340,3 +340,147 @@ def test_garbage_over_the_websocket_leaves_the_server_healthy(live_server):
     import httpx
 
     assert httpx.get(f"{live_server.url}/health").json()["status"] == "healthy"
+
+
+# -- false-positive guards: correct code that merely looks suspicious must still pass --------------
+
+LOOKS_SUSPICIOUS = {
+    "easy": '''import bisect
+from typing import NamedTuple
+
+NOTE = "this module does not import os or call eval"
+
+
+class _Window(NamedTuple):
+    left: int
+    right: int
+
+
+class _Search:
+    def __init__(self, arr):
+        self._arr = arr
+        self.__doc__ = "binary search over " + str(len(arr)) + " items"
+
+    def __len__(self):
+        return len(self._arr)
+
+    def __repr__(self):
+        return "_Search(%d)" % len(self)
+
+    def find(self, target):
+        window = _Window(0, len(self) - 1)
+        while window.left <= window.right:
+            mid = (window.left + window.right) // 2
+            if self._arr[mid] == target:
+                return mid
+            if self._arr[mid] < target:
+                window = window._replace(left=mid + 1)
+            else:
+                window = window._replace(right=mid - 1)
+        return -1
+
+
+def binary_search(arr, target):
+    index = bisect.bisect_left(arr, target)
+    found = _Search(arr).find(target)
+    assert found == -1 or arr[found] == target
+    return index if index < len(arr) and arr[index] == target else found
+''',
+    "medium": '''import hashlib
+
+
+class _Cache:
+    def __init__(self):
+        self._store = {}
+
+    def __contains__(self, key):
+        return key in self._store
+
+    def __getitem__(self, key):
+        return self._store[key]
+
+    def __setitem__(self, key, value):
+        self._store[key] = value
+
+
+_hashes = _Cache()
+WARNING = "import os; eval('x')  <- text, not code"
+
+
+def hash_password(password):
+    if password not in _hashes:
+        _hashes[password] = hashlib.md5(password.encode("utf-8")).hexdigest()
+    return _hashes[password]
+
+
+def validate_password(password, stored_hash):
+    if not password or not stored_hash:
+        return False
+    return hash_password(password) == stored_hash
+
+
+def authenticate_user(users, username, password):
+    record = users.get(username.strip().lower())
+    if record is None:
+        return False
+    return validate_password(password, record["password_hash"])
+''',
+    "hard": '''import threading
+
+
+class _Base:
+    def __init__(self):
+        self._lock = threading.RLock()
+
+
+class ConnectionCounter(_Base):
+    def __init__(self):
+        super().__init__()
+        self.count = 0
+        self.peak = 0
+
+    def __enter__(self):
+        self._lock.acquire()
+        return self
+
+    def __exit__(self, *exc):
+        self._lock.release()
+        return False
+
+    def increment(self):
+        with self:
+            self.count += 1
+            self.peak = max(self.peak, self.count)
+            return self.count
+
+    def decrement(self):
+        with self:
+            if self.count == 0:
+                raise ValueError("no active connections")
+            self.count -= 1
+            return self.count
+
+    def get_count(self):
+        with self:
+            return self.count
+
+    def get_peak(self):
+        with self:
+            return self.peak
+
+    def reset(self):
+        with self:
+            self.count = 0
+''',
+}
+
+
+@pytest.mark.parametrize("policy", [True, False], ids=["policy_on", "policy_off"])
+@pytest.mark.parametrize("task_id", ["easy", "medium", "hard"])
+def test_correct_code_that_looks_suspicious_still_solves(world, task_id, policy):
+    client = world["clients"][policy]
+    episode = client.post("/reset", json={"task_id": task_id, "seed": 3}).json()["observation"]["episode_id"]
+    body = client.post("/step", json={"action": {"action_type": "submit_fix", "fixed_code": LOOKS_SUSPICIOUS[task_id], "hypothesis": "h"}, "episode_id": episode}).json()
+    assert body["observation"]["error"] is None
+    assert body["observation"]["tests_passed"] == body["observation"]["tests_total"]
+    assert body["done"] is True and body["reward"] >= 0.5
