@@ -95,6 +95,9 @@ class FreshChild:
         except subprocess.TimeoutExpired:
             return None
 
+    def forget(self) -> None:
+        self._popen.wait()  # our own child: reap it now (it was just killed)
+
 
 class Sandbox:
     """Shared runner configuration: safe to use from many threads at once.
@@ -315,9 +318,12 @@ class SandboxRun:
         # The child flushed its output before its last reply, so nothing is lost by killing it
         # now; killing the group also reaps anything the code left behind in it.
         self._kill()
-        code = self._child.wait(timeout=5.0)
-        if self.result.exit_code is None:
-            self.result.exit_code = code
+        if self.result.aborted:
+            code = self._child.wait(timeout=5.0)
+            if self.result.exit_code is None:
+                self.result.exit_code = code
+        else:
+            self._child.forget()  # it answered everything; its exit status (SIGKILL) says nothing
         self.result.duration_ms = (time.monotonic() - self._started) * 1000
         self.result.output, self.result.output_truncated = self._read_output()
         for fd in (self._req_w, self._resp_r, self._out_fd):

@@ -42,6 +42,11 @@ class ZygoteChild:
             self.returncode = self._process.exit_code(self.pid, timeout)
         return self.returncode
 
+    def forget(self) -> None:
+        """The run no longer needs the exit status (it killed a child that answered everything)."""
+        if self.returncode is None:
+            self._process.forget(self.pid)
+
 
 class _ZygoteProcess:
     """One zygote: its process, control socket and reader thread."""
@@ -66,6 +71,7 @@ class _ZygoteProcess:
         self._state = threading.Condition()
         self._pending: dict[int, Future[int]] = {}
         self._exits: dict[int, int] = {}
+        self._forgotten: set[int] = set()
         self._next_id = 0
         threading.Thread(target=self._read, name="adbg-zygote-reader", daemon=True).start()
 
@@ -78,8 +84,12 @@ class _ZygoteProcess:
                 message = json.loads(data)
                 with self._state:
                     if "exit" in message:
-                        self._exits[int(message["exit"])] = int(message["status"])
-                        self._state.notify_all()
+                        pid = int(message["exit"])
+                        if pid in self._forgotten:
+                            self._forgotten.discard(pid)
+                        else:
+                            self._exits[pid] = int(message["status"])
+                            self._state.notify_all()
                     else:
                         future = self._pending.pop(int(message["id"]), None)
                         if future is not None:
@@ -106,6 +116,11 @@ class _ZygoteProcess:
             self.runs += 1
         pid = future.result(timeout=SPAWN_TIMEOUT_S)
         return ZygoteChild(pid, self)
+
+    def forget(self, pid: int) -> None:
+        with self._state:
+            if self._exits.pop(pid, None) is None:
+                self._forgotten.add(pid)
 
     def exit_code(self, pid: int, timeout: float | None) -> int | None:
         with self._state:
