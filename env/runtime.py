@@ -69,7 +69,8 @@ class Runtime:
 
 
 def log_isolation(isolation: Isolation) -> None:
-    active = ", ".join(name for name, layer in isolation.layers.items() if layer.active)
-    log.warning("sandbox isolation tier: %s (active layers: %s)", isolation.tier, active)
+    log.info("sandbox isolation tier: %s", isolation.tier)
+    for name, layer in isolation.layers.items():
+        log.info("  %-20s %-3s %s", name, "on" if layer.active else "off", layer.detail)
     if isolation.reason:
         log.warning("sandbox: %s", isolation.reason)
