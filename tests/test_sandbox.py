@@ -177,13 +177,20 @@ def test_memory_is_capped(probes):
     assert probes.call("allocate", 16) == 16 * 1024 * 1024
 
 
-def test_disk_fill_stops_at_the_run_directory_s_own_tmpfs(probes, runtime):
+def tree_size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def test_disk_fill_stops_at_the_run_directory_s_own_tmpfs(isolation, tmp_path):
     import errno
 
-    written, code = probes.call("fill_disk")
+    sandbox = Sandbox(Limits(), isolation, tmp_root=str(tmp_path))
+    with sandbox.start(PROBES, "probes.py", "probes") as run:
+        written, code = run.call("fill_disk")
+        assert tree_size(tmp_path) < 1024 * 1024  # nothing reached the host's disk
     assert code == errno.ENOSPC
-    assert written <= runtime.sandbox.limits.disk_bytes
-    assert not any(Path(probes._dir).iterdir()) or sum(p.stat().st_size for p in Path(probes._dir).iterdir()) < 1024 * 1024
+    assert written <= sandbox.limits.disk_bytes
+    sandbox.close()
 
 
 def test_infinite_recursion_is_an_ordinary_error(probes):
@@ -244,11 +251,17 @@ def test_processes_left_behind_are_killed_even_without_seccomp(isolation):
         pytest.fail(f"process {pid} left behind by the run is still alive")
 
 
-def test_run_directory_is_removed(runtime):
-    with runtime.sandbox.start("x = 1\n", "m.py", "m") as run:
-        directory = run._dir
-        assert os.path.isdir(directory)
-    assert not os.path.exists(directory)
+@pytest.mark.parametrize("warm", [True, False], ids=["zygote", "fresh"])
+def test_run_directories_are_removed(isolation, tmp_path, warm):
+    sandbox = Sandbox(Limits(), isolation, tmp_root=str(tmp_path), warm=warm)
+    for _ in range(3):
+        with sandbox.start("def f():\n    open('scratch.txt', 'w').write('x' * 1000)\n", "m.py", "m") as run:
+            run.call("f")
+    sandbox.close()
+    deadline = time.monotonic() + 5
+    while list(tmp_path.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_load_error_is_reported_with_the_line(runtime):

@@ -300,17 +300,16 @@ def _stress(module, cls_name, plan, switch_interval):
 # ---------------------------------------------------------------------------------------------
 
 
-def _load(setup, source):
+def _load(setup):
     import types
 
     filename = os.path.join(os.getcwd(), setup["filename"])
-    if not os.path.exists(filename):  # the run's directory is now a fresh tmpfs
-        with open(filename, "w", encoding="utf-8") as handle:
-            handle.write(source)
+    with open(filename, "w", encoding="utf-8") as handle:  # for tracebacks (linecache)
+        handle.write(setup["source"])
     module = types.ModuleType(setup["module"])
     module.__file__ = filename
     sys.modules[setup["module"]] = module
-    exec(compile(source, filename, "exec"), module.__dict__)
+    exec(compile(setup["source"], filename, "exec"), module.__dict__)
     return module, filename
 
 
@@ -344,15 +343,16 @@ def _serve(module, filename):
         _send(reply)
 
 
-def main():
-    setup = _recv()
-    for name in setup["preload"]:
-        __import__(name)
-    with open(setup["filename"], encoding="utf-8") as handle:
-        source = handle.read()
-    _isolate(setup)
+def _name_process(name):
+    # Shown by ps and /proc/<pid>/comm: "adbg-idle" waits in the pool, "adbg-run" serves a run.
+    _libc()[1].prctl(15, name, 0, 0, 0)  # PR_SET_NAME
+
+
+def _run(setup):
+    """Load the submission and answer calls until the server is done with this run."""
+    _name_process(b"adbg-run")
     try:
-        module, filename = _load(setup, source)
+        module, filename = _load(setup)
     except BaseException as exc:
         sys.stdout.flush()
         _send(_exception_reply(0, exc, os.path.join(os.getcwd(), setup["filename"])))
@@ -361,6 +361,13 @@ def main():
     _send('{"id":0,"ok":"ready"}')
     _serve(module, filename)
     sys.stdout.flush()
+
+
+def main():
+    """The fresh-interpreter path: isolate this process, then run."""
+    setup = _recv()
+    _isolate(setup["config"])
+    _run(setup)
 
 
 def _probe_uid(uid):
@@ -425,51 +432,85 @@ def probe(bpf_path=None, uid=None):
 
 # Imported once in the zygote so that no run pays for them; none holds a secret.
 ZYGOTE_PRELOAD = (
-    "ctypes", "_json", "json", "types", "traceback", "linecache", "threading", "hashlib", "hmac",
-    "bisect", "math", "typing", "collections", "functools", "itertools", "heapq", "dataclasses", "re",
+    "ctypes", "_json", "json", "types", "traceback", "linecache", "threading", "hashlib", "hmac", "shutil",
+    "tempfile", "bisect", "math", "typing", "collections", "functools", "itertools", "heapq", "dataclasses", "re",
 )
 
 
-def _child_after_fork(request, fds, keep_closed):
+def _pooled_child(config, own, scratch):
+    """A pre-isolated child: every layer applied, then it waits for a run's fds and setup."""
     global REQ_FD, RESP_FD
     import signal
+    import socket
 
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    for fd in keep_closed:
-        os.close(fd)
+    fd = own.fileno()
+    os.closerange(3, fd)  # nothing of the zygote's: its control socket, other children's sockets
+    os.closerange(fd + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
     os.setsid()  # its own process group: the server kills the whole group
+    os.chdir(scratch)
+    _isolate(config)
+    _name_process(b"adbg-idle")
+    _, fds, _, _ = socket.recv_fds(own, 64, 3)
+    own.close()
+    if len(fds) != 3:
+        return  # the zygote is shutting down
     req_fd, resp_fd, out_fd = fds
-    devnull = os.open("/dev/null", os.O_RDONLY)
-    os.dup2(devnull, 0)
     os.dup2(out_fd, 1)
     os.dup2(out_fd, 2)
-    os.close(devnull)
     os.close(out_fd)
-    os.chdir(request["dir"])
     REQ_FD, RESP_FD = req_fd, resp_fd
     sys.argv = [sys.argv[0], str(req_fd), str(resp_fd)]
-    main()
+    _run(_recv())
 
 
 def zygote(ctrl_fd):
-    """Fork one sandbox child per request; report each child's pid and, later, its exit status.
+    """Keep a few pre-isolated children ready and hand each run's fds to one of them.
 
-    Requests arrive on a SOCK_SEQPACKET socket with the run's three fds attached (SCM_RIGHTS).
-    This process stays single-threaded and never runs submitted code itself.
+    The first message on the SOCK_SEQPACKET control socket is the sandbox's configuration; each
+    later one is a run, with its three fds attached (SCM_RIGHTS). The reply is the child's pid;
+    when a run's child exits, its status follows. This process stays single-threaded, never runs
+    submitted code, and removes each child's scratch directory once it has exited.
     """
+    import collections
     import json
     import select
+    import shutil
     import signal
     import socket
+    import tempfile
 
     for name in ZYGOTE_PRELOAD:
         __import__(name)
     ctrl = socket.socket(fileno=ctrl_fd)
+    config = marshal.loads(ctrl.recv(1 << 20))
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
+    pool = collections.deque()  # (pid, socket, scratch) of idle, pre-isolated children
+    running = {}  # pid -> scratch of children serving a run
+    uid = config["layers"].get("uid")
+
+    def fork_pooled():
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        scratch = tempfile.mkdtemp(prefix="adbg-run-", dir=config["tmp_root"])
+        if uid is not None:
+            os.chown(scratch, uid, uid)
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            try:
+                ours.close()
+                _pooled_child(config, theirs, scratch)
+                sys.stdout.flush()
+            except BaseException:
+                __import__("traceback").print_exc()  # into the run's output, if it got one
+                code = 1
+            os._exit(code)
+        theirs.close()
+        pool.append((pid, ours, scratch))
 
     def reap():
         while True:
@@ -479,31 +520,63 @@ def zygote(ctrl_fd):
                 return
             if pid == 0:
                 return
-            ctrl.send(json.dumps({"exit": pid, "status": os.waitstatus_to_exitcode(status)}).encode())
+            if pid in running:
+                shutil.rmtree(running.pop(pid), ignore_errors=True)
+                ctrl.send(json.dumps({"exit": pid, "status": os.waitstatus_to_exitcode(status)}).encode())
+            else:  # an idle child died: drop it, a new one replaces it
+                for entry in [e for e in pool if e[0] == pid]:
+                    pool.remove(entry)
+                    entry[1].close()
+                    shutil.rmtree(entry[2], ignore_errors=True)
 
-    while True:
-        ready = select.select([ctrl, wake_r], [], [])[0]
-        if wake_r in ready:
-            os.read(wake_r, 4096)
-            reap()
-        if ctrl in ready:
-            message, fds, _, _ = socket.recv_fds(ctrl, 65536, 3)
-            if not message:
-                return  # the server is gone
-            request = marshal.loads(message)
-            pid = os.fork()
-            if pid == 0:
-                code = 0
-                try:
-                    _child_after_fork(request, fds, (ctrl.fileno(), wake_r, wake_w))
-                    sys.stdout.flush()
-                except BaseException:
-                    __import__("traceback").print_exc()  # into the run's output file
-                    code = 1
-                os._exit(code)
-            for fd in fds:
-                os.close(fd)
-            ctrl.send(json.dumps({"id": request["id"], "pid": pid}).encode())
+    def hand_over(fds):
+        while True:
+            if not pool:
+                fork_pooled()
+            pid, sock, scratch = pool.popleft()
+            try:
+                socket.send_fds(sock, [b"run"], fds)
+            except OSError:
+                continue  # that child is gone; the next one takes the run
+            finally:
+                sock.close()
+            running[pid] = scratch
+            return pid
+
+    try:
+        while len(pool) < config["pool"]:
+            fork_pooled()
+        while True:
+            ready = select.select([ctrl, wake_r], [], [])[0]
+            if wake_r in ready:
+                os.read(wake_r, 4096)
+                reap()
+            if ctrl in ready:
+                message, fds, _, _ = socket.recv_fds(ctrl, 65536, 3)
+                if not message:
+                    return  # the server is gone
+                request = marshal.loads(message)
+                pid = hand_over(fds)
+                for fd in fds:
+                    os.close(fd)
+                ctrl.send(json.dumps({"id": request["id"], "pid": pid}).encode())
+                while len(pool) < config["pool"]:
+                    fork_pooled()
+    finally:
+        for pid, sock, scratch in pool:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+            sock.close()
+            running[pid] = scratch
+        # Runs still in flight end by their server-side deadline at the latest.
+        for pid, scratch in running.items():
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+            shutil.rmtree(scratch, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -109,39 +109,56 @@ class Sandbox:
     def __init__(self, limits: Limits, isolation: Isolation, tmp_root: str | None = None, warm: bool | None = None):
         self.limits = limits
         self.isolation = isolation
-        self.tmp_root = tmp_root or os.environ.get("SANDBOX_TMPDIR") or None
-        self.read_only = _read_only_paths()
+        self.tmp_root = tmp_root or os.environ.get("SANDBOX_TMPDIR") or tempfile.gettempdir()
+        # What every child applies to itself before it sees a submission.
+        self.config = {
+            "layers": isolation.for_child(limits.disk_bytes),
+            "read_only": _read_only_paths(),
+            "limits": limits.for_child(),
+            "nice": 10,
+            "tmp_root": self.tmp_root,
+            "pool": int(os.environ.get("SANDBOX_POOL", "4")),
+        }
         if warm is None:
             warm = os.environ.get("SANDBOX_ZYGOTE", "on") != "off"
-        self.zygote: Zygote | None = Zygote(int(os.environ.get("SANDBOX_ZYGOTE_RUNS", "2000"))) if warm else None
+        runs = int(os.environ.get("SANDBOX_ZYGOTE_RUNS", "2000"))
+        self.zygote: Zygote | None = Zygote(self.config, runs) if warm else None
 
-    def launch(self, run_dir: str, req_r: int, resp_w: int, out_fd: int) -> FreshChild | ZygoteChild:
+    def launch(self, req_r: int, resp_w: int, out_fd: int) -> tuple[FreshChild | ZygoteChild, str | None]:
+        """Start a child for one run; returns it and the directory to remove afterwards, if any."""
         if self.zygote is not None:
             try:
-                return self.zygote.spawn(run_dir, req_r, resp_w, out_fd)
+                return self.zygote.spawn(req_r, resp_w, out_fd), None
             except ZygoteError:
                 pass  # the zygote is replaced on the next run; this one starts cold
-        popen = subprocess.Popen(
-            [sys.executable, *PYTHON_FLAGS, str(CHILD), str(req_r), str(resp_w)],
-            stdin=subprocess.DEVNULL,
-            stdout=out_fd,
-            stderr=out_fd,
-            cwd=run_dir,
-            env={"MALLOC_ARENA_MAX": "2"},
-            close_fds=True,
-            pass_fds=(req_r, resp_w),
-            start_new_session=True,
-        )
-        return FreshChild(popen)
+        run_dir = tempfile.mkdtemp(prefix="adbg-run-", dir=self.tmp_root)
+        if self.isolation.uid is not None:
+            os.chown(run_dir, self.isolation.uid, self.isolation.uid)
+        try:
+            popen = subprocess.Popen(
+                [sys.executable, *PYTHON_FLAGS, str(CHILD), str(req_r), str(resp_w)],
+                stdin=subprocess.DEVNULL,
+                stdout=out_fd,
+                stderr=out_fd,
+                cwd=run_dir,
+                env={"MALLOC_ARENA_MAX": "2"},
+                close_fds=True,
+                pass_fds=(req_r, resp_w),
+                start_new_session=True,
+            )
+        except BaseException:
+            shutil.rmtree(run_dir, ignore_errors=True)
+            raise
+        return FreshChild(popen), run_dir
 
     def close(self) -> None:
         if self.zygote is not None:
             self.zygote.close()
 
-    def start(self, source: str, filename: str, module: str, preload: tuple[str, ...] = ()) -> SandboxRun:
+    def start(self, source: str, filename: str, module: str) -> SandboxRun:
         if not self.isolation.can_execute:
             raise RefusedToRun(self.isolation.reason)
-        return SandboxRun(self, source, filename, module, preload)
+        return SandboxRun(self, source, filename, module)
 
 
 @dataclass
@@ -150,18 +167,15 @@ class SandboxRun:
     source: str
     filename: str
     module: str
-    preload: tuple[str, ...]
     result: RunResult = field(default_factory=RunResult)
     load_error: RemoteError | None = None
 
     def __post_init__(self) -> None:
         limits = self.sandbox.limits
-        self._dir = tempfile.mkdtemp(prefix="adbg-run-", dir=self.sandbox.tmp_root)
-        if self.sandbox.isolation.uid is not None:
-            os.chown(self._dir, self.sandbox.isolation.uid, self.sandbox.isolation.uid)
-        with open(os.path.join(self._dir, self.filename), "w", encoding="utf-8") as handle:
-            handle.write(self.source)
-        self._out_fd = os.open(os.path.join(self._dir, ".output"), os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+        # The output file has no name: only this process and the child hold it.
+        handle, path = tempfile.mkstemp(prefix="adbg-out-", dir=self.sandbox.tmp_root)
+        os.unlink(path)
+        self._out_fd = handle
         req_r, self._req_w = os.pipe()
         self._resp_r, resp_w = os.pipe()
         self._started = time.monotonic()
@@ -169,25 +183,14 @@ class SandboxRun:
         self._buffer = b""
         self._finished = False
         try:
-            self._child = self.sandbox.launch(self._dir, req_r, resp_w, self._out_fd)
+            self._child, self._dir = self.sandbox.launch(req_r, resp_w, self._out_fd)
         except BaseException:
             for fd in (req_r, resp_w, self._req_w, self._resp_r, self._out_fd):
                 os.close(fd)
-            shutil.rmtree(self._dir, ignore_errors=True)
             raise
         os.close(req_r)
         os.close(resp_w)
-        iso = self.sandbox.isolation
-        self._send(
-            {
-                "preload": list(self.preload),
-                "layers": iso.for_child(limits.disk_bytes),
-                "read_only": self.sandbox.read_only,
-                "limits": limits.for_child(),
-                "filename": self.filename,
-                "module": self.module,
-            }
-        )
+        self._send({"config": self.sandbox.config, "filename": self.filename, "module": self.module, "source": self.source})
         try:
             self._receive(0)
         except RemoteError as exc:
@@ -328,7 +331,8 @@ class SandboxRun:
         self.result.output, self.result.output_truncated = self._read_output()
         for fd in (self._req_w, self._resp_r, self._out_fd):
             os.close(fd)
-        shutil.rmtree(self._dir, ignore_errors=True)
+        if self._dir is not None:  # the fresh path's directory; the zygote cleans its own
+            shutil.rmtree(self._dir, ignore_errors=True)
         return self.result
 
     def _read_output(self) -> tuple[str, bool]:

@@ -1,13 +1,14 @@
 """The warm execution path: a pre-imported fork server that starts each sandbox child in ~1 ms.
 
-    zygote = Zygote(max_runs=2000)
-    child = zygote.spawn(run_dir, req_r, resp_w, out_fd)    # -> ZygoteChild(pid)
+    zygote = Zygote(config, max_runs=2000)
+    child = zygote.spawn(req_r, resp_w, out_fd)             # -> ZygoteChild(pid)
     child.wait(timeout=1.0)                                 # exit code, or None if not yet known
 
 The zygote is ``child.py --zygote``: started with an empty environment, it imports what runs
-need, stays single-threaded, and forks one child per request; every isolation layer is applied
-in the child, after the fork. It is replaced after ``max_runs`` children or on any anomaly (it
-died, or a request went unanswered). Safe to use from many threads.
+need, stays single-threaded, and keeps a few children forked and already isolated (every layer
+is applied in the child, after the fork); a run's pipes go to one of them. It is replaced after
+``max_runs`` children or on any anomaly (it died, or a request went unanswered). Safe to use
+from many threads.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ class ZygoteChild:
 class _ZygoteProcess:
     """One zygote: its process, control socket and reader thread."""
 
-    def __init__(self) -> None:
+    def __init__(self, config: dict) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.proc = subprocess.Popen(
             [sys.executable, *PYTHON_FLAGS, str(CHILD), "--zygote", str(theirs.fileno())],
@@ -65,6 +66,7 @@ class _ZygoteProcess:
         )
         theirs.close()
         self.sock = ours
+        self.sock.send(marshal.dumps(config))  # what every child applies to itself
         self.runs = 0
         self.alive = True
         self._send_lock = threading.Lock()
@@ -103,7 +105,7 @@ class _ZygoteProcess:
             self._pending.clear()
             self._state.notify_all()
 
-    def spawn(self, run_dir: str, fds: tuple[int, int, int]) -> ZygoteChild:
+    def spawn(self, fds: tuple[int, int, int]) -> ZygoteChild:
         future: Future[int] = Future()
         with self._state:
             if not self.alive:
@@ -112,7 +114,7 @@ class _ZygoteProcess:
             request_id = self._next_id
             self._pending[request_id] = future
         with self._send_lock:
-            socket.send_fds(self.sock, [marshal.dumps({"id": request_id, "dir": run_dir})], list(fds))
+            socket.send_fds(self.sock, [marshal.dumps({"id": request_id})], list(fds))
             self.runs += 1
         pid = future.result(timeout=SPAWN_TIMEOUT_S)
         return ZygoteChild(pid, self)
@@ -144,9 +146,14 @@ class _ZygoteProcess:
 
 
 class Zygote:
-    """Hands out children from a healthy zygote, replacing it after ``max_runs`` or a failure."""
+    """Hands out children from a healthy zygote, replacing it after ``max_runs`` or a failure.
 
-    def __init__(self, max_runs: int = 2000):
+    ``config`` is what every child applies to itself before it is handed a run (isolation layers,
+    limits, read-only paths, where scratch directories go, how many children to keep ready).
+    """
+
+    def __init__(self, config: dict, max_runs: int = 2000):
+        self.config = config
         self.max_runs = max_runs
         self._lock = threading.Lock()
         self._current: _ZygoteProcess | None = None
@@ -159,13 +166,13 @@ class Zygote:
                 if current is not None:
                     threading.Thread(target=current.stop, daemon=True).start()
                     self.restarts += 1
-                current = self._current = _ZygoteProcess()
+                current = self._current = _ZygoteProcess(self.config)
             return current
 
-    def spawn(self, run_dir: str, req_r: int, resp_w: int, out_fd: int) -> ZygoteChild:
+    def spawn(self, req_r: int, resp_w: int, out_fd: int) -> ZygoteChild:
         process = self._get()
         try:
-            return process.spawn(run_dir, (req_r, resp_w, out_fd))
+            return process.spawn((req_r, resp_w, out_fd))
         except (OSError, ZygoteError, TimeoutError) as exc:
             process.alive = False  # an anomaly: the next run gets a fresh zygote
             raise ZygoteError(f"the zygote failed to start a run: {exc}") from exc
