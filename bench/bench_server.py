@@ -48,7 +48,8 @@ def start_server() -> tuple[subprocess.Popen, str]:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = dict(os.environ, PORT=str(port), HOST="127.0.0.1")
-    proc = subprocess.Popen([sys.executable, "-m", "env.server"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    log = open(os.environ.get("BENCH_SERVER_LOG", os.devnull), "w")  # noqa: SIM115 (lives as long as the server)
+    proc = subprocess.Popen([sys.executable, "-m", "env.server"], cwd=ROOT, env=env, stdout=log, stderr=log)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -70,6 +71,9 @@ def episode(client: httpx.Client, url: str, task_id: str, code: str, seed: int) 
     elapsed = (time.perf_counter() - started) * 1000
     out = body["observation"]
     clean = out["episode_id"] == episode_id and out["task_id"] == task_id and out["step_number"] == 1 and body["done"] and out["grader_score"] >= 0.96
+    if not clean:
+        print(f"  dirty episode {episode_id}: {out['task_id']} step {out['step_number']} done {body['done']} "
+              f"score {out['grader_score']} error {out['error']!r}\n    {out['current_error_output'][:600]!r}")
     return elapsed, clean
 
 
@@ -104,14 +108,14 @@ def throughput(url: str, code: str, sessions: int, seconds: float) -> tuple[floa
     return done[0] / (time.monotonic() - started), done[0], dirty[0]
 
 
-def health_under_load(url: str, code: str, sessions: int, seconds: float) -> float:
+def health_under_load(url: str, code: str, sessions: int, seconds: float, task_id: str = "hard") -> float:
     stop = time.monotonic() + seconds
 
     def worker(k: int) -> None:
         with httpx.Client(timeout=60) as client:
             i = 0
             while time.monotonic() < stop:
-                episode(client, url, "hard", code, k * 1000 + i)
+                episode(client, url, task_id, code, k * 1000 + i)
                 i += 1
 
     threads = [threading.Thread(target=worker, args=(k,)) for k in range(sessions)]
@@ -154,15 +158,16 @@ def main() -> None:
     easy, hard = registry.get("easy").gold_source, registry.get("hard").gold_source
     proc, url = start_server()
     print(f"server: {url}  isolation: {httpx.get(f'{url}/health').json()['isolation']['tier']}")
-    rows: dict[str, list[float]] = {k: [] for k in ("easy_p50", "easy_p99", "hard_p50", "hard_p99", "health_p99", "rate_1", "rate_8", "dirty")}
+    rows: dict[str, list[float]] = {k: [] for k in ("easy_p50", "easy_p99", "hard_p50", "hard_p99", "health_p99", "health_easy_p99", "rate_1", "rate_8", "dirty")}
     try:
         for r in range(args.rounds):
             e50, e99 = submit_latency(url, "easy", easy, args.episodes)
             h50, h99 = submit_latency(url, "hard", hard, max(5, args.episodes // 2))
             health = health_under_load(url, hard, 8, args.seconds)
+            health_easy = health_under_load(url, easy, 8, args.seconds, "easy")
             rate1, _, dirty1 = throughput(url, easy, 1, args.seconds)
             rate8, total8, dirty8 = throughput(url, easy, 8, args.seconds)
-            for key, value in zip(rows, (e50, e99, h50, h99, health, rate1, rate8, dirty1 + dirty8), strict=True):
+            for key, value in zip(rows, (e50, e99, h50, h99, health, health_easy, rate1, rate8, dirty1 + dirty8), strict=True):
                 rows[key].append(value)
             print(f"round {r + 1}: easy p50 {e50:.1f} ms, hard p50 {h50:.1f} ms, /health p99 under load {health:.1f} ms, "
                   f"{rate1:.1f} -> {rate8:.1f} episodes/s (1 -> 8 sessions, {total8} episodes, {dirty1 + dirty8} dirty)")
@@ -175,6 +180,7 @@ def main() -> None:
     print(f"  easy submit_fix   p50 {med['easy_p50']:7.1f} ms  p99 {med['easy_p99']:7.1f} ms   (reference p50 70 ms: {REFERENCE['easy_p50_ms'] / med['easy_p50']:.1f}x faster)")
     print(f"  hard submit_fix   p50 {med['hard_p50']:7.1f} ms  p99 {med['hard_p99']:7.1f} ms   (reference p50 1261 ms: {REFERENCE['hard_p50_ms'] / med['hard_p50']:.1f}x faster)")
     print(f"  /health p99 while 8 sessions submit hard fixes: {med['health_p99']:.1f} ms   (reference 318-1568 ms)")
+    print(f"  /health p99 while 8 sessions submit easy fixes: {med['health_easy_p99']:.1f} ms")
     print(f"  clean episodes/s: 1 session {med['rate_1']:.1f}, 8 sessions {med['rate_8']:.1f} "
           f"(x{med['rate_8'] / med['rate_1']:.2f} over 1 session here; x{med['rate_8'] / ref_rate:.1f} over the reference's 1-session rate of {ref_rate:.1f}/s)")
     print(f"  dirty episodes (cross-talk or wrong score): {int(sum(rows['dirty']))}")

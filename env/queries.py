@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 
 from env.models import QUERY_TYPES
+from env.pyparse import parse
 from env.tasks.spec import TaskSpec
 from env.verdict.judge import Verdict
 
@@ -73,7 +74,7 @@ def _related(source: str, defs: dict, target: str | None) -> str:
 
 
 def _test_nodes(task: TaskSpec) -> dict[str, ast.FunctionDef]:
-    tree = ast.parse(task.test_source)
+    tree = parse(task.test_source)
     return {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")}
 
 
@@ -117,10 +118,10 @@ def answer_query(query_type: str, target: str | None, code: str, task: TaskSpec,
         raise QueryError(f"unknown query_type {query_type!r}; expected one of: {', '.join(QUERY_TYPES)}")
     if query_type in ("function_signature", "related_code"):
         try:
-            tree = ast.parse(code)
+            tree = parse(code)
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             code = task.buggy_source  # the current code does not parse: answer about the original
-            tree = ast.parse(code)
+            tree = parse(code)
         defs = _definitions(tree)
         if query_type == "function_signature":
             return "\n\n".join(_signature(defs[n]) for n in _pick(defs, target, "function or class"))

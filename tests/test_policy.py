@@ -73,3 +73,24 @@ def test_syntax_errors_name_the_line():
 
 def test_switched_off_it_only_parses():
     check_source("import os\n", NONE, enabled=False)
+
+
+def test_parsing_is_serialised_across_threads():
+    # CPython 3.11's ast.parse is not thread-safe: under load with finalizers running, parallel parses
+    # failed with "SystemError: AST constructor recursion depth mismatch" (seen in the server). Every
+    # parse in the package goes through env.pyparse, which holds one lock while parsing.
+    import threading
+    from pathlib import Path
+
+    from env import pyparse
+
+    done = threading.Event()
+    with pyparse._LOCK:
+        worker = threading.Thread(target=lambda: (pyparse.parse("x = 1\n"), done.set()))
+        worker.start()
+        assert not done.wait(0.2)  # blocked while another parse holds the lock
+    worker.join(5)
+    assert done.is_set()
+    package = Path(__file__).resolve().parents[1] / "env"
+    direct = [str(p) for p in package.rglob("*.py") if "ast.parse(" in p.read_text() and p.name != "pyparse.py"]
+    assert direct == []

@@ -389,3 +389,32 @@ def test_killing_a_run_mid_call_is_reported_and_isolated(runtime):
         with pytest.raises(RunAborted, match="killed by SIGKILL"):
             victim.call("f")
         assert bystander.call("g") == 7
+
+
+def test_the_fork_server_holds_no_secrets(runtime, monkeypatch):
+    monkeypatch.setenv("ADBG_SERVER_SECRET", "s3cr3t-token")
+    sandbox = Sandbox(Limits(), runtime.isolation)
+    with sandbox.start("def f():\n    return 1\n", "m.py", "m") as run:
+        assert run.call("f") == 1
+    environ = Path(f"/proc/{sandbox.zygote.pid}/environ").read_bytes()
+    assert environ.split(b"\0")[:-1] == [b"MALLOC_ARENA_MAX=2"]
+    cmdline = Path(f"/proc/{sandbox.zygote.pid}/cmdline").read_bytes().split(b"\0")
+    assert b"-I" in cmdline and b"--zygote" in cmdline
+    sandbox.close()
+
+
+def test_idle_pooled_children_are_ready_and_named(runtime):
+    with runtime.sandbox.start("def f():\n    return 1\n", "m.py", "m") as run:
+        run.call("f")
+        assert Path(f"/proc/{run._child.pid}/comm").read_text().strip() == "adbg-run"
+    zygote = runtime.sandbox.zygote.pid
+    idle = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                if int(stat[1]) == zygote and (entry / "comm").read_text().strip() == "adbg-idle":
+                    idle.append(int(entry.name))
+            except OSError:
+                continue
+    assert 1 <= len(idle) <= runtime.sandbox.config["pool"]

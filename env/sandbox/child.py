@@ -168,7 +168,7 @@ def _drop_uid(uid):
 
 def _isolate(setup):
     # Below the server in CPU priority, so a busy sandbox never slows the API down.
-    os.nice(setup.get("nice", 10))
+    os.nice(setup["nice"])
     was_root = os.geteuid() == 0
     layers = setup["layers"]
     if layers.get("uid") is not None and was_root:

@@ -16,6 +16,8 @@ import ast
 import os
 from dataclasses import dataclass
 
+from env.pyparse import parse
+
 MAX_SOURCE_BYTES = 64 * 1024
 
 # Names whose only uses in a debugging fix are escapes or dynamic code.
@@ -74,7 +76,7 @@ def parse_source(source: str) -> ast.Module:
     if size > MAX_SOURCE_BYTES:
         raise PolicyViolation(f"the code is {size} bytes; the limit is {MAX_SOURCE_BYTES} bytes")
     try:
-        return ast.parse(source)
+        return parse(source)
     except SyntaxError as exc:
         raise PolicyViolation(f"line {exc.lineno}: SyntaxError: {exc.msg}") from None
     except (MemoryError, RecursionError, ValueError):

@@ -21,6 +21,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from env.pyparse import parse
+
 
 class HypothesisRules(BaseModel):
     """Regular expressions (case-insensitive) that grade a hypothesis; see graders.hypothesis."""
@@ -115,7 +117,7 @@ class TaskSpec(BaseModel):
 def normalized_ast(source: str) -> str:
     """The code's AST dump: equal for two sources that differ only in comments and whitespace."""
     try:
-        return ast.dump(ast.parse(source))
+        return ast.dump(parse(source))
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return ""
 
