@@ -15,7 +15,7 @@ import random
 import threading
 import time
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from env import rewards
 from env.graders.classic import AttemptFacts, EpisodeFacts, Grade, best_attempt, grade_episode
@@ -40,6 +40,7 @@ class ActionError(ValueError):
 
 class Attempt(BaseModel):
     code: str
+    tree: str = Field(description="normalized AST, to spot resubmissions")
     hypothesis: str
     output: str
     execution_time_ms: float
@@ -155,7 +156,7 @@ class Episode:
             tests_passed=verdict.tests_passed,
             solved=verdict.solved,
             same_as_buggy=bool(tree) and tree == self.task.buggy_ast,
-            repeated=bool(tree) and any(normalized_ast(a.code) == tree for a in self.attempts),
+            repeated=bool(tree) and any(a.tree == tree for a in self.attempts),
             no_progress=delta_zero and not verdict.solved,
             timed_out=verdict.timed_out,
             stress_passed=verdict.stress.passed if verdict.stress else None,
@@ -166,7 +167,7 @@ class Episode:
         parts = rewards.submission_reward(self.tests_passed, verdict.tests_passed, self.task.tests_total, verdict.solved, verdict.timed_out)
         output = verdict.report()
         elapsed = verdict.run.duration_ms if verdict.run else 0.0
-        self.attempts.append(Attempt(code=code, hypothesis=hypothesis or "", output=output, execution_time_ms=elapsed, facts=facts))
+        self.attempts.append(Attempt(code=code, tree=tree, hypothesis=hypothesis or "", output=output, execution_time_ms=elapsed, facts=facts))
         self.current_code, self.current_output = code, output
         self.tests_passed, self.last_verdict = verdict.tests_passed, verdict
         if verdict.solved:
