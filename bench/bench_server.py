@@ -123,10 +123,10 @@ def health_under_load(url: str, code: str, sessions: int, seconds: float, task_i
         t.start()
     # The sampler is its own process, so the load generator's threads do not delay it.
     time.sleep(0.5)
-    sampler = subprocess.run(
-        [sys.executable, __file__, "--sample-health", url, str(max(1.0, stop - time.monotonic()))],
-        capture_output=True, text=True, check=True,
-    )
+    command = [sys.executable, __file__, "--sample-health", url, str(max(1.0, stop - time.monotonic()))]
+    if os.environ.get("BENCH_SAMPLER_NICE"):  # diagnostic: separate the sampler's own scheduling delay
+        command = ["nice", "-n", os.environ["BENCH_SAMPLER_NICE"], *command]
+    sampler = subprocess.run(command, capture_output=True, text=True, check=True)
     samples = json.loads(sampler.stdout)
     for t in threads:
         t.join()

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import functools
+import gc
 import logging
 from typing import Any
 
@@ -108,4 +109,9 @@ def main() -> None:
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     settings = Settings.from_env()
-    uvicorn.run(build_app(settings=settings), host=settings.host, port=settings.port, ws_max_size=settings.max_body_bytes)
+    app = build_app(settings=settings)
+    # Everything imported so far (FastAPI, OpenEnv, Gradio...) lives as long as the server: keep it
+    # out of the collector's full passes, which otherwise stall the event loop under load.
+    gc.collect()
+    gc.freeze()
+    uvicorn.run(app, host=settings.host, port=settings.port, ws_max_size=settings.max_body_bytes)
