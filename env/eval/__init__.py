@@ -1,0 +1,1 @@
+"""Evaluation: statistics for comparing agents (the harness and reports build on ``metrics``)."""
