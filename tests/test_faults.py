@@ -19,8 +19,12 @@ from tests.conftest import LiveServer
 from tests.helpers import GOLD, GOOD_HYPOTHESIS, submit
 from tests.test_redteam import sandbox_children
 
-# About two seconds of work in the first call (the easy task's policy allows no `time` import).
-SLOW = GOLD["easy"].replace("    left, right = 0, len(arr) - 1", "    spin = 0\n    for i in range(2 * 10**7):\n        spin += i\n    left, right = 0, len(arr) - 1")
+# About two seconds of work in the first call only (the easy task's policy allows no `time` import);
+# every later call is fast, so the whole run stays well inside the time limit.
+SLOW = "_slowed = []\n\n" + GOLD["easy"].replace(
+    "    left, right = 0, len(arr) - 1",
+    "    if not _slowed:\n        _slowed.append(1)\n        spin = 0\n        for i in range(2 * 10**7):\n            spin += i\n    left, right = 0, len(arr) - 1",
+)
 
 
 def start_slow_submission(url: str) -> tuple[str, threading.Thread, dict]:
