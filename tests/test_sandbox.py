@@ -408,13 +408,20 @@ def test_idle_pooled_children_are_ready_and_named(runtime):
         run.call("f")
         assert Path(f"/proc/{run._child.pid}/comm").read_text().strip() == "adbg-run"
     zygote = runtime.sandbox.zygote.pid
-    idle = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-                if int(stat[1]) == zygote and (entry / "comm").read_text().strip() == "adbg-idle":
-                    idle.append(int(entry.name))
-            except OSError:
-                continue
-    assert 1 <= len(idle) <= runtime.sandbox.config["pool"]
+
+    def idle() -> list[int]:
+        found = []
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                    if int(stat[1]) == zygote and (entry / "comm").read_text().strip() == "adbg-idle":
+                        found.append(int(entry.name))
+                except OSError:
+                    continue
+        return found
+
+    deadline = time.monotonic() + 5  # a freshly forked child names itself once isolated
+    while len(idle()) < runtime.sandbox.config["pool"] and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert len(idle()) == runtime.sandbox.config["pool"]
