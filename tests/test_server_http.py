@@ -151,3 +151,22 @@ def test_oversized_code_is_an_agent_mistake_not_an_http_error(client):
     big = "x = 1\n" * 12000  # 72 KB: under the body cap, over the code cap
     obs = client.post("/step", json={"action": submit(big, "h"), "episode_id": episode}).json()["observation"]
     assert obs["current_error_output"].startswith("Not run: the code is 72000 bytes; the limit is 65536 bytes")
+
+
+def test_openenv_task_discovery_routes(client):
+    assert client.get("/agentdebugger-env/splits").json() == [{"name": "test", "type": "test"}]
+    listed = client.post("/agentdebugger-env/tasks", json={"split": "test"}).json()["tasks"]
+    assert [t["id"] for t in listed] == ["easy", "medium", "hard"]
+    assert client.post("/agentdebugger-env/num_tasks", json={"split": "test"}).json() == {"num_tasks": 3}
+    assert client.post("/agentdebugger-env/task", json={"split": "test", "index": 2}).json()["task"]["id"] == "hard"
+    assert client.post("/agentdebugger-env/task", json={"split": "test", "index": 3}).status_code == 400
+    assert client.post("/agentdebugger-env/task", json={"split": "test", "index": -1}).status_code == 400
+    assert [t["id"] for t in client.post("/agentdebugger-env/task_range", json={"split": "test", "start": 1}).json()["tasks"]] == ["medium", "hard"]
+    assert client.post("/agentdebugger-env/num_tasks", json={"split": "train"}).json() == {"num_tasks": 0}
+    assert client.get("/some-other-env/splits").status_code == 404
+
+
+def test_reset_by_task_index(client):
+    assert client.post("/reset", json={"index": 1, "seed": 1}).json()["observation"]["task_id"] == "medium"
+    bad = client.post("/reset", json={"index": 9}).json()["observation"]
+    assert bad["error"] == "task index 9 is out of range; there are 3 tasks"

@@ -28,6 +28,7 @@ from env.server.transport import HTTP_QUERY
 from env.tasks.registry import UnknownTask
 
 DEFAULT_TASK = "easy"
+SPLIT = "test"  # every bundled task is an evaluation task
 
 
 def _error_observation(message: str, **fields: Any) -> DebugObservation:
@@ -43,9 +44,34 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
         self._store = store
         self._episode: Episode | None = None
 
+    # -- OpenEnv's task discovery API (GET /{env}/splits, POST /{env}/tasks ...) -----------------
+
+    def list_splits(self) -> list[str]:
+        return [SPLIT]
+
+    def list_tasks(self, split: str) -> list[dict[str, Any]]:
+        return [task.summary() for task in self._runtime.registry.all()] if split == SPLIT else []
+
+    def num_tasks(self, split: str) -> int:
+        return len(self.list_tasks(split))
+
+    def get_task(self, split: str, index: int) -> dict[str, Any]:
+        tasks = self.list_tasks(split)
+        if not 0 <= index < len(tasks):
+            raise IndexError(index)  # the library answers 400
+        return tasks[index]
+
+    def get_task_range(self, split: str, start: int | None = None, stop: int | None = None) -> list[dict[str, Any]]:
+        return self.list_tasks(split)[start:stop]
+
     # -- sync API (in-process use) ---------------------------------------------------------
 
-    def _new_episode(self, seed: int | None, episode_id: str | None, task_id: str | None) -> Episode | DebugObservation:
+    def _new_episode(self, seed: int | None, episode_id: str | None, task_id: str | None, index: int | None = None) -> Episode | DebugObservation:
+        if task_id is None and index is not None:  # reset(split=..., index=...) as the task API suggests
+            ids = self._runtime.registry.ids()
+            if not (isinstance(index, int) and 0 <= index < len(ids)):
+                return _error_observation(f"task index {index!r} is out of range; there are {len(ids)} tasks")
+            task_id = ids[index]
         name = task_id or DEFAULT_TASK
         try:
             task = self._runtime.registry.get(name)
@@ -54,8 +80,10 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
         seed = secrets.randbits(31) if seed is None else seed
         return Episode(self._runtime, task, seed, episode_id or str(uuid.uuid4()))
 
-    def reset(self, seed: int | None = None, episode_id: str | None = None, task_id: str | None = None, **kwargs: Any) -> DebugObservation:
-        made = self._new_episode(seed, episode_id, task_id)
+    def reset(
+        self, seed: int | None = None, episode_id: str | None = None, task_id: str | None = None, index: int | None = None, **kwargs: Any
+    ) -> DebugObservation:
+        made = self._new_episode(seed, episode_id, task_id, index)
         if isinstance(made, DebugObservation):
             return made
         self._episode = made
@@ -79,8 +107,10 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
     async def _offload(self, fn: Any, *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self._runtime.executor, fn, *args)
 
-    async def reset_async(self, seed: int | None = None, episode_id: str | None = None, task_id: str | None = None, **kwargs: Any) -> DebugObservation:
-        made = await self._offload(self._new_episode, seed, episode_id, task_id)
+    async def reset_async(
+        self, seed: int | None = None, episode_id: str | None = None, task_id: str | None = None, index: int | None = None, **kwargs: Any
+    ) -> DebugObservation:
+        made = await self._offload(self._new_episode, seed, episode_id, task_id, index)
         if isinstance(made, DebugObservation):
             return made
         if HTTP_QUERY.get() is not None and self._store is not None:

@@ -57,6 +57,7 @@ class TaskSpec(BaseModel):
     allowed_imports: frozenset[str]
     hypothesis: HypothesisRules
     stress: StressSpec | None = None
+    gold_hypothesis: str = Field("", description="What the gold fix fixes, for the oracle agent (never shown to agents)")
     folder: Path
 
     @property

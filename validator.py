@@ -1,0 +1,151 @@
+"""Pre-submission check of a running AgentDebuggerEnv server (or one it starts), printing every check.
+
+    python validator.py                       # starts the server on a free local port
+    python validator.py --url http://localhost:8000
+
+Checks: every endpoint answers as documented and openenv.yaml lists the server's tasks; on every task the
+oracle (the gold fix with its hypothesis, read from the local task folders) scores >= 0.9 and a do-nothing
+agent (give_up at once) exactly 0.0; every score lies in [0, 1]; the same seed and actions twice give
+identical rewards; concurrent episodes stay isolated. Exits 1 and lists the failures if any check fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import yaml
+
+ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT))
+
+from env.tasks.registry import TaskRegistry  # noqa: E402
+
+
+class Check:
+    def __init__(self) -> None:
+        self.failures: list[str] = []
+
+    def __call__(self, name: str, ok: bool, detail: str = "") -> None:
+        print(f"{'PASS' if ok else 'FAIL'}  {name}" + (f"  ({detail})" if detail and not ok else ""))
+        if not ok:
+            self.failures.append(f"{name}: {detail}" if detail else name)
+
+
+def play(http: httpx.Client, task_id: str, seed: int, actions: list[dict]) -> list[dict]:
+    """Reset, then send the actions until the episode ends; returns every step's response body."""
+    episode = http.post("/reset", json={"task_id": task_id, "seed": seed}).json()["observation"]["episode_id"]
+    bodies = []
+    for action in actions:
+        body = http.post("/step", json={"action": action, "episode_id": episode}).json()
+        bodies.append(body)
+        if body["done"]:
+            break
+    return bodies
+
+
+def check_endpoints(http: httpx.Client, check: Check) -> list[str]:
+    health = http.get("/health")
+    check("GET /health is healthy", health.status_code == 200 and health.json().get("status") == "healthy", health.text[:200])
+    check("GET /health reports the isolation tier", bool(health.json().get("isolation", {}).get("tier")))
+    tasks = http.get("/tasks").json()
+    ids = [t["id"] for t in tasks]
+    check("GET /tasks lists tasks with limits", bool(ids) and all({"max_attempts", "max_steps", "tests_total"} <= set(t) for t in tasks))
+    overview = http.get("/").json()
+    check("GET / lists endpoints and action types", "endpoints" in overview and "action_types" in overview)
+    schema = http.get("/schema").json()
+    check("GET /schema has action, observation and state", {"action", "observation", "state"} <= set(schema))
+    check("GET /metadata has a name and description", all(http.get("/metadata").json().get(k) for k in ("name", "description")))
+    mcp = http.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).json()
+    check("POST /mcp answers JSON-RPC", mcp.get("jsonrpc") == "2.0")
+    check("GET /openapi.json declares a version", bool(http.get("/openapi.json").json().get("info", {}).get("version")))
+    manifest = yaml.safe_load((ROOT / "openenv.yaml").read_text())
+    check("openenv.yaml lists the server's tasks", sorted(t["id"] for t in manifest.get("tasks", [])) == sorted(ids), f"{ids}")
+    return ids
+
+
+def run_checks(url: str) -> list[str]:
+    check = Check()
+    registry = TaskRegistry.builtin()
+    with httpx.Client(base_url=url, timeout=120) as http:
+        ids = check_endpoints(http, check)
+        for task_id in ids:
+            task = registry.get(task_id)
+            oracle = play(http, task_id, 1, [{"action_type": "submit_fix", "fixed_code": task.gold_source, "hypothesis": task.gold_hypothesis}])
+            score = oracle[-1]["observation"]["grader_score"]
+            check(f"{task_id}: the oracle scores >= 0.9", score is not None and score >= 0.9, f"score {score}")
+            idle = play(http, task_id, 1, [{"action_type": "give_up"}])
+            check(f"{task_id}: a do-nothing agent scores exactly 0.0", idle[-1]["observation"]["grader_score"] == 0.0, f"{idle[-1]['observation']['grader_score']}")
+            mixed = [
+                {"action_type": "query_context", "query_type": "error_explanation"},
+                {"action_type": "submit_fix", "fixed_code": task.buggy_source + "\n# unchanged\n", "hypothesis": "not sure"},
+                {"action_type": "submit_fix", "fixed_code": task.gold_source, "hypothesis": task.gold_hypothesis},
+            ]
+            first, second = play(http, task_id, 7, mixed), play(http, task_id, 7, mixed)
+            rewards = [[b["reward"] for b in run] + [run[-1]["observation"]["grader_score"]] for run in (first, second)]
+            check(f"{task_id}: the same seed and actions give identical rewards", rewards[0] == rewards[1], f"{rewards}")
+            scores = [b["observation"]["score_estimate"] for b in oracle + idle + first] + [score, idle[-1]["observation"]["grader_score"]]
+            check(f"{task_id}: every score lies in [0, 1]", all(s is not None and 0.0 <= s <= 1.0 for s in scores), f"{scores}")
+
+        def isolated(i: int) -> bool:
+            task_id = ids[i % len(ids)]
+            with httpx.Client(base_url=url, timeout=120) as own:
+                start = own.post("/reset", json={"task_id": task_id, "seed": i}).json()["observation"]
+                step = own.post("/step", json={"action": {"action_type": "give_up"}, "episode_id": start["episode_id"]}).json()["observation"]
+            return step["episode_id"] == start["episode_id"] and step["task_id"] == task_id and step["step_number"] == 1
+
+        with ThreadPoolExecutor(8) as pool:
+            results = list(pool.map(isolated, range(16)))
+        check("16 concurrent episodes stay isolated", all(results), f"{results.count(False)} crossed")
+    return check.failures
+
+
+def start_server() -> tuple[subprocess.Popen, str]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**__import__("os").environ, "PORT": str(port), "HOST": "127.0.0.1"}
+    proc = subprocess.Popen([sys.executable, "-m", "env.server"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                return proc, url
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    proc.kill()
+    raise SystemExit("the server did not start")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--url", help="a running server; without it, one is started")
+    args = parser.parse_args(argv)
+    proc = None
+    url = args.url
+    if url is None:
+        proc, url = start_server()
+    try:
+        failures = run_checks(url.rstrip("/"))
+    finally:
+        if proc is not None:
+            proc.terminate()
+            proc.wait(timeout=10)
+    if failures:
+        print(f"\n{len(failures)} check(s) failed:")
+        for failure in failures:
+            print(f"  - {failure}")
+        return 1
+    print("\nall checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
