@@ -12,10 +12,7 @@ identical rewards; concurrent episodes stay isolated. Exits 1 and lists the fail
 from __future__ import annotations
 
 import argparse
-import socket
-import subprocess
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -25,6 +22,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 
+from env.server.local import start_local_server  # noqa: E402
 from env.tasks.registry import TaskRegistry  # noqa: E402
 
 
@@ -106,24 +104,6 @@ def run_checks(url: str) -> list[str]:
     return check.failures
 
 
-def start_server() -> tuple[subprocess.Popen, str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = {**__import__("os").environ, "PORT": str(port), "HOST": "127.0.0.1"}
-    proc = subprocess.Popen([sys.executable, "-m", "env.server"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                return proc, url
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    proc.kill()
-    raise SystemExit("the server did not start")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--url", help="a running server; without it, one is started")
@@ -131,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     proc = None
     url = args.url
     if url is None:
-        proc, url = start_server()
+        proc, url = start_local_server()
     try:
         failures = run_checks(url.rstrip("/"))
     finally:

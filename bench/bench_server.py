@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -29,6 +28,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from env.server.local import start_local_server  # noqa: E402
 from env.tasks.registry import TaskRegistry  # noqa: E402
 
 REFERENCE = {"easy_p50_ms": 70.0, "hard_p50_ms": 1261.0, "health_under_load_ms": (318.0, 1568.0)}
@@ -44,22 +44,7 @@ def pct(values: list[float], p: float) -> float:
 
 
 def start_server() -> tuple[subprocess.Popen, str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = dict(os.environ, PORT=str(port), HOST="127.0.0.1")
-    log = open(os.environ.get("BENCH_SERVER_LOG", os.devnull), "w")  # noqa: SIM115 (lives as long as the server)
-    proc = subprocess.Popen([sys.executable, "-m", "env.server"], cwd=ROOT, env=env, stdout=log, stderr=log)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                return proc, url
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    proc.kill()
-    raise RuntimeError("server did not start")
+    return start_local_server(os.environ.get("BENCH_SERVER_LOG"))
 
 
 def episode(client: httpx.Client, url: str, task_id: str, code: str, seed: int) -> tuple[float, bool]:
