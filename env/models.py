@@ -53,7 +53,8 @@ class DebugObservation(Observation):
 
     episode_id: str = ""
     task_id: str = ""
-    task_description: str = ""
+    family: str = Field("", description="classic | repo")
+    task_description: str = Field("", description="What is wrong, as the task states it (a repository task's issue text)")
     buggy_code: str = ""
     test_suite: str = ""
     current_code: str = ""
@@ -74,6 +75,9 @@ class DebugObservation(Observation):
     cumulative_reward: float = 0.0
     grader_score: float | None = Field(None, description="The episode grade, set on the terminal step")
     breakdown: dict[str, float] = Field(default_factory=dict, description="Every reward and grader component by name")
+    tool_output: str | None = Field(None, description="Repository tasks: what the last tool returned")
+    test_results: dict[str, str] = Field(default_factory=dict, description="Repository tasks: each test's status in the latest run")
+    available_actions: list[str] = Field(default_factory=list, description="The action types this episode accepts")
 
 
 class DebugState(State):

@@ -65,3 +65,31 @@ def truncation_reward() -> Breakdown:
 
 def total(parts: Breakdown) -> float:
     return _r(sum(parts.values()))
+
+
+# -- repository tasks ---------------------------------------------------------------------------
+#
+# | event (repository task)                                   | reward                          |
+# |-----------------------------------------------------------|---------------------------------|
+# | a FAIL_TO_PASS test passes for the first time in the episode | +0.30 / number of F2P tests  |
+# | a PASS_TO_PASS test fails where its previous run passed      | -0.20 / number of P2P tests  |
+# | submit, and the task is resolved (every F2P and P2P passes)  | +0.50                        |
+# | the episode is truncated at max_steps                        | -0.20                        |
+
+F2P_PROGRESS = 0.30
+P2P_REGRESSION = 0.20
+RESOLVED_BONUS = 0.50
+
+
+def test_run_reward(newly_passing_f2p: int, total_f2p: int, newly_broken_p2p: int, total_p2p: int) -> Breakdown:
+    """Reward of one test run: first passes of F2P tests, and P2P tests that broke since their last run."""
+    parts: Breakdown = {}
+    if newly_passing_f2p and total_f2p:
+        parts["f2p_progress"] = _r(F2P_PROGRESS * newly_passing_f2p / total_f2p)
+    if newly_broken_p2p and total_p2p:
+        parts["p2p_regression"] = _r(-P2P_REGRESSION * newly_broken_p2p / total_p2p)
+    return parts
+
+
+def resolved_reward(resolved: bool) -> Breakdown:
+    return {"resolved_bonus": RESOLVED_BONUS} if resolved else {}

@@ -42,7 +42,7 @@ class Runtime:
         isolation = probe_isolation()
         log_isolation(isolation)
         return cls(
-            TaskRegistry.builtin(),
+            TaskRegistry.from_env(),
             Sandbox(Limits.from_env(), isolation),
             workers=int(os.environ.get("ENV_WORKERS", "32")),
             static_check=Policy.for_task(frozenset()).enabled,

@@ -343,6 +343,219 @@ def _serve(module, filename):
         _send(reply)
 
 
+# ---------------------------------------------------------------------------------------------
+# repository mode: the project's files live in this run's directory; the trusted test process
+# imports them through proxies, and every operation on a project object happens here
+
+
+class _RepoEncoder(_Encoder):
+    """Plain data with its exact type (tuple, set, bytes, dates ...); the rest as handles."""
+
+    def __init__(self, state):
+        _Encoder.__init__(self, state["handles"])
+        self.state = state
+
+    def encode(self, value, depth=0):
+        self.items += 1
+        if depth > MAX_DEPTH or self.items > MAX_ITEMS:
+            raise ValueError("value too large or too deeply nested to return")
+        kind = type(value)
+        if value is None or kind is bool or kind is int or kind is float or kind is str:
+            return _Encoder.encode(self, value, depth)
+        if kind is list:
+            return "[" + ",".join(self.encode(v, depth + 1) for v in list.__iter__(value)) + "]"
+        tags = {tuple: "T", set: "S", frozenset: "F"}
+        if kind in tags:
+            return '{"%s":[' % tags[kind] + ",".join(self.encode(v, depth + 1) for v in list(value)) + "]}"
+        if kind is dict:
+            pairs = ",".join("[" + self.encode(k, depth + 1) + "," + self.encode(v, depth + 1) + "]" for k, v in list(dict.items(value)))
+            return '{"d":[' + pairs + "]}"
+        if kind is bytes:
+            return '{"B":' + self.quote(bytes.decode(value, "latin-1")) + "}"
+        special = _special(value, kind)
+        if special is not None:
+            return special
+        return self.handle(value)
+
+    def handle(self, value):
+        key = id(value)
+        number = self.state["ids"].get(key)
+        if number is None:
+            number = len(self.handles) + 1
+            self.handles[number] = value
+            self.state["ids"][key] = number
+        kind = type(value)
+        info = {"h": number, "t": kind.__name__[:100]}
+        if isinstance(value, type(sys)):
+            info["k"] = "module"
+        elif isinstance(value, type):
+            info["k"] = "class"
+            info["q"] = _qualname(value)
+            if issubclass(value, BaseException):
+                info["k"] = "exc"
+                info["m"] = [_qualname(c) for c in value.__mro__]
+        elif callable(value):
+            info["k"] = "call"
+        else:
+            info["k"] = "obj"
+        return __import__("json").dumps(info)
+
+
+def _qualname(cls):
+    return (str(getattr(cls, "__module__", "?")) + "." + str(getattr(cls, "__qualname__", "?")))[:200]
+
+
+def _special(value, kind):
+    dt = sys.modules.get("datetime")
+    quote = __import__("_json").encode_basestring_ascii
+    if dt is not None:
+        if kind is dt.datetime or kind is dt.time:
+            tag = "dt" if kind is dt.datetime else "ti"
+            zone = getattr(value.tzinfo, "key", None)
+            return '{"%s":%s,"z":%s}' % (tag, quote(value.isoformat()), quote(zone) if isinstance(zone, str) else "null")
+        if kind is dt.date:
+            return '{"da":' + quote(value.isoformat()) + "}"
+        if kind is dt.timedelta:
+            return '{"td":[%d,%d,%d]}' % (value.days, value.seconds, value.microseconds)
+        if kind is dt.timezone:
+            offset = value.utcoffset(None)
+            return '{"tz":[%d,%d,%s]}' % (offset.days, offset.seconds, quote(value.tzname(None)))
+    decimal = sys.modules.get("decimal")
+    if decimal is not None and kind is decimal.Decimal:
+        return '{"D":' + quote(str(value)) + "}"
+    return None
+
+
+def _repo_decode(value, handles):
+    kind = type(value)
+    if kind is list:
+        return [_repo_decode(v, handles) for v in value]
+    if kind is tuple:
+        return tuple(_repo_decode(v, handles) for v in value)
+    if kind is set or kind is frozenset:
+        return kind(_repo_decode(v, handles) for v in value)
+    if kind is dict:  # every dict arrives wrapped as {None: (tag, payload...)}
+        tag, *rest = value[None]
+        if tag == "d":
+            return {_repo_decode(k, handles): _repo_decode(v, handles) for k, v in rest[0]}
+        if tag == "h":
+            return handles[rest[0]]
+        import datetime as dt
+
+        if tag in ("dt", "ti"):
+            parsed = (dt.datetime if tag == "dt" else dt.time).fromisoformat(rest[0])
+            if rest[1]:
+                import zoneinfo
+
+                parsed = parsed.replace(tzinfo=zoneinfo.ZoneInfo(rest[1]))
+            return parsed
+        if tag == "da":
+            return dt.date.fromisoformat(rest[0])
+        if tag == "td":
+            return dt.timedelta(days=rest[0], seconds=rest[1], microseconds=rest[2])
+        if tag == "tz":
+            return dt.timezone(dt.timedelta(days=rest[0], seconds=rest[1]), rest[2])
+        if tag == "D":
+            import decimal
+
+            return decimal.Decimal(rest[0])
+        raise ValueError("unknown value tag " + repr(tag))
+    return value
+
+
+def _repo_ops():
+    import importlib
+    import operator
+
+    ops = {name: getattr(operator, name) for name in (
+        "getitem", "setitem", "delitem", "contains", "eq", "ne", "lt", "le", "gt", "ge", "add", "sub", "mul",
+        "truediv", "floordiv", "mod", "pow", "matmul", "and_", "or_", "xor", "lshift", "rshift", "neg", "pos",
+        "invert", "index",
+    )}
+    ops.update(
+        repr=repr, str=str, len=len, bool=bool, hash=hash, iter=iter, next=next, abs=abs, int=int, float=float,
+        format=format, round=round, reversed=reversed, getattr=getattr, setattr=setattr, delattr=delattr,
+        isinstance=isinstance, issubclass=issubclass, dir=lambda obj: sorted(str(n) for n in dir(obj)),
+        call=lambda fn, *args, **kwargs: fn(*args, **kwargs),
+        enter=lambda obj: type(obj).__enter__(obj),
+        exit=lambda obj, *args: type(obj).__exit__(obj, *args),
+        rop=lambda name, a, b: getattr(operator, name)(b, a),  # reflected operators: b <op> a
+    )
+    ops["import"] = importlib.import_module
+    return ops
+
+
+def _repo_exception(rid, exc, state, root):
+    import traceback
+
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(root)]
+    detail = "".join(traceback.format_list(frames[-12:])) + "".join(traceback.format_exception_only(type(exc), exc))
+    quote = __import__("_json").encode_basestring_ascii
+    try:
+        args = _RepoEncoder(state).encode(list(exc.args))
+    except BaseException:
+        args = "[" + quote(_safe_str(exc)[:2000]) + "]"
+    mro = "[" + ",".join(quote(_qualname(c)) for c in type(exc).__mro__) + "]"
+    return '{"id":%d,"exc":%s,"msg":%s,"tb":%s,"m":%s,"a":%s,"h":%s}' % (
+        rid,
+        quote(type(exc).__name__[:100]),
+        quote(_safe_str(exc)[:2000]),
+        quote(detail[-6000:]),
+        mro,
+        args,
+        _RepoEncoder(state).handle(exc),
+    )
+
+
+def _load_repo(setup):
+    root = os.getcwd()
+    for rel, content in setup["files"].items():
+        path = os.path.join(root, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as handle:
+            handle.write(content.encode("utf-8", "surrogateescape") if type(content) is str else content)
+    for key, value in setup.get("env", {}).items():
+        os.environ[key] = value
+    sys.path[:0] = [os.path.normpath(os.path.join(root, p)) for p in setup.get("paths", ["."])]
+    sys.dont_write_bytecode = True
+    return root + os.sep
+
+
+def _serve_repo(root):
+    state = {"handles": {}, "ids": {}}
+    ops = _repo_ops()
+    while True:
+        try:
+            request = _recv()
+        except EOFError:
+            return
+        rid = request["id"]
+        if request["op"] == "exit":
+            return
+        try:
+            fn = ops[request["name"]]
+            args = _repo_decode(request.get("args", ()), state["handles"])
+            kwargs = _repo_decode(request.get("kwargs", {None: ("d", [])}), state["handles"])
+            reply = '{"id":%d,"ok":%s}' % (rid, _RepoEncoder(state).encode(fn(*args, **kwargs)))
+        except BaseException as exc:  # the project's exceptions are data for the tests
+            reply = _repo_exception(rid, exc, state, root)
+        sys.stdout.flush()
+        _send(reply)
+
+
+def _run_repo(setup):
+    try:
+        root = _load_repo(setup)
+    except BaseException as exc:
+        sys.stdout.flush()
+        _send(_exception_reply(0, exc, ""))
+        return
+    sys.stdout.flush()
+    _send('{"id":0,"ok":"ready"}')
+    _serve_repo(root)
+    sys.stdout.flush()
+
+
 def _name_process(name):
     # Shown by ps and /proc/<pid>/comm: "adbg-idle" waits in the pool, "adbg-run" serves a run.
     _libc()[1].prctl(15, name, 0, 0, 0)  # PR_SET_NAME
@@ -351,6 +564,8 @@ def _name_process(name):
 def _run(setup):
     """Load the submission and answer calls until the server is done with this run."""
     _name_process(b"adbg-run")
+    if setup.get("mode") == "repo":
+        return _run_repo(setup)
     try:
         module, filename = _load(setup)
     except BaseException as exc:
@@ -434,6 +649,7 @@ def probe(bpf_path=None, uid=None):
 ZYGOTE_PRELOAD = (
     "ctypes", "_json", "json", "types", "traceback", "linecache", "threading", "hashlib", "hmac", "shutil",
     "tempfile", "bisect", "math", "typing", "collections", "functools", "itertools", "heapq", "dataclasses", "re",
+    "datetime", "decimal", "operator", "importlib", "enum",
 )
 
 

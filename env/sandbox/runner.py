@@ -46,11 +46,12 @@ class RefusedToRun(Exception):
 class RemoteError(Exception):
     """The submitted code raised; carries its type name, message and its own frames."""
 
-    def __init__(self, exc_type: str, message: str, traceback_text: str):
+    def __init__(self, exc_type: str, message: str, traceback_text: str, reply: dict | None = None):
         super().__init__(f"{exc_type}: {message}")
         self.exc_type = exc_type
         self.message = message
         self.traceback_text = traceback_text
+        self.reply = reply or {}  # repository mode: the raw reply (class chain, args, handle)
 
 
 @dataclass(eq=False)
@@ -156,17 +157,22 @@ class Sandbox:
             self.zygote.close()
 
     def start(self, source: str, filename: str, module: str) -> SandboxRun:
+        """A run that loads one submitted module and answers calls on its names."""
         if not self.isolation.can_execute:
             raise RefusedToRun(self.isolation.reason)
-        return SandboxRun(self, source, filename, module)
+        return SandboxRun(self, {"filename": filename, "module": module, "source": source})
+
+    def start_repo(self, files: dict[str, str | bytes], paths: list[str], environ: dict[str, str]) -> SandboxRun:
+        """A run holding a project's source files; its objects are reached with :meth:`SandboxRun.op`."""
+        if not self.isolation.can_execute:
+            raise RefusedToRun(self.isolation.reason)
+        return SandboxRun(self, {"mode": "repo", "files": files, "paths": paths, "env": environ})
 
 
 @dataclass
 class SandboxRun:
     sandbox: Sandbox
-    source: str
-    filename: str
-    module: str
+    setup: dict[str, Any]
     result: RunResult = field(default_factory=RunResult)
     load_error: RemoteError | None = None
 
@@ -190,7 +196,7 @@ class SandboxRun:
             raise
         os.close(req_r)
         os.close(resp_w)
-        self._send({"config": self.sandbox.config, "filename": self.filename, "module": self.module, "source": self.source})
+        self._send({"config": self.sandbox.config, **self.setup})
         try:
             self._receive(0)
         except RemoteError as exc:
@@ -225,7 +231,7 @@ class SandboxRun:
         data, self._buffer = self._buffer[:n], self._buffer[n:]
         return data
 
-    def _receive(self, rid: int) -> Any:
+    def _receive(self, rid: int, raw: bool = False) -> Any:
         size = int.from_bytes(self._read_exact(4), "big")
         if size > self.sandbox.limits.reply_bytes:
             raise self._abort(f"a reply of {size} bytes exceeds the {self.sandbox.limits.reply_bytes}-byte limit")
@@ -237,8 +243,8 @@ class SandboxRun:
         if not isinstance(reply, dict) or reply.get("id") != rid:
             raise self._abort("the code's process sent a reply that does not match the request")
         if "exc" in reply:
-            raise RemoteError(str(reply.get("exc")), str(reply.get("msg")), str(reply.get("tb")))
-        return self._decode(reply.get("ok"))
+            raise RemoteError(str(reply.get("exc")), str(reply.get("msg")), str(reply.get("tb")), reply)
+        return reply.get("ok") if raw else self._decode(reply.get("ok"))
 
     def _decode(self, value: Any) -> Any:
         if isinstance(value, list):
@@ -260,7 +266,7 @@ class SandboxRun:
             return {k: self._encode(v) for k, v in value.items()}
         return value
 
-    def _request(self, message: dict) -> Any:
+    def _request(self, message: dict, raw: bool = False) -> Any:
         if self.result.aborted:
             raise RunAborted(f"not run: {self.result.aborted}")
         if self._finished:
@@ -269,7 +275,7 @@ class SandboxRun:
             raise RunAborted("the module failed to load")
         rid = secrets.randbits(62) + 1
         self._send({"id": rid, **message})
-        return self._receive(rid)
+        return self._receive(rid, raw)
 
     # -- public calls ------------------------------------------------------------------------
 
@@ -284,6 +290,14 @@ class SandboxRun:
         if handle is not None:
             message["handle"] = self._encode(handle)["$h"]
         return self._request(message)
+
+    def op(self, name: str, args: tuple, kwargs: dict | None = None) -> Any:
+        """Repository mode: apply one operation (``call``, ``getattr``, ``eq`` ...) in the child.
+
+        Arguments must already be in the child's wire form (``env.verdict.split`` builds it);
+        the reply comes back as parsed JSON, undecoded.
+        """
+        return self._request({"op": "op", "name": name, "args": args, "kwargs": kwargs or {None: ("d", [])}}, raw=True)
 
     def stress(self, cls: str, plan: list[tuple[int, int]], switch_interval: float) -> Any:
         return self._request({"op": "stress", "cls": cls, "plan": [list(p) for p in plan], "switch_interval": switch_interval})

@@ -17,6 +17,7 @@ from openenv.core.env_server.types import ConcurrencyConfig
 
 from env.config import Settings
 from env.models import ACTION_TYPES, QUERY_TYPES, DebugAction, DebugObservation, DebugState
+from env.repo_episode import tool_schemas
 from env.runtime import Runtime
 from env.server.environment import DebugEnvironment
 from env.server.episodes import EpisodeStore
@@ -61,9 +62,9 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None) 
             "http_episodes": len(store),
         }
 
-    @app.get("/tasks", tags=["Environment Info"], summary="Every task with its limits")
+    @app.get("/tasks", tags=["Environment Info"], summary="Every task with its limits (and a repository task's tools)")
     async def tasks() -> list[dict[str, Any]]:
-        return [task.summary() for task in runtime.registry.all()]
+        return [_with_tools(task.summary()) for task in runtime.registry.all()]
 
     @app.get("/", tags=["Environment Info"], summary="API overview")
     async def overview() -> dict[str, Any]:
@@ -85,11 +86,19 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None) 
                 "GET /docs": "OpenAPI documentation",
             },
             "action_types": {name: ACTIONS[name] for name in ACTION_TYPES},
+            "repository_tools": {t["function"]["name"]: t["function"]["description"] for t in tool_schemas()},
             "tasks": [task.summary() for task in runtime.registry.all()],
         }
 
     app.add_middleware(RequestGuard, max_body_bytes=settings.max_body_bytes)
     return app
+
+
+def _with_tools(summary: dict[str, Any]) -> dict[str, Any]:
+    """Repository tasks list their tools as OpenAI function-calling definitions."""
+    if summary["family"] == "repo":
+        return {**summary, "tools": tool_schemas()}
+    return {**summary, "action_types": list(ACTION_TYPES)}
 
 
 @functools.cache

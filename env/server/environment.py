@@ -22,6 +22,7 @@ from openenv.core.env_server.types import EnvironmentMetadata
 
 from env.episode import Episode
 from env.models import DebugAction, DebugObservation, DebugState
+from env.repo_episode import RepoEpisode
 from env.runtime import Runtime
 from env.server.episodes import EpisodeStore, StoreFull
 from env.server.transport import HTTP_QUERY
@@ -78,7 +79,8 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
         except UnknownTask:
             return _error_observation(f"unknown task_id {name!r}; available: {', '.join(self._runtime.registry.ids())}")
         seed = secrets.randbits(31) if seed is None else seed
-        return Episode(self._runtime, task, seed, episode_id or str(uuid.uuid4()))
+        episode_class = RepoEpisode if task.family == "repo" else Episode
+        return episode_class(self._runtime, task, seed, episode_id or str(uuid.uuid4()))
 
     def reset(
         self, seed: int | None = None, episode_id: str | None = None, task_id: str | None = None, index: int | None = None, **kwargs: Any
@@ -136,6 +138,11 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
         return await self._offload(episode.step, action)
 
     def close(self) -> None:
+        # A WebSocket session's own episode ends with it; HTTP episodes live in the store.
+        if self._episode is not None and (self._store is None or self._store.get(self._episode.episode_id) is not self._episode):
+            close = getattr(self._episode, "close", None)
+            if close is not None:
+                close()
         self._episode = None
 
     def get_metadata(self) -> EnvironmentMetadata:

@@ -14,8 +14,15 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
+from typing import Any
 
-from env.episode import Episode
+Episode = Any  # env.episode.Episode or env.repo_episode.RepoEpisode
+
+
+def _release(episode: Episode) -> None:
+    close = getattr(episode, "close", None)  # a repository episode removes its workspace
+    if close is not None:
+        close()
 
 
 class StoreFull(RuntimeError):
@@ -33,7 +40,7 @@ class EpisodeStore:
     def _reap(self) -> None:
         cutoff = time.monotonic() - self.idle_timeout
         for key in [k for k, ep in self._episodes.items() if ep.last_active < cutoff]:
-            del self._episodes[key]
+            _release(self._episodes.pop(key))
 
     def add(self, episode: Episode) -> None:
         with self._lock:
@@ -45,7 +52,7 @@ class EpisodeStore:
                         f"{self.capacity} HTTP episodes are open; finish one, wait {self.idle_timeout:g} s for idle ones "
                         "to expire, or use the WebSocket endpoint /ws"
                     )
-                del self._episodes[finished]
+                _release(self._episodes.pop(finished))
             self._episodes[episode.episode_id] = episode
             self._latest = episode.episode_id
 

@@ -2,26 +2,75 @@
 
     registry = TaskRegistry.builtin()
     registry.get("easy").max_attempts       # 5
-    registry.ids()                          # ["easy", "medium", "hard"]
+    registry.ids()                          # ["easy", "medium", "hard", "repo-...", ...]
+    TaskRegistry.from_env()                 # the built-in tasks plus folders named in ENV_TASK_DIRS
+
+A task folder's ``task.json`` names its ``family``; ``FAMILIES`` maps a family to its loader.
 """
 
 from __future__ import annotations
 
+import json
+import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from env.tasks.spec import TaskSpec, load_task
+from env.tasks.repository import RepoTask, load_repo_task
+from env.tasks.spec import TaskSpec
+
+Task = TaskSpec | RepoTask
 
 CLASSIC_DIR = Path(__file__).with_name("classic")
+REPO_DIR = Path(__file__).with_name("repo")
 CLASSIC_ORDER = ("easy", "medium", "hard")
+
+
+def _load_classic(folder: Path, data: dict[str, Any]) -> TaskSpec:
+    return TaskSpec(folder=folder, **data)
+
+
+FAMILIES: dict[str, Callable[[Path, dict[str, Any]], Task]] = {
+    "classic": _load_classic,
+    "repo": load_repo_task,
+}
 
 
 class UnknownTask(KeyError):
     pass
 
 
+class TaskLoadError(ValueError):
+    pass
+
+
+def load_task(folder: Path) -> Task:
+    """Load one task folder, whatever its family."""
+    try:
+        data = json.loads((folder / "task.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise TaskLoadError(f"{folder}: cannot read task.json: {exc}") from None
+    family = data.get("family", "repo" if "FAIL_TO_PASS" in data else "classic")
+    if family not in FAMILIES:
+        raise TaskLoadError(f"{folder}: unknown task family {family!r}; known: {', '.join(FAMILIES)}")
+    try:
+        return FAMILIES[family](folder, data)
+    except ValueError as exc:
+        raise TaskLoadError(f"{folder}: {exc}") from None
+
+
+def task_folders(path: Path) -> list[Path]:
+    """``path`` itself if it is a task folder, else the task folders directly inside it (sorted)."""
+    if (path / "task.json").is_file():
+        return [path]
+    if not path.is_dir():
+        raise TaskLoadError(f"{path}: no such task folder or directory")
+    return sorted(p for p in path.iterdir() if (p / "task.json").is_file())
+
+
 class TaskRegistry:
-    def __init__(self, tasks: list[TaskSpec]):
-        self._tasks: dict[str, TaskSpec] = {}
+    def __init__(self, tasks: list[Task]):
+        self._tasks: dict[str, Task] = {}
         for task in tasks:
             if task.id in self._tasks:
                 raise ValueError(f"duplicate task id {task.id!r}")
@@ -29,9 +78,19 @@ class TaskRegistry:
 
     @classmethod
     def builtin(cls) -> TaskRegistry:
-        return cls([load_task(CLASSIC_DIR / name) for name in CLASSIC_ORDER])
+        classic = [load_task(CLASSIC_DIR / name) for name in CLASSIC_ORDER]
+        repo = [load_task(folder) for folder in task_folders(REPO_DIR)] if REPO_DIR.is_dir() else []
+        return cls(classic + repo)
 
-    def get(self, task_id: str) -> TaskSpec:
+    @classmethod
+    def from_env(cls) -> TaskRegistry:
+        """The built-in tasks plus every task folder named in ENV_TASK_DIRS (colon separated)."""
+        tasks = cls.builtin().all()
+        for entry in filter(None, os.environ.get("ENV_TASK_DIRS", "").split(":")):
+            tasks += [load_task(folder) for folder in task_folders(Path(entry))]
+        return cls(tasks)
+
+    def get(self, task_id: str) -> Task:
         try:
             return self._tasks[task_id]
         except KeyError:
@@ -40,5 +99,5 @@ class TaskRegistry:
     def ids(self) -> list[str]:
         return list(self._tasks)
 
-    def all(self) -> list[TaskSpec]:
+    def all(self) -> list[Task]:
         return list(self._tasks.values())

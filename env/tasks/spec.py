@@ -1,6 +1,6 @@
 """A task as data: its ``task.json`` (validated here) plus the files beside it.
 
-    spec = load_task(Path("env/tasks/classic/easy"))
+    spec = load_task(Path("env/tasks/classic/easy"))     # env.tasks.registry.load_task
     spec.tests_total        # counted from tests.py, never written by hand
     spec.buggy_source       # what the agent starts from
 
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 import importlib.util
-import json
 from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
@@ -112,6 +111,7 @@ class TaskSpec(BaseModel):
             "max_steps": self.max_steps,
             "tests_total": self.tests_total,
             "description": self.description,
+            "tags": ["classic"],
         }
 
 
@@ -121,8 +121,3 @@ def normalized_ast(source: str) -> str:
         return ast.dump(parse(source))
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return ""
-
-
-def load_task(folder: Path) -> TaskSpec:
-    data = json.loads((folder / "task.json").read_text(encoding="utf-8"))
-    return TaskSpec(folder=folder, **data)

@@ -1,0 +1,200 @@
+"""One episode on a repository task: tools act on a private workspace; tests run in the sandbox.
+
+    episode = RepoEpisode(runtime, registry.get("repo-mutable-default"), seed=1, episode_id="e1")
+    episode.step(DebugAction(action_type="view_file", path="shop/cart.py"))
+    episode.step(DebugAction(action_type="run_tests"))
+    episode.step(DebugAction(action_type="submit"))      # grades and ends the episode
+
+An action's ``action_type`` names a tool; its other fields are the tool's arguments. Rewards and
+the grade come from ``env.rewards`` and ``env.graders.repo``, computed from recorded facts.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from env import rewards
+from env.graders.repo import RepoFacts, RepoGrade, grade_repo
+from env.models import DebugAction, DebugObservation, DebugState
+from env.tasks.patches import make_patch, touched
+from env.tasks.repository import RepoTask, source_only
+from env.tools import files as _files  # noqa: F401  (registers the file tools)
+from env.tools import testing as _testing  # noqa: F401  (registers the test tools)
+from env.tools.base import TOOLS, ToolContext, ToolError
+from env.verdict.repo_judge import RepoVerdict, f2p_ok, p2p_ok, resolution
+from env.workspace import Workspace
+
+REPO_TOOLS = ("list_dir", "view_file", "search", "edit", "replace_text", "create_file", "run_tests", "diff", "submit", "give_up")
+_NOT_ARGUMENTS = {"action_type", "metadata"}
+
+
+def tool_schemas(names: tuple[str, ...] = REPO_TOOLS) -> list[dict[str, Any]]:
+    """The tools as OpenAI function-calling definitions (published in /tasks)."""
+    return [TOOLS[name].schema() for name in names]
+
+
+class RepoEpisode:
+    def __init__(self, runtime: Any, task: RepoTask, seed: int, episode_id: str):
+        self.runtime, self.task, self.seed, self.episode_id = runtime, task, seed, episode_id
+        self.lock = threading.Lock()
+        self.last_active = time.monotonic()
+        self.workspace = Workspace.create(task, runtime.sandbox.tmp_root)
+        self.ctx = ToolContext(task, self.workspace, runtime)
+        self.step_number = 0
+        self.cumulative_reward = 0.0
+        self.done = self.solved = self.gave_up = self.truncated = self.submitted = False
+        self.last_status: dict[str, str] = {}
+        self.f2p_seen_passing: set[str] = set()
+        self.test_runs = 0
+        self.final_grade: RepoGrade | None = None
+        self.final_verdict: RepoVerdict | None = None
+        self.model_patch = ""
+
+    # -- grading ------------------------------------------------------------------------------
+
+    def _patch(self) -> str:
+        return make_patch(self.task.source_files, source_only(self.workspace.files()))
+
+    def facts(self, verdict: RepoVerdict | None, patch: str) -> RepoFacts:
+        outcomes = verdict.outcomes if verdict else self.last_status
+        return RepoFacts(
+            resolution=resolution(outcomes, self.task.fail_to_pass, self.task.pass_to_pass) if outcomes else "NO",
+            f2p_passed=sum(f2p_ok(outcomes.get(t, "ERROR")) for t in self.task.fail_to_pass),
+            f2p_total=len(self.task.fail_to_pass),
+            changed=bool(patch),
+            gave_up=self.gave_up,
+            edited=touched(self.task.files, patch) if patch else [],
+            gold=self.task.gold_locations,
+            steps_used=self.step_number,
+            max_steps=self.task.max_steps,
+        )
+
+    def _finish(self, verdict: RepoVerdict | None) -> rewards.Breakdown:
+        self.done = True
+        patch = self._patch()
+        if verdict is None and patch and not self.gave_up:
+            verdict = self.runtime_tests()
+        self.final_verdict = verdict
+        self.model_patch = patch
+        facts = self.facts(verdict, patch)
+        self.final_grade = grade_repo(facts)
+        self.solved = facts.resolution == "FULL" and not self.gave_up
+        self.workspace.close()
+        return rewards.resolved_reward(self.solved) if self.submitted else {}
+
+    def runtime_tests(self) -> RepoVerdict:
+        return TOOLS["submit"].run(self.ctx, None).verdict
+
+    def _record_run(self, verdict: RepoVerdict) -> rewards.Breakdown:
+        self.test_runs += 1
+        newly_f2p = [t for t in self.task.fail_to_pass if f2p_ok(verdict.outcomes.get(t, "")) and t not in self.f2p_seen_passing]
+        broken = [
+            t for t in self.task.pass_to_pass
+            if t in verdict.outcomes and not p2p_ok(verdict.outcomes[t]) and p2p_ok(self.last_status.get(t, "PASSED"))
+        ]
+        self.f2p_seen_passing.update(newly_f2p)
+        self.last_status.update(verdict.outcomes)
+        return rewards.test_run_reward(len(newly_f2p), len(self.task.fail_to_pass), len(broken), len(self.task.pass_to_pass))
+
+    # -- actions ------------------------------------------------------------------------------
+
+    def step(self, action: DebugAction) -> DebugObservation:
+        with self.lock:
+            self.last_active = time.monotonic()
+            if self.done:
+                return self.observe(0.0, {}, error="the episode is over; call reset to start a new one")
+            self.step_number += 1
+            parts: rewards.Breakdown = {}
+            error = output = None
+            kind = action.action_type
+            try:
+                if not kind:
+                    raise ToolError(f"missing field 'action_type'; expected one of: {', '.join(REPO_TOOLS)}")
+                if kind not in REPO_TOOLS:
+                    raise ToolError(f"unknown action_type {kind!r} for a repository task; expected one of: {', '.join(REPO_TOOLS)}")
+                tool = TOOLS[kind]
+                raw = {k: v for k, v in action.model_dump(exclude_unset=True).items() if k not in _NOT_ARGUMENTS}
+                args = tool.parse(raw)
+                if kind == "give_up":
+                    self.gave_up = True
+                    output = tool.run(self.ctx, args).output
+                    parts = self._finish(None)
+                else:
+                    result = tool.run(self.ctx, args)
+                    output = result.output
+                    if result.verdict is not None:
+                        parts = self._record_run(result.verdict)
+                    if kind == "submit":
+                        self.submitted = True
+                        parts.update(self._finish(result.verdict))
+            except ToolError as exc:
+                error = str(exc)
+            if not self.done and self.step_number >= self.task.max_steps:
+                self.truncated = True
+                parts.update(rewards.truncation_reward())
+                self._finish(None)
+            reward = rewards.total(parts)
+            self.cumulative_reward = round(self.cumulative_reward + reward, 6)
+            return self.observe(reward, parts, error=error, tool_output=output)
+
+    def close(self) -> None:
+        self.workspace.close()
+
+    # -- views --------------------------------------------------------------------------------
+
+    def observe(self, reward: float, parts: rewards.Breakdown, error: str | None = None, tool_output: str | None = None) -> DebugObservation:
+        grade = self.final_grade
+        breakdown = dict(parts)
+        if grade is not None:
+            breakdown.update({f"grader.{k}": v for k, v in grade.components.items()})
+        f2p_passing = sum(f2p_ok(self.last_status.get(t, "")) for t in self.task.fail_to_pass)
+        info: dict[str, Any] = {"error": error} if error else {}
+        if self.done:
+            info["model_patch"] = self.model_patch
+            info["resolved"] = self.solved
+        passed = sum(1 for s in self.last_status.values() if s == "PASSED")
+        return DebugObservation(
+            done=self.done,
+            reward=reward,
+            episode_id=self.episode_id,
+            task_id=self.task.id,
+            family="repo",
+            task_description=self.task.problem_statement,
+            tests_passed=passed,
+            tests_total=self.task.tests_total,
+            attempts_remaining=0 if self.done else 1,
+            max_attempts=1,
+            step_number=self.step_number,
+            max_steps=self.task.max_steps,
+            score_estimate=round(f2p_passing / len(self.task.fail_to_pass), 6),
+            error=error,
+            info=info,
+            step_reward=reward,
+            cumulative_reward=self.cumulative_reward,
+            grader_score=grade.score if grade else None,
+            breakdown=breakdown,
+            tool_output=tool_output,
+            test_results=dict(self.last_status),
+            available_actions=[] if self.done else list(REPO_TOOLS),
+        )
+
+    def state(self) -> DebugState:
+        return DebugState(
+            episode_id=self.episode_id,
+            step_count=self.step_number,
+            task_id=self.task.id,
+            seed=self.seed,
+            done=self.done,
+            solved=self.solved,
+            gave_up=self.gave_up,
+            truncated=self.truncated,
+            attempts_used=int(self.submitted),
+            max_attempts=1,
+            max_steps=self.task.max_steps,
+            tests_passed=sum(1 for s in self.last_status.values() if s == "PASSED"),
+            tests_total=self.task.tests_total,
+            cumulative_reward=self.cumulative_reward,
+            grader_score=self.final_grade.score if self.final_grade else None,
+        )

@@ -1,0 +1,163 @@
+"""Unified diffs over a project held as ``{relative path: text}``: apply, make, and locate.
+
+    fixed = apply_patch(files, gold_patch_text)     # raises PatchError on any mismatch
+    text = make_patch(files, fixed)                  # `diff --git` text, as SWE-bench stores it
+    touched(files, gold_patch_text)                  # [Location(file, function, start, end)]
+
+Parsing and hunk application are whatthepatch's; the strictness (every hunk must apply,
+paths must stay inside the project) is ours.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import posixpath
+
+import whatthepatch
+from pydantic import BaseModel
+
+from env.pyparse import parse
+
+Files = dict[str, str]
+
+
+class PatchError(ValueError):
+    pass
+
+
+class Location(BaseModel):
+    """Lines of the original file a patch changes, and the function (or class) holding them."""
+
+    file: str
+    function: str = ""
+    start: int
+    end: int
+
+
+def _clean(path: str | None) -> str | None:
+    if path is None or path == "/dev/null":
+        return None
+    if path.startswith(("a/", "b/")):
+        path = path[2:]
+    norm = posixpath.normpath(path)
+    if norm.startswith(("../", "/")) or norm == "..":
+        raise PatchError(f"patch path {path!r} leaves the project")
+    return norm
+
+
+def _diffs(patch: str) -> list:
+    try:
+        diffs = [d for d in whatthepatch.parse_patch(patch) if d.header is not None]
+    except Exception as exc:  # whatthepatch raises its own exception types
+        raise PatchError(f"cannot parse the patch: {exc}") from None
+    if patch.strip() and not diffs:
+        raise PatchError("the patch contains no file changes")
+    return diffs
+
+
+def _join(lines: list[str]) -> str:
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+def apply_patch(files: Files, patch: str, reverse: bool = False) -> Files:
+    """The project after ``patch`` (or before it, with ``reverse``); ``files`` is not modified."""
+    result = dict(files)
+    for diff in _diffs(patch):
+        old, new = _clean(diff.header.old_path), _clean(diff.header.new_path)
+        if reverse:
+            old, new = new, old
+        source = old or new
+        if source is None:
+            raise PatchError("a file change without a path")
+        if old is not None and old not in result:
+            raise PatchError(f"the patch changes {old}, which is not in the project")
+        original = result.get(old, "") if old else ""
+        try:
+            lines = whatthepatch.apply_diff(diff, original.splitlines(), reverse=reverse)
+        except Exception as exc:
+            raise PatchError(f"the patch does not apply to {source}: {exc}") from None
+        if old is not None:
+            del result[old]
+        if new is not None:
+            result[new] = _join(list(lines or []))
+    return result
+
+
+def make_patch(before: Files, after: Files) -> str:
+    """A ``diff --git`` patch turning ``before`` into ``after`` (empty when they are equal)."""
+    chunks = []
+    for path in sorted(set(before) | set(after)):
+        old, new = before.get(path), after.get(path)
+        if old == new:
+            continue
+        header = [f"diff --git a/{path} b/{path}"]
+        if old is None:
+            header.append("new file mode 100644")
+        elif new is None:
+            header.append("deleted file mode 100644")
+        body = difflib.unified_diff(
+            (old or "").splitlines(keepends=True),
+            (new or "").splitlines(keepends=True),
+            fromfile=f"a/{path}" if old is not None else "/dev/null",
+            tofile=f"b/{path}" if new is not None else "/dev/null",
+        )
+        text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in body)
+        chunks.append("\n".join(header) + "\n" + text)
+    return "".join(chunks)
+
+
+def touched(files: Files, patch: str) -> list[Location]:
+    """Where ``patch`` changes ``files``: line ranges of the original, with their functions."""
+    found = []
+    for diff in _diffs(patch):
+        path = _clean(diff.header.old_path) or _clean(diff.header.new_path)
+        if path is None:
+            continue
+        hunks: dict[int, list[int]] = {}
+        for change in diff.changes or []:
+            if change.old is None or change.new is None:  # removed or added: anchor to the old side
+                anchor = change.old if change.old is not None else _previous_old_line(diff.changes, change)
+                hunks.setdefault(change.hunk, []).append(max(1, anchor))
+        scopes = _scopes(files.get(path, ""))
+        for lines in hunks.values():
+            start, end = min(lines), max(lines)
+            found.append(Location(file=path, function=_enclosing(scopes, start), start=start, end=end))
+    return found
+
+
+def _previous_old_line(changes: list, target: object) -> int:
+    last = 0
+    for change in changes:
+        if change is target:
+            return last + 1 if last else 1
+        if change.old is not None:
+            last = change.old
+    return last
+
+
+def _scopes(source: str) -> list[tuple[int, int, str]]:
+    """(first line, last line, dotted name) of every function and class, outermost first."""
+    try:
+        tree = parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    scopes = []
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+                scopes.append((child.lineno, child.end_lineno or child.lineno, name))
+                visit(child, name + ".")
+
+    visit(tree, "")
+    return scopes
+
+
+def _enclosing(scopes: list[tuple[int, int, str]], line: int) -> str:
+    best = ""
+    for first, last, name in scopes:
+        if first <= line <= last:
+            best = name  # later entries are nested deeper
+    return best

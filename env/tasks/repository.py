@@ -1,0 +1,173 @@
+"""A repository task (SWE-bench style) as data: ``task.json``, the project snapshot, the gold patch.
+
+    task = load_repo_task(Path("env/tasks/repo/repo-mutable-default"))
+    task.files                  # {path: text} of the buggy snapshot, tests included
+    task.source_files           # what runs in the sandbox (no test files)
+    task.grading_tests          # the test files every graded run uses (test_patch applied)
+    task.gold_files             # the snapshot with gold.patch applied (never shown to agents)
+
+Folder layout: ``task.json`` (FAIL_TO_PASS / PASS_TO_PASS as lists or JSON-encoded strings),
+``repo/`` (the buggy snapshot), ``gold.patch`` (the fix, non-test files), optionally
+``test_patch.diff`` (tests the agent never sees, applied before grading).
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from env.tasks.patches import Files, Location, apply_patch, touched
+
+MAX_FILE_BYTES = 512 * 1024
+_TEST_NAME = re.compile(r"^(test_.*\.py|.*_test\.py|conftest\.py)$")
+_TEST_DIRS = {"tests", "test", "testing"}
+_SKIP_DIRS = {".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".tox", ".venv", "node_modules"}
+
+
+def is_test_path(path: str) -> bool:
+    """Test files are restored from the task before every graded run and never run in the sandbox."""
+    parts = path.split("/")
+    return bool(_TEST_NAME.match(parts[-1])) or any(part in _TEST_DIRS for part in parts[:-1])
+
+
+def read_tree(root: Path) -> Files:
+    """Every text file under ``root`` (binary and oversized files are left out)."""
+    files: Files = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if not path.is_file() or path.is_symlink() or _SKIP_DIRS & set(rel.split("/")):
+            continue
+        data = path.read_bytes()
+        if len(data) > MAX_FILE_BYTES or b"\0" in data:
+            continue
+        try:
+            files[rel] = data.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+    return files
+
+
+class RepoTask(BaseModel):
+    model_config = ConfigDict(frozen=True, populate_by_name=True)
+
+    id: str
+    name: str = ""
+    family: Literal["repo"] = "repo"
+    difficulty: Literal["easy", "medium", "hard"] = "medium"
+    tags: list[str] = Field(default_factory=list)
+    problem_statement: str
+    fail_to_pass: list[str] = Field(alias="FAIL_TO_PASS", min_length=1)
+    pass_to_pass: list[str] = Field(default_factory=list, alias="PASS_TO_PASS")
+    environment: dict[str, str] = Field(default_factory=dict, description="e.g. PYTHONPATH=src for a src/ layout")
+    requirements: list[str] = Field(default_factory=list, description="Distributions the tests need (pip names)")
+    max_steps: int = Field(30, gt=0)
+    instance_id: str = Field("", description="The SWE-bench instance id, for exported predictions")
+    repo: str = Field("", description="owner/name of the upstream repository, if imported")
+    base_commit: str = ""
+    folder: Path
+
+    @field_validator("fail_to_pass", "pass_to_pass", mode="before")
+    @classmethod
+    def _json_list(cls, value: Any) -> Any:
+        # SWE-bench's dataset files store both lists as JSON-encoded strings.
+        return json.loads(value) if isinstance(value, str) else value
+
+    # -- the same surface as a classic task, for /tasks and the registry --------------------
+
+    @property
+    def description(self) -> str:
+        return self.problem_statement
+
+    @property
+    def max_attempts(self) -> int:
+        return 1  # `submit` ends the episode
+
+    @property
+    def tests_total(self) -> int:
+        return len(self.fail_to_pass) + len(self.pass_to_pass)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name or self.id,
+            "family": self.family,
+            "difficulty": self.difficulty,
+            "max_attempts": self.max_attempts,
+            "max_steps": self.max_steps,
+            "tests_total": self.tests_total,
+            "description": self.problem_statement,
+            "tags": self.tags,
+        }
+
+    # -- files ----------------------------------------------------------------------------
+
+    @cached_property
+    def files(self) -> Files:
+        return read_tree(self.folder / "repo")
+
+    @cached_property
+    def gold_patch(self) -> str:
+        return (self.folder / "gold.patch").read_text(encoding="utf-8")
+
+    @cached_property
+    def test_patch(self) -> str:
+        path = self.folder / "test_patch.diff"
+        return path.read_text(encoding="utf-8") if path.exists() else ""
+
+    @cached_property
+    def gold_files(self) -> Files:
+        return apply_patch(self.files, self.gold_patch)
+
+    @cached_property
+    def grading_tests(self) -> Files:
+        """The task's test files (with ``test_patch``): the only tests any run ever uses."""
+        tests = {p: t for p, t in self.files.items() if is_test_path(p)}
+        if self.test_patch:
+            tests = {p: t for p, t in apply_patch(tests, self.test_patch).items() if is_test_path(p)}
+        return tests
+
+    @property
+    def source_files(self) -> Files:
+        return source_only(self.files)
+
+    @cached_property
+    def gold_locations(self) -> list[Location]:
+        return touched(self.files, self.gold_patch)
+
+    @property
+    def source_paths(self) -> list[str]:
+        """Import roots inside the project: PYTHONPATH entries, then the project root."""
+        entries = [p for p in self.environment.get("PYTHONPATH", "").split(":") if p]
+        return [posixpath.normpath(p) for p in entries] + ["."]
+
+
+def source_only(files: Files) -> Files:
+    return {p: t for p, t in files.items() if not is_test_path(p)}
+
+
+def top_level_names(files: Files, paths: list[str]) -> set[str]:
+    """The importable top-level modules and packages of a project (what tests import)."""
+    names = set()
+    for path in files:
+        for root in paths:
+            prefix = "" if root == "." else root.rstrip("/") + "/"
+            if not path.startswith(prefix):
+                continue
+            first = path[len(prefix) :].split("/")[0]
+            if "/" in path[len(prefix) :] and first.isidentifier():
+                names.add(first)
+            elif first.endswith(".py") and first[:-3].isidentifier():
+                names.add(first[:-3])
+    return names
+
+
+def load_repo_task(folder: Path, data: dict[str, Any] | None = None) -> RepoTask:
+    if data is None:
+        data = json.loads((folder / "task.json").read_text(encoding="utf-8"))
+    return RepoTask(folder=folder, **data)

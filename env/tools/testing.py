@@ -1,0 +1,100 @@
+"""Test tools of the repository interface: run_tests, and the two that end an episode (submit, give_up).
+
+``run_tests`` always uses the task's own test files, restored: edits to tests in the workspace
+change nothing, so an agent cannot pass by rewriting them.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from env.tools.base import Tool, ToolContext, ToolError, ToolResult, register
+from env.verdict.repo_judge import RepoVerdict, run_tests
+
+MAX_REPORT_CHARS = 8000
+
+
+class RunTestsArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    test_ids: list[str] | None = Field(
+        None, max_length=200, description="pytest node ids or test file paths to run; omit to run every test"
+    )
+
+
+def select_tests(ctx: ToolContext, wanted: list[str] | None) -> list[str] | None:
+    if wanted is None:
+        return None
+    known = list(dict.fromkeys(ctx.task.fail_to_pass + ctx.task.pass_to_pass))
+    chosen: list[str] = []
+    for item in wanted:
+        if not isinstance(item, str) or not item.strip():
+            raise ToolError("run_tests: every test id must be a non-empty string")
+        if item in ctx.task.grading_tests:  # a whole file
+            chosen += [t for t in known if t.split("::")[0] == item]
+        elif item in known or (item.split("::")[0] in ctx.task.grading_tests and "::" in item):
+            chosen.append(item)
+        else:
+            sample = ", ".join(known[:8]) + (" ..." if len(known) > 8 else "")
+            raise ToolError(f"run_tests: unknown test id {item!r}; the task's tests include: {sample}")
+    if not chosen:
+        raise ToolError("run_tests: the selection holds no tests")
+    return list(dict.fromkeys(chosen))
+
+
+def report(verdict: RepoVerdict, expected: list[str] | None = None) -> str:
+    if verdict.error:
+        return f"No tests ran: {verdict.error}"
+    counts: dict[str, int] = {}
+    for status in verdict.outcomes.values():
+        counts[status] = counts.get(status, 0) + 1
+    missing = [t for t in (expected or []) if t not in verdict.outcomes]
+    summary = ", ".join(f"{n} {s.lower()}" for s, n in sorted(counts.items())) or "no tests ran"
+    lines = [summary + (f", {len(missing)} did not run" if missing else "")]
+    if verdict.aborted:
+        lines.append(f"The project's process stopped: {verdict.aborted}")
+    for node, excerpt in verdict.collect_errors.items():
+        lines.append(f"\nERROR collecting {node}\n{excerpt}")
+    for test, status in verdict.outcomes.items():
+        if status not in ("PASSED", "SKIPPED", "XFAIL"):
+            lines.append(f"\n{status} {test}\n{verdict.excerpts.get(test, '').rstrip()}")
+    for test in missing[:20]:
+        lines.append(f"\nNOT RUN {test}")
+    if verdict.output.strip():
+        lines.append("\n--- output of the project's code ---\n" + verdict.output.rstrip())
+    text = "\n".join(lines)
+    return text if len(text) <= MAX_REPORT_CHARS else text[:MAX_REPORT_CHARS] + "\n[... report cut]"
+
+
+@register
+class RunTests(Tool):
+    name = "run_tests"
+    description = (
+        "Run the repository's tests (all, or the given test ids / test files) against your current code. "
+        "Each test is PASSED, FAILED, ERROR or SKIPPED, with the failure's excerpt."
+    )
+    Args = RunTestsArgs
+
+    def run(self, ctx: ToolContext, args: RunTestsArgs) -> ToolResult:
+        selected = select_tests(ctx, args.test_ids)
+        verdict = run_tests(ctx.runtime.sandbox, ctx.task, ctx.workspace.files(), selected)
+        expected = selected if selected is not None else ctx.task.fail_to_pass + ctx.task.pass_to_pass
+        return ToolResult(output=report(verdict, expected), data={"outcomes": dict(verdict.outcomes)}, verdict=verdict)
+
+
+@register
+class Submit(Tool):
+    name = "submit"
+    description = "Submit your changes: every test runs once more and the episode ends with its grade."
+
+    def run(self, ctx: ToolContext, args: BaseModel) -> ToolResult:
+        verdict = run_tests(ctx.runtime.sandbox, ctx.task, ctx.workspace.files())
+        return ToolResult(output=report(verdict, ctx.task.fail_to_pass + ctx.task.pass_to_pass), verdict=verdict)
+
+
+@register
+class GiveUp(Tool):
+    name = "give_up"
+    description = "End the episode without submitting (scores 0)."
+
+    def run(self, ctx: ToolContext, args: BaseModel) -> ToolResult:
+        return ToolResult(output="You gave up; the episode is over.")

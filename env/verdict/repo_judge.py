@@ -1,0 +1,221 @@
+"""The verdict of a repository run: which tests pass, from a process the project's code cannot reach.
+
+    verdict = run_tests(sandbox, task, files)           # files: the agent's project, tests ignored
+    verdict.outcomes["tests/test_pages.py::test_last"]  # "PASSED" | "FAILED" | "ERROR" | "SKIPPED" | ...
+    resolution(verdict.outcomes, task.fail_to_pass, task.pass_to_pass)   # "FULL" | "PARTIAL" | "NO"
+
+Each run starts ``env.verdict.pytest_host`` (pytest and the task's own test files, trusted) which
+starts a sandbox child holding only the project's source files; tests reach the project through
+proxies. Outcomes are the host's explicit per-test records; a test that never reported counts as
+failed, like the SWE-bench harness does.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import pickle
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from env.sandbox.runner import Sandbox
+from env.tasks.patches import Files
+from env.tasks.repository import RepoTask, source_only, top_level_names
+
+Status = Literal["PASSED", "FAILED", "ERROR", "SKIPPED", "XFAIL", "XPASS"]
+ROOT = Path(__file__).resolve().parents[2]
+HOST_GRACE_SECONDS = 30.0  # pytest's own start-up and collection, on top of the sandbox's wall clock
+_MAX_RESULT_BYTES = 4 * 1024 * 1024
+_TEST_FILE = re.compile(r"^(test_.*|.*_test)\.py$")
+
+
+class RepoVerdict(BaseModel):
+    outcomes: dict[str, Status] = Field(default_factory=dict)
+    excerpts: dict[str, str] = Field(default_factory=dict)
+    collected: list[str] = Field(default_factory=list)
+    collect_errors: dict[str, str] = Field(default_factory=dict)
+    output: str = ""
+    output_truncated: bool = False
+    timed_out: bool = False
+    aborted: str = ""
+    error: str = Field("", description="Why no test could run (set-up failure, missing requirement)")
+    duration_ms: float = 0.0
+
+    def status(self, test_id: str) -> Status:
+        return self.outcomes.get(test_id, "ERROR")
+
+
+# -- SWE-bench's grading rules, as pure functions ----------------------------------------------
+
+
+def f2p_ok(status: str) -> bool:
+    return status in ("PASSED", "XFAIL")
+
+
+def p2p_ok(status: str) -> bool:
+    return status in ("PASSED", "XFAIL", "SKIPPED")
+
+
+def resolution(outcomes: dict[str, str], fail_to_pass: list[str], pass_to_pass: list[str]) -> Literal["FULL", "PARTIAL", "NO"]:
+    """FULL: every F2P and P2P test succeeds; PARTIAL: some F2P and every P2P; otherwise NO."""
+    f2p = [f2p_ok(outcomes.get(t, "ERROR")) for t in fail_to_pass]
+    p2p = all(p2p_ok(outcomes.get(t, "ERROR")) for t in pass_to_pass)
+    if f2p and all(f2p) and p2p:
+        return "FULL"
+    if any(f2p) and p2p:
+        return "PARTIAL"
+    return "NO"
+
+
+# -- running ------------------------------------------------------------------------------------
+
+
+def missing_requirements(task: RepoTask) -> list[str]:
+    missing = []
+    for requirement in task.requirements:
+        name = re.split(r"[<>=!~;\[ ]", requirement, maxsplit=1)[0]
+        try:
+            importlib.metadata.distribution(name)
+        except importlib.metadata.PackageNotFoundError:
+            missing.append(requirement)
+    return missing
+
+
+class _TestTrees:
+    """Each task's test files written once to a private directory the host runs in."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._dirs: dict[tuple[str, str], str] = {}
+
+    def get(self, task: RepoTask) -> str:
+        key = (task.id, str(task.folder))
+        with self._lock:
+            if key not in self._dirs:
+                root = tempfile.mkdtemp(prefix=f"adbg-tests-{task.id[:40]}-")
+                for rel, text in task.grading_tests.items():
+                    path = Path(root, rel)
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.write_text(text, encoding="utf-8")
+                self._dirs[key] = root
+            return self._dirs[key]
+
+
+_TREES = _TestTrees()
+
+
+def run_tests(sandbox: Sandbox, task: RepoTask, files: Files, select: list[str] | None = None) -> RepoVerdict:
+    """Run the task's tests (all, or the ids in ``select``) against the project in ``files``."""
+    missing = missing_requirements(task)
+    if missing:
+        return RepoVerdict(error=f"this task needs {', '.join(missing)} installed on the server (pip install {' '.join(missing)}); no test was run")
+    if not sandbox.isolation.can_execute:
+        return RepoVerdict(error=f"refusing to run code: {sandbox.isolation.reason}")
+    tree = _TREES.get(task)
+    source = source_only(files)
+    if select is None:
+        to_collect = sorted(p for p in task.grading_tests if _TEST_FILE.match(p.rsplit("/", 1)[-1]))
+    else:
+        to_collect = sorted({t.split("::")[0] for t in select if t.split("::")[0] in task.grading_tests})
+    if not to_collect:
+        return RepoVerdict(error="none of the requested tests exist in the task's test files")
+    request = {
+        "limits": sandbox.limits,
+        "isolation": sandbox.isolation,
+        "tmp_root": sandbox.tmp_root,
+        "files": source,
+        "paths": task.source_paths,
+        "env": dict(task.environment),
+        "names": sorted(top_level_names(source, task.source_paths)),
+        "select": select,
+        "paths_to_collect": [p for p in to_collect if p.endswith(".py")],
+    }
+    return _host(request, tree, sandbox.limits.wall_seconds + HOST_GRACE_SECONDS)
+
+
+def _host(request: dict, cwd: str, timeout: float) -> RepoVerdict:
+    result_fd, result_path = tempfile.mkstemp(prefix="adbg-host-")
+    os.unlink(result_path)
+    err_fd, err_path = tempfile.mkstemp(prefix="adbg-host-err-")
+    os.unlink(err_path)
+    started = time.monotonic()
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "PYTHONPATH": str(ROOT),
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONHASHSEED": "0",
+        "MALLOC_ARENA_MAX": "2",
+    }
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "env.verdict.pytest_host", str(result_fd)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=err_fd,
+            cwd=cwd,
+            env=env,
+            pass_fds=(result_fd,),
+            start_new_session=True,
+        )
+        try:
+            proc.communicate(pickle.dumps(request), timeout=timeout)
+            killed = False
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            killed = True
+        verdict = _parse(os.pread(result_fd, _MAX_RESULT_BYTES, 0).decode("utf-8", "replace"))
+        if killed:
+            verdict.timed_out = True
+            verdict.aborted = verdict.aborted or f"the test run exceeded {timeout:g} s and was stopped"
+        elif proc.returncode != 0 and not verdict.error:
+            tail = os.pread(err_fd, 4000, max(0, os.fstat(err_fd).st_size - 4000)).decode("utf-8", "replace")
+            verdict.error = f"the test process failed (exit {proc.returncode}): {tail.strip()[-1500:]}"
+    finally:
+        os.close(result_fd)
+        os.close(err_fd)
+    verdict.duration_ms = (time.monotonic() - started) * 1000
+    return verdict
+
+
+def _parse(text: str) -> RepoVerdict:
+    verdict = RepoVerdict()
+    for line in text.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if "test" in record:
+            verdict.outcomes[record["test"]] = record["status"]
+            if record.get("excerpt"):
+                verdict.excerpts[record["test"]] = record["excerpt"]
+        elif "collected" in record:
+            verdict.collected = record["collected"]
+        elif "collect_error" in record:
+            verdict.collect_errors[record["collect_error"] or "<session>"] = record.get("excerpt", "")
+        elif "fatal" in record:
+            verdict.error = record["fatal"]
+        elif record.get("done"):
+            for key in ("output", "output_truncated", "timed_out", "aborted"):
+                setattr(verdict, key, record.get(key, getattr(verdict, key)))
+    return verdict
+
+
+def cleanup() -> None:
+    """Remove the cached test trees (for tests and shutdown)."""
+    with _TREES._lock:
+        for path in _TREES._dirs.values():
+            shutil.rmtree(path, ignore_errors=True)
+        _TREES._dirs.clear()

@@ -1,0 +1,388 @@
+"""The split verdict's trusted half: a project's modules as proxies of objects living in the sandbox.
+
+    remote = Remote(sandbox.start_repo(files, paths=["src"], environ={}))
+    remote.install({"ledger"})                 # `import ledger.accounts` now yields proxies
+    from ledger.accounts import Account        # a RemoteClass
+    acct = Account("alice")                    # constructed in the sandbox; `acct` is a RemoteObject
+    assert acct.balance() == 0                 # the call and the comparison run there; 0 comes back as data
+
+The tests and their expected values stay in this (trusted) process; the project's code never runs
+here. What crosses is plain data (exact types: tuple, set, bytes, datetime, Decimal ...) and
+numbered handles; every operation on a handle (attribute, call, ``==``, ``len``, iteration ...)
+is one request to the sandbox. The project's exceptions come back as local stand-in classes
+with the same names and class chain, so ``pytest.raises(ProjectError)`` works, and nothing the
+project raises can stop the test session itself (``SystemExit`` and friends become
+:class:`ProjectExit`).
+"""
+
+from __future__ import annotations
+
+import builtins
+import datetime as dt
+import decimal
+import importlib.abc
+import importlib.machinery
+import sys
+import types
+from typing import Any
+
+from env.sandbox.runner import RemoteError, SandboxRun
+
+_LOCAL_ONLY = ("_adbg_", "_pytest", "_fixture")
+_SCALARS = (type(None), bool, int, float, str, bytes, complex)
+
+
+class ProjectExit(Exception):
+    """The project's code raised SystemExit, KeyboardInterrupt or GeneratorExit."""
+
+
+class CannotPass(TypeError):
+    pass
+
+
+def _local_only(name: str) -> bool:
+    return (name.startswith("__") and name.endswith("__")) or name.startswith(_LOCAL_ONLY)
+
+
+class Remote:
+    """One sandbox run seen from the test process: encodes, decodes and caches proxies."""
+
+    def __init__(self, run: SandboxRun):
+        self.run = run
+        self._proxies: dict[int, Any] = {}
+        self._exceptions: dict[str, type[BaseException]] = {}
+
+    # -- requests -------------------------------------------------------------------------
+
+    def op(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        wire_args = tuple(self.encode(a) for a in args)
+        wire_kwargs = {None: ("d", [(k, self.encode(v)) for k, v in kwargs.items()])}
+        try:
+            raw = self.run.op(name, wire_args, wire_kwargs)
+        except RemoteError as exc:
+            raise self.exception(exc) from None
+        return self.decode(raw)
+
+    def install(self, names: set[str]) -> ProjectFinder:
+        finder = ProjectFinder(self, names)
+        sys.meta_path.insert(0, finder)
+        return finder
+
+    # -- test side -> sandbox ---------------------------------------------------------------
+
+    def encode(self, value: Any, depth: int = 0) -> Any:
+        if depth > 64:
+            raise CannotPass("value nested too deeply to pass to the project's code")
+        kind = type(value)
+        if kind in _SCALARS:
+            return value
+        handle = _handle_of(value)
+        if handle is not None:
+            if handle[0] is not self:
+                raise CannotPass("an object from another run")
+            return {None: ("h", handle[1])}
+        if kind in (list, tuple, set, frozenset):
+            return kind(self.encode(v, depth + 1) for v in value)
+        if kind is dict:
+            return {None: ("d", [(self.encode(k, depth + 1), self.encode(v, depth + 1)) for k, v in value.items()])}
+        if kind is dt.datetime or kind is dt.time:
+            zone = getattr(value.tzinfo, "key", None)
+            return {None: ("dt" if kind is dt.datetime else "ti", value.isoformat(), zone if isinstance(zone, str) else None)}
+        if kind is dt.date:
+            return {None: ("da", value.isoformat())}
+        if kind is dt.timedelta:
+            return {None: ("td", value.days, value.seconds, value.microseconds)}
+        if kind is dt.timezone:
+            offset = value.utcoffset(None)
+            return {None: ("tz", offset.days, offset.seconds, value.tzname(None))}
+        if kind is decimal.Decimal:
+            return {None: ("D", str(value))}
+        raise CannotPass(
+            f"cannot pass a {kind.__name__} to the project's code: tests may pass only plain data and "
+            "objects the project returned (the code runs in a separate sandbox process)"
+        )
+
+    # -- sandbox -> test side ---------------------------------------------------------------
+
+    def decode(self, value: Any) -> Any:
+        if isinstance(value, list):
+            return [self.decode(v) for v in value]
+        if not isinstance(value, dict):
+            return value
+        if "h" in value:
+            return self.proxy(value)
+        if "d" in value:
+            return {self.decode(k): self.decode(v) for k, v in value["d"]}
+        for tag, kind in (("T", tuple), ("S", set), ("F", frozenset)):
+            if tag in value:
+                return kind(self.decode(v) for v in value[tag])
+        if "B" in value:
+            return str(value["B"]).encode("latin-1")
+        if "D" in value:
+            return decimal.Decimal(value["D"])
+        if "da" in value:
+            return dt.date.fromisoformat(value["da"])
+        if "td" in value:
+            days, seconds, micro = value["td"]
+            return dt.timedelta(days=days, seconds=seconds, microseconds=micro)
+        if "tz" in value:
+            days, seconds, name = value["tz"]
+            return dt.timezone(dt.timedelta(days=days, seconds=seconds), name)
+        for tag, kind in (("dt", dt.datetime), ("ti", dt.time)):
+            if tag in value:
+                parsed = kind.fromisoformat(value[tag])
+                if value.get("z"):
+                    import zoneinfo
+
+                    parsed = parsed.replace(tzinfo=zoneinfo.ZoneInfo(value["z"]))
+                return parsed
+        raise ValueError("the sandbox sent a value of unknown shape")
+
+    def proxy(self, info: dict) -> Any:
+        number = int(info["h"])
+        known = self._proxies.get(number)
+        if known is not None:
+            return known
+        kind = info.get("k")
+        if kind == "exc":
+            made: Any = self.exception_class([str(q) for q in info.get("m", [])])
+        elif kind == "class":
+            made = RemoteClass(self, number, str(info.get("q", "?")))
+        elif kind == "module":
+            made = RemoteModule(str(info.get("t", "module")), self, number)
+        else:
+            made = RemoteObject(self, number, str(info.get("t", "object")))
+        self._proxies[number] = made
+        return made
+
+    def exception_class(self, mro: list[str]) -> type[BaseException]:
+        """A local class standing for the project's exception class ``mro[0]`` (cached by name)."""
+        chain = [q for q in mro if q != "builtins.object"]
+        base: type[BaseException] = Exception
+        start = len(chain)
+        for index, qualname in enumerate(chain):
+            module, _, name = qualname.rpartition(".")
+            found = getattr(builtins, name, None) if module == "builtins" else None
+            if isinstance(found, type) and issubclass(found, BaseException):
+                base, start = found, index
+                break
+        if not issubclass(base, Exception):  # SystemExit, KeyboardInterrupt ... never stop the session
+            base = ProjectExit
+        made = base
+        for qualname in reversed(chain[:start]):
+            cached = self._exceptions.get(qualname)
+            if cached is None:
+                module, _, name = qualname.rpartition(".")
+                bases = (made,) if issubclass(made, StandIn) else (made, StandIn)
+                cached = type(name.rpartition(".")[2] or "ProjectError", bases, {"__module__": module, "__qualname__": name})
+                self._exceptions[qualname] = cached
+            made = cached
+        return made
+
+    def exception(self, error: RemoteError) -> BaseException:
+        reply = error.reply
+        if not reply.get("m"):  # classic mode or a load failure: no class chain
+            return ProjectExit(f"{error.exc_type}: {error.message}")
+        cls = self.exception_class([str(q) for q in reply["m"]])
+        try:
+            args = tuple(self.decode(reply.get("a", [])))
+        except (ValueError, TypeError):
+            args = (error.message,)
+        if issubclass(cls, StandIn):
+            exc: BaseException = cls.__new__(cls)
+            exc.args = args
+            exc._adbg_message = error.message
+            if isinstance(reply.get("h"), dict):
+                exc._adbg_remote, exc._adbg_handle = self, int(reply["h"]["h"])
+        else:
+            try:
+                exc = cls(*args)
+            except Exception:
+                exc = cls(error.message)
+        if error.traceback_text:
+            exc.add_note("in the project's code (sandbox):\n" + error.traceback_text.rstrip())
+        return exc
+
+
+class StandIn:
+    """Mixin of the local stand-ins for the project's exception classes."""
+
+    _adbg_message = ""
+    _adbg_remote: Remote | None = None
+    _adbg_handle = 0
+
+    def __str__(self) -> str:
+        return self._adbg_message
+
+    def __getattr__(self, name: str) -> Any:
+        remote = self.__dict__.get("_adbg_remote")
+        if remote is None or _local_only(name):
+            raise AttributeError(name)
+        return remote.op("getattr", _Ref(remote, self._adbg_handle), name)
+
+
+class _Ref:
+    """A bare handle, for requests about an exception object."""
+
+    def __init__(self, remote: Remote, number: int):
+        self._adbg_remote, self._adbg_handle = remote, number
+
+
+def _handle_of(value: Any) -> tuple[Remote, int] | None:
+    if isinstance(value, (RemoteObject, _Ref)) or isinstance(value, RemoteModule):
+        return value._adbg_remote, value._adbg_handle
+    if isinstance(value, StandIn) and value.__dict__.get("_adbg_remote") is not None:
+        return value._adbg_remote, value._adbg_handle
+    return None
+
+
+def _binary(name: str):
+    def forward(self: RemoteObject, other: Any) -> Any:
+        try:
+            return self._adbg_remote.op(name, self, other)
+        except CannotPass:
+            return NotImplemented
+
+    return forward
+
+
+def _reflected(name: str):
+    def forward(self: RemoteObject, other: Any) -> Any:
+        try:
+            return self._adbg_remote.op("rop", name, self, other)
+        except CannotPass:
+            return NotImplemented
+
+    return forward
+
+
+def _unary(name: str):
+    def forward(self: RemoteObject) -> Any:
+        return self._adbg_remote.op(name, self)
+
+    return forward
+
+
+class RemoteObject:
+    """Any project object: every operation on it runs in the sandbox."""
+
+    __slots__ = ("_adbg_remote", "_adbg_handle", "_adbg_type")
+
+    def __init__(self, remote: Remote, number: int, type_name: str):
+        object.__setattr__(self, "_adbg_remote", remote)
+        object.__setattr__(self, "_adbg_handle", number)
+        object.__setattr__(self, "_adbg_type", type_name)
+
+    def __getattr__(self, name: str) -> Any:
+        if _local_only(name):
+            raise AttributeError(name)
+        return self._adbg_remote.op("getattr", self, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self._adbg_remote.op("setattr", self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        self._adbg_remote.op("delattr", self, name)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._adbg_remote.op("call", self, *args, **kwargs)
+
+    def __enter__(self) -> Any:
+        return self._adbg_remote.op("enter", self)
+
+    def __exit__(self, *exc: Any) -> Any:
+        return self._adbg_remote.op("exit", self, None, None, None) if exc[0] is None else False
+
+    def __format__(self, spec: str) -> str:
+        return self._adbg_remote.op("format", self, spec)
+
+    def __round__(self, ndigits: int | None = None) -> Any:
+        return self._adbg_remote.op("round", self, ndigits)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._adbg_remote.op("setitem", self, key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        self._adbg_remote.op("delitem", self, key)
+
+    def __contains__(self, item: Any) -> bool:
+        return bool(self._adbg_remote.op("contains", self, item))
+
+    def __iter__(self) -> Any:
+        return self._adbg_remote.op("iter", self)
+
+
+for _name in ("repr", "str", "len", "bool", "hash", "next", "abs", "int", "float", "index", "neg", "pos", "invert", "reversed"):
+    setattr(RemoteObject, f"__{_name}__", _unary(_name))
+for _name in ("getitem", "eq", "ne", "lt", "le", "gt", "ge", "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "lshift", "rshift"):
+    setattr(RemoteObject, f"__{_name}__", _binary(_name))
+for _name in ("and", "or", "xor"):
+    setattr(RemoteObject, f"__{_name}__", _binary(_name + "_"))
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul"):
+    setattr(RemoteObject, f"__r{_name}__", _reflected(_name))
+
+
+class RemoteClass(RemoteObject):
+    """A project class: calling it constructs in the sandbox; ``isinstance`` asks the sandbox."""
+
+    __slots__ = ()
+
+    def __instancecheck__(self, obj: Any) -> bool:
+        try:
+            return bool(self._adbg_remote.op("isinstance", obj, self))
+        except CannotPass:
+            return False
+
+    def __subclasscheck__(self, cls: Any) -> bool:
+        try:
+            return bool(self._adbg_remote.op("issubclass", cls, self))
+        except CannotPass:
+            return False
+
+
+class RemoteModule(types.ModuleType):
+    """A project module: attributes are read from (and written to) the sandbox's module."""
+
+    def __init__(self, name: str, remote: Remote, number: int):
+        super().__init__(name)
+        types.ModuleType.__setattr__(self, "_adbg_remote", remote)
+        types.ModuleType.__setattr__(self, "_adbg_handle", number)
+
+    def __getattr__(self, name: str) -> Any:
+        if _local_only(name):
+            raise AttributeError(name)
+        return self._adbg_remote.op("getattr", self, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if _local_only(name) or isinstance(value, RemoteModule):  # import machinery bookkeeping
+            types.ModuleType.__setattr__(self, name, value)
+        else:
+            self._adbg_remote.op("setattr", self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if _local_only(name):
+            types.ModuleType.__delattr__(self, name)
+        else:
+            self._adbg_remote.op("delattr", self, name)
+
+
+class ProjectFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Imports of the project's top-level names (and everything under them) become proxies."""
+
+    def __init__(self, remote: Remote, names: set[str]):
+        self.remote, self.names = remote, set(names)
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname.partition(".")[0] not in self.names:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        module = self.remote.op("import", spec.name)
+        if not isinstance(module, RemoteModule):
+            raise ImportError(f"{spec.name} is not a module in the project")
+        types.ModuleType.__setattr__(module, "__name__", spec.name)
+        return module
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        """Already executed, in the sandbox."""
