@@ -231,7 +231,7 @@ class SandboxRun:
         data, self._buffer = self._buffer[:n], self._buffer[n:]
         return data
 
-    def _receive(self, rid: int, raw: bool = False) -> Any:
+    def _receive(self, rid: int, undecoded: bool = False) -> Any:
         size = int.from_bytes(self._read_exact(4), "big")
         if size > self.sandbox.limits.reply_bytes:
             raise self._abort(f"a reply of {size} bytes exceeds the {self.sandbox.limits.reply_bytes}-byte limit")
@@ -244,7 +244,7 @@ class SandboxRun:
             raise self._abort("the code's process sent a reply that does not match the request")
         if "exc" in reply:
             raise RemoteError(str(reply.get("exc")), str(reply.get("msg")), str(reply.get("tb")), reply)
-        return reply.get("ok") if raw else self._decode(reply.get("ok"))
+        return reply.get("ok") if undecoded else self._decode(reply.get("ok"))
 
     def _decode(self, value: Any) -> Any:
         if isinstance(value, list):
@@ -266,7 +266,7 @@ class SandboxRun:
             return {k: self._encode(v) for k, v in value.items()}
         return value
 
-    def _request(self, message: dict, raw: bool = False) -> Any:
+    def _request(self, message: dict, undecoded: bool = False) -> Any:
         if self.result.aborted:
             raise RunAborted(f"not run: {self.result.aborted}")
         if self._finished:
@@ -275,7 +275,7 @@ class SandboxRun:
             raise RunAborted("the module failed to load")
         rid = secrets.randbits(62) + 1
         self._send({"id": rid, **message})
-        return self._receive(rid, raw)
+        return self._receive(rid, undecoded)
 
     # -- public calls ------------------------------------------------------------------------
 
@@ -297,7 +297,7 @@ class SandboxRun:
         Arguments must already be in the child's wire form (``env.verdict.split`` builds it);
         the reply comes back as parsed JSON, undecoded.
         """
-        return self._request({"op": "op", "name": name, "args": args, "kwargs": kwargs or {None: ("d", [])}}, raw=True)
+        return self._request({"op": "op", "name": name, "args": args, "kwargs": kwargs or {None: ("d", [])}}, undecoded=True)
 
     def stress(self, cls: str, plan: list[tuple[int, int]], switch_interval: float) -> Any:
         return self._request({"op": "stress", "cls": cls, "plan": [list(p) for p in plan], "switch_interval": switch_interval})

@@ -125,9 +125,14 @@ class RepoTask(BaseModel):
         return apply_patch(self.files, self.gold_patch)
 
     @cached_property
+    def visible_tests(self) -> Files:
+        """The snapshot's own test files: what the agent's ``run_tests`` uses (restored each time)."""
+        return {p: t for p, t in self.files.items() if is_test_path(p)}
+
+    @cached_property
     def grading_tests(self) -> Files:
-        """The task's test files (with ``test_patch``): the only tests any run ever uses."""
-        tests = {p: t for p, t in self.files.items() if is_test_path(p)}
+        """The test files graded runs use: the snapshot's, with the hidden ``test_patch`` applied."""
+        tests = self.visible_tests
         if self.test_patch:
             tests = {p: t for p, t in apply_patch(tests, self.test_patch).items() if is_test_path(p)}
         return tests

@@ -39,11 +39,12 @@ class StressSpec(BaseModel):
     threads: tuple[int, int]
     increments: tuple[int, int]
     switch_interval: float = 1e-6
+    rounds: int = Field(4, gt=0, description="Fresh counters per check; any wrong count fails it (a loaded host switches threads less often)")
     runs_for_grade: int = 5
 
 
 class TaskSpec(BaseModel):
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True, populate_by_name=True)
 
     id: str
     name: str
@@ -57,6 +58,8 @@ class TaskSpec(BaseModel):
     hypothesis: HypothesisRules
     stress: StressSpec | None = None
     gold_hypothesis: str = Field("", description="What the gold fix fixes, for the oracle agent (never shown to agents)")
+    fail_to_pass: list[str] = Field(alias="FAIL_TO_PASS", min_length=1, description="tests.py::name, or stress::Class for the stress check")
+    pass_to_pass: list[str] = Field(alias="PASS_TO_PASS")
     folder: Path
 
     @property

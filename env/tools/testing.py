@@ -24,14 +24,15 @@ class RunTestsArgs(BaseModel):
 def select_tests(ctx: ToolContext, wanted: list[str] | None) -> list[str] | None:
     if wanted is None:
         return None
-    known = list(dict.fromkeys(ctx.task.fail_to_pass + ctx.task.pass_to_pass))
+    visible = ctx.task.visible_tests
+    known = [t for t in dict.fromkeys(ctx.task.fail_to_pass + ctx.task.pass_to_pass) if t.split("::")[0] in visible]
     chosen: list[str] = []
     for item in wanted:
         if not isinstance(item, str) or not item.strip():
             raise ToolError("run_tests: every test id must be a non-empty string")
-        if item in ctx.task.grading_tests:  # a whole file
-            chosen += [t for t in known if t.split("::")[0] == item]
-        elif item in known or (item.split("::")[0] in ctx.task.grading_tests and "::" in item):
+        if item in visible:  # a whole file
+            chosen += [t for t in known if t.split("::")[0] == item] or [item]
+        elif item in known or (item.split("::")[0] in visible and "::" in item):
             chosen.append(item)
         else:
             sample = ", ".join(known[:8]) + (" ..." if len(known) > 8 else "")
@@ -76,8 +77,9 @@ class RunTests(Tool):
 
     def run(self, ctx: ToolContext, args: RunTestsArgs) -> ToolResult:
         selected = select_tests(ctx, args.test_ids)
-        verdict = run_tests(ctx.runtime.sandbox, ctx.task, ctx.workspace.files(), selected)
-        expected = selected if selected is not None else ctx.task.fail_to_pass + ctx.task.pass_to_pass
+        verdict = run_tests(ctx.runtime.sandbox, ctx.task, ctx.workspace.files(), selected, graded=False)
+        listed = ctx.task.fail_to_pass + ctx.task.pass_to_pass
+        expected = [t for t in (selected or listed) if t.split("::")[0] in ctx.task.visible_tests and "::" in t]
         return ToolResult(output=report(verdict, expected), data={"outcomes": dict(verdict.outcomes)}, verdict=verdict)
 
 

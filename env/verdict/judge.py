@@ -30,6 +30,7 @@ class TestOutcome(BaseModel):
     id: str
     outcome: Literal["passed", "failed", "error"]
     message: str = ""
+    calls: int = Field(0, description="Calls the test made into the submitted code")
 
 
 class StressOutcome(BaseModel):
@@ -89,6 +90,13 @@ def _assert_text(exc: AssertionError, test_file: str) -> str:
 
 
 def _run_one(test_id: str, fn: Any, sol: Solution, test_file: str) -> TestOutcome:
+    before = sol.calls
+    outcome = _outcome(test_id, fn, sol, test_file)
+    outcome.calls = sol.calls - before
+    return outcome
+
+
+def _outcome(test_id: str, fn: Any, sol: Solution, test_file: str) -> TestOutcome:
     try:
         fn(sol)
     except AssertionError as exc:
@@ -113,6 +121,16 @@ def stress_plan(spec: StressSpec, rng: random.Random) -> list[tuple[int, int]]:
 
 
 def _stress_once(run: SandboxRun, spec: StressSpec, rng: random.Random) -> StressOutcome:
+    """One stress check: ``spec.rounds`` randomised rounds, each on a fresh object; the first wrong count fails it."""
+    outcome = StressOutcome(passed=False, message="not run")
+    for _ in range(spec.rounds):
+        outcome = _stress_round(run, spec, rng)
+        if not outcome.passed:
+            break
+    return outcome
+
+
+def _stress_round(run: SandboxRun, spec: StressSpec, rng: random.Random) -> StressOutcome:
     plan = stress_plan(spec, rng)
     expected = sum(inc - dec for inc, dec in plan)
     shape = f"{len(plan)} threads, {sum(i + d for i, d in plan)} increments and decrements"

@@ -1,6 +1,7 @@
 """The trusted test process of a repository run: pytest here, the project's code in the sandbox.
 
     python -m env.verdict.pytest_host RESULT_FD   < pickled request (from env.verdict.repo_judge)
+    python -m env.verdict.pytest_host --serve FD  (the warm path: a fork server, one fork per run)
 
 Started by the server with the task's own test files (never the agent's copies) in its working
 directory. It starts one sandbox run holding the project's source files, makes the project's
@@ -24,6 +25,8 @@ from env.sandbox.runner import Sandbox
 from env.verdict.split import Remote
 
 EXCERPT_CHARS = 2000
+# Caches and reports nobody reads, and the end-of-session gc passes that cost ~150 ms a run.
+UNUSED_PLUGINS = ("cacheprovider", "stepwise", "unraisableexception", "threadexception", "faulthandler", "pastebin", "junitxml", "doctest", "setuponly", "setupplan")
 
 
 def _excerpt(report: Any) -> str:
@@ -34,16 +37,24 @@ def _excerpt(report: Any) -> str:
 class Recorder:
     """A pytest plugin that reports collection and per-test outcomes as they happen."""
 
-    def __init__(self, emit: Any, select: list[str] | None):
-        self.emit, self.select = emit, select
+    def __init__(self, emit: Any, select: list[str] | None, remote: Remote):
+        self.emit, self.select, self.remote = emit, select, remote
         self.status: dict[str, str] = {}
         self.excerpt: dict[str, str] = {}
+        self.ops_before: dict[str, int] = {}
+
+    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
+        self.ops_before[nodeid] = self.remote.ops
 
     def pytest_collection_modifyitems(self, session: Any, config: Any, items: list[Any]) -> None:
         if self.select is not None:
-            wanted = set(self.select)
-            deselected = [item for item in items if item.nodeid not in wanted]
-            items[:] = [item for item in items if item.nodeid in wanted]
+            wanted = set(self.select)  # node ids, or whole test files
+
+            def keep(item: Any) -> bool:
+                return item.nodeid in wanted or item.nodeid.split("::")[0] in wanted
+
+            deselected = [item for item in items if not keep(item)]
+            items[:] = [item for item in items if keep(item)]
             config.hook.pytest_deselected(items=deselected)
         self.emit({"collected": [item.nodeid for item in items]})
 
@@ -72,17 +83,18 @@ class Recorder:
             self.excerpt[node] = _excerpt(report)
 
     def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> None:
-        self.emit({"test": nodeid, "status": self.status.get(nodeid, "ERROR"), "excerpt": self.excerpt.get(nodeid, "")})
+        ops = self.remote.ops - self.ops_before.get(nodeid, self.remote.ops)
+        self.emit({"test": nodeid, "status": self.status.get(nodeid, "ERROR"), "excerpt": self.excerpt.get(nodeid, ""), "ops": ops})
 
 
-def main() -> int:
-    out = os.fdopen(int(sys.argv[1]), "w", encoding="utf-8")
+def host(request: dict, result_fd: int) -> None:
+    """One test run: the sandbox child, the proxies, pytest; records go to ``result_fd``."""
+    out = os.fdopen(result_fd, "w", encoding="utf-8")
 
     def emit(record: dict) -> None:
         out.write(json.dumps(record) + "\n")
         out.flush()
 
-    request = pickle.load(sys.stdin.buffer)
     sys.dont_write_bytecode = True
     sandbox = Sandbox(request["limits"], request["isolation"], request["tmp_root"], warm=False)
     run = sandbox.start_repo(request["files"], request["paths"], request["env"])
@@ -90,18 +102,73 @@ def main() -> int:
         if run.load_error is not None or run.result.aborted:
             problem = str(run.load_error) if run.load_error else run.result.aborted
             emit({"fatal": f"the project could not be set up in the sandbox: {problem}"})
-            return 0
-        Remote(run).install(set(request["names"]))
+            return
+        remote = Remote(run)
+        remote.install(set(request["names"]))
         with open("pytest.ini", "w", encoding="utf-8") as handle:
             handle.write("[pytest]\n")  # the task's own settings never come from a writable place
-        args = [
-            "-q", "--no-header", "-p", "no:cacheprovider", "-p", "no:stepwise", "--rootdir", ".", "-c", "pytest.ini",
-            "--tb=short", "-W", "ignore::DeprecationWarning", *request["paths_to_collect"],
-        ]
-        pytest.main(args, plugins=[Recorder(emit, request["select"])])
+        args = ["-q", "--no-header", "--rootdir", ".", "-c", "pytest.ini", "--tb=short", "-W", "ignore::DeprecationWarning"]
+        for plugin in UNUSED_PLUGINS:
+            args += ["-p", f"no:{plugin}"]
+        pytest.main(args + request["paths_to_collect"], plugins=[Recorder(emit, request["select"], remote)])
     finally:
         result = run.finish()
         emit({"done": True, **result.model_dump()})
+
+
+def serve(sock_fd: int) -> None:
+    """Fork one host per request; everything slow to import is already imported.
+
+    Each request is a one-byte message carrying four fds (SCM_RIGHTS): the pickled request
+    (a file), the result file, a pipe whose write end the run holds until it exits, and its
+    stderr. The reply is the run's pid. Single-threaded; exited runs are reaped by the kernel.
+    """
+    import gc
+    import signal
+    import socket
+
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    sock = socket.socket(fileno=sock_fd)
+    gc.collect()
+    gc.freeze()  # what was imported stays shared with every fork, untouched by the collector
+    while True:
+        try:
+            message, fds, _, _ = socket.recv_fds(sock, 16, 4)
+        except OSError:
+            return
+        if not message or len(fds) != 4:
+            return  # the server is gone
+        request_fd, result_fd, done_fd, err_fd = fds
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            try:
+                sock.close()
+                os.setsid()  # the server kills the run's whole group on a timeout
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                os.dup2(err_fd, 2)
+                os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+                with os.fdopen(request_fd, "rb") as handle:
+                    request = pickle.load(handle)
+                os.chdir(request["cwd"])
+                host(request, result_fd)
+            except BaseException:
+                __import__("traceback").print_exc()
+                code = 1
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)  # done_fd closes with the process: the server sees EOF
+        for fd in fds:
+            os.close(fd)
+        sock.send(str(pid).encode())
+
+
+def main() -> int:
+    if sys.argv[1] == "--serve":
+        serve(int(sys.argv[2]))
+        return 0
+    host(pickle.load(sys.stdin.buffer), int(sys.argv[1]))
     return 0
 
 

@@ -17,8 +17,10 @@ import json
 import os
 import pickle
 import re
+import select
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -43,6 +45,7 @@ _TEST_FILE = re.compile(r"^(test_.*|.*_test)\.py$")
 class RepoVerdict(BaseModel):
     outcomes: dict[str, Status] = Field(default_factory=dict)
     excerpts: dict[str, str] = Field(default_factory=dict)
+    ops: dict[str, int] = Field(default_factory=dict, description="Requests each test sent to the project's code")
     collected: list[str] = Field(default_factory=list)
     collect_errors: dict[str, str] = Field(default_factory=dict)
     output: str = ""
@@ -99,12 +102,12 @@ class _TestTrees:
         self._lock = threading.Lock()
         self._dirs: dict[tuple[str, str], str] = {}
 
-    def get(self, task: RepoTask) -> str:
-        key = (task.id, str(task.folder))
+    def get(self, task: RepoTask, graded: bool) -> str:
+        key = (task.id, str(task.folder), graded)
         with self._lock:
             if key not in self._dirs:
                 root = tempfile.mkdtemp(prefix=f"adbg-tests-{task.id[:40]}-")
-                for rel, text in task.grading_tests.items():
+                for rel, text in (task.grading_tests if graded else task.visible_tests).items():
                     path = Path(root, rel)
                     path.parent.mkdir(parents=True, exist_ok=True)
                     path.write_text(text, encoding="utf-8")
@@ -115,19 +118,24 @@ class _TestTrees:
 _TREES = _TestTrees()
 
 
-def run_tests(sandbox: Sandbox, task: RepoTask, files: Files, select: list[str] | None = None) -> RepoVerdict:
-    """Run the task's tests (all, or the ids in ``select``) against the project in ``files``."""
+def run_tests(sandbox: Sandbox, task: RepoTask, files: Files, select: list[str] | None = None, graded: bool = True) -> RepoVerdict:
+    """Run the task's tests (all, or the ids in ``select``) against the project in ``files``.
+
+    ``graded`` runs use the grading tests (hidden ``test_patch`` applied); the agent's own runs
+    use the snapshot's tests. Either way the tests come from the task, never from ``files``.
+    """
     missing = missing_requirements(task)
     if missing:
         return RepoVerdict(error=f"this task needs {', '.join(missing)} installed on the server (pip install {' '.join(missing)}); no test was run")
     if not sandbox.isolation.can_execute:
         return RepoVerdict(error=f"refusing to run code: {sandbox.isolation.reason}")
-    tree = _TREES.get(task)
+    tree = _TREES.get(task, graded)
+    tests = task.grading_tests if graded else task.visible_tests
     source = source_only(files)
     if select is None:
-        to_collect = sorted(p for p in task.grading_tests if _TEST_FILE.match(p.rsplit("/", 1)[-1]))
+        to_collect = sorted(p for p in tests if _TEST_FILE.match(p.rsplit("/", 1)[-1]))
     else:
-        to_collect = sorted({t.split("::")[0] for t in select if t.split("::")[0] in task.grading_tests})
+        to_collect = sorted({t.split("::")[0] for t in select if t.split("::")[0] in tests})
     if not to_collect:
         return RepoVerdict(error="none of the requested tests exist in the task's test files")
     request = {
@@ -144,13 +152,8 @@ def run_tests(sandbox: Sandbox, task: RepoTask, files: Files, select: list[str] 
     return _host(request, tree, sandbox.limits.wall_seconds + HOST_GRACE_SECONDS)
 
 
-def _host(request: dict, cwd: str, timeout: float) -> RepoVerdict:
-    result_fd, result_path = tempfile.mkstemp(prefix="adbg-host-")
-    os.unlink(result_path)
-    err_fd, err_path = tempfile.mkstemp(prefix="adbg-host-err-")
-    os.unlink(err_path)
-    started = time.monotonic()
-    env = {
+def _host_env() -> dict[str, str]:
+    return {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "PYTHONPATH": str(ROOT),
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
@@ -158,36 +161,138 @@ def _host(request: dict, cwd: str, timeout: float) -> RepoVerdict:
         "PYTHONHASHSEED": "0",
         "MALLOC_ARENA_MAX": "2",
     }
-    try:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "env.verdict.pytest_host", str(result_fd)],
-            stdin=subprocess.PIPE,
+
+
+class HostServer:
+    """The warm path: ``pytest_host --serve``, a fork server with pytest already imported.
+
+    Replaced when it dies; safe from many threads (one lock around each request and its pid reply).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen | None = None
+        self._sock: socket.socket | None = None
+
+    def _start(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "env.verdict.pytest_host", "--serve", str(theirs.fileno())],
+            stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
-            stderr=err_fd,
-            cwd=cwd,
-            env=env,
-            pass_fds=(result_fd,),
+            stderr=subprocess.DEVNULL,
+            cwd=str(ROOT),
+            env=_host_env(),
+            pass_fds=(theirs.fileno(),),
             start_new_session=True,
         )
-        try:
-            proc.communicate(pickle.dumps(request), timeout=timeout)
-            killed = False
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            killed = True
+        theirs.close()
+        self._sock = ours
+
+    def spawn(self, fds: list[int]) -> int:
+        with self._lock:
+            for attempt in (1, 2):
+                if self._proc is None or self._proc.poll() is not None:
+                    self._start()
+                assert self._sock is not None
+                try:
+                    socket.send_fds(self._sock, [b"r"], fds)
+                    self._sock.settimeout(10.0)
+                    return int(self._sock.recv(32))
+                except (OSError, ValueError):
+                    self.close()
+                    if attempt == 2:
+                        raise
+            raise OSError("unreachable")
+
+    def close(self) -> None:
+        if self._proc is not None:
+            try:
+                os.killpg(self._proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            self._proc.wait()
+            self._proc = None
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+
+
+_SERVER = HostServer()
+WARM = os.environ.get("SANDBOX_HOST_WARM", "on") != "off"
+
+
+def _unnamed_file(prefix: str) -> int:
+    fd, path = tempfile.mkstemp(prefix=prefix)
+    os.unlink(path)
+    return fd
+
+
+def _host(request: dict, cwd: str, timeout: float) -> RepoVerdict:
+    result_fd, err_fd = _unnamed_file("adbg-host-"), _unnamed_file("adbg-host-err-")
+    started = time.monotonic()
+    killed, code = False, 0
+    try:
+        if WARM:
+            killed, code = _run_warm({**request, "cwd": cwd}, result_fd, err_fd, timeout)
+        else:
+            killed, code = _run_cold(request, cwd, result_fd, err_fd, timeout)
         verdict = _parse(os.pread(result_fd, _MAX_RESULT_BYTES, 0).decode("utf-8", "replace"))
         if killed:
             verdict.timed_out = True
             verdict.aborted = verdict.aborted or f"the test run exceeded {timeout:g} s and was stopped"
-        elif proc.returncode != 0 and not verdict.error:
+        elif not any([verdict.error, verdict.outcomes, verdict.collect_errors]) and (code != 0 or not verdict.collected):
             tail = os.pread(err_fd, 4000, max(0, os.fstat(err_fd).st_size - 4000)).decode("utf-8", "replace")
-            verdict.error = f"the test process failed (exit {proc.returncode}): {tail.strip()[-1500:]}"
+            verdict.error = f"the test process failed (exit {code}): {tail.strip()[-1500:]}"
     finally:
         os.close(result_fd)
         os.close(err_fd)
     verdict.duration_ms = (time.monotonic() - started) * 1000
     return verdict
+
+
+def _run_warm(request: dict, result_fd: int, err_fd: int, timeout: float) -> tuple[bool, int]:
+    request_fd = _unnamed_file("adbg-host-req-")
+    done_r, done_w = os.pipe()
+    try:
+        os.write(request_fd, pickle.dumps(request))
+        os.lseek(request_fd, 0, os.SEEK_SET)
+        pid = _SERVER.spawn([request_fd, result_fd, done_w, err_fd])
+        os.close(done_w)
+        done_w = -1
+        # The run holds the pipe's write end until it exits: EOF means it is over.
+        ready, _, _ = select.select([done_r], [], [], timeout)
+        if not ready:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+            return True, -9
+        return False, 0
+    finally:
+        for fd in (request_fd, done_r, done_w):
+            if fd >= 0:
+                os.close(fd)
+
+
+def _run_cold(request: dict, cwd: str, result_fd: int, err_fd: int, timeout: float) -> tuple[bool, int]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "env.verdict.pytest_host", str(result_fd)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=err_fd,
+        cwd=cwd,
+        env=_host_env(),
+        pass_fds=(result_fd,),
+        start_new_session=True,
+    )
+    try:
+        proc.communicate(pickle.dumps(request), timeout=timeout)
+        return False, proc.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        return True, -9
 
 
 def _parse(text: str) -> RepoVerdict:
@@ -199,6 +304,7 @@ def _parse(text: str) -> RepoVerdict:
             continue
         if "test" in record:
             verdict.outcomes[record["test"]] = record["status"]
+            verdict.ops[record["test"]] = int(record.get("ops", 0))
             if record.get("excerpt"):
                 verdict.excerpts[record["test"]] = record["excerpt"]
         elif "collected" in record:

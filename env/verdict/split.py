@@ -49,14 +49,17 @@ class Remote:
 
     def __init__(self, run: SandboxRun):
         self.run = run
+        self.ops = 0  # requests sent: a test that sends none never touched the project
         self._proxies: dict[int, Any] = {}
         self._exceptions: dict[str, type[BaseException]] = {}
 
     # -- requests -------------------------------------------------------------------------
 
     def op(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True  # failures show the test's line, not the proxy machinery
         wire_args = tuple(self.encode(a) for a in args)
         wire_kwargs = {None: ("d", [(k, self.encode(v)) for k, v in kwargs.items()])}
+        self.ops += 1
         try:
             raw = self.run.op(name, wire_args, wire_kwargs)
         except RemoteError as exc:
@@ -215,6 +218,7 @@ class StandIn:
         return self._adbg_message
 
     def __getattr__(self, name: str) -> Any:
+        __tracebackhide__ = True
         remote = self.__dict__.get("_adbg_remote")
         if remote is None or _local_only(name):
             raise AttributeError(name)
@@ -238,6 +242,7 @@ def _handle_of(value: Any) -> tuple[Remote, int] | None:
 
 def _binary(name: str):
     def forward(self: RemoteObject, other: Any) -> Any:
+        __tracebackhide__ = True
         try:
             return self._adbg_remote.op(name, self, other)
         except CannotPass:
@@ -248,6 +253,7 @@ def _binary(name: str):
 
 def _reflected(name: str):
     def forward(self: RemoteObject, other: Any) -> Any:
+        __tracebackhide__ = True
         try:
             return self._adbg_remote.op("rop", name, self, other)
         except CannotPass:
@@ -258,6 +264,7 @@ def _reflected(name: str):
 
 def _unary(name: str):
     def forward(self: RemoteObject) -> Any:
+        __tracebackhide__ = True
         return self._adbg_remote.op(name, self)
 
     return forward
@@ -274,41 +281,53 @@ class RemoteObject:
         object.__setattr__(self, "_adbg_type", type_name)
 
     def __getattr__(self, name: str) -> Any:
+        __tracebackhide__ = True
         if _local_only(name):
             raise AttributeError(name)
         return self._adbg_remote.op("getattr", self, name)
 
     def __setattr__(self, name: str, value: Any) -> None:
+        __tracebackhide__ = True
         self._adbg_remote.op("setattr", self, name, value)
 
     def __delattr__(self, name: str) -> None:
+        __tracebackhide__ = True
         self._adbg_remote.op("delattr", self, name)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True
         return self._adbg_remote.op("call", self, *args, **kwargs)
 
     def __enter__(self) -> Any:
+        __tracebackhide__ = True
         return self._adbg_remote.op("enter", self)
 
     def __exit__(self, *exc: Any) -> Any:
+        __tracebackhide__ = True
         return self._adbg_remote.op("exit", self, None, None, None) if exc[0] is None else False
 
     def __format__(self, spec: str) -> str:
+        __tracebackhide__ = True
         return self._adbg_remote.op("format", self, spec)
 
     def __round__(self, ndigits: int | None = None) -> Any:
+        __tracebackhide__ = True
         return self._adbg_remote.op("round", self, ndigits)
 
     def __setitem__(self, key: Any, value: Any) -> None:
+        __tracebackhide__ = True
         self._adbg_remote.op("setitem", self, key, value)
 
     def __delitem__(self, key: Any) -> None:
+        __tracebackhide__ = True
         self._adbg_remote.op("delitem", self, key)
 
     def __contains__(self, item: Any) -> bool:
+        __tracebackhide__ = True
         return bool(self._adbg_remote.op("contains", self, item))
 
     def __iter__(self) -> Any:
+        __tracebackhide__ = True
         return self._adbg_remote.op("iter", self)
 
 
@@ -328,12 +347,14 @@ class RemoteClass(RemoteObject):
     __slots__ = ()
 
     def __instancecheck__(self, obj: Any) -> bool:
+        __tracebackhide__ = True
         try:
             return bool(self._adbg_remote.op("isinstance", obj, self))
         except CannotPass:
             return False
 
     def __subclasscheck__(self, cls: Any) -> bool:
+        __tracebackhide__ = True
         try:
             return bool(self._adbg_remote.op("issubclass", cls, self))
         except CannotPass:
@@ -349,17 +370,20 @@ class RemoteModule(types.ModuleType):
         types.ModuleType.__setattr__(self, "_adbg_handle", number)
 
     def __getattr__(self, name: str) -> Any:
+        __tracebackhide__ = True
         if _local_only(name):
             raise AttributeError(name)
         return self._adbg_remote.op("getattr", self, name)
 
     def __setattr__(self, name: str, value: Any) -> None:
+        __tracebackhide__ = True
         if _local_only(name) or isinstance(value, RemoteModule):  # import machinery bookkeeping
             types.ModuleType.__setattr__(self, name, value)
         else:
             self._adbg_remote.op("setattr", self, name, value)
 
     def __delattr__(self, name: str) -> None:
+        __tracebackhide__ = True
         if _local_only(name):
             types.ModuleType.__delattr__(self, name)
         else:
@@ -378,6 +402,7 @@ class ProjectFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        __tracebackhide__ = True
         module = self.remote.op("import", spec.name)
         if not isinstance(module, RemoteModule):
             raise ImportError(f"{spec.name} is not a module in the project")

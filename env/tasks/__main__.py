@@ -1,0 +1,106 @@
+"""Task tools on the command line.
+
+    python -m env.tasks validate [PATH ...] [--runs 10]      # prove tasks valid (default: every built-in task)
+    python -m env.tasks import-swebench INSTANCES --repo PATH_OR_DIR --out TASKS_DIR [--smith] [--env K=V ...]
+    python -m env.tasks evaluate PREDICTIONS.jsonl [PATH ...] # grade SWE-bench-format predictions
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from env.runtime import Runtime
+from env.sandbox.isolation import probe_isolation
+from env.sandbox.limits import Limits
+from env.sandbox.runner import Sandbox
+from env.tasks.importer import ImportError_, import_instance, read_instances
+from env.tasks.predictions import evaluate, read_predictions
+from env.tasks.registry import TaskLoadError, TaskRegistry, load_task, task_folders
+from env.tasks.validate import table, validate_task
+
+
+def _runtime(registry: TaskRegistry) -> Runtime:
+    return Runtime(registry, Sandbox(Limits.from_env(), probe_isolation()), workers=4)
+
+
+def _registry(paths: list[str], with_builtin: bool) -> TaskRegistry:
+    tasks = TaskRegistry.builtin().all() if with_builtin else []
+    for path in paths:
+        tasks += [load_task(folder) for folder in task_folders(Path(path))]
+    return TaskRegistry(tasks)
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    registry = _registry(args.paths, with_builtin=not args.paths)
+    runtime = _runtime(registry)
+    reports = []
+    for task in registry.all():
+        report = validate_task(runtime, task, runs=args.runs)
+        reports.append(report)
+        print(f"{task.id}: {'valid' if report.ok else 'INVALID'} ({report.seconds:.1f} s)", file=sys.stderr, flush=True)
+    print(table(reports))
+    invalid = [r.task_id for r in reports if not r.ok]
+    if invalid:
+        print(f"\n{len(invalid)} invalid task(s): {', '.join(invalid)}")
+        return 1
+    print(f"\nall {len(reports)} task(s) valid")
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    environment = dict(item.split("=", 1) for item in args.env)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    failures = 0
+    for instance in read_instances(Path(args.instances)):
+        try:
+            folder = import_instance(instance, Path(args.repo), out, smith=args.smith, environment=environment)
+            print(f"imported {instance.instance_id} -> {folder}")
+        except (ImportError_, ValueError) as exc:
+            failures += 1
+            print(f"skipped {instance.instance_id}: {exc}")
+    print(f"next: python -m env.tasks validate {out}")
+    return 1 if failures else 0
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    runtime = _runtime(_registry(args.paths, with_builtin=True))
+    results = [evaluate(runtime, p) for p in read_predictions(Path(args.predictions))]
+    for result in results:
+        print(json.dumps(result.model_dump()))
+    resolved = sum(r.resolution == "FULL" for r in results)
+    print(f"resolved {resolved} of {len(results)}", file=sys.stderr)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m env.tasks", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("validate", help="prove tasks valid: buggy fails F2P and passes P2P, gold passes all, stable, no vacuous test")
+    p.add_argument("paths", nargs="*", help="task folders or directories of them (default: every built-in task)")
+    p.add_argument("--runs", type=int, default=10, help="runs of each state (default 10)")
+    p.set_defaults(fn=cmd_validate)
+    p = sub.add_parser("import-swebench", help="turn SWE-bench / SWE-smith instances into task folders")
+    p.add_argument("instances", help="JSON or JSONL file of instances")
+    p.add_argument("--repo", required=True, help="a git clone, or a directory of clones named by instance_id")
+    p.add_argument("--out", required=True, help="directory to write task folders into")
+    p.add_argument("--smith", action="store_true", help="SWE-smith instances: the patch introduces the bug")
+    p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="environment the tests need, e.g. PYTHONPATH=src")
+    p.set_defaults(fn=cmd_import)
+    p = sub.add_parser("evaluate", help="grade SWE-bench-format predictions (instance_id, model_name_or_path, model_patch)")
+    p.add_argument("predictions")
+    p.add_argument("paths", nargs="*", help="extra task folders (the built-in tasks are always included)")
+    p.set_defaults(fn=cmd_evaluate)
+    args = parser.parse_args(argv)
+    try:
+        return args.fn(args)
+    except TaskLoadError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,74 @@
+"""Predictions in SWE-bench's format, exported from finished episodes and evaluated back.
+
+    pred = Prediction.from_observation(final_obs, model="my-agent")   # after a repository episode
+    write_predictions([pred], Path("preds.jsonl"))
+    python -m env.tasks evaluate preds.jsonl                            # FULL / PARTIAL / NO per instance
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from env.runtime import Runtime
+from env.tasks.patches import PatchError, apply_patch
+from env.tasks.registry import TaskRegistry
+from env.tasks.repository import RepoTask
+from env.verdict.repo_judge import resolution, run_tests
+
+
+class Prediction(BaseModel):
+    instance_id: str
+    model_name_or_path: str
+    model_patch: str
+
+    @classmethod
+    def from_observation(cls, observation: Any, model: str, registry: TaskRegistry | None = None) -> Prediction:
+        """From a repository episode's terminal observation (its ``info`` carries the patch)."""
+        if not getattr(observation, "done", False) or "model_patch" not in (observation.info or {}):
+            raise ValueError("the observation is not the end of a repository episode")
+        instance_id = observation.task_id
+        if registry is not None:
+            task = registry.get(observation.task_id)
+            instance_id = getattr(task, "instance_id", "") or task.id
+        return cls(instance_id=instance_id, model_name_or_path=model, model_patch=observation.info["model_patch"])
+
+
+class Evaluation(BaseModel):
+    instance_id: str
+    resolution: Literal["FULL", "PARTIAL", "NO"]
+    detail: str = ""
+
+
+def write_predictions(predictions: list[Prediction], path: Path) -> None:
+    with path.open("w", encoding="utf-8") as handle:
+        for prediction in predictions:
+            handle.write(prediction.model_dump_json() + "\n")
+
+
+def read_predictions(path: Path) -> list[Prediction]:
+    text = path.read_text(encoding="utf-8")
+    if text.lstrip().startswith("["):
+        return [Prediction.model_validate(item) for item in json.loads(text)]
+    return [Prediction.model_validate_json(line) for line in text.splitlines() if line.strip()]
+
+
+def evaluate(runtime: Runtime, prediction: Prediction) -> Evaluation:
+    """Apply the patch to the task's snapshot and grade it like SWE-bench (empty patch: NO)."""
+    tasks = [t for t in runtime.registry.all() if isinstance(t, RepoTask) and prediction.instance_id in (t.instance_id, t.id)]
+    if not tasks:
+        return Evaluation(instance_id=prediction.instance_id, resolution="NO", detail="no such repository task")
+    task = tasks[0]
+    if not prediction.model_patch.strip():
+        return Evaluation(instance_id=prediction.instance_id, resolution="NO", detail="empty patch")
+    try:
+        files = apply_patch(task.files, prediction.model_patch)
+    except PatchError as exc:
+        return Evaluation(instance_id=prediction.instance_id, resolution="NO", detail=str(exc))
+    verdict = run_tests(runtime.sandbox, task, files)
+    if verdict.error:
+        return Evaluation(instance_id=prediction.instance_id, resolution="NO", detail=verdict.error)
+    return Evaluation(instance_id=prediction.instance_id, resolution=resolution(verdict.outcomes, task.fail_to_pass, task.pass_to_pass))

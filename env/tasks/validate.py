@@ -1,0 +1,121 @@
+"""Proof that a task is valid, measured: run the buggy and the gold state, several times, and check.
+
+    report = validate_task(runtime, task, runs=10)
+    report.ok, [c for c in report.checks if not c.ok]
+
+A task is valid when: its gold patch applies and changes only source files; the buggy state fails
+every FAIL_TO_PASS test and passes every PASS_TO_PASS test; the gold state passes all of them;
+every run gives identical outcomes; and no test passes vacuously (each one reached the project's
+code, none was skipped or expected to fail). Classic and repository tasks go through the same
+checks; only how one state is run differs.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from pydantic import BaseModel, Field
+
+from env.runtime import Runtime
+from env.tasks.patches import PatchError
+from env.tasks.registry import Task
+from env.tasks.repository import RepoTask, is_test_path
+from env.verdict.repo_judge import run_tests
+
+
+class Check(BaseModel):
+    name: str
+    ok: bool
+    detail: str = ""
+
+
+class Observation(BaseModel):
+    """One run of one state: each test's status and how many calls it made into the project."""
+
+    outcomes: dict[str, str] = Field(default_factory=dict)
+    calls: dict[str, int] = Field(default_factory=dict)
+    collected: list[str] = Field(default_factory=list)
+    error: str = ""
+
+
+class TaskValidation(BaseModel):
+    task_id: str
+    family: str
+    runs: int
+    checks: list[Check]
+    notes: list[str] = Field(default_factory=list)
+    seconds: float
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.checks)
+
+
+def observe(runtime: Runtime, task: Task, gold: bool, seed: int) -> Observation:
+    if isinstance(task, RepoTask):
+        verdict = run_tests(runtime.sandbox, task, task.gold_files if gold else task.files)
+        error = verdict.error or verdict.aborted or "; ".join(f"collecting {k}: {v.splitlines()[-1] if v else ''}" for k, v in verdict.collect_errors.items())
+        return Observation(outcomes=dict(verdict.outcomes), calls=dict(verdict.ops), collected=verdict.collected, error=error)
+    verdict = runtime.judge(task, task.gold_source if gold else task.buggy_source, random.Random(seed))
+    status = {"passed": "PASSED", "failed": "FAILED", "error": "ERROR"}
+    outcomes = {f"tests.py::{t.id}": status[t.outcome] for t in verdict.tests}
+    calls = {f"tests.py::{t.id}": t.calls for t in verdict.tests}
+    if verdict.stress is not None and task.stress is not None:
+        outcomes[f"stress::{task.stress.cls}"] = "PASSED" if verdict.stress.passed else "FAILED"
+        calls[f"stress::{task.stress.cls}"] = verdict.stress.threads
+    return Observation(outcomes=outcomes, calls=calls, collected=list(outcomes), error=verdict.rejected)
+
+
+def _list(ids: list[str], limit: int = 4) -> str:
+    return ", ".join(ids[:limit]) + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
+
+
+def validate_task(runtime: Runtime, task: Task, runs: int = 10) -> TaskValidation:
+    started = time.monotonic()
+    checks: list[Check] = []
+    notes: list[str] = []
+    if isinstance(task, RepoTask):
+        try:
+            changed = set(task.gold_files) ^ set(task.files) | {p for p in task.files if task.gold_files.get(p) != task.files[p]}
+            checks.append(Check(name="gold patch applies", ok=True))
+            tests_touched = sorted(p for p in changed if is_test_path(p))
+            checks.append(Check(name="gold patch changes only source files", ok=not tests_touched, detail=_list(tests_touched)))
+        except PatchError as exc:
+            checks.append(Check(name="gold patch applies", ok=False, detail=str(exc)))
+            return TaskValidation(task_id=task.id, family=task.family, runs=runs, checks=checks, seconds=time.monotonic() - started)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        buggy = list(pool.map(lambda i: observe(runtime, task, False, i), range(runs)))
+        gold = list(pool.map(lambda i: observe(runtime, task, True, i), range(runs)))
+    listed = task.fail_to_pass + task.pass_to_pass
+    errors = [o.error for o in buggy + gold if o.error]
+    checks.append(Check(name="every run set up", ok=not errors, detail=errors[0][:300] if errors else ""))
+    missing = sorted({t for o in buggy + gold for t in listed if t not in o.outcomes})
+    checks.append(Check(name="every listed test ran", ok=not missing, detail=_list(missing)))
+    not_failing = sorted({t for o in buggy for t in task.fail_to_pass if o.outcomes.get(t) not in ("FAILED", "ERROR")})
+    checks.append(Check(name="buggy state fails every FAIL_TO_PASS test", ok=not not_failing, detail=_list(not_failing)))
+    not_passing = sorted({t for o in buggy for t in task.pass_to_pass if o.outcomes.get(t) != "PASSED"})
+    checks.append(Check(name="buggy state passes every PASS_TO_PASS test", ok=not not_passing, detail=_list(not_passing)))
+    gold_failing = sorted({t for o in gold for t in listed if o.outcomes.get(t) != "PASSED"})
+    checks.append(Check(name="gold patch passes every test", ok=not gold_failing, detail=_list(gold_failing)))
+    unstable = [name for name, obs in (("buggy", buggy), ("gold", gold)) if any(o.outcomes != obs[0].outcomes for o in obs)]
+    checks.append(Check(name=f"identical results over {runs} runs", ok=not unstable, detail=" and ".join(unstable) + (" state differs" if unstable else "")))
+    vacuous = sorted({t for o in gold for t in listed if t in o.outcomes and o.calls.get(t, 0) < 1})
+    checks.append(Check(name="no test passes vacuously", ok=not vacuous, detail=(_list(vacuous) + " never reached the project's code") if vacuous else ""))
+    unlisted = sorted({t for o in gold for t in o.collected if t not in listed})
+    if unlisted:
+        notes.append(f"{len(unlisted)} collected tests are in neither list: {_list(unlisted)}")
+    return TaskValidation(task_id=task.id, family=task.family, runs=runs, checks=checks, notes=notes, seconds=round(time.monotonic() - started, 2))
+
+
+def table(reports: list[TaskValidation]) -> str:
+    rows = [("task", "family", "valid", "runs", "seconds", "problems")]
+    for r in reports:
+        problems = "; ".join(f"{c.name}: {c.detail}" if c.detail else c.name for c in r.checks if not c.ok)
+        rows.append((r.task_id, r.family, "yes" if r.ok else "NO", str(r.runs), f"{r.seconds:.1f}", problems or "-"))
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    lines = ["  ".join(cell.ljust(widths[i]) if i < 5 else cell for i, cell in enumerate(row)) for row in rows]
+    for r in reports:
+        lines += [f"note ({r.task_id}): {n}" for n in r.notes]
+    return "\n".join(lines)
