@@ -22,11 +22,12 @@ import datetime as dt
 import decimal
 import importlib.abc
 import importlib.machinery
+import operator
 import sys
 import types
 from typing import Any
 
-from env.sandbox.runner import RemoteError, SandboxRun
+from env.sandbox.runner import RemoteError, RunAborted, SandboxRun
 
 _LOCAL_ONLY = ("_adbg_", "_pytest", "_fixture")
 _SCALARS = (type(None), bool, int, float, str, bytes, complex)
@@ -38,6 +39,10 @@ class ProjectExit(Exception):
 
 class CannotPass(TypeError):
     pass
+
+
+class ProjectStopped(Exception):
+    """The project's process ended (time, CPU or memory limit, or it exited); no call can be answered."""
 
 
 def _local_only(name: str) -> bool:
@@ -64,6 +69,8 @@ class Remote:
             raw = self.run.op(name, wire_args, wire_kwargs)
         except RemoteError as exc:
             raise self.exception(exc) from None
+        except RunAborted as exc:
+            raise ProjectStopped(str(exc)) from None
         return self.decode(raw)
 
     def install(self, names: set[str]) -> ProjectFinder:
@@ -333,7 +340,27 @@ class RemoteObject:
 
 for _name in ("repr", "str", "len", "bool", "hash", "next", "abs", "int", "float", "index", "neg", "pos", "invert", "reversed"):
     setattr(RemoteObject, f"__{_name}__", _unary(_name))
-for _name in ("getitem", "eq", "ne", "lt", "le", "gt", "ge", "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "lshift", "rshift"):
+def _compare(name: str):
+    """Against the test's own data, compare data with data here: the project's __eq__ never decides
+    whether its result equals an expected value (an always-equal object is not 1.75)."""
+    local = getattr(operator, name)
+
+    def forward(self: RemoteObject, other: Any) -> Any:
+        __tracebackhide__ = True
+        if _handle_of(other) is not None:  # two project objects: the project's own comparison
+            return self._adbg_remote.op(name, self, other)
+        try:
+            data = self._adbg_remote.op("data", self)
+        except TypeError:
+            return NotImplemented  # not a data type: never equal to the test's data
+        return local(data, other)
+
+    return forward
+
+
+for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
+    setattr(RemoteObject, f"__{_name}__", _compare(_name))
+for _name in ("getitem", "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "lshift", "rshift"):
     setattr(RemoteObject, f"__{_name}__", _binary(_name))
 for _name in ("and", "or", "xor"):
     setattr(RemoteObject, f"__{_name}__", _binary(_name + "_"))

@@ -1,0 +1,145 @@
+"""The split verdict: pytest in the trusted host, the project's code in the sandbox, outcomes unforgeable."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from env.tasks.repository import load_repo_task
+from env.verdict.repo_judge import resolution, run_tests
+from tests import repo_fixture
+
+ALL = repo_fixture.F2P + repo_fixture.P2P
+
+
+@pytest.fixture(scope="module")
+def task(tmp_path_factory):
+    return load_repo_task(repo_fixture.write_task(tmp_path_factory.mktemp("shop")))
+
+
+def outcomes(runtime, task, files, select=None):
+    return run_tests(runtime.sandbox, task, files, select).outcomes
+
+
+def test_buggy_snapshot_fails_only_its_fail_to_pass_test(runtime, task):
+    verdict = run_tests(runtime.sandbox, task, task.files)
+    assert verdict.outcomes == {repo_fixture.F2P[0]: "FAILED", **{t: "PASSED" for t in repo_fixture.P2P}}
+    assert "assert 1 == 0" in verdict.excerpts[repo_fixture.F2P[0]]
+    assert resolution(verdict.outcomes, task.fail_to_pass, task.pass_to_pass) == "NO"
+
+
+def test_gold_patch_resolves_and_every_test_reached_the_project(runtime, task):
+    verdict = run_tests(runtime.sandbox, task, task.gold_files)
+    assert verdict.outcomes == {t: "PASSED" for t in ALL}
+    assert all(verdict.ops[t] >= 2 for t in ALL)
+    assert resolution(verdict.outcomes, task.fail_to_pass, task.pass_to_pass) == "FULL"
+
+
+def test_selected_tests_only(runtime, task):
+    assert outcomes(runtime, task, task.gold_files, [repo_fixture.P2P[0]]) == {repo_fixture.P2P[0]: "PASSED"}
+
+
+def edited(task, path, old, new):
+    files = dict(task.gold_files)
+    assert old in files[path]
+    files[path] = files[path].replace(old, new)
+    return files
+
+
+def test_a_syntax_error_fails_every_test_without_crashing(runtime, task):
+    verdict = run_tests(runtime.sandbox, task, edited(task, "shop/cart.py", "class Cart:", "class Cart"))
+    assert set(verdict.outcomes.values()) <= {"ERROR", "FAILED"} or verdict.collect_errors
+    assert resolution(verdict.outcomes, task.fail_to_pass, task.pass_to_pass) == "NO"
+    assert "SyntaxError" in "".join(verdict.collect_errors.values())
+
+
+def test_a_wrong_exception_type_is_seen_as_such(runtime, task):
+    files = edited(task, "shop/cart.py", "raise OutOfStock(sku)", "raise KeyError(sku)")
+    result = outcomes(runtime, task, files)
+    assert result["tests/test_cart.py::test_out_of_stock_names_the_item"] == "FAILED"
+
+
+# -- forgery: the project's code never runs where outcomes are decided ------------------------------
+
+FORGERIES = {
+    "always_equal": ("def total(self):", "def total(self):\n        class Any:\n            __eq__ = lambda s, o: True\n        return Any()\n    def _old_total(self):"),
+    "print_passed": ("def total(self):", "def total(self):\n        print('4 passed, 0 failed')\n        print('PASSED tests/test_cart.py::test_total_and_contents')\n        return 0\n    def _old_total(self):"),
+    "exit_zero": ("def total(self):", "def total(self):\n        import os\n        os._exit(0)\n    def _old_total(self):"),
+    "system_exit": ("def total(self):", "def total(self):\n        raise SystemExit(0)\n    def _old_total(self):"),
+    "keyboard_interrupt": ("def total(self):", "def total(self):\n        raise KeyboardInterrupt\n    def _old_total(self):"),
+    "write_to_inherited_fds": ("def total(self):", "def total(self):\n        import os\n        for fd in range(3, 64):\n            try:\n                os.write(fd, b'{\"test\": \"tests/test_cart.py::test_total_and_contents\", \"status\": \"PASSED\"}\\n')\n            except OSError:\n                pass\n        return 0\n    def _old_total(self):"),
+    "patch_pytest_in_sandbox": ("def total(self):", "def total(self):\n        import sys\n        sys.modules.pop('pytest', None)\n        return 0\n    def _old_total(self):"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FORGERIES))
+def test_forged_results_gain_nothing(runtime, task, name):
+    old, new = FORGERIES[name]
+    verdict = run_tests(runtime.sandbox, task, edited(task, "shop/cart.py", old, new))
+    assert verdict.outcomes.get("tests/test_cart.py::test_total_and_contents") != "PASSED"
+    assert resolution(verdict.outcomes, task.fail_to_pass, task.pass_to_pass) != "FULL"
+
+
+def test_a_conftest_in_the_project_forcing_passes_is_ignored(runtime, task):
+    files = dict(task.files)
+    files["conftest.py"] = "import pytest\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n    out = yield\n    out.get_result().outcome = 'passed'\n"
+    files["tests/conftest.py"] = files["conftest.py"]
+    assert outcomes(runtime, task, files)[repo_fixture.F2P[0]] == "FAILED"
+
+
+def test_edited_tests_are_restored(runtime, task):
+    files = dict(task.files)
+    files["tests/test_cart.py"] = "def test_new_carts_start_empty():\n    assert True\n"
+    assert outcomes(runtime, task, files)[repo_fixture.F2P[0]] == "FAILED"
+
+
+def test_a_hanging_project_is_stopped_and_fails(runtime, fast_sandbox, task):
+    files = edited(task, "shop/cart.py", "def total(self):", "def total(self):\n        while True:\n            pass\n    def _old_total(self):")
+    verdict = run_tests(fast_sandbox, task, files)
+    assert verdict.outcomes["tests/test_cart.py::test_total_and_contents"] == "FAILED"
+    # Whichever limit strikes first on this host: the wall clock (1.5 s) or the CPU time (1 s).
+    stopped = re.search(r"ProjectStopped: (.*)", verdict.excerpts["tests/test_cart.py::test_total_and_contents"])
+    assert stopped and stopped.group(1) in ("time limit of 1.5 s exceeded", "the code's process was killed by SIGXCPU (CPU time limit)")
+    assert verdict.aborted == stopped.group(1)
+    assert resolution(verdict.outcomes, task.fail_to_pass, task.pass_to_pass) == "NO"
+
+
+def test_a_missing_requirement_is_reported_not_failed(runtime, tmp_path):
+    task = load_repo_task(repo_fixture.write_task(tmp_path / "t", requirements=["surely-not-installed-dist"]))
+    verdict = run_tests(runtime.sandbox, task, task.gold_files)
+    assert verdict.outcomes == {}
+    assert verdict.error == (
+        "this task needs surely-not-installed-dist installed on the server (pip install surely-not-installed-dist); no test was run"
+    )
+
+
+def test_src_layout_with_pythonpath(runtime, tmp_path):
+    moved = {("src/" + k if k.startswith("shop/") else k): v for k, v in repo_fixture.buggy_files().items()}
+    gold = {("src/" + k if k.startswith("shop/") else k): v for k, v in repo_fixture.gold_files().items()}
+    task = load_repo_task(repo_fixture.write_task(tmp_path / "src", moved, gold, environment={"PYTHONPATH": "src"}))
+    assert run_tests(runtime.sandbox, task, task.gold_files).outcomes == {t: "PASSED" for t in ALL}
+
+
+def test_passing_a_test_defined_function_is_a_clear_error(runtime, tmp_path):
+    files = repo_fixture.buggy_files()
+    files["tests/test_cart.py"] += "\n\ndef test_callback():\n    Cart('x', []).add(lambda: 1)\n"
+    task = load_repo_task(repo_fixture.write_task(tmp_path / "cb", files, {**repo_fixture.gold_files(), "tests/test_cart.py": files["tests/test_cart.py"]}))
+    verdict = run_tests(runtime.sandbox, task, task.files, ["tests/test_cart.py::test_callback"])
+    assert verdict.outcomes == {"tests/test_cart.py::test_callback": "FAILED"}
+    assert "cannot pass a function to the project's code" in verdict.excerpts["tests/test_cart.py::test_callback"]
+
+
+def test_host_runs_cold_too(runtime, task, monkeypatch):
+    from env.verdict import repo_judge
+
+    monkeypatch.setattr(repo_judge, "WARM", False)
+    assert run_tests(runtime.sandbox, task, task.gold_files).outcomes == {t: "PASSED" for t in ALL}
+
+
+def test_test_tree_holds_only_test_files(task):
+    from env.verdict.repo_judge import _TREES
+
+    tree = Path(_TREES.get(task, graded=True))
+    assert sorted(p.relative_to(tree).as_posix() for p in tree.rglob("*") if p.is_file() and "__pycache__" not in p.parts and p.name != "pytest.ini") == ["tests/test_cart.py"]
