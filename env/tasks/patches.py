@@ -65,6 +65,12 @@ def apply_patch(files: Files, patch: str, reverse: bool = False) -> Files:
     result = dict(files)
     for diff in _diffs(patch):
         old, new = _clean(diff.header.old_path), _clean(diff.header.new_path)
+        # whatthepatch keeps `diff --git` paths even for created or deleted files: read the markers.
+        text = diff.text or ""
+        if "\n--- /dev/null" in "\n" + text or "\nnew file mode" in "\n" + text:
+            old = None
+        if "\n+++ /dev/null" in "\n" + text or "\ndeleted file mode" in "\n" + text:
+            new = None
         if reverse:
             old, new = new, old
         source = old or new
@@ -127,13 +133,14 @@ def touched(files: Files, patch: str) -> list[Location]:
 
 
 def _previous_old_line(changes: list, target: object) -> int:
+    """An added line is located at the original line it follows (1 at the top of a file)."""
     last = 0
     for change in changes:
         if change is target:
-            return last + 1 if last else 1
+            return last or 1
         if change.old is not None:
             last = change.old
-    return last
+    return last or 1
 
 
 def _scopes(source: str) -> list[tuple[int, int, str]]:
