@@ -78,8 +78,7 @@ class RunTests(Tool):
     def run(self, ctx: ToolContext, args: RunTestsArgs) -> ToolResult:
         selected = select_tests(ctx, args.test_ids)
         verdict = run_tests(ctx.runtime.sandbox, ctx.task, ctx.workspace.files(), selected, graded=False)
-        listed = ctx.task.fail_to_pass + ctx.task.pass_to_pass
-        expected = [t for t in (selected or listed) if t.split("::")[0] in ctx.task.visible_tests and "::" in t]
+        expected = [t for t in selected or [] if "::" in t]  # an unselected run may not see hidden tests
         return ToolResult(output=report(verdict, expected), data={"outcomes": dict(verdict.outcomes)}, verdict=verdict)
 
 

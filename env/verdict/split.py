@@ -402,6 +402,11 @@ class RemoteModule(types.ModuleType):
             raise AttributeError(name)
         return self._adbg_remote.op("getattr", self, name)
 
+    def __getattribute__(self, name: str) -> Any:
+        if name == "__dict__":  # what monkeypatch reads to restore an attribute: the sandbox's module
+            return _ModuleDict(types.ModuleType.__getattribute__(self, "__dict__"), self)
+        return types.ModuleType.__getattribute__(self, name)
+
     def __setattr__(self, name: str, value: Any) -> None:
         __tracebackhide__ = True
         if _local_only(name) or isinstance(value, RemoteModule):  # import machinery bookkeeping
@@ -415,6 +420,34 @@ class RemoteModule(types.ModuleType):
             types.ModuleType.__delattr__(self, name)
         else:
             self._adbg_remote.op("delattr", self, name)
+
+
+class _ModuleDict(dict):
+    """A read-only view of a project module's namespace: local bookkeeping, then the sandbox's names."""
+
+    def __init__(self, local: dict, module: RemoteModule):
+        super().__init__(local)
+        self._module = module
+
+    def __missing__(self, key: str) -> Any:
+        if not isinstance(key, str) or _local_only(key):
+            raise KeyError(key)
+        try:
+            return getattr(self._module, key)
+        except AttributeError:
+            raise KeyError(key) from None
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def __contains__(self, key: object) -> bool:
+        return self.get(key, _ABSENT) is not _ABSENT
+
+
+_ABSENT = object()
 
 
 class ProjectFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
