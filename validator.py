@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 
 from env.server.local import start_local_server  # noqa: E402
+from env.tasks.oracle import oracle_actions  # noqa: E402
 from env.tasks.registry import TaskRegistry  # noqa: E402
 
 
@@ -70,21 +71,25 @@ def check_endpoints(http: httpx.Client, check: Check) -> list[str]:
 
 def run_checks(url: str) -> list[str]:
     check = Check()
-    registry = TaskRegistry.builtin()
+    registry = TaskRegistry.from_env()  # the tasks a local server serves (ENV_TASK_DIRS included)
     with httpx.Client(base_url=url, timeout=120) as http:
         ids = check_endpoints(http, check)
         for task_id in ids:
             task = registry.get(task_id)
-            oracle = play(http, task_id, 1, [{"action_type": "submit_fix", "fixed_code": task.gold_source, "hypothesis": task.gold_hypothesis}])
+            gold = oracle_actions(task)
+            oracle = play(http, task_id, 1, gold)
             score = oracle[-1]["observation"]["grader_score"]
             check(f"{task_id}: the oracle scores >= 0.9", score is not None and score >= 0.9, f"score {score}")
             idle = play(http, task_id, 1, [{"action_type": "give_up"}])
             check(f"{task_id}: a do-nothing agent scores exactly 0.0", idle[-1]["observation"]["grader_score"] == 0.0, f"{idle[-1]['observation']['grader_score']}")
-            mixed = [
-                {"action_type": "query_context", "query_type": "error_explanation"},
-                {"action_type": "submit_fix", "fixed_code": task.buggy_source + "\n# unchanged\n", "hypothesis": "not sure"},
-                {"action_type": "submit_fix", "fixed_code": task.gold_source, "hypothesis": task.gold_hypothesis},
-            ]
+            if task.family == "repo":
+                mixed = [{"action_type": "run_tests"}, {"action_type": "list_dir"}] + gold
+            else:
+                mixed = [
+                    {"action_type": "query_context", "query_type": "error_explanation"},
+                    {"action_type": "submit_fix", "fixed_code": task.buggy_source + "\n# unchanged\n", "hypothesis": "not sure"},
+                    *gold,
+                ]
             first, second = play(http, task_id, 7, mixed), play(http, task_id, 7, mixed)
             rewards = [[b["reward"] for b in run] + [run[-1]["observation"]["grader_score"]] for run in (first, second)]
             check(f"{task_id}: the same seed and actions give identical rewards", rewards[0] == rewards[1], f"{rewards}")

@@ -5,8 +5,9 @@ from __future__ import annotations
 from env.tasks.registry import TaskRegistry
 
 REGISTRY = TaskRegistry.builtin()
-GOLD = {t.id: t.gold_source for t in REGISTRY.all()}
-BUGGY = {t.id: t.buggy_source for t in REGISTRY.all()}
+CLASSIC = [t for t in REGISTRY.all() if t.family == "classic"]
+GOLD = {t.id: t.gold_source for t in CLASSIC}
+BUGGY = {t.id: t.buggy_source for t in CLASSIC}
 
 GOOD_HYPOTHESIS = {
     "easy": "The while loop condition left < right is off by one: the loop exits when left == right without checking that last element; it must be left <= right.",

@@ -1,0 +1,29 @@
+"""The gold fix as a list of actions, for any task family: proves a task solvable through the API.
+
+    for action in oracle_actions(task):
+        obs = env.step(DebugAction(**action))      # the last action submits; obs.grader_score >= 0.9
+
+Classic tasks: one ``submit_fix`` with the gold module and the gold hypothesis. Repository tasks:
+each file the gold patch changes is rewritten with the file tools, then ``submit``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from env.tasks.registry import Task
+from env.tasks.repository import RepoTask, source_only
+
+
+def oracle_actions(task: Task) -> list[dict[str, Any]]:
+    if not isinstance(task, RepoTask):
+        return [{"action_type": "submit_fix", "fixed_code": task.gold_source, "hypothesis": task.gold_hypothesis}]
+    before, after = source_only(task.files), source_only(task.gold_files)
+    actions: list[dict[str, Any]] = []
+    for path in sorted(after):
+        if path not in before:
+            actions.append({"action_type": "create_file", "path": path, "content": after[path]})
+        elif after[path] != before[path]:
+            lines = before[path].count("\n") + (0 if before[path].endswith("\n") or not before[path] else 1)
+            actions.append({"action_type": "edit", "path": path, "start_line": 1, "end_line": lines, "new_text": after[path]})
+    return actions + [{"action_type": "submit"}]
