@@ -1,5 +1,8 @@
 FROM python:3.11-slim
 
+# git: each repository episode's workspace is a one-commit repository; libseccomp2: the sandbox's filter.
+RUN apt-get update && apt-get install -y --no-install-recommends git libseccomp2 && rm -rf /var/lib/apt/lists/*
+
 # A non-root user: the sandbox layers (Landlock, rlimits) do not need root.
 RUN useradd --create-home --uid 1000 app
 WORKDIR /app
