@@ -21,6 +21,7 @@ import threading
 import weakref
 from pathlib import Path
 
+from env.scratch import scratch_root
 from env.tasks.patches import Files
 from env.tasks.repository import RepoTask, read_tree
 
@@ -62,7 +63,7 @@ class _Templates:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._dirs: dict[tuple[str, str], Path] = {}
-        self._root = Path(tempfile.mkdtemp(prefix="adbg-templates-"))
+        self._root = Path(tempfile.mkdtemp(prefix="adbg-templates-", dir=scratch_root()))
 
     def get(self, task: RepoTask) -> Path:
         key = (task.id, str(task.folder))
@@ -111,7 +112,7 @@ class Workspace:
 
     @classmethod
     def create(cls, task: RepoTask, tmp_root: str | None = None) -> Workspace:
-        target = Path(tempfile.mkdtemp(prefix="adbg-ws-", dir=tmp_root))
+        target = Path(tempfile.mkdtemp(prefix="adbg-ws-", dir=tmp_root or scratch_root()))
         shutil.copytree(_TEMPLATES.get(task), target, dirs_exist_ok=True, symlinks=True)
         return cls(target)
 

@@ -33,6 +33,7 @@ from pydantic import BaseModel
 from env.sandbox.isolation import CHILD, PYTHON_FLAGS, Isolation
 from env.sandbox.limits import Limits
 from env.sandbox.zygote import Zygote, ZygoteChild, ZygoteError
+from env.scratch import scratch_root
 
 
 class RunAborted(Exception):
@@ -110,7 +111,7 @@ class Sandbox:
     def __init__(self, limits: Limits, isolation: Isolation, tmp_root: str | None = None, warm: bool | None = None):
         self.limits = limits
         self.isolation = isolation
-        self.tmp_root = tmp_root or os.environ.get("SANDBOX_TMPDIR") or tempfile.gettempdir()
+        self.tmp_root = tmp_root or scratch_root()
         # What every child applies to itself before it sees a submission.
         self.config = {
             "layers": isolation.for_child(limits.disk_bytes),

@@ -32,6 +32,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from env.sandbox.runner import Sandbox
+from env.scratch import scratch_root
 from env.tasks.patches import Files
 from env.tasks.repository import RepoTask, source_only, top_level_names
 
@@ -106,7 +107,7 @@ class _TestTrees:
         key = (task.id, str(task.folder), graded)
         with self._lock:
             if key not in self._dirs:
-                root = tempfile.mkdtemp(prefix=f"adbg-tests-{task.id[:40]}-")
+                root = tempfile.mkdtemp(prefix=f"adbg-tests-{task.id[:40]}-", dir=scratch_root())
                 for rel, text in (task.grading_tests if graded else task.visible_tests).items():
                     path = Path(root, rel)
                     path.parent.mkdir(parents=True, exist_ok=True)
@@ -223,7 +224,7 @@ WARM = os.environ.get("SANDBOX_HOST_WARM", "on") != "off"
 
 
 def _unnamed_file(prefix: str) -> int:
-    fd, path = tempfile.mkstemp(prefix=prefix)
+    fd, path = tempfile.mkstemp(prefix=prefix, dir=scratch_root())
     os.unlink(path)
     return fd
 
