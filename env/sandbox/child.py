@@ -362,14 +362,16 @@ class _RepoEncoder(_Encoder):
         kind = type(value)
         if value is None or kind is bool or kind is int or kind is float or kind is str:
             return _Encoder.encode(self, value, depth)
-        if kind is list:
-            return "[" + ",".join(self.encode(v, depth + 1) for v in list.__iter__(value)) + "]"
-        tags = {tuple: "T", set: "S", frozenset: "F"}
-        if kind in tags:
-            return '{"%s":[' % tags[kind] + ",".join(self.encode(v, depth + 1) for v in list(value)) + "]}"
+        # Mutable containers travel as a copy plus a handle, so the test side can write through to
+        # the project's own list, dict or set (``obj.items.append(x)``).
+        if kind is list or kind is set:
+            items = ",".join(self.encode(v, depth + 1) for v in list(value))
+            return '{"%s":[%s],"h":%d}' % ("L" if kind is list else "S", items, self.number(value))
+        if kind is tuple or kind is frozenset:
+            return '{"%s":[' % ("T" if kind is tuple else "F") + ",".join(self.encode(v, depth + 1) for v in list(value)) + "]}"
         if kind is dict:
             pairs = ",".join("[" + self.encode(k, depth + 1) + "," + self.encode(v, depth + 1) + "]" for k, v in list(dict.items(value)))
-            return '{"d":[' + pairs + "]}"
+            return '{"d":[%s],"h":%d}' % (pairs, self.number(value))
         if kind is bytes:
             return '{"B":' + self.quote(bytes.decode(value, "latin-1")) + "}"
         special = _special(value, kind)
@@ -377,13 +379,17 @@ class _RepoEncoder(_Encoder):
             return special
         return self.handle(value)
 
-    def handle(self, value):
+    def number(self, value):
         key = id(value)
         number = self.state["ids"].get(key)
         if number is None:
             number = len(self.handles) + 1
             self.handles[number] = value
             self.state["ids"][key] = number
+        return number
+
+    def handle(self, value):
+        number = self.number(value)
         kind = type(value)
         info = {"h": number, "t": kind.__name__[:100]}
         if isinstance(value, type(sys)):
@@ -477,6 +483,7 @@ def _repo_ops():
         format=format, round=round, reversed=reversed, getattr=getattr, setattr=setattr, delattr=delattr,
         isinstance=isinstance, issubclass=issubclass, dir=lambda obj: sorted(str(n) for n in dir(obj)),
         call=lambda fn, *args, **kwargs: fn(*args, **kwargs),
+        method=lambda obj, name, *args, **kwargs: getattr(obj, name)(*args, **kwargs),
         enter=lambda obj: type(obj).__enter__(obj),
         exit=lambda obj, *args: type(obj).__exit__(obj, *args),
         rop=lambda name, a, b: getattr(operator, name)(b, a),  # reflected operators: b <op> a

@@ -60,7 +60,7 @@ class Remote:
 
     # -- requests -------------------------------------------------------------------------
 
-    def op(self, name: str, *args: Any, **kwargs: Any) -> Any:
+    def op(self, name: str, /, *args: Any, **kwargs: Any) -> Any:
         __tracebackhide__ = True  # failures show the test's line, not the proxy machinery
         wire_args = tuple(self.encode(a) for a in args)
         wire_kwargs = {None: ("d", [(k, self.encode(v)) for k, v in kwargs.items()])}
@@ -93,6 +93,8 @@ class Remote:
             return {None: ("h", handle[1])}
         if kind in (list, tuple, set, frozenset):
             return kind(self.encode(v, depth + 1) for v in value)
+        if kind in (RemoteList, RemoteSet):  # a copy of a container from another run
+            return kind.__mro__[1](self.encode(v, depth + 1) for v in value)
         if kind is dict:
             return {None: ("d", [(self.encode(k, depth + 1), self.encode(v, depth + 1)) for k, v in value.items()])}
         if kind is dt.datetime or kind is dt.time:
@@ -119,10 +121,14 @@ class Remote:
             return [self.decode(v) for v in value]
         if not isinstance(value, dict):
             return value
-        if "h" in value:
+        if "h" in value and not ({"L", "d", "S"} & value.keys()):
             return self.proxy(value)
+        if "L" in value:
+            return self._container(RemoteList, [self.decode(v) for v in value["L"]], value)
         if "d" in value:
-            return {self.decode(k): self.decode(v) for k, v in value["d"]}
+            return self._container(RemoteDict, {self.decode(k): self.decode(v) for k, v in value["d"]}, value)
+        if "S" in value and "h" in value:
+            return self._container(RemoteSet, {self.decode(v) for v in value["S"]}, value)
         for tag, kind in (("T", tuple), ("S", set), ("F", frozenset)):
             if tag in value:
                 return kind(self.decode(v) for v in value[tag])
@@ -147,6 +153,13 @@ class Remote:
                     parsed = parsed.replace(tzinfo=zoneinfo.ZoneInfo(value["z"]))
                 return parsed
         raise ValueError("the sandbox sent a value of unknown shape")
+
+    def _container(self, kind: type, data: Any, info: dict) -> Any:
+        if "h" not in info:
+            return kind.__mro__[1](data)
+        made = kind(data)
+        made._adbg_remote, made._adbg_handle = self, int(info["h"])
+        return made
 
     def proxy(self, info: dict) -> Any:
         number = int(info["h"])
@@ -183,7 +196,7 @@ class Remote:
             cached = self._exceptions.get(qualname)
             if cached is None:
                 module, _, name = qualname.rpartition(".")
-                bases = (made,) if issubclass(made, StandIn) else (made, StandIn)
+                bases = (made,) if issubclass(made, StandIn) else (StandIn, made)  # StandIn's __str__ first
                 cached = type(name.rpartition(".")[2] or "ProjectError", bases, {"__module__": module, "__qualname__": name})
                 self._exceptions[qualname] = cached
             made = cached
@@ -240,7 +253,9 @@ class _Ref:
 
 
 def _handle_of(value: Any) -> tuple[Remote, int] | None:
-    if isinstance(value, (RemoteObject, _Ref)) or isinstance(value, RemoteModule):
+    if isinstance(value, (RemoteObject, _Ref, RemoteModule)):
+        return value._adbg_remote, value._adbg_handle
+    if isinstance(value, (RemoteList, RemoteDict, RemoteSet)):
         return value._adbg_remote, value._adbg_handle
     if isinstance(value, StandIn) and value.__dict__.get("_adbg_remote") is not None:
         return value._adbg_remote, value._adbg_handle
@@ -366,6 +381,66 @@ for _name in ("and", "or", "xor"):
     setattr(RemoteObject, f"__{_name}__", _binary(_name + "_"))
 for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul"):
     setattr(RemoteObject, f"__r{_name}__", _reflected(_name))
+
+
+def _write_through(base: type, name: str):
+    """Apply a mutating method to the project's container, then to this copy."""
+    local = getattr(base, name)
+
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True
+        result = self._adbg_remote.op("method", self, name, *args, **kwargs)
+        if (base, name) == (set, "pop"):  # the project chose the element: drop that one here
+            set.discard(self, result)
+        elif (base, name) == (dict, "popitem"):
+            dict.pop(self, result[0], None)
+        else:
+            local(self, *args, **kwargs)
+        return result
+
+    return method
+
+
+def _inplace(base: type, name: str, method_name: str):
+    def method(self: Any, other: Any) -> Any:
+        __tracebackhide__ = True
+        self._adbg_remote.op("method", self, method_name, other)
+        getattr(base, name)(self, other)
+        return self
+
+    return method
+
+
+class RemoteList(list):
+    """A project's list: a local copy for reading and comparing; changes also go to the project's list."""
+
+    _adbg_remote: Remote
+    _adbg_handle: int
+
+
+class RemoteDict(dict):
+    """A project's dict, like :class:`RemoteList`."""
+
+    _adbg_remote: Remote
+    _adbg_handle: int
+
+
+class RemoteSet(set):
+    """A project's set, like :class:`RemoteList`."""
+
+    _adbg_remote: Remote
+    _adbg_handle: int
+
+
+for _name in ("append", "extend", "insert", "remove", "pop", "clear", "sort", "reverse", "__setitem__", "__delitem__"):
+    setattr(RemoteList, _name, _write_through(list, _name))
+RemoteList.__iadd__ = _inplace(list, "__iadd__", "extend")
+for _name in ("__setitem__", "__delitem__", "pop", "popitem", "setdefault", "update", "clear"):
+    setattr(RemoteDict, _name, _write_through(dict, _name))
+for _name in ("add", "discard", "remove", "pop", "clear", "update", "difference_update", "intersection_update"):
+    setattr(RemoteSet, _name, _write_through(set, _name))
+RemoteSet.__ior__ = _inplace(set, "__ior__", "update")
+RemoteSet.__repr__ = lambda self: repr(set(self)) if self else "set()"  # not "RemoteSet({...})" in failure messages
 
 
 class RemoteClass(RemoteObject):
