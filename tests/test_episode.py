@@ -4,7 +4,7 @@ import pytest
 
 from env.models import DebugAction
 from env.server.environment import DebugEnvironment
-from tests.helpers import BUGGY, GOLD, GOOD_HYPOTHESIS, submit
+from tests.helpers import BUGGY, GOLD, GOOD_HYPOTHESIS, REGISTRY, submit
 
 
 @pytest.fixture()
@@ -182,4 +182,4 @@ def test_step_before_reset_is_an_error(runtime):
 
 def test_unknown_task_is_an_error_observation(env):
     obs = env.reset(task_id="nightmare")
-    assert obs.error == "unknown task_id 'nightmare'; available: easy, medium, hard"
+    assert obs.error == "unknown task_id 'nightmare'; available: " + ", ".join(REGISTRY.ids())

@@ -143,3 +143,54 @@ def test_test_tree_holds_only_test_files(task):
 
     tree = Path(_TREES.get(task, graded=True))
     assert sorted(p.relative_to(tree).as_posix() for p in tree.rglob("*") if p.is_file() and "__pycache__" not in p.parts and p.name != "pytest.ini") == ["tests/test_cart.py"]
+
+
+TAGS = '''class NotFound(KeyError):
+    def __str__(self):
+        return "no ticket #" + str(self.args[0])
+
+
+class Ticket:
+    def __init__(self, name, watchers=None):
+        self.name = name
+        self.watchers = watchers or []
+        self.meta = {}
+        self.labels = set()
+
+    def recipients(self):
+        return sorted(self.watchers) + sorted(self.labels) + sorted(self.meta)
+
+
+def find(number):
+    raise NotFound(number)
+'''
+
+TAG_TESTS = '''import pytest
+
+from desk.tickets import NotFound, Ticket, find
+
+
+def test_changes_to_project_containers_reach_the_project():
+    ticket = Ticket(name="printer")
+    ticket.watchers.append("bob")
+    ticket.watchers += ["amy"]
+    ticket.meta["zed"] = 1
+    ticket.labels.add("urgent")
+    assert ticket.recipients() == ["amy", "bob", "urgent", "zed"]
+    assert ticket.watchers == ["bob", "amy"] and isinstance(ticket.watchers, list)
+    assert ticket.labels.pop() == "urgent" and ticket.recipients() == ["amy", "bob", "zed"]
+
+
+def test_a_project_exception_keeps_its_own_message():
+    with pytest.raises(NotFound) as info:
+        find(99)
+    assert str(info.value) == "no ticket #99" and isinstance(info.value, KeyError)
+'''
+
+
+def test_containers_write_through_and_exceptions_keep_their_str(runtime, tmp_path):
+    files = {"desk/__init__.py": "", "desk/tickets.py": TAGS, "desk/util.py": "X = 1\n", "tests/test_tickets.py": TAG_TESTS}
+    gold = {**files, "desk/util.py": "X = 2\n"}
+    ids = ["tests/test_tickets.py::test_changes_to_project_containers_reach_the_project", "tests/test_tickets.py::test_a_project_exception_keeps_its_own_message"]
+    task = load_repo_task(repo_fixture.write_task(tmp_path / "desk", files, gold, FAIL_TO_PASS=ids[:1], PASS_TO_PASS=ids[1:]))
+    assert run_tests(runtime.sandbox, task, files).outcomes == {i: "PASSED" for i in ids}

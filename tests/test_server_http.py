@@ -5,7 +5,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from tests.helpers import GOLD, GOOD_HYPOTHESIS, submit
+from tests.helpers import GOLD, GOOD_HYPOTHESIS, REGISTRY, submit
 
 
 def test_overview_lists_endpoints_tasks_and_actions(client):
@@ -13,17 +13,20 @@ def test_overview_lists_endpoints_tasks_and_actions(client):
     assert body["name"] == "agentdebugger-env"
     assert {"GET /health", "POST /reset", "POST /step", "GET /state", "WS /ws", "GET /tasks"} <= set(body["endpoints"])
     assert list(body["action_types"]) == ["submit_fix", "query_context", "give_up"]
-    assert [t["id"] for t in body["tasks"]] == ["easy", "medium", "hard"]
+    assert [t["id"] for t in body["tasks"]] == REGISTRY.ids()
+    assert list(body["repository_tools"])[:3] == ["list_dir", "view_file", "search"]
 
 
 def test_tasks_endpoint(client):
     tasks = client.get("/tasks").json()
-    assert [(t["id"], t["difficulty"], t["max_attempts"], t["max_steps"], t["tests_total"]) for t in tasks] == [
+    assert [(t["id"], t["difficulty"], t["max_attempts"], t["max_steps"], t["tests_total"]) for t in tasks[:3]] == [
         ("easy", "easy", 5, 8, 8),
         ("medium", "medium", 7, 15, 10),
         ("hard", "hard", 10, 25, 8),
     ]
+    assert [t["id"] for t in tasks] == REGISTRY.ids()
     assert all(t["name"] and t["description"] for t in tasks)
+    assert tasks[0]["action_types"] == ["submit_fix", "query_context", "give_up"] and "tools" not in tasks[0]
 
 
 def test_health_reports_the_isolation_layers(client):
@@ -87,7 +90,7 @@ def test_unknown_episode_and_unknown_task_are_clear_200_errors(client):
     assert r.json()["observation"]["error"] == "unknown or expired episode_id 'no-such-episode'; call POST /reset to start an episode"
     r = client.post("/reset", json={"task_id": "impossible"})
     assert r.status_code == 200
-    assert r.json()["observation"]["error"] == "unknown task_id 'impossible'; available: easy, medium, hard"
+    assert r.json()["observation"]["error"] == "unknown task_id 'impossible'; available: " + ", ".join(REGISTRY.ids())
 
 
 def test_agent_mistakes_are_200_with_the_error_and_count_a_step(client):
@@ -156,17 +159,18 @@ def test_oversized_code_is_an_agent_mistake_not_an_http_error(client):
 def test_openenv_task_discovery_routes(client):
     assert client.get("/agentdebugger-env/splits").json() == [{"name": "test", "type": "test"}]
     listed = client.post("/agentdebugger-env/tasks", json={"split": "test"}).json()["tasks"]
-    assert [t["id"] for t in listed] == ["easy", "medium", "hard"]
-    assert client.post("/agentdebugger-env/num_tasks", json={"split": "test"}).json() == {"num_tasks": 3}
+    count = len(REGISTRY.ids())
+    assert [t["id"] for t in listed] == REGISTRY.ids()
+    assert client.post("/agentdebugger-env/num_tasks", json={"split": "test"}).json() == {"num_tasks": count}
     assert client.post("/agentdebugger-env/task", json={"split": "test", "index": 2}).json()["task"]["id"] == "hard"
-    assert client.post("/agentdebugger-env/task", json={"split": "test", "index": 3}).status_code == 400
+    assert client.post("/agentdebugger-env/task", json={"split": "test", "index": count}).status_code == 400
     assert client.post("/agentdebugger-env/task", json={"split": "test", "index": -1}).status_code == 400
-    assert [t["id"] for t in client.post("/agentdebugger-env/task_range", json={"split": "test", "start": 1}).json()["tasks"]] == ["medium", "hard"]
+    assert [t["id"] for t in client.post("/agentdebugger-env/task_range", json={"split": "test", "start": 1, "stop": 3}).json()["tasks"]] == ["medium", "hard"]
     assert client.post("/agentdebugger-env/num_tasks", json={"split": "train"}).json() == {"num_tasks": 0}
     assert client.get("/some-other-env/splits").status_code == 404
 
 
 def test_reset_by_task_index(client):
     assert client.post("/reset", json={"index": 1, "seed": 1}).json()["observation"]["task_id"] == "medium"
-    bad = client.post("/reset", json={"index": 9}).json()["observation"]
-    assert bad["error"] == "task index 9 is out of range; there are 3 tasks"
+    bad = client.post("/reset", json={"index": 99}).json()["observation"]
+    assert bad["error"] == f"task index 99 is out of range; there are {len(REGISTRY.ids())} tasks"
