@@ -75,9 +75,14 @@ def test_view_file_errors(episode, fields, message):
     assert err(episode, action_type="view_file", **fields) == message
 
 
-def test_binary_file_is_refused(episode):
+def test_binary_huge_and_non_utf8_files_are_refused(episode):
     (episode.workspace.root / "logo.bin").write_bytes(b"\x89PNG\x00\x01")
     assert err(episode, action_type="view_file", path="logo.bin") == "'logo.bin' is a binary file"
+    (episode.workspace.root / "huge.txt").write_text("x" * (512 * 1024 + 1))
+    assert err(episode, action_type="view_file", path="huge.txt") == "'huge.txt' is 524289 bytes; files over 524288 bytes cannot be opened"
+    (episode.workspace.root / "latin.txt").write_bytes("café".encode("latin-1"))
+    assert err(episode, action_type="view_file", path="latin.txt") == "'latin.txt' is not UTF-8 text"
+    assert err(episode, action_type="replace_text", path="logo.bin", old_text="PNG", new_text="x") == "'logo.bin' is a binary file"
 
 
 def test_search_literal_regex_path_and_cap(episode):
