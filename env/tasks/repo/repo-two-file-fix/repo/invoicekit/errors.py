@@ -1,0 +1,5 @@
+"""Errors raised by invoicekit."""
+
+
+class InvoiceError(ValueError):
+    """An invoice or line item is invalid."""
