@@ -62,11 +62,12 @@ def test_hard_buggy_code_passes_sequential_tests_and_fails_the_stress_test(runti
 
 
 def hundred_runs(runtime, source: str) -> list[bool]:
+    """100 stress checks as a submission faces them (every round of each)."""
     task = REGISTRY.get("hard")
     many = task.model_copy(update={"stress": task.stress.model_copy(update={"runs_for_grade": 25})})
     results = []
-    for batch in range(4):  # 4 fresh processes x 25 randomised runs
-        results += stress_runs(many, source, runtime.sandbox, random.Random(1000 + batch))
+    for batch in range(4):  # 4 fresh processes x 25 randomised checks
+        results += stress_runs(many, source, runtime.sandbox, random.Random(1000 + batch), rounds=task.stress.rounds)
     return results
 
 

@@ -120,10 +120,10 @@ def stress_plan(spec: StressSpec, rng: random.Random) -> list[tuple[int, int]]:
     return plan
 
 
-def _stress_once(run: SandboxRun, spec: StressSpec, rng: random.Random) -> StressOutcome:
+def _stress_once(run: SandboxRun, spec: StressSpec, rng: random.Random, rounds: int | None = None) -> StressOutcome:
     """One stress check: ``spec.rounds`` randomised rounds, each on a fresh object; the first wrong count fails it."""
     outcome = StressOutcome(passed=False, message="not run")
-    for _ in range(spec.rounds):
+    for _ in range(rounds or spec.rounds):
         outcome = _stress_round(run, spec, rng)
         if not outcome.passed:
             break
@@ -180,8 +180,14 @@ def judge(
     return Verdict(tests=tests, tests_total=task.tests_total, stress=stress, run=run.result)
 
 
-def stress_runs(task: TaskSpec, source: str, sandbox: Sandbox, rng: random.Random, policy_enabled: bool = True) -> list[bool]:
-    """The grader's repeated concurrency check: ``runs_for_grade`` fresh randomised runs."""
+def stress_runs(
+    task: TaskSpec, source: str, sandbox: Sandbox, rng: random.Random, policy_enabled: bool = True, rounds: int = 1
+) -> list[bool]:
+    """The grader's repeated concurrency check: ``runs_for_grade`` fresh randomised runs of ``rounds`` rounds.
+
+    One round per grade run: the graded submission already passed a full check when it was
+    submitted, and the grade only asks how reliably it passes again.
+    """
     assert task.stress is not None
     count = task.stress.runs_for_grade
     started = _start(task, source, sandbox, policy_enabled)
@@ -190,4 +196,4 @@ def stress_runs(task: TaskSpec, source: str, sandbox: Sandbox, rng: random.Rando
     with started as run:
         if run.load_error is not None or run.result.aborted:
             return [False] * count
-        return [_stress_once(run, task.stress, rng).passed for _ in range(count)]
+        return [_stress_once(run, task.stress, rng, rounds=rounds).passed for _ in range(count)]
