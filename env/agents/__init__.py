@@ -1,0 +1,1 @@
+"""Baseline agents: random, heuristic and oracle, behind one interface (see base.py)."""

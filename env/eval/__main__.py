@@ -1,0 +1,53 @@
+"""The evaluation harness on the command line.
+
+    python -m env.eval run --agent NAME [--tasks ID ...] [--runs N] [--concurrency C] --out DIR [--url URL]
+    python -m env.eval report DIR [DIR ...] [--out REPORT_DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from functools import partial
+from pathlib import Path
+
+from env.agents.base import AGENTS
+from env.eval import report as report_module
+from env.eval import run as run_module
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m env.eval", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("run", help="play episodes and save every step (resumable)")
+    p.add_argument("--agent", required=True, choices=sorted(AGENTS))
+    p.add_argument("--tasks", nargs="*", help="task ids (default: every task)")
+    p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--concurrency", type=int, default=2)
+    p.add_argument("--out", required=True)
+    p.add_argument("--url", help="play on this server over /ws (default: in this process)")
+    p = sub.add_parser("report", help="Markdown report and PNG plots from result directories")
+    p.add_argument("dirs", nargs="+")
+    p.add_argument("--out", help="where report.md and the plots go (default: the first directory)")
+    args = parser.parse_args(argv)
+    if args.command == "run":
+        if args.url:
+            from env.eval.drivers import WsDriver
+
+            factory = partial(WsDriver, args.url)
+        else:
+            from env.eval.drivers import InProcessDriver
+            from env.runtime import Runtime
+
+            runtime = Runtime.from_env()
+            factory = partial(InProcessDriver, runtime)
+        results = run_module.run(factory, args.agent, args.tasks, args.runs, args.concurrency, Path(args.out))
+        print(f"{len(results)} episode(s) played; results in {Path(args.out) / 'results.jsonl'}", file=sys.stderr)
+        return 0
+    dirs = [Path(d) for d in args.dirs]
+    print(report_module.report(dirs, Path(args.out) if args.out else dirs[0]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

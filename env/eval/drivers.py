@@ -1,0 +1,64 @@
+"""Where an evaluation's episodes run: in this process, or on a server over /ws. Both move plain dicts.
+
+    with InProcessDriver(runtime) as env:           # or WsDriver("http://localhost:8000")
+        obs = env.reset("easy", seed=1)
+        obs, reward, done = env.step({"action_type": "give_up"})
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openenv.core.generic_client import GenericEnvClient
+
+from env.models import DebugAction
+from env.runtime import Runtime
+from env.server.app import _with_tools
+from env.server.environment import DebugEnvironment
+
+
+class InProcessDriver:
+    def __init__(self, runtime: Runtime):
+        self.runtime = runtime
+        self.env = DebugEnvironment(runtime)
+
+    def tasks(self) -> list[dict[str, Any]]:
+        return [_with_tools(t.summary()) for t in self.runtime.registry.all()]
+
+    def reset(self, task_id: str, seed: int) -> dict[str, Any]:
+        return self.env.reset(task_id=task_id, seed=seed).model_dump()
+
+    def step(self, action: dict[str, Any]) -> tuple[dict[str, Any], float, bool]:
+        obs = self.env.step(DebugAction(**action)).model_dump()
+        return obs, float(obs.get("reward") or 0.0), bool(obs.get("done"))
+
+    def __enter__(self) -> InProcessDriver:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.env.close()
+
+
+class WsDriver:
+    def __init__(self, url: str):
+        self.url = url.rstrip("/")
+        self.client = GenericEnvClient(base_url=self.url)
+
+    def tasks(self) -> list[dict[str, Any]]:
+        import httpx
+
+        return httpx.get(f"{self.url}/tasks", timeout=30).json()
+
+    def reset(self, task_id: str, seed: int) -> dict[str, Any]:
+        return dict(self.client.reset(task_id=task_id, seed=seed).observation)
+
+    def step(self, action: dict[str, Any]) -> tuple[dict[str, Any], float, bool]:
+        result = self.client.step(action)
+        return dict(result.observation), float(result.reward or 0.0), bool(result.done)
+
+    def __enter__(self) -> WsDriver:
+        self.client.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.client.__exit__(*exc)

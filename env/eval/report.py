@@ -1,0 +1,172 @@
+"""A Markdown report and PNG plots from one or more result directories of ``python -m env.eval run``.
+
+    python -m env.eval report results/ [more_results/ ...] --out report/
+
+Per agent and task: mean score ± std, solved % with its Wilson 95% interval, average attempts and
+steps (the reference README's baseline table); pass@k for every k up to the runs per task; who
+solved what between each pair of agents (single run and pooled) with passX@2; cost per solved
+task; trajectory flags with counts. Plots: pass@k against k, cumulative solve rate against the
+step budget, mean reward per step.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+from env.eval.metrics import mean_std, pass_at_k, passx_at_k, wilson_interval
+
+
+def load(dirs: list[Path]) -> list[dict[str, Any]]:
+    seen: dict[tuple[str, str, int], dict[str, Any]] = {}
+    for d in dirs:
+        path = d / "results.jsonl"
+        for line in path.read_text(encoding="utf-8").splitlines() if path.exists() else []:
+            try:
+                r = json.loads(line)
+            except ValueError:
+                continue
+            seen[(r["agent"], r["task_id"], int(r["run"]))] = r  # one episode counts once
+    return list(seen.values())
+
+
+def _group(results: list[dict[str, Any]]) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    grouped: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    for r in sorted(results, key=lambda r: (r["agent"], r["task_id"], r["run"])):
+        grouped[r["agent"]][r["task_id"]].append(r)
+    return grouped
+
+
+def baseline_table(results: list[dict[str, Any]]) -> str:
+    rows = ["| agent | task | runs | mean score ± std | solved % [95% CI] | avg attempts | avg steps |", "|---|---|---|---|---|---|---|"]
+    for agent, tasks in _group(results).items():
+        for task_id, runs in tasks.items():
+            mean, std = mean_std([r["score"] for r in runs])
+            solved = sum(r["solved"] for r in runs)
+            lo, hi = wilson_interval(solved, len(runs))
+            attempts = sum(r["attempts"] for r in runs) / len(runs)
+            steps = sum(r["steps"] for r in runs) / len(runs)
+            rows.append(f"| {agent} | `{task_id}` | {len(runs)} | {mean:.3f} ± {std:.3f} | {100 * solved / len(runs):.0f} [{100 * lo:.0f}, {100 * hi:.0f}] | {attempts:.1f} | {steps:.1f} |")
+    return "\n".join(rows)
+
+
+def pass_at_k_table(results: list[dict[str, Any]]) -> tuple[str, dict[str, list[float]]]:
+    curves: dict[str, list[float]] = {}
+    for agent, tasks in _group(results).items():
+        n = min(len(runs) for runs in tasks.values())
+        curves[agent] = [sum(pass_at_k(n, sum(r["solved"] for r in runs[:n]), k) for runs in tasks.values()) / len(tasks) for k in range(1, n + 1)]
+    width = max((len(c) for c in curves.values()), default=0)
+    rows = ["| agent | " + " | ".join(f"pass@{k}" for k in range(1, width + 1)) + " |", "|---|" + "---|" * width]
+    for agent, curve in curves.items():
+        rows.append(f"| {agent} | " + " | ".join(f"{v:.3f}" for v in curve) + " |")
+    return "\n".join(rows), curves
+
+
+def who_solved(results: list[dict[str, Any]]) -> str:
+    grouped = _group(results)
+    lines = []
+    for a, b in combinations(sorted(grouped), 2):
+        tasks = sorted(set(grouped[a]) & set(grouped[b]))
+        if not tasks:
+            continue
+        n = min(min(len(grouped[a][t]), len(grouped[b][t])) for t in tasks)
+        single = {"only " + a: 0, "only " + b: 0, "both": 0, "neither": 0}
+        pooled = dict(single)
+        passx = []
+        for t in tasks:
+            ca = [r["solved"] for r in grouped[a][t][:n]]
+            cb = [r["solved"] for r in grouped[b][t][:n]]
+            for table, (x, y) in ((single, (ca[0], cb[0])), (pooled, (any(ca), any(cb)))):
+                key = "both" if x and y else "only " + a if x else "only " + b if y else "neither"
+                table[key] += 1
+            passx.append(passx_at_k([sum(ca), sum(cb)], n))
+        lines.append(f"**{a} vs {b}** ({len(tasks)} tasks, {n} runs each): passX@2 = {sum(passx) / len(passx):.3f}")
+        lines.append("| | " + " | ".join(single) + " |")
+        lines.append("|---|" + "---|" * len(single))
+        lines.append("| run 0 | " + " | ".join(str(v) for v in single.values()) + " |")
+        lines.append(f"| any of {n} runs | " + " | ".join(str(v) for v in pooled.values()) + " |")
+        lines.append("")
+    return "\n".join(lines) or "(one agent only)"
+
+
+def costs_and_flags(results: list[dict[str, Any]]) -> str:
+    rows = ["| agent | episodes | solved | steps per solved task | tokens per solved task | flags |", "|---|---|---|---|---|---|"]
+    for agent, tasks in _group(results).items():
+        runs = [r for rs in tasks.values() for r in rs]
+        solved = sum(r["solved"] for r in runs)
+        steps = sum(r["steps"] for r in runs)
+        tokens = sum(r.get("tokens", 0) for r in runs)
+        counts: dict[str, int] = defaultdict(int)
+        for r in runs:
+            for f in r.get("flags", []):
+                counts[f] += 1
+        per_steps, per_tokens = (f"{steps / solved:.1f}", f"{tokens / solved:.1f}") if solved else ("n/a", "n/a")
+        rows.append(f"| {agent} | {len(runs)} | {solved} | {per_steps} | {per_tokens} | {', '.join(f'{k} {v}' for k, v in sorted(counts.items())) or '-'} |")
+    return "\n".join(rows)
+
+
+def plots(results: list[dict[str, Any]], curves: dict[str, list[float]], out: Path) -> list[str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    made = []
+    fig, ax = plt.subplots(figsize=(5, 3.5))
+    for agent, curve in curves.items():
+        ax.plot(range(1, len(curve) + 1), curve, marker="o", label=agent)
+    ax.set(xlabel="k", ylabel="pass@k", ylim=(0, 1.05), title="pass@k")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out / "pass_at_k.png", dpi=100)
+    made.append("pass_at_k.png")
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(5, 3.5))
+    for agent, tasks in _group(results).items():
+        runs = [r for rs in tasks.values() for r in rs]
+        budget = max(r["steps"] for r in runs)
+        ax.step(range(budget + 1), [sum(r["solved"] and r["steps"] <= b for r in runs) / len(runs) for b in range(budget + 1)], where="post", label=agent)
+    ax.set(xlabel="step budget", ylabel="solved", ylim=(0, 1.05), title="cumulative solve rate")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out / "solve_rate.png", dpi=100)
+    made.append("solve_rate.png")
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(5, 3.5))
+    for agent, tasks in _group(results).items():
+        runs = [r["rewards"] for rs in tasks.values() for r in rs]
+        length = max(len(x) for x in runs)
+        means = [sum(x[i] for x in runs if len(x) > i) / max(1, sum(len(x) > i for x in runs)) for i in range(length)]
+        ax.plot(range(1, length + 1), means, label=agent)
+    ax.set(xlabel="step", ylabel="mean reward", title="reward per step")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out / "reward_per_step.png", dpi=100)
+    made.append("reward_per_step.png")
+    plt.close(fig)
+    return made
+
+
+def report(dirs: list[Path], out: Path) -> str:
+    results = load(dirs)
+    if not results:
+        raise SystemExit(f"no results.jsonl with episodes in {', '.join(map(str, dirs))}")
+    out.mkdir(parents=True, exist_ok=True)
+    pass_table, curves = pass_at_k_table(results)
+    images = plots(results, curves, out)
+    text = "\n\n".join([
+        "# Evaluation report",
+        f"{len(results)} episodes from {', '.join(map(str, dirs))}.",
+        "## Baseline table\n\n" + baseline_table(results),
+        "## pass@k (mean over tasks)\n\n" + pass_table,
+        "## Who solved it\n\n" + who_solved(results),
+        "## Cost and trajectory flags\n\n" + costs_and_flags(results),
+        "## Plots\n\n" + "\n".join(f"![{name}]({name})" for name in images),
+    ]) + "\n"
+    (out / "report.md").write_text(text, encoding="utf-8")
+    return text
