@@ -135,6 +135,10 @@ def run(driver_factory: Any, agent_name: str, task_ids: list[str] | None, runs: 
         raise SystemExit(f"unknown task(s): {', '.join(unknown)}; available: {', '.join(tasks)}")
     chosen = task_ids or list(tasks)
     done = completed(out)
+    results_file = out / "results.jsonl"
+    if results_file.exists() and not results_file.read_bytes().endswith(b"\n") and results_file.stat().st_size:
+        with results_file.open("a", encoding="utf-8") as handle:
+            handle.write("\n")  # close a line a crash cut short; it is skipped when read
     jobs = [(tasks[t], r) for t in chosen for r in range(runs) if (agent_name, t, r) not in done]
     lock = threading.Lock()
     results: list[dict[str, Any]] = []
