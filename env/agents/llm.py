@@ -1,0 +1,199 @@
+"""An LLM agent for any OpenAI-compatible endpoint, using function calling (JSON actions as a fallback).
+
+    agent = LLMAgent(base_url="https://router.huggingface.co/v1", model="meta-llama/Llama-3.1-70B-Instruct", api_key=token)
+    agent.begin(task_summary, first_observation, rng)
+    action = agent.act(observation)          # one model turn (or a few, if its reply was malformed)
+
+- Tools come from the server: a repository task's published ``tools``; for classic tasks, one tool
+  per action type. A model that answers in text may write one JSON action instead.
+- A malformed reply (no tool call and no JSON action, arguments that are not a JSON object, an
+  unknown tool) is answered with the exact error and retried, up to ``retries`` times; then the
+  agent gives up the episode rather than crash.
+- Names models reach for (``str_replace``, ``cat``, ``bash``, ``finish`` ...) are mapped onto the
+  registered tools by ``ALIASES``; every aliased call is recorded in ``aliases_used``.
+- Relays: after ``relay_turns`` turns the model writes a summary that starts a fresh context;
+  ``max_relays`` and ``max_turns`` bound the episode (then it submits).
+- ``usage()`` reports the tokens of the last action (prompt and completion), for the trajectory.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+from env.agents.base import Action, Agent, Observation, register
+from env.models import QUERY_TYPES
+
+ALIASES = {
+    "str_replace": "replace_text", "search_replace": "replace_text", "replace": "replace_text",
+    "open_file": "view_file", "cat": "view_file", "read_file": "view_file", "open": "view_file",
+    "ls": "list_dir", "list_files": "list_dir", "grep": "search", "find": "search",
+    "run": "run_tests", "test": "run_tests", "pytest": "run_tests", "bash": "run_tests",
+    "finish": "submit", "submit_patch": "submit", "done": "submit",
+    "fix": "submit_fix", "submit_code": "submit_fix", "query": "query_context", "ask": "query_context",
+}
+
+CLASSIC_TOOLS = [
+    {"type": "function", "function": {"name": "submit_fix", "description": "Submit the complete corrected module with your theory of the bug.",
+     "parameters": {"type": "object", "properties": {"fixed_code": {"type": "string"}, "hypothesis": {"type": "string"}},
+                    "required": ["fixed_code", "hypothesis"], "additionalProperties": False}}},
+    {"type": "function", "function": {"name": "query_context", "description": "Ask about the code or the tests.",
+     "parameters": {"type": "object", "properties": {"query_type": {"type": "string", "enum": list(QUERY_TYPES)}, "query_target": {"type": "string"}},
+                    "required": ["query_type"], "additionalProperties": False}}},
+    {"type": "function", "function": {"name": "give_up", "description": "End the episode.",
+     "parameters": {"type": "object", "properties": {"final_diagnosis": {"type": "string"}}, "additionalProperties": False}}},
+]
+
+SYSTEM = (
+    "You are debugging code. Read the task, investigate, and fix the bug. Act only by calling exactly one tool per turn "
+    "(or, if you cannot call tools, reply with one JSON object such as {\"action_type\": \"run_tests\"})."
+)
+MAX_TEXT = 12000
+
+
+def observation_text(obs: Observation) -> str:
+    parts = []
+    if obs.get("error"):
+        parts.append(f"ERROR: {obs['error']}")
+    for key in ("tool_output", "query_result"):
+        if obs.get(key):
+            parts.append(str(obs[key]))
+    if obs.get("current_error_output") and obs.get("family") != "repo":
+        parts.append("Test output:\n" + obs["current_error_output"])
+    parts.append(f"(step {obs.get('step_number')}/{obs.get('max_steps')}, reward {obs.get('reward')}, tests passed {obs.get('tests_passed')}/{obs.get('tests_total')})")
+    text = "\n".join(parts)
+    return text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + "\n[... cut]"
+
+
+def task_text(task: dict[str, Any], obs: Observation) -> str:
+    if task.get("family") == "repo":
+        return f"Issue:\n{obs.get('task_description')}\n\nThe repository is your workspace; use the tools to explore it, edit it, run the tests, then submit."
+    return (f"Task: {obs.get('task_description')}\n\nBuggy module:\n```python\n{obs.get('buggy_code')}\n```\n\nTests:\n```python\n"
+            f"{obs.get('test_suite')}\n```\n\nCurrent test output:\n{obs.get('current_error_output')}")
+
+
+class Malformed(ValueError):
+    pass
+
+
+@register("llm")
+class LLMAgent(Agent):
+    def __init__(self, base_url: str = "", model: str = "", api_key: str = "", retries: int = 3, relay_turns: int = 20,
+                 max_relays: int = 2, max_turns: int = 60, client: Any = None):
+        import os
+
+        from openai import OpenAI
+
+        self.model = model or os.environ.get("MODEL_NAME", "meta-llama/Llama-3.1-70B-Instruct")
+        self.client = client or OpenAI(
+            base_url=base_url or os.environ.get("API_BASE_URL", "https://router.huggingface.co/v1"),
+            api_key=api_key or os.environ.get("HF_TOKEN") or os.environ.get("OPENAI_API_KEY") or "none",
+            max_retries=1,
+            timeout=120,
+        )
+        self.retries, self.relay_turns, self.max_relays, self.max_turns = retries, relay_turns, max_relays, max_turns
+
+    def begin(self, task: dict[str, Any], observation: Observation, rng: random.Random) -> None:
+        super().begin(task, observation, rng)
+        self.tools = task.get("tools") or CLASSIC_TOOLS
+        self.names = [t["function"]["name"] for t in self.tools]
+        self.intro = task_text(task, observation)
+        self.messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": self.intro}]
+        self.pending_call: str | None = None
+        self.turns = self.relays = self.turns_in_relay = 0
+        self.aliases_used: list[tuple[str, str]] = []
+        self._usage = {"prompt_tokens": 0, "completion_tokens": 0}
+
+    def usage(self) -> dict[str, int]:
+        return dict(self._usage)
+
+    # -- one action --------------------------------------------------------------------------
+
+    def act(self, observation: Observation) -> Action:
+        self._usage = {"prompt_tokens": 0, "completion_tokens": 0}
+        if self.turns > 0:
+            self._answer(observation_text(observation))
+        self.turns += 1
+        self.turns_in_relay += 1
+        if self.turns > self.max_turns:
+            return {"action_type": "submit" if "submit" in self.names else "give_up"}
+        if self.turns_in_relay > self.relay_turns:
+            if self.relays >= self.max_relays:
+                return {"action_type": "submit" if "submit" in self.names else "give_up"}
+            self._relay()
+        for _ in range(self.retries + 1):
+            message = self._complete(tools=True)
+            try:
+                return self._action(message)
+            except Malformed as exc:
+                self._answer(f"Your reply could not be used: {exc}. Call exactly one of these tools: {', '.join(self.names)}.")
+        return {"action_type": "give_up", "final_diagnosis": "the model's replies could not be parsed"} if "give_up" in self.names else {"action_type": "submit"}
+
+    def _complete(self, tools: bool) -> Any:
+        kwargs: dict[str, Any] = {"model": self.model, "messages": self.messages}
+        if tools:
+            kwargs["tools"] = self.tools
+        response = self.client.chat.completions.create(**kwargs)
+        usage = getattr(response, "usage", None)
+        if usage is not None:
+            self._usage["prompt_tokens"] += int(getattr(usage, "prompt_tokens", 0) or 0)
+            self._usage["completion_tokens"] += int(getattr(usage, "completion_tokens", 0) or 0)
+        message = response.choices[0].message
+        entry: dict[str, Any] = {"role": "assistant", "content": message.content or ""}
+        if getattr(message, "tool_calls", None):
+            call = message.tool_calls[0]  # one action per turn: extra calls are dropped
+            entry["tool_calls"] = [{"id": call.id, "type": "function", "function": {"name": call.function.name, "arguments": call.function.arguments}}]
+            self.pending_call = call.id
+        else:
+            self.pending_call = None
+        self.messages.append(entry)
+        return message
+
+    def _answer(self, text: str) -> None:
+        if self.pending_call is not None:
+            self.messages.append({"role": "tool", "tool_call_id": self.pending_call, "content": text})
+            self.pending_call = None
+        else:
+            self.messages.append({"role": "user", "content": text})
+
+    def _action(self, message: Any) -> Action:
+        calls = getattr(message, "tool_calls", None)
+        if calls:
+            name, raw = calls[0].function.name, calls[0].function.arguments or "{}"
+        else:
+            name, raw = "", _json_in(message.content or "")
+        try:
+            args = json.loads(raw) if isinstance(raw, str) else raw
+        except ValueError as exc:
+            raise Malformed(f"the arguments are not valid JSON ({exc.msg} at position {exc.pos})") from None
+        if not isinstance(args, dict):
+            raise Malformed("the arguments must be a JSON object")
+        if not name:
+            name = str(args.pop("action_type", ""))
+            if not name:
+                raise Malformed("no tool call and no JSON object with an \"action_type\"")
+        if name not in self.names and ALIASES.get(name) in self.names:
+            self.aliases_used.append((name, ALIASES[name]))
+            name = ALIASES[name]
+        if name not in self.names:
+            raise Malformed(f"unknown tool {name!r}")
+        return {"action_type": name, **args}
+
+    def _relay(self) -> None:
+        """Hand off to a fresh context: the model summarises what it knows, the summary starts the next one."""
+        self._answer("Summarise what you have learned and tried so far, and what to do next, in under 300 words. Do not call a tool.")
+        summary = self._complete(tools=False).content or ""
+        self.relays += 1
+        self.turns_in_relay = 1
+        self.messages = [
+            {"role": "system", "content": SYSTEM},
+            {"role": "user", "content": self.intro + "\n\nNotes from your previous context:\n" + summary},
+        ]
+        self.pending_call = None
+
+
+def _json_in(text: str) -> str:
+    """The first {...} block of a text reply (models often wrap JSON in prose or fences)."""
+    start, end = text.find("{"), text.rfind("}")
+    return text[start : end + 1] if 0 <= start < end else "{}"
