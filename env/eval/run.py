@@ -69,9 +69,11 @@ def play(driver: Any, agent_name: str, task: dict[str, Any], run: int, steps_fil
     steps_file.parent.mkdir(parents=True, exist_ok=True)
     rewards: list[float] = []
     actions: list[dict[str, Any]] = []
+    tokens = 0
     with steps_file.open("w", encoding="utf-8") as handle:
         done = bool(obs.get("done"))
         while not done:
+            aliased = len(getattr(agent, "aliases_used", []))
             action = agent.act(obs)
             t0 = time.monotonic()
             obs, reward, done = driver.step(action)
@@ -85,7 +87,9 @@ def play(driver: Any, agent_name: str, task: dict[str, Any], run: int, steps_fil
                 "breakdown": obs.get("breakdown", {}),
                 "ms": round((time.monotonic() - t0) * 1000, 1),
                 "tokens": agent.usage(),
+                "aliases": [list(a) for a in getattr(agent, "aliases_used", [])[aliased:]],
             }
+            tokens += sum(record["tokens"].values())
             handle.write(json.dumps(record) + "\n")
     info = obs.get("info") or {}
     # A classic episode ends with the solve bonus exactly when its last submission solved the task.
@@ -103,7 +107,7 @@ def play(driver: Any, agent_name: str, task: dict[str, Any], run: int, steps_fil
         "rewards": rewards,
         "actions": [a.get("action_type") for a in actions],
         "flags": flags(actions),
-        "tokens": 0,
+        "tokens": tokens,
         "seconds": round(time.monotonic() - started, 2),
     }
 
