@@ -12,14 +12,13 @@ Defaults to the bundled repository task with the most files. Prints medians and 
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.timing import median_ms  # noqa: E402
 from env.repo_episode import RepoEpisode  # noqa: E402
 from env.runtime import Runtime  # noqa: E402
 from env.sandbox.isolation import probe_isolation  # noqa: E402
@@ -30,16 +29,6 @@ from env.tasks.registry import TaskRegistry  # noqa: E402
 from env.tasks.repository import RepoTask  # noqa: E402
 from env.verdict import repo_judge  # noqa: E402
 from env.workspace import _sanitised_git, _write_files  # noqa: E402
-
-
-def median_ms(fn, runs: int) -> float:
-    fn()  # warm-up: the template, the host fork server
-    times = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times)
 
 
 def main() -> None:

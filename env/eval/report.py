@@ -53,6 +53,27 @@ def baseline_table(results: list[dict[str, Any]]) -> str:
     return "\n".join(rows)
 
 
+def by_task_table(results: list[dict[str, Any]]) -> str:
+    """One row per task, one column per agent: mean score ± std and solved % [95% CI] (the README's table)."""
+    grouped = _group(results)
+    agents = sorted(grouped)
+    tasks = list(dict.fromkeys(r["task_id"] for r in results))
+    rows = ["| task | " + " | ".join(agents) + " |", "|---|" + "---|" * len(agents)]
+    for task_id in tasks:
+        cells = []
+        for agent in agents:
+            runs = grouped[agent].get(task_id, [])
+            if not runs:
+                cells.append("-")
+                continue
+            mean, std = mean_std([r["score"] for r in runs])
+            solved = sum(r["solved"] for r in runs)
+            lo, hi = wilson_interval(solved, len(runs))
+            cells.append(f"{mean:.2f} ± {std:.2f}, {100 * solved / len(runs):.0f}% [{100 * lo:.0f}, {100 * hi:.0f}]")
+        rows.append(f"| `{task_id}` | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
 def pass_at_k_table(results: list[dict[str, Any]]) -> tuple[str, dict[str, list[float]]]:
     curves: dict[str, list[float]] = {}
     for agent, tasks in _group(results).items():
@@ -115,40 +136,35 @@ def plots(results: list[dict[str, Any]], curves: dict[str, list[float]], out: Pa
     import matplotlib.pyplot as plt
 
     made = []
+
+    def save(fig: Any, ax: Any, name: str, **labels: Any) -> None:
+        ax.set(**labels)
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(out / name, dpi=100)
+        plt.close(fig)
+        made.append(name)
+
+    grouped = _group(results)
     fig, ax = plt.subplots(figsize=(5, 3.5))
     for agent, curve in curves.items():
         ax.plot(range(1, len(curve) + 1), curve, marker="o", label=agent)
-    ax.set(xlabel="k", ylabel="pass@k", ylim=(0, 1.05), title="pass@k")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(out / "pass_at_k.png", dpi=100)
-    made.append("pass_at_k.png")
-    plt.close(fig)
+    save(fig, ax, "pass_at_k.png", xlabel="k", ylabel="pass@k", ylim=(0, 1.05), title="pass@k")
 
     fig, ax = plt.subplots(figsize=(5, 3.5))
-    for agent, tasks in _group(results).items():
+    for agent, tasks in grouped.items():
         runs = [r for rs in tasks.values() for r in rs]
         budget = max(r["steps"] for r in runs)
         ax.step(range(budget + 1), [sum(r["solved"] and r["steps"] <= b for r in runs) / len(runs) for b in range(budget + 1)], where="post", label=agent)
-    ax.set(xlabel="step budget", ylabel="solved", ylim=(0, 1.05), title="cumulative solve rate")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(out / "solve_rate.png", dpi=100)
-    made.append("solve_rate.png")
-    plt.close(fig)
+    save(fig, ax, "solve_rate.png", xlabel="step budget", ylabel="solved", ylim=(0, 1.05), title="cumulative solve rate")
 
     fig, ax = plt.subplots(figsize=(5, 3.5))
-    for agent, tasks in _group(results).items():
+    for agent, tasks in grouped.items():
         runs = [r["rewards"] for rs in tasks.values() for r in rs]
         length = max(len(x) for x in runs)
         means = [sum(x[i] for x in runs if len(x) > i) / max(1, sum(len(x) > i for x in runs)) for i in range(length)]
         ax.plot(range(1, length + 1), means, label=agent)
-    ax.set(xlabel="step", ylabel="mean reward", title="reward per step")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(out / "reward_per_step.png", dpi=100)
-    made.append("reward_per_step.png")
-    plt.close(fig)
+    save(fig, ax, "reward_per_step.png", xlabel="step", ylabel="mean reward", title="reward per step")
     return made
 
 
@@ -162,6 +178,7 @@ def report(dirs: list[Path], out: Path) -> str:
     text = "\n\n".join([
         "# Evaluation report",
         f"{len(results)} episodes from {', '.join(map(str, dirs))}.",
+        "## Score and solve rate by task\n\nmean score ± std, solved % [Wilson 95% interval]\n\n" + by_task_table(results),
         "## Baseline table\n\n" + baseline_table(results),
         "## pass@k (mean over tasks)\n\n" + pass_table,
         "## Who solved it\n\n" + who_solved(results),
