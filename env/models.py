@@ -19,6 +19,21 @@ from pydantic import BaseModel, ConfigDict, Field
 ACTION_TYPES = ("submit_fix", "query_context", "give_up")
 QUERY_TYPES = ("function_signature", "related_code", "error_explanation", "test_details")
 
+# The classic action types as OpenAI function-calling tools (published in /tasks, like a repository task's).
+CLASSIC_TOOLS = [
+    {"type": "function", "function": {
+        "name": "submit_fix", "description": "Submit the complete corrected module with your theory of the bug; runs the tests.",
+        "parameters": {"type": "object", "properties": {"fixed_code": {"type": "string"}, "hypothesis": {"type": "string"}},
+                       "required": ["fixed_code", "hypothesis"], "additionalProperties": False}}},
+    {"type": "function", "function": {
+        "name": "query_context", "description": "Ask about the code or the tests (the first query is free).",
+        "parameters": {"type": "object", "properties": {"query_type": {"type": "string", "enum": list(QUERY_TYPES)}, "query_target": {"type": "string"}},
+                       "required": ["query_type"], "additionalProperties": False}}},
+    {"type": "function", "function": {
+        "name": "give_up", "description": "End the episode.",
+        "parameters": {"type": "object", "properties": {"final_diagnosis": {"type": "string"}}, "additionalProperties": False}}},
+]
+
 
 class DebugAction(Action):
     """One agent action. Fields that an action type does not use must be left out."""

@@ -26,7 +26,8 @@ def test_tasks_endpoint(client):
     ]
     assert [t["id"] for t in tasks] == REGISTRY.ids()
     assert all(t["name"] and t["description"] for t in tasks)
-    assert tasks[0]["action_types"] == ["submit_fix", "query_context", "give_up"] and "tools" not in tasks[0]
+    assert tasks[0]["action_types"] == ["submit_fix", "query_context", "give_up"]
+    assert [t["function"]["name"] for t in tasks[0]["tools"]] == ["submit_fix", "query_context", "give_up"]
 
 
 def test_health_reports_the_isolation_layers(client):

@@ -4,8 +4,8 @@
     agent.begin(task_summary, first_observation, rng)
     action = agent.act(observation)          # one model turn (or a few, if its reply was malformed)
 
-- Tools come from the server: a repository task's published ``tools``; for classic tasks, one tool
-  per action type. A model that answers in text may write one JSON action instead.
+- Tools come from the server: every task's ``tools`` in /tasks (a classic task's are its three
+  action types). A model that answers in text may write one JSON action instead.
 - A malformed reply (no tool call and no JSON action, arguments that are not a JSON object, an
   unknown tool) is answered with the exact error and retried, up to ``retries`` times; then the
   agent gives up the episode rather than crash.
@@ -23,7 +23,7 @@ import random
 from typing import Any
 
 from env.agents.base import Action, Agent, Observation, register
-from env.models import QUERY_TYPES
+from env.models import CLASSIC_TOOLS
 
 ALIASES = {
     "str_replace": "replace_text", "search_replace": "replace_text", "replace": "replace_text",
@@ -34,16 +34,6 @@ ALIASES = {
     "fix": "submit_fix", "submit_code": "submit_fix", "query": "query_context", "ask": "query_context",
 }
 
-CLASSIC_TOOLS = [
-    {"type": "function", "function": {"name": "submit_fix", "description": "Submit the complete corrected module with your theory of the bug.",
-     "parameters": {"type": "object", "properties": {"fixed_code": {"type": "string"}, "hypothesis": {"type": "string"}},
-                    "required": ["fixed_code", "hypothesis"], "additionalProperties": False}}},
-    {"type": "function", "function": {"name": "query_context", "description": "Ask about the code or the tests.",
-     "parameters": {"type": "object", "properties": {"query_type": {"type": "string", "enum": list(QUERY_TYPES)}, "query_target": {"type": "string"}},
-                    "required": ["query_type"], "additionalProperties": False}}},
-    {"type": "function", "function": {"name": "give_up", "description": "End the episode.",
-     "parameters": {"type": "object", "properties": {"final_diagnosis": {"type": "string"}}, "additionalProperties": False}}},
-]
 
 SYSTEM = (
     "You are debugging code. Read the task, investigate, and fix the bug. Act only by calling exactly one tool per turn "

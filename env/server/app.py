@@ -16,7 +16,7 @@ from openenv.core.env_server.http_server import create_app
 from openenv.core.env_server.types import ConcurrencyConfig
 
 from env.config import Settings
-from env.models import ACTION_TYPES, QUERY_TYPES, DebugAction, DebugObservation, DebugState
+from env.models import ACTION_TYPES, CLASSIC_TOOLS, QUERY_TYPES, DebugAction, DebugObservation, DebugState
 from env.repo_episode import tool_schemas
 from env.runtime import Runtime
 from env.server.environment import DebugEnvironment
@@ -95,10 +95,10 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None) 
 
 
 def _with_tools(summary: dict[str, Any]) -> dict[str, Any]:
-    """Repository tasks list their tools as OpenAI function-calling definitions."""
+    """Every task lists its tools as OpenAI function-calling definitions."""
     if summary["family"] == "repo":
         return {**summary, "tools": tool_schemas()}
-    return {**summary, "action_types": list(ACTION_TYPES)}
+    return {**summary, "action_types": list(ACTION_TYPES), "tools": CLASSIC_TOOLS}
 
 
 @functools.cache
