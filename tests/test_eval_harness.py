@@ -70,3 +70,16 @@ def test_report_numbers_are_hand_checked(tmp_path):
 def test_ws_driver_plays_on_a_server(live_server, tmp_path):
     results = run_module.run(partial(WsDriver, live_server.url), "oracle", ["easy"], 1, 1, tmp_path)
     assert results[0]["solved"] and results[0]["score"] == 0.96
+
+
+def test_predictions_export_round_trips_through_evaluation(runtime, tmp_path, capsys):
+    from env.eval.__main__ import main
+    from env.tasks.predictions import Prediction, evaluate
+
+    run_module.run(partial(InProcessDriver, runtime), "oracle", ["repo-wrong-exception", "easy"], 1, 1, tmp_path)
+    assert main(["predictions", str(tmp_path), "--agent", "oracle", "--model", "gold"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 1  # classic episodes have no patch
+    prediction = Prediction.model_validate_json(lines[0])
+    assert (prediction.instance_id, prediction.model_name_or_path) == ("repo-wrong-exception", "gold")
+    assert evaluate(runtime, prediction).resolution == "FULL"

@@ -2,6 +2,7 @@
 
     python -m env.eval run --agent NAME [--tasks ID ...] [--runs N] [--concurrency C] --out DIR [--url URL]
     python -m env.eval report DIR [DIR ...] [--out REPORT_DIR]
+    python -m env.eval predictions DIR --agent NAME [--run 0] [--model NAME] > preds.jsonl   # SWE-bench format
 """
 
 from __future__ import annotations
@@ -29,7 +30,23 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("report", help="Markdown report and PNG plots from result directories")
     p.add_argument("dirs", nargs="+")
     p.add_argument("--out", help="where report.md and the plots go (default: the first directory)")
+    p = sub.add_parser("predictions", help="SWE-bench predictions (instance_id, model_name_or_path, model_patch) from finished repository episodes")
+    p.add_argument("dir")
+    p.add_argument("--agent", required=True)
+    p.add_argument("--run", type=int, default=0, help="which run of each task (default 0)")
+    p.add_argument("--model", help="model_name_or_path (default: the agent's name)")
     args = parser.parse_args(argv)
+    if args.command == "predictions":
+        from env.tasks.predictions import Prediction
+        from env.tasks.registry import TaskRegistry
+
+        registry = TaskRegistry.from_env()
+        for r in report_module.load([Path(args.dir)]):
+            if r["agent"] == args.agent and r["run"] == args.run and r.get("model_patch") is not None:
+                task = registry.get(r["task_id"])
+                instance = getattr(task, "instance_id", "") or task.id
+                print(Prediction(instance_id=instance, model_name_or_path=args.model or args.agent, model_patch=r["model_patch"]).model_dump_json())
+        return 0
     if args.command == "run":
         if args.url:
             from env.eval.drivers import WsDriver

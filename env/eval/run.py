@@ -108,6 +108,7 @@ def play(driver: Any, agent_name: str, task: dict[str, Any], run: int, steps_fil
         "actions": [a.get("action_type") for a in actions],
         "flags": flags(actions),
         "tokens": tokens,
+        "model_patch": info.get("model_patch"),  # repository tasks: the agent's patch, for SWE-bench predictions
         "seconds": round(time.monotonic() - started, 2),
     }
 
