@@ -194,3 +194,17 @@ def test_containers_write_through_and_exceptions_keep_their_str(runtime, tmp_pat
     ids = ["tests/test_tickets.py::test_changes_to_project_containers_reach_the_project", "tests/test_tickets.py::test_a_project_exception_keeps_its_own_message"]
     task = load_repo_task(repo_fixture.write_task(tmp_path / "desk", files, gold, FAIL_TO_PASS=ids[:1], PASS_TO_PASS=ids[1:]))
     assert run_tests(runtime.sandbox, task, files).outcomes == {i: "PASSED" for i in ids}
+
+
+def test_project_files_never_shadow_the_test_process_own_modules(runtime):
+    from env.verdict.split import Remote
+
+    run = runtime.sandbox.start_repo({"json.py": "X = 1\n", "_pytest/__init__.py": "", "shop/__init__.py": ""}, ["."], {})
+    try:
+        finder = Remote(run).install({"json", "_pytest", "pytest", "zoneinfo", "shop"})
+        assert finder.names == {"shop"}
+    finally:
+        import sys
+
+        sys.meta_path.remove(finder)
+        run.finish()

@@ -22,6 +22,7 @@ import datetime as dt
 import decimal
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import operator
 import sys
 import types
@@ -74,7 +75,14 @@ class Remote:
         return self.decode(raw)
 
     def install(self, names: set[str]) -> ProjectFinder:
-        finder = ProjectFinder(self, names)
+        """Route imports of the project's top-level ``names`` to the sandbox.
+
+        Never a name this process can import itself (the standard library, pytest, installed
+        packages, anything already loaded): a project file called ``json.py`` or ``_pytest/``
+        must not stand in for the test process's own modules.
+        """
+        own = {n for n in names if n in sys.stdlib_module_names or n in sys.modules or importlib.util.find_spec(n) is not None}
+        finder = ProjectFinder(self, set(names) - own)
         sys.meta_path.insert(0, finder)
         return finder
 
