@@ -148,17 +148,28 @@ class HeuristicAgent(Agent):
             return
         for a, b in _IMPORT.findall(text):
             module = (a or b).replace(".", "/")
-            for candidate in (f"{module}.py", f"src/{module}.py", f"{module}/__init__.py"):
-                self._want(candidate)
+            for root in ("", "src/"):
+                self._want(f"{root}{module}.py")
+                # A package: every file of it that defines something.
+                for path in sorted(self.existing or ()):
+                    if path.startswith(f"{root}{module}/"):
+                        self._want(path)
 
     def _plan(self) -> list[tuple[str, Mutation]]:
+        # Names used on the traceback's lines: a function called there is as suspect as the line itself.
+        called = set()
+        for path, lines in self.hot.items():
+            source = self.contents.get(path, "").splitlines()
+            for line in lines:  # the line and the few before it (the condition that led to a raise)
+                for text in source[max(0, line - 4) : line]:
+                    called.update(re.findall(r"\b([A-Za-z_]\w*)\s*\(", text))
         trials = []
         for path, text in self.contents.items():
             if path.split("/")[-1].startswith("test") or not text:
                 continue
             hot = self.hot.get(path, set())
             for m in mutations(text):
-                distance = min((abs(m.line - h) for h in hot), default=1000)
+                distance = 0 if m.function in called else min((abs(m.line - h) for h in hot), default=1000)
                 trials.append((distance, m.kind, path, m))
         trials.sort(key=lambda t: (t[0], t[1]))
         return [(path, m) for _, _, path, m in trials]
