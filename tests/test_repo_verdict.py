@@ -208,3 +208,60 @@ def test_project_files_never_shadow_the_test_process_own_modules(runtime):
 
         sys.meta_path.remove(finder)
         run.finish()
+
+
+# -- regressions from a review of the split verdict: each test fails under plain in-process pytest, -----
+# -- so it must fail here too ---------------------------------------------------------------------------
+
+REVIEW_CASES = {
+    "a project module named like a tests helper": (
+        {"calc/__init__.py": "def add(a, b):\n    return a - b\n", "helpers.py": "def check_sum(fn):\n    return None\n",
+         "tests/helpers.py": "def check_sum(fn):\n    assert fn(1, 2) == 3\n",
+         "tests/test_case.py": "from helpers import check_sum\nfrom calc import add\n\n\ndef test_case():\n    check_sum(add)\n"},
+    ),
+    "containers are the project's own, read afresh": (
+        {"cart.py": "class Cart:\n    def __init__(self, items=[]):\n        self.items = items\n        self._tags = {'a'}\n        self._meta = {}\n"
+                    "    def add(self, sku):\n        self.items.append(sku)\n        return self\n    def snapshot(self):\n        return self.items\n"
+                    "    def tags(self):\n        return self._tags\n    def meta(self):\n        return self._meta\n",
+         "tests/test_case.py": "from cart import Cart\n\n\ndef test_case():\n    assert Cart().items is not Cart().items\n    cart = Cart([]).add('a')\n"
+                               "    snap = cart.snapshot()\n    cart.add('b')\n    assert snap == ['a']\n"},
+    ),
+    "in-place operators reach the project": (
+        {"cart.py": "class Cart:\n    def __init__(self):\n        self._tags = {'a'}\n        self._meta = {}\n        self._items = ['a']\n"
+                    "    def tags(self):\n        return self._tags\n    def meta(self):\n        return self._meta\n    def items(self):\n        return self._items\n",
+         "tests/test_case.py": "from cart import Cart\n\n\ndef test_case():\n    cart = Cart()\n    t = cart.tags()\n    t -= {'a'}\n    m = cart.meta()\n"
+                               "    m |= {'k': 1}\n    s = cart.items()\n    s *= 2\n    assert cart.tags() == {'a'} or cart.meta() == {} or cart.items() == ['a']\n"},
+    ),
+    "exception classes keep their own bases": (
+        {"shop/__init__.py": "", "shop/errors.py": "class ShopError(Exception):\n    pass\n\n\nclass NotFound(ShopError, KeyError):\n    pass\n",
+         "shop/store.py": "from shop.errors import ShopError\n\n\ndef get(key):\n    raise ShopError(key)\n",
+         "tests/test_case.py": "import pytest\nfrom shop.errors import NotFound\nfrom shop.store import get\n\n\ndef test_case():\n    with pytest.raises(KeyError):\n        get('x')\n"},
+    ),
+    "__exit__ sees the exception and cannot swallow a failure": (
+        {"db.py": "class Tx:\n    def __init__(self):\n        self.done = []\n    def __enter__(self):\n        return self\n"
+                  "    def __exit__(self, kind, exc, tb):\n        self.done.append(kind is None)\n        return True\n",
+         "tests/test_case.py": "import pytest\nfrom db import Tx\n\n\ndef test_case():\n    tx = Tx()\n    with pytest.raises(RuntimeError):\n        with tx:\n"
+                               "            raise RuntimeError('fail')\n"},
+    ),
+    "!= asks the project for objects that are not data": (
+        {"money.py": "class Money:\n    def __init__(self, amount):\n        self.amount = amount\n    def __eq__(self, other):\n"
+                     "        return self.amount == other\n    def __ne__(self, other):\n        return not self == other\n",
+         "tests/test_case.py": "from money import Money\n\n\ndef test_case():\n    assert Money(5) != 5\n"},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REVIEW_CASES))
+def test_review_case_fails_as_it_does_in_process(runtime, tmp_path, case):
+    (files,) = REVIEW_CASES[case]
+    task = load_repo_task(repo_fixture.write_task(tmp_path / "case", files, files, FAIL_TO_PASS=["tests/test_case.py::test_case"], PASS_TO_PASS=[]))
+    assert run_tests(runtime.sandbox, task, files).outcomes == {"tests/test_case.py::test_case": "FAILED"}
+
+
+def test_a_hostile_exception_chain_is_capped(runtime, tmp_path):
+    # A class chain 300 deep: the test process rebuilds at most 64 of it, and the test still fails.
+    chain = "class E0(Exception):\n    pass\n" + "".join(f"class E{i}(E{i - 1}):\n    pass\n" for i in range(1, 300))
+    files = {"deep.py": chain + "\ndef boom():\n    raise E299('x')\n", "tests/test_case.py": "from deep import boom\n\n\ndef test_case():\n    boom()\n"}
+    task = load_repo_task(repo_fixture.write_task(tmp_path / "deep", files, files, FAIL_TO_PASS=["tests/test_case.py::test_case"], PASS_TO_PASS=[]))
+    verdict = run_tests(runtime.sandbox, task, files)
+    assert verdict.outcomes == {"tests/test_case.py::test_case": "FAILED"} and "E299: x" in verdict.excerpts["tests/test_case.py::test_case"]

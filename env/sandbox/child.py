@@ -399,12 +399,17 @@ class _RepoEncoder(_Encoder):
             info["q"] = _qualname(value)
             if issubclass(value, BaseException):
                 info["k"] = "exc"
-                info["m"] = [_qualname(c) for c in value.__mro__]
+                info["m"] = _chain(value)
         elif callable(value):
             info["k"] = "call"
         else:
             info["k"] = "obj"
         return __import__("json").dumps(info)
+
+
+def _chain(cls):
+    """The class's MRO (at most 64 classes), each with its direct bases: the test side rebuilds the graph."""
+    return [[_qualname(c), [_qualname(b) for b in c.__bases__][:16]] for c in cls.__mro__[:64]]
 
 
 def _qualname(cls):
@@ -486,11 +491,28 @@ def _repo_ops():
         method=lambda obj, name, *args, **kwargs: getattr(obj, name)(*args, **kwargs),
         enter=lambda obj: type(obj).__enter__(obj),
         exit=lambda obj, *args: type(obj).__exit__(obj, *args),
+        exit_with=_exit_with,
+        items=lambda obj: tuple(dict.items(obj)) if isinstance(obj, dict) else tuple(obj),
         rop=lambda name, a, b: getattr(operator, name)(b, a),  # reflected operators: b <op> a
     )
     ops["import"] = importlib.import_module
     ops["data"] = _as_data
     return ops
+
+
+def _exit_with(obj, exc, kind, message):
+    """``__exit__`` while an exception propagates: the project's own exception object, or a builtin one
+    of the test's exception type (or Exception) carrying its message."""
+    import builtins
+
+    if exc is None:
+        cls = getattr(builtins, kind, None)
+        cls = cls if isinstance(cls, type) and issubclass(cls, Exception) else Exception
+        try:
+            exc = cls(message)
+        except BaseException:
+            exc = Exception(message)
+    return bool(type(obj).__exit__(obj, type(exc), exc, exc.__traceback__))
 
 
 def _as_data(obj):
@@ -519,7 +541,7 @@ def _repo_exception(rid, exc, state, root):
         args = _RepoEncoder(state).encode(list(exc.args))
     except BaseException:
         args = "[" + quote(_safe_str(exc)[:2000]) + "]"
-    mro = "[" + ",".join(quote(_qualname(c)) for c in type(exc).__mro__) + "]"
+    mro = __import__("json").dumps(_chain(type(exc)))
     return '{"id":%d,"exc":%s,"msg":%s,"tb":%s,"m":%s,"a":%s,"h":%s}' % (
         rid,
         quote(type(exc).__name__[:100]),

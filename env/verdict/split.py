@@ -31,6 +31,7 @@ from typing import Any
 from env.sandbox.runner import RemoteError, RunAborted, SandboxRun
 
 _LOCAL_ONLY = ("_adbg_", "_pytest", "_fixture")
+MAX_STAND_INS = 512  # exception classes rebuilt per run: a hostile chain costs the test process nothing more
 _SCALARS = (type(None), bool, int, float, str, bytes, complex)
 
 
@@ -83,7 +84,8 @@ class Remote:
         """
         own = {n for n in names if n in sys.stdlib_module_names or n in sys.modules or importlib.util.find_spec(n) is not None}
         finder = ProjectFinder(self, set(names) - own)
-        sys.meta_path.insert(0, finder)
+        # Last: a module the test process can find itself (a helper in the tests tree) always wins.
+        sys.meta_path.append(finder)
         return finder
 
     # -- test side -> sandbox ---------------------------------------------------------------
@@ -101,8 +103,6 @@ class Remote:
             return {None: ("h", handle[1])}
         if kind in (list, tuple, set, frozenset):
             return kind(self.encode(v, depth + 1) for v in value)
-        if kind in (RemoteList, RemoteSet):  # a copy of a container from another run
-            return kind.__mro__[1](self.encode(v, depth + 1) for v in value)
         if kind is dict:
             return {None: ("d", [(self.encode(k, depth + 1), self.encode(v, depth + 1)) for k, v in value.items()])}
         if kind is dt.datetime or kind is dt.time:
@@ -164,9 +164,15 @@ class Remote:
 
     def _container(self, kind: type, data: Any, info: dict) -> Any:
         if "h" not in info:
-            return kind.__mro__[1](data)
+            return {RemoteList: list, RemoteDict: dict, RemoteSet: set}[kind](data)
+        number = int(info["h"])
+        known = self._proxies.get(number)
+        if type(known) is kind:  # the same project object: the same local object, refreshed
+            known._adbg_fill(data)
+            return known
         made = kind(data)
-        made._adbg_remote, made._adbg_handle = self, int(info["h"])
+        made._adbg_remote, made._adbg_handle = self, number
+        self._proxies[number] = made
         return made
 
     def proxy(self, info: dict) -> Any:
@@ -176,7 +182,7 @@ class Remote:
             return known
         kind = info.get("k")
         if kind == "exc":
-            made: Any = self.exception_class([str(q) for q in info.get("m", [])])
+            made: Any = self.exception_class(list(info.get("m", [])))
         elif kind == "class":
             made = RemoteClass(self, number, str(info.get("q", "?")))
         elif kind == "module":
@@ -186,35 +192,42 @@ class Remote:
         self._proxies[number] = made
         return made
 
-    def exception_class(self, mro: list[str]) -> type[BaseException]:
-        """A local class standing for the project's exception class ``mro[0]`` (cached by name)."""
-        chain = [q for q in mro if q != "builtins.object"]
-        base: type[BaseException] = Exception
-        start = len(chain)
-        for index, qualname in enumerate(chain):
+    def exception_class(self, chain: list) -> type[BaseException]:
+        """A local class standing for the project's exception class ``chain[0]``: the same name and the
+        same base classes (rebuilt from each class's direct bases), builtins as themselves."""
+        entries = [(str(c[0]), [str(b) for b in c[1]]) if isinstance(c, list) and len(c) == 2 else (str(c), []) for c in chain[:64]]
+        bases_of = dict(entries)
+
+        def build(qualname: str, depth: int = 0) -> type[BaseException]:
             module, _, name = qualname.rpartition(".")
-            found = getattr(builtins, name, None) if module == "builtins" else None
-            if isinstance(found, type) and issubclass(found, BaseException):
-                base, start = found, index
-                break
-        if not issubclass(base, Exception):  # SystemExit, KeyboardInterrupt ... never stop the session
-            base = ProjectExit
-        made = base
-        for qualname in reversed(chain[:start]):
+            if module == "builtins":
+                found = getattr(builtins, name, None)
+                if isinstance(found, type) and issubclass(found, BaseException):
+                    return found if issubclass(found, Exception) else ProjectExit  # SystemExit & co never stop the session
+                return Exception
             cached = self._exceptions.get(qualname)
-            if cached is None:
-                module, _, name = qualname.rpartition(".")
-                bases = (made,) if issubclass(made, StandIn) else (StandIn, made)  # StandIn's __str__ first
-                cached = type(name.rpartition(".")[2] or "ProjectError", bases, {"__module__": module, "__qualname__": name})
-                self._exceptions[qualname] = cached
-            made = cached
-        return made
+            if cached is not None:
+                return cached
+            if depth > 64 or len(self._exceptions) >= MAX_STAND_INS:
+                return ProjectExit
+            parents = [build(b, depth + 1) for b in bases_of.get(qualname, []) if b != "builtins.object"] or [Exception]
+            parents = list(dict.fromkeys(parents))
+            if not any(issubclass(p, StandIn) for p in parents):
+                parents.insert(0, StandIn)  # StandIn's __str__ first
+            try:
+                made = type(name.rpartition(".")[2] or "ProjectError", tuple(parents), {"__module__": module, "__qualname__": name})
+            except TypeError:  # bases a local class cannot combine (builtin layouts): keep the first line
+                made = type(name.rpartition(".")[2] or "ProjectError", (StandIn, parents[-1]), {"__module__": module, "__qualname__": name})
+            self._exceptions[qualname] = made
+            return made
+
+        return build(entries[0][0]) if entries else Exception
 
     def exception(self, error: RemoteError) -> BaseException:
         reply = error.reply
         if not reply.get("m"):  # classic mode or a load failure: no class chain
             return ProjectExit(f"{error.exc_type}: {error.message}")
-        cls = self.exception_class([str(q) for q in reply["m"]])
+        cls = self.exception_class(list(reply["m"]))
         try:
             args = tuple(self.decode(reply.get("a", [])))
         except (ValueError, TypeError):
@@ -332,9 +345,15 @@ class RemoteObject:
         __tracebackhide__ = True
         return self._adbg_remote.op("enter", self)
 
-    def __exit__(self, *exc: Any) -> Any:
+    def __exit__(self, kind: Any, value: Any, tb: Any) -> Any:
         __tracebackhide__ = True
-        return self._adbg_remote.op("exit", self, None, None, None) if exc[0] is None else False
+        if kind is None:
+            return self._adbg_remote.op("exit", self, None, None, None)
+        # The project's __exit__ sees the exception: its own object, or a builtin of the test's type.
+        own = value if _handle_of(value) is not None else None
+        suppress = self._adbg_remote.op("exit_with", self, own, kind.__name__, str(value))
+        # A failed assertion or pytest's own outcome is never the project's to swallow.
+        return bool(suppress) and isinstance(value, Exception) and not isinstance(value, AssertionError)
 
     def __format__(self, spec: str) -> str:
         __tracebackhide__ = True
@@ -375,6 +394,8 @@ def _compare(name: str):
         try:
             data = self._adbg_remote.op("data", self)
         except TypeError:
+            if name == "ne":  # what the project says (saying "different" gains a forger nothing)
+                return self._adbg_remote.op(name, self, other)
             return NotImplemented  # not a data type: never equal to the test's data
         return local(data, other)
 
@@ -392,63 +413,73 @@ for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul"
 
 
 def _write_through(base: type, name: str):
-    """Apply a mutating method to the project's container, then to this copy."""
-    local = getattr(base, name)
+    """Apply a mutating method to the project's container, then refresh this copy from it."""
 
     def method(self: Any, *args: Any, **kwargs: Any) -> Any:
         __tracebackhide__ = True
         result = self._adbg_remote.op("method", self, name, *args, **kwargs)
-        if (base, name) == (set, "pop"):  # the project chose the element: drop that one here
-            set.discard(self, result)
-        elif (base, name) == (dict, "popitem"):
-            dict.pop(self, result[0], None)
-        else:
-            local(self, *args, **kwargs)
-        return result
+        self._adbg_refresh()
+        return self if name.startswith("__i") else result
 
     return method
 
 
-def _inplace(base: type, name: str, method_name: str):
-    def method(self: Any, other: Any) -> Any:
+def _fresh(base: type, name: str):
+    """Read the project's container as it is now, then answer from the copy."""
+    local = getattr(base, name)
+
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
         __tracebackhide__ = True
-        self._adbg_remote.op("method", self, method_name, other)
-        getattr(base, name)(self, other)
-        return self
+        self._adbg_refresh()
+        return local(self, *args, **kwargs)
 
     return method
 
 
-class RemoteList(list):
-    """A project's list: a local copy for reading and comparing; changes also go to the project's list."""
+class _Container:
+    """A project's list, dict or set: a local copy refreshed from the project before every read, and
+    every change made in the project first. The same project object is always the same local object."""
 
     _adbg_remote: Remote
     _adbg_handle: int
 
-
-class RemoteDict(dict):
-    """A project's dict, like :class:`RemoteList`."""
-
-    _adbg_remote: Remote
-    _adbg_handle: int
+    def _adbg_refresh(self) -> None:
+        self._adbg_fill(self._adbg_remote.op("items", self))
 
 
-class RemoteSet(set):
-    """A project's set, like :class:`RemoteList`."""
-
-    _adbg_remote: Remote
-    _adbg_handle: int
+class RemoteList(_Container, list):
+    def _adbg_fill(self, data: Any) -> None:
+        list.__setitem__(self, slice(None), list(data))
 
 
-for _name in ("append", "extend", "insert", "remove", "pop", "clear", "sort", "reverse", "__setitem__", "__delitem__"):
+class RemoteDict(_Container, dict):
+    def _adbg_fill(self, data: Any) -> None:
+        dict.clear(self)
+        dict.update(self, data.items() if isinstance(data, dict) else data)
+
+
+class RemoteSet(_Container, set):
+    def _adbg_fill(self, data: Any) -> None:
+        set.clear(self)
+        set.update(self, data)
+
+
+_READS = ("__eq__", "__ne__", "__len__", "__iter__", "__contains__", "__repr__", "copy")
+for _name in _READS + ("__getitem__", "__lt__", "__le__", "__gt__", "__ge__", "__reversed__", "__add__", "__mul__", "index", "count"):
+    setattr(RemoteList, _name, _fresh(list, _name))
+for _name in ("append", "extend", "insert", "remove", "pop", "clear", "sort", "reverse", "__setitem__", "__delitem__", "__iadd__", "__imul__"):
     setattr(RemoteList, _name, _write_through(list, _name))
-RemoteList.__iadd__ = _inplace(list, "__iadd__", "extend")
-for _name in ("__setitem__", "__delitem__", "pop", "popitem", "setdefault", "update", "clear"):
+for _name in _READS + ("__getitem__", "get", "keys", "values", "items", "__or__"):
+    setattr(RemoteDict, _name, _fresh(dict, _name))
+for _name in ("__setitem__", "__delitem__", "pop", "popitem", "setdefault", "update", "clear", "__ior__"):
     setattr(RemoteDict, _name, _write_through(dict, _name))
-for _name in ("add", "discard", "remove", "pop", "clear", "update", "difference_update", "intersection_update"):
+for _name in _READS + ("__le__", "__lt__", "__ge__", "__gt__", "__or__", "__and__", "__sub__", "__xor__", "issubset", "issuperset", "isdisjoint", "union", "intersection", "difference", "symmetric_difference"):
+    setattr(RemoteSet, _name, _fresh(set, _name))
+for _name in ("add", "discard", "remove", "pop", "clear", "update", "difference_update", "intersection_update", "symmetric_difference_update", "__ior__", "__iand__", "__isub__", "__ixor__"):
     setattr(RemoteSet, _name, _write_through(set, _name))
-RemoteSet.__ior__ = _inplace(set, "__ior__", "update")
-RemoteSet.__repr__ = lambda self: repr(set(self)) if self else "set()"  # not "RemoteSet({...})" in failure messages
+RemoteSet.__repr__ = lambda self: (self._adbg_refresh(), repr(set(self)) if self else "set()")[1]  # type: ignore[method-assign]
+for _cls in (RemoteList, RemoteDict, RemoteSet):
+    _cls.__hash__ = None  # type: ignore[assignment]
 
 
 class RemoteClass(RemoteObject):
