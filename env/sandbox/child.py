@@ -197,11 +197,13 @@ class _Encoder:
 
         self.quote = encode_basestring_ascii
 
-    def encode(self, value, depth=0):
+    def tick(self, depth):
         self.items += 1
         if depth > MAX_DEPTH or self.items > MAX_ITEMS:
             raise ValueError("value too large or too deeply nested to return")
-        kind = type(value)
+
+    def scalar(self, value, kind):
+        """JSON for None, bool, int, float and str; None for anything else."""
         if value is None:
             return "null"
         if kind is bool:
@@ -216,6 +218,14 @@ class _Encoder:
             return float.__repr__(value)
         if kind is str:
             return self.quote(value)
+        return None
+
+    def encode(self, value, depth=0):
+        self.tick(depth)
+        kind = type(value)
+        text = self.scalar(value, kind)
+        if text is not None:
+            return text
         if kind is list or kind is tuple:
             return "[" + ",".join(self.encode(v, depth + 1) for v in list.__iter__(list(value))) + "]"
         if kind is dict and all(type(k) is str for k in dict.keys(value)):
@@ -356,12 +366,11 @@ class _RepoEncoder(_Encoder):
         self.state = state
 
     def encode(self, value, depth=0):
-        self.items += 1
-        if depth > MAX_DEPTH or self.items > MAX_ITEMS:
-            raise ValueError("value too large or too deeply nested to return")
+        self.tick(depth)
         kind = type(value)
-        if value is None or kind is bool or kind is int or kind is float or kind is str:
-            return _Encoder.encode(self, value, depth)
+        text = self.scalar(value, kind)
+        if text is not None:
+            return text
         # Mutable containers travel as a copy plus a handle, so the test side can write through to
         # the project's own list, dict or set (``obj.items.append(x)``).
         if kind is list or kind is set:
