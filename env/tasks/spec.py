@@ -39,7 +39,7 @@ class StressSpec(BaseModel):
     threads: tuple[int, int]
     increments: tuple[int, int]
     switch_interval: float = 1e-6
-    rounds: int = Field(4, gt=0, description="Fresh counters per check; any wrong count fails it (a loaded host switches threads less often)")
+    rounds: int = Field(8, gt=0, description="Fresh counters per check; any wrong count fails it (a loaded host switches threads less often)")
     runs_for_grade: int = 5
 
 
