@@ -14,17 +14,21 @@ from __future__ import annotations
 import random
 import threading
 import time
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from env import rewards
 from env.graders.classic import AttemptFacts, EpisodeFacts, Grade, best_attempt, grade_episode
 from env.graders.hypothesis import judge_hypothesis
+from env.interface import CLASSIC_ACTIONS, Interface
 from env.models import ACTION_TYPES, AttemptView, DebugAction, DebugObservation, DebugState
 from env.queries import QueryError, answer_query
 from env.runtime import Runtime
 from env.tasks.spec import TaskSpec, normalized_ast
+from env.tools import ToolError, run_call
 from env.verdict.judge import Verdict, stress_runs
+from env.workbench import Workbench
 
 MAX_TEXT_FIELD = 8 * 1024  # hypothesis, diagnosis, query target
 FIELDS_OF = {
@@ -91,11 +95,15 @@ def validate_action(action: DebugAction) -> str:
 
 
 class Episode:
-    def __init__(self, runtime: Runtime, task: TaskSpec, seed: int, episode_id: str):
+    def __init__(self, runtime: Runtime, task: TaskSpec, seed: int, episode_id: str, interface: Interface | None = None):
         self.runtime = runtime
         self.task = task
         self.seed = seed
         self.episode_id = episode_id
+        self.interface = interface or Interface.for_episode(None, "classic")
+        self._bench: Workbench | None = None
+        self.last_call: dict[str, Any] = {}
+        self.last_data: dict[str, Any] = {}
         self.rng = random.Random(seed)
         self.lock = threading.Lock()
         self.last_active = time.monotonic()
@@ -169,6 +177,8 @@ class Episode:
         elapsed = verdict.run.duration_ms if verdict.run else 0.0
         self.attempts.append(Attempt(code=code, tree=tree, hypothesis=hypothesis or "", output=output, execution_time_ms=elapsed, facts=facts))
         self.current_code, self.current_output = code, output
+        if self._bench is not None:
+            self._bench.submitted(code)
         self.tests_passed, self.last_verdict = verdict.tests_passed, verdict
         if verdict.solved:
             self.solved = True
@@ -183,6 +193,22 @@ class Episode:
         self.queries += 1
         return parts, answer
 
+    @property
+    def bench(self) -> Workbench:
+        """The module and its tests as files, for the profile's tools (made on first use)."""
+        if self._bench is None:
+            self._bench = Workbench(self.task, self.runtime, self.current_code)
+        return self._bench
+
+    def _tool(self, action: DebugAction) -> tuple[rewards.Breakdown, str]:
+        raw = {k: v for k, v in action.model_dump(exclude_unset=True).items() if k not in ("action_type", "metadata")}
+        call = self.interface.resolve(action.action_type, raw)
+        # recorded for the trajectory when the agent used another name for the tool
+        self.last_call = {"tool": call.name, "aliased_from": call.aliased_from} if call.aliased_from else {}
+        result = run_call(self.bench.ctx, self.interface, call)
+        self.last_data = result.data
+        return {}, result.output
+
     def step(self, action: DebugAction) -> DebugObservation:
         with self.lock:
             self.last_active = time.monotonic()
@@ -190,31 +216,44 @@ class Episode:
                 return self.observe(0.0, {}, error="the episode is over; call reset to start a new one")
             self.step_number += 1
             parts: rewards.Breakdown = {}
-            error = answer = None
+            error = answer = output = None
+            self.last_call, self.last_data = {}, {}
             try:
-                kind = validate_action(action)
-                if kind == "submit_fix":
-                    if not self.runtime.isolation.can_execute:
-                        raise ActionError(self.runtime.isolation.reason)
-                    parts = self._submit(action.fixed_code or "", action.hypothesis)
-                elif kind == "query_context":
-                    parts, answer = self._query(action.query_type or "", action.query_target)
+                if action.action_type not in ACTION_TYPES and self.interface.tools != CLASSIC_ACTIONS:
+                    parts, output = self._tool(action)
                 else:
-                    self.gave_up = True
-                    self._finish()
-            except (ActionError, QueryError) as exc:
+                    kind = validate_action(action)
+                    if kind == "submit_fix":
+                        if not self.runtime.isolation.can_execute:
+                            raise ActionError(self.runtime.isolation.reason)
+                        self.interface.check_gate("submit_fix")
+                        parts = self._submit(action.fixed_code or "", action.hypothesis)
+                    elif kind == "query_context":
+                        parts, answer = self._query(action.query_type or "", action.query_target)
+                    else:
+                        self.gave_up = True
+                        self._finish()
+            except (ActionError, QueryError, ToolError) as exc:
                 error = str(exc)
             if not self.done and self.step_number >= self.task.max_steps:
                 self.truncated = True
                 parts.update(rewards.truncation_reward())
                 self._finish()
+            if self.done and self._bench is not None:
+                self._bench.close()
             reward = rewards.total(parts)
             self.cumulative_reward = round(self.cumulative_reward + reward, 6)
-            return self.observe(reward, parts, error=error, query_result=answer)
+            return self.observe(reward, parts, error=error, query_result=answer, tool_output=output)
+
+    def close(self) -> None:
+        if self._bench is not None:
+            self._bench.close()
 
     # -- views --------------------------------------------------------------------------------
 
-    def observe(self, reward: float, parts: rewards.Breakdown, error: str | None = None, query_result: str | None = None) -> DebugObservation:
+    def observe(
+        self, reward: float, parts: rewards.Breakdown, error: str | None = None, query_result: str | None = None, tool_output: str | None = None
+    ) -> DebugObservation:
         grade = self.estimate()
         breakdown = dict(parts)
         breakdown.update({f"grader.{k}": v for k, v in grade.components.items()})
@@ -241,12 +280,23 @@ class Episode:
             score_estimate=grade.score,
             query_result=query_result,
             error=error,
-            info={"error": error} if error else {},
+            info=self._info(error),
             step_reward=reward,
             cumulative_reward=self.cumulative_reward,
             grader_score=self.final_grade.score if self.final_grade else None,
             breakdown=breakdown,
+            tool_output=tool_output,
+            tool_result=self.last_data,
+            available_actions=[] if self.done else list(self.interface.tools),
         )
+
+    def _info(self, error: str | None) -> dict[str, Any]:
+        info: dict[str, Any] = {"error": error} if error else {}
+        if self.interface.profile.name != "default":
+            info["interface"] = self.interface.info()
+        if self.last_call:
+            info["call"] = self.last_call
+        return info
 
     def state(self) -> DebugState:
         return DebugState(

@@ -93,6 +93,7 @@ class DebugObservation(Observation):
     tool_output: str | None = Field(None, description="Repository tasks: what the last tool returned")
     test_results: dict[str, str] = Field(default_factory=dict, description="Repository tasks: each test's status in the latest run")
     available_actions: list[str] = Field(default_factory=list, description="The action types this episode accepts")
+    tool_result: dict[str, Any] = Field(default_factory=dict, description="The last tool's result as data (a debugger command's frame, stack, variables ...)")
 
 
 class DebugState(State):

@@ -13,6 +13,6 @@ import threading
 _LOCK = threading.Lock()
 
 
-def parse(source: str) -> ast.Module:
+def parse(source: str, mode: str = "exec") -> ast.AST:
     with _LOCK:
-        return ast.parse(source)
+        return ast.parse(source, mode=mode)

@@ -17,16 +17,15 @@ from typing import Any
 
 from env import rewards
 from env.graders.repo import RepoFacts, RepoGrade, grade_repo
+from env.interface import PROFILES, Interface
 from env.models import DebugAction, DebugObservation, DebugState
 from env.tasks.patches import make_patch, touched
 from env.tasks.repository import RepoTask, source_only
-from env.tools import files as _files  # noqa: F401  (registers the file tools)
-from env.tools import testing as _testing  # noqa: F401  (registers the test tools)
-from env.tools.base import TOOLS, ToolContext, ToolError
+from env.tools import TOOLS, ToolContext, ToolError, run_call
 from env.verdict.repo_judge import RepoVerdict, f2p_ok, p2p_ok, resolution
 from env.workspace import Workspace
 
-REPO_TOOLS = ("list_dir", "view_file", "search", "edit", "replace_text", "create_file", "run_tests", "diff", "submit", "give_up")
+REPO_TOOLS = PROFILES["default"].tools
 _NOT_ARGUMENTS = {"action_type", "metadata"}
 
 
@@ -36,12 +35,15 @@ def tool_schemas(names: tuple[str, ...] = REPO_TOOLS) -> list[dict[str, Any]]:
 
 
 class RepoEpisode:
-    def __init__(self, runtime: Any, task: RepoTask, seed: int, episode_id: str):
+    def __init__(self, runtime: Any, task: RepoTask, seed: int, episode_id: str, interface: Interface | None = None):
         self.runtime, self.task, self.seed, self.episode_id = runtime, task, seed, episode_id
+        self.interface = interface or Interface.for_episode(None, "repo")
         self.lock = threading.Lock()
         self.last_active = time.monotonic()
         self.workspace = Workspace.create(task, runtime.sandbox.tmp_root)
         self.ctx = ToolContext(task, self.workspace, runtime)
+        self.last_call: dict[str, Any] = {}
+        self.last_data: dict[str, Any] = {}
         self.step_number = 0
         self.cumulative_reward = 0.0
         self.done = self.solved = self.gave_up = self.truncated = self.submitted = False
@@ -81,6 +83,7 @@ class RepoEpisode:
         facts = self.facts(verdict, patch)
         self.final_grade = grade_repo(facts)
         self.solved = facts.resolution == "FULL" and not self.gave_up
+        self.ctx.close()
         self.workspace.close()
         return rewards.resolved_reward(self.solved) if self.submitted else {}
 
@@ -108,25 +111,21 @@ class RepoEpisode:
             self.step_number += 1
             parts: rewards.Breakdown = {}
             error = output = None
-            kind = action.action_type
+            self.last_call, self.last_data = {}, {}
             try:
-                if not kind:
-                    raise ToolError(f"missing field 'action_type'; expected one of: {', '.join(REPO_TOOLS)}")
-                if kind not in REPO_TOOLS:
-                    raise ToolError(f"unknown action_type {kind!r} for a repository task; expected one of: {', '.join(REPO_TOOLS)}")
-                tool = TOOLS[kind]
                 raw = {k: v for k, v in action.model_dump(exclude_unset=True).items() if k not in _NOT_ARGUMENTS}
-                args = tool.parse(raw)
-                if kind == "give_up":
+                call = self.interface.resolve(action.action_type, raw)
+                # recorded for the trajectory when the agent used another name for the tool
+                self.last_call = {"tool": call.name, "aliased_from": call.aliased_from} if call.aliased_from else {}
+                result = run_call(self.ctx, self.interface, call)
+                output, self.last_data = result.output, result.data
+                if call.tool == "give_up":
                     self.gave_up = True
-                    output = tool.run(self.ctx, args).output
                     parts = self._finish(None)
                 else:
-                    result = tool.run(self.ctx, args)
-                    output = result.output
                     if result.verdict is not None:
                         parts = self._record_run(result.verdict)
-                    if kind == "submit":
+                    if call.tool == "submit":
                         self.submitted = True
                         parts.update(self._finish(result.verdict))
             except ToolError as exc:
@@ -140,6 +139,7 @@ class RepoEpisode:
             return self.observe(reward, parts, error=error, tool_output=output)
 
     def close(self) -> None:
+        self.ctx.close()
         self.workspace.close()
 
     # -- views --------------------------------------------------------------------------------
@@ -151,6 +151,10 @@ class RepoEpisode:
             breakdown.update({f"grader.{k}": v for k, v in grade.components.items()})
         f2p_passing = sum(f2p_ok(self.last_status.get(t, "")) for t in self.task.fail_to_pass)
         info: dict[str, Any] = {"error": error} if error else {}
+        if self.interface.profile.name != "default":
+            info["interface"] = self.interface.info()
+        if self.last_call:
+            info["call"] = self.last_call  # the tool that ran, and the alias the agent used, if any
         if self.done:
             info["model_patch"] = self.model_patch
             info["resolved"] = self.solved
@@ -177,7 +181,8 @@ class RepoEpisode:
             breakdown=breakdown,
             tool_output=tool_output,
             test_results=dict(self.last_status),
-            available_actions=[] if self.done else list(REPO_TOOLS),
+            available_actions=[] if self.done else list(self.interface.tools),
+            tool_result=self.last_data,
         )
 
     def state(self) -> DebugState:

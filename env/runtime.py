@@ -20,6 +20,7 @@ from env.sandbox.isolation import Isolation, probe_isolation
 from env.sandbox.limits import Limits
 from env.sandbox.policy import Policy
 from env.sandbox.runner import Sandbox
+from env.sandbox.shell import ShellLimits, ShellRunner
 from env.tasks.registry import TaskRegistry
 from env.tasks.spec import TaskSpec
 from env.verdict.judge import Verdict, judge
@@ -31,6 +32,9 @@ class Runtime:
     def __init__(self, registry: TaskRegistry, sandbox: Sandbox, workers: int = 32, static_check: bool = True):
         self.registry = registry
         self.sandbox = sandbox
+        # Debugging sessions and scripts: the same isolation and limits, plus pytest (see Sandbox).
+        self.debug_sandbox = Sandbox(sandbox.limits, sandbox.isolation, sandbox.tmp_root, warm=sandbox.zygote is not None, debug=True)
+        self.shell = ShellRunner(sandbox.isolation, ShellLimits.from_env())
         self.static_check = static_check
         # Sandbox runs block on pipes, not on the CPU: threads keep the event loop free.
         self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="adbg-run")

@@ -116,6 +116,13 @@ class Workspace:
         shutil.copytree(_TEMPLATES.get(task), target, dirs_exist_ok=True, symlinks=True)
         return cls(target)
 
+    @classmethod
+    def from_files(cls, files: Files, tmp_root: str | None = None) -> Workspace:
+        """A workspace holding just these files (no git history): a classic task's workbench."""
+        target = Path(tempfile.mkdtemp(prefix="adbg-ws-", dir=tmp_root or scratch_root()))
+        _write_files(target, files)
+        return cls(target)
+
     def resolve(self, path: str) -> Path:
         rel = check_path(path)
         full = self.root / rel if rel != "." else self.root

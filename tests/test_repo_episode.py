@@ -113,7 +113,7 @@ def test_truncation_grades_the_current_state(runtime, task):
 def test_agent_mistakes_cost_a_step_and_nothing_else(episode):
     obs = act(episode, action_type="submit_fix", fixed_code="x", hypothesis="y")
     assert obs.error == (
-        "unknown action_type 'submit_fix' for a repository task; expected one of: list_dir, view_file, search, edit, replace_text, "
+        "unknown action_type 'submit_fix' for the 'default' profile; expected one of: list_dir, view_file, search, edit, replace_text, "
         "create_file, run_tests, diff, submit, give_up"
     )
     assert obs.reward == 0.0 and obs.step_number == 1 and not obs.done

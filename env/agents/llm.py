@@ -11,8 +11,10 @@
   agent gives up the episode rather than crash.
 - Names models reach for (``str_replace``, ``cat``, ``bash``, ``finish`` ...) are mapped onto the
   registered tools by ``ALIASES``; every aliased call is recorded in ``aliases_used``.
-- Relays: after ``relay_turns`` turns the model writes a summary that starts a fresh context;
+- Relays: after ``relay_turns`` turns the model writes a summary that starts a fresh context (and the
+  agent sends ``new_relay`` where the profile has it, which re-locks the edit gate);
   ``max_relays`` and ``max_turns`` bound the episode (then it submits).
+- Interface profiles: the harness hands the agent the profile's tools (``task["tools"]``).
 - ``usage()`` reports the tokens of the last action (prompt and completion), for the trajectory.
 """
 
@@ -25,13 +27,16 @@ from typing import Any
 from env.agents.base import Action, Agent, Observation, register
 from env.models import CLASSIC_TOOLS
 
+# Client-side fallbacks for names the model reaches for (the server has its own, larger table):
+# the first candidate this episode offers is used.
 ALIASES = {
-    "str_replace": "replace_text", "search_replace": "replace_text", "replace": "replace_text",
-    "open_file": "view_file", "cat": "view_file", "read_file": "view_file", "open": "view_file",
-    "ls": "list_dir", "list_files": "list_dir", "grep": "search", "find": "search",
-    "run": "run_tests", "test": "run_tests", "pytest": "run_tests", "bash": "run_tests",
-    "finish": "submit", "submit_patch": "submit", "done": "submit",
-    "fix": "submit_fix", "submit_code": "submit_fix", "query": "query_context", "ask": "query_context",
+    "str_replace": ("replace_text",), "search_replace": ("replace_text",), "replace": ("replace_text",),
+    "open_file": ("view_file", "cat"), "cat": ("view_file",), "read_file": ("view_file", "cat"), "open": ("view_file", "cat"),
+    "ls": ("list_dir",), "list_files": ("list_dir",), "grep": ("search",), "find": ("search",),
+    "run": ("run_bash", "run_script", "run_tests", "test"), "test": ("run_tests",), "pytest": ("run_tests", "test"),
+    "bash": ("run_bash", "run_tests", "test"), "shell": ("run_bash",), "python": ("run_script",),
+    "finish": ("submit",), "submit_patch": ("submit", "finish"), "done": ("submit", "finish"),
+    "fix": ("submit_fix",), "submit_code": ("submit_fix",), "query": ("query_context",), "ask": ("query_context",),
 }
 
 
@@ -112,6 +117,8 @@ class LLMAgent(Agent):
             if self.relays >= self.max_relays:
                 return {"action_type": "submit" if "submit" in self.names else "give_up"}
             self._relay()
+            if "new_relay" in self.names:  # tell the server, so its edit gate locks again for the new context
+                return {"action_type": "new_relay"}
         for _ in range(self.retries + 1):
             message = self._complete(tools=True)
             try:
@@ -163,9 +170,11 @@ class LLMAgent(Agent):
             name = str(args.pop("action_type", ""))
             if not name:
                 raise Malformed("no tool call and no JSON object with an \"action_type\"")
-        if name not in self.names and ALIASES.get(name) in self.names:
-            self.aliases_used.append((name, ALIASES[name]))
-            name = ALIASES[name]
+        if name not in self.names:
+            target = next((t for t in ALIASES.get(name, ()) if t in self.names), None)
+            if target is not None:
+                self.aliases_used.append((name, target))
+                name = target
         if name not in self.names:
             raise Malformed(f"unknown tool {name!r}")
         return {"action_type": name, **args}

@@ -8,6 +8,7 @@ from typing import Any
 from env.agents.base import Action, Agent, Observation, register
 from env.tasks.oracle import oracle_actions
 from env.tasks.registry import TaskRegistry
+from env.tasks.repository import RepoTask
 
 
 @register("oracle")
@@ -18,7 +19,17 @@ class OracleAgent(Agent):
 
     def begin(self, task: dict[str, Any], observation: Observation, rng: random.Random) -> None:
         super().begin(task, observation, rng)
-        self.plan = oracle_actions(self.registry.get(task["id"]))
+        spec = self.registry.get(task["id"])
+        self.plan = oracle_actions(spec)
+        interface = (observation.get("info") or {}).get("interface") or {}
+        if interface.get("unlocked") is False:  # an edit gate: one debugger command opens it
+            self.plan.insert(0, {"action_type": "debug_start", "test": _a_visible_test(spec)})
 
     def act(self, observation: Observation) -> Action:
         return self.plan.pop(0) if self.plan else {"action_type": "give_up"}
+
+
+def _a_visible_test(task: Any) -> str:
+    if isinstance(task, RepoTask):
+        return next(t for t in task.fail_to_pass + task.pass_to_pass if t.split("::")[0] in task.visible_tests)
+    return task.tests[0][0]

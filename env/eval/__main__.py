@@ -1,6 +1,6 @@
 """The evaluation harness on the command line.
 
-    python -m env.eval run --agent NAME [--tasks ID ...] [--runs N] [--concurrency C] --out DIR [--url URL]
+    python -m env.eval run --agent NAME [--profile bash|pdb|pdb_shell|minimal] [--tasks ID ...] [--runs N] --out DIR [--url URL]
     python -m env.eval report DIR [DIR ...] [--out REPORT_DIR]
     python -m env.eval predictions DIR --agent NAME [--run 0] [--model NAME] > preds.jsonl   # SWE-bench format
 """
@@ -15,6 +15,7 @@ from pathlib import Path
 from env.agents.base import AGENTS
 from env.eval import report as report_module
 from env.eval import run as run_module
+from env.interface import PROFILES
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -27,6 +28,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--concurrency", type=int, default=2)
     p.add_argument("--out", required=True)
     p.add_argument("--url", help="play on this server over /ws (default: in this process)")
+    p.add_argument("--profile", default="default", choices=sorted(PROFILES), help="the tool interface (the arm is AGENT@PROFILE)")
+    p.add_argument("--edit-gate", choices=("on", "off"), help="override the profile's edit gate")
     p = sub.add_parser("report", help="Markdown report and PNG plots from result directories")
     p.add_argument("dirs", nargs="+")
     p.add_argument("--out", help="where report.md and the plots go (default: the first directory)")
@@ -58,7 +61,8 @@ def main(argv: list[str] | None = None) -> int:
 
             runtime = Runtime.from_env()
             factory = partial(InProcessDriver, runtime)
-        results = run_module.run(factory, args.agent, args.tasks, args.runs, args.concurrency, Path(args.out))
+        gate = None if args.edit_gate is None else args.edit_gate == "on"
+        results = run_module.run(factory, args.agent, args.tasks, args.runs, args.concurrency, Path(args.out), args.profile, gate)
         print(f"{len(results)} episode(s) played; results in {Path(args.out) / 'results.jsonl'}", file=sys.stderr)
         return 0
     dirs = [Path(d) for d in args.dirs]

@@ -1,7 +1,7 @@
 """Where an evaluation's episodes run: in this process, or on a server over /ws. Both move plain dicts.
 
     with InProcessDriver(runtime) as env:           # or WsDriver("http://localhost:8000")
-        obs = env.reset("easy", seed=1)
+        obs = env.reset("easy", seed=1)                # profile="pdb" ... as reset options
         obs, reward, done = env.step({"action_type": "give_up"})
 """
 
@@ -25,8 +25,8 @@ class InProcessDriver:
     def tasks(self) -> list[dict[str, Any]]:
         return [_with_tools(t.summary()) for t in self.runtime.registry.all()]
 
-    def reset(self, task_id: str, seed: int) -> dict[str, Any]:
-        return self.env.reset(task_id=task_id, seed=seed).model_dump()
+    def reset(self, task_id: str, seed: int, **options: Any) -> dict[str, Any]:
+        return self.env.reset(task_id=task_id, seed=seed, **options).model_dump()
 
     def step(self, action: dict[str, Any]) -> tuple[dict[str, Any], float, bool]:
         obs = self.env.step(DebugAction(**action)).model_dump()
@@ -49,8 +49,8 @@ class WsDriver:
 
         return httpx.get(f"{self.url}/tasks", timeout=30).json()
 
-    def reset(self, task_id: str, seed: int) -> dict[str, Any]:
-        return dict(self.client.reset(task_id=task_id, seed=seed).observation)
+    def reset(self, task_id: str, seed: int, **options: Any) -> dict[str, Any]:
+        return dict(self.client.reset(task_id=task_id, seed=seed, **options).observation)
 
     def step(self, action: dict[str, Any]) -> tuple[dict[str, Any], float, bool]:
         result = self.client.step(action)

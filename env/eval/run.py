@@ -60,11 +60,23 @@ def completed(out: Path) -> set[tuple[str, str, int]]:
     return done
 
 
-def play(driver: Any, agent_name: str, task: dict[str, Any], run: int, steps_file: Path) -> dict[str, Any]:
+def arm_name(agent_name: str, profile: str = "default") -> str:
+    """An evaluation arm is an agent with an interface profile: ``llm@pdb`` (pass@k and passX@k are per arm)."""
+    return agent_name if profile == "default" else f"{agent_name}@{profile}"
+
+
+def play(
+    driver: Any, agent_name: str, task: dict[str, Any], run: int, steps_file: Path, profile: str = "default", edit_gate: bool | None = None
+) -> dict[str, Any]:
     seed = seed_for(task["id"], run)
     agent = AGENTS[agent_name]()
     started = time.monotonic()
-    obs = driver.reset(task["id"], seed)
+    options: dict[str, Any] = {} if profile == "default" else {"profile": profile}
+    if edit_gate is not None:
+        options["edit_gate"] = edit_gate
+    obs = driver.reset(task["id"], seed, **options)
+    if profile in (task.get("profiles") or {}):
+        task = {**task, "tools": task["profiles"][profile]["tools"]}  # the agent sees the profile's tools
     agent.begin(task, obs, random.Random(seed))
     steps_file.parent.mkdir(parents=True, exist_ok=True)
     rewards: list[float] = []
@@ -88,6 +100,7 @@ def play(driver: Any, agent_name: str, task: dict[str, Any], run: int, steps_fil
                 "ms": round((time.monotonic() - t0) * 1000, 1),
                 "tokens": agent.usage(),
                 "aliases": [list(a) for a in getattr(agent, "aliases_used", [])[aliased:]],
+                "call": (obs.get("info") or {}).get("call"),  # the tool that ran, and the server-side alias used
             }
             tokens += sum(record["tokens"].values())
             handle.write(json.dumps(record) + "\n")
@@ -95,7 +108,8 @@ def play(driver: Any, agent_name: str, task: dict[str, Any], run: int, steps_fil
     # A classic episode ends with the solve bonus exactly when its last submission solved the task.
     solved = bool(info.get("resolved")) if task["family"] == "repo" else "solve_bonus" in (obs.get("breakdown") or {})
     return {
-        "agent": agent_name,
+        "agent": arm_name(agent_name, profile),
+        "profile": profile,
         "task_id": task["id"],
         "family": task["family"],
         "run": run,
@@ -131,7 +145,10 @@ def flags(actions: list[dict[str, Any]]) -> list[str]:
     return found
 
 
-def run(driver_factory: Any, agent_name: str, task_ids: list[str] | None, runs: int, concurrency: int, out: Path) -> list[dict[str, Any]]:
+def run(
+    driver_factory: Any, agent_name: str, task_ids: list[str] | None, runs: int, concurrency: int, out: Path,
+    profile: str = "default", edit_gate: bool | None = None,
+) -> list[dict[str, Any]]:
     out.mkdir(parents=True, exist_ok=True)
     with driver_factory() as probe:
         tasks = {t["id"]: t for t in probe.tasks()}
@@ -139,25 +156,30 @@ def run(driver_factory: Any, agent_name: str, task_ids: list[str] | None, runs: 
     if unknown:
         raise SystemExit(f"unknown task(s): {', '.join(unknown)}; available: {', '.join(tasks)}")
     chosen = task_ids or list(tasks)
+    unsupported = [t for t in chosen if profile not in (tasks[t].get("profiles") or {"default": {}})]
+    if unsupported:
+        print(f"skipping {len(unsupported)} task(s) without the {profile!r} profile: {', '.join(unsupported)}", file=sys.stderr)
+        chosen = [t for t in chosen if t not in unsupported]
+    arm = arm_name(agent_name, profile)
     done = completed(out)
     results_file = out / "results.jsonl"
     if results_file.exists() and not results_file.read_bytes().endswith(b"\n") and results_file.stat().st_size:
         with results_file.open("a", encoding="utf-8") as handle:
             handle.write("\n")  # close a line a crash cut short; it is skipped when read
-    jobs = [(tasks[t], r) for t in chosen for r in range(runs) if (agent_name, t, r) not in done]
+    jobs = [(tasks[t], r) for t in chosen for r in range(runs) if (arm, t, r) not in done]
     lock = threading.Lock()
     results: list[dict[str, Any]] = []
 
     def job(item: tuple[dict[str, Any], int]) -> None:
         task, r = item
         with driver_factory() as driver:
-            result = play(driver, agent_name, task, r, out / "steps" / agent_name / task["id"] / f"run{r}.jsonl")
+            result = play(driver, agent_name, task, r, out / "steps" / arm / task["id"] / f"run{r}.jsonl", profile, edit_gate)
         with lock, (out / "results.jsonl").open("a", encoding="utf-8") as handle:
             handle.write(json.dumps(result) + "\n")  # one write: the episode counts once it is here
             results.append(result)
             bar.update(1)
 
-    with tqdm(total=len(jobs), desc=f"{agent_name}", unit="episode", file=sys.stderr, disable=not jobs) as bar:
+    with tqdm(total=len(jobs), desc=arm, unit="episode", file=sys.stderr, disable=not jobs) as bar:
         with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
             list(pool.map(job, jobs))
     return results

@@ -179,7 +179,7 @@ def _isolate(setup):
     if layers.get("netns"):
         _unshare_network(ctypes, libc, layers.get("tmpfs", 0))
     if layers.get("landlock"):
-        _landlock(ctypes, libc, layers["landlock"], setup["read_only"], [os.getcwd()])
+        _landlock(ctypes, libc, layers["landlock"], setup["read_only"], [os.getcwd(), *setup.get("read_write", ())])
     if layers.get("seccomp"):
         _seccomp(ctypes, libc, layers["seccomp"])
     _apply_rlimits(setup["limits"], was_root and layers.get("uid") is None)
@@ -611,6 +611,63 @@ def _run_repo(setup):
     sys.stdout.flush()
 
 
+# ---------------------------------------------------------------------------------------------
+# debug mode: the project's files, and one test or script run under the tracer (env/sandbox/tracer.py);
+# the trusted side's commands arrive while the program is stopped
+
+
+def _prepare(config):
+    """A debug sandbox imports pytest and the tracer before isolation (they are read-only afterwards)."""
+    if not config.get("debug"):
+        return
+    import importlib.util
+
+    sys.path.extend(p for p in config.get("site", ()) if p not in sys.path)
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # the server's own pytest plugins are not the project's
+    here = os.path.dirname(os.path.abspath(__file__))
+    spec = importlib.util.spec_from_file_location("_adbg_tracer", os.path.join(here, "tracer.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules["_adbg_tracer"] = module
+    import _pytest.python  # noqa: F401
+    import pytest  # noqa: F401  (and the plugins pytest.main loads: imported once, here)
+
+
+def _run_debug(setup):
+    import json
+
+    try:
+        root = _load_repo(setup)
+        os.environ["TMPDIR"] = root
+    except BaseException as exc:
+        sys.stdout.flush()
+        _send(_exception_reply(0, exc, ""))
+        return
+
+    def reply(rid, data):
+        sys.stdout.flush()
+        _send(json.dumps({"id": rid, "ok": data}))
+
+    def request():
+        try:
+            return _recv()
+        except EOFError:  # the server closed the session
+            os._exit(0)
+
+    tracer = sys.modules["_adbg_tracer"].Tracer(root, reply, request, setup.get("stop_at_entry", True))
+    for path, line, condition in setup.get("breakpoints", ()):
+        try:
+            tracer.add_break(path, line, condition)
+        except SyntaxError:
+            continue  # checked by the trusted side when it was set
+    target = setup["target"]
+    if target["kind"] == "test":
+        tracer.run_test(target["id"])
+    else:
+        tracer.run_script(os.path.join(root, target["path"]))
+    reply(tracer.pending, tracer.ended)
+
+
 def _name_process(name):
     # Shown by ps and /proc/<pid>/comm: "adbg-idle" waits in the pool, "adbg-run" serves a run.
     _libc()[1].prctl(15, name, 0, 0, 0)  # PR_SET_NAME
@@ -621,6 +678,8 @@ def _run(setup):
     _name_process(b"adbg-run")
     if setup.get("mode") == "repo":
         return _run_repo(setup)
+    if setup.get("mode") == "debug":
+        return _run_debug(setup)
     try:
         module, filename = _load(setup)
     except BaseException as exc:
@@ -636,6 +695,7 @@ def _run(setup):
 def main():
     """The fresh-interpreter path: isolate this process, then run."""
     setup = _recv()
+    _prepare(setup["config"])
     _isolate(setup["config"])
     _run(setup)
 
@@ -756,6 +816,7 @@ def zygote(ctrl_fd):
         __import__(name)
     ctrl = socket.socket(fileno=ctrl_fd)
     config = marshal.loads(ctrl.recv(1 << 20))
+    _prepare(config)
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)

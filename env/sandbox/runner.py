@@ -108,7 +108,9 @@ class Sandbox:
     pre-imported fork server; otherwise each run starts a fresh interpreter.
     """
 
-    def __init__(self, limits: Limits, isolation: Isolation, tmp_root: str | None = None, warm: bool | None = None):
+    def __init__(
+        self, limits: Limits, isolation: Isolation, tmp_root: str | None = None, warm: bool | None = None, debug: bool = False
+    ):
         self.limits = limits
         self.isolation = isolation
         self.tmp_root = tmp_root or scratch_root()
@@ -121,6 +123,12 @@ class Sandbox:
             "tmp_root": self.tmp_root,
             "pool": int(os.environ.get("SANDBOX_POOL", "4")),
         }
+        if debug:
+            # Debugging sessions run pytest inside the child, so they also read the installed
+            # packages (read-only; nothing there is secret). Verdict runs never get them.
+            site = sorted({p for p in (sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]) if os.path.isdir(p)})
+            # pytest's logging plugin opens /dev/null for writing.
+            self.config.update(debug=True, site=site, read_only=sorted({*self.config["read_only"], *site}), read_write=["/dev/null"], pool=1)
         if warm is None:
             warm = os.environ.get("SANDBOX_ZYGOTE", "on") != "off"
         runs = int(os.environ.get("SANDBOX_ZYGOTE_RUNS", "2000"))
@@ -169,6 +177,23 @@ class Sandbox:
             raise RefusedToRun(self.isolation.reason)
         return SandboxRun(self, {"mode": "repo", "files": files, "paths": paths, "env": environ})
 
+    def start_debug(
+        self,
+        files: dict[str, str | bytes],
+        paths: list[str],
+        environ: dict[str, str],
+        target: dict[str, str],
+        breakpoints: list[tuple[str, int, str | None]],
+        stop_at_entry: bool = True,
+    ) -> SandboxRun:
+        """A debugging session: ``target`` ({"kind": "test", "id": ...} or {"kind": "script", "path": ...})
+        runs under the tracer; ``run.ready`` is its first stop (or its end), :meth:`SandboxRun.command` the rest."""
+        if not self.isolation.can_execute:
+            raise RefusedToRun(self.isolation.reason)
+        setup = {"mode": "debug", "files": files, "paths": paths, "env": environ, "target": target,
+                 "breakpoints": [list(b) for b in breakpoints], "stop_at_entry": stop_at_entry}
+        return SandboxRun(self, setup)
+
 
 @dataclass
 class SandboxRun:
@@ -176,6 +201,7 @@ class SandboxRun:
     setup: dict[str, Any]
     result: RunResult = field(default_factory=RunResult)
     load_error: RemoteError | None = None
+    ready: Any = None  # the child's first reply ("ready"; a debugging session's first stop)
 
     def __post_init__(self) -> None:
         limits = self.sandbox.limits
@@ -199,7 +225,7 @@ class SandboxRun:
         os.close(resp_w)
         self._send({"config": self.sandbox.config, **self.setup})
         try:
-            self._receive(0)
+            self.ready = self._receive(0, undecoded=self.setup.get("mode") == "debug")
         except RemoteError as exc:
             self.load_error = exc
         except RunAborted:
@@ -299,6 +325,20 @@ class SandboxRun:
         the reply comes back as parsed JSON, undecoded.
         """
         return self._request({"op": "op", "name": name, "args": args, "kwargs": kwargs or {None: ("d", [])}}, undecoded=True)
+
+    def command(self, message: dict, seconds: float | None = None) -> Any:
+        """Debug mode: one command; the wall-clock budget (default: the run's limit) restarts with it."""
+        self._deadline = time.monotonic() + (seconds or self.sandbox.limits.wall_seconds)
+        return self._request(message, undecoded=True)
+
+    def output_from(self, offset: int) -> tuple[str, int]:
+        """What the code printed since ``offset`` (capped), and the new offset."""
+        size = os.fstat(self._out_fd).st_size
+        data = os.pread(self._out_fd, min(self.sandbox.limits.output_bytes, max(0, size - offset)), offset)
+        text = data.decode("utf-8", "replace")
+        if size - offset > len(data):
+            text += f"\n... [output cut: {size - offset - len(data)} more bytes not shown]"
+        return text, size
 
     def stress(self, cls: str, plan: list[tuple[int, int]], switch_interval: float) -> Any:
         return self._request({"op": "stress", "cls": cls, "plan": [list(p) for p in plan], "switch_interval": switch_interval})

@@ -16,6 +16,7 @@ from openenv.core.env_server.http_server import create_app
 from openenv.core.env_server.types import ConcurrencyConfig
 
 from env.config import Settings
+from env.interface import ALIASES, PROFILES, Interface
 from env.models import ACTION_TYPES, CLASSIC_TOOLS, QUERY_TYPES, DebugAction, DebugObservation, DebugState
 from env.repo_episode import tool_schemas
 from env.runtime import Runtime
@@ -87,6 +88,13 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None) 
             },
             "action_types": {name: ACTIONS[name] for name in ACTION_TYPES},
             "repository_tools": {t["function"]["name"]: t["function"]["description"] for t in tool_schemas()},
+            "profiles": {name: p.description for name, p in PROFILES.items()},
+            "reset_options": {
+                "profile": "default | bash | pdb | pdb_shell | minimal (the tool interface; see /tasks for each profile's tools)",
+                "edit_gate": "true/false: lock edit tools until a debugger command succeeds in the relay (default: on for pdb)",
+                "aliases": "{name: tool} added to the tool-name alias table",
+            },
+            "tool_aliases": {name: list(alias.tools) for name, alias in ALIASES.items()},
             "tasks": [task.summary() for task in runtime.registry.all()],
         }
 
@@ -95,10 +103,23 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None) 
 
 
 def _with_tools(summary: dict[str, Any]) -> dict[str, Any]:
-    """Every task lists its tools as OpenAI function-calling definitions."""
-    if summary["family"] == "repo":
-        return {**summary, "tools": tool_schemas()}
-    return {**summary, "action_types": list(ACTION_TYPES), "tools": CLASSIC_TOOLS}
+    """Every task lists its tools as OpenAI function-calling definitions, for each interface profile."""
+    return {**summary, **_tool_lists(summary["family"])}
+
+
+@functools.cache
+def _tool_lists(family: str) -> dict[str, Any]:
+    profiles = {}
+    for name, profile in PROFILES.items():
+        try:
+            interface = Interface.for_episode(name, family)
+        except ValueError:
+            continue  # not offered for this family (minimal on classic tasks)
+        tools = (CLASSIC_TOOLS if family == "classic" else []) + interface.schemas()
+        profiles[name] = {"description": profile.description, "edit_gate": interface.edit_gate, "actions": list(interface.tools), "tools": tools}
+    if family == "repo":
+        return {"tools": tool_schemas(), "profiles": profiles}
+    return {"action_types": list(ACTION_TYPES), "tools": CLASSIC_TOOLS, "profiles": profiles}
 
 
 @functools.cache

@@ -1,1 +1,38 @@
-"""Tools an agent uses on a repository task, each a name, a description and a typed argument model."""
+"""Tools an agent uses, each a name, a description and a typed argument model (see ``base.py``).
+
+    result = run_call(ctx, interface, interface.resolve("view_file", {"path": "a.py"}))
+
+Importing this package registers every tool: files, tests, the debugger, scripts and the shell.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from env.tools import debug as _debug  # noqa: F401  (registers the debugger tools and run_script)
+from env.tools import files as _files  # noqa: F401  (registers the file tools)
+from env.tools import shell as _shell  # noqa: F401  (registers run_bash)
+from env.tools import testing as _testing  # noqa: F401  (registers the test tools)
+from env.tools.base import TOOLS, ToolContext, ToolError, ToolResult
+
+__all__ = ["TOOLS", "ToolContext", "ToolError", "ToolResult", "run_call"]
+
+
+def run_call(ctx: ToolContext, interface: Any, call: Any) -> ToolResult:
+    """Run one resolved call: the edit gate first, then the tool; an edit moves the debugger's breakpoints."""
+    interface.check_gate(call.tool)
+    tool = TOOLS[call.tool]
+    try:
+        result = tool.run(ctx, tool.parse(call.args))
+    except ToolError:
+        interface.record(call.tool, succeeded=False)
+        raise
+    interface.record(call.tool, succeeded=True)
+    data = result.data
+    if result.edited and "line_delta" in data and ctx.has_debugger:
+        new_count = data["end_line"] - data["start_line"] + 1
+        old_count = new_count - data["line_delta"]
+        note = ctx.debugger.on_edit(data["path"], data["start_line"], data["start_line"] + old_count - 1, new_count)
+        if note:
+            result.output += "\n" + note
+    return result

@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from env.debugger.session import DebugSession, Project
 from env.tasks.repository import RepoTask
 from env.workspace import Workspace
 
@@ -41,10 +42,35 @@ class ToolResult(BaseModel):
 
 
 class ToolContext:
-    """What a tool may touch: the episode's workspace and task, and the services to run tests."""
+    """What a tool may touch: the episode's workspace and task, and the services to run tests.
 
-    def __init__(self, task: RepoTask, workspace: Workspace, runtime: Any):
+    ``project`` says what the debugger and script runner run on (a repository task's workspace,
+    or a classic task's workbench); the episode's debugging session is made on first use.
+    """
+
+    def __init__(self, task: RepoTask | Any, workspace: Workspace, runtime: Any, project: Project | None = None):
         self.task, self.workspace, self.runtime = task, workspace, runtime
+        self.project = project or Project(
+            files=workspace.files,
+            paths=task.source_paths,
+            environ=dict(task.environment),
+            tests=[t for t in dict.fromkeys(task.fail_to_pass + task.pass_to_pass) if t.split("::")[0] in task.visible_tests],
+        )
+        self._debugger: DebugSession | None = None
+
+    @property
+    def debugger(self) -> DebugSession:
+        if self._debugger is None:
+            self._debugger = DebugSession(self.runtime.debug_sandbox, self.project)
+        return self._debugger
+
+    @property
+    def has_debugger(self) -> bool:
+        return self._debugger is not None
+
+    def close(self) -> None:
+        if self._debugger is not None:
+            self._debugger.close()
 
 
 class Tool:

@@ -1,0 +1,1 @@
+"""A live debugger over the API: one sandboxed session per episode (see ``session.py``)."""

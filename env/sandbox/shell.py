@@ -1,0 +1,582 @@
+"""A shell command in an episode's workspace, isolated: the trusted side of the ``run_bash`` tool.
+
+    shell = ShellRunner(probe_isolation(), ShellLimits.from_env())
+    result = shell.run(workspace.root, "python -m pytest -q", env={"PYTHONPATH": "/ws/src"})
+    result.output, result.exit_code, result.timed_out       # "3 passed in 0.02s\\n", 0, False
+
+Each call starts a fresh launcher (``shell_child.py``) that applies every layer the host offers
+(see ``Isolation``) and runs ``/bin/bash -c COMMAND`` with the workspace as its directory:
+
+* its own user and network namespace (no network at all) and PID namespace (a minimal init is
+  pid 1 and bash pid 2, so nothing the command starts outlives it); where the host has no PID
+  namespace, a process group, plus a ``kill(-1)`` that Landlock's signal scope confines to the run;
+* Landlock (required: without it ``run`` refuses, unless SANDBOX_ALLOW_UNSAFE=1): system
+  directories read-only (executables included), the workspace and a private temporary directory
+  writable, nothing else: not the project's source tree (it holds the tasks' fixes), not other
+  workspaces, not /proc, /tmp or /dev/shm, and of /etc only what the tools read; no TCP;
+* seccomp (``compile_filter(allow_processes=True)``): programs and processes, but no ptrace,
+  mounts, namespaces, links, device nodes or sockets other than ``socketpair``;
+* rlimits, and where the server is root a pids cgroup per call (RLIMIT_NPROC does not bind root);
+* uid 65534 where the server is root and that uid can read Python (the workspace is chowned to it).
+
+The output is one pipe (stdout and stderr together) that the server reads and caps. The wall
+clock kills the launcher's process group; PDEATHSIG and the PID namespace take the rest down, and
+``run`` returns only once every process of the command is gone. Safe to call from many threads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import marshal
+import os
+import secrets
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from env.sandbox.isolation import CHILD, PYTHON_FLAGS, Isolation
+from env.sandbox.runner import RefusedToRun
+from env.sandbox.seccomp import compile_filter
+from env.scratch import scratch_root
+
+MiB = 1024 * 1024
+SHELL_CHILD = Path(__file__).with_name("shell_child.py")
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+# Not /etc as a whole: where the server is root and keeps its uid, /etc/shadow and private keys
+# would be readable. These are what bash, coreutils, git and Python read there.
+ETC_READABLE = (
+    "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime", "/etc/timezone",
+    "/etc/nsswitch.conf", "/etc/passwd", "/etc/group", "/etc/hosts", "/etc/host.conf", "/etc/resolv.conf", "/etc/protocols",
+    "/etc/services", "/etc/mime.types", "/etc/os-release", "/etc/magic", "/etc/magic.mime", "/etc/terminfo", "/etc/ssl/certs",
+)  # fmt: skip
+DEVICES_READABLE = ("/dev/urandom", "/dev/random", "/dev/zero")
+KILL_WAIT_SECONDS = 5.0
+NO_LANDLOCK = (
+    "run_bash needs Landlock: without it a command could read the project's source tree (the tasks' fixes) "
+    "and other episodes' workspaces; set SANDBOX_ALLOW_UNSAFE=1 only for local development"
+)
+STATUS_BYTES = 8192
+
+
+class ShellError(RuntimeError):
+    """The launcher could not apply an isolation layer the probe reported; the command did not run."""
+
+
+class ShellLimits(BaseModel):
+    """Limits of one ``run_bash`` command. RLIMIT_AS is per process: a shell runs several programs."""
+
+    timeout_seconds: float = Field(10.0, gt=0, description="Wall clock; every process of the command is killed")
+    output_bytes: int = Field(16 * 1024, gt=0, description="Output shown (stdout and stderr together); the rest is cut and marked")
+    memory_bytes: int = Field(1024 * MiB, gt=0, description="RLIMIT_AS of each process")
+    cpu_seconds: int = Field(10, gt=0, description="RLIMIT_CPU of each process")
+    file_bytes: int = Field(8 * MiB, gt=0, description="RLIMIT_FSIZE: largest file a process may write, the output included")
+    processes: int = Field(64, gt=0, description="Processes and threads at once (pids cgroup, or RLIMIT_NPROC where it binds)")
+    open_files: int = Field(256, gt=0, description="RLIMIT_NOFILE of each process")
+
+    @classmethod
+    def from_env(cls) -> ShellLimits:
+        names = {"timeout_seconds": "SHELL_TIMEOUT_SECONDS", "output_bytes": "SHELL_OUTPUT_BYTES"}
+        return cls(**{field: os.environ[var] for field, var in names.items() if os.environ.get(var)})
+
+    def for_child(self) -> dict[str, int]:
+        """What the launcher applies to itself as rlimits (bash and its programs inherit them)."""
+        return {
+            "memory_bytes": self.memory_bytes,
+            "cpu_seconds": self.cpu_seconds,
+            "file_bytes": self.file_bytes,
+            "open_files": self.open_files,
+            "processes": self.processes,
+        }
+
+
+class ShellResult(BaseModel):
+    output: str
+    output_truncated: bool = False
+    exit_code: int | None = Field(None, description="bash's status (128+N if killed by signal N); None after a timeout")
+    timed_out: bool = False
+    duration_ms: float = 0.0
+    note: str = ""
+
+
+# -- what the command may read -------------------------------------------------------------------
+
+
+def _beneath_except(path: str, excluded: Path) -> list[str]:
+    """``path``, or where it holds ``excluded``, each of its entries except the branch leading there."""
+    here = Path(path)
+    if not excluded.is_relative_to(here):
+        return [path]
+    if here == excluded:
+        return []
+    granted: list[str] = []
+    for entry in os.scandir(here):
+        real = os.path.realpath(entry.path)
+        if excluded.is_relative_to(real):
+            if not entry.is_symlink():
+                granted += _beneath_except(real, excluded)
+            continue  # a link to the project or to one of its parents: never followed
+        granted.append(real)
+    return granted
+
+
+def read_only_paths(project_root: Path = PROJECT_ROOT) -> list[str]:
+    """System directories, Python and its site-packages: read and execute, never the project's tree."""
+    paths = sysconfig.get_paths()
+    wanted = [*SYSTEM_DIRS, *ETC_READABLE, *DEVICES_READABLE, sys.base_prefix, sys.prefix, paths["purelib"], paths["platlib"]]
+    granted: list[str] = []
+    for path in wanted:
+        if path and os.path.exists(path):
+            granted += _beneath_except(os.path.realpath(path), project_root.resolve())
+    return sorted(set(granted))
+
+
+# -- a pids cgroup per call, where the server may make one ----------------------------------------
+
+
+@functools.cache
+def _pids_cgroup_parent() -> Path | None:
+    """The server's own cgroup in a hierarchy with the pids controller, if it may create children there."""
+    try:
+        own = Path("/proc/self/cgroup").read_text().splitlines()
+        mounts = Path("/proc/self/mountinfo").read_text().splitlines()
+    except OSError:
+        return None
+    member: dict[str, str] = {}  # controller ("" for cgroup v2) -> the server's cgroup path
+    for line in own:
+        parts = line.split(":", 2)
+        if len(parts) == 3:
+            for controller in parts[1].split(","):
+                member[controller] = parts[2]
+    for line in mounts:
+        left, _, right = line.partition(" - ")
+        fields, tail = left.split(), right.split()
+        if len(fields) < 5 or len(tail) < 3:
+            continue
+        fstype, options = tail[0], tail[2].split(",")
+        if fstype == "cgroup" and "pids" in options:
+            own_path = member.get("pids")
+        elif fstype == "cgroup2":
+            own_path = member.get("")
+        else:
+            continue
+        root = fields[3].rstrip("/")
+        if own_path is None or not (own_path + "/").startswith(root + "/"):
+            continue
+        directory = Path(fields[4]) / own_path[len(root) :].lstrip("/")
+        try:
+            if fstype == "cgroup2" and "pids" not in (directory / "cgroup.subtree_control").read_text().split():
+                continue
+        except OSError:
+            continue
+        if os.access(directory, os.W_OK):
+            return directory
+    return None
+
+
+class _PidsCgroup:
+    """One call's cgroup: pids.max contains a fork bomb, and cgroup.procs finds every process to kill."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    @classmethod
+    def create(cls, limit: int) -> _PidsCgroup | None:
+        parent = _pids_cgroup_parent()
+        if parent is None:
+            return None
+        path = parent / f"adbg-shell-{secrets.token_hex(8)}"
+        try:
+            path.mkdir()
+        except OSError:
+            return None
+        group = cls(path)
+        try:
+            (path / "pids.max").write_text(str(limit))
+        except OSError:
+            group.remove()
+            return None
+        return group
+
+    def add(self, pid: int) -> None:
+        (self.path / "cgroup.procs").write_text(str(pid))
+
+    def kill_all(self, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            try:
+                pids = [int(p) for p in (self.path / "cgroup.procs").read_text().split()]
+            except OSError:
+                return
+            if not pids:
+                return
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.002)
+
+    def remove(self) -> None:
+        for _ in range(500):  # exited tasks leave the group a moment after their SIGKILL
+            try:
+                self.path.rmdir()
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                time.sleep(0.002)
+
+
+# -- files ---------------------------------------------------------------------------------------
+
+
+def _chown_tree(root: Path, uid: int) -> None:
+    os.chown(root, uid, uid)
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            os.chown(os.path.join(dirpath, name), uid, uid, follow_symlinks=False)
+
+
+def _restore_access(root: Path) -> None:
+    """Owner read/write (and search on directories) everywhere: a ``chmod 000`` must not lock the server out."""
+    with contextlib.suppress(OSError):
+        os.chmod(root, os.lstat(root).st_mode | 0o700)
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames:  # before os.walk descends into them
+            with contextlib.suppress(OSError):
+                path = os.path.join(dirpath, name)
+                mode = os.lstat(path).st_mode
+                if mode & 0o700 != 0o700:
+                    os.chmod(path, mode | 0o700, follow_symlinks=False)
+        for name in filenames:
+            with contextlib.suppress(OSError):
+                path = os.path.join(dirpath, name)
+                mode = os.lstat(path).st_mode
+                if mode & 0o600 != 0o600:
+                    os.chmod(path, mode | 0o600, follow_symlinks=False)
+
+
+def _remove_tree(path: str) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+    if os.path.exists(path):
+        _restore_access(Path(path))
+        shutil.rmtree(path, ignore_errors=True)
+
+
+class _Capture:
+    """The output pipe's head and tail (a test run's summary is at its end); the middle is counted, not kept."""
+
+    def __init__(self, cap: int, hard_stop: int):
+        self.cap, self.tail_cap, self.hard_stop = cap, cap // 4, hard_stop
+        self.head, self.tail = bytearray(), bytearray()
+        self.size = 0
+
+    def feed(self, chunk: bytes) -> bool:
+        """Keep ``chunk``; False once the output passed the hard stop (the pipe is then closed)."""
+        self.size += len(chunk)
+        if len(self.head) < self.cap:
+            self.head += chunk[: self.cap - len(self.head)]
+        self.tail += chunk
+        if len(self.tail) > 2 * self.tail_cap:
+            del self.tail[: -self.tail_cap]
+        return self.size <= self.hard_stop
+
+    def text(self) -> tuple[str, bool]:
+        if self.size <= self.cap:
+            return self.head.decode("utf-8", "replace"), False
+        head = self.head[: self.cap - self.tail_cap].decode("utf-8", "replace")
+        tail = self.tail[len(self.tail) - self.tail_cap :].decode("utf-8", "replace")
+        return f"{head}\n... [output cut: {self.size - self.cap} bytes not shown] ...\n{tail}", True
+
+
+def _killpg(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def _pidfd(pid: int) -> int | None:
+    try:
+        return os.pidfd_open(pid)
+    except (OSError, AttributeError):
+        return None
+
+
+def _ready(fds: list[int], seconds: float) -> set[int]:
+    """The fds readable (or hung up) within ``seconds``: poll, since a busy server's fds pass select's 1024."""
+    poller = select.poll()
+    for fd in fds:
+        poller.register(fd, select.POLLIN)
+    return {fd for fd, _ in poller.poll(max(0, int(seconds * 1000) + 1))}
+
+
+def _wait_gone(pidfd: int, seconds: float) -> None:
+    """Until that process has exited; reaps it if it was re-parented to us (a server that is pid 1)."""
+    _ready([pidfd], seconds)
+    with contextlib.suppress(ChildProcessError, OSError, AttributeError):
+        os.waitid(os.P_PIDFD, pidfd, os.WEXITED | os.WNOHANG)
+
+
+# -- the runner ----------------------------------------------------------------------------------
+
+
+class ShellRunner:
+    """Runs shell commands in workspaces; configuration is fixed at construction and shared read-only."""
+
+    def __init__(self, isolation: Isolation, limits: ShellLimits | None = None, tmp_root: str | None = None, pid_namespace: bool = True):
+        """``pid_namespace=False`` simulates a host without PID namespaces (the process-group fallback)."""
+        self.isolation = isolation
+        self.pid_namespace = pid_namespace
+        self.limits = limits or ShellLimits()
+        self.tmp_root = tmp_root or scratch_root()
+        layers = isolation.for_child(0)  # tmpfs 0: the workspace itself is what the command changes
+        if layers["seccomp"] is not None:
+            layers["seccomp"] = compile_filter(allow_processes=True)
+        self.layers = layers
+        self.read_only = read_only_paths()
+        self.bin_dir = os.path.dirname(sys.executable)
+        # Fail closed: the kernel layers as for every sandbox run, and Landlock in particular, since a
+        # shell can read any file its uid can.
+        self.refusal = isolation.reason if not isolation.can_execute else ""
+        if not self.refusal and not isolation.landlock and os.environ.get("SANDBOX_ALLOW_UNSAFE", "") != "1":
+            self.refusal = NO_LANDLOCK
+        # The launcher reuses the sandbox child's isolation functions; compiled once, here.
+        self.child_code = marshal.dumps(compile(CHILD.read_text(encoding="utf-8"), str(CHILD), "exec"))
+
+    @property
+    def process_limit(self) -> str:
+        """What holds the command's process count to ``limits.processes`` on this host ("" if nothing does)."""
+        if _pids_cgroup_parent() is not None:
+            return "pids cgroup"
+        # As in the launcher: RLIMIT_NPROC binds a uid other than root's, counted per user namespace.
+        if (self.layers["uid"] is not None or os.geteuid() != 0) and self.layers["netns"]:
+            return "RLIMIT_NPROC"
+        return ""
+
+    def environment(self, tmp: str, extra: dict[str, str]) -> dict[str, str]:
+        env = {
+            "PATH": ":".join(dict.fromkeys([self.bin_dir, "/usr/local/bin", "/usr/bin", "/bin"])),
+            "HOME": tmp,
+            "TMPDIR": tmp,
+            "LANG": "C.UTF-8",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTEST_ADDOPTS": "-p no:cacheprovider",
+            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",  # as in graded runs: the server's pytest plugins are not the project's
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": os.devnull,
+            "GIT_TERMINAL_PROMPT": "0",
+            # An identity, so `git stash` and `git commit` work in the workspace.
+            "GIT_AUTHOR_NAME": "agent",
+            "GIT_AUTHOR_EMAIL": "agent@agentdebugger.invalid",
+            "GIT_COMMITTER_NAME": "agent",
+            "GIT_COMMITTER_EMAIL": "agent@agentdebugger.invalid",
+        }
+        for key, value in extra.items():
+            if not key or "=" in key or "\0" in key or "\0" in value:
+                raise ValueError(f"not a valid environment variable: {key!r}")
+            env[key] = value
+        return env
+
+    def run(self, workspace: Path, command: str, env: dict[str, str] | None = None) -> ShellResult:
+        """Run ``command`` with bash in ``workspace``; returns once every process it started is gone."""
+        if self.refusal:
+            raise RefusedToRun(self.refusal)
+        root = Path(workspace).resolve()
+        if not root.is_dir():
+            raise ValueError(f"the workspace {root} is not a directory")
+        if "\0" in command:
+            raise ValueError("the command contains a NUL character")
+        # Outside the workspace, so nothing written there becomes part of the agent's patch.
+        tmp = tempfile.mkdtemp(prefix="adbg-sh-", dir=self.tmp_root)
+        try:
+            return self._run(root, command, self.environment(tmp, env or {}), tmp)
+        finally:
+            _remove_tree(tmp)
+            if os.geteuid() != 0:
+                _restore_access(root)
+
+    def _run(self, root: Path, command: str, env: dict[str, str], tmp: str) -> ShellResult:
+        uid = self.isolation.uid
+        if uid is not None:
+            _chown_tree(root, uid)
+            os.chown(tmp, uid, uid)
+        setup = {
+            "child_code": self.child_code,
+            "command": command,
+            "env": env,
+            "layers": self.layers,
+            "read_only": self.read_only,
+            "read_write": [str(root), tmp, os.devnull],
+            "limits": self.limits.for_child(),
+            "nice": 10,
+            "pid_namespace": self.pid_namespace,
+        }
+        # A pipe, not a file: reopening /dev/stdout with O_TRUNC cannot erase earlier output, and a
+        # flood costs no disk; the parent keeps the head and the tail.
+        out_r, out_w = os.pipe()
+        setup_r, setup_w = os.pipe()
+        status_r, status_w = os.pipe()
+        cgroup = _PidsCgroup.create(self.limits.processes)
+        started = time.monotonic()
+        owned = [out_r, setup_w, status_r]  # closed exactly once: a second close could hit another thread's fd
+        try:
+            try:
+                popen = subprocess.Popen(
+                    [sys.executable, *PYTHON_FLAGS, str(SHELL_CHILD), str(setup_r), str(status_w)],
+                    stdin=subprocess.DEVNULL,
+                    stdout=out_w,
+                    stderr=out_w,
+                    cwd=root,
+                    env={},
+                    close_fds=True,
+                    pass_fds=(setup_r, status_w),
+                    start_new_session=True,
+                )
+            finally:
+                for fd in (out_w, setup_r, status_w):
+                    os.close(fd)
+            if cgroup is not None:
+                try:
+                    cgroup.add(popen.pid)  # before it has read its setup, so before it has forked
+                except OSError:
+                    cgroup.remove()
+                    cgroup = None
+            owned.remove(setup_w)  # the supervisor closes it once the setup is written
+            return _Supervisor(self.limits, popen, cgroup is not None, out_r, status_r, started).run(setup, setup_w)
+        finally:
+            for fd in owned:
+                os.close(fd)
+            if cgroup is not None:
+                cgroup.kill_all(KILL_WAIT_SECONDS)
+                cgroup.remove()
+
+
+class _Supervisor:
+    """One call, from the launcher's start until every process of the command is gone."""
+
+    def __init__(self, limits: ShellLimits, popen: subprocess.Popen, in_cgroup: bool, out_r: int, status_r: int, started: float):
+        self.limits, self.popen, self.in_cgroup = limits, popen, in_cgroup
+        self.out_r, self.status_r, self.started = out_r, status_r, started
+        self.capture = _Capture(limits.output_bytes, max(limits.file_bytes, limits.output_bytes))
+        self.status = b""
+        self.out_open = self.status_open = True
+        self.init_fd: int | None = None  # pid 1 of the command's namespace, as the host sees it
+        os.set_blocking(out_r, False)
+        os.set_blocking(status_r, False)
+
+    @property
+    def pid_ns(self) -> bool:
+        return self.status.startswith(b"P") and self.status[1:].split()[1:] == [b"1"]
+
+    def read_status(self) -> None:
+        try:
+            chunk = os.read(self.status_r, STATUS_BYTES)
+        except BlockingIOError:
+            return
+        self.status += chunk
+        if not chunk or len(self.status) > STATUS_BYTES:
+            self.status_open = False
+            if self.pid_ns:  # open now, while the launcher is alive and has not reaped it
+                self.init_fd = _pidfd(int(self.status[1:].split()[0]))
+
+    def read_output(self) -> None:
+        try:
+            chunk = os.read(self.out_r, 65536)
+        except BlockingIOError:
+            return
+        if not chunk:
+            self.out_open = False
+        elif not self.capture.feed(chunk):
+            self.out_open = False
+            null = os.open(os.devnull, os.O_RDONLY)
+            os.dup2(null, self.out_r)  # the pipe's last reader is gone: writers get SIGPIPE; the fd number stays ours
+            os.close(null)
+
+    def drain(self) -> None:
+        """After the launcher: what is still in the pipes (every writer is gone, or is being killed)."""
+        while self.status_open:
+            before = len(self.status)
+            self.read_status()
+            if self.status_open and len(self.status) == before:
+                break
+        while self.out_open:
+            before = self.capture.size
+            self.read_output()
+            if self.out_open and self.capture.size == before:
+                break
+
+    def run(self, setup: dict, setup_w: int) -> ShellResult:
+        timeout = self.limits.timeout_seconds
+        deadline = self.started + timeout
+        launcher_fd: int | None = None
+        try:
+            try:
+                with contextlib.suppress(BrokenPipeError):  # a launcher that died is reported below
+                    data = marshal.dumps(setup)
+                    while data:
+                        data = data[os.write(setup_w, data) :]
+            finally:
+                os.close(setup_w)  # EOF: the launcher starts
+            launcher_fd = _pidfd(self.popen.pid)
+            timed_out = False
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    timed_out = True
+                    break
+                watch = [fd for fd, is_open in ((self.out_r, self.out_open), (self.status_r, self.status_open)) if is_open]
+                if launcher_fd is not None:
+                    watch.append(launcher_fd)
+                ready = _ready(watch, remaining if launcher_fd is not None else min(remaining, 0.05))
+                if self.status_r in ready:
+                    self.read_status()
+                if self.out_r in ready:
+                    self.read_output()
+                if (launcher_fd in ready) if launcher_fd is not None else self.popen.poll() is not None:
+                    break
+            if timed_out:
+                if self.status.startswith(b"P") and not self.pid_ns:
+                    # No namespace to tear down: the launcher kills its Landlock domain (setsid escapes too) first.
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(self.popen.pid, signal.SIGTERM)
+                    with contextlib.suppress(subprocess.TimeoutExpired):
+                        self.popen.wait(timeout=1.0)
+                _killpg(self.popen.pid)  # the launcher and bash; PDEATHSIG and the namespace take the rest
+            self.popen.wait()
+            self.drain()
+            if self.init_fd is not None:
+                _wait_gone(self.init_fd, KILL_WAIT_SECONDS)
+            if not self.pid_ns:
+                _killpg(self.popen.pid)  # background jobs still in the launcher's process group
+            self.drain()
+        finally:
+            for fd in (launcher_fd, self.init_fd):
+                if fd is not None:
+                    os.close(fd)
+        if self.status.startswith(b"E"):
+            raise ShellError("the shell could not be isolated, so the command did not run: " + self.status[1:].decode("utf-8", "replace"))
+        output, truncated = self.capture.text()
+        notes = []
+        if timed_out:
+            notes.append(f"timed out after {timeout:g} s")
+        if self.capture.size > self.capture.hard_stop:
+            notes.append(f"the output passed {self.capture.hard_stop} bytes, so its pipe was closed")
+        if self.status.startswith(b"P") and not self.pid_ns:
+            how = "its process group and its pids cgroup" if self.in_cgroup else "its process group (and Landlock's signal scope, if any)"
+            notes.append(f"no PID namespace on this host: processes left behind were killed through {how}")
+        code = self.popen.returncode
+        return ShellResult(
+            output=output,
+            output_truncated=truncated,
+            exit_code=None if timed_out else (code if code >= 0 else 128 - code),
+            timed_out=timed_out,
+            duration_ms=(time.monotonic() - self.started) * 1000,
+            note="; ".join(notes),
+        )

@@ -1,0 +1,155 @@
+"""The shell launcher: isolates itself, then runs one ``/bin/bash -c COMMAND`` in the workspace.
+
+``env.sandbox.shell`` starts this file as ``python -I -S -B -X utf8 shell_child.py SETUP_FD STATUS_FD``
+with the workspace as its working directory, stdin on /dev/null and stdout/stderr on one pipe that
+the parent reads and caps. The setup (command, environment, layers, limits, Landlock paths) arrives as
+``marshal`` data on SETUP_FD, written by the trusted parent only; the launcher answers on STATUS_FD
+with ``P<pid> <pidns>`` once the command's process exists, or ``E<message>`` if a layer failed (then
+the command never runs).
+
+The isolation functions are the sandbox child's own: ``child.py``, compiled from its path by the
+parent once and executed here as a module (not copied; compiling it here would cost 30 ms a call).
+On top of them, a PID namespace. Its pid 1 is a minimal init forked from the launcher, with
+PR_SET_PDEATHSIG: it forks bash and exits with bash's status, and when pid 1 exits (or dies with the
+launcher at the deadline) the kernel kills everything left in the namespace: background jobs,
+``setsid`` escapes and daemons included. Bash itself is not pid 1: ``bash -c`` execs a lone command
+in place, and pid 1 ignores default-action signals from inside its namespace, so ``yes`` would never
+get its SIGPIPE. Standard library only: this runs on every command.
+"""
+
+import marshal
+import os
+import signal
+import sys
+
+CLONE_NEWPID = 0x20000000
+PR_SET_PDEATHSIG, PR_SET_NAME, PR_SET_NO_NEW_PRIVS = 1, 15, 38
+
+
+def _read_all(fd):
+    chunks = []
+    while True:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(fd)
+    return b"".join(chunks)
+
+
+def _child_module(code):
+    """The sandbox child's module: its code object compiled by the parent from child.py (no compile here)."""
+    module = type(sys)("_adbg_sandbox_child")
+    module.__file__ = code.co_filename
+    exec(code, module.__dict__)
+    return module
+
+
+def _isolate(child, setup):
+    """Every layer the host offers, in the order the kernel needs; returns whether a PID namespace exists."""
+    os.umask(0o022)  # what the command creates stays readable by the server
+    os.nice(setup["nice"])
+    layers = setup["layers"]
+    was_root = os.geteuid() == 0
+    dropped = layers.get("uid") is not None and was_root
+    ctypes, libc = child._libc()  # imported while the standard library is surely readable
+    if dropped:
+        child._drop_uid(layers["uid"])
+    libc.prctl(PR_SET_NAME, b"adbg-shell", 0, 0, 0)
+    libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    if layers.get("netns"):
+        child._unshare_network(ctypes, libc, 0)  # no tmpfs: the workspace is the agent's to change
+    # Inside our own user namespace this needs no privilege on the host; it must come before the
+    # seccomp filter, which denies unshare.
+    pid_ns = bool(setup.get("pid_namespace", True)) and libc.unshare(CLONE_NEWPID) == 0
+    if layers.get("landlock"):
+        child._landlock(ctypes, libc, layers["landlock"], setup["read_only"], setup["read_write"])
+    if layers.get("seccomp"):
+        child._seccomp(ctypes, libc, layers["seccomp"])
+    # RLIMIT_NPROC only binds a uid other than root's, and counts only this run's processes once they
+    # live in their own user namespace; outside one it would count every process of the uid (the
+    # server's threads, other runs). The trusted side adds a pids cgroup where it can make one.
+    counted = (dropped or not was_root) and bool(layers.get("netns"))
+    child._apply_rlimits(setup["limits"], not counted)
+    return pid_ns, libc
+
+
+def _exec_bash(setup, libc):
+    """In a forked child; never returns."""
+    try:
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        # Python ignores these two; the command's programs expect the defaults (``yes | head`` ends).
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+        os.execve("/bin/bash", ["bash", "-c", setup["command"]], setup["env"])
+    except BaseException as exc:  # reported in the command's output
+        os.write(2, ("run_bash: could not start bash: " + str(exc) + "\n").encode("utf-8", "replace"))
+    os._exit(127)
+
+
+def _status(status):
+    code = os.waitstatus_to_exitcode(status)
+    return code if code >= 0 else 128 - code  # killed by signal N: 128 + N, as a shell reports it
+
+
+def _init(setup, libc):
+    """Pid 1 of the command's namespace: runs bash, reaps orphans, exits with bash's status; never returns."""
+    try:
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the launcher killed: so is the namespace
+        bash = os.fork()
+        if bash == 0:
+            _exec_bash(setup, libc)
+        while True:
+            pid, status = os.waitpid(-1, 0)
+            if pid == bash:
+                os._exit(_status(status))
+    except BaseException as exc:
+        os.write(2, ("run_bash: the namespace's init failed: " + str(exc) + "\n").encode("utf-8", "replace"))
+    os._exit(126)
+
+
+def _kill_own_domain():
+    """Without a PID namespace: SIGKILL every process of this sandbox, ``setsid`` escapes included.
+
+    ``kill(-1)`` is confined by Landlock's signal scope (ABI 6) to this launcher's own domain, which
+    every process the command started inherited. Only where the scope is shown to hold: the server,
+    outside the domain, must be out of reach of a signal, else nothing is sent."""
+    try:
+        os.kill(os.getppid(), 0)
+        return  # no signal scope here: kill(-1) would reach the server and other runs
+    except PermissionError:
+        pass
+    except OSError:
+        return
+    try:
+        os.kill(-1, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def main():
+    setup_fd, status_fd = int(sys.argv[1]), int(sys.argv[2])
+    os.set_inheritable(status_fd, False)  # bash and its children never see the status pipe
+    try:
+        setup = marshal.loads(_read_all(setup_fd))
+        pid_ns, libc = _isolate(_child_module(marshal.loads(setup["child_code"])), setup)
+        pid = os.fork()
+    except BaseException as exc:  # fail closed: the command does not run
+        os.write(status_fd, ("E" + type(exc).__name__ + ": " + str(exc)).encode("utf-8", "replace")[:4000])
+        os._exit(125)
+    if pid == 0:
+        if pid_ns:
+            _init(setup, libc)
+        _exec_bash(setup, libc)
+    if not pid_ns:  # the parent asks with SIGTERM at the deadline, before it kills the process group
+        signal.signal(signal.SIGTERM, lambda *_: (_kill_own_domain(), os._exit(128 + signal.SIGTERM)))
+    os.write(status_fd, b"P%d %d" % (pid, int(pid_ns)))
+    os.close(status_fd)
+    code = _status(os.waitpid(pid, 0)[1])
+    if not pid_ns:
+        _kill_own_domain()
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    main()
