@@ -4,13 +4,17 @@
 
 Each call starts a fresh launcher (a Python interpreter that isolates itself), a PID namespace with
 its init, and bash; the workspace is a bundled repository task's. Prints the median and the 90th
-percentile for ``true`` and for ``python -c pass``.
+percentile for ``true`` and for ``python -c pass``, and, as the baseline measured in the same run,
+the same command through a plain ``subprocess.run(["bash", "-c", ...])`` with no isolation: the
+ratio is what the isolation costs.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -46,13 +50,18 @@ def main() -> None:
     workspace = Workspace.create(task)
     ctx = SimpleNamespace(task=task, workspace=workspace, runtime=SimpleNamespace(shell=shell))
     tool = RunBash()
-    print(f"{'command':18s} {'median ms':>10s} {'p90 ms':>8s}")
+    print(f"{'command':18s} {'median ms':>10s} {'p90 ms':>8s} {'plain bash':>11s} {'ratio':>6s}")
+    environ = {"PATH": os.path.dirname(sys.executable) + ":/usr/local/bin:/usr/bin:/bin"}
     try:
         for command in ("true", "python -c pass"):
             call = RunBashArgs(command=command)
             times = timings_ms(lambda call=call: tool.run(ctx, call), args.runs)
+            plain = timings_ms(
+                lambda command=command: subprocess.run(["bash", "-c", command], cwd=workspace.root, env=environ, check=True), args.runs
+            )
             p90 = statistics.quantiles(times, n=10)[-1]
-            print(f"{command:18s} {statistics.median(times):10.1f} {p90:8.1f}")
+            ratio = statistics.median(times) / statistics.median(plain)
+            print(f"{command:18s} {statistics.median(times):10.1f} {p90:8.1f} {statistics.median(plain):11.1f} {ratio:5.1f}x")
     finally:
         workspace.close()
 

@@ -16,6 +16,7 @@ import random
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
+from env.debugger.session import DebugSlots
 from env.sandbox.isolation import Isolation, probe_isolation
 from env.sandbox.limits import Limits
 from env.sandbox.policy import Policy
@@ -29,12 +30,14 @@ log = logging.getLogger("agentdebugger")
 
 
 class Runtime:
-    def __init__(self, registry: TaskRegistry, sandbox: Sandbox, workers: int = 32, static_check: bool = True):
+    def __init__(self, registry: TaskRegistry, sandbox: Sandbox, workers: int = 32, static_check: bool = True, debug_sessions: int = 64):
         self.registry = registry
         self.sandbox = sandbox
         # Debugging sessions and scripts: the same isolation and limits, plus pytest (see Sandbox).
         self.debug_sandbox = Sandbox(sandbox.limits, sandbox.isolation, sandbox.tmp_root, warm=sandbox.zygote is not None, debug=True)
         self.shell = ShellRunner(sandbox.isolation, ShellLimits.from_env())
+        # A stopped debugging session keeps its process until the episode ends: their number is capped.
+        self.debug_slots = DebugSlots(debug_sessions)
         self.static_check = static_check
         # Sandbox runs block on pipes, not on the CPU: threads keep the event loop free.
         self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="adbg-run")
@@ -50,6 +53,7 @@ class Runtime:
             Sandbox(Limits.from_env(), isolation),
             workers=int(os.environ.get("ENV_WORKERS", "32")),
             static_check=Policy.for_task(frozenset()).enabled,
+            debug_sessions=int(os.environ.get("DEBUG_MAX_SESSIONS", "64")),
         )
 
     @staticmethod

@@ -441,3 +441,39 @@ def test_render_stop():
         "Breakpoint reached\n> a.py(2)f()\n   1     def f(x):\n   2 B->     return x\nlocals:\n  x = 1  (int)\n  ... 3 more not shown\n"
         "--- program output ---\nhi"
     )
+
+
+# -- limits and hostile replies -------------------------------------------------------------------
+
+
+def test_the_number_of_debugging_sessions_is_capped(isolation, registry, task):
+    rt = Runtime(registry, Sandbox(Limits(), isolation), workers=2, debug_sessions=1)
+    first, second = make(rt, task), make(rt, task)
+    try:
+        assert act(first, "debug_start", test=TOTAL).tool_result["event"] == "entry"
+        assert act(second, "debug_start", test=TOTAL).error == (
+            "the server is running its maximum of 1 debugging sessions; try again later (a session ends with its episode, or when it finishes)"
+        )
+        act(first, "debug_continue")  # the program finishes: its slot is free again
+        assert act(second, "debug_start", test=TOTAL).tool_result["event"] == "entry"
+        assert act(first, "debug_start", test=TOTAL).error.startswith("the server is running its maximum of 1")
+        second.close()
+        assert act(first, "debug_start", test=TOTAL).tool_result["event"] == "entry"
+    finally:
+        first.close()
+        second.close()
+        rt.debug_sandbox.close()
+
+
+FORGE = """import gc, json, __main__
+tracer = next(o for o in gc.get_objects() if type(o).__name__ == "Tracer")
+__main__._send(json.dumps({"id": tracer.pending, "ok": {"stopped": True, "event": "entry", "frame": "nowhere", "stack": 7}}))
+"""
+
+
+def test_a_forged_reply_ends_the_session_and_nothing_else(episode):
+    act(episode, "debug_start", test=TOTAL)
+    act(episode, "create_file", path="forge.py", content=FORGE)
+    obs = act(episode, "debug_start", script="forge.py", stop_at_entry=False)
+    assert obs.tool_result["reason"] == "the debugger's process sent a malformed reply (expected StopState); the session ended"
+    assert act(episode, "debug_start", test=TOTAL).tool_result["event"] == "entry"  # the next session is fine

@@ -16,6 +16,7 @@ that finishes, raises, hangs or runs out of budget ends the session with a messa
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,11 +24,13 @@ from typing import Any
 from pydantic import BaseModel
 
 from env import pyparse
+from env.debugger import replies
 from env.debugger.breakpoints import Breakpoint, shift_for_edit
 from env.debugger.render import render_answer, render_ended, render_stop
 from env.sandbox.runner import RefusedToRun, RemoteError, RunAborted, Sandbox, SandboxRun
 from env.tasks.patches import Files
 
+ANSWERS = {"inspect": replies.InspectAnswer, "eval": replies.EvalAnswer, "list": replies.ListAnswer}
 MAX_CONDITION_CHARS = 500
 MAX_EXPRESSION_CHARS = 2000
 MAX_BREAKPOINTS = 50
@@ -78,10 +81,26 @@ def code_line(text: str, line: int) -> str | None:
     return None
 
 
+class DebugSlots:
+    """How many debugging sessions may hold a process at once, server-wide."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self._free = threading.BoundedSemaphore(limit)
+
+    def take(self) -> bool:
+        return self._free.acquire(blocking=False)
+
+    def give_back(self) -> None:
+        self._free.release()
+
+
 class DebugSession:
-    def __init__(self, sandbox: Sandbox, project: Project):
+    def __init__(self, sandbox: Sandbox, project: Project, slots: DebugSlots | None = None):
         self.sandbox = sandbox
         self.project = project
+        self.slots = slots or DebugSlots(1)
+        self._holding = False
         self.breakpoints: list[Breakpoint] = []
         self.target: dict[str, str] | None = None
         self.stop_at_entry = True
@@ -120,6 +139,9 @@ class DebugSession:
         if self.run is not None:
             self.run.finish()
             self.run = None
+        if self._holding:
+            self._holding = False
+            self.slots.give_back()
         self.state = None
 
     def _check_test(self, test: str, files: Files) -> str:
@@ -140,12 +162,22 @@ class DebugSession:
         self.ended = ""
         self._offset = 0
         breakpoints = [(b.path, b.line, b.condition) for b in self.breakpoints]
+        if not self.slots.take():
+            raise DebugError(
+                f"the server is running its maximum of {self.slots.limit} debugging sessions; try again later "
+                "(a session ends with its episode, or when it finishes)"
+            )
+        self._holding = True
         try:
             self.run = self.sandbox.start_debug(
                 files, self.project.paths, self.project.environ, self.target, breakpoints, self.stop_at_entry
             )
         except RefusedToRun as exc:
+            self.close()
             raise DebugError(f"the debugger cannot run here: {exc}") from None
+        except BaseException:
+            self.close()
+            raise
         run = self.run
         if run.load_error is not None:
             return self._end({"ended": True, "reason": f"the session could not start: {run.load_error.exc_type}: {run.load_error.message}"})
@@ -161,7 +193,7 @@ class DebugSession:
             raise DebugError(f"{name}: {NO_SESSION}{detail}")
         return self.run
 
-    def _send(self, run: SandboxRun, message: dict[str, Any]) -> dict[str, Any]:
+    def _send(self, run: SandboxRun, message: dict[str, Any]) -> Any:
         try:
             return _clean(run.command(message))
         except RunAborted:
@@ -201,10 +233,14 @@ class DebugSession:
 
     def _immediate(self, run: SandboxRun, name: str, fields: dict[str, Any]) -> DebugResult:
         answer = self._send(run, {"op": "debug", "cmd": name, **fields})
-        if answer.get("ended"):
-            return self._end(answer)
-        if "error" in answer:
-            raise DebugError(f"debug_{name}: {answer['error']}")
+        try:
+            if isinstance(answer, dict) and answer.get("ended"):
+                return self._end(replies.parse(replies.Ended, answer))
+            if isinstance(answer, dict) and "error" in answer:
+                raise DebugError(f"debug_{name}: {replies.parse(replies.ErrorAnswer, answer)['error']}")
+            answer = replies.parse(ANSWERS[name], answer)
+        except replies.MalformedReply as exc:
+            return self._end({"ended": True, "reason": f"{exc}; the session ended"})
         output = self._output()
         text = render_answer(name, answer) + (f"\n--- program output ---\n{output}" if output else "")
         return DebugResult(text=text, data={**answer, "output": output})
@@ -248,8 +284,15 @@ class DebugSession:
     def _immediate_quiet(self, fields: dict[str, Any]) -> None:
         assert self.run is not None
         answer = self._send(self.run, {"op": "debug", **fields})
-        if answer.get("ended"):
-            self._end(answer)
+        try:
+            if isinstance(answer, dict) and answer.get("ended"):
+                self._end(replies.parse(replies.Ended, answer))
+            elif isinstance(answer, dict) and "error" in answer:
+                raise DebugError(f"debug_{fields['cmd']}: {replies.parse(replies.ErrorAnswer, answer)['error']}")
+            else:
+                replies.parse(replies.OkAnswer, answer)
+        except replies.MalformedReply as exc:
+            self._end({"ended": True, "reason": f"{exc}; the session ended"})
 
     def _check_condition(self, condition: str) -> None:
         if len(condition) > MAX_CONDITION_CHARS:
@@ -292,9 +335,13 @@ class DebugSession:
         text, self._offset = self.run.output_from(self._offset)
         return text
 
-    def _after(self, reply: dict[str, Any]) -> DebugResult:
-        if not isinstance(reply, dict) or reply.get("ended"):
-            return self._end(reply if isinstance(reply, dict) else {"ended": True, "reason": "the debugger sent no state"})
+    def _after(self, reply: Any) -> DebugResult:
+        try:
+            if isinstance(reply, dict) and reply.get("ended"):
+                return self._end(replies.parse(replies.Ended, reply))
+            reply = replies.parse(replies.StopState, reply)
+        except replies.MalformedReply as exc:
+            return self._end({"ended": True, "reason": f"{exc}; the session ended"})
         self.state = reply
         output = self._output()
         return DebugResult(text=render_stop(reply, output, self.breakpoints), data={**reply, "output": output, "breakpoints": self._listed()})

@@ -133,7 +133,7 @@ class Tracer:
                 if eval(condition, frame.f_globals, frame.f_locals):
                     return ("breakpoint", "")
             except BaseException as exc:
-                return ("breakpoint", "the breakpoint's condition raised %s: %s" % (type(exc).__name__, _text(exc)))
+                return ("breakpoint", "the breakpoint's condition raised %s: %s" % (type(exc).__name__, _text(exc)[:500]))
         if self.mode == "step":
             return ("step", "")
         if self.mode == "next" and frame is self.target:
@@ -168,7 +168,7 @@ class Tracer:
             try:
                 answer = self._answer(name, command)
             except BaseException as exc:
-                answer = {"error": "%s: %s" % (type(exc).__name__, _text(exc))}
+                answer = {"error": "%s: %s" % (type(exc).__name__, _text(exc)[:1000])}
             self.reply(rid, answer)
 
     def _resume(self, name, command):

@@ -61,7 +61,7 @@ class ToolContext:
     @property
     def debugger(self) -> DebugSession:
         if self._debugger is None:
-            self._debugger = DebugSession(self.runtime.debug_sandbox, self.project)
+            self._debugger = DebugSession(self.runtime.debug_sandbox, self.project, self.runtime.debug_slots)
         return self._debugger
 
     @property
