@@ -477,3 +477,38 @@ def test_a_forged_reply_ends_the_session_and_nothing_else(episode):
     obs = act(episode, "debug_start", script="forge.py", stop_at_entry=False)
     assert obs.tool_result["reason"] == "the debugger's process sent a malformed reply (expected StopState); the session ended"
     assert act(episode, "debug_start", test=TOTAL).tool_result["event"] == "entry"  # the next session is fine
+
+
+def test_every_command_on_the_classic_medium_task(runtime, registry):
+    task = registry.get("medium")
+    ep = Episode(runtime, task, seed=1, episode_id="c4", interface=Interface.for_episode("pdb_shell", "classic"))
+    step = lambda kind, **f: ep.step(DebugAction(action_type=kind, **f))  # noqa: E731
+    try:
+        obs = step("debug_start", test="test_authenticate_alice_with_correct_password")
+        assert obs.tool_result["frame"] == frame("test_auth.py", 12, "test_authenticate_alice_with_correct_password")
+        obs = step("debug_step")
+        assert obs.tool_result["frame"]["file"] == "auth.py" and obs.tool_result["frame"]["function"] == "authenticate_user"
+        assert obs.tool_result["locals"]["values"]["username"] == var("str", "'alice'")
+        obs = step("debug_where")
+        assert [f["function"] for f in obs.tool_result["stack"]] == ["test_authenticate_alice_with_correct_password", "authenticate_user"]
+        obs = step("debug_inspect", frame=1, scope="globals")
+        assert "USERS" in obs.tool_result["variables"]["values"]
+        obs = step("debug_eval", expression="username.upper()")
+        assert obs.tool_result["value"] == var("str", "'ALICE'")
+        obs = step("debug_list")
+        assert obs.tool_result["file"] == "auth.py" and obs.tool_result["current"] == obs.tool_result["lines"][5][0]
+        obs = step("debug_next")
+        assert obs.tool_result["frame"]["function"] == "authenticate_user"
+        obs = step("debug_until")
+        assert obs.tool_result["frame"]["function"] == "authenticate_user"
+        obs = step("debug_return")
+        assert obs.tool_result["event"] == "return" and obs.tool_result["frame"]["function"] == "authenticate_user"
+        obs = step("debug_continue")
+        assert obs.tool_result["ended"] is True
+        assert step("debug_restart").tool_result["event"] == "entry"
+        obs = step("run_bash", command="ls && python -m pytest -q test_auth.py 2>&1 | tail -1")
+        assert obs.tool_output.splitlines()[:4] == ["auth.py", "conftest.py", "env", "test_auth.py"]
+        assert " failed, " in obs.tool_output and obs.tool_output.rstrip().endswith("]")
+        assert step("debug_clear").tool_output == "Cleared 0 breakpoint(s); remaining: none"
+    finally:
+        ep.close()

@@ -120,3 +120,29 @@ def test_llm_agent_relays_and_uses_the_servers_repository_tools():
     assert agent.act(obs) == {"action_type": "list_dir"}
     assert agent.act(obs) == {"action_type": "submit"}  # the relay budget is spent: submit
     assert agent.aliases_used == [("ls", "list_dir")] * 4
+
+
+def test_llm_agent_marks_relays_and_prefers_the_profiles_shell():
+    import random
+    from types import SimpleNamespace
+
+    from env.agents.llm import LLMAgent
+
+    def create(**kwargs):
+        if "tools" not in kwargs:
+            message = SimpleNamespace(content="Summary.", tool_calls=None)
+        else:
+            call = SimpleNamespace(id="c", function=SimpleNamespace(name="bash", arguments='{"command": "ls"}'))
+            message = SimpleNamespace(content=None, tool_calls=[call])
+        return SimpleNamespace(choices=[SimpleNamespace(message=message)], usage=None)
+
+    client = SimpleNamespace(chat=SimpleNamespace(completions=SimpleNamespace(create=create)))
+    names = ("list_dir", "run_tests", "run_bash", "new_relay", "submit")
+    tools = [{"type": "function", "function": {"name": n, "description": n, "parameters": {"type": "object"}}} for n in names]
+    agent = LLMAgent(model="m", client=client, relay_turns=1, max_relays=1)
+    agent.begin({"id": "repo-x", "family": "repo", "tools": tools}, {"task_description": "It breaks."}, random.Random(0))
+    obs = {"tool_output": "", "step_number": 1, "max_steps": 30}
+    assert agent.act(obs) == {"action_type": "run_bash", "command": "ls"}  # "bash" is the shell here, not run_tests
+    assert agent.act(obs) == {"action_type": "new_relay"}  # a fresh context: the server's edit gate locks again
+    assert agent.act(obs) == {"action_type": "run_bash", "command": "ls"}
+    assert agent.aliases_used == [("bash", "run_bash")] * 2

@@ -118,6 +118,7 @@ class LLMAgent(Agent):
                 return {"action_type": "submit" if "submit" in self.names else "give_up"}
             self._relay()
             if "new_relay" in self.names:  # tell the server, so its edit gate locks again for the new context
+                self.turns_in_relay = 0  # the marker is not one of the new relay's model turns
                 return {"action_type": "new_relay"}
         for _ in range(self.retries + 1):
             message = self._complete(tools=True)
