@@ -39,10 +39,12 @@ class Limits(BaseModel):
 
     def for_child(self) -> dict[str, int]:
         """The subset the child applies to itself as rlimits."""
-        return {
-            "memory_bytes": self.memory_bytes,
-            "cpu_seconds": self.cpu_seconds,
-            "file_bytes": self.file_bytes,
-            "open_files": self.open_files,
-            "processes": self.processes,
-        }
+        return rlimits_of(self)
+
+
+RLIMIT_FIELDS = ("memory_bytes", "cpu_seconds", "file_bytes", "open_files", "processes")
+
+
+def rlimits_of(limits: BaseModel) -> dict[str, int]:
+    """What a child applies to itself with setrlimit (``child._apply_rlimits``), from any limits model."""
+    return {name: int(getattr(limits, name)) for name in RLIMIT_FIELDS}

@@ -44,6 +44,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from env.sandbox.isolation import CHILD, PYTHON_FLAGS, Isolation
+from env.sandbox.limits import rlimits_of
 from env.sandbox.runner import RefusedToRun
 from env.sandbox.seccomp import compile_filter
 from env.scratch import scratch_root
@@ -90,13 +91,7 @@ class ShellLimits(BaseModel):
 
     def for_child(self) -> dict[str, int]:
         """What the launcher applies to itself as rlimits (bash and its programs inherit them)."""
-        return {
-            "memory_bytes": self.memory_bytes,
-            "cpu_seconds": self.cpu_seconds,
-            "file_bytes": self.file_bytes,
-            "open_files": self.open_files,
-            "processes": self.processes,
-        }
+        return rlimits_of(self)
 
 
 class ShellResult(BaseModel):

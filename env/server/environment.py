@@ -70,8 +70,9 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
     # -- sync API (in-process use) ---------------------------------------------------------
 
     def _new_episode(
-        self, seed: int | None, episode_id: str | None, task_id: str | None, index: int | None = None, choices: dict[str, Any] | None = None
+        self, seed: int | None, episode_id: str | None, task_id: str | None, index: int | None = None, options: dict[str, Any] | None = None
     ) -> Episode | RepoEpisode | DebugObservation:
+        """``options``: the reset's other fields; ``profile``, ``edit_gate`` and ``aliases`` choose the interface."""
         if task_id is None and index is not None:  # reset(split=..., index=...) as the task API suggests
             ids = self._runtime.registry.ids()
             if not (isinstance(index, int) and 0 <= index < len(ids)):
@@ -83,27 +84,18 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
         except UnknownTask:
             return _error_observation(f"unknown task_id {name!r}; available: {', '.join(self._runtime.registry.ids())}")
         seed = secrets.randbits(31) if seed is None else seed
-        choices = choices or {}
+        options = options or {}
         try:
-            interface = Interface.for_episode(choices.get("profile"), task.family, choices.get("edit_gate"), choices.get("aliases"))
+            interface = Interface.for_episode(options.get("profile"), task.family, options.get("edit_gate"), options.get("aliases"))
         except (ValueError, ValidationError) as exc:
             return _error_observation(f"reset: {exc}")
         episode_class = RepoEpisode if task.family == "repo" else Episode
         return episode_class(self._runtime, task, seed, episode_id or str(uuid.uuid4()), interface)
 
     def reset(
-        self,
-        seed: int | None = None,
-        episode_id: str | None = None,
-        task_id: str | None = None,
-        index: int | None = None,
-        profile: str | None = None,
-        edit_gate: bool | None = None,
-        aliases: dict[str, Any] | None = None,
-        **kwargs: Any,
+        self, seed: int | None = None, episode_id: str | None = None, task_id: str | None = None, index: int | None = None, **options: Any
     ) -> DebugObservation:
-        choices = {"profile": profile, "edit_gate": edit_gate, "aliases": aliases}
-        made = self._new_episode(seed, episode_id, task_id, index, choices)
+        made = self._new_episode(seed, episode_id, task_id, index, options)
         if isinstance(made, DebugObservation):
             return made
         self._episode = made
@@ -128,18 +120,9 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
         return await asyncio.get_running_loop().run_in_executor(self._runtime.executor, fn, *args)
 
     async def reset_async(
-        self,
-        seed: int | None = None,
-        episode_id: str | None = None,
-        task_id: str | None = None,
-        index: int | None = None,
-        profile: str | None = None,
-        edit_gate: bool | None = None,
-        aliases: dict[str, Any] | None = None,
-        **kwargs: Any,
+        self, seed: int | None = None, episode_id: str | None = None, task_id: str | None = None, index: int | None = None, **options: Any
     ) -> DebugObservation:
-        choices = {"profile": profile, "edit_gate": edit_gate, "aliases": aliases}
-        made = await self._offload(self._new_episode, seed, episode_id, task_id, index, choices)
+        made = await self._offload(self._new_episode, seed, episode_id, task_id, index, options)
         if isinstance(made, DebugObservation):
             return made
         if HTTP_QUERY.get() is not None and self._store is not None:
