@@ -149,10 +149,14 @@ def test_policy_violation_counts_as_a_failed_attempt(env):
     assert obs.reward == -0.075  # 6 tests lost: -0.10 x 6/8
 
 
-def test_a_timed_out_submission(runtime, fast_sandbox):
+def test_a_timed_out_submission(runtime, isolation):
     from env.runtime import Runtime
+    from env.sandbox.limits import Limits
+    from env.sandbox.runner import Sandbox
 
-    slow = Runtime(runtime.registry, fast_sandbox, workers=2)
+    # The CPU budget (1 s) must run out before the wall clock (6 s) even on a loaded machine: a spin
+    # given under 1 s of CPU in 1.5 s (the shared fast sandbox) was reported as a wall-clock timeout.
+    slow = Runtime(runtime.registry, Sandbox(Limits(wall_seconds=6, cpu_seconds=1), isolation), workers=2)
     env = DebugEnvironment(slow)
     env.reset(task_id="easy", seed=1)
     looping = GOLD["easy"].replace("left = mid + 1", "left = mid")
@@ -161,6 +165,7 @@ def test_a_timed_out_submission(runtime, fast_sandbox):
     assert obs.previous_attempts[0].timed_out
     assert "killed by SIGXCPU (CPU time limit)" in obs.current_error_output
     assert "not run: the code's process was killed by SIGXCPU" in obs.current_error_output
+    slow.sandbox.close()
 
 
 def test_the_same_seed_gives_the_same_rewards(runtime):
