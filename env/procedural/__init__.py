@@ -1,0 +1,1 @@
+"""Procedurally generated debugging tasks under controlled noise and drift (the DebugOps-RX design)."""
