@@ -12,6 +12,7 @@ episode copies it, so nothing the agent does reaches another episode or the fix'
 
 from __future__ import annotations
 
+import atexit
 import os
 import posixpath
 import shutil
@@ -64,6 +65,7 @@ class _Templates:
         self._lock = threading.Lock()
         self._dirs: dict[tuple[str, str], Path] = {}
         self._root = Path(tempfile.mkdtemp(prefix="adbg-templates-", dir=scratch_root()))
+        atexit.register(shutil.rmtree, str(self._root), True)  # the cache dies with the process
 
     def get(self, task: RepoTask) -> Path:
         key = (task.id, str(task.folder))

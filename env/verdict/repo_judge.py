@@ -12,6 +12,7 @@ failed, like the SWE-bench harness does.
 
 from __future__ import annotations
 
+import atexit
 import importlib.metadata
 import json
 import os
@@ -117,6 +118,7 @@ class _TestTrees:
 
 
 _TREES = _TestTrees()
+atexit.register(lambda: cleanup())  # process-lifetime caches must not outlive the process on /dev/shm
 
 
 def run_tests(sandbox: Sandbox, task: RepoTask, files: Files, select: list[str] | None = None, graded: bool = True) -> RepoVerdict:
