@@ -37,7 +37,7 @@ def main() -> None:
     parser.add_argument("--task")
     args = parser.parse_args()
     registry = TaskRegistry.from_env()
-    tasks = [t for t in registry.all() if isinstance(t, RepoTask)]
+    tasks = [t for t in registry.all() if isinstance(t, RepoTask) and t.family == "repo"]
     task = registry.get(args.task) if args.task else max(tasks, key=lambda t: len(t.files))
     runtime = Runtime(registry, Sandbox(Limits(), probe_isolation()), workers=4)
     print(f"task {task.id}: {len(task.files)} files, {task.tests_total} tests")

@@ -63,6 +63,18 @@ PROFILES: dict[str, Profile] = {
 }
 
 
+# Procedural tasks have one interface: the DebugOps-RX actions plus the file tools, each made
+# partially observable (a file's text is shown only once the agent has opened it).
+PROCEDURAL = Profile(
+    name="default",
+    description="open_file, edit_file, run_tests and analyze_logs, plus the file tools; only opened files are visible",
+    tools=("open_file", "edit_file", "run_tests", "analyze_logs", "list_dir", "view_file", "search", "edit", "replace_text",
+           "create_file", "diff", "submit", "give_up"),
+    names={"view_file": "open_file", "edit": "edit_file", "search": "search_opened", "replace_text": "replace_in_file",
+           "run_tests": "run_tests_short", "submit": "submit_short"},
+)
+
+
 class Alias(BaseModel):
     tools: tuple[str, ...] = Field(description="candidates in order: the first the episode has is used")
     args: dict[str, str] = Field(default_factory=dict, description="argument renames: the model's name -> the tool's")
@@ -164,6 +176,10 @@ class Interface:
         table = configured_aliases()
         if aliases is not None:
             table.update(parse_aliases(aliases))
+        if family == "procedural":
+            if name != "default":
+                raise ValueError(f"procedural tasks have one interface (default); {name!r} would show files the agent has not opened")
+            return cls(PROCEDURAL, PROCEDURAL.tools, edit_gate, table, family)
         if family == "classic":
             if name == "minimal":
                 raise ValueError("profile 'minimal' works on repository tasks; classic tasks accept: default, bash, pdb, pdb_shell")

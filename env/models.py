@@ -68,7 +68,7 @@ class DebugObservation(Observation):
 
     episode_id: str = ""
     task_id: str = ""
-    family: str = Field("", description="classic | repo")
+    family: str = Field("", description="classic | repo | procedural")
     task_description: str = Field("", description="What is wrong, as the task states it (a repository task's issue text)")
     buggy_code: str = ""
     test_suite: str = ""
@@ -94,6 +94,9 @@ class DebugObservation(Observation):
     test_results: dict[str, str] = Field(default_factory=dict, description="Repository tasks: each test's status in the latest run")
     available_actions: list[str] = Field(default_factory=list, description="The action types this episode accepts")
     tool_result: dict[str, Any] = Field(default_factory=dict, description="The last tool's result as data (a debugger command's frame, stack, variables ...)")
+    visible_files: dict[str, str] = Field(default_factory=dict, description="Procedural tasks: the files opened so far, as they are now")
+    logs: list[str] = Field(default_factory=list, description="Procedural tasks: the log lines the last analyze_logs showed")
+    time_remaining: int | None = Field(None, description="Procedural tasks: steps left before the episode is cut off")
 
 
 class DebugState(State):

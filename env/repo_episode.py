@@ -81,11 +81,18 @@ class RepoEpisode:
         self.final_verdict = verdict
         self.model_patch = patch
         facts = self.facts(verdict, patch)
-        self.final_grade = grade_repo(facts)
+        self.final_grade = self.grade(facts)
         self.solved = facts.resolution == "FULL" and not self.gave_up
         self.ctx.close()
         self.workspace.close()
         return rewards.resolved_reward(self.solved) if self.submitted else {}
+
+    def grade(self, facts: RepoFacts) -> RepoGrade:
+        """The episode's grade from its facts (a family with its own grader overrides this)."""
+        return grade_repo(facts)
+
+    def recorded(self, tool: str, args: dict[str, Any]) -> None:
+        """Called after every tool call that succeeded (a family that grades the trajectory records it)."""
 
     def runtime_tests(self) -> RepoVerdict:
         return TOOLS["submit"].run(self.ctx, None).verdict
@@ -118,6 +125,7 @@ class RepoEpisode:
                 # recorded for the trajectory when the agent used another name for the tool
                 self.last_call = {"tool": call.name, "aliased_from": call.aliased_from} if call.aliased_from else {}
                 result = run_call(self.ctx, self.interface, call)
+                self.recorded(call.tool, call.args)
                 output, self.last_data = result.output, result.data
                 if call.tool == "give_up":
                     self.gave_up = True
@@ -125,7 +133,7 @@ class RepoEpisode:
                 else:
                     if result.verdict is not None:
                         parts = self._record_run(result.verdict)
-                    if call.tool == "submit":
+                    if TOOLS[call.tool].submits:
                         self.submitted = True
                         parts.update(self._finish(result.verdict))
             except ToolError as exc:

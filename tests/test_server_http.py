@@ -91,7 +91,7 @@ def test_unknown_episode_and_unknown_task_are_clear_200_errors(client):
     assert r.json()["observation"]["error"] == "unknown or expired episode_id 'no-such-episode'; call POST /reset to start an episode"
     r = client.post("/reset", json={"task_id": "impossible"})
     assert r.status_code == 200
-    assert r.json()["observation"]["error"] == "unknown task_id 'impossible'; available: " + ", ".join(REGISTRY.ids())
+    assert r.json()["observation"]["error"] == "unknown task_id 'impossible'; available: " + ", ".join(REGISTRY.ids()) + ", or any proc-<easy|medium|hard|extreme>-<train|test|ood>-<index>"
 
 
 def test_agent_mistakes_are_200_with_the_error_and_count_a_step(client):

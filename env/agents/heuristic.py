@@ -4,7 +4,7 @@ Classic tasks: submit the most plausible small edits of the module (flipped comp
 conversions, swapped arithmetic, constants off by one) with a hypothesis naming the edit.
 
 Repository tasks: run the tests; read the failing tests' tracebacks and imports to find the project
-files involved; try the same small edits there, nearest the traceback lines first, keeping an edit
+files involved (procedural tasks: the logs' error and trace lines, since tracebacks are not shown); try the same small edits there, nearest the traceback lines first, keeping an edit
 only if more failing tests pass and no passing test breaks; submit when everything passes or the
 step budget runs out.
 """
@@ -21,6 +21,8 @@ from env.agents.mutations import Mutation, mutations
 _FRAME = re.compile(r'adbg-run-[^/]+/([^"]+)", line (\d+)')
 _IMPORT = re.compile(r"^\s*(?:from\s+([\w.]+)\s+import|import\s+([\w.]+))", re.M)
 _NUMBERED = re.compile(r"^\s*\d+ \| ?(.*)$")
+_LOG_PLACE = re.compile(r"\[([^\]\s:]+\.py)::([\w.<>]+)\]")
+_UNOPENED = re.compile(r"^also matching, in files you have not opened: (.+)$", re.M)
 
 
 def unnumber(text: str) -> str:
@@ -34,12 +36,15 @@ class HeuristicAgent(Agent):
     def begin(self, task: dict[str, Any], observation: Observation, rng: random.Random) -> None:
         super().begin(task, observation, rng)
         self.candidates: list[Mutation] = []
-        if task["family"] != "repo":
+        if task["family"] not in ("repo", "procedural"):
             self.candidates = mutations(observation.get("buggy_code", ""))
             return
         self.phase = "baseline"
         # The tests, then a map of which files exist (every line with a def or class names its file).
         self.queue: list[Action] = [{"action_type": "run_tests"}, {"action_type": "search", "pattern": r"^\s*(def|class) ", "regex": True, "max_results": 200}]
+        if task["family"] == "procedural":  # no tracebacks there: the logs say where things went wrong
+            self.queue.insert(0, {"action_type": "analyze_logs"})
+        self.suspects: set[str] = set()  # function names the logs point at
         self.existing: set[str] | None = None
         self.targets: set[str] = set()
         self.keep_passing: set[str] = set()
@@ -56,7 +61,7 @@ class HeuristicAgent(Agent):
     # -- classic ------------------------------------------------------------------------------
 
     def act(self, observation: Observation) -> Action:
-        if self.task["family"] == "repo":
+        if self.task["family"] in ("repo", "procedural"):
             return self._repo(observation)
         if not self.candidates:
             return {"action_type": "give_up", "final_diagnosis": "no small edit fixed the tests"}
@@ -111,8 +116,17 @@ class HeuristicAgent(Agent):
                 self.contents[self.pending] = unnumber(output)
                 self._imports(self.pending, self.contents[self.pending])
             self.pending = None
-        if self.existing is None and re.match(r"^[^\s:]+:\d+: ", output):
+        places = _LOG_PLACE.findall(output)
+        if places:  # analyze_logs: error lines first, then the path the failing run took
+            errors = [m for line in output.splitlines() if " ERROR " in line for m in _LOG_PLACE.findall(line)]
+            for path, function in errors + places:
+                self.suspects.add(function.split(".")[-1])
+                self._want(path)
+        unopened = _UNOPENED.search(output)
+        if self.existing is None and (re.match(r"^[^\s:]+:\d+: ", output) or unopened):
             self.existing = {line.split(":", 1)[0] for line in output.splitlines() if re.match(r"^[^\s:]+:\d+: ", line)}
+            if unopened:  # a procedural search names the files it may not show
+                self.existing |= {item.rsplit(" (", 1)[0] for item in unopened.group(1).split(", ")}
             self.to_read = [p for p in self.to_read if p in self.existing]
         if results and self.phase == "baseline":
             self.phase = "search"
@@ -157,7 +171,7 @@ class HeuristicAgent(Agent):
 
     def _plan(self) -> list[tuple[str, Mutation]]:
         # Names used on the traceback's lines: a function called there is as suspect as the line itself.
-        called = set()
+        called = set(getattr(self, "suspects", ()))
         for path, lines in self.hot.items():
             source = self.contents.get(path, "").splitlines()
             for line in lines:  # the line and the few before it (the condition that led to a raise)

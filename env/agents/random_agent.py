@@ -23,7 +23,7 @@ class RandomAgent(Agent):
         self.dirs: list[str] = ["."]
 
     def act(self, observation: Observation) -> Action:
-        if self.task["family"] == "repo":
+        if self.task["family"] in ("repo", "procedural"):
             return self._repo(observation)
         roll = self.rng.random()
         if roll < 0.1:

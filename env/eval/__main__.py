@@ -1,6 +1,7 @@
 """The evaluation harness on the command line.
 
     python -m env.eval run --agent NAME [--profile bash|pdb|pdb_shell|minimal] [--tasks ID ...] [--runs N] --out DIR [--url URL]
+    python -m env.eval procedural --out DIR [--agents random heuristic oracle] [--seeds 5] [--splits train ood]
     python -m env.eval report DIR [DIR ...] [--out REPORT_DIR]
     python -m env.eval predictions DIR --agent NAME [--run 0] [--model NAME] > preds.jsonl   # SWE-bench format
 """
@@ -30,6 +31,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--url", help="play on this server over /ws (default: in this process)")
     p.add_argument("--profile", default="default", choices=sorted(PROFILES), help="the tool interface (the arm is AGENT@PROFILE)")
     p.add_argument("--edit-gate", choices=("on", "off"), help="override the profile's edit gate")
+    p = sub.add_parser("procedural", help="the procedural benchmark table: agents x splits x difficulties, mean ± std over seeds")
+    p.add_argument("--agents", nargs="+", default=["random", "heuristic", "oracle"], choices=sorted(AGENTS))
+    p.add_argument("--seeds", type=int, default=5, help="generated tasks per split and difficulty")
+    p.add_argument("--splits", nargs="+", default=["train", "ood"], choices=["train", "test", "ood"])
+    p.add_argument("--levels", nargs="+", default=["easy", "medium", "hard", "extreme"], choices=["easy", "medium", "hard", "extreme"])
+    p.add_argument("--concurrency", type=int, default=2)
+    p.add_argument("--out", required=True)
+    p.add_argument("--url", help="play on this server over /ws (default: in this process)")
     p = sub.add_parser("report", help="Markdown report and PNG plots from result directories")
     p.add_argument("dirs", nargs="+")
     p.add_argument("--out", help="where report.md and the plots go (default: the first directory)")
@@ -50,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
                 instance = getattr(task, "instance_id", "") or task.id
                 print(Prediction(instance_id=instance, model_name_or_path=args.model or args.agent, model_patch=r["model_patch"]).model_dump_json())
         return 0
-    if args.command == "run":
+    if args.command in ("run", "procedural"):
         if args.url:
             from env.eval.drivers import WsDriver
 
@@ -61,6 +70,12 @@ def main(argv: list[str] | None = None) -> int:
 
             runtime = Runtime.from_env()
             factory = partial(InProcessDriver, runtime)
+        if args.command == "procedural":
+            ids = [f"proc-{level}-{split}-{i}" for split in args.splits for level in args.levels for i in range(args.seeds)]
+            for agent in args.agents:
+                run_module.run(factory, agent, ids, 1, args.concurrency, Path(args.out))
+            print(report_module.procedural_table(report_module.load([Path(args.out)])))
+            return 0
         gate = None if args.edit_gate is None else args.edit_gate == "on"
         results = run_module.run(factory, args.agent, args.tasks, args.runs, args.concurrency, Path(args.out), args.profile, gate)
         print(f"{len(results)} episode(s) played; results in {Path(args.out) / 'results.jsonl'}", file=sys.stderr)

@@ -25,6 +25,13 @@ class InProcessDriver:
     def tasks(self) -> list[dict[str, Any]]:
         return [_with_tools(t.summary()) for t in self.runtime.registry.all()]
 
+    def task(self, task_id: str) -> dict[str, Any] | None:
+        """A task by id, listed or not (procedural ids are generated on request)."""
+        try:
+            return _with_tools(self.runtime.registry.get(task_id).summary())
+        except KeyError:
+            return None
+
     def reset(self, task_id: str, seed: int, **options: Any) -> dict[str, Any]:
         return self.env.reset(task_id=task_id, seed=seed, **options).model_dump()
 
@@ -48,6 +55,12 @@ class WsDriver:
         import httpx
 
         return httpx.get(f"{self.url}/tasks", timeout=30).json()
+
+    def task(self, task_id: str) -> dict[str, Any] | None:
+        import httpx
+
+        response = httpx.get(f"{self.url}/tasks/{task_id}", timeout=120)
+        return response.json() if response.status_code == 200 else None
 
     def reset(self, task_id: str, seed: int, **options: Any) -> dict[str, Any]:
         return dict(self.client.reset(task_id=task_id, seed=seed, **options).observation)

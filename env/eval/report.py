@@ -53,6 +53,32 @@ def baseline_table(results: list[dict[str, Any]]) -> str:
     return "\n".join(rows)
 
 
+LEVELS = ("easy", "medium", "hard", "extreme")
+
+
+def procedural_table(results: list[dict[str, Any]]) -> str:
+    """The DebugOps-RX table: per split, one row per agent, mean grade ± std over seeds per difficulty (solved %)."""
+    parts = []
+    for split in ("train", "test", "ood"):
+        rows = [r for r in results if r["task_id"].startswith("proc-") and r["task_id"].split("-")[2] == split]
+        if not rows:
+            continue
+        parts += [f"**{split.upper()} split** ({'logic_error, key_error' if split != 'ood' else 'state_corruption, stochastic_bug'})", "",
+                  "| agent | " + " | ".join(level.title() for level in LEVELS) + " |", "|---|" + "---|" * len(LEVELS)]
+        for agent in sorted({r["agent"] for r in rows}):
+            cells = []
+            for level in LEVELS:
+                runs = [r for r in rows if r["agent"] == agent and r["task_id"].split("-")[1] == level]
+                if not runs:
+                    cells.append("-")
+                    continue
+                mean, std = mean_std([r["score"] for r in runs])
+                cells.append(f"{mean:.2f} ± {std:.2f} ({100 * sum(r['solved'] for r in runs) / len(runs):.0f}%)")
+            parts.append(f"| {agent} | " + " | ".join(cells) + " |")
+        parts.append("")
+    return "\n".join(parts).rstrip() or "(no procedural episodes)"
+
+
 def by_task_table(results: list[dict[str, Any]]) -> str:
     """One row per task, one column per agent: mean score ± std and solved % [95% CI] (the README's table)."""
     grouped = _group(results)

@@ -106,7 +106,7 @@ def play(
             handle.write(json.dumps(record) + "\n")
     info = obs.get("info") or {}
     # A classic episode ends with the solve bonus exactly when its last submission solved the task.
-    solved = bool(info.get("resolved")) if task["family"] == "repo" else "solve_bonus" in (obs.get("breakdown") or {})
+    solved = bool(info.get("resolved")) if task["family"] in ("repo", "procedural") else "solve_bonus" in (obs.get("breakdown") or {})
     return {
         "agent": arm_name(agent_name, profile),
         "profile": profile,
@@ -152,6 +152,9 @@ def run(
     out.mkdir(parents=True, exist_ok=True)
     with driver_factory() as probe:
         tasks = {t["id"]: t for t in probe.tasks()}
+        for task_id in task_ids or []:
+            if task_id not in tasks and (found := probe.task(task_id)) is not None:
+                tasks[task_id] = found  # a procedural id: generated on request
     unknown = [t for t in task_ids or [] if t not in tasks]
     if unknown:
         raise SystemExit(f"unknown task(s): {', '.join(unknown)}; available: {', '.join(tasks)}")

@@ -6,12 +6,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import gc
 import logging
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, HTTPException
 from openenv.core.env_server.http_server import create_app
 from openenv.core.env_server.types import ConcurrencyConfig
 
@@ -67,6 +68,14 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None) 
     async def tasks() -> list[dict[str, Any]]:
         return [_with_tools(task.summary()) for task in runtime.registry.all()]
 
+    @app.get("/tasks/{task_id}", tags=["Environment Info"], summary="One task (a procedural id is generated on request)")
+    async def one_task(task_id: str) -> dict[str, Any]:
+        try:
+            task = await asyncio.get_running_loop().run_in_executor(runtime.executor, runtime.registry.get, task_id)
+        except KeyError:
+            raise HTTPException(status_code=404, detail=f"unknown task_id {task_id!r}") from None
+        return _with_tools(task.summary())
+
     @app.get("/", tags=["Environment Info"], summary="API overview")
     async def overview() -> dict[str, Any]:
         return {
@@ -119,6 +128,8 @@ def _tool_lists(family: str) -> dict[str, Any]:
         profiles[name] = {"description": profile.description, "edit_gate": interface.edit_gate, "actions": list(interface.tools), "tools": tools}
     if family == "repo":
         return {"tools": tool_schemas(), "profiles": profiles}
+    if family == "procedural":
+        return {"tools": profiles["default"]["tools"], "profiles": profiles}
     return {"action_types": list(ACTION_TYPES), "tools": CLASSIC_TOOLS, "profiles": profiles}
 
 

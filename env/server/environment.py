@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from env.episode import Episode
 from env.interface import Interface
 from env.models import DebugAction, DebugObservation, DebugState
+from env.procedural.episode import ProceduralEpisode
 from env.repo_episode import RepoEpisode
 from env.runtime import Runtime
 from env.server.episodes import EpisodeStore, StoreFull
@@ -82,14 +83,15 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
         try:
             task = self._runtime.registry.get(name)
         except UnknownTask:
-            return _error_observation(f"unknown task_id {name!r}; available: {', '.join(self._runtime.registry.ids())}")
+            listed = ", ".join(self._runtime.registry.ids())
+            return _error_observation(f"unknown task_id {name!r}; available: {listed}, or any proc-<easy|medium|hard|extreme>-<train|test|ood>-<index>")
         seed = secrets.randbits(31) if seed is None else seed
         options = options or {}
         try:
             interface = Interface.for_episode(options.get("profile"), task.family, options.get("edit_gate"), options.get("aliases"))
         except (ValueError, ValidationError) as exc:
             return _error_observation(f"reset: {exc}")
-        episode_class = RepoEpisode if task.family == "repo" else Episode
+        episode_class = {"repo": RepoEpisode, "procedural": ProceduralEpisode}.get(task.family, Episode)
         return episode_class(self._runtime, task, seed, episode_id or str(uuid.uuid4()), interface)
 
     def reset(

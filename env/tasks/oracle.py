@@ -4,7 +4,9 @@
         obs = env.step(DebugAction(**action))      # the last action submits; obs.grader_score >= 0.9
 
 Classic tasks: one ``submit_fix`` with the gold module and the gold hypothesis. Repository tasks:
-each file the gold patch changes is rewritten with the file tools, then ``submit``.
+each file the gold patch changes is rewritten with the file tools, then ``submit``. Procedural tasks
+run the tests and open the fault's file and its neighbours' first (only opened files can be edited
+there, and the grade rewards exploring and testing before an edit).
 """
 
 from __future__ import annotations
@@ -20,10 +22,17 @@ def oracle_actions(task: Task) -> list[dict[str, Any]]:
         return [{"action_type": "submit_fix", "fixed_code": task.gold_source, "hypothesis": task.gold_hypothesis}]
     before, after = source_only(task.files), source_only(task.gold_files)
     actions: list[dict[str, Any]] = []
+    opened: set[str] = set()
+    if task.family == "procedural":  # as a careful debugger would: test first, read the code around the fault
+        opened = set(task.relevant_files())
+        actions += [{"action_type": "run_tests"}] + [{"action_type": "open_file", "path": p} for p in sorted(opened)]
     for path in sorted(after):
         if path not in before:
             actions.append({"action_type": "create_file", "path": path, "content": after[path]})
         elif after[path] != before[path]:
             lines = before[path].count("\n") + (0 if before[path].endswith("\n") or not before[path] else 1)
+            if task.family == "procedural" and path not in opened:  # only an opened file can be edited there
+                opened.add(path)
+                actions.append({"action_type": "open_file", "path": path})
             actions.append({"action_type": "edit", "path": path, "start_line": 1, "end_line": lines, "new_text": after[path]})
     return actions + [{"action_type": "submit"}]

@@ -2,7 +2,8 @@
 
     registry = TaskRegistry.builtin()
     registry.get("easy").max_attempts       # 5
-    registry.ids()                          # ["easy", "medium", "hard", "repo-...", ...]
+    registry.ids()                          # ["easy", "medium", "hard", "repo-...", ..., "proc-easy-test-0", ...]
+    registry.get("proc-hard-ood-7")         # a procedural id not listed is generated on request
     TaskRegistry.from_env()                 # the built-in tasks plus folders named in ENV_TASK_DIRS
 
 A task folder's ``task.json`` names its ``family``; ``FAMILIES`` maps a family to its loader.
@@ -16,10 +17,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from env.procedural.family import CATALOGUE, ProceduralTask, is_procedural_id, load_procedural_task, procedural_task
 from env.tasks.repository import RepoTask, load_repo_task
 from env.tasks.spec import TaskSpec
 
-Task = TaskSpec | RepoTask
+Task = TaskSpec | RepoTask | ProceduralTask
 
 CLASSIC_DIR = Path(__file__).with_name("classic")
 REPO_DIR = Path(__file__).with_name("repo")
@@ -33,6 +35,7 @@ def _load_classic(folder: Path, data: dict[str, Any]) -> TaskSpec:
 FAMILIES: dict[str, Callable[[Path, dict[str, Any]], Task]] = {
     "classic": _load_classic,
     "repo": load_repo_task,
+    "procedural": load_procedural_task,
 }
 
 
@@ -80,7 +83,9 @@ class TaskRegistry:
     def builtin(cls) -> TaskRegistry:
         classic = [load_task(CLASSIC_DIR / name) for name in CLASSIC_ORDER]
         repo = [load_task(folder) for folder in task_folders(REPO_DIR)] if REPO_DIR.is_dir() else []
-        return cls(classic + repo)
+        # One generated task per difficulty is listed; any other procedural id is made on request.
+        procedural = [procedural_task(task_id) for task_id in CATALOGUE]
+        return cls(classic + repo + procedural)
 
     @classmethod
     def from_env(cls) -> TaskRegistry:
@@ -91,10 +96,11 @@ class TaskRegistry:
         return cls(tasks)
 
     def get(self, task_id: str) -> Task:
-        try:
+        if task_id in self._tasks:
             return self._tasks[task_id]
-        except KeyError:
-            raise UnknownTask(task_id) from None
+        if is_procedural_id(task_id):
+            return procedural_task(task_id)
+        raise UnknownTask(task_id)
 
     def ids(self) -> list[str]:
         return list(self._tasks)

@@ -11,6 +11,7 @@ from typing import Any
 
 from env.tools import debug as _debug  # noqa: F401  (registers the debugger tools and run_script)
 from env.tools import files as _files  # noqa: F401  (registers the file tools)
+from env.tools import procedural as _procedural  # noqa: F401  (registers the procedural tasks' tools)
 from env.tools import shell as _shell  # noqa: F401  (registers run_bash)
 from env.tools import testing as _testing  # noqa: F401  (registers the test tools)
 from env.tools.base import TOOLS, ToolContext, ToolError, ToolResult

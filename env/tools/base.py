@@ -77,6 +77,7 @@ class Tool:
     name: ClassVar[str]
     description: ClassVar[str]
     Args: ClassVar[type[BaseModel]] = NoArgs
+    submits: ClassVar[bool] = False  # running it grades and ends the episode
 
     def parse(self, raw: dict[str, Any]) -> BaseModel:
         try:

@@ -86,6 +86,7 @@ class RunTests(Tool):
 class Submit(Tool):
     name = "submit"
     description = "Submit your changes: every test runs once more and the episode ends with its grade."
+    submits = True
 
     def run(self, ctx: ToolContext, args: BaseModel) -> ToolResult:
         verdict = run_tests(ctx.runtime.sandbox, ctx.task, ctx.workspace.files())

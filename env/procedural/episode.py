@@ -1,0 +1,130 @@
+"""One episode on a procedural task: a repository episode seen through partial observability,
+with noisy, drifting logs and the four-term grade.
+
+    episode = ProceduralEpisode(runtime, registry.get("proc-medium-test-0"), seed=1, episode_id="e1")
+    episode.step(DebugAction(action_type="analyze_logs"))
+    episode.step(DebugAction(action_type="open_file", path="svc/orders.py"))
+    obs.visible_files, obs.logs, obs.test_results, obs.time_remaining     # and nothing else about the code
+
+The logs come from a real run of the buggy service's failing tests (what raised, where) and the
+task's call graph (which functions run on the failing path, what each logs); ``env.procedural.noise``
+adds the noise and drift. Step rewards are the repository family's (test runs, resolution,
+truncation): none depends on which file holds the bug.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import threading
+from typing import Any
+
+from env.graders.procedural import Act, ProcFacts, grade_procedural
+from env.graders.repo import RepoFacts, RepoGrade
+from env.models import DebugAction, DebugObservation
+from env.procedural.family import ProceduralTask
+from env.procedural.noise import Emitter, ErrorFact, LogFacts, LogModel
+from env.repo_episode import RepoEpisode
+from env.tools.procedural import ProcView
+from env.verdict.repo_judge import run_tests
+
+_FRAME = re.compile(r'File "[^"]*?/adbg-run-[^/"]+/(?P<file>[^"]+)", line \d+, in (?P<function>\S+)')
+_KINDS = {"open_file": "open", "edit_file": "edit", "replace_in_file": "edit", "create_file": "edit",
+          "run_tests_short": "test", "submit_short": "test", "analyze_logs": "logs"}
+_facts_lock = threading.Lock()
+_FACTS: dict[str, LogFacts] = {}
+
+
+def _logger(file: str) -> str:
+    return file.removesuffix(".py").replace("/", ".")
+
+
+def failing_path(task: ProceduralTask) -> list[str]:
+    """A chain of real callers ending at the faulty function, outermost first (file::function)."""
+    callers: dict[str, list[str]] = {}
+    for f in task.functions:
+        for callee in f.calls:
+            callers.setdefault(callee, []).append(f"{f.file}::{f.name}")
+    chain = [task.fault]
+    while True:
+        options = sorted(c for c in callers.get(chain[-1], []) if c not in chain)
+        if not options:
+            return chain[::-1]
+        chain.append(options[0])
+
+
+def _error(excerpt: str, fallback: str) -> ErrorFact | None:
+    lines = [line.strip()[1:].strip() for line in excerpt.splitlines() if line.strip().startswith("E ")]
+    if not lines:
+        return None
+    head = lines[0]
+    exc_type, _, message = head.partition(": ") if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Warning)?: ", head) else ("AssertionError", "", head)
+    frames = _FRAME.findall(excerpt)
+    where = f"{frames[-1][0]}::{frames[-1][1]}" if frames else fallback  # where it raised, else where the test called in
+    return ErrorFact(exc_type=exc_type, message=message[:300], where=where)
+
+
+def log_facts(runtime: Any, task: ProceduralTask) -> LogFacts:
+    """What the logs are built from: one real run of the buggy service's failing tests (cached per task)."""
+    with _facts_lock:
+        if task.id in _FACTS:
+            return _FACTS[task.id]
+    verdict = run_tests(runtime.sandbox, task, task.files, task.fail_to_pass, graded=False)
+    by_name = {f"{f.file}::{f.name}": f for f in task.functions}
+    path = failing_path(task)
+    emitters = {name: Emitter(where=name, logger=_logger(f.file), messages=list(f.logs)) for name, f in by_name.items()}
+    errors = [e for t in task.fail_to_pass if (e := _error(verdict.excerpts.get(t, ""), path[0])) is not None][:3]
+    facts = LogFacts(
+        path=[emitters[name] for name in path if name in emitters],
+        others=[e for name, e in sorted(emitters.items()) if name not in path and e.messages],
+        neighbours=task.neighbours(),
+        errors=errors or [ErrorFact(exc_type="AssertionError", message="unexpected result", where=path[0])],
+    )
+    with _facts_lock:
+        _FACTS[task.id] = facts
+    return facts
+
+
+class ProceduralEpisode(RepoEpisode):
+    task: ProceduralTask
+
+    def __init__(self, runtime: Any, task: ProceduralTask, seed: int, episode_id: str, interface: Any = None):
+        from env.interface import Interface
+
+        super().__init__(runtime, task, seed, episode_id, interface or Interface.for_episode(None, "procedural"))
+        rng = random.Random(f"{task.id}:{seed}:logs")  # local: the same seed gives the same logs
+        self.view = ProcView(logs=LogModel(log_facts(runtime, task), task.noise, task.drift, rng))
+        self.ctx.view = self.view
+        self.acts: list[Act] = []
+
+    def recorded(self, tool: str, args: dict[str, Any]) -> None:
+        self.acts.append(Act(kind=_KINDS.get(tool, "other"), target=str(args.get("path", ""))))
+
+    def grade(self, facts: RepoFacts) -> RepoGrade:
+        proc = ProcFacts(
+            resolved=facts.resolution == "FULL",
+            gave_up=facts.gave_up,
+            changed=facts.changed,
+            steps_used=facts.steps_used,
+            max_steps=facts.max_steps,
+            fault_file=self.task.fault_file,
+            relevant_files=self.task.relevant_files(),
+            actions=self.acts,
+        )
+        grade = grade_procedural(proc)
+        return RepoGrade(score=grade.score, components=grade.components)
+
+    def step(self, action: DebugAction) -> DebugObservation:
+        observation = super().step(action)
+        if not self.done:
+            self.view.logs.tick()  # the runtime flutters between steps (probability δ)
+        return observation
+
+    def observe(self, reward: float, parts: Any, error: str | None = None, tool_output: str | None = None) -> DebugObservation:
+        obs = super().observe(reward, parts, error=error, tool_output=tool_output)
+        files = self.workspace.files() if not self.done else {}
+        obs.family = "procedural"
+        obs.visible_files = {p: files[p] for p in sorted(self.view.opened) if p in files}
+        obs.logs = list(self.view.shown_logs)
+        obs.time_remaining = max(0, self.task.max_steps - self.step_number)
+        return obs

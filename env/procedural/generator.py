@@ -1,0 +1,520 @@
+"""The procedural task generator: ``T ~ D(n, b, η, δ, seed)``, validated when it is made.
+
+    task = generate(7, "logic_error", noise=0.3, drift=0.15, seed=42)
+    task.files["tests/test_pricing.py"]           # the buggy service and its tests
+    task.fail_to_pass, task.fault                 # ["tests/test_cart.py::..."], "pagehouse/discounts.py::volume_bp"
+    sample("hard", "ood", 7)                      # a preset's (n, η, δ) and a split's bug types and seed range
+
+How a task is made (everything from one ``random.Random`` seeded with a string of all parameters,
+iterating in fixed orders, so the same parameters give the same bytes on any machine):
+
+1. the world: theme, package name, products, rates, thresholds (``blocks.draw_world``);
+2. the defect: a site of bug type ``b`` (``bugs.sites``) whose module's dependency closure fits in
+   ``n``; the kinds its downstream witnesses need are added when they fit, then the set grows to
+   exactly ``n`` kinds, each addition importing something already there (a connected import DAG);
+3. the files: every module's code; every kind's tests plus the witnesses of every site present, by
+   one rule for all sites (the downstream witnesses whose kinds are there, else the direct one), so
+   the chosen site's failing tests show the symptom in a caller when the service allows it, and
+   which tests a suite holds never tells which site was chosen; the gold service, and the buggy
+   one (``bugs.inject``);
+4. validation, in process (``validate.check_files``: two runs of the buggy and two of the gold
+   files): the tests that fail on the buggy files are FAIL_TO_PASS, the others PASS_TO_PASS. The
+   chosen site's witnesses must be among the failing tests; when more than 3 fail (a defect in a
+   function many tests use), the other failing tests are dropped from the suite and it runs again.
+   The task keeps the ``CheckReport`` of the runs its lists were judged on (``task.validation``,
+   exactly what ``validate.check(task)`` computes). A draft that is not valid is not repaired: the
+   generator draws again from the same random stream (another site or module set), so generation
+   stays deterministic; after ``MAX_ATTEMPTS`` invalid drafts it raises ``GenerationError``.
+
+The facts the noise and drift model needs (every function's calls and log templates) are read from
+the generated code with ``ast``, not declared by hand.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import random
+from dataclasses import dataclass
+
+from env.procedural import blocks, bugs
+from env.procedural.blocks import KINDS, Test, World, closure, ordered
+from env.procedural.model import (
+    BUG_TYPES,
+    MAX_FILES,
+    MIN_FILES,
+    PRESETS,
+    SPLIT_BASE,
+    SPLIT_SIZE,
+    SPLITS,
+    BugType,
+    CheckReport,
+    FunctionInfo,
+    GeneratedTask,
+    split_seed,
+)
+from env.procedural.validate import check_files, report
+from env.pyparse import parse
+from env.tasks.patches import Files
+
+MAX_ATTEMPTS = 8
+MAX_FAIL_TO_PASS = 3
+RERUNS = 2
+_LOG_LEVELS = ("debug", "info", "warning", "error", "exception", "critical")
+
+
+class GenerationError(RuntimeError):
+    """No valid task came out of the attempts (a defect of the generator, never of the caller)."""
+
+
+# -- parameters -------------------------------------------------------------------------------------
+
+
+def _check_parameters(n_files: int, bug: str, noise: float, drift: float, seed: int, difficulty: str | None, split: str | None) -> None:
+    if isinstance(n_files, bool) or not isinstance(n_files, int) or not MIN_FILES <= n_files <= MAX_FILES:
+        raise ValueError(f"n_files must be an integer within [{MIN_FILES}, {MAX_FILES}], got {n_files!r}")
+    if bug not in BUG_TYPES:
+        raise ValueError(f"unknown bug type {bug!r}; known: {', '.join(BUG_TYPES)}")
+    for name, value in (("noise", noise), ("drift", drift)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (0.0 <= value <= 1.0):
+            raise ValueError(f"{name} must be a number within [0, 1], got {value!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    if difficulty is not None:
+        if difficulty not in PRESETS:
+            raise ValueError(f"unknown difficulty {difficulty!r}; known: {', '.join(PRESETS)}")
+        preset = PRESETS[difficulty]
+        for name, value, (low, high) in (("n_files", n_files, preset.files), ("noise", noise, preset.noise), ("drift", drift, preset.drift)):
+            if not low <= value <= high:
+                raise ValueError(f"difficulty {difficulty} needs {name} within [{low}, {high}], got {value!r}")
+    if split is not None:
+        if split not in SPLITS:
+            raise ValueError(f"unknown split {split!r}; known: {', '.join(SPLITS)}")
+        if bug not in SPLITS[split]:
+            raise ValueError(f"split {split} holds {', '.join(SPLITS[split])}, not {bug}")
+        low = SPLIT_BASE[split]
+        if not low <= seed < low + SPLIT_SIZE:
+            raise ValueError(f"seed {seed} is outside the {split} split's range [{low}, {low + SPLIT_SIZE - 1}]")
+
+
+def _key(n_files: int, bug: str, noise: float, drift: float, seed: int) -> str:
+    # repr of a float is its shortest round-tripping form: the same text on every machine.
+    return f"procedural|n={n_files}|bug={bug}|noise={float(noise)!r}|drift={float(drift)!r}|seed={seed}"
+
+
+# -- plan: the defect and the modules ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Plan:
+    site: bugs.Site
+    kinds: frozenset[str]
+
+
+def _plan(rng: random.Random, n_files: int, bug: BugType, all_sites: list[bugs.Site]) -> Plan | None:
+    options = [s for s in all_sites if s.bug == bug and len(closure([s.kind])) <= n_files]
+    for site in rng.sample(options, len(options)):
+        kinds = _grow(rng, site, n_files)
+        if kinds is not None:
+            return Plan(site, kinds)
+    return None
+
+
+def _grow(rng: random.Random, site: bugs.Site, n_files: int) -> frozenset[str] | None:
+    """The site's module and its imports, its downstream witnesses' kinds when they fit, then more, to ``n_files``."""
+    chosen = set(closure([site.kind]))
+    downstream = [w for w in site.witnesses if not w.direct]
+    for witness in rng.sample(downstream, len(downstream)):
+        extra = closure(witness.needs) - chosen
+        if len(chosen) + len(extra) <= n_files:
+            chosen |= extra
+    while len(chosen) < n_files:
+        room = n_files - len(chosen)
+        # Each addition imports something already chosen, so the import graph stays connected.
+        fits = [k for k in blocks.ORDER if k not in chosen and closure([k]) & chosen and len(closure([k]) - chosen) <= room]
+        if not fits:
+            return None
+        chosen |= closure([fits[rng.randrange(len(fits))]])
+    return frozenset(chosen)
+
+
+# -- assembly: the files ----------------------------------------------------------------------------
+
+
+@dataclass
+class Draft:
+    world: World
+    plan: Plan
+    tests: dict[str, list[Test]]  # kind -> its test file's tests
+    expected: list[str]  # test ids of the chosen site's witnesses
+    primary: bugs.Witness  # the witness whose symptom is the problem statement
+    gold: Files
+    buggy: Files
+
+    def test_id(self, kind: str, test: Test) -> str:
+        return f"tests/test_{kind}.py::{test.name}"
+
+    def render(self, dropped: set[str]) -> tuple[Files, Files]:
+        """(buggy, gold) files without the ``dropped`` test ids."""
+        tests = {}
+        for kind in ordered(self.plan.kinds):
+            kept = [t for t in self.tests[kind] if self.test_id(kind, t) not in dropped]
+            tests[f"tests/test_{kind}.py"] = blocks.test_file(self.world, kind, kept)
+        return {**self.buggy, **tests}, {**self.gold, **tests}
+
+
+def _witnesses(site: bugs.Site, kinds: frozenset[str]) -> list[bugs.Witness]:
+    """The site's tests this service carries: the downstream ones when any fits, else the direct one.
+
+    The same rule holds for every site, chosen or not, so which tests a suite has never tells which
+    site holds the defect.
+    """
+    present = [w for w in site.witnesses if closure(w.needs) <= kinds]
+    if any(not w.direct for w in present):
+        present = [w for w in present if not w.direct]  # the symptom shows in a caller
+    return present
+
+
+def _assemble(w: World, plan: Plan, all_sites: list[bugs.Site]) -> Draft:
+    kinds = plan.kinds
+    present = ordered(kinds)
+    modules = {k: KINDS[k].build(w, kinds) for k in present}
+    tests: dict[str, dict[str, Test]] = {k: {t.name: t for t in modules[k].tests} for k in present}
+    for s in all_sites:
+        if s.kind in kinds:
+            for wt in _witnesses(s, kinds):
+                if tests[wt.kind].setdefault(wt.test.name, wt.test) != wt.test:
+                    raise GenerationError(f"two different tests named {wt.test.name} in tests/test_{wt.kind}.py")
+    strays = sorted({u for k in present for t in tests[k].values() for u in t.uses} - kinds)
+    if strays:
+        raise GenerationError(f"tests import modules the service does not have: {', '.join(strays)}")
+    chosen = plan.site
+    included = _witnesses(chosen, kinds)
+    pkg = w.pkg
+    gold: Files = {f"{pkg}/__init__.py": f'"""{pkg}: the back end of an online {w.theme.shop}."""\n', "README.md": blocks.readme(w, present)}
+    for k in present:
+        gold[f"{pkg}/{k}.py"] = modules[k].source
+    buggy = dict(gold)
+    path = f"{pkg}/{chosen.kind}.py"
+    buggy[path] = bugs.inject(gold[path], chosen)
+    primary = next((wt for wt in included if not wt.direct), included[0])
+    return Draft(
+        world=w,
+        plan=plan,
+        tests={k: [tests[k][name] for name in sorted(tests[k])] for k in present},
+        expected=sorted(f"tests/test_{wt.kind}.py::{wt.test.name}" for wt in included),
+        primary=primary,
+        gold=gold,
+        buggy=buggy,
+    )
+
+
+# -- facts: every function, what it calls, what it logs ----------------------------------------------
+
+ClassRef = tuple[str, str]  # (file, class name)
+
+
+class _Module:
+    """What one module defines and imports, for resolving the calls its functions make."""
+
+    def __init__(self, path: str, tree: ast.Module, pkg: str):
+        self.path, self.tree, self.pkg = path, tree, pkg
+        self.functions: dict[str, ast.FunctionDef] = {}
+        self.classes: dict[str, ast.ClassDef] = {}
+        self.aliases: dict[str, str] = {}  # local name -> module file
+        self.imported: dict[str, tuple[str, str]] = {}  # local name -> (module file, name)
+        self.globals: dict[str, ClassRef] = {}
+        self.attributes: dict[str, dict[str, ClassRef]] = {}  # class -> self.attr -> class of its value
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef):
+                self.functions[node.name] = node
+            elif isinstance(node, ast.ClassDef):
+                self.classes[node.name] = node
+                for item in node.body:
+                    if isinstance(item, ast.FunctionDef):
+                        self.functions[f"{node.name}.{item.name}"] = item
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for alias in node.names:
+                    local = alias.asname or alias.name
+                    if node.module == pkg:
+                        self.aliases[local] = f"{pkg}/{alias.name}.py"
+                    elif node.module.startswith(pkg + "."):
+                        self.imported[local] = (node.module.replace(".", "/") + ".py", alias.name)
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.startswith(pkg + ".") and alias.asname:
+                        self.aliases[alias.asname] = alias.name.replace(".", "/") + ".py"
+
+
+class _Facts:
+    def __init__(self, files: Files, pkg: str):
+        self.modules = {
+            path: _Module(path, parse(text), pkg)  # type: ignore[arg-type]
+            for path, text in sorted(files.items())
+            if path.startswith(pkg + "/") and path.endswith(".py")
+        }
+        for module in self.modules.values():
+            for node in module.tree.body:
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                    found = self.type_of(module, node.value, {}, None)
+                    if found:
+                        module.globals[node.targets[0].id] = found
+            for name in module.classes:
+                init = module.functions.get(f"{name}.__init__")
+                attrs: dict[str, ClassRef] = {}
+                if init is not None:
+                    local = self.locals(module, init, name)
+                    for node in ast.walk(init):
+                        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                            target = node.targets[0]
+                            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+                                found = self.type_of(module, node.value, local, name)
+                                if found:
+                                    attrs[target.attr] = found
+                module.attributes[name] = attrs
+
+    def class_ref(self, module: _Module, expr: ast.expr | None) -> ClassRef | None:
+        """The project class an annotation or a callee names."""
+        if isinstance(expr, ast.Name):
+            if expr.id in module.classes:
+                return module.path, expr.id
+            if expr.id in module.imported:
+                path, name = module.imported[expr.id]
+                if path in self.modules and name in self.modules[path].classes:
+                    return path, name
+        elif isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id in module.aliases:
+            path = module.aliases[expr.value.id]
+            if path in self.modules and expr.attr in self.modules[path].classes:
+                return path, expr.attr
+        elif isinstance(expr, ast.BinOp):  # X | None
+            return self.class_ref(module, expr.left) or self.class_ref(module, expr.right)
+        return None
+
+    def target(self, module: _Module, func: ast.expr, local: dict[str, ClassRef], cls: str | None) -> str | None:
+        """file::name of the project function a call's callee is, if it is one."""
+        if isinstance(func, ast.Name):
+            if func.id in module.functions:
+                return f"{module.path}::{func.id}"
+            if func.id in module.imported:
+                path, name = module.imported[func.id]
+                if path in self.modules and name in self.modules[path].functions:
+                    return f"{path}::{name}"
+        if isinstance(func, ast.Attribute):
+            value = func.value
+            if isinstance(value, ast.Name) and value.id in module.aliases:
+                path = module.aliases[value.id]
+                if path in self.modules and func.attr in self.modules[path].functions:
+                    return f"{path}::{func.attr}"
+            elif isinstance(value, ast.Name) and value.id == "self" and cls is not None and f"{cls}.{func.attr}" in module.functions:
+                return f"{module.path}::{cls}.{func.attr}"
+            else:
+                owner = self.type_of(module, value, local, cls)
+                if owner and f"{owner[1]}.{func.attr}" in self.modules[owner[0]].functions:
+                    return f"{owner[0]}::{owner[1]}.{func.attr}"
+        made = self.class_ref(module, func)
+        if made and f"{made[1]}.__init__" in self.modules[made[0]].functions:
+            return f"{made[0]}::{made[1]}.__init__"
+        return None
+
+    def type_of(self, module: _Module, expr: ast.expr, local: dict[str, ClassRef], cls: str | None) -> ClassRef | None:
+        """The project class of an expression's value, when the code says it."""
+        if isinstance(expr, ast.Name):
+            return local.get(expr.id) or module.globals.get(expr.id)
+        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self" and cls is not None:
+            return module.attributes.get(cls, {}).get(expr.attr)
+        if isinstance(expr, ast.Call):
+            made = self.class_ref(module, expr.func)
+            if made:
+                return made
+            callee = self.target(module, expr.func, local, cls)
+            if callee:
+                path, name = callee.split("::")
+                node = self.modules[path].functions[name]
+                return self.class_ref(self.modules[path], node.returns)
+        return None
+
+    def locals(self, module: _Module, node: ast.FunctionDef, cls: str | None) -> dict[str, ClassRef]:
+        found: dict[str, ClassRef] = {}
+        for arg in node.args.posonlyargs + node.args.args + node.args.kwonlyargs:
+            ref = self.class_ref(module, arg.annotation)
+            if ref:
+                found[arg.arg] = ref
+        assigns = sorted((n for n in ast.walk(node) if isinstance(n, ast.Assign)), key=lambda n: (n.lineno, n.col_offset))
+        for assign in assigns:
+            if len(assign.targets) == 1 and isinstance(assign.targets[0], ast.Name):
+                ref = self.type_of(module, assign.value, found, cls)
+                if ref:
+                    found[assign.targets[0].id] = ref
+        return found
+
+    def infos(self) -> list[FunctionInfo]:
+        out = []
+        for path, module in self.modules.items():
+            for name, node in sorted(module.functions.items(), key=lambda item: item[1].lineno):
+                cls = name.split(".")[0] if "." in name else None
+                local = self.locals(module, node, cls)
+                calls: list[str] = []
+                logs: list[str] = []
+                for call in sorted((n for n in ast.walk(node) if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset)):
+                    func = call.func
+                    if (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "log"
+                            and func.attr in _LOG_LEVELS and call.args and isinstance(call.args[0], ast.Constant)
+                            and isinstance(call.args[0].value, str)):
+                        if call.args[0].value not in logs:
+                            logs.append(call.args[0].value)
+                        continue
+                    callee = self.target(module, func, local, cls)
+                    if callee and callee not in calls and callee != f"{path}::{name}":
+                        calls.append(callee)
+                out.append(FunctionInfo(file=path, name=name, calls=calls, logs=logs))
+        return out
+
+
+def functions(files: Files, pkg: str) -> list[FunctionInfo]:
+    """Every function and method of the package in ``files``: the project functions it calls, its log templates."""
+    return _Facts(files, pkg).infos()
+
+
+# -- generation -----------------------------------------------------------------------------------
+
+
+def _statement(draft: Draft) -> str:
+    w = draft.world
+    modules = len(draft.plan.kinds)
+    return (
+        f"{draft.primary.symptom}\n\n"
+        f"This is the `{w.pkg}` service, the back end of our online {w.theme.shop} ({modules} modules in `{w.pkg}/`, tests in "
+        "`tests/`). Please find the cause and fix it without breaking anything else."
+    )
+
+
+def _attempt(rng: random.Random, w: World, all_sites: list[bugs.Site], n_files: int, bug: BugType) -> tuple[Draft, list[str], list[str], CheckReport]:
+    """One draft and its check: (draft, FAIL_TO_PASS, PASS_TO_PASS, report), ``draft`` holding the files as kept."""
+    plan = _plan(rng, n_files, bug, all_sites)
+    if plan is None:
+        raise _Redraw(f"no set of {n_files} modules holds a {bug} site")
+    draft = _assemble(w, plan, all_sites)
+    dropped: set[str] = set()
+    for _ in range(4):
+        buggy_files, gold_files = draft.render(dropped)
+        # A first judgement with the defect's own tests as FAIL_TO_PASS; its runs also tell which tests really fail.
+        tests = sorted(f"tests/test_{kind}.py::{t.name}" for kind, kept in draft.tests.items() for t in kept)
+        tests = [test for test in tests if test not in dropped]
+        first = check_files(buggy_files, gold_files, draft.expected, [t for t in tests if t not in draft.expected], RERUNS)
+        failing = sorted(test for test, status in first.buggy[0].items() if status in ("FAILED", "ERROR"))
+        missing = [test for test in draft.expected if test not in failing]
+        if missing:
+            raise _Redraw(f"{plan.site.id}: the defect's tests pass on the buggy files: {', '.join(missing)}")
+        if len(failing) <= MAX_FAIL_TO_PASS:
+            pass_to_pass = sorted(set(first.buggy[0]) - set(failing))
+            final = first if failing == draft.expected else report(failing, pass_to_pass, first.buggy, first.gold, first.seconds)
+            draft.buggy, draft.gold = buggy_files, gold_files
+            return draft, failing, pass_to_pass, final
+        keep = (draft.expected + [t for t in failing if t not in draft.expected])[:MAX_FAIL_TO_PASS]
+        dropped |= set(failing) - set(keep)
+    raise _Redraw(f"{plan.site.id}: more than {MAX_FAIL_TO_PASS} tests keep failing")
+
+
+class _Redraw(Exception):
+    pass
+
+
+def _generate(n_files: int, bug: BugType, noise: float, drift: float, seed: int, difficulty: str | None, split: str | None) -> tuple[GeneratedTask, list[str]]:
+    """The task, and why earlier attempts were drawn again (empty when the first draft was valid)."""
+    _check_parameters(n_files, bug, noise, drift, seed, difficulty, split)
+    key = _key(n_files, bug, noise, drift, seed)
+    rng = random.Random(key)
+    world = blocks.draw_world(rng)
+    all_sites = bugs.sites(world)
+    history: list[str] = []
+    for _ in range(MAX_ATTEMPTS):
+        try:
+            draft, fail_to_pass, pass_to_pass, checked = _attempt(rng, world, all_sites, n_files, bug)
+        except _Redraw as why:
+            history.append(str(why))
+            continue
+        if not checked.ok:
+            history.append(f"{draft.plan.site.id}: " + "; ".join(checked.problems[:3]))
+            continue
+        site = draft.plan.site
+        fault_file = f"{world.pkg}/{site.kind}.py"
+        task = GeneratedTask(
+            id="proc-" + hashlib.sha256(key.encode()).hexdigest()[:12],
+            name=f"{site.title} ({world.pkg}, {n_files} modules)",
+            seed=seed,
+            n_files=n_files,
+            bug=bug,
+            noise=float(noise),
+            drift=float(drift),
+            difficulty=difficulty,
+            split=split,
+            package=world.pkg,
+            files=draft.buggy,
+            gold_files=draft.gold,
+            fail_to_pass=fail_to_pass,
+            pass_to_pass=pass_to_pass,
+            fault=f"{fault_file}::{site.function}",
+            functions=functions(draft.buggy, world.pkg),
+            problem_statement=_statement(draft),
+            environment={},
+            max_steps=15 + 3 * n_files,
+            tags=["procedural", bug.replace("_", "-")],
+            validation=checked,
+        )
+        return task, history
+    raise GenerationError(f"no valid task for {key} after {MAX_ATTEMPTS} attempts: " + " | ".join(history))
+
+
+def generate(n_files: int, bug: BugType, noise: float, drift: float, seed: int, difficulty: str | None = None, split: str | None = None) -> GeneratedTask:
+    """A validated task of ``n_files`` service modules with one ``bug``; ``noise`` and ``drift`` are carried."""
+    return _generate(n_files, bug, noise, drift, seed, difficulty, split)[0]
+
+
+def sample(difficulty: str, split: str, index: int) -> GeneratedTask:
+    """The ``index``-th task of a split at a difficulty: (n, η, δ) from the preset, the bug from the split."""
+    if difficulty not in PRESETS:
+        raise ValueError(f"unknown difficulty {difficulty!r}; known: {', '.join(PRESETS)}")
+    seed = split_seed(split, index)
+    preset = PRESETS[difficulty]
+    rng = random.Random(f"procedural-sample|{difficulty}|{split}|{index}")
+    n_files = rng.randint(*preset.files)
+    noise = round(rng.uniform(*preset.noise), 3)
+    drift = round(rng.uniform(*preset.drift), 3)
+    bug = SPLITS[split][rng.randrange(len(SPLITS[split]))]
+    return generate(n_files, bug, noise, drift, seed, difficulty, split)
+
+
+def digest(task: GeneratedTask) -> str:
+    """sha256 of the task's files (buggy and gold), for comparing generations byte for byte."""
+    data = json.dumps({"files": task.files, "gold": task.gold_files}, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()
+
+
+def import_graph(task: GeneratedTask) -> dict[str, list[str]]:
+    """Each service module (file) and the service modules it imports."""
+    graph: dict[str, list[str]] = {}
+    for path in task.source_files:
+        module = _Module(path, parse(task.files[path]), task.package)  # type: ignore[arg-type]
+        graph[path] = sorted(set(module.aliases.values()) | {p for p, _ in module.imported.values()})
+    return graph
+
+
+def connected(graph: dict[str, list[str]]) -> bool:
+    """Whether the undirected version of ``graph`` is one component."""
+    if not graph:
+        return False
+    links: dict[str, set[str]] = {node: set() for node in graph}
+    for node, targets in graph.items():
+        for target in targets:
+            if target in links:
+                links[node].add(target)
+                links[target].add(node)
+    seen, stack = set(), [min(graph)]
+    while stack:
+        node = stack.pop()
+        if node not in seen:
+            seen.add(node)
+            stack.extend(links[node] - seen)
+    return len(seen) == len(graph)
+
