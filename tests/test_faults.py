@@ -8,6 +8,7 @@ import json
 import os
 import threading
 import time
+from pathlib import Path
 
 import httpx
 from websockets.asyncio.client import connect
@@ -39,10 +40,19 @@ def start_slow_submission(url: str) -> tuple[str, threading.Thread, dict]:
     return episode, thread, out
 
 
-def wait_for_children(count: int) -> list[int]:
+def _parent(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return -1
+
+
+def wait_for_children(count: int, runtime) -> list[int]:
+    """This server's running sandbox children (forked by its own fork server: other processes on the host may run code too)."""
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
-        children = sandbox_children()
+        zygote = runtime.sandbox.zygote.pid
+        children = [pid for pid in sandbox_children() if _parent(pid) == zygote]
         if len(children) >= count:
             return children
         time.sleep(0.02)
@@ -57,7 +67,7 @@ def solve(url: str, task_id: str) -> dict:
 def test_killing_a_sandbox_child_ends_only_that_run(runtime):
     with LiveServer(build_app(runtime=runtime, settings=Settings())) as server:
         episode, thread, out = start_slow_submission(server.url)
-        (child,) = wait_for_children(1)
+        (child,) = wait_for_children(1, runtime)
         os.kill(child, 9)
         other = solve(server.url, "medium")  # another episode, meanwhile
         thread.join()
@@ -72,7 +82,7 @@ def test_killing_a_sandbox_child_ends_only_that_run(runtime):
 def test_killing_the_fork_server_loses_no_episode(runtime):
     with LiveServer(build_app(runtime=runtime, settings=Settings())) as server:
         episode, thread, out = start_slow_submission(server.url)
-        wait_for_children(1)
+        wait_for_children(1, runtime)
         zygote = runtime.sandbox.zygote.pid
         os.kill(zygote, 9)
         thread.join()

@@ -10,9 +10,10 @@ Its witnesses are tests that fail on the defect: a direct one calling the faulty
 where the kinds allow it, downstream ones in a caller's test file whose traceback or wrong value
 shows up away from the fault (the generator keeps only those when one is present). The bug types:
 
-- logic_error: a wrong comparison, boundary, operator or ordering;
+- logic_error: a wrong comparison, boundary, rounding or ordering;
 - key_error: a stale or non-normalised dict key -> KeyError at runtime, raised where the dict is read;
-- dependency_error: a call into another module with arguments swapped or in the wrong unit;
+- dependency_error: a call into another module with arguments swapped or in the wrong unit, or to a
+  function under a name it no longer has (AttributeError when the call runs);
 - state_corruption: shared mutable state mutated in place (a cache handing out its list, a mutable
   default argument, a counter or a setting never reset); the failure shows on a later call;
 - stochastic_bug: a wrong bound on an injected ``random.Random`` (jitter, bucketing, sampling); the tests
@@ -104,8 +105,8 @@ def sites(w: World) -> list[Site]:
     gold_acc = next(x for x in acc if x.tier == "gold")
     out: list[Site] = []
 
-    def site(id: str, bug: BugType, kind: str, function: str, gold: str, buggy: str, title: str, *witnesses: Witness) -> None:
-        out.append(Site(id, bug, kind, function, gold, buggy, title, tuple(witnesses)))
+    def site(name: str, bug: BugType, kind: str, function: str, gold: str, buggy: str, title: str, *witnesses: Witness) -> None:
+        out.append(Site(name, bug, kind, function, gold, buggy, title, tuple(witnesses)))
 
     # -- logic_error ---------------------------------------------------------------------------
 

@@ -16,6 +16,10 @@ collection or a test moves to another state, so each state imports its own fresh
 its own module-level state, exactly as separate processes would. The project's modules are removed
 from ``sys.modules`` before and after, ``sys.path`` is restored, and a lock serialises runs, so many
 tasks can be checked in one process. Each distinct file is compiled once per run.
+
+Measured on an idle 2-core machine: one state takes 45 ms (a 2-module service, ~10 tests) to 145 ms
+(20 modules, ~100 tests); ``check(task)`` (4 states) 0.11 s, 0.29 s at 7 modules, 0.5 s at 20.
+pytest's own work per test (about 1 ms per test and state) dominates, plus ~40 ms per session.
 """
 
 from __future__ import annotations
