@@ -264,6 +264,7 @@ class Episode:
             reward=reward,
             episode_id=self.episode_id,
             task_id=task.id,
+            family="classic",
             task_description=task.description,
             buggy_code=task.buggy_source,
             test_suite=task.test_source,

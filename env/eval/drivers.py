@@ -1,6 +1,6 @@
-"""Where an evaluation's episodes run: in this process, or on a server over /ws. Both move plain dicts.
+"""Where an evaluation's episodes run: in this process, or on a server (over /ws, or plain HTTP). All move plain dicts.
 
-    with InProcessDriver(runtime) as env:           # or WsDriver("http://localhost:8000")
+    with InProcessDriver(runtime) as env:           # or WsDriver("http://localhost:8000"), HttpDriver(...)
         obs = env.reset("easy", seed=1)                # profile="pdb" ... as reset options
         obs, reward, done = env.step({"action_type": "give_up"})
 """
@@ -75,3 +75,42 @@ class WsDriver:
 
     def __exit__(self, *exc: object) -> None:
         self.client.__exit__(*exc)
+
+
+class HttpDriver:
+    """Plain HTTP: ``POST /reset`` then ``POST /step`` with the episode's id. It holds no connection, so
+    it can live in a web UI's session state and be used from any of its worker threads."""
+
+    def __init__(self, url: str, timeout_s: float = 120.0):
+        import httpx
+
+        self.url = url.rstrip("/")
+        self.http = httpx.Client(base_url=self.url, timeout=timeout_s)
+        self.episode_id: str | None = None
+
+    def tasks(self) -> list[dict[str, Any]]:
+        return self.http.get("/tasks").raise_for_status().json()
+
+    def task(self, task_id: str) -> dict[str, Any] | None:
+        response = self.http.get(f"/tasks/{task_id}")
+        return response.json() if response.status_code == 200 else None
+
+    def reset(self, task_id: str, seed: int, **options: Any) -> dict[str, Any]:
+        payload = self.http.post("/reset", json={"task_id": task_id, "seed": seed, **options}).raise_for_status().json()
+        obs = {**payload.get("observation", {}), "done": payload.get("done", False), "reward": payload.get("reward")}
+        self.episode_id = obs.get("episode_id") or None
+        return obs
+
+    def step(self, action: dict[str, Any]) -> tuple[dict[str, Any], float, bool]:
+        body: dict[str, Any] = {"action": action}
+        if self.episode_id:  # without it the server would continue whichever HTTP episode started last
+            body["episode_id"] = self.episode_id
+        payload = self.http.post("/step", json=body).raise_for_status().json()
+        obs = {**payload.get("observation", {}), "done": payload.get("done", False), "reward": payload.get("reward")}
+        return obs, float(payload.get("reward") or 0.0), bool(payload.get("done"))
+
+    def __enter__(self) -> HttpDriver:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.http.close()

@@ -93,6 +93,10 @@ def play(
             actions.append(action)
             record = {
                 "step": len(rewards),
+                "task_id": task["id"],  # with the seed and profile, enough to replay the episode (the demo does)
+                "seed": seed,
+                "profile": profile,
+                "agent": arm_name(agent_name, profile),
                 "action": action,
                 "observation": digest(obs),
                 "reward": reward,

@@ -108,6 +108,16 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
             return _error_observation("no episode is running; call reset first")
         return self._episode.step(action)
 
+    def files(self) -> dict[str, str]:
+        """The episode's files as they are now: a classic task's module, a repository's whole tree.
+        In-process only (a trajectory replay shows each step's diff from it); agents never see it."""
+        episode = self._episode
+        if episode is None:
+            return {}
+        if isinstance(episode, RepoEpisode):  # procedural episodes too
+            return dict(episode.workspace.files())
+        return {episode.task.filename: episode.current_code}
+
     @property
     def state(self) -> DebugState:
         episode = self._episode

@@ -1,0 +1,60 @@
+"""Build and start the demo: in-process by default, or against a server; also what the server mounts at /web.
+
+    python app.py [--url URL] [--host H] [--port P]     # PORT / GRADIO_SERVER_PORT, ENV_URL also work
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+from typing import Any
+
+import gradio as gr
+
+from env.demo.ui import build_demo
+from env.eval.drivers import HttpDriver, InProcessDriver
+from env.runtime import Runtime
+from env.server.environment import DebugEnvironment
+
+DEFAULT_PORT = 7860
+
+
+def local_demo(runtime: Runtime) -> gr.Blocks:
+    """Episodes run in this process (each in its own environment, on the shared sandbox runtime)."""
+    return build_demo(lambda: InProcessDriver(runtime), replay_env=lambda: DebugEnvironment(runtime))
+
+
+def remote_demo(url: str) -> gr.Blocks:
+    """Episodes run on the server at ``url`` over plain HTTP; replays run here (the tasks are the same files)."""
+    runtime = functools.cache(Runtime.from_env)  # only a replay needs a local sandbox
+    return build_demo(lambda: HttpDriver(url), replay_env=lambda: DebugEnvironment(runtime()))
+
+
+def server_builder(runtime: Runtime) -> Any:
+    """The ``gradio_builder`` that OpenEnv's ``create_app`` mounts at /web when ENABLE_WEB_INTERFACE=true."""
+
+    def build(*_library_args: Any) -> gr.Blocks:
+        return local_demo(runtime)
+
+    return build
+
+
+def port_from_env() -> int:
+    for name in ("PORT", "GRADIO_SERVER_PORT"):
+        value = os.environ.get(name)
+        if value:
+            return int(value)
+    return DEFAULT_PORT
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="The AgentDebuggerEnv demo (Gradio)")
+    parser.add_argument("--url", default=os.environ.get("ENV_URL"), help="a running server (default: the environment runs in this process)")
+    parser.add_argument("--host", default=os.environ.get("GRADIO_SERVER_NAME", "0.0.0.0"))
+    parser.add_argument("--port", type=int, default=None, help=f"default: $PORT, $GRADIO_SERVER_PORT or {DEFAULT_PORT}")
+    args = parser.parse_args(argv)
+    demo = remote_demo(args.url) if args.url else local_demo(Runtime.from_env())
+    # Sessions are independent episodes; let several run at once (Gradio's default is one event at a time).
+    demo.queue(default_concurrency_limit=8)
+    demo.launch(server_name=args.host, server_port=args.port or port_from_env(), show_error=False, footer_links=["api"])

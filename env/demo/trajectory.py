@@ -1,0 +1,158 @@
+"""Saved episodes: write one, read one back (the demo's JSON or an evaluation's per-step JSONL), replay it.
+
+    trajectory = Trajectory(task_id="easy", seed=1, steps=[...])     # what the demo's "Download" writes
+    trajectory = load(text)                                          # either format
+    frames = replay(trajectory, DebugEnvironment(runtime))           # each step's code diff, re-run
+
+A trajectory keeps what was done and what it earned, not the code: ``replay`` runs the same
+actions from the same seed in this process and records every file after each step, so the code
+diff of a step is the real effect of its action. Recorded and replayed rewards are shown side by
+side; they differ only where the task itself is nondeterministic (the race in ``hard``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from env.models import DebugAction
+
+FORMAT = "agentdebugger-trajectory/1"
+MAX_STEPS = 500  # longer than any task's max_steps
+MAX_BYTES = 4_000_000
+
+
+class TrajectoryStep(BaseModel):
+    step: int = Field(ge=1)
+    action: dict[str, Any]
+    reward: float
+    breakdown: dict[str, float] = Field(default_factory=dict)
+    observation: dict[str, Any] = Field(default_factory=dict, description="What the step showed, in short (numbers and errors)")
+
+
+class Trajectory(BaseModel):
+    format: Literal["agentdebugger-trajectory/1"] = FORMAT
+    task_id: str
+    seed: int
+    profile: str = "default"
+    agent: str = "human"
+    score: float | None = None
+    steps: list[TrajectoryStep] = Field(default_factory=list, max_length=MAX_STEPS)
+
+    def dumps(self) -> str:
+        return self.model_dump_json(indent=1)
+
+
+class Frame(BaseModel):
+    """One replayed step."""
+
+    step: int
+    action: dict[str, Any]
+    recorded_reward: float
+    reward: float
+    tests_passed: int
+    tests_total: int
+    error: str | None = None
+    output: str = ""
+    grader_score: float | None = None
+    breakdown: dict[str, float] = Field(default_factory=dict)
+    diff: str = Field("", description="Unified diff of the files this step changed")
+
+
+class TrajectoryError(ValueError):
+    pass
+
+
+def load(text: str) -> Trajectory:
+    """The demo's JSON document, or the JSONL of ``python -m env.eval run`` (``steps/<arm>/<task>/run<N>.jsonl``)."""
+    if len(text) > MAX_BYTES:
+        raise TrajectoryError(f"the file is larger than {MAX_BYTES} bytes")
+    stripped = text.strip()
+    if not stripped:
+        raise TrajectoryError("the file is empty")
+    try:
+        if stripped.startswith("{") and "\n{" not in stripped:
+            return Trajectory.model_validate_json(stripped)
+        records = [json.loads(line) for line in stripped.splitlines() if line.strip()]
+    except (ValueError, ValidationError) as exc:
+        raise TrajectoryError(f"not a trajectory: {_short(exc)}") from None
+    if not records or not all(isinstance(r, dict) for r in records):
+        raise TrajectoryError("not a trajectory: expected one JSON object per line")
+    first = records[0]
+    if "task_id" not in first or "seed" not in first:
+        raise TrajectoryError("this steps file does not name its task_id and seed (files written by env.eval before they were recorded cannot be replayed)")
+    try:
+        return Trajectory(
+            task_id=first["task_id"],
+            seed=first["seed"],
+            profile=first.get("profile") or "default",
+            agent=first.get("agent") or "agent",
+            steps=[TrajectoryStep(step=r["step"], action=r["action"], reward=r["reward"], breakdown=r.get("breakdown") or {}, observation=r.get("observation") or {}) for r in records],
+        )
+    except (KeyError, TypeError, ValidationError) as exc:
+        raise TrajectoryError(f"not a trajectory: {_short(exc)}") from None
+
+
+def _short(exc: Exception) -> str:
+    return str(exc).splitlines()[0][:300]
+
+
+def diff_files(before: dict[str, str], after: dict[str, str]) -> str:
+    chunks = []
+    for path in sorted(set(before) | set(after)):
+        old, new = before.get(path), after.get(path)
+        if old == new:
+            continue
+        chunks.extend(
+            difflib.unified_diff(
+                (old or "").splitlines(keepends=True),
+                (new or "").splitlines(keepends=True),
+                fromfile=f"a/{path}" if old is not None else "/dev/null",
+                tofile=f"b/{path}" if new is not None else "/dev/null",
+            )
+        )
+    return "".join(line if line.endswith("\n") else line + "\n" for line in chunks)
+
+
+def output_of(obs: dict[str, Any]) -> str:
+    """The text a step showed the agent: a tool's output, a query's answer, or the test output."""
+    return obs.get("tool_output") or obs.get("query_result") or obs.get("current_error_output") or ""
+
+
+def replay(trajectory: Trajectory, env: Any) -> list[Frame]:
+    """Run the trajectory's actions again from its seed in ``env`` (an in-process DebugEnvironment)."""
+    options = {} if trajectory.profile == "default" else {"profile": trajectory.profile}
+    obs = env.reset(task_id=trajectory.task_id, seed=trajectory.seed, **options).model_dump()
+    if obs.get("error") and not obs.get("task_id"):
+        raise TrajectoryError(obs["error"])
+    files = env.files()
+    frames = []
+    for recorded in trajectory.steps:
+        if obs.get("done"):
+            break  # the episode ended earlier than the recording did
+        try:
+            action = DebugAction(**recorded.action)
+        except (TypeError, ValidationError) as exc:
+            raise TrajectoryError(f"step {recorded.step}: not an action: {_short(exc)}") from None
+        obs = env.step(action).model_dump()
+        now = env.files()
+        frames.append(
+            Frame(
+                step=recorded.step,
+                action=recorded.action,
+                recorded_reward=recorded.reward,
+                reward=float(obs.get("reward") or 0.0),
+                tests_passed=obs.get("tests_passed") or 0,
+                tests_total=obs.get("tests_total") or 0,
+                error=obs.get("error"),
+                output=output_of(obs),
+                grader_score=obs.get("grader_score"),
+                breakdown=obs.get("breakdown") or {},
+                diff=diff_files(files, now),
+            )
+        )
+        files = now
+    return frames
