@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: serve test bench lock
+.PHONY: serve test bench lock demo browser
 
 $(VENV)/.deps: requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -13,8 +13,17 @@ $(VENV)/.deps: requirements.txt requirements-dev.txt
 serve: $(VENV)/.deps  ## start the server with the built-in tasks on :8000
 	$(PY) -m env.server
 
-test: $(VENV)/.deps  ## run the whole test suite
+test: $(VENV)/.deps browser  ## run the whole test suite
 	$(PY) -m pytest -q
+
+demo: $(VENV)/.deps  ## start the Gradio demo on :7860 (the environment runs in-process)
+	$(PY) app.py
+
+# The demo's browser test drives Debian's chromium through Playwright, which never downloads a browser.
+browser:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || { \
+	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
 
 bench: $(VENV)/.deps  ## measure latency and throughput (prints figures)
 	$(PY) bench/bench_server.py

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import gradio as gr
-import pandas as pd
+from matplotlib.figure import Figure
 
 from env.agents import heuristic, oracle, random_agent  # noqa: F401  (registers the agents)
 from env.agents.base import AGENTS
@@ -82,8 +82,22 @@ def _seed(value: Any) -> int:
     return seed
 
 
-def _plot(rewards: list[float]) -> pd.DataFrame:
-    return pd.DataFrame(view.reward_table(rewards))
+def _plot(rewards: list[float]) -> Figure:
+    """Each step's reward and the running total. A bare Figure (not pyplot): nothing global, nothing to close."""
+    table = view.reward_table(rewards)
+    fig = Figure(figsize=(6, 2.8), layout="constrained")
+    ax = fig.add_subplot()
+    for series, style in (("step reward", "o--"), ("cumulative", "o-")):
+        points = [(x, y) for x, y, s in zip(table["step"], table["reward"], table["series"], strict=True) if s == series]
+        ax.plot([x for x, _ in points], [y for _, y in points], style, label=series)
+    ax.axhline(0, color="#999", linewidth=0.8)
+    ax.set_xlabel("step")
+    ax.set_ylabel("reward")
+    ax.set_title("Reward over steps")
+    if rewards:
+        ax.set_xticks(range(1, len(rewards) + 1) if len(rewards) <= 20 else ax.get_xticks())
+        ax.legend(loc="best", fontsize="small")
+    return fig
 
 
 def _history(session: DemoSession) -> list[list[Any]]:
@@ -175,7 +189,7 @@ def build_demo(driver_factory: Callable[[], Driver], replay_env: Callable[[], An
                                 give_up_btn = gr.Button("Give up", variant="stop", scale=1, elem_id="give-up")
                 output_tb = gr.Textbox("", label="Output of the last step", lines=10, max_lines=30, elem_id="output")
                 with gr.Row():
-                    plot = gr.LinePlot(_plot([]), x="step", y="reward", color="series", title="Reward over steps", elem_id="plot", height=260)
+                    plot = gr.Plot(_plot([]), label="Reward over steps", elem_id="plot", format="png")
                     breakdown_df = gr.Dataframe([], headers=["component", "value"], label="Reward and grade breakdown", elem_id="breakdown", interactive=False)
                 history_df = gr.Dataframe([], headers=HISTORY_HEADERS, label="Steps", elem_id="history", interactive=False, wrap=True)
                 with gr.Row():
@@ -198,7 +212,7 @@ def build_demo(driver_factory: Callable[[], Driver], replay_env: Callable[[], An
                     w_score = gr.Markdown("", elem_id="watch-score")
                 w_history = gr.Dataframe([], headers=HISTORY_HEADERS, label="Steps", elem_id="watch-history", interactive=False, wrap=True)
                 with gr.Row():
-                    w_plot = gr.LinePlot(_plot([]), x="step", y="reward", color="series", title="Reward over steps", elem_id="watch-plot", height=260)
+                    w_plot = gr.Plot(_plot([]), label="Reward over steps", elem_id="watch-plot", format="png")
                     w_breakdown = gr.Dataframe([], headers=["component", "value"], label="Breakdown", interactive=False)
                 w_output = gr.Textbox("", label="Output of the last step", lines=8, max_lines=20, elem_id="watch-output")
                 w_download = gr.DownloadButton("Download trajectory", value=None, visible=False, elem_id="watch-download")

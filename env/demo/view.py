@@ -139,7 +139,7 @@ def diff_html(diff: str) -> str:
     for line in diff.splitlines():
         kind = "meta" if line.startswith(("---", "+++", "@@")) else "add" if line.startswith("+") else "del" if line.startswith("-") else "ctx"
         rows.append(f'<span class="{kind}">{html.escape(line) or " "}</span>')
-    return '<pre class="adbg-diff">' + "\n".join(rows) + "</pre>"
+    return '<pre class="adbg-diff">' + "".join(rows) + "</pre>"  # each line is a block: no newlines between
 
 
 CSS = """

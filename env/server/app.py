@@ -47,6 +47,11 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None) 
         env_name=ENV_NAME,
         state_cls=DebugState,
         concurrency_config=ConcurrencyConfig(max_concurrent_envs=settings.max_sessions, session_timeout=settings.session_timeout_s),
+        # With ENABLE_WEB_INTERFACE=true the library mounts a UI at /web: ours, alone (the library's playground
+        # shares one environment between all visitors, which our sessions must never do).
+        gradio_builder=_demo_builder(runtime),
+        show_default_tab=False,
+        title_override="AgentDebuggerEnv",
     )
     app.version = VERSION
     app.state.runtime, app.state.store, app.state.settings = runtime, store, settings
@@ -109,6 +114,15 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None) 
 
     app.add_middleware(RequestGuard, max_body_bytes=settings.max_body_bytes)
     return app
+
+
+def _demo_builder(runtime: Runtime) -> Any:
+    def build(*library_args: Any) -> Any:
+        from env.demo.launch import server_builder  # Gradio's blocks are built only when the web UI is on
+
+        return server_builder(runtime)(*library_args)
+
+    return build
 
 
 def _with_tools(summary: dict[str, Any]) -> dict[str, Any]:
