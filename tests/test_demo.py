@@ -295,3 +295,16 @@ def test_the_space_runs_app_py_on_a_configurable_port(monkeypatch) -> None:
     assert port_from_env() == 7000
     monkeypatch.setenv("PORT", "8123")
     assert port_from_env() == 8123
+
+
+def test_debugger_commands_typed_in_the_demo_drive_a_live_session(runtime) -> None:
+    session = DemoSession(lambda: InProcessDriver(runtime))
+    session.start(summary(runtime, "repo-slice-window"), "pdb", 1)
+    test = "tests/test_smoothing.py::test_moving_average_length_and_values"
+    obs = session.act(commands.parse(f"start {test}"))
+    assert obs["error"] is None and obs["tool_result"]["frame"] == {"file": "tests/test_smoothing.py", "line": 7, "function": "test_moving_average_length_and_values"}
+    obs = session.act(commands.parse("n"))
+    assert obs["tool_result"]["frame"]["line"] == 8
+    obs = session.act(commands.parse("p values"))
+    assert obs["error"] is None and obs["tool_output"].startswith("[10.0, 12.0, 14.0, 13.0, 11.0, 16.0]  (list)")
+    session.close()

@@ -55,6 +55,4 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=None, help=f"default: $PORT, $GRADIO_SERVER_PORT or {DEFAULT_PORT}")
     args = parser.parse_args(argv)
     demo = remote_demo(args.url) if args.url else local_demo(Runtime.from_env())
-    # Sessions are independent episodes; let several run at once (Gradio's default is one event at a time).
-    demo.queue(default_concurrency_limit=8)
-    demo.launch(server_name=args.host, server_port=args.port or port_from_env(), show_error=False, footer_links=["api"])
+    demo.launch(server_name=args.host, server_port=args.port or port_from_env(), show_error=False, footer_links=["api"], max_file_size="5mb")

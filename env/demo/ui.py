@@ -284,8 +284,10 @@ def build_demo(driver_factory: Callable[[], Driver], replay_env: Callable[[], An
             out[debug_panel] = gr.update(visible=debug)
             out[submit_btn] = gr.update(visible="submit" in tools)
             if refresh_fix:
-                out[tool_dd] = gr.update(choices=other, value=other[0] if other else None)
-                out[tool_args] = _template(session, other[0]) if other else "{}"
+                # Reading a file is the usual first move; elsewhere the first tool of the interface.
+                first_tool = next((t for t in (*view.FILE_VIEW_TOOLS, *other) if t in other), None)
+                out[tool_dd] = gr.update(choices=other, value=first_tool)
+                out[tool_args] = _template(session, first_tool) if first_tool else "{}"
             return out
 
         def failed(session: DemoSession | None, exc: BaseException) -> dict[Any, Any]:
@@ -299,7 +301,11 @@ def build_demo(driver_factory: Callable[[], Driver], replay_env: Callable[[], An
             return view.tool_template(tool) if tool else "{}"
 
         def on_task_change(task_id: str) -> Any:
-            profiles = catalogue.profiles(task_id)
+            try:
+                profiles = catalogue.profiles(task_id)
+            except Exception as exc:  # noqa: BLE001 (the server went away: keep what is there)
+                describe(exc)
+                profiles = ["default"]
             return gr.update(choices=profiles, value="default" if "default" in profiles else profiles[0])
 
         def start(task_id: str, profile: str, seed: Any, session: DemoSession | None) -> dict[Any, Any]:
@@ -500,4 +506,7 @@ def build_demo(driver_factory: Callable[[], Driver], replay_env: Callable[[], An
         r_next.click(lambda frames, i: move(frames, i, +1), [frames_state, r_slider], [r_slider, r_step_md, r_diff, r_output, r_breakdown])
         replay_mine_btn.click(replay_mine, play_state, [*replay_outputs, tabs])
 
+    # Sessions are independent episodes: let several events run at once (Gradio's default is one at a time),
+    # whether the blocks are launched on their own or mounted on the server.
+    demo.queue(default_concurrency_limit=8)
     return demo
