@@ -68,3 +68,26 @@ def test_openenv_validate_accepts_the_manifest():
     done = subprocess.run([sys.executable, "-m", "openenv.cli", "validate", str(ROOT)], capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "PASS  static.manifest" in done.stdout
+
+
+def test_only_idle_episodes_expire_and_use_keeps_one_alive(runtime):
+    store = EpisodeStore(capacity=8, idle_timeout=1.0)
+    for name in "abc":
+        store.add(make(runtime, name))
+    time.sleep(0.6)
+    assert store.get("a") is not None  # used: its idle time starts again
+    time.sleep(0.6)
+    store.add(make(runtime, "d"))  # b and c have been idle 1.2 s, a 0.6 s
+    assert (store.get("b"), store.get("c")) == (None, None)
+    assert store.get("a") is not None and store.latest() is not None and len(store) == 2
+
+
+def test_the_store_evicts_the_least_recently_used_finished_episode(runtime):
+    store = EpisodeStore(capacity=3, idle_timeout=60)
+    episodes = {name: make(runtime, name) for name in "abc"}
+    for ep in episodes.values():
+        ep.done = True
+        store.add(ep)
+    store.get("a")  # now b is the least recently used
+    store.add(make(runtime, "d"))
+    assert store.get("b") is None and all(store.get(k) is episodes[k] for k in "ac")

@@ -169,4 +169,4 @@ def main() -> None:
     # out of the collector's full passes, which otherwise stall the event loop under load.
     gc.collect()
     gc.freeze()
-    uvicorn.run(app, host=settings.host, port=settings.port, ws_max_size=settings.max_body_bytes)
+    uvicorn.run(app, host=settings.host, port=settings.port, ws_max_size=settings.max_body_bytes, access_log=settings.access_log)

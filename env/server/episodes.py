@@ -30,30 +30,47 @@ class StoreFull(RuntimeError):
 
 
 class EpisodeStore:
+    """Kept in order of last use (every add, get and latest moves an episode to the end), so expiring idle
+    episodes looks only at the oldest ones: these calls run on the event loop, and a full store holds 1024."""
+
     def __init__(self, capacity: int, idle_timeout: float):
         self.capacity = capacity
         self.idle_timeout = idle_timeout
         self._episodes: OrderedDict[str, Episode] = OrderedDict()
+        self._used: dict[str, float] = {}  # episode_id -> time of its last add, get or latest
         self._latest: str | None = None
         self._lock = threading.Lock()
 
+    def _touch(self, key: str) -> None:
+        self._episodes.move_to_end(key)
+        self._used[key] = time.monotonic()
+
+    def _drop(self, key: str) -> None:
+        self._used.pop(key, None)
+        _release(self._episodes.pop(key))
+
     def _reap(self) -> None:
         cutoff = time.monotonic() - self.idle_timeout
-        for key in [k for k, ep in self._episodes.items() if ep.last_active < cutoff]:
-            _release(self._episodes.pop(key))
+        while self._episodes:
+            oldest = next(iter(self._episodes))
+            if self._used[oldest] >= cutoff:
+                break
+            self._drop(oldest)
 
     def add(self, episode: Episode) -> None:
         with self._lock:
             self._reap()
             if len(self._episodes) >= self.capacity:
+                # The least recently used finished episode goes (they gather at the front).
                 finished = next((k for k, ep in self._episodes.items() if ep.done), None)
                 if finished is None:
                     raise StoreFull(
                         f"{self.capacity} HTTP episodes are open; finish one, wait {self.idle_timeout:g} s for idle ones "
                         "to expire, or use the WebSocket endpoint /ws"
                     )
-                _release(self._episodes.pop(finished))
+                self._drop(finished)
             self._episodes[episode.episode_id] = episode
+            self._touch(episode.episode_id)
             self._latest = episode.episode_id
 
     def get(self, episode_id: str) -> Episode | None:
@@ -61,13 +78,16 @@ class EpisodeStore:
             self._reap()
             episode = self._episodes.get(episode_id)
             if episode is not None:
-                self._episodes.move_to_end(episode_id)
+                self._touch(episode_id)
             return episode
 
     def latest(self) -> Episode | None:
         with self._lock:
             self._reap()
-            return self._episodes.get(self._latest) if self._latest else None
+            episode = self._episodes.get(self._latest) if self._latest else None
+            if episode is not None:
+                self._touch(self._latest)
+            return episode
 
     def __len__(self) -> int:
         with self._lock:
