@@ -254,6 +254,10 @@ def test_the_demo_is_mounted_at_web_when_the_web_interface_is_on(runtime, monkey
         ids = {c.get("props", {}).get("elem_id") for c in config["components"]}
         assert {"task", "start", "submit-fix", "score", "watch-play", "replay-file"} <= ids
         assert client.get("/health").json()["status"] == "healthy"
+        # The replay tab's upload is a multipart form: capped in size, not refused as "not JSON".
+        uploaded = client.post("/web/gradio_api/upload", files={"files": ("t.json", b'{"task_id": "easy", "seed": 1}', "application/json")})
+        assert uploaded.status_code == 200 and uploaded.json()[0].endswith("t.json")
+        assert client.post("/reset", content=b"--x\r\n", headers={"content-type": "multipart/form-data; boundary=x"}).status_code == 400
 
 
 def test_the_demo_plays_on_a_server_given_its_url(live_server, runtime, registry) -> None:

@@ -4,6 +4,8 @@
 * bodies that are not UTF-8 JSON, nest deeper than 64 levels or hold a lone surrogate get 400
   (the library would otherwise answer some of these with a 500);
 * every HTTP request gets its query parameters in :data:`HTTP_QUERY` (see ``transport``).
+
+File uploads to the demo mounted at ``/web`` (multipart forms) are size-capped but not parsed as JSON.
 """
 
 from __future__ import annotations
@@ -83,7 +85,8 @@ class RequestGuard:
                 chunks.append(chunk)
                 more = message.get("more_body", False)
             body = b"".join(chunks)
-            problem = body_problem(body) if body.strip() else None
+            upload = scope.get("path", "").startswith("/web/") and headers.get(b"content-type", b"").startswith(b"multipart/form-data")
+            problem = body_problem(body) if body.strip() and not upload else None
             if problem:
                 await self._reject(send, 400, problem)
                 return
