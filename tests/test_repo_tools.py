@@ -135,6 +135,11 @@ def test_replace_text_exact_and_unique(episode):
     assert err(episode, action_type="replace_text", path="shop/cart.py", old_text="return", new_text="x") == (
         "old_text occurs 7 times in shop/cart.py (lines 19, 22, 25, 28, 31, 34, 37); include more surrounding text to make it unique"
     )
+    # Two on one line: the line is named once, with its count; overlapping matches are not counted.
+    ok(episode, action_type="replace_text", path="shop/cart.py", old_text="items=None", new_text="items=None; aa = 'aaaa'")
+    assert err(episode, action_type="replace_text", path="shop/cart.py", old_text="aa", new_text="x") == (
+        "old_text occurs 3 times in shop/cart.py (lines 11 (x3)); include more surrounding text to make it unique"
+    )
 
 
 def test_create_file_and_its_errors(episode):

@@ -259,11 +259,15 @@ class ReplaceText(Tool):
         if count == 0:
             raise ToolError(f"old_text was not found in {args.path}; view the file and copy the exact text (whitespace matters)")
         if count > 1:
-            starts, at = [], -1
-            for _ in range(min(count, 10)):
-                at = text.find(args.old_text, at + 1)
-                starts.append(str(text.count("\n", 0, at) + 1))
-            raise ToolError(f"old_text occurs {count} times in {args.path} (lines {', '.join(starts)}); include more surrounding text to make it unique")
+            # The same occurrences str.count counted (no overlaps), each line named once with its count.
+            lines: dict[int, int] = {}
+            at = -len(args.old_text)
+            for _ in range(count):
+                at = text.find(args.old_text, at + len(args.old_text))
+                line = text.count("\n", 0, at) + 1
+                lines[line] = lines.get(line, 0) + 1
+            shown = [f"{line} (x{n})" if n > 1 else str(line) for line, n in list(lines.items())[:10]]
+            raise ToolError(f"old_text occurs {count} times in {args.path} (lines {', '.join(shown)}); include more surrounding text to make it unique")
         at = text.find(args.old_text)
         start = text.count("\n", 0, at) + 1
         updated = text[:at] + args.new_text + text[at + len(args.old_text) :]
