@@ -186,7 +186,7 @@ def test_a_saved_trajectory_replays_with_the_fix_as_its_diff(runtime, registry) 
     session.act({"action_type": "query_context", "query_type": "function_signature", "query_target": "binary_search"})
     session.act({"action_type": "submit_fix", "fixed_code": fixed_easy(registry), "hypothesis": FIX_HYPOTHESIS})
     loaded = load(session.trajectory().dumps())
-    frames = replay(loaded, DebugEnvironment(runtime))
+    frames = replay(loaded, DebugEnvironment(runtime)).frames
     assert [f.reward for f in frames] == [f.recorded_reward for f in frames] == session.rewards
     assert frames[0].diff == ""
     assert frames[1].diff == (
@@ -204,7 +204,7 @@ def test_an_evaluation_steps_file_replays_too(runtime, tmp_path) -> None:
         result = play(driver, "oracle", summary(runtime, "repo-slice-window"), 0, steps)
     trajectory = load(steps.read_text())
     assert (trajectory.task_id, trajectory.seed, trajectory.agent) == ("repo-slice-window", result["seed"], "oracle")
-    frames = replay(trajectory, DebugEnvironment(runtime))
+    frames = replay(trajectory, DebugEnvironment(runtime)).frames
     assert [f.reward for f in frames] == result["rewards"]
     assert frames[0].diff.startswith("--- a/src/sensorkit/window.py\n+++ b/src/sensorkit/window.py\n")
     assert frames[-1].grader_score == result["score"]
@@ -217,6 +217,10 @@ def test_an_evaluation_steps_file_replays_too(runtime, tmp_path) -> None:
         ("not json", "not a trajectory: Expecting value: line 1 column 1 (char 0)"),
         ('{"step": 1, "action": {}, "reward": 0}\n{"step": 2, "action": {}, "reward": 0}', "this steps file does not name its task_id and seed (files written by env.eval before they were recorded cannot be replayed)"),
         ("[1, 2]", "not a trajectory: expected one JSON object per line"),
+        ("[" * 100_000, "not a trajectory: nested too deeply"),
+        ('{"task_id": "easy"}', "not a trajectory: seed: Field required"),
+        ('{"task_id": "easy", "seed": 1, "steps": [{"step": 0, "action": {}, "reward": 0}]}', "not a trajectory: steps.0.step: Input should be greater than or equal to 1"),
+        ('{"task_id": "easy", "seed": 1}\n{"action": {}}', "not a trajectory: a step has no 'step'"),
     ],
 )
 def test_a_bad_trajectory_file_says_why(text: str, message: str) -> None:
@@ -311,4 +315,70 @@ def test_debugger_commands_typed_in_the_demo_drive_a_live_session(runtime) -> No
     assert obs["tool_result"]["frame"]["line"] == 8
     obs = session.act(commands.parse("p values"))
     assert obs["error"] is None and obs["tool_output"].startswith("[10.0, 12.0, 14.0, 13.0, 11.0, 16.0]  (list)")
+    session.close()
+
+
+def test_a_replay_stops_when_its_time_budget_is_spent(runtime, registry) -> None:
+    steps = [{"step": i, "action": {"action_type": "query_context", "query_type": "test_details"}, "reward": 0.0} for i in (1, 2)]
+    trajectory = Trajectory(task_id="easy", seed=1, steps=steps)
+    assert replay(trajectory, DebugEnvironment(runtime), budget_s=0).model_dump() == {"frames": [], "cut": "stopped after 0 of 2 steps: a replay may take 0 s"}
+    seen = []
+    result = replay(trajectory, DebugEnvironment(runtime), progress=lambda done, total: seen.append((done, total)))
+    assert result.cut is None and len(result.frames) == 2 and seen == [(1, 2), (2, 2)]
+
+
+def test_a_failed_start_keeps_the_episode_that_was_playing(runtime) -> None:
+    drivers = iter([InProcessDriver(runtime), HttpDriver("http://127.0.0.1:9", timeout_s=2)])
+    session = DemoSession(lambda: next(drivers))
+    session.start(summary(runtime, "easy"), "default", 1)
+    with pytest.raises(Exception, match="Connection refused"):
+        session.start(summary(runtime, "medium"), "default", 1)
+    obs = session.act({"action_type": "query_context", "query_type": "test_details"})
+    assert obs["task_id"] == "easy" and obs["step_number"] == 1 and len(session.steps) == 1
+    session.close()
+
+
+class _ForgetfulServer:
+    """A driver whose server restarted after the reset."""
+
+    def __init__(self, runtime) -> None:
+        self.inner = InProcessDriver(runtime)
+
+    def reset(self, task_id, seed, **options):
+        return self.inner.reset(task_id, seed, **options)
+
+    def step(self, action):
+        return {"error": "unknown or expired episode_id 'x'; call POST /reset to start an episode", "done": True, "reward": 0.0}, 0.0, True
+
+    def __exit__(self, *exc) -> None:
+        self.inner.__exit__(*exc)
+
+
+def test_an_episode_the_server_lost_is_a_message_and_the_page_keeps_its_state(runtime) -> None:
+    session = DemoSession(lambda: _ForgetfulServer(runtime))
+    before = session.start(summary(runtime, "easy"), "default", 1)
+    with pytest.raises(DemoError, match=r"^this episode is no longer on the server \(it expired or the server restarted\); start a new one$"):
+        session.act({"action_type": "give_up"})
+    assert session.obs is before and session.steps == []
+    session.close()
+
+
+def test_closing_an_http_driver_gives_its_episode_up(live_server) -> None:
+    driver = HttpDriver(live_server.url)
+    driver.reset("easy", 1)
+    episode = driver.episode_id
+    driver.__exit__(None, None, None)
+    import httpx
+
+    state = httpx.get(f"{live_server.url}/state", params={"episode_id": episode}).json()
+    assert state["done"] and state["gave_up"]
+
+
+def test_the_minimal_profile_shows_the_files_cat_printed(runtime) -> None:
+    session = DemoSession(lambda: InProcessDriver(runtime))
+    session.start(summary(runtime, "repo-slice-window"), "minimal", 1)
+    session.act({"action_type": "cat", "path": "src/sensorkit/window.py"})
+    assert session.shown == "src/sensorkit/window.py" and session.files[session.shown].startswith('"""')
+    session.act({"action_type": "test"})
+    assert session.shown == "src/sensorkit/window.py"
     session.close()

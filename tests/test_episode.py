@@ -187,4 +187,4 @@ def test_step_before_reset_is_an_error(runtime):
 
 def test_unknown_task_is_an_error_observation(env):
     obs = env.reset(task_id="nightmare")
-    assert obs.error == "unknown task_id 'nightmare'; available: " + ", ".join(REGISTRY.ids()) + ", or any proc-<easy|medium|hard|extreme>-<train|test|ood>-<index>"
+    assert obs.error == "unknown task_id 'nightmare'; available: " + ", ".join(REGISTRY.ids()) + ", or any proc-<easy|medium|hard|extreme>-<train|test|ood>-<index 0-99999>"

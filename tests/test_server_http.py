@@ -91,7 +91,11 @@ def test_unknown_episode_and_unknown_task_are_clear_200_errors(client):
     assert r.json()["observation"]["error"] == "unknown or expired episode_id 'no-such-episode'; call POST /reset to start an episode"
     r = client.post("/reset", json={"task_id": "impossible"})
     assert r.status_code == 200
-    assert r.json()["observation"]["error"] == "unknown task_id 'impossible'; available: " + ", ".join(REGISTRY.ids()) + ", or any proc-<easy|medium|hard|extreme>-<train|test|ood>-<index>"
+    assert r.json()["observation"]["error"] == "unknown task_id 'impossible'; available: " + ", ".join(REGISTRY.ids()) + ", or any proc-<easy|medium|hard|extreme>-<train|test|ood>-<index 0-99999>"
+    # A procedural id past its split's range is unknown too (it was a 500).
+    r = client.post("/reset", json={"task_id": "proc-easy-train-123456"})
+    assert r.status_code == 200 and r.json()["observation"]["error"].startswith("unknown task_id 'proc-easy-train-123456'; available: ")
+    assert client.get("/tasks/proc-easy-train-123456").status_code == 404
 
 
 def test_agent_mistakes_are_200_with_the_error_and_count_a_step(client):

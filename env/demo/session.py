@@ -13,6 +13,7 @@ observation is kept, and the episode can go on or be restarted.
 from __future__ import annotations
 
 import logging
+import shutil
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -51,6 +52,8 @@ class DemoSession:
         self.steps: list[TrajectoryStep] = []
         self.files: dict[str, str] = {}  # repository files the agent was shown whole, by path
         self.edited: set[str] = set()  # ... and changed since
+        self.shown: str | None = None  # the file on screen
+        self.folder: str | None = None  # where the download button's trajectory file lives
 
     # -- episode ---------------------------------------------------------------------------------
 
@@ -58,14 +61,20 @@ class DemoSession:
         if profile not in (task.get("profiles") or {"default": {}}):
             raise DemoError(f"task {task['id']!r} has no {profile!r} interface; it offers {', '.join(task.get('profiles') or ['default'])}")
         with self._lock:
+            # The new episode replaces the old one only once it has started: a failed start leaves the old one playable.
+            driver = self._factory()
+            try:
+                options = {} if profile == "default" else {"profile": profile}
+                obs = driver.reset(task["id"], seed, **options)
+                if obs.get("error") and not obs.get("task_id"):
+                    raise DemoError(obs["error"])
+            except BaseException:
+                _close(driver)
+                raise
             self._close_driver()
-            self.driver = self._factory()
-            options = {} if profile == "default" else {"profile": profile}
-            obs = self.driver.reset(task["id"], seed, **options)
-            if obs.get("error") and not obs.get("task_id"):
-                raise DemoError(obs["error"])
+            self.driver = driver
             self.task, self.profile, self.seed, self.agent = task, profile, seed, agent
-            self.obs, self.steps, self.files, self.edited = obs, [], {}, set()
+            self.obs, self.steps, self.files, self.edited, self.shown = obs, [], {}, set(), None
             self._learn({}, obs)
             return obs
 
@@ -76,6 +85,8 @@ class DemoSession:
             if self.obs.get("done"):
                 raise DemoError("this episode is over; start a new one")
             obs, reward, _ = self.driver.step(action)
+            if not obs.get("task_id"):  # not this episode's observation: the server no longer has it
+                raise DemoError("this episode is no longer on the server (it expired or the server restarted); start a new one")
             self.obs = obs
             self.steps.append(
                 TrajectoryStep(
@@ -92,12 +103,16 @@ class DemoSession:
     def _learn(self, action: dict[str, Any], obs: dict[str, Any]) -> None:
         if obs.get("visible_files"):  # procedural tasks show the opened files as they are now
             self.files.update(obs["visible_files"])
+            path = action.get("path")
+            if action.get("action_type") in view.FILE_VIEW_TOOLS and path in self.files:
+                self.shown = path
             return
         seen = view.seen_file(action, obs)
         if seen:
             self.files[seen[0]] = seen[1]
             self.edited.discard(seen[0])
-        elif action.get("action_type") in ("edit", "replace_text", "create_file") and not obs.get("error"):
+            self.shown = seen[0]
+        elif action.get("action_type") in view.EDIT_TOOLS and not obs.get("error"):
             self.edited.add(str(action.get("path")))
 
     # -- what the UI shows -----------------------------------------------------------------------
@@ -122,11 +137,18 @@ class DemoSession:
     def close(self) -> None:
         with self._lock:
             self._close_driver()
+            if self.folder is not None:
+                shutil.rmtree(self.folder, ignore_errors=True)
+                self.folder = None
 
     def _close_driver(self) -> None:
         if self.driver is not None:
-            try:
-                self.driver.__exit__(None, None, None)
-            except Exception:  # noqa: BLE001 (a dead server must not stop a new episode)
-                log.debug("closing a demo driver failed", exc_info=True)
+            _close(self.driver)
             self.driver = None
+
+
+def _close(driver: Driver) -> None:
+    try:
+        driver.__exit__(None, None, None)
+    except Exception:  # noqa: BLE001 (a dead server must not stop a new episode)
+        log.debug("closing a demo driver failed", exc_info=True)

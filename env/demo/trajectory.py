@@ -2,7 +2,7 @@
 
     trajectory = Trajectory(task_id="easy", seed=1, steps=[...])     # what the demo's "Download" writes
     trajectory = load(text)                                          # either format
-    frames = replay(trajectory, DebugEnvironment(runtime))           # each step's code diff, re-run
+    result = replay(trajectory, DebugEnvironment(runtime))           # each step's code diff, re-run
 
 A trajectory keeps what was done and what it earned, not the code: ``replay`` runs the same
 actions from the same seed in this process and records every file after each step, so the code
@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import difflib
 import json
+import time
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
@@ -23,6 +25,7 @@ from env.models import DebugAction
 FORMAT = "agentdebugger-trajectory/1"
 MAX_STEPS = 500  # longer than any task's max_steps
 MAX_BYTES = 4_000_000
+REPLAY_BUDGET_S = 120.0  # a replay re-runs every action: a file of slow steps must not hold a worker for long
 
 
 class TrajectoryStep(BaseModel):
@@ -62,6 +65,11 @@ class Frame(BaseModel):
     diff: str = Field("", description="Unified diff of the files this step changed")
 
 
+class Replay(BaseModel):
+    frames: list[Frame]
+    cut: str | None = Field(None, description="Why the replay stopped before the recording's last step, if it did")
+
+
 class TrajectoryError(ValueError):
     pass
 
@@ -77,6 +85,8 @@ def load(text: str) -> Trajectory:
         if stripped.startswith("{") and "\n{" not in stripped:
             return Trajectory.model_validate_json(stripped)
         records = [json.loads(line) for line in stripped.splitlines() if line.strip()]
+    except RecursionError:
+        raise TrajectoryError("not a trajectory: nested too deeply") from None
     except (ValueError, ValidationError) as exc:
         raise TrajectoryError(f"not a trajectory: {_short(exc)}") from None
     if not records or not all(isinstance(r, dict) for r in records):
@@ -97,6 +107,13 @@ def load(text: str) -> Trajectory:
 
 
 def _short(exc: Exception) -> str:
+    """The first problem, naming its field."""
+    if isinstance(exc, ValidationError):
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"])
+        return f"{where}: {error['msg']}"[:300] if where else error["msg"][:300]
+    if isinstance(exc, KeyError):
+        return f"a step has no {exc.args[0]!r}"
     return str(exc).splitlines()[0][:300]
 
 
@@ -122,17 +139,24 @@ def output_of(obs: dict[str, Any]) -> str:
     return obs.get("tool_output") or obs.get("query_result") or obs.get("current_error_output") or ""
 
 
-def replay(trajectory: Trajectory, env: Any) -> list[Frame]:
-    """Run the trajectory's actions again from its seed in ``env`` (an in-process DebugEnvironment)."""
+def replay(trajectory: Trajectory, env: Any, budget_s: float = REPLAY_BUDGET_S, progress: Callable[[int, int], None] | None = None) -> Replay:
+    """Run the trajectory's actions again from its seed in ``env`` (an in-process DebugEnvironment),
+    stopping once ``budget_s`` seconds have been spent; ``progress(done, total)`` is told after each step."""
+    deadline = time.monotonic() + budget_s
     options = {} if trajectory.profile == "default" else {"profile": trajectory.profile}
     obs = env.reset(task_id=trajectory.task_id, seed=trajectory.seed, **options).model_dump()
     if obs.get("error") and not obs.get("task_id"):
         raise TrajectoryError(obs["error"])
     files = env.files()
-    frames = []
+    frames: list[Frame] = []
+    cut = None
     for recorded in trajectory.steps:
         if obs.get("done"):
-            break  # the episode ended earlier than the recording did
+            cut = f"the replayed episode ended at step {len(frames)}, before the recording did"
+            break
+        if time.monotonic() > deadline:
+            cut = f"stopped after {len(frames)} of {len(trajectory.steps)} steps: a replay may take {budget_s:g} s"
+            break
         try:
             action = DebugAction(**recorded.action)
         except (TypeError, ValidationError) as exc:
@@ -155,4 +179,6 @@ def replay(trajectory: Trajectory, env: Any) -> list[Frame]:
             )
         )
         files = now
-    return frames
+        if progress is not None:
+            progress(len(frames), len(trajectory.steps))
+    return Replay(frames=frames, cut=cut)

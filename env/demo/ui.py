@@ -25,6 +25,7 @@ from env.agents.base import AGENTS
 from env.demo import commands, view
 from env.demo.session import DemoError, DemoSession, Driver, describe
 from env.demo.trajectory import Frame, TrajectoryError, load, replay
+from env.episode import MAX_TEXT_FIELD
 from env.models import QUERY_TYPES
 
 TITLE = "AgentDebuggerEnv"
@@ -61,7 +62,8 @@ class Catalogue:
             with self._factory() as driver:
                 found = driver.task(task_id)
             if found is None:
-                raise DemoError(f"unknown task {task_id!r}: choose one from the list, or type proc-<easy|medium|hard|extreme>-<train|test|ood>-<index>")
+                shown = task_id if len(task_id) <= 60 else task_id[:60] + "…"
+                raise DemoError(f"unknown task {shown!r}: choose one from the list, or type proc-<easy|medium|hard|extreme>-<train|test|ood>-<index 0-99999>")
             self._extra[task_id] = found
         return self._extra[task_id]
 
@@ -112,13 +114,18 @@ HISTORY_HEADERS = ["step", "action", "reward", "tests", "error"]
 
 
 def _save(session: DemoSession) -> str | None:
-    """The episode so far as a file for the download button (a new file each time: Gradio caches by path)."""
+    """The episode so far, as the download button's file: one file per session, rewritten at each step and
+    removed with the session (Gradio serves a copy from its cache, which ``delete_cache`` empties)."""
     if not session.task:
         return None
-    handle = tempfile.NamedTemporaryFile("w", prefix=f"trajectory-{session.task['id']}-", suffix=".json", delete=False, encoding="utf-8")
-    with handle:
-        handle.write(session.trajectory().dumps())
-    return handle.name
+    if session.folder is None:
+        session.folder = tempfile.mkdtemp(prefix="adbg-demo-")
+    path = Path(session.folder) / f"trajectory-{session.task['id']}-seed{session.seed}.json"
+    for old in Path(session.folder).iterdir():
+        if old != path:
+            old.unlink(missing_ok=True)
+    path.write_text(session.trajectory().dumps(), encoding="utf-8")
+    return str(path)
 
 
 def build_demo(driver_factory: Callable[[], Driver], replay_env: Callable[[], Any], default_task: str = "easy") -> gr.Blocks:
@@ -135,7 +142,8 @@ def build_demo(driver_factory: Callable[[], Driver], replay_env: Callable[[], An
         if session is not None:
             session.close()
 
-    with gr.Blocks(title=TITLE) as demo:
+    # Gradio copies every file it serves into its cache: drop copies older than an hour, hourly.
+    with gr.Blocks(title=TITLE, delete_cache=(3600, 3600)) as demo:
         gr.HTML(f"<style>{view.CSS}</style>", padding=False)
         gr.Markdown(INTRO)
         play_state = gr.State(None, time_to_live=STATE_TTL_S, delete_callback=close_session)
@@ -167,24 +175,24 @@ def build_demo(driver_factory: Callable[[], Driver], replay_env: Callable[[], An
                         with gr.Group(visible=True) as fix_panel:
                             gr.Markdown("**Submit a fix**: the complete corrected module and your theory of the bug")
                             fix_code = gr.Code("", language="python", label="Your fixed module", interactive=True, elem_id="fix-code", max_lines=30)
-                            hypothesis_tb = gr.Textbox(label="Hypothesis", placeholder="what is wrong, where, and why", elem_id="hypothesis")
+                            hypothesis_tb = gr.Textbox(label="Hypothesis", placeholder="what is wrong, where, and why", elem_id="hypothesis", max_length=MAX_TEXT_FIELD)
                             submit_fix_btn = gr.Button("Submit fix", variant="primary", elem_id="submit-fix")
                         with gr.Group(visible=True) as query_panel:
                             with gr.Row():
                                 query_type_dd = gr.Dropdown(list(QUERY_TYPES), value=QUERY_TYPES[0], label="Query context", elem_id="query-type")
-                                query_target_tb = gr.Textbox(label="About", placeholder="a function, class or test name", elem_id="query-target")
+                                query_target_tb = gr.Textbox(label="About", placeholder="a function, class or test name", elem_id="query-target", max_length=MAX_TEXT_FIELD)
                             query_btn = gr.Button("Ask (the first query is free)", elem_id="query")
                         with gr.Group(visible=False) as tool_panel:
                             tool_dd = gr.Dropdown([], label="Tool", elem_id="tool")
                             tool_args = gr.Code("{}", language="json", label="Arguments (JSON)", interactive=True, elem_id="tool-args", lines=3)
                             tool_btn = gr.Button("Run tool", variant="primary", elem_id="run-tool")
                         with gr.Group(visible=False) as debug_panel:
-                            debug_cmd = gr.Textbox(label="Debugger command", placeholder="start test_x.py::test_y · b src/x.py:12 · c · n · s · p expr · w", elem_id="debug-command",
+                            debug_cmd = gr.Textbox(label="Debugger command", placeholder="start test_x.py::test_y · b src/x.py:12 · c · n · s · p expr · w", elem_id="debug-command", max_length=2000,
                                                    info=commands.USAGE)
                             debug_btn = gr.Button("Send", elem_id="debug-send")
                         with gr.Group():
                             with gr.Row():
-                                diagnosis_tb = gr.Textbox(label="Final diagnosis (optional)", scale=3, elem_id="diagnosis")
+                                diagnosis_tb = gr.Textbox(label="Final diagnosis (optional, with Give up)", scale=3, elem_id="diagnosis", max_length=MAX_TEXT_FIELD)
                                 submit_btn = gr.Button("Submit", variant="primary", visible=False, scale=1, elem_id="submit")
                                 give_up_btn = gr.Button("Give up", variant="stop", scale=1, elem_id="give-up")
                 output_tb = gr.Textbox("", label="Output of the last step", lines=10, max_lines=30, elem_id="output")
@@ -236,7 +244,7 @@ def build_demo(driver_factory: Callable[[], Driver], replay_env: Callable[[], An
         # ================================================================ Play handlers
         play_outputs = [
             play_state, error_md, status_md, score_md, header_md, issue_md, file_dd, code_view, tests_view, fix_code,
-            fix_panel, query_panel, tool_panel, debug_panel, submit_btn, tool_dd, tool_args, output_tb, plot, breakdown_df,
+            fix_panel, query_panel, tool_panel, debug_panel, submit_btn, give_up_btn, diagnosis_tb, tool_dd, tool_args, output_tb, plot, breakdown_df,
             history_df, download_btn, replay_mine_btn,
         ]
 
@@ -266,9 +274,9 @@ def build_demo(driver_factory: Callable[[], Driver], replay_env: Callable[[], An
                 out[file_dd] = gr.update(visible=False)
             else:
                 paths = sorted(session.files)
-                shown = file if file in session.files else (paths[-1] if paths and file is None else None)
-                if shown is None and paths:
-                    shown = paths[0]
+                if file in session.files:
+                    session.shown = file
+                shown = session.shown if session.shown in session.files else (paths[0] if paths else None)
                 label = "Open a file (view_file or open_file) to see it here"
                 if shown:
                     label = shown + (" (edited since it was shown: view it again)" if shown in session.edited else "")
@@ -276,13 +284,15 @@ def build_demo(driver_factory: Callable[[], Driver], replay_env: Callable[[], An
                 out[file_dd] = gr.update(choices=paths, value=shown, visible=True)
             if refresh_fix:
                 out[fix_code] = obs.get("current_code") or obs.get("buggy_code") or ""
-            other = [t for t in tools if t not in ("submit_fix", "query_context", "give_up", "submit")]
+            other = [t for t in tools if t not in ("submit_fix", "query_context", "give_up", *view.SUBMIT_TOOLS)]
             debug = any(t.startswith("debug_") for t in available)
             out[fix_panel] = gr.update(visible="submit_fix" in tools)
             out[query_panel] = gr.update(visible="query_context" in tools)
             out[tool_panel] = gr.update(visible=bool(other))
             out[debug_panel] = gr.update(visible=debug)
-            out[submit_btn] = gr.update(visible="submit" in tools)
+            out[submit_btn] = gr.update(visible=any(t in tools for t in view.SUBMIT_TOOLS))
+            out[give_up_btn] = gr.update(visible="give_up" in tools)
+            out[diagnosis_tb] = gr.update(visible=family == "classic" and "give_up" in tools)
             if refresh_fix:
                 # Reading a file is the usual first move; elsewhere the first tool of the interface.
                 first_tool = next((t for t in (*view.FILE_VIEW_TOOLS, *other) if t in other), None)
@@ -364,7 +374,12 @@ def build_demo(driver_factory: Callable[[], Driver], replay_env: Callable[[], An
 
         def finish(kind: str) -> Callable[..., dict[Any, Any]]:
             def handler(diagnosis: str, session: DemoSession | None) -> dict[Any, Any]:
-                action: dict[str, Any] = {"action_type": kind}
+                names = [t["function"]["name"] for t in session.tools()] if session else []
+                if kind == "submit":  # the minimal profile calls it finish
+                    kind_now = next((t for t in view.SUBMIT_TOOLS if t in names), "submit")
+                else:
+                    kind_now = kind
+                action: dict[str, Any] = {"action_type": kind_now}
                 if kind == "give_up" and session and session.task and session.task.get("family") == "classic" and diagnosis:
                     action["final_diagnosis"] = diagnosis
                 return act(session, lambda: action)
@@ -374,6 +389,7 @@ def build_demo(driver_factory: Callable[[], Driver], replay_env: Callable[[], An
         def show_file(path: str, session: DemoSession | None) -> Any:
             if session is None or path not in session.files:
                 return gr.update()
+            session.shown = path
             label = path + (" (edited since it was shown: view it again)" if path in session.edited else "")
             return gr.update(value=session.files[path], label=label)
 
@@ -416,6 +432,10 @@ def build_demo(driver_factory: Callable[[], Driver], replay_env: Callable[[], An
                     raise DemoError(f"choose an agent: {', '.join(WATCH_AGENTS)}")
                 task = catalogue.get(task_id)
                 seed_value = _seed(seed)
+                gated = ((task.get("profiles") or {}).get(profile or "default") or {}).get("edit_gate")
+                if gated and agent_name == "heuristic":
+                    raise DemoError(f"the heuristic never uses the debugger, so the {profile} interface's edit gate would keep it "
+                                    "from editing; watch the oracle, or choose another interface")
                 obs = session.start(task, profile or "default", seed_value, agent=agent_name)
                 agent = AGENTS[agent_name]()
                 tools = (task.get("profiles") or {}).get(session.profile, {}).get("tools")
@@ -456,12 +476,14 @@ def build_demo(driver_factory: Callable[[], Driver], replay_env: Callable[[], An
                 lines.append(view.error_line(f.error))
             return {r_step_md: "\n\n".join(lines), r_diff: view.diff_html(f.diff), r_output: f.output, r_breakdown: view.breakdown_rows(f.breakdown)}
 
-        def run_replay(text: str, source: str) -> dict[Any, Any]:
+        def run_replay(text: str, source: str, progress: Any = None) -> dict[Any, Any]:
             env = None
             try:
                 trajectory = load(text)
                 env = replay_env()
-                frames = replay(trajectory, env)
+                report = (lambda done, total: progress((done, total), desc="replaying", unit="steps")) if progress else None
+                result = replay(trajectory, env, progress=report)
+                frames = result.frames
             except Exception as exc:  # noqa: BLE001 (shown on the page)
                 message = str(exc) if isinstance(exc, TrajectoryError) else describe(exc)
                 return {frames_state: [], r_error: view.error_line(message), r_summary: "", r_slider: gr.update(maximum=1, value=0), **frame_view([], 0)}
@@ -474,6 +496,8 @@ def build_demo(driver_factory: Callable[[], Driver], replay_env: Callable[[], An
                 changed = sum(1 for f in frames if abs(f.reward - f.recorded_reward) >= 1e-9)
                 agreement = "every replayed reward matches the recording" if not changed else f"{changed} replayed reward(s) differ from the recording"
                 summary = f"{source}: `{trajectory.task_id}`, seed {trajectory.seed}, interface `{trajectory.profile}`, agent `{trajectory.agent}`, {len(frames)} steps; {agreement}."
+                if result.cut:
+                    summary += f" The replay {result.cut}."
             return {
                 frames_state: frames,
                 r_error: "",
@@ -482,19 +506,19 @@ def build_demo(driver_factory: Callable[[], Driver], replay_env: Callable[[], An
                 **frame_view(frames, 1),
             }
 
-        def load_file(path: str | None) -> dict[Any, Any]:
+        def load_file(path: str | None, progress: gr.Progress = gr.Progress()) -> dict[Any, Any]:  # noqa: B008 (Gradio's way)
             if not path:
                 return {frames_state: [], r_error: "", r_summary: "", **frame_view([], 0)}
             try:
                 text = Path(path).read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
                 return {r_error: view.error_line(f"cannot read the file: {type(exc).__name__}")}
-            return run_replay(text, "Loaded")
+            return run_replay(text, "Loaded", progress)
 
-        def replay_mine(session: DemoSession | None) -> dict[Any, Any]:
+        def replay_mine(session: DemoSession | None, progress: gr.Progress = gr.Progress()) -> dict[Any, Any]:  # noqa: B008
             if session is None or not session.task:
                 return {r_error: view.error_line("play an episode first")}
-            return {**run_replay(session.trajectory().dumps(), "Your episode"), tabs: gr.update(selected="replay")}
+            return {**run_replay(session.trajectory().dumps(), "Your episode", progress), tabs: gr.update(selected="replay")}
 
         def move(frames: list[Frame], index: Any, delta: int) -> dict[Any, Any]:
             value = min(max(int(index or 0) + delta, 0), len(frames))

@@ -14,8 +14,9 @@ from typing import Any
 
 from env.agents.heuristic import unnumber
 
-FINISH_TOOLS = ("submit", "give_up")
-FILE_VIEW_TOOLS = ("view_file", "open_file")
+FILE_VIEW_TOOLS = ("view_file", "open_file", "cat")  # cat: the minimal profile's view_file
+EDIT_TOOLS = ("edit", "replace_text", "create_file", "edit_file")
+SUBMIT_TOOLS = ("submit", "finish")  # finish: the minimal profile's submit
 
 
 def solved(obs: dict[str, Any]) -> bool:

@@ -29,7 +29,7 @@ class InProcessDriver:
         """A task by id, listed or not (procedural ids are generated on request)."""
         try:
             return _with_tools(self.runtime.registry.get(task_id).summary())
-        except KeyError:
+        except (KeyError, ValueError):  # unknown, or a procedural id out of range
             return None
 
     def reset(self, task_id: str, seed: int, **options: Any) -> dict[str, Any]:
@@ -87,6 +87,7 @@ class HttpDriver:
         self.url = url.rstrip("/")
         self.http = httpx.Client(base_url=self.url, timeout=timeout_s)
         self.episode_id: str | None = None
+        self.done = True
 
     def tasks(self) -> list[dict[str, Any]]:
         return self.http.get("/tasks").raise_for_status().json()
@@ -99,6 +100,7 @@ class HttpDriver:
         payload = self.http.post("/reset", json={"task_id": task_id, "seed": seed, **options}).raise_for_status().json()
         obs = {**payload.get("observation", {}), "done": payload.get("done", False), "reward": payload.get("reward")}
         self.episode_id = obs.get("episode_id") or None
+        self.done = bool(obs.get("done"))
         return obs
 
     def step(self, action: dict[str, Any]) -> tuple[dict[str, Any], float, bool]:
@@ -107,10 +109,19 @@ class HttpDriver:
             body["episode_id"] = self.episode_id
         payload = self.http.post("/step", json=body).raise_for_status().json()
         obs = {**payload.get("observation", {}), "done": payload.get("done", False), "reward": payload.get("reward")}
+        self.done = bool(payload.get("done"))
         return obs, float(payload.get("reward") or 0.0), bool(payload.get("done"))
 
     def __enter__(self) -> HttpDriver:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.http.close()
+        # HTTP has no "close episode": giving up finishes it, so the server's store can evict it first
+        # (an open one would hold a place, and a repository's workspace, until it expires).
+        try:
+            if self.episode_id and not self.done:
+                self.step({"action_type": "give_up"})
+        except Exception:  # noqa: BLE001 (the server may be gone; nothing is left to free then)
+            pass
+        finally:
+            self.http.close()

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from env.procedural.model import PRESETS, SPLITS, FunctionInfo
+from env.procedural.model import PRESETS, SPLIT_SIZE, SPLITS, FunctionInfo
 from env.scratch import scratch_root
 from env.tasks.repository import RepoTask
 
@@ -64,7 +64,7 @@ def load_procedural_task(folder: Path, data: dict[str, Any]) -> ProceduralTask:
 
 def is_procedural_id(task_id: str) -> bool:
     match = ID.match(task_id)
-    return bool(match) and match["level"] in PRESETS and match["split"] in SPLITS
+    return bool(match) and match["level"] in PRESETS and match["split"] in SPLITS and int(match["index"]) < SPLIT_SIZE
 
 
 class _Cache:

@@ -84,7 +84,7 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
             task = self._runtime.registry.get(name)
         except UnknownTask:
             listed = ", ".join(self._runtime.registry.ids())
-            return _error_observation(f"unknown task_id {name!r}; available: {listed}, or any proc-<easy|medium|hard|extreme>-<train|test|ood>-<index>")
+            return _error_observation(f"unknown task_id {name!r}; available: {listed}, or any proc-<easy|medium|hard|extreme>-<train|test|ood>-<index 0-99999>")
         seed = secrets.randbits(31) if seed is None else seed
         options = options or {}
         try:
