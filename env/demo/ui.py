@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import gradio as gr
-from matplotlib.figure import Figure
+import pandas as pd
 
 from env.agents import heuristic, oracle, random_agent  # noqa: F401  (registers the agents)
 from env.agents.base import AGENTS
@@ -84,22 +84,15 @@ def _seed(value: Any) -> int:
     return seed
 
 
-def _plot(rewards: list[float]) -> Figure:
-    """Each step's reward and the running total. A bare Figure (not pyplot): nothing global, nothing to close."""
+def _plot(rewards: list[float]) -> pd.DataFrame:
+    """Each step's reward and the running total, from an origin at step 0 so the first step already draws
+    a line. Gradio's LinePlot draws it in the browser (a server-side matplotlib PNG cost ~200 ms a step)."""
     table = view.reward_table(rewards)
-    fig = Figure(figsize=(6, 2.8), layout="constrained")
-    ax = fig.add_subplot()
-    for series, style in (("step reward", "o--"), ("cumulative", "o-")):
-        points = [(x, y) for x, y, s in zip(table["step"], table["reward"], table["series"], strict=True) if s == series]
-        ax.plot([x for x, _ in points], [y for _, y in points], style, label=series)
-    ax.axhline(0, color="#999", linewidth=0.8)
-    ax.set_xlabel("step")
-    ax.set_ylabel("reward")
-    ax.set_title("Reward over steps")
-    if rewards:
-        ax.set_xticks(range(1, len(rewards) + 1) if len(rewards) <= 20 else ax.get_xticks())
-        ax.legend(loc="best", fontsize="small")
-    return fig
+    return pd.DataFrame({
+        "step": [0, 0, *table["step"]],
+        "reward": [0.0, 0.0, *table["reward"]],
+        "series": ["step reward", "cumulative", *table["series"]],
+    })
 
 
 def _history(session: DemoSession) -> list[list[Any]]:
@@ -197,7 +190,7 @@ def build_demo(driver_factory: Callable[[], Driver], replay_env: Callable[[], An
                                 give_up_btn = gr.Button("Give up", variant="stop", scale=1, elem_id="give-up")
                 output_tb = gr.Textbox("", label="Output of the last step", lines=10, max_lines=30, elem_id="output")
                 with gr.Row():
-                    plot = gr.Plot(_plot([]), label="Reward over steps", elem_id="plot", format="png")
+                    plot = gr.LinePlot(_plot([]), x="step", y="reward", color="series", title="Reward over steps", elem_id="plot", height=260)
                     breakdown_df = gr.Dataframe([], headers=["component", "value"], label="Reward and grade breakdown", elem_id="breakdown", interactive=False)
                 history_df = gr.Dataframe([], headers=HISTORY_HEADERS, label="Steps", elem_id="history", interactive=False, wrap=True)
                 with gr.Row():
@@ -220,7 +213,7 @@ def build_demo(driver_factory: Callable[[], Driver], replay_env: Callable[[], An
                     w_score = gr.Markdown("", elem_id="watch-score")
                 w_history = gr.Dataframe([], headers=HISTORY_HEADERS, label="Steps", elem_id="watch-history", interactive=False, wrap=True)
                 with gr.Row():
-                    w_plot = gr.Plot(_plot([]), label="Reward over steps", elem_id="watch-plot", format="png")
+                    w_plot = gr.LinePlot(_plot([]), x="step", y="reward", color="series", title="Reward over steps", elem_id="watch-plot", height=260)
                     w_breakdown = gr.Dataframe([], headers=["component", "value"], label="Breakdown", interactive=False)
                 w_output = gr.Textbox("", label="Output of the last step", lines=8, max_lines=20, elem_id="watch-output")
                 w_download = gr.DownloadButton("Download trajectory", value=None, visible=False, elem_id="watch-download")
@@ -402,9 +395,9 @@ def build_demo(driver_factory: Callable[[], Driver], replay_env: Callable[[], An
         query_btn.click(query, [query_type_dd, query_target_tb, play_state], play_outputs)
         tool_btn.click(run_tool, [tool_dd, tool_args, play_state], play_outputs)
         debug_btn.click(debug, [debug_cmd, play_state], play_outputs)
-        debug_cmd.submit(debug, [debug_cmd, play_state], play_outputs)
-        submit_btn.click(finish("submit"), [diagnosis_tb, play_state], play_outputs)
-        give_up_btn.click(finish("give_up"), [diagnosis_tb, play_state], play_outputs)
+        debug_cmd.submit(debug, [debug_cmd, play_state], play_outputs, api_name=False)
+        submit_btn.click(finish("submit"), [diagnosis_tb, play_state], play_outputs, api_name="submit")
+        give_up_btn.click(finish("give_up"), [diagnosis_tb, play_state], play_outputs, api_name="give_up")
         file_dd.input(show_file, [file_dd, play_state], code_view)
         tool_dd.input(on_tool_change, [tool_dd, play_state], tool_args)
 
@@ -453,7 +446,7 @@ def build_demo(driver_factory: Callable[[], Driver], replay_env: Callable[[], An
                     return
                 yield watch_view(session)
 
-        w_task.change(on_task_change, w_task, w_profile)
+        w_task.change(on_task_change, w_task, w_profile, api_name=False)
         w_btn.click(watch, [w_task, w_profile, w_agent, w_seed, watch_state], watch_outputs)
 
         # ================================================================ Replay handlers
@@ -525,9 +518,9 @@ def build_demo(driver_factory: Callable[[], Driver], replay_env: Callable[[], An
             return {r_slider: gr.update(value=value), **frame_view(frames, value)}
 
         r_file.change(load_file, r_file, replay_outputs)
-        r_slider.change(frame_view, [frames_state, r_slider], [r_step_md, r_diff, r_output, r_breakdown])
-        r_prev.click(lambda frames, i: move(frames, i, -1), [frames_state, r_slider], [r_slider, r_step_md, r_diff, r_output, r_breakdown])
-        r_next.click(lambda frames, i: move(frames, i, +1), [frames_state, r_slider], [r_slider, r_step_md, r_diff, r_output, r_breakdown])
+        r_slider.change(frame_view, [frames_state, r_slider], [r_step_md, r_diff, r_output, r_breakdown], api_name="replay_step")
+        r_prev.click(lambda frames, i: move(frames, i, -1), [frames_state, r_slider], [r_slider, r_step_md, r_diff, r_output, r_breakdown], api_name="replay_previous")
+        r_next.click(lambda frames, i: move(frames, i, +1), [frames_state, r_slider], [r_slider, r_step_md, r_diff, r_output, r_breakdown], api_name="replay_next")
         replay_mine_btn.click(replay_mine, play_state, [*replay_outputs, tabs])
 
     # Sessions are independent episodes: let several events run at once (Gradio's default is one at a time),
