@@ -135,6 +135,20 @@ def build_demo(driver_factory: Callable[[], Driver], replay_env: Callable[[], An
         if session is not None:
             session.close()
 
+    def picker(prefix: str) -> tuple[gr.Dropdown, gr.Dropdown, gr.Number]:
+        """Task, interface and seed (element ids ``task``, ``profile``, ``seed`` after ``prefix``)."""
+        task = gr.Dropdown(choices, value=first, label="Task", allow_custom_value=True, scale=4, elem_id=f"{prefix}task",
+                           info="or type a procedural id such as proc-easy-train-7")
+        profile = gr.Dropdown(catalogue.profiles(first), value="default", label="Interface", scale=1, elem_id=f"{prefix}profile")
+        seed = gr.Number(1, label="Seed", precision=0, scale=1, elem_id=f"{prefix}seed")
+        return task, profile, seed
+
+    def status_rows(prefix: str, status: str) -> tuple[gr.Markdown, gr.Markdown, gr.Markdown]:
+        """The error line, then the status and the score side by side."""
+        error = gr.Markdown("", elem_id=f"{prefix}error")
+        with gr.Row():
+            return error, gr.Markdown(status, elem_id=f"{prefix}status"), gr.Markdown("", elem_id=f"{prefix}score")
+
     # Gradio copies every file it serves into its cache: drop copies older than an hour, hourly.
     with gr.Blocks(title=TITLE, delete_cache=(3600, 3600)) as demo:
         gr.HTML(f"<style>{view.CSS}</style>", padding=False)
@@ -147,15 +161,9 @@ def build_demo(driver_factory: Callable[[], Driver], replay_env: Callable[[], An
             # ---------------------------------------------------------------- Play
             with gr.Tab("Play", id="play"):
                 with gr.Row():
-                    task_dd = gr.Dropdown(choices, value=first, label="Task", allow_custom_value=True, scale=4, elem_id="task",
-                                          info="or type a procedural id such as proc-easy-train-7")
-                    profile_dd = gr.Dropdown(catalogue.profiles(first), value="default", label="Interface", scale=1, elem_id="profile")
-                    seed_in = gr.Number(1, label="Seed", precision=0, scale=1, elem_id="seed")
+                    task_dd, profile_dd, seed_in = picker("")
                     start_btn = gr.Button("Start episode", variant="primary", scale=1, elem_id="start")
-                error_md = gr.Markdown("", elem_id="error")
-                with gr.Row():
-                    status_md = gr.Markdown("Choose a task and start an episode.", elem_id="status")
-                    score_md = gr.Markdown("", elem_id="score")
+                error_md, status_md, score_md = status_rows("", "Choose a task and start an episode.")
                 with gr.Row():
                     with gr.Column(scale=3):
                         header_md = gr.Markdown("")
@@ -202,15 +210,10 @@ def build_demo(driver_factory: Callable[[], Driver], replay_env: Callable[[], An
                 gr.Markdown("A baseline plays the task over the same API an RL trainer uses. **oracle** plays the known fix "
                             "(it proves the task solvable); **heuristic** tries small edits where the failures point; **random** acts at random.")
                 with gr.Row():
-                    w_task = gr.Dropdown(choices, value=first, label="Task", allow_custom_value=True, scale=4, elem_id="watch-task")
-                    w_profile = gr.Dropdown(catalogue.profiles(first), value="default", label="Interface", scale=1, elem_id="watch-profile")
+                    w_task, w_profile, w_seed = picker("watch-")
                     w_agent = gr.Dropdown(list(WATCH_AGENTS), value="oracle", label="Agent", scale=1, elem_id="watch-agent")
-                    w_seed = gr.Number(1, label="Seed", precision=0, scale=1, elem_id="watch-seed")
                     w_btn = gr.Button("Play", variant="primary", scale=1, elem_id="watch-play")
-                w_error = gr.Markdown("", elem_id="watch-error")
-                with gr.Row():
-                    w_status = gr.Markdown("", elem_id="watch-status")
-                    w_score = gr.Markdown("", elem_id="watch-score")
+                w_error, w_status, w_score = status_rows("watch-", "")
                 w_history = gr.Dataframe([], headers=HISTORY_HEADERS, label="Steps", elem_id="watch-history", interactive=False, wrap=True)
                 with gr.Row():
                     w_plot = gr.LinePlot(_plot([]), x="step", y="reward", color="series", title="Reward over steps", elem_id="watch-plot", height=260)
