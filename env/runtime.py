@@ -30,7 +30,10 @@ log = logging.getLogger("agentdebugger")
 
 
 class Runtime:
-    def __init__(self, registry: TaskRegistry, sandbox: Sandbox, workers: int = 32, static_check: bool = True, debug_sessions: int = 64):
+    def __init__(
+        self, registry: TaskRegistry, sandbox: Sandbox, workers: int = 32, static_check: bool = True, debug_sessions: int = 64,
+        judge_slots: int | None = None,
+    ):
         self.registry = registry
         self.sandbox = sandbox
         # Debugging sessions and scripts: the same isolation and limits, plus pytest (see Sandbox).
@@ -41,6 +44,10 @@ class Runtime:
         self.static_check = static_check
         # Sandbox runs block on pipes, not on the CPU: threads keep the event loop free.
         self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="adbg-run")
+        # ... but judging a classic submission runs its trusted tests here, Python work that holds the GIL:
+        # more judgments at once than cores only slows each of them and leaves the event loop waiting.
+        self.judge_slots = judge_slots or max(2, os.cpu_count() or 2)
+        self._judging = threading.BoundedSemaphore(self.judge_slots)
         self._baselines: dict[str, Verdict] = {}
         self._baseline_lock = threading.Lock()
 
@@ -54,6 +61,7 @@ class Runtime:
             workers=int(os.environ.get("ENV_WORKERS", "32")),
             static_check=Policy.for_task(frozenset()).enabled,
             debug_sessions=int(os.environ.get("DEBUG_MAX_SESSIONS", "64")),
+            judge_slots=int(os.environ.get("ENV_JUDGE_SLOTS", "0")) or None,
         )
 
     @staticmethod
@@ -66,7 +74,8 @@ class Runtime:
         return self.sandbox.isolation
 
     def judge(self, task: TaskSpec, source: str, rng: random.Random, with_stress: bool = True) -> Verdict:
-        return judge(task, source, self.sandbox, rng, self.static_check, with_stress=with_stress)
+        with self._judging:  # the sandbox's wall clock starts inside, so waiting here never counts against a run
+            return judge(task, source, self.sandbox, rng, self.static_check, with_stress=with_stress)
 
     def baseline(self, task: TaskSpec) -> Verdict:
         """The buggy code's own run, as the agent first sees it (no stress test: that is the trap)."""
