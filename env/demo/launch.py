@@ -15,6 +15,7 @@ import gradio as gr
 from env.demo.ui import build_demo
 from env.eval.drivers import HttpDriver, InProcessDriver
 from env.runtime import Runtime
+from env.server.app import exit_cleanly_on_sigterm
 from env.server.environment import DebugEnvironment
 
 DEFAULT_PORT = 7860
@@ -54,5 +55,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default=os.environ.get("GRADIO_SERVER_NAME", "0.0.0.0"))
     parser.add_argument("--port", type=int, default=None, help=f"default: $PORT, $GRADIO_SERVER_PORT or {DEFAULT_PORT}")
     args = parser.parse_args(argv)
+    exit_cleanly_on_sigterm()
     demo = remote_demo(args.url) if args.url else local_demo(Runtime.from_env())
     demo.launch(server_name=args.host, server_port=args.port or port_from_env(), show_error=False, footer_links=["api"], max_file_size="5mb")

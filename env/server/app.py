@@ -10,6 +10,7 @@ import asyncio
 import functools
 import gc
 import logging
+import signal
 from typing import Any
 
 from fastapi import FastAPI, HTTPException
@@ -169,4 +170,16 @@ def main() -> None:
     # out of the collector's full passes, which otherwise stall the event loop under load.
     gc.collect()
     gc.freeze()
+    exit_cleanly_on_sigterm()
     uvicorn.run(app, host=settings.host, port=settings.port, ws_max_size=settings.max_body_bytes, access_log=settings.access_log)
+
+
+def exit_cleanly_on_sigterm() -> None:
+    """Uvicorn (and Gradio) end with SIGTERM's default action, which skips atexit: the generated tasks and
+    workspace templates on /dev/shm were left behind by every stopped server. As an exception, the process
+    exits normally and cleans up. (Uvicorn re-raises the signal to this handler once it has shut down.)"""
+
+    def stop(signum: int, frame: Any) -> None:
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, stop)
