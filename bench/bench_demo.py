@@ -11,15 +11,10 @@ memory before and after the episodes.
 from __future__ import annotations
 
 import argparse
-import os
-import socket
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
-
-import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -29,6 +24,7 @@ from gradio_client import Client  # noqa: E402
 from env.models import DebugAction  # noqa: E402
 from env.runtime import Runtime  # noqa: E402
 from env.server.environment import DebugEnvironment  # noqa: E402
+from env.server.local import start_local_demo  # noqa: E402
 from env.tasks.registry import TaskRegistry  # noqa: E402
 
 HYPOTHESIS = "off-by-one: the while loop must be left <= right to check the last element"
@@ -39,24 +35,6 @@ def rss_mb(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return float("nan")
-
-
-def start_app() -> tuple[subprocess.Popen, str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = dict(os.environ, PORT=str(port), GRADIO_SERVER_NAME="127.0.0.1", GRADIO_ANALYTICS_ENABLED="False")
-    proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}/"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(url, timeout=2).status_code == 200:
-                return proc, url
-        except httpx.HTTPError:
-            time.sleep(0.25)  # still importing
-    proc.kill()
-    raise SystemExit("the demo did not start")
 
 
 def main() -> None:
@@ -78,7 +56,7 @@ def main() -> None:
             direct_submit.append((t2 - t1) * 1000)
     env.close()
 
-    proc, url = start_app()
+    proc, url = start_local_demo()
     try:
         client = Client(url, verbose=False)
         client.predict("easy", "default", 0, api_name="/start")  # warm-up

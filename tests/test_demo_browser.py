@@ -9,12 +9,9 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
@@ -23,7 +20,7 @@ from env.eval.run import play
 from env.models import DebugAction
 from env.server.app import _with_tools
 from env.server.environment import DebugEnvironment
-from tests.conftest import free_port
+from env.server.local import start_local_demo
 
 ROOT = Path(__file__).resolve().parents[1]
 SHOTS = ROOT / "artifacts" / "demo"
@@ -43,24 +40,13 @@ def chromium_path() -> str:
 
 @pytest.fixture(scope="module")
 def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port = free_port()
     log_path = tmp_path_factory.mktemp("demo") / "app.log"
-    env = dict(os.environ, PORT=str(port), GRADIO_SERVER_NAME="127.0.0.1", GRADIO_ANALYTICS_ENABLED="False")
-    with log_path.open("w") as log:
-        proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(url, timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail("the demo did not start:\n" + log_path.read_text()[-3000:])
-            time.sleep(0.25)  # the app is still importing
-        yield url
+        proc, url = start_local_demo(str(log_path))
+    except RuntimeError:
+        pytest.fail("the demo did not start:\n" + log_path.read_text()[-3000:])
+    try:
+        yield url + "/"
     finally:
         proc.terminate()
         try:

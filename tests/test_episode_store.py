@@ -71,12 +71,13 @@ def test_openenv_validate_accepts_the_manifest():
 
 
 def test_only_idle_episodes_expire_and_use_keeps_one_alive(runtime):
-    store = EpisodeStore(capacity=8, idle_timeout=1.0)
+    now = [0.0]
+    store = EpisodeStore(capacity=8, idle_timeout=1.0, clock=lambda: now[0])
     for name in "abc":
         store.add(make(runtime, name))
-    time.sleep(0.6)
+    now[0] = 0.6
     assert store.get("a") is not None  # used: its idle time starts again
-    time.sleep(0.6)
+    now[0] = 1.2
     store.add(make(runtime, "d"))  # b and c have been idle 1.2 s, a 0.6 s
     assert (store.get("b"), store.get("c")) == (None, None)
     assert store.get("a") is not None and store.latest() is not None and len(store) == 2

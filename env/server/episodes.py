@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 Episode = Any  # env.episode.Episode or env.repo_episode.RepoEpisode
@@ -33,8 +34,9 @@ class EpisodeStore:
     """Kept in order of last use (every add, get and latest moves an episode to the end), so expiring idle
     episodes looks only at the oldest ones: these calls run on the event loop, and a full store holds 1024."""
 
-    def __init__(self, capacity: int, idle_timeout: float):
+    def __init__(self, capacity: int, idle_timeout: float, clock: Callable[[], float] = time.monotonic):
         self.capacity = capacity
+        self._clock = clock
         self.idle_timeout = idle_timeout
         self._episodes: OrderedDict[str, Episode] = OrderedDict()
         self._used: dict[str, float] = {}  # episode_id -> time of its last add, get or latest
@@ -43,14 +45,14 @@ class EpisodeStore:
 
     def _touch(self, key: str) -> None:
         self._episodes.move_to_end(key)
-        self._used[key] = time.monotonic()
+        self._used[key] = self._clock()
 
     def _drop(self, key: str) -> None:
         self._used.pop(key, None)
         _release(self._episodes.pop(key))
 
     def _reap(self) -> None:
-        cutoff = time.monotonic() - self.idle_timeout
+        cutoff = self._clock() - self.idle_timeout
         while self._episodes:
             oldest = next(iter(self._episodes))
             if self._used[oldest] >= cutoff:

@@ -1,6 +1,7 @@
-"""Start ``python -m env.server`` on a free local port and wait until it is healthy.
+"""Start the server (or the demo) on a free local port and wait until it answers.
 
     proc, url = start_local_server()      # used by validator.py and the bench scripts
+    proc, url = start_local_demo()        # app.py: the demo's browser test and bench
     ...
     proc.terminate()
 """
@@ -19,20 +20,27 @@ import httpx
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def start_local_server(log_path: str | None = None, timeout_s: float = 60.0) -> tuple[subprocess.Popen, str]:
+def _start(args: list[str], ready_path: str, env: dict[str, str], log_path: str | None, timeout_s: float) -> tuple[subprocess.Popen, str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    env = dict(os.environ, PORT=str(port), HOST="127.0.0.1")
-    log = open(log_path or os.devnull, "w")  # noqa: SIM115 (lives as long as the server)
-    proc = subprocess.Popen([sys.executable, "-m", "env.server"], cwd=ROOT, env=env, stdout=log, stderr=log)
+    log = open(log_path or os.devnull, "w")  # noqa: SIM115 (lives as long as the process)
+    proc = subprocess.Popen([sys.executable, *args], cwd=ROOT, env={**os.environ, **env, "PORT": str(port)}, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and proc.poll() is None:
         try:
-            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+            if httpx.get(f"{url}{ready_path}", timeout=2).status_code == 200:
                 return proc, url
         except httpx.HTTPError:
-            time.sleep(0.1)  # the server is still starting
+            time.sleep(0.1)  # still starting (importing Gradio alone takes seconds)
     proc.kill()
-    raise RuntimeError("the server did not start")
+    raise RuntimeError(f"{' '.join(args)} did not start" + (f"; its log is {log_path}" if log_path else ""))
+
+
+def start_local_server(log_path: str | None = None, timeout_s: float = 60.0) -> tuple[subprocess.Popen, str]:
+    return _start(["-m", "env.server"], "/health", {"HOST": "127.0.0.1"}, log_path, timeout_s)
+
+
+def start_local_demo(log_path: str | None = None, timeout_s: float = 120.0) -> tuple[subprocess.Popen, str]:
+    return _start(["app.py"], "/", {"GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_ANALYTICS_ENABLED": "False"}, log_path, timeout_s)
