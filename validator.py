@@ -5,8 +5,10 @@
 
 Checks: every endpoint answers as documented and openenv.yaml lists the server's tasks; on every task the
 oracle (the gold fix with its hypothesis, read from the local task folders) scores >= 0.9 and a do-nothing
-agent (give_up at once) exactly 0.0; every score lies in [0, 1]; the same seed and actions twice give
-identical rewards; concurrent episodes stay isolated. Exits 1 and lists the failures if any check fails.
+agent (give_up at once) exactly 0.0; every degenerate policy (env.tasks.degenerate: the bug resubmitted or
+with a no-op edit, a stuffed hypothesis, query or test-run spam, alternating, an edit next to the bug)
+scores exactly 0.0 and its step rewards sum to <= 0; every score lies in [0, 1]; the same seed and actions
+twice give identical rewards; concurrent episodes stay isolated. Exits 1 and lists the failures if any check fails.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 
 from env.server.local import start_local_server  # noqa: E402
+from env.tasks.degenerate import degenerate_policies  # noqa: E402
 from env.tasks.oracle import oracle_actions  # noqa: E402
 from env.tasks.registry import TaskRegistry  # noqa: E402
 
@@ -82,6 +85,13 @@ def run_checks(url: str) -> list[str]:
             check(f"{task_id}: the oracle scores >= 0.9", score is not None and score >= 0.9, f"score {score}")
             idle = play(http, task_id, 1, [{"action_type": "give_up"}])
             check(f"{task_id}: a do-nothing agent scores exactly 0.0", idle[-1]["observation"]["grader_score"] == 0.0, f"{idle[-1]['observation']['grader_score']}")
+            cheats = []
+            for name, actions in degenerate_policies(task, "wrong").items():
+                bodies = play(http, task_id, 1, actions + [{"action_type": "give_up"}])
+                grade, total = bodies[-1]["observation"]["grader_score"], round(sum(b["reward"] for b in bodies), 6)
+                if grade != 0.0 or total > 0.0:
+                    cheats.append(f"{name}: grade {grade}, rewards {total}")
+            check(f"{task_id}: every degenerate policy scores exactly 0.0 and earns no reward", not cheats, "; ".join(cheats))
             if task.family == "repo":
                 mixed = [{"action_type": "run_tests"}, {"action_type": "list_dir"}] + gold
             elif task.family == "procedural":  # the logs drift with the seed: same seed, same rewards

@@ -11,7 +11,6 @@ at once.
 
 from __future__ import annotations
 
-import random
 import threading
 import time
 from typing import Any
@@ -20,19 +19,21 @@ from pydantic import BaseModel, Field
 
 from env import rewards
 from env.graders.classic import AttemptFacts, EpisodeFacts, Grade, best_attempt, grade_episode
-from env.graders.hypothesis import judge_hypothesis
+from env.graders.hypothesis import GoldClaim, judge_hypothesis
+from env.graders.mechanisms import MECHANISMS
 from env.interface import CLASSIC_ACTIONS, Interface
 from env.models import ACTION_TYPES, AttemptView, DebugAction, DebugObservation, DebugState
 from env.queries import QueryError, answer_query
 from env.runtime import Runtime
 from env.tasks.spec import TaskSpec, normalized_ast
 from env.tools import ToolError, run_call
-from env.verdict.judge import Verdict, stress_runs
+from env.verdict.judge import Verdict, stress_check
 from env.workbench import Workbench
 
 MAX_TEXT_FIELD = 8 * 1024  # hypothesis, diagnosis, query target
+MAX_SUSPECT = 300  # a function name or file:line
 FIELDS_OF = {
-    "submit_fix": ("fixed_code", "hypothesis"),
+    "submit_fix": ("fixed_code", "hypothesis", "suspect", "mechanism"),
     "query_context": ("query_type", "query_target"),
     "give_up": ("final_diagnosis",),
 }
@@ -87,11 +88,21 @@ def validate_action(action: DebugAction) -> str:
     _check_text("fixed_code", action.fixed_code, limit=None)  # its size is the policy's to judge
     for name in ("hypothesis", "query_type", "query_target", "final_diagnosis"):
         _check_text(name, getattr(action, name))
+    check_claim_fields(action.suspect, action.mechanism)
     if kind == "submit_fix" and not (action.fixed_code or "").strip():
         raise ActionError("submit_fix needs 'fixed_code': the complete corrected module")
     if kind == "query_context" and not action.query_type:
         raise ActionError("query_context needs 'query_type': one of function_signature, related_code, error_explanation, test_details")
     return kind
+
+
+def check_claim_fields(suspect: str | None, mechanism: str | None) -> None:
+    """The structured hypothesis fields every family's submission takes: a short suspect, a mechanism from the closed list."""
+    _check_text("suspect", suspect, limit=MAX_SUSPECT)
+    if suspect is not None and not suspect.strip():
+        raise ActionError("field 'suspect' is empty; give a function name or file:line, or leave it out")
+    if mechanism is not None and mechanism not in MECHANISMS:
+        raise ActionError(f"field 'mechanism' is {mechanism[:60]!r}; expected one of: {', '.join(MECHANISMS)} (see /tasks)")
 
 
 class Episode:
@@ -104,7 +115,8 @@ class Episode:
         self._bench: Workbench | None = None
         self.last_call: dict[str, Any] = {}
         self.last_data: dict[str, Any] = {}
-        self.rng = random.Random(seed)
+        # The stress plans: reproducible for whoever holds the server's secret, unpredictable from the public seed.
+        self.rng = runtime.secret.rng("classic", task.id, seed, "verdict")
         self.lock = threading.Lock()
         self.last_active = time.monotonic()
         baseline = runtime.baseline(task)
@@ -112,6 +124,8 @@ class Episode:
         self.current_code = task.buggy_source
         self.current_output = self.initial_output
         self.tests_passed = baseline.tests_passed
+        self.baseline_passed = baseline.tests_passed
+        self.best_passed = baseline.tests_passed  # the best trusted outcome so far: what progress is measured against
         self.last_verdict: Verdict = baseline
         self.attempts: list[Attempt] = []
         self.step_number = 0
@@ -122,44 +136,46 @@ class Episode:
 
     # -- facts and grades ---------------------------------------------------------------------
 
-    def facts(self, grade_attempt: int | None = None, grade_runs: list[bool] | None = None) -> EpisodeFacts:
+    def facts(self, grade_attempt: int | None = None, grade_stress_passed: bool = False) -> EpisodeFacts:
         return EpisodeFacts(
             tests_total=self.task.tests_total,
+            baseline_passed=self.baseline_passed,
             max_attempts=self.task.max_attempts,
             concurrency=self.task.stress is not None,
             attempts=[a.facts for a in self.attempts],
             queries=self.queries,
             gave_up=self.gave_up,
             grade_attempt=grade_attempt,
-            grade_stress_runs=grade_runs or [],
+            grade_stress_passed=grade_stress_passed,
         )
 
     def estimate(self) -> Grade:
-        """The running grade: the final grade's formula with the per-step stress results."""
+        """The running grade: the final grade's formula, taking the submission step's stress check as the grade's."""
         if self.final_grade is not None:
             return self.final_grade
         index = best_attempt([a.facts for a in self.attempts])
-        runs = None
-        if self.task.stress is not None and index is not None:
-            runs = [bool(self.attempts[index].facts.stress_passed)] * self.task.stress.runs_for_grade
-        return grade_episode(self.facts(index, runs))
+        passed = index is not None and bool(self.attempts[index].facts.stress_passed)
+        return grade_episode(self.facts(index, passed))
 
     def _finish(self) -> None:
         self.done = True
-        index, runs = best_attempt([a.facts for a in self.attempts]), None
-        if self.task.stress is not None and index is not None:
-            runs = stress_runs(self.task, self.attempts[index].code, self.runtime.sandbox, self.rng, self.runtime.static_check)
-        self.final_grade = grade_episode(self.facts(index, runs))
+        index, passed = best_attempt([a.facts for a in self.attempts]), False
+        if self.task.stress is not None and index is not None and self.attempts[index].facts.stress_passed:
+            # the same full check as at submission, on a fresh process: passing once by luck is not enough
+            check = stress_check(self.task, self.attempts[index].code, self.runtime.sandbox, self.rng, self.runtime.static_check)
+            passed = check.passed
+        self.final_grade = grade_episode(self.facts(index, passed))
 
     # -- actions ------------------------------------------------------------------------------
 
-    def _submit(self, code: str, hypothesis: str | None) -> rewards.Breakdown:
-        if not (hypothesis or "").strip():
+    def _submit(self, code: str, hypothesis: str | None, suspect: str | None = None, mechanism: str | None = None) -> rewards.Breakdown:
+        if not (hypothesis or "").strip() and suspect is None and mechanism is None:
             return rewards.missing_hypothesis_reward()
         verdict = self.runtime.judge(self.task, code, self.rng)
         tree = normalized_ast(code)
-        judgement = judge_hypothesis(hypothesis, self.task.hypothesis)
-        delta_zero = verdict.tests_passed == self.tests_passed
+        gold = GoldClaim(locations=self.task.gold_locations, mechanisms=self.task.mechanism)
+        judgement = judge_hypothesis(hypothesis, self.task.hypothesis, suspect=suspect, mechanism=mechanism, gold=gold)
+        delta_zero = verdict.tests_passed <= self.best_passed
         facts = AttemptFacts(
             tests_passed=verdict.tests_passed,
             solved=verdict.solved,
@@ -172,7 +188,8 @@ class Episode:
             follows_red_herring=judgement.follows_red_herring,
             wrong_claim=judgement.wrong_claim,
         )
-        parts = rewards.submission_reward(self.tests_passed, verdict.tests_passed, self.task.tests_total, verdict.solved, verdict.timed_out)
+        parts = rewards.submission_reward(self.best_passed, verdict.tests_passed, self.task.tests_total, verdict.solved, verdict.timed_out)
+        self.best_passed = max(self.best_passed, verdict.tests_passed)
         output = verdict.report()
         elapsed = verdict.run.duration_ms if verdict.run else 0.0
         self.attempts.append(Attempt(code=code, tree=tree, hypothesis=hypothesis or "", output=output, execution_time_ms=elapsed, facts=facts))
@@ -227,7 +244,7 @@ class Episode:
                         if not self.runtime.isolation.can_execute:
                             raise ActionError(self.runtime.isolation.reason)
                         self.interface.check_gate("submit_fix")
-                        parts = self._submit(action.fixed_code or "", action.hypothesis)
+                        parts = self._submit(action.fixed_code or "", action.hypothesis, action.suspect, action.mechanism)
                     elif kind == "query_context":
                         parts, answer = self._query(action.query_type or "", action.query_target)
                     else:
@@ -317,4 +334,5 @@ class Episode:
             queries_used=self.queries,
             cumulative_reward=self.cumulative_reward,
             grader_score=self.final_grade.score if self.final_grade else None,
+            secret_fingerprint=self.runtime.secret.fingerprint,
         )

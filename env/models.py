@@ -16,14 +16,24 @@ from typing import Any
 from openenv.core.env_server.types import Action, Observation, State
 from pydantic import BaseModel, ConfigDict, Field
 
+from env.graders.mechanisms import MECHANISMS
+
 ACTION_TYPES = ("submit_fix", "query_context", "give_up")
+
+SUSPECT_DOC = "Optional: the faulty function's name, or file:line of the faulty line (scored instead of the text's location)"
+MECHANISM_DOC = "Optional: the bug's mechanism, one of the published list (scored instead of the text's mechanism)"
+# The structured hypothesis fields, shared by submit_fix and the repository families' submit.
+CLAIM_PROPERTIES: dict[str, Any] = {
+    "suspect": {"type": "string", "description": SUSPECT_DOC},
+    "mechanism": {"type": "string", "enum": list(MECHANISMS), "description": MECHANISM_DOC},
+}
 QUERY_TYPES = ("function_signature", "related_code", "error_explanation", "test_details")
 
 # The classic action types as OpenAI function-calling tools (published in /tasks, like a repository task's).
 CLASSIC_TOOLS = [
     {"type": "function", "function": {
         "name": "submit_fix", "description": "Submit the complete corrected module with your theory of the bug; runs the tests.",
-        "parameters": {"type": "object", "properties": {"fixed_code": {"type": "string"}, "hypothesis": {"type": "string"}},
+        "parameters": {"type": "object", "properties": {"fixed_code": {"type": "string"}, "hypothesis": {"type": "string"}, **CLAIM_PROPERTIES},
                        "required": ["fixed_code", "hypothesis"], "additionalProperties": False}}},
     {"type": "function", "function": {
         "name": "query_context", "description": "Ask about the code or the tests (the first query is free).",
@@ -43,6 +53,8 @@ class DebugAction(Action):
     action_type: str = Field("", description="submit_fix | query_context | give_up")
     fixed_code: str | None = Field(None, description="submit_fix: the complete corrected module")
     hypothesis: str | None = Field(None, description="submit_fix: your theory of the bug (required)")
+    suspect: str | None = Field(None, description="submit_fix / submit: " + SUSPECT_DOC)
+    mechanism: str | None = Field(None, description="submit_fix / submit: " + MECHANISM_DOC)
     query_type: str | None = Field(None, description="query_context: " + " | ".join(QUERY_TYPES))
     query_target: str | None = Field(None, description="query_context: a function, class or test name")
     final_diagnosis: str | None = Field(None, description="give_up: what you believe the bug is")
@@ -116,3 +128,4 @@ class DebugState(State):
     queries_used: int = 0
     cumulative_reward: float = 0.0
     grader_score: float | None = None
+    secret_fingerprint: str = Field("", description="Names the server's secret (never reveals it): runs that must agree need the same one")

@@ -16,6 +16,7 @@ import time
 from typing import Any
 
 from env import rewards
+from env.graders.hypothesis import suspect_matches
 from env.graders.repo import RepoFacts, RepoGrade, grade_repo
 from env.interface import PROFILES, Interface
 from env.models import DebugAction, DebugObservation, DebugState
@@ -48,7 +49,8 @@ class RepoEpisode:
         self.cumulative_reward = 0.0
         self.done = self.solved = self.gave_up = self.truncated = self.submitted = False
         self.last_status: dict[str, str] = {}
-        self.f2p_seen_passing: set[str] = set()
+        self.best_f2p = 0  # F2P tests passing in the best clean run so far (the bug passes none)
+        self.claim: dict[str, float] = {}
         self.test_runs = 0
         self.final_grade: RepoGrade | None = None
         self.final_verdict: RepoVerdict | None = None
@@ -98,15 +100,23 @@ class RepoEpisode:
         return TOOLS["submit"].run(self.ctx, None).verdict
 
     def _record_run(self, verdict: RepoVerdict) -> rewards.Breakdown:
+        """Progress only beyond the best clean run so far: a run that ran every P2P test and broke none."""
         self.test_runs += 1
-        newly_f2p = [t for t in self.task.fail_to_pass if f2p_ok(verdict.outcomes.get(t, "")) and t not in self.f2p_seen_passing]
-        broken = [
-            t for t in self.task.pass_to_pass
-            if t in verdict.outcomes and not p2p_ok(verdict.outcomes[t]) and p2p_ok(self.last_status.get(t, "PASSED"))
-        ]
-        self.f2p_seen_passing.update(newly_f2p)
-        self.last_status.update(verdict.outcomes)
-        return rewards.test_run_reward(len(newly_f2p), len(self.task.fail_to_pass), len(broken), len(self.task.pass_to_pass))
+        outcomes = verdict.outcomes
+        passing = sum(f2p_ok(outcomes.get(t, "")) for t in self.task.fail_to_pass)
+        clean = all(t in outcomes and p2p_ok(outcomes[t]) for t in self.task.pass_to_pass)
+        gain = max(0, passing - self.best_f2p) if clean else 0
+        self.best_f2p += gain
+        broken = [t for t in self.task.pass_to_pass if t in outcomes and not p2p_ok(outcomes[t]) and p2p_ok(self.last_status.get(t, "PASSED"))]
+        self.last_status.update(outcomes)
+        return rewards.test_run_reward(gain, len(self.task.fail_to_pass), len(broken), len(self.task.pass_to_pass))
+
+    def _judge_claim(self, args: dict[str, Any]) -> None:
+        """A submit's structured hypothesis, reported in the breakdown (the family's grade keeps its own terms)."""
+        if args.get("suspect") is not None:
+            self.claim["claim.suspect"] = float(suspect_matches(str(args["suspect"]), self.task.gold_lines))
+        if args.get("mechanism") is not None:
+            self.claim["claim.mechanism"] = float(args["mechanism"] in self.task.mechanism)
 
     # -- actions ------------------------------------------------------------------------------
 
@@ -134,6 +144,7 @@ class RepoEpisode:
                     if result.verdict is not None:
                         parts = self._record_run(result.verdict)
                     if TOOLS[call.tool].submits:
+                        self._judge_claim(call.args)
                         self.submitted = True
                         parts.update(self._finish(result.verdict))
             except ToolError as exc:
@@ -157,6 +168,7 @@ class RepoEpisode:
         breakdown = dict(parts)
         if grade is not None:
             breakdown.update({f"grader.{k}": v for k, v in grade.components.items()})
+            breakdown.update(self.claim)
         f2p_passing = sum(f2p_ok(self.last_status.get(t, "")) for t in self.task.fail_to_pass)
         info: dict[str, Any] = {"error": error} if error else {}
         if self.interface.profile.name != "default":
@@ -210,4 +222,5 @@ class RepoEpisode:
             tests_total=self.task.tests_total,
             cumulative_reward=self.cumulative_reward,
             grader_score=self.final_grade.score if self.final_grade else None,
+            secret_fingerprint=self.runtime.secret.fingerprint,
         )

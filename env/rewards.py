@@ -1,13 +1,18 @@
 """Dense step rewards: pure functions of what a step did, as in the reference README's table.
 
-    submission_reward(previous_passed=6, passed=8, total=8, solved=True, timed_out=False)
+    submission_reward(best_passed=6, passed=8, total=8, solved=True, timed_out=False)
     # -> {"progress": 0.0375, "solve_bonus": 0.5}
+
+Progress is measured against the best trusted outcome so far in the episode (at first, the buggy
+code's own), never against the previous step: a step pays only for passing more tests than any
+earlier step did, so alternating a broken submission with the bug, or re-running tests, cannot
+pump reward, and an episode whose outcome never beats the buggy baseline sums to <= 0.
 
 | event                                   | reward                    |
 |-----------------------------------------|---------------------------|
-| a fix increases the tests passing       | +0.15 x delta / total     |
-| a fix decreases the tests passing       | -0.10 x delta / total     |
-| a fix changes nothing (and does not solve) | -0.05                  |
+| a fix passes more tests than the best so far | +0.15 x gain / total |
+| a fix passes fewer tests than the best so far | -0.10 x loss / total |
+| a fix is no better (and does not solve) | -0.05                     |
 | all tests pass (the task is solved)     | +0.50                     |
 | the submitted code times out            | -0.10                     |
 | submit_fix without a hypothesis         | -0.10, the code is not run|
@@ -34,12 +39,12 @@ def _r(value: float) -> float:
     return round(value, 6)  # keeps sums exact to the table's precision
 
 
-def submission_reward(previous_passed: int, passed: int, total: int, solved: bool, timed_out: bool) -> Breakdown:
-    """Reward of one executed submission, relative to the tests the current code passed."""
+def submission_reward(best_passed: int, passed: int, total: int, solved: bool, timed_out: bool) -> Breakdown:
+    """Reward of one executed submission, relative to the most tests any code of the episode passed."""
     if timed_out:
         return {"timeout": TIMEOUT}
     parts: Breakdown = {}
-    delta = passed - previous_passed
+    delta = passed - best_passed
     if delta > 0:
         parts["progress"] = _r(PROGRESS_SCALE * delta / total)
     elif delta < 0:
@@ -71,7 +76,8 @@ def total(parts: Breakdown) -> float:
 #
 # | event (repository task)                                   | reward                          |
 # |-----------------------------------------------------------|---------------------------------|
-# | a FAIL_TO_PASS test passes for the first time in the episode | +0.30 / number of F2P tests  |
+# | a run of every PASS_TO_PASS test, none broken, passes more   | +0.30 x gain / number of F2P |
+# | FAIL_TO_PASS tests than any earlier such run                 |   tests                      |
 # | a PASS_TO_PASS test fails where its previous run passed      | -0.20 / number of P2P tests  |
 # | submit, and the task is resolved (every F2P and P2P passes)  | +0.50                        |
 # | the episode is truncated at max_steps                        | -0.20                        |
@@ -81,11 +87,13 @@ P2P_REGRESSION = 0.20
 RESOLVED_BONUS = 0.50
 
 
-def test_run_reward(newly_passing_f2p: int, total_f2p: int, newly_broken_p2p: int, total_p2p: int) -> Breakdown:
-    """Reward of one test run: first passes of F2P tests, and P2P tests that broke since their last run."""
+def test_run_reward(f2p_gain: int, total_f2p: int, newly_broken_p2p: int, total_p2p: int) -> Breakdown:
+    """Reward of one test run: F2P tests passing beyond the best clean run so far (a run that broke no
+    P2P test and ran them all: passing F2P tests by breaking P2P ones earns nothing), and P2P tests
+    that broke since their last run."""
     parts: Breakdown = {}
-    if newly_passing_f2p and total_f2p:
-        parts["f2p_progress"] = _r(F2P_PROGRESS * newly_passing_f2p / total_f2p)
+    if f2p_gain > 0 and total_f2p:
+        parts["f2p_progress"] = _r(F2P_PROGRESS * f2p_gain / total_f2p)
     if newly_broken_p2p and total_p2p:
         parts["p2p_regression"] = _r(-P2P_REGRESSION * newly_broken_p2p / total_p2p)
     return parts

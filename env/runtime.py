@@ -3,7 +3,7 @@
     runtime = Runtime.from_env()            # what the server builds once at start-up
     runtime = Runtime.default()             # the same, built lazily for ``DebugEnvironment()``
 
-Holds no episode state. The only cache is each task's baseline verdict (the buggy code's own
+Holds no episode state and the server's secret (``env.secret``). The only cache is each task's baseline verdict (the buggy code's own
 test run), which is deterministic and shared read-only.
 """
 
@@ -22,6 +22,7 @@ from env.sandbox.limits import Limits
 from env.sandbox.policy import Policy
 from env.sandbox.runner import Sandbox
 from env.sandbox.shell import ShellLimits, ShellRunner
+from env.secret import ServerSecret
 from env.tasks.registry import TaskRegistry
 from env.tasks.spec import TaskSpec
 from env.verdict.judge import Verdict, judge
@@ -32,9 +33,11 @@ log = logging.getLogger("agentdebugger")
 class Runtime:
     def __init__(
         self, registry: TaskRegistry, sandbox: Sandbox, workers: int = 32, static_check: bool = True, debug_sessions: int = 64,
-        judge_slots: int | None = None,
+        judge_slots: int | None = None, secret: ServerSecret | None = None,
     ):
         self.registry = registry
+        # What decides a verdict (the stress plans) derives from this and the episode's seed, never the seed alone.
+        self.secret = secret or ServerSecret.from_env()
         self.sandbox = sandbox
         # Debugging sessions and scripts: the same isolation and limits, plus pytest (see Sandbox).
         self.debug_sandbox = Sandbox(sandbox.limits, sandbox.isolation, sandbox.tmp_root, warm=sandbox.zygote is not None, debug=True)

@@ -17,6 +17,7 @@ from env.runtime import Runtime
 from env.sandbox.isolation import Isolation, probe_isolation
 from env.sandbox.limits import Limits
 from env.sandbox.runner import Sandbox
+from env.secret import ServerSecret
 from env.server.app import build_app
 from env.tasks.registry import TaskRegistry
 from env.tasks.spec import TaskSpec
@@ -35,9 +36,12 @@ def registry() -> TaskRegistry:
     return TaskRegistry.builtin()
 
 
+TEST_SECRET = ServerSecret("the test suite's own secret, fixed for reproducible verdicts")
+
+
 @pytest.fixture(scope="session")
 def runtime(isolation: Isolation, registry: TaskRegistry) -> Runtime:
-    return Runtime(registry, Sandbox(Limits(), isolation), workers=16)
+    return Runtime(registry, Sandbox(Limits(), isolation), workers=16, secret=TEST_SECRET)
 
 
 @pytest.fixture(scope="session")

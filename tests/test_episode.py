@@ -106,7 +106,7 @@ def test_bad_actions_are_errors_that_cost_a_step(env):
         ({"action_type": "explode"}, "unknown action_type 'explode'; expected one of: submit_fix, query_context, give_up"),
         ({}, "missing field 'action_type'; expected one of: submit_fix, query_context, give_up"),
         ({"action_type": "submit_fix", "hypothesis": "x"}, "submit_fix needs 'fixed_code': the complete corrected module"),
-        ({"action_type": "submit_fix", "code": "x", "hypothesis": "x"}, "unknown field(s) 'code' for submit_fix; its fields are: fixed_code, hypothesis"),
+        ({"action_type": "submit_fix", "code": "x", "hypothesis": "x"}, "unknown field(s) 'code' for submit_fix; its fields are: fixed_code, hypothesis, suspect, mechanism"),
         ({"action_type": "query_context"}, "query_context needs 'query_type': one of function_signature, related_code, error_explanation, test_details"),
         ({"action_type": "query_context", "query_type": "gossip"}, "unknown query_type 'gossip'; expected one of: function_signature, related_code, error_explanation, test_details"),
         ({"action_type": "query_context", "query_type": "function_signature", "query_target": "nope"}, "no function or class named 'nope'; available: binary_search"),

@@ -38,7 +38,7 @@ def test_a_rerun_completes_only_what_is_missing(runtime, tmp_path):
     assert run_module.run(factory, "oracle", ["easy"], 3, 1, tmp_path) == []
     steps = [json.loads(x) for x in (tmp_path / "steps" / "oracle" / "easy" / "run2.jsonl").read_text().splitlines()]
     assert steps[0]["action"]["action_type"] == "submit_fix" and steps[0]["reward"] == 0.5375
-    assert set(steps[0]) == {"step", "task_id", "seed", "profile", "agent", "action", "observation", "reward", "breakdown", "ms", "tokens", "aliases", "call"}
+    assert set(steps[0]) == {"step", "task_id", "seed", "secret_fingerprint", "profile", "agent", "action", "observation", "reward", "breakdown", "ms", "tokens", "aliases", "call"}
     assert (steps[0]["task_id"], steps[0]["seed"], steps[0]["profile"], steps[0]["agent"]) == ("easy", run_module.seed_for("easy", 2), "default", "oracle")
 
 

@@ -1,15 +1,15 @@
 """The episode grade on hand-built facts: every component and every correction of the reference."""
 
-from env.graders.classic import AttemptFacts, EpisodeFacts, best_attempt, grade_episode
+from env.graders.classic import AttemptFacts, EpisodeFacts, baseline_credit, best_attempt, grade_episode
 
 
-def facts(attempts, total=8, max_attempts=5, **kw):
-    return EpisodeFacts(tests_total=total, max_attempts=max_attempts, attempts=attempts, **kw)
+def facts(attempts, total=8, max_attempts=5, baseline=6, **kw):
+    return EpisodeFacts(tests_total=total, baseline_passed=baseline, max_attempts=max_attempts, attempts=attempts, **kw)
 
 
 def test_solved_on_first_attempt_with_a_correct_hypothesis():
     g = grade_episode(facts([AttemptFacts(tests_passed=8, solved=True, hypothesis_score=1.0)]))
-    assert g.components == {"test_pass_ratio": 1.0, "efficiency": 0.8, "hypothesis": 1.0, "early_solve": 1.0}
+    assert g.components == {"test_credit": 1.0, "efficiency": 0.8, "hypothesis": 1.0, "early_solve": 1.0}
     assert g.score == 0.96
 
 
@@ -24,59 +24,76 @@ def test_resubmitting_the_buggy_code_scores_zero_whatever_the_hypothesis():
 
 
 def test_unsolved_gets_no_efficiency_or_early_credit():
-    g = grade_episode(facts([AttemptFacts(tests_passed=6, solved=False, hypothesis_score=0.5)], total=10, max_attempts=7))
-    assert g.components == {"test_pass_ratio": 0.6, "efficiency": 0.0, "hypothesis": 0.5, "early_solve": 0.0}
-    assert g.score == 0.435
+    # The bug passes 4 of 10; this attempt passes 7: 3 of the 6 failing tests fixed.
+    g = grade_episode(facts([AttemptFacts(tests_passed=7, solved=False, hypothesis_score=0.5)], total=10, max_attempts=7, baseline=4))
+    assert g.components == {"test_credit": 0.5, "efficiency": 0.0, "hypothesis": 0.5, "early_solve": 0.0}
+    assert g.score == 0.375
+
+
+def test_code_no_better_than_the_bug_earns_no_test_credit():
+    # A no-op edit of the bug passes what the bug passes: only the hypothesis can pay.
+    g = grade_episode(facts([AttemptFacts(tests_passed=6, solved=False, hypothesis_score=1.0)]))
+    assert g.components == {"test_credit": 0.0, "efficiency": 0.0, "hypothesis": 1.0, "early_solve": 0.0}
+    assert g.score == 0.15
+    assert grade_episode(facts([AttemptFacts(tests_passed=6, solved=False, hypothesis_score=0.0)])).score == 0.0
+
+
+def test_breaking_a_passing_test_cancels_a_fixed_one():
+    # easy: the bug passes 6 of 8; fixing both failing tests while breaking one passing test is 7 of 8.
+    assert baseline_credit(7, 6, 8) == 0.5
+    assert baseline_credit(5, 6, 8) == 0.0  # never below 0
+    assert baseline_credit(8, 8, 8) == 0.0  # nothing failing to fix: the concurrency task's sequential tests
 
 
 def test_late_solve_loses_early_bonus_and_some_efficiency():
     attempts = [AttemptFacts(tests_passed=6, solved=False), AttemptFacts(tests_passed=6, solved=False), AttemptFacts(tests_passed=10, solved=True, hypothesis_score=1.0)]
-    g = grade_episode(facts(attempts, total=10, max_attempts=7))
+    g = grade_episode(facts(attempts, total=10, max_attempts=7, baseline=6))
     # ceil(7/3) = 3: the third attempt still counts as early.
-    assert g.components == {"test_pass_ratio": 1.0, "efficiency": round(4 / 7, 6), "hypothesis": round(1 / 3, 6), "early_solve": 1.0}
+    assert g.components == {"test_credit": 1.0, "efficiency": round(4 / 7, 6), "hypothesis": round(1 / 3, 6), "early_solve": 1.0}
     assert g.score == round(0.6 + 0.2 * round(4 / 7, 6) + 0.15 * round(1 / 3, 6) + 0.05, 6)
 
 
 def test_buggy_resubmissions_do_not_dilute_or_count_for_pass_ratio():
-    attempts = [AttemptFacts(tests_passed=6, solved=False, same_as_buggy=True), AttemptFacts(tests_passed=4, solved=False, hypothesis_score=0.0)]
-    g = grade_episode(facts(attempts, total=10, max_attempts=7))
-    assert g.components["test_pass_ratio"] == 0.4
+    attempts = [AttemptFacts(tests_passed=6, solved=False, same_as_buggy=True), AttemptFacts(tests_passed=8, solved=False, hypothesis_score=0.0)]
+    g = grade_episode(facts(attempts, total=10, max_attempts=7, baseline=6))
+    assert g.components["test_credit"] == 0.5
 
 
-def concurrency(attempts, runs, index=None):
-    return EpisodeFacts(tests_total=8, max_attempts=10, concurrency=True, attempts=attempts, grade_attempt=index, grade_stress_runs=runs)
+def concurrency(attempts, grade_passed, index=None):
+    return EpisodeFacts(
+        tests_total=8, baseline_passed=8, max_attempts=10, concurrency=True, attempts=attempts, grade_attempt=index, grade_stress_passed=grade_passed
+    )
 
 
 def test_hard_buggy_like_submission_gets_no_sequential_credit():
-    # Passes every sequential test but never the stress test: nothing for sequential or stress.
+    # Passes every sequential test but never the stress check: nothing for sequential or stress.
     attempt = AttemptFacts(tests_passed=8, solved=False, stress_passed=False, hypothesis_score=1.0)
-    g = grade_episode(concurrency([attempt], [False] * 5, 0))
+    g = grade_episode(concurrency([attempt], False, 0))
     assert g.components == {"sequential": 0.0, "stress": 0.0, "hypothesis": 1.0, "efficiency": 0.0}
     assert g.score == 0.2
 
 
 def test_hard_fix_scores_full():
     attempt = AttemptFacts(tests_passed=8, solved=True, stress_passed=True, hypothesis_score=1.0)
-    g = grade_episode(concurrency([attempt], [True] * 5, 0))
+    g = grade_episode(concurrency([attempt], True, 0))
     assert g.score == 1.0
 
 
-def test_hard_stress_credit_thresholds():
-    attempt = AttemptFacts(tests_passed=8, solved=False, stress_passed=False, hypothesis_score=0.0)
-    four = grade_episode(concurrency([attempt], [True, True, True, True, False], 0))
-    two = grade_episode(concurrency([attempt], [True, True, False, False, False], 0))
-    one = grade_episode(concurrency([attempt], [True, False, False, False, False], 0))
-    assert (four.components["stress"], two.components["stress"], one.components["stress"]) == (1.0, 0.5, 0.0)
-    # Sequential credit needs the stress test passed at least once.
-    assert (four.components["sequential"], one.components["sequential"]) == (1.0, 1.0)
-    assert four.score == 0.7 and two.score == 0.55 and one.score == 0.4
+def test_hard_stress_needs_the_full_check_at_submission_and_again_at_grading():
+    lucky = AttemptFacts(tests_passed=8, solved=True, stress_passed=True, hypothesis_score=0.0)
+    caught = grade_episode(concurrency([lucky], False, 0))
+    assert caught.components == {"sequential": 1.0, "stress": 0.0, "hypothesis": 0.0, "efficiency": 1.0}
+    assert caught.score == 0.5
+    # A grade check cannot credit a submission that failed its own check.
+    failed = AttemptFacts(tests_passed=8, solved=False, stress_passed=False, hypothesis_score=0.0)
+    assert grade_episode(concurrency([failed], True, 0)).score == 0.0
 
 
 def test_hard_efficiency_needs_a_solve_within_five_attempts():
     fail = AttemptFacts(tests_passed=8, solved=False, stress_passed=False)
     win = AttemptFacts(tests_passed=8, solved=True, stress_passed=True)
-    assert grade_episode(concurrency([fail] * 5 + [win], [True] * 5, 5)).components["efficiency"] == 0.0
-    assert grade_episode(concurrency([fail] * 4 + [win], [True] * 5, 4)).components["efficiency"] == 1.0
+    assert grade_episode(concurrency([fail] * 5 + [win], True, 5)).components["efficiency"] == 0.0
+    assert grade_episode(concurrency([fail] * 4 + [win], True, 4)).components["efficiency"] == 1.0
 
 
 def test_best_attempt_prefers_solved_then_stress_then_count_then_latest():
@@ -92,7 +109,7 @@ def test_failure_modes():
         AttemptFacts(tests_passed=8, solved=True, stress_passed=True),
         AttemptFacts(tests_passed=8, solved=True, stress_passed=True, wrong_claim=True),
     ]
-    g = grade_episode(EpisodeFacts(tests_total=8, max_attempts=10, concurrency=True, attempts=attempts, queries=4))
+    g = grade_episode(EpisodeFacts(tests_total=8, baseline_passed=8, max_attempts=10, concurrency=True, attempts=attempts, queries=4))
     assert g.failure_modes == {
         "red_herring_susceptibility": 0.5,
         "stagnation": 0.5,

@@ -94,7 +94,7 @@ def test_the_oracle_solves_with_the_exact_grade(episode, task):
         obs = episode.step(DebugAction(**action))
     assert obs.done and obs.info["resolved"] is True
     acts = [Act(kind={"open_file": "open", "edit": "edit", "submit": "test", "run_tests": "test"}[a["action_type"]], target=a.get("path", "")) for a in actions]
-    expected = grade_procedural(ProcFacts(resolved=True, changed=True, steps_used=len(actions), max_steps=task.max_steps,
+    expected = grade_procedural(ProcFacts(resolved=True, improved=True, changed=True, steps_used=len(actions), max_steps=task.max_steps,
                                           fault_file=task.fault_file, relevant_files=task.relevant_files(), actions=acts))
     assert obs.grader_score == expected.score
     assert obs.breakdown["grader.correctness"] == 1.0 and obs.breakdown["grader.robustness"] == 1.0

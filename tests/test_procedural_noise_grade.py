@@ -14,10 +14,10 @@ FAULT = "svc/pricing.py"
 RELEVANT = ["svc/pricing.py", "svc/orders.py", "svc/tax.py"]
 
 
-def facts(actions, resolved=True, steps=10, changed=True, gave_up=False):
+def facts(actions, resolved=True, steps=10, changed=True, gave_up=False, improved=None):
     acts = [Act(kind=k, target=t) for k, t in actions]
-    return ProcFacts(resolved=resolved, gave_up=gave_up, changed=changed, steps_used=steps, max_steps=40, fault_file=FAULT,
-                     relevant_files=RELEVANT, actions=acts)
+    return ProcFacts(resolved=resolved, improved=resolved if improved is None else improved, gave_up=gave_up, changed=changed,
+                     steps_used=steps, max_steps=40, fault_file=FAULT, relevant_files=RELEVANT, actions=acts)
 
 
 METHODICAL = [("logs", ""), ("open", "svc/orders.py"), ("open", "svc/pricing.py"), ("test", ""), ("edit", FAULT), ("test", "")]
@@ -44,10 +44,17 @@ def test_thrashing_through_wrong_files():
     assert grade.score == round(0.4 + 0.2 * (1 - 7 / 40) + 0.2 / 3 + 0.2 * (0.15 - 0.4 / 7), 6)
 
 
-def test_unsolved_gets_no_correctness_and_no_efficiency():
-    grade = grade_procedural(facts(METHODICAL, resolved=False))
+def test_unsolved_but_improved_gets_no_correctness_and_no_efficiency():
+    # some FAIL_TO_PASS tests pass and no PASS_TO_PASS test broke: the way of working counts
+    grade = grade_procedural(facts(METHODICAL, resolved=False, improved=True))
     assert (grade.components["correctness"], grade.components["efficiency"]) == (0.0, 0.0)
     assert grade.score == round(0.2 + 0.2 * (0.5 * 2 / 3 + 0.3), 6)
+
+
+def test_a_methodical_episode_that_fixed_nothing_scores_zero():
+    # Robustness and reasoning paid 0.27 for this with nothing fixed; they pay only for an improved outcome now.
+    grade = grade_procedural(facts(METHODICAL, resolved=False, improved=False))
+    assert grade.score == 0.0 and set(grade.components.values()) == {0.0}
 
 
 @pytest.mark.parametrize("kwargs", [{"changed": False}, {"gave_up": True}])

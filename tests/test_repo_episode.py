@@ -95,8 +95,9 @@ def test_a_partial_fix_with_the_right_location(episode):
     obs = act(episode, action_type="submit")
     assert obs.info["resolved"] is False
     assert obs.breakdown["grader.resolution"] == 0.0
-    # only the localisation share: file 1, function 1, lines 1 -> 0.2
-    assert obs.grader_score == 0.2
+    # The right place, but no trusted outcome improved: localisation pays nothing (it paid 0.2 once).
+    assert obs.breakdown["grader.localisation"] == 0.0
+    assert obs.grader_score == 0.0
 
 
 def test_truncation_grades_the_current_state(runtime, task):

@@ -45,7 +45,10 @@ def test_localisation_overlaps():
     loc = localisation(edited, GOLD)
     # files: {a} of {a, b, c} -> 1/3; functions: (a, f) of 2 gold -> 1/2; lines: a.py 14 is within 3 of 12 -> 1 of 2
     assert loc == {"files": 0.333333, "functions": 0.5, "lines": 0.5}
-    assert grade_repo(facts(resolution="NO", edited=edited)).score == 0.088889  # 0.2 x (1/3 + 1/2 + 1/2) / 3
+    assert grade_repo(facts(resolution="PARTIAL", f2p_passed=1, edited=edited)).score == round(0.7 * 0.25 + 0.088889, 6)  # + 0.2 x (1/3 + 1/2 + 1/2) / 3
+    # An edit that improved no trusted outcome earns no localisation, however close it is.
+    assert grade_repo(facts(resolution="NO", edited=edited)).score == 0.0
+    assert grade_repo(facts(resolution="NO", edited=GOLD)).score == 0.0
 
 
 def test_step_rewards():

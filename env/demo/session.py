@@ -47,6 +47,7 @@ class DemoSession:
         self.task: dict[str, Any] | None = None
         self.profile = "default"
         self.seed = 0
+        self.fingerprint = ""
         self.agent = "human"
         self.obs: dict[str, Any] = {}
         self.steps: list[TrajectoryStep] = []
@@ -74,6 +75,7 @@ class DemoSession:
             self._close_driver()
             self.driver = driver
             self.task, self.profile, self.seed, self.agent = task, profile, seed, agent
+            self.fingerprint = str((obs.get("info") or {}).get("secret_fingerprint", ""))
             self.obs, self.steps, self.files, self.edited, self.shown = obs, [], {}, set(), None
             self._learn({}, obs)
             return obs
@@ -132,7 +134,10 @@ class DemoSession:
         if not self.task:
             raise DemoError("no episode to save yet")
         score = self.obs.get("grader_score") if self.obs.get("done") else None
-        return Trajectory(task_id=self.task["id"], seed=self.seed, profile=self.profile, agent=self.agent, score=score, steps=list(self.steps))
+        return Trajectory(
+            task_id=self.task["id"], seed=self.seed, profile=self.profile, agent=self.agent, score=score, steps=list(self.steps),
+            secret_fingerprint=self.fingerprint,
+        )
 
     def close(self) -> None:
         with self._lock:

@@ -7,7 +7,9 @@
 A trajectory keeps what was done and what it earned, not the code: ``replay`` runs the same
 actions from the same seed in this process and records every file after each step, so the code
 diff of a step is the real effect of its action. Recorded and replayed rewards are shown side by
-side; they differ only where the task itself is nondeterministic (the race in ``hard``).
+side. A replay reproduces the recording only under the same server secret (``ENV_SECRET``): the
+hard task's stress plans derive from it, so a trajectory records the secret's fingerprint and a
+replay under another secret says so.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ class Trajectory(BaseModel):
     profile: str = "default"
     agent: str = "human"
     score: float | None = None
+    secret_fingerprint: str = Field("", description="The recording server's secret fingerprint (env.secret)")
     steps: list[TrajectoryStep] = Field(default_factory=list, max_length=MAX_STEPS)
 
     def dumps(self) -> str:
@@ -68,6 +71,7 @@ class Frame(BaseModel):
 class Replay(BaseModel):
     frames: list[Frame]
     cut: str | None = Field(None, description="Why the replay stopped before the recording's last step, if it did")
+    secret_note: str | None = Field(None, description="Set when the replay runs under another server secret than the recording")
 
 
 class TrajectoryError(ValueError):
@@ -100,6 +104,7 @@ def load(text: str) -> Trajectory:
             seed=first["seed"],
             profile=first.get("profile") or "default",
             agent=first.get("agent") or "agent",
+            secret_fingerprint=str(first.get("secret_fingerprint") or ""),
             steps=[TrajectoryStep(step=r["step"], action=r["action"], reward=r["reward"], breakdown=r.get("breakdown") or {}, observation=r.get("observation") or {}) for r in records],
         )
     except (KeyError, TypeError, ValidationError) as exc:
@@ -148,6 +153,13 @@ def replay(trajectory: Trajectory, env: Any, budget_s: float = REPLAY_BUDGET_S, 
     if obs.get("error") and not obs.get("task_id"):
         raise TrajectoryError(obs["error"])
     files = env.files()
+    now_fingerprint = (obs.get("info") or {}).get("secret_fingerprint", "")
+    note = None
+    if trajectory.secret_fingerprint and now_fingerprint != trajectory.secret_fingerprint:
+        note = (
+            f"recorded under the secret with fingerprint {trajectory.secret_fingerprint}, replayed under {now_fingerprint}: "
+            "verdicts that derive from the secret (the hard task's stress check) may differ; set ENV_SECRET to match"
+        )
     frames: list[Frame] = []
     cut = None
     for recorded in trajectory.steps:
@@ -181,4 +193,4 @@ def replay(trajectory: Trajectory, env: Any, budget_s: float = REPLAY_BUDGET_S, 
         files = now
         if progress is not None:
             progress(len(frames), len(trajectory.steps))
-    return Replay(frames=frames, cut=cut)
+    return Replay(frames=frames, cut=cut, secret_note=note)

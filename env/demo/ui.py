@@ -494,6 +494,8 @@ def build_demo(driver_factory: Callable[[], Driver], replay_env: Callable[[], An
                 summary = f"{source}: `{trajectory.task_id}`, seed {trajectory.seed}, interface `{trajectory.profile}`, agent `{trajectory.agent}`, {len(frames)} steps; {agreement}."
                 if result.cut:
                     summary += f" The replay {result.cut}."
+                if result.secret_note:
+                    summary += f" Note: {result.secret_note}."
             return {
                 frames_state: frames,
                 r_error: "",

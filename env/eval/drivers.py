@@ -35,6 +35,10 @@ class InProcessDriver:
     def reset(self, task_id: str, seed: int, **options: Any) -> dict[str, Any]:
         return self.env.reset(task_id=task_id, seed=seed, **options).model_dump()
 
+    def fingerprint(self) -> str:
+        """The fingerprint of the secret this environment's verdicts derive from."""
+        return self.runtime.secret.fingerprint
+
     def step(self, action: dict[str, Any]) -> tuple[dict[str, Any], float, bool]:
         obs = self.env.step(DebugAction(**action)).model_dump()
         return obs, float(obs.get("reward") or 0.0), bool(obs.get("done"))
@@ -64,6 +68,11 @@ class WsDriver:
 
     def reset(self, task_id: str, seed: int, **options: Any) -> dict[str, Any]:
         return dict(self.client.reset(task_id=task_id, seed=seed, **options).observation)
+
+    def fingerprint(self) -> str:
+        import httpx
+
+        return str(httpx.get(f"{self.url}/health", timeout=30).json().get("secret_fingerprint", ""))
 
     def step(self, action: dict[str, Any]) -> tuple[dict[str, Any], float, bool]:
         result = self.client.step(action)
@@ -95,6 +104,9 @@ class HttpDriver:
     def task(self, task_id: str) -> dict[str, Any] | None:
         response = self.http.get(f"/tasks/{task_id}")
         return response.json() if response.status_code == 200 else None
+
+    def fingerprint(self) -> str:
+        return str(self.http.get("/health").raise_for_status().json().get("secret_fingerprint", ""))
 
     def reset(self, task_id: str, seed: int, **options: Any) -> dict[str, Any]:
         payload = self.http.post("/reset", json={"task_id": task_id, "seed": seed, **options}).raise_for_status().json()

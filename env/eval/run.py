@@ -6,7 +6,9 @@
 Layout of ``--out``: ``results.jsonl`` gets one line per finished episode (written last, in one
 write), ``steps/<agent>/<task>/run<N>.jsonl`` one line per step. A rerun skips every episode
 already in ``results.jsonl`` and replays the rest from scratch, so nothing is lost or counted twice.
-Seeds are fixed: run N of a task always uses the same seed.
+Seeds are fixed: run N of a task always uses the same seed. The same seed gives the same episode
+only under the same server secret (``ENV_SECRET``): every result records the secret's fingerprint,
+and a resumed run under another secret stops and says so instead of mixing two evaluations.
 """
 
 from __future__ import annotations
@@ -60,13 +62,34 @@ def completed(out: Path) -> set[tuple[str, str, int]]:
     return done
 
 
+class SecretMismatch(SystemExit):
+    pass
+
+
+def check_secret(out: Path, fingerprint: str) -> None:
+    """Refuse to add episodes to results produced under another server secret."""
+    path = out / "results.jsonl"
+    if not path.exists():
+        return
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            recorded = json.loads(line).get("secret_fingerprint")
+        except (ValueError, AttributeError):
+            continue
+        if recorded and recorded != fingerprint:
+            raise SecretMismatch(
+                f"{path} holds episodes run under the secret with fingerprint {recorded}; this environment's is {fingerprint}. "
+                "Set ENV_SECRET to the secret those episodes used to resume them, or write to another --out."
+            )
+
+
 def arm_name(agent_name: str, profile: str = "default") -> str:
     """An evaluation arm is an agent with an interface profile: ``llm@pdb`` (pass@k and passX@k are per arm)."""
     return agent_name if profile == "default" else f"{agent_name}@{profile}"
 
 
 def play(
-    driver: Any, agent_name: str, task: dict[str, Any], run: int, steps_file: Path, profile: str = "default", edit_gate: bool | None = None
+    driver: Any, agent_name: str, task: dict[str, Any], run: int, steps_file: Path, profile: str = "default", edit_gate: bool | None = None,
 ) -> dict[str, Any]:
     seed = seed_for(task["id"], run)
     agent = AGENTS[agent_name]()
@@ -75,6 +98,7 @@ def play(
     if edit_gate is not None:
         options["edit_gate"] = edit_gate
     obs = driver.reset(task["id"], seed, **options)
+    fingerprint = (obs.get("info") or {}).get("secret_fingerprint", "")
     if profile in (task.get("profiles") or {}):
         task = {**task, "tools": task["profiles"][profile]["tools"]}  # the agent sees the profile's tools
     agent.begin(task, obs, random.Random(seed))
@@ -95,6 +119,7 @@ def play(
                 "step": len(rewards),
                 "task_id": task["id"],  # with the seed and profile, enough to replay the episode (the demo does)
                 "seed": seed,
+                "secret_fingerprint": fingerprint,  # a replay under another secret would not match, and says so
                 "profile": profile,
                 "agent": arm_name(agent_name, profile),
                 "action": action,
@@ -118,6 +143,7 @@ def play(
         "family": task["family"],
         "run": run,
         "seed": seed,
+        "secret_fingerprint": fingerprint,
         "score": obs.get("grader_score") or 0.0,
         "solved": solved,
         "steps": len(rewards),
@@ -155,6 +181,7 @@ def run(
 ) -> list[dict[str, Any]]:
     out.mkdir(parents=True, exist_ok=True)
     with driver_factory() as probe:
+        check_secret(out, probe.fingerprint())
         tasks = {t["id"]: t for t in probe.tasks()}
         for task_id in task_ids or []:
             if task_id not in tasks and (found := probe.task(task_id)) is not None:

@@ -1,14 +1,23 @@
 """Episode grade of the classic tasks: a pure function of the recorded attempts.
 
-    grade_episode(EpisodeFacts(tests_total=8, max_attempts=5, attempts=[...]))
+    grade_episode(EpisodeFacts(tests_total=8, baseline_passed=6, max_attempts=5, attempts=[...]))
     # -> Grade(score=0.96, components={...}, failure_modes={...})
 
-Standard tasks: 0.60 test_pass_ratio + 0.20 efficiency + 0.15 hypothesis + 0.05 early_solve.
+Standard tasks: 0.60 test_credit + 0.20 efficiency + 0.15 hypothesis + 0.05 early_solve.
 Concurrency task: 0.40 sequential + 0.30 stress + 0.20 hypothesis + 0.10 efficiency.
-Corrections over the reference: only the agent's own submissions count, and a submission with
-the buggy code's AST is no submission, so giving up at once, submitting nothing or resubmitting
-the bug scores exactly 0.0; efficiency and early-solve credit need a solved task; on the
-concurrency task sequential credit needs a submission that passed the stress test at least once.
+
+Every component but the hypothesis pays only for trusted test outcomes better than the buggy
+code's own (its baseline):
+- test_credit: the best attempt's (tests passing - tests the bug passes) / tests the bug fails,
+  never below 0: a no-op, the bug with comments or an extra function, or any code no better
+  than the bug earns nothing, and breaking a test the bug passed cancels a fixed one;
+- sequential (concurrency task, where the bug passes every sequential test): the share of
+  sequential tests passed, counted only for a submission that passed the full stress check;
+- stress: 1.0 when the graded submission passed the full stress check when submitted and again
+  at grading (the same check, never a weaker one), else 0;
+- efficiency and early_solve: only for a solved task.
+A submission with the buggy code's AST is no submission, so giving up at once, submitting
+nothing or resubmitting the bug scores exactly 0.0.
 """
 
 from __future__ import annotations
@@ -35,13 +44,14 @@ class AttemptFacts(BaseModel):
 
 class EpisodeFacts(BaseModel):
     tests_total: int
+    baseline_passed: int = Field(description="Tests the buggy code itself passes")
     max_attempts: int
     concurrency: bool = False
     attempts: list[AttemptFacts] = Field(default_factory=list)
     queries: int = 0
     gave_up: bool = False
-    grade_attempt: int | None = Field(None, description="Index of the attempt the grade's stress runs used")
-    grade_stress_runs: list[bool] = Field(default_factory=list)
+    grade_attempt: int | None = Field(None, description="Index of the attempt the grade's stress check judged")
+    grade_stress_passed: bool = Field(False, description="That attempt passed the full stress check again at grading")
 
 
 class Grade(BaseModel):
@@ -50,25 +60,26 @@ class Grade(BaseModel):
     failure_modes: dict[str, float]
 
 
+STANDARD_WEIGHTS = {"test_credit": 0.60, "efficiency": 0.20, "hypothesis": 0.15, "early_solve": 0.05}
+CONCURRENCY_WEIGHTS = {"sequential": 0.40, "stress": 0.30, "hypothesis": 0.20, "efficiency": 0.10}
 EARLY_FRACTION = 3  # solved within ceil(max_attempts / 3) attempts
 CONCURRENCY_EFFICIENT_ATTEMPTS = 5
 
 
 def best_attempt(attempts: list[AttemptFacts]) -> int | None:
-    """The graded attempt the grade's stress runs should judge (latest among the best)."""
+    """The attempt the grade's stress check judges (latest among the best)."""
     graded = [i for i, a in enumerate(attempts) if not a.same_as_buggy]
     if not graded:
         return None
     return max(graded, key=lambda i: (attempts[i].solved, bool(attempts[i].stress_passed), attempts[i].tests_passed, i))
 
 
-def _stress_credit(runs: list[bool]) -> float:
-    passed = sum(runs)
-    if passed >= 4:
-        return 1.0
-    if passed >= 2:
-        return 0.5
-    return 0.0
+def baseline_credit(tests_passed: int, baseline_passed: int, tests_total: int) -> float:
+    """The share of the tests the bug fails that now pass, less the tests it passed that now fail, >= 0."""
+    failing = tests_total - baseline_passed
+    if failing <= 0:
+        return 0.0
+    return max(0.0, (tests_passed - baseline_passed) / failing)
 
 
 def failure_modes(facts: EpisodeFacts) -> dict[str, float]:
@@ -88,30 +99,29 @@ def grade_episode(facts: EpisodeFacts) -> Grade:
     graded = [a for a in facts.attempts if not a.same_as_buggy]
     modes = failure_modes(facts)
     if not graded:
-        names = ("sequential", "stress", "hypothesis", "efficiency") if facts.concurrency else ("test_pass_ratio", "efficiency", "hypothesis", "early_solve")
+        names = CONCURRENCY_WEIGHTS if facts.concurrency else STANDARD_WEIGHTS
         return Grade(score=0.0, components={k: 0.0 for k in names}, failure_modes=modes)
     hypothesis = sum(a.hypothesis_score for a in graded) / len(graded)
     solved_at = next((i + 1 for i, a in enumerate(facts.attempts) if a.solved and not a.same_as_buggy), None)
     if facts.concurrency:
-        stress_ok = [
-            a for i, a in enumerate(facts.attempts)
-            if not a.same_as_buggy and (a.stress_passed or (i == facts.grade_attempt and any(facts.grade_stress_runs)))
-        ]
+        stress_ok = [a for a in graded if a.stress_passed]
+        index = facts.grade_attempt
+        graded_passed = index is not None and bool(facts.attempts[index].stress_passed) and facts.grade_stress_passed
         components = {
             "sequential": max((a.tests_passed for a in stress_ok), default=0) / facts.tests_total,
-            "stress": _stress_credit(facts.grade_stress_runs),
+            "stress": 1.0 if graded_passed else 0.0,
             "hypothesis": hypothesis,
             "efficiency": 1.0 if solved_at is not None and solved_at <= CONCURRENCY_EFFICIENT_ATTEMPTS else 0.0,
         }
-        weights = {"sequential": 0.40, "stress": 0.30, "hypothesis": 0.20, "efficiency": 0.10}
+        weights = CONCURRENCY_WEIGHTS
     else:
         components = {
-            "test_pass_ratio": max(a.tests_passed for a in graded) / facts.tests_total,
+            "test_credit": max(baseline_credit(a.tests_passed, facts.baseline_passed, facts.tests_total) for a in graded),
             "efficiency": max(0.0, (facts.max_attempts - solved_at) / facts.max_attempts) if solved_at else 0.0,
             "hypothesis": hypothesis,
             "early_solve": 1.0 if solved_at and solved_at <= math.ceil(facts.max_attempts / EARLY_FRACTION) else 0.0,
         }
-        weights = {"test_pass_ratio": 0.60, "efficiency": 0.20, "hypothesis": 0.15, "early_solve": 0.05}
+        weights = STANDARD_WEIGHTS
     components = {k: round(v, 6) for k, v in components.items()}
     score = round(sum(weights[k] * components[k] for k in weights), 6)
     return Grade(score=min(1.0, max(0.0, score)), components=components, failure_modes=modes)

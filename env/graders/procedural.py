@@ -4,7 +4,10 @@
                                relevant_files=["svc/orders.py", "svc/pricing.py"], actions=[...]))
 
 score = 0.4 x correctness + 0.2 x efficiency + 0.2 x robustness + 0.2 x reasoning, each in [0, 1],
-and exactly 0.0 when the agent changed no source file or gave up. With the actions in order
+and exactly 0.0 when the agent changed no source file or gave up. Efficiency, robustness and
+reasoning pay only when the trusted outcome improved (at least one FAIL_TO_PASS test passes at the
+end and no PASS_TO_PASS test broke): how an agent worked is worth nothing if it fixed nothing.
+With the actions in order
 (``open`` a file, ``edit`` a file, ``test`` run, ``logs`` read, anything else):
 
 - correctness: 1 if every FAIL_TO_PASS and PASS_TO_PASS test passes at the end, else 0;
@@ -37,6 +40,7 @@ class Act(BaseModel):
 
 class ProcFacts(BaseModel):
     resolved: bool
+    improved: bool = Field(description="At least one F2P test passes at the end and no P2P test broke")
     gave_up: bool = False
     changed: bool = Field(description="the agent's patch changes at least one source file")
     steps_used: int
@@ -87,7 +91,7 @@ def redundancy(facts: ProcFacts) -> float:
 
 
 def grade_procedural(facts: ProcFacts) -> ProcGrade:
-    if not facts.changed or facts.gave_up:
+    if not facts.changed or facts.gave_up or not (facts.improved or facts.resolved):
         return ProcGrade(score=0.0, components={"correctness": 0.0, "efficiency": 0.0, "robustness": 0.0, "reasoning": 0.0})
     correctness = 1.0 if facts.resolved else 0.0
     efficiency = max(0.0, 1 - facts.steps_used / facts.max_steps) if facts.resolved else 0.0

@@ -3,8 +3,10 @@
     grade_repo(RepoFacts(resolution="FULL", f2p_passed=2, f2p_total=2, changed=True,
                          edited=[...], gold=[...], steps_used=6, max_steps=30))
 
-score = 0.7 x resolution + 0.2 x localisation + 0.1 x efficiency (efficiency only when resolved),
-and exactly 0.0 when the agent changed no source file or gave up.
+score = 0.7 x resolution + 0.2 x localisation + 0.1 x efficiency, and exactly 0.0 when the agent
+changed no source file or gave up. Localisation pays only when the trusted outcome improved (FULL
+or PARTIAL: at least one F2P test passes and no P2P test broke): an edit next to the bug that
+fixes nothing earns nothing, however close it is. Efficiency pays only when resolved.
 
 - resolution: 1.0 when FULL (every F2P and P2P passes); 0.5 x (F2P passing / F2P) when PARTIAL
   (some F2P pass, no P2P broke); 0 otherwise.
@@ -67,7 +69,8 @@ def grade_repo(facts: RepoFacts) -> RepoGrade:
         resolution = 0.5 * facts.f2p_passed / facts.f2p_total
     else:
         resolution = 0.0
-    loc = localisation(facts.edited, facts.gold)
+    improved = facts.resolution in ("FULL", "PARTIAL")
+    loc = localisation(facts.edited, facts.gold) if improved else {"files": 0.0, "functions": 0.0, "lines": 0.0}
     loc_score = sum(loc.values()) / 3
     efficiency = max(0.0, 1 - facts.steps_used / facts.max_steps) if facts.resolution == "FULL" else 0.0
     score = W_RESOLUTION * resolution + W_LOCALISATION * loc_score + W_EFFICIENCY * efficiency

@@ -103,6 +103,7 @@ class ProceduralEpisode(RepoEpisode):
     def grade(self, facts: RepoFacts) -> RepoGrade:
         proc = ProcFacts(
             resolved=facts.resolution == "FULL",
+            improved=facts.resolution in ("FULL", "PARTIAL"),
             gave_up=facts.gave_up,
             changed=facts.changed,
             steps_used=facts.steps_used,

@@ -28,6 +28,14 @@ from env.tasks.repository import RepoTask
 
 ID = re.compile(r"^proc-(?P<level>[a-z]+)-(?P<split>[a-z]+)-(?P<index>\d{1,6})$")
 CATALOGUE = tuple(f"proc-{level}-test-0" for level in PRESETS)
+# What each bug type's sites change (env.procedural.bugs): the mechanisms a submit's `mechanism` may name.
+BUG_MECHANISMS: dict[str, list[str]] = {
+    "logic_error": ["off_by_one", "wrong_operator", "wrong_condition", "wrong_value", "wrong_order"],
+    "key_error": ["wrong_variable", "stale_state"],
+    "dependency_error": ["swapped_arguments", "wrong_value", "wrong_variable"],
+    "state_corruption": ["shared_mutable_state", "stale_state"],
+    "stochastic_bug": ["off_by_one", "wrong_value"],
+}
 
 
 class ProceduralTask(RepoTask):
@@ -59,6 +67,7 @@ class ProceduralTask(RepoTask):
 
 
 def load_procedural_task(folder: Path, data: dict[str, Any]) -> ProceduralTask:
+    data = {"mechanism": BUG_MECHANISMS.get(str(data.get("bug")), []), **data}
     return ProceduralTask(folder=folder, **data)
 
 
@@ -88,7 +97,8 @@ class _Cache:
                 folder = generated.write(self._root / task_id)
                 data = {**generated.repo_task_data(), "id": task_id, "family": "procedural", "bug": generated.bug,
                         "noise": generated.noise, "drift": generated.drift, "level": match["level"], "split": match["split"],
-                        "seed": generated.seed, "fault": generated.fault, "functions": [f.model_dump() for f in generated.functions]}
+                        "seed": generated.seed, "fault": generated.fault, "functions": [f.model_dump() for f in generated.functions],
+                        "mechanism": BUG_MECHANISMS[generated.bug]}
                 data.setdefault("name", f"{match['level'].title()} {generated.bug.replace('_', ' ')} incident ({generated.n_files} files)")
                 self._tasks[task_id] = ProceduralTask(folder=folder, **data)
             return self._tasks[task_id]

@@ -18,6 +18,7 @@ from openenv.core.env_server.http_server import create_app
 from openenv.core.env_server.types import ConcurrencyConfig
 
 from env.config import Settings
+from env.graders.mechanisms import MECHANISMS
 from env.interface import ALIASES, PROFILES, Interface
 from env.models import ACTION_TYPES, CLASSIC_TOOLS, QUERY_TYPES, DebugAction, DebugObservation, DebugState
 from env.repo_episode import tool_schemas
@@ -30,7 +31,11 @@ ENV_NAME = "agentdebugger-env"
 VERSION = "1.0.0"
 
 ACTIONS = {
-    "submit_fix": {"fields": ["fixed_code", "hypothesis"], "doc": "Run the complete corrected module against the tests."},
+    "submit_fix": {
+        "fields": ["fixed_code", "hypothesis", "suspect", "mechanism"],
+        "mechanisms": MECHANISMS,
+        "doc": "Run the complete corrected module against the tests; suspect and mechanism are optional structured hypothesis fields.",
+    },
     "query_context": {"fields": ["query_type", "query_target"], "query_types": list(QUERY_TYPES), "doc": "Ask about the code or tests; the first query is free."},
     "give_up": {"fields": ["final_diagnosis"], "doc": "End the episode."},
 }
@@ -68,6 +73,9 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None) 
             "version": VERSION,
             "isolation": {"tier": iso.tier, "can_execute": iso.can_execute, "reason": iso.reason, "layers": {k: v.model_dump() for k, v in iso.layers.items()}},
             "http_episodes": len(store),
+            # names the secret the verdicts derive from (never the secret): replicas and resumed runs must agree
+            "secret_fingerprint": runtime.secret.fingerprint,
+            "secret_generated": runtime.secret.generated,
         }
 
     @app.get("/tasks", tags=["Environment Info"], summary="Every task with its limits (and a repository task's tools)")
@@ -128,7 +136,7 @@ def _demo_builder(runtime: Runtime) -> Any:
 
 def _with_tools(summary: dict[str, Any]) -> dict[str, Any]:
     """Every task lists its tools as OpenAI function-calling definitions, for each interface profile."""
-    return {**summary, **_tool_lists(summary["family"])}
+    return {**summary, **_tool_lists(summary["family"]), "mechanisms": MECHANISMS}
 
 
 @functools.cache

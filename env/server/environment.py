@@ -101,7 +101,13 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
         if isinstance(made, DebugObservation):
             return made
         self._episode = made
-        return made.observe(0.0, {})
+        return self._first_observation(made)
+
+    def _first_observation(self, episode: Episode | RepoEpisode) -> DebugObservation:
+        obs = episode.observe(0.0, {})
+        # a run records it, so a resumed run or a replay on a server with another secret says so
+        obs.info["secret_fingerprint"] = self._runtime.secret.fingerprint
+        return obs
 
     def step(self, action: DebugAction, timeout_s: float | None = None, **kwargs: Any) -> DebugObservation:
         if self._episode is None:
@@ -143,7 +149,7 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
             except StoreFull as exc:
                 return _error_observation(str(exc))
         self._episode = made
-        return made.observe(0.0, {})
+        return self._first_observation(made)
 
     async def step_async(self, action: DebugAction, timeout_s: float | None = None, episode_id: str | None = None, **kwargs: Any) -> DebugObservation:
         episode = self._episode

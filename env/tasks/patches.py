@@ -3,6 +3,7 @@
     fixed = apply_patch(files, gold_patch_text)     # raises PatchError on any mismatch
     text = make_patch(files, fixed)                  # `diff --git` text, as SWE-bench stores it
     touched(files, gold_patch_text)                  # [Location(file, function, start, end)]
+    changed_lines(files, fixed)                      # the same, per run of changed lines and per function
 
 Parsing and hunk application are whatthepatch's; the strictness (every hunk must apply,
 paths must stay inside the project) is ours.
@@ -129,6 +130,24 @@ def touched(files: Files, patch: str) -> list[Location]:
         for lines in hunks.values():
             start, end = min(lines), max(lines)
             found.append(Location(file=path, function=_enclosing(scopes, start), start=start, end=end))
+    return found
+
+
+def changed_lines(before: Files, after: Files) -> list[Location]:
+    """Every run of changed lines of ``before``, one Location per run and per function it falls in
+    (a hunk's context can span two functions; a ``suspect`` names one)."""
+    found = []
+    for path in sorted(before):
+        old, new = before[path].splitlines(), after.get(path, "").splitlines()
+        scopes = _scopes(before[path])
+        for tag, i1, i2, _, _ in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+            if tag == "equal":
+                continue
+            lines = range(i1 + 1, i2 + 1) if i2 > i1 else range(max(1, i1), max(1, i1) + 1)  # an insertion: the line it follows
+            runs: dict[str, list[int]] = {}
+            for line in lines:
+                runs.setdefault(_enclosing(scopes, line), []).append(line)
+            found += [Location(file=path, function=f, start=min(ls), end=max(ls)) for f, ls in runs.items()]
     return found
 
 

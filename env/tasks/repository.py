@@ -22,7 +22,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from env.tasks.patches import Files, Location, apply_patch, touched
+from env.graders.mechanisms import check_mechanism
+from env.tasks.patches import Files, Location, apply_patch, changed_lines, touched
 
 MAX_FILE_BYTES = 512 * 1024
 _TEST_NAME = re.compile(r"^(test_.*\.py|.*_test\.py|conftest\.py)$")
@@ -70,7 +71,13 @@ class RepoTask(BaseModel):
     instance_id: str = Field("", description="The SWE-bench instance id, for exported predictions")
     repo: str = Field("", description="owner/name of the upstream repository, if imported")
     base_commit: str = ""
+    mechanism: list[str] = Field(default_factory=list, description="The gold fix's mechanism(s), from env.graders.mechanisms (a submit's `mechanism` is scored against it)")
     folder: Path
+
+    @field_validator("mechanism")
+    @classmethod
+    def _known_mechanisms(cls, value: list[str]) -> list[str]:
+        return [check_mechanism(v) for v in value]
 
     @field_validator("fail_to_pass", "pass_to_pass", mode="before")
     @classmethod
@@ -144,6 +151,11 @@ class RepoTask(BaseModel):
     @cached_property
     def gold_locations(self) -> list[Location]:
         return touched(self.files, self.gold_patch)
+
+    @cached_property
+    def gold_lines(self) -> list[Location]:
+        """The source lines the gold patch changes, per function: what a submit's ``suspect`` is scored against."""
+        return changed_lines(self.source_files, source_only(self.gold_files))
 
     @property
     def source_paths(self) -> list[str]:

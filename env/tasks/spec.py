@@ -18,9 +18,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from env.graders.mechanisms import check_mechanism
 from env.pyparse import parse
+from env.tasks.patches import Location, changed_lines
 
 
 class HypothesisRules(BaseModel):
@@ -40,7 +42,6 @@ class StressSpec(BaseModel):
     increments: tuple[int, int]
     switch_interval: float = 1e-6
     rounds: int = Field(8, gt=0, description="Fresh counters per check; any wrong count fails it (a loaded host switches threads less often)")
-    runs_for_grade: int = 5
 
 
 class TaskSpec(BaseModel):
@@ -58,9 +59,15 @@ class TaskSpec(BaseModel):
     hypothesis: HypothesisRules
     stress: StressSpec | None = None
     gold_hypothesis: str = Field("", description="What the gold fix fixes, for the oracle agent (never shown to agents)")
+    mechanism: list[str] = Field(min_length=1, description="The gold fix's mechanism(s), from env.graders.mechanisms")
     fail_to_pass: list[str] = Field(alias="FAIL_TO_PASS", min_length=1, description="tests.py::name, or stress::Class for the stress check")
     pass_to_pass: list[str] = Field(alias="PASS_TO_PASS")
     folder: Path
+
+    @field_validator("mechanism")
+    @classmethod
+    def _known_mechanisms(cls, value: list[str]) -> list[str]:
+        return [check_mechanism(v) for v in value]
 
     @property
     def filename(self) -> str:
@@ -77,6 +84,11 @@ class TaskSpec(BaseModel):
     @cached_property
     def test_source(self) -> str:
         return (self.folder / "tests.py").read_text(encoding="utf-8")
+
+    @cached_property
+    def gold_locations(self) -> list[Location]:
+        """The buggy module's lines (and functions) the gold fix changes: what a ``suspect`` is scored against."""
+        return changed_lines({self.filename: self.buggy_source}, {self.filename: self.gold_source})
 
     @cached_property
     def buggy_ast(self) -> str:

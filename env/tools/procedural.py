@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from env.procedural.noise import LogModel
 from env.tools.base import TOOLS, Tool, ToolContext, ToolError, ToolResult, register
 from env.tools.files import EditArgs, ReplaceTextArgs, SearchArgs, ViewFileArgs
-from env.tools.testing import RunTestsArgs, select_tests
+from env.tools.testing import RunTestsArgs, SubmitArgs, select_tests
 from env.verdict.repo_judge import RepoVerdict, run_tests
 from env.workspace import PathError, check_path
 
@@ -156,7 +156,8 @@ class SubmitShort(Tool):
     name = "submit_short"
     description = "Submit your changes: every test runs once more and the episode ends with its grade."
     submits = True
+    Args = SubmitArgs
 
-    def run(self, ctx: ToolContext, args: BaseModel) -> ToolResult:
+    def run(self, ctx: ToolContext, args: SubmitArgs) -> ToolResult:
         verdict = run_tests(ctx.runtime.sandbox, ctx.task, ctx.workspace.files())
         return ToolResult(output=short_report(verdict), verdict=verdict)

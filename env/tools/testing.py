@@ -6,8 +6,9 @@ change nothing, so an agent cannot pass by rewriting them.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from env.graders.mechanisms import MECHANISMS, check_mechanism
 from env.tools.base import Tool, ToolContext, ToolError, ToolResult, register
 from env.verdict.repo_judge import RepoVerdict, run_tests
 
@@ -19,6 +20,24 @@ class RunTestsArgs(BaseModel):
     test_ids: list[str] | None = Field(
         None, max_length=200, description="pytest node ids or test file paths to run; omit to run every test"
     )
+
+
+class SubmitArgs(BaseModel):
+    """The structured hypothesis a submission may carry: reported with the grade, never part of it."""
+
+    model_config = ConfigDict(extra="forbid")
+    hypothesis: str | None = Field(None, max_length=8192, description="Optional: your theory of the bug")
+    suspect: str | None = Field(
+        None, min_length=1, max_length=300, description="Optional: the faulty function's name, or file:line of the faulty line"
+    )
+    mechanism: str | None = Field(
+        None, description="Optional: the bug's mechanism, one of the listed values", json_schema_extra={"enum": list(MECHANISMS)}
+    )
+
+    @field_validator("mechanism")
+    @classmethod
+    def _known(cls, value: str | None) -> str | None:
+        return None if value is None else check_mechanism(value)
 
 
 def select_tests(ctx: ToolContext, wanted: list[str] | None) -> list[str] | None:
@@ -87,8 +106,9 @@ class Submit(Tool):
     name = "submit"
     description = "Submit your changes: every test runs once more and the episode ends with its grade."
     submits = True
+    Args = SubmitArgs
 
-    def run(self, ctx: ToolContext, args: BaseModel) -> ToolResult:
+    def run(self, ctx: ToolContext, args: SubmitArgs) -> ToolResult:
         verdict = run_tests(ctx.runtime.sandbox, ctx.task, ctx.workspace.files())
         return ToolResult(output=report(verdict, ctx.task.fail_to_pass + ctx.task.pass_to_pass), verdict=verdict)
 

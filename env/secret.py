@@ -1,0 +1,57 @@
+"""The server's secret: whatever decides a verdict is derived from it and the episode's seed.
+
+    secret = ServerSecret.from_env()           # ENV_SECRET, or a fresh one for this process
+    rng = secret.rng("hard", seed=7, "stress")  # the same secret and seed give the same plans
+    secret.fingerprint                          # recorded in runs and trajectories; reveals nothing
+
+The seed is the caller's and is shown in ``/state``; a verdict that depended on it alone could be
+replayed by the submission (the first build's forged race verdict). Mixing in a secret the agent
+never sees keeps episodes reproducible for whoever holds the secret and opaque to everyone else.
+Several replicas, a resumed evaluation and a replayed trajectory agree only when they share
+``ENV_SECRET``: the fingerprint is how they find out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import logging
+import os
+import random
+import secrets as _secrets
+
+log = logging.getLogger("agentdebugger")
+
+MIN_SECRET_CHARS = 16  # a short secret could be guessed from a handful of observed verdicts
+
+
+class SecretError(ValueError):
+    pass
+
+
+class ServerSecret:
+    def __init__(self, value: str, generated: bool = False):
+        if len(value) < MIN_SECRET_CHARS:
+            raise SecretError(f"ENV_SECRET is {len(value)} characters long; it needs at least {MIN_SECRET_CHARS}")
+        self._key = value.encode("utf-8")
+        self.generated = generated
+        self.fingerprint = hashlib.sha256(b"agentdebugger-fingerprint\0" + self._key).hexdigest()[:16]
+
+    @classmethod
+    def from_env(cls) -> ServerSecret:
+        value = os.environ.get("ENV_SECRET", "")
+        if value:
+            return cls(value)
+        log.info("ENV_SECRET is not set: this process uses a secret of its own (replicas and resumed runs will not agree)")
+        return cls(_secrets.token_hex(32), generated=True)
+
+    def derive(self, *parts: object) -> bytes:
+        message = "\0".join(str(p) for p in parts).encode("utf-8")
+        return hmac.new(self._key, message, hashlib.sha256).digest()
+
+    def rng(self, *parts: object) -> random.Random:
+        """A random stream only the secret's holder can predict, fixed by ``parts`` (task, seed, purpose)."""
+        return random.Random(int.from_bytes(self.derive(*parts), "big"))
+
+    def __repr__(self) -> str:  # never the secret itself, in a log or a traceback
+        return f"ServerSecret(fingerprint={self.fingerprint!r}, generated={self.generated})"

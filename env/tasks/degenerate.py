@@ -1,0 +1,176 @@
+"""Degenerate policies: action lists that fix nothing, for the red-team suite and the validator.
+
+    for name, actions in degenerate_policies(task, hypothesis="wrong").items():
+        play(task, actions)        # grade exactly 0.0; the step rewards sum to <= 0
+
+Each policy tries to earn reward or grade without improving a trusted test outcome: giving up,
+resubmitting the bug, the bug with a no-op edit (a comment, an extra function, a renamed local,
+reordered imports), a stuffed hypothesis, query spam, alternating a broken submission with the bug,
+an edit next to the bug, and test-run spam. With a wrong or stuffed hypothesis each must score
+exactly 0.0; with the gold hypothesis at most the grade's hypothesis weight (classic tasks only:
+the repository grades have no hypothesis term).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any, Literal
+
+from env.graders.classic import CONCURRENCY_WEIGHTS, STANDARD_WEIGHTS
+from env.pyparse import parse
+from env.tasks.registry import Task
+from env.tasks.repository import RepoTask, source_only
+from env.tasks.spec import TaskSpec
+
+HypothesisKind = Literal["wrong", "stuffed", "correct"]
+
+# A hypothesis that blames a cause no task has, and one that lists every cause a task could have.
+WRONG = "The recursion depth is exceeded because of a deadlock in the overflow check."
+STUFFED = (
+    "not sure where: an off-by-one in the loop condition, should be <=; or hash_password wraps bytes in a b' prefix; "
+    "or a race condition, lock not atomic, read-modify-write in increment and decrement; authenticate_user is wrong; "
+    "validate_password is wrong; overflow; encoding; timing"
+)
+
+
+def hypothesis_text(task: TaskSpec, kind: HypothesisKind) -> str:
+    return {"wrong": WRONG, "stuffed": STUFFED, "correct": task.gold_hypothesis}[kind]
+
+
+# -- no-op edits of a classic module -------------------------------------------------------------
+
+
+def with_comment(source: str, line: int) -> str:
+    """A comment inserted above ``line`` (next to the bug), indented like it."""
+    lines = source.splitlines(keepends=True)
+    index = max(0, min(line - 1, len(lines) - 1))
+    indent = lines[index][: len(lines[index]) - len(lines[index].lstrip())] if lines else ""
+    lines.insert(index, f"{indent}# checked this line carefully\n")
+    return "".join(lines)
+
+
+def with_extra_function(source: str) -> str:
+    return source.rstrip("\n") + "\n\n\ndef _unused_helper(value=None):\n    return value\n"
+
+
+class _Rename(ast.NodeTransformer):
+    def __init__(self, old: str, new: str):
+        self.old, self.new = old, new
+
+    def visit_Name(self, node: ast.Name) -> ast.Name:
+        if node.id == self.old:
+            node.id = self.new
+        return node
+
+
+def with_renamed_local(source: str) -> str | None:
+    """The first local variable assigned in a function, renamed everywhere in that function."""
+    tree = parse(source)
+    for func in ast.walk(tree):
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        params = {a.arg for a in func.args.args + func.args.kwonlyargs + func.args.posonlyargs}
+        for node in ast.walk(func):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id not in params:
+                _Rename(node.id, f"{node.id}_renamed").visit(func)
+                return ast.unparse(tree) + "\n"
+    return None
+
+
+def with_reordered_imports(source: str, allowed: frozenset[str]) -> str:
+    """The top-level imports in reverse order; a module with fewer than two first gets unused imports of
+    allowed modules, so that there is an order to change (both are no-ops)."""
+    tree = parse(source)
+    imports = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom)) and not (isinstance(n, ast.ImportFrom) and n.module == "__future__")]
+    lines = source.splitlines(keepends=True)
+    texts = ["".join(lines[n.lineno - 1 : n.end_lineno]) for n in imports]
+    present = {alias.name for n in imports if isinstance(n, ast.Import) for alias in n.names}
+    texts += [f"import {name}\n" for name in sorted(allowed - present)][: max(0, 2 - len(texts))]
+    if imports:
+        first, last = imports[0].lineno - 1, imports[-1].end_lineno or imports[-1].lineno
+        covered = {i for n in imports for i in range(n.lineno - 1, n.end_lineno or n.lineno)}
+        between = [lines[i] for i in range(first, last) if i not in covered]  # comments between imports stay
+        return "".join(lines[:first] + texts[::-1] + between + lines[last:])
+    return "".join(texts[::-1]) + "\n" + source
+
+
+def noop_variants(task: TaskSpec) -> dict[str, str]:
+    source = task.buggy_source
+    line = task.gold_locations[0].start if task.gold_locations else 1
+    variants = {"comment_next_to_bug": with_comment(source, line), "extra_function": with_extra_function(source)}
+    if (renamed := with_renamed_local(source)) is not None:
+        variants["renamed_local"] = renamed
+    variants["reordered_imports"] = with_reordered_imports(source, task.allowed_imports)
+    return variants
+
+
+def broken(source: str) -> str:
+    """Every function body replaced by a raise: fails every test the bug passed."""
+    tree = parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            node.body = [ast.Raise(exc=ast.Call(func=ast.Name(id="RuntimeError", ctx=ast.Load()), args=[], keywords=[]), cause=None)]
+    return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+
+
+def _submit(code: str, hypothesis: str) -> dict[str, Any]:
+    return {"action_type": "submit_fix", "fixed_code": code, "hypothesis": hypothesis}
+
+
+def classic_policies(task: TaskSpec, kind: HypothesisKind) -> dict[str, list[dict[str, Any]]]:
+    h = hypothesis_text(task, kind)
+    noops = noop_variants(task)
+    give_up = [{"action_type": "give_up", "final_diagnosis": h}]
+    policies = {
+        "give_up": give_up,
+        "resubmit_bug": [_submit(task.buggy_source, h)] * task.max_attempts,
+        "stuffed_hypothesis": [_submit(noops["comment_next_to_bug"], STUFFED)] + give_up,
+        "query_spam": [{"action_type": "query_context", "query_type": "related_code"}] * (task.max_steps - 1) + give_up,
+        "alternating": [_submit(broken(task.buggy_source) if i % 2 == 0 else task.buggy_source, h) for i in range(task.max_attempts)],
+    }
+    for name, code in noops.items():
+        policies[f"bug_plus_{name}"] = [_submit(code, h)] * 2 + give_up
+    return policies
+
+
+# -- repository and procedural tasks -------------------------------------------------------------
+
+
+def _open(task: RepoTask, path: str) -> list[dict[str, Any]]:
+    return [{"action_type": "open_file", "path": path}] if task.family == "procedural" else []
+
+
+def repo_policies(task: RepoTask) -> dict[str, list[dict[str, Any]]]:
+    gold = task.gold_lines[0]
+    path, line = gold.file, gold.start
+    source = source_only(task.files)[path]
+    indent = source.splitlines()[line - 1][: len(source.splitlines()[line - 1]) - len(source.splitlines()[line - 1].lstrip())]
+    comment = {"action_type": "edit", "path": path, "start_line": line, "end_line": line - 1, "new_text": f"{indent}# the bug is around here\n"}
+    uncomment = {"action_type": "edit", "path": path, "start_line": line, "end_line": line, "new_text": ""}
+    breaking = {"action_type": "edit", "path": path, "start_line": line, "end_line": line - 1, "new_text": f"{indent}raise RuntimeError('broken')\n"}
+    claim = {"suspect": gold.function or f"{path}:{line}", "mechanism": (task.mechanism or ["wrong_value"])[0], "hypothesis": STUFFED}
+    run = {"action_type": "run_tests"}
+    submit = {"action_type": "submit"}
+    spam = max(1, min(6, task.max_steps - 4))
+    return {
+        "give_up": [{"action_type": "give_up"}],
+        "submit_unchanged": [submit],
+        "edit_next_to_bug": _open(task, path) + [comment, run, submit],
+        "stuffed_claim": _open(task, path) + [comment, {**submit, **claim}],
+        "run_tests_spam": _open(task, path) + [comment] + [run] * spam + [submit],
+        "alternating": _open(task, path) + [breaking, run, uncomment, run, breaking, run, uncomment, run, submit],
+    }
+
+
+def degenerate_policies(task: Task, hypothesis: HypothesisKind = "wrong") -> dict[str, list[dict[str, Any]]]:
+    """Every degenerate policy for ``task`` (the hypothesis kind matters for classic tasks only)."""
+    if isinstance(task, RepoTask):
+        return repo_policies(task)
+    return classic_policies(task, hypothesis)
+
+
+def hypothesis_weight(task: Task) -> float:
+    """The most a degenerate policy may score with a correct hypothesis: the grade's hypothesis weight."""
+    if isinstance(task, RepoTask):
+        return 0.0
+    return (CONCURRENCY_WEIGHTS if task.stress is not None else STANDARD_WEIGHTS)["hypothesis"]

@@ -1,0 +1,338 @@
+"""Reward integrity (red team): every point of reward and grade is earned by evidence the agent cannot fake.
+
+One test per cheat that was measured against the first build: the seed-replay forge of the race
+verdict, the no-op family, stuffed hypotheses, reward pumping, and credit for edits that fix nothing,
+on every classic task, every bundled repository task and a sample of procedural tasks.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from env.eval.drivers import InProcessDriver
+from env.eval.run import SecretMismatch, run
+from env.models import DebugAction
+from env.runtime import Runtime
+from env.secret import SecretError, ServerSecret
+from env.server.environment import DebugEnvironment
+from env.tasks.degenerate import degenerate_policies, hypothesis_weight, noop_variants
+from env.verdict.judge import stress_plan
+from env.verdict.repo_judge import RepoVerdict
+from tests.helpers import BUGGY, GOLD, GOOD_HYPOTHESIS, REGISTRY, submit
+
+CLASSIC_IDS = ["easy", "medium", "hard"]
+REPO_IDS = [t.id for t in REGISTRY.all() if t.family == "repo"]
+PROCEDURAL_SAMPLE = ["proc-easy-test-0", "proc-medium-test-0", "proc-hard-test-0", "proc-extreme-test-0", "proc-medium-train-7"]
+
+
+def play(runtime: Runtime, task_id: str, actions: list[dict], seed: int = 1) -> tuple[DebugEnvironment, list]:
+    """Every observation of an episode that plays ``actions`` (then gives up if it is still open)."""
+    env = DebugEnvironment(runtime)
+    observations = [env.reset(task_id=task_id, seed=seed)]
+    for action in actions:
+        observations.append(env.step(DebugAction(**action)))
+        if observations[-1].done:
+            break
+    if not observations[-1].done:
+        observations.append(env.step(DebugAction(action_type="give_up")))
+    env.close()
+    return env, observations
+
+
+def step_parts(obs) -> dict[str, float]:
+    """The step's own reward terms (the breakdown also carries the running grade's components)."""
+    return {k: v for k, v in obs.breakdown.items() if "." not in k}
+
+
+def outcome(observations: list) -> tuple[float, float]:
+    rewards = [o.reward for o in observations[1:]]
+    return observations[-1].grader_score, round(sum(rewards), 6)
+
+
+# -- degenerate policies ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["wrong", "stuffed"])
+@pytest.mark.parametrize("task_id", CLASSIC_IDS)
+def test_degenerate_classic_policies_score_exactly_zero(runtime, task_id, kind):
+    for name, actions in degenerate_policies(REGISTRY.get(task_id), kind).items():
+        grade, total = outcome(play(runtime, task_id, actions)[1])
+        assert grade == 0.0, f"{task_id} {name} with a {kind} hypothesis graded {grade}"
+        assert total <= 0.0, f"{task_id} {name} summed {total}"
+
+
+@pytest.mark.parametrize("task_id", CLASSIC_IDS)
+def test_degenerate_classic_policies_earn_at_most_the_hypothesis_weight_with_the_right_hypothesis(runtime, task_id):
+    task = REGISTRY.get(task_id)
+    for name, actions in degenerate_policies(task, "correct").items():
+        grade, total = outcome(play(runtime, task_id, actions)[1])
+        assert grade <= hypothesis_weight(task), f"{task_id} {name} graded {grade}"
+        assert total <= 0.0, f"{task_id} {name} summed {total}"
+
+
+@pytest.mark.parametrize("task_id", REPO_IDS + PROCEDURAL_SAMPLE)
+def test_degenerate_repository_and_procedural_policies_score_exactly_zero(runtime, task_id):
+    for name, actions in degenerate_policies(REGISTRY.get(task_id)).items():
+        _, observations = play(runtime, task_id, actions)
+        errors = [o.error for o in observations if o.error]
+        assert not errors, f"{task_id} {name}: the policy itself went wrong: {errors}"
+        grade, total = outcome(observations)
+        assert grade == 0.0, f"{task_id} {name} graded {grade}: {observations[-1].breakdown}"
+        assert total <= 0.0, f"{task_id} {name} summed {total}"
+
+
+def test_the_noop_family_covers_comments_extra_functions_renamed_locals_and_reordered_imports():
+    variants = {name for t in CLASSIC_IDS for name in noop_variants(REGISTRY.get(t))}
+    assert variants == {"comment_next_to_bug", "extra_function", "renamed_local", "reordered_imports"}
+
+
+@pytest.mark.parametrize("task_id", ["easy", "medium"])
+def test_a_noop_edit_earns_no_test_credit(runtime, task_id):
+    code = noop_variants(REGISTRY.get(task_id))["extra_function"]
+    _, observations = play(runtime, task_id, [submit(code, GOOD_HYPOTHESIS[task_id])])
+    last = observations[-1]
+    assert last.breakdown["grader.test_credit"] == 0.0
+    assert last.grader_score == 0.15  # the hypothesis weight, and nothing else
+    assert step_parts(observations[1]) == {"stagnation": -0.05}
+
+
+def test_breaking_a_passing_test_cancels_a_fixed_one(runtime):
+    # easy: the fix of the loop with a broken empty-list case passes 7 of 8 (the bug passes 6 of 8).
+    code = GOLD["easy"].replace("def binary_search(arr, target):", "def binary_search(arr, target):\n    if not arr:\n        return 0", 1)
+    _, observations = play(runtime, "easy", [submit(code, GOOD_HYPOTHESIS["easy"])])
+    assert observations[1].tests_passed == 7
+    assert observations[-1].breakdown["grader.test_credit"] == 0.5  # (7 - 6) / 2
+
+
+# -- pumping -----------------------------------------------------------------------------------
+
+
+def test_alternating_a_broken_submission_with_the_bug_pumps_nothing(runtime):
+    # Measured against the first build: +0.25 on hard with nothing fixed. Progress is now measured
+    # against the best outcome so far, so each broken run costs and the bug earns nothing back.
+    actions = degenerate_policies(REGISTRY.get("hard"), "wrong")["alternating"]
+    _, observations = play(runtime, "hard", actions)
+    assert [o.reward for o in observations[1:3]] == [-0.1, -0.05]
+    assert outcome(observations) == (0.0, -0.75)
+
+
+def test_progress_pays_once_per_test_gained(runtime):
+    partial = GOLD["easy"].replace("def binary_search(arr, target):", "def binary_search(arr, target):\n    if len(arr) == 1:\n        return -1", 1)
+    actions = [submit(partial, GOOD_HYPOTHESIS["easy"]), submit(BUGGY["easy"] + "\n# again\n", "x"), submit(partial, GOOD_HYPOTHESIS["easy"])]
+    _, observations = play(runtime, "easy", actions)
+    assert [o.tests_passed for o in observations[1:4]] == [7, 6, 7]
+    assert [step_parts(o) for o in observations[1:4]] == [{"progress": 0.01875}, {"regression": -0.0125}, {"stagnation": -0.05}]
+
+
+def _verdict(task, f2p_passing: int, p2p_broken: int) -> RepoVerdict:
+    outcomes = {t: ("PASSED" if i < f2p_passing else "FAILED") for i, t in enumerate(task.fail_to_pass)}
+    outcomes.update({t: ("FAILED" if i < p2p_broken else "PASSED") for i, t in enumerate(task.pass_to_pass)})
+    return RepoVerdict(outcomes=outcomes)
+
+
+def test_repository_runs_that_pass_fail_to_pass_by_breaking_pass_to_pass_earn_nothing(runtime):
+    # Measured against the first build: +0.30 for the F2P tests, -0.20 for the broken P2P one, +0.10 net.
+    from env.repo_episode import RepoEpisode
+
+    task = REGISTRY.get("repo-pagination-off-by-one")
+    episode = RepoEpisode(runtime, task, 1, "e1")
+    try:
+        n_f2p, n_p2p = len(task.fail_to_pass), len(task.pass_to_pass)
+        breaking = episode._record_run(_verdict(task, n_f2p, 1))
+        restored = episode._record_run(_verdict(task, 0, 0))
+        again = episode._record_run(_verdict(task, n_f2p, 1))
+        assert breaking == {"p2p_regression": round(-0.2 / n_p2p, 6)}
+        assert restored == {}
+        assert again == {"p2p_regression": round(-0.2 / n_p2p, 6)}
+        # A clean run pays for the F2P tests once; running it again pays nothing.
+        assert episode._record_run(_verdict(task, n_f2p, 0)) == {"f2p_progress": 0.3}
+        assert episode._record_run(_verdict(task, n_f2p, 0)) == {}
+        # A run that did not run every P2P test cannot tell whether it broke one: no progress from it.
+        fresh = RepoEpisode(runtime, task, 1, "e2")
+        subset = RepoVerdict(outcomes={t: "PASSED" for t in task.fail_to_pass})
+        assert fresh._record_run(subset) == {}
+        fresh.close()
+    finally:
+        episode.close()
+
+
+# -- the race verdict's secret ------------------------------------------------------------------
+
+FORGE = '''
+import threading
+
+TOTALS = {totals!r}
+
+
+class ConnectionCounter:
+    """The buggy counter, but get_count answers the totals the verdict will expect after a threaded round."""
+
+    rounds = [0]
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self.count = 0
+        self.peak = 0
+        self.threaded = False
+
+    def increment(self):
+        if threading.current_thread() is not threading.main_thread():
+            self.threaded = True
+        with self._lock:
+            current = self.count
+        new_val = current + 1
+        with self._lock:
+            self.count = new_val
+            if new_val > self.peak:
+                self.peak = new_val
+        return new_val
+
+    def decrement(self):
+        if threading.current_thread() is not threading.main_thread():
+            self.threaded = True
+            with self._lock:
+                self.count -= 1
+            return self.count
+        with self._lock:
+            current = self.count
+        if current == 0:
+            raise ValueError("no active connections")
+        new_val = current - 1
+        with self._lock:
+            self.count = new_val
+        return new_val
+
+    def get_count(self):
+        if self.threaded:
+            index = ConnectionCounter.rounds[0]
+            ConnectionCounter.rounds[0] += 1
+            return TOTALS[index % len(TOTALS)]
+        with self._lock:
+            return self.count
+
+    def get_peak(self):
+        with self._lock:
+            return self.peak
+
+    def reset(self):
+        with self._lock:
+            self.count = 0
+'''
+
+
+def _totals(rng: random.Random) -> list[int]:
+    spec = REGISTRY.get("hard").stress
+    return [sum(i - d for i, d in stress_plan(spec, rng)) for _ in range(spec.rounds)]
+
+
+def test_the_seed_replay_forge_of_the_race_verdict_fails(runtime):
+    # The first build derived the stress plans from random.Random(seed), and /state shows the seed:
+    # this submission replayed them and was credited solved with the race intact (grade 1.0).
+    seed = 4242
+    forged = FORGE.format(totals=_totals(random.Random(seed)))
+    _, observations = play(runtime, "hard", [submit(forged, GOOD_HYPOTHESIS["hard"])], seed=seed)
+    first = observations[1]
+    assert not first.done and "solve_bonus" not in first.breakdown
+    assert "updates were lost under concurrency" in first.current_error_output
+    # Only the holder of the server's secret could forge it: the same code with the secret's totals passes,
+    # which is what proves this test could catch a verdict that leaked its plans again.
+    knowing = FORGE.format(totals=_totals(runtime.secret.rng("classic", "hard", seed, "verdict")))
+    _, observations = play(runtime, "hard", [submit(knowing, GOOD_HYPOTHESIS["hard"])], seed=seed)
+    assert "solve_bonus" in observations[1].breakdown
+
+
+def test_reports_never_show_the_expected_count(runtime):
+    _, observations = play(runtime, "hard", [submit(BUGGY["hard"] + "\n\ndef helper():\n    return 1\n", GOOD_HYPOTHESIS["hard"])])
+    report = observations[1].current_error_output
+    stress = report[report.index("concurrency stress test"):].splitlines()
+    assert stress[0] == "concurrency stress test ... FAILED"
+    assert "expected" not in report
+    assert not any(ch.isdigit() for ch in stress[1].replace(stress[1].split(" threads")[0], "", 1))
+
+
+def test_the_same_secret_and_seed_give_the_same_verdicts_and_another_secret_other_plans(runtime):
+    spec = REGISTRY.get("hard").stress
+    same = [ServerSecret("a secret shared by two replicas").rng("classic", "hard", 7, "verdict") for _ in range(2)]
+    assert stress_plan(spec, same[0]) == stress_plan(spec, same[1])
+    other = ServerSecret("another secret, another server").rng("classic", "hard", 7, "verdict")
+    assert stress_plan(spec, other) != stress_plan(spec, ServerSecret("a secret shared by two replicas").rng("classic", "hard", 7, "verdict"))
+    oracle = [submit(GOLD["hard"], GOOD_HYPOTHESIS["hard"])]
+    first, second = (outcome(play(runtime, "hard", oracle, seed=7)[1]) for _ in range(2))
+    assert first == second == (1.0, 0.5)
+
+
+def test_a_short_secret_is_refused(monkeypatch):
+    with pytest.raises(SecretError, match="ENV_SECRET is 5 characters long; it needs at least 16"):
+        ServerSecret("short")
+    monkeypatch.setenv("ENV_SECRET", "x" * 20)
+    assert not ServerSecret.from_env().generated
+    monkeypatch.delenv("ENV_SECRET")
+    generated = ServerSecret.from_env()
+    assert generated.generated and "ServerSecret(fingerprint=" in repr(generated)
+
+
+def test_the_fingerprint_is_published_and_the_secret_is_not(client, runtime):
+    secret = "the test suite's own secret, fixed for reproducible verdicts"
+    health = client.get("/health").json()
+    assert health["secret_fingerprint"] == runtime.secret.fingerprint and len(runtime.secret.fingerprint) == 16
+    reset = client.post("/reset", json={"task_id": "easy", "seed": 3}).json()
+    assert reset["observation"]["info"]["secret_fingerprint"] == runtime.secret.fingerprint
+    state = client.get("/state", params={"episode_id": reset["observation"]["episode_id"]}).json()
+    assert state["secret_fingerprint"] == runtime.secret.fingerprint
+    assert secret not in json.dumps([health, reset, state])
+
+
+def test_a_resumed_evaluation_under_another_secret_refuses(runtime, registry, isolation, tmp_path):
+    run(lambda: InProcessDriver(runtime), "random", ["easy"], 1, 1, tmp_path)
+    recorded = json.loads((tmp_path / "results.jsonl").read_text().splitlines()[0])
+    assert recorded["secret_fingerprint"] == runtime.secret.fingerprint
+    other = Runtime(registry, runtime.sandbox, workers=2, secret=ServerSecret("a different secret for this run"))
+    with pytest.raises(SecretMismatch, match=f"fingerprint {runtime.secret.fingerprint}; this environment's is {other.secret.fingerprint}"):
+        run(lambda: InProcessDriver(other), "random", ["easy"], 2, 1, tmp_path)
+
+
+# -- structured hypothesis fields -----------------------------------------------------------------
+
+
+def test_structured_fields_are_scored_exactly(runtime):
+    action = {**submit(GOLD["medium"], "The hashes never match."), "suspect": "hash_password", "mechanism": "wrong_representation"}
+    _, observations = play(runtime, "medium", [action])
+    assert observations[-1].breakdown["grader.hypothesis"] == 1.0
+    wrong = {**action, "suspect": "authenticate_user", "mechanism": "race_condition"}
+    _, observations = play(runtime, "medium", [wrong])
+    assert observations[-1].breakdown["grader.hypothesis"] == 0.0
+    by_line = {**action, "suspect": "auth.py:7"}
+    _, observations = play(runtime, "medium", [by_line])
+    assert observations[-1].breakdown["grader.hypothesis"] == 1.0
+
+
+def test_an_unknown_mechanism_is_the_agents_mistake(runtime):
+    _, observations = play(runtime, "easy", [{**submit(GOLD["easy"], "x"), "mechanism": "gremlins"}])
+    assert observations[1].error.startswith("field 'mechanism' is 'gremlins'; expected one of: off_by_one, wrong_operator")
+    assert observations[1].tests_passed == 6  # nothing ran
+
+
+def test_a_repository_submit_reports_its_claim_without_changing_the_grade(runtime):
+    task = REGISTRY.get("repo-slice-window")
+    from env.tasks.oracle import oracle_actions
+
+    actions = oracle_actions(task)
+    claimed = actions[:-1] + [{"action_type": "submit", "suspect": "sliding", "mechanism": "off_by_one", "hypothesis": "range stops one short"}]
+    _, observations = play(runtime, task.id, claimed)
+    _, plain = play(runtime, task.id, actions)
+    assert observations[-1].breakdown["claim.suspect"] == 1.0 and observations[-1].breakdown["claim.mechanism"] == 1.0
+    assert observations[-1].grader_score == plain[-1].grader_score
+    _, wrong = play(runtime, task.id, actions[:-1] + [{"action_type": "submit", "suspect": "tumbling", "mechanism": "race_condition"}])
+    assert (wrong[-1].breakdown["claim.suspect"], wrong[-1].breakdown["claim.mechanism"]) == (0.0, 0.0)
+
+
+def test_tasks_publish_the_mechanism_list(client):
+    from env.graders.mechanisms import MECHANISMS
+
+    for task in client.get("/tasks").json():
+        assert task["mechanisms"] == MECHANISMS
+        submit_tool = next(t for t in task["tools"] if t["function"]["name"] in ("submit_fix", "submit", "submit_short"))
+        assert submit_tool["function"]["parameters"]["properties"]["mechanism"]["enum"] == list(MECHANISMS)
