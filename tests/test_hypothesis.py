@@ -112,7 +112,7 @@ HEDGES = [
     ("no idea", "no idea really; hash_password wraps bytes"),
     ("don't know", "I don't know why, hash_password wraps bytes"),
     ("unclear", "unclear, hash_password wraps bytes"),
-    ("one of", "one of the calls in hash_password wraps bytes"),
+    ("one of", "it is one of these: hash_password wraps bytes"),
     ("somewhere", "somewhere in hash_password the digest is wrapped in bytes"),
     ("probably", "hash_password probably wraps bytes"),
     ("slash", "hash_password wraps bytes/str"),
@@ -336,3 +336,11 @@ MODULE_LEVEL = [Location(file="binary_search.py", function="binary_search", star
 )
 def test_suspect_matches(suspect, gold, expected):
     assert suspect_matches(suspect, gold) is expected
+
+
+def test_plain_words_of_a_race_explanation_are_not_hedging():
+    # "one of the threads" describes the race; "increment/decrement" names one place (both halves are the location).
+    text = "Race condition in increment/decrement: one of the threads reads the count, the other writes, and an update is lost."
+    assert judge_hypothesis(text, RULES["hard"]).score == 1.0
+    assert judge_hypothesis("It is one of these: a race in increment, or a lost update.", RULES["hard"]).score == 0.0
+    assert judge_hypothesis("A race/lock problem in increment.", RULES["hard"]).score == 0.0

@@ -24,7 +24,7 @@ The text is read as one claim:
                           bug/culprit/fault/fix count; a suspect field naming a symptom
                           that is not the gold location also counts    -> score 0
     hedging               or, either, maybe, perhaps, possibly, might, could be, not
-                          sure, no idea, one of, somewhere, probably, ..., "?", word/word
+                          sure, no idea, "one of these", somewhere, probably, ..., "?", word/word
                           alternatives, and lists of causes (enumerations, "several
                           causes", "another bug", etc., or a bare list of three or more
                           short keyword fragments)                    -> score 0
@@ -172,7 +172,7 @@ _BLAME_NOUN_IN = re.compile(r"\b(?:bugs?|problems?|issues?|faults?|defects?|erro
 
 _HEDGE = re.compile(
     r"\?|\b(?:or|either|maybe|perhaps|possibly|might|could\s+be|not\s+sure|unsure|no\s+idea|(?:do\s+not|don't|dont)\s+know|"
-    r"unclear|one\s+of|somewhere|probably|uncertain|not\s+certain|none\s+of\s+(?:these|those|them|the\s+above)|"
+    r"unclear|one\s+of(?=\s*:)|one\s+of\s+(?:these|those|them|the\s+following|the\s+above|several|many|two|three)|somewhere|probably|uncertain|not\s+certain|none\s+of\s+(?:these|those|them|the\s+above)|"
     r"alternatively|presumably|conceivably|i\s+guess|hard\s+to\s+say|can't\s+tell|cannot\s+tell)\b",
     re.I,
 )
@@ -252,7 +252,10 @@ def _remove_denials(text: str) -> str:
 
 
 def _hedged(text: str, kept: str, rules: HypothesisRules) -> bool:
-    if _HEDGE.search(text) or _SLASH.search(text) or _SEVERAL.search(text):
+    if _HEDGE.search(text) or _SEVERAL.search(text):
+        return True
+    # "race/lock" offers alternatives; "increment/decrement", both halves the faulty location, names one place.
+    if any(not all(_any(rules.location, side) for side in m.group(0).split("/")) for m in _SLASH.finditer(text)):
         return True
     first = _FIRST_ITEM.search(text)
     if first and _SECOND_ITEM.search(text, first.end() - 1):
