@@ -321,7 +321,7 @@ def test_debugger_commands_typed_in_the_demo_drive_a_live_session(runtime) -> No
 def test_a_replay_stops_when_its_time_budget_is_spent(runtime, registry) -> None:
     steps = [{"step": i, "action": {"action_type": "query_context", "query_type": "test_details"}, "reward": 0.0} for i in (1, 2)]
     trajectory = Trajectory(task_id="easy", seed=1, steps=steps)
-    assert replay(trajectory, DebugEnvironment(runtime), budget_s=0).model_dump() == {"frames": [], "cut": "stopped after 0 of 2 steps: a replay may take 0 s"}
+    assert replay(trajectory, DebugEnvironment(runtime), budget_s=0).model_dump() == {"frames": [], "cut": "stopped after 0 of 2 steps: a replay may take 0 s", "secret_note": None}
     seen = []
     result = replay(trajectory, DebugEnvironment(runtime), progress=lambda done, total: seen.append((done, total)))
     assert result.cut is None and len(result.frames) == 2 and seen == [(1, 2), (2, 2)]

@@ -161,66 +161,23 @@ def test_repository_runs_that_pass_fail_to_pass_by_breaking_pass_to_pass_earn_no
 
 # -- the race verdict's secret ------------------------------------------------------------------
 
-FORGE = '''
-import threading
-
-TOTALS = {totals!r}
-
-
-class ConnectionCounter:
-    """The buggy counter, but get_count answers the totals the verdict will expect after a threaded round."""
-
-    rounds = [0]
-
-    def __init__(self):
-        self._lock = threading.Lock()
-        self.count = 0
-        self.peak = 0
-        self.threaded = False
-
-    def increment(self):
-        if threading.current_thread() is not threading.main_thread():
-            self.threaded = True
-        with self._lock:
-            current = self.count
-        new_val = current + 1
-        with self._lock:
-            self.count = new_val
-            if new_val > self.peak:
-                self.peak = new_val
-        return new_val
-
-    def decrement(self):
-        if threading.current_thread() is not threading.main_thread():
-            self.threaded = True
-            with self._lock:
-                self.count -= 1
-            return self.count
-        with self._lock:
-            current = self.count
-        if current == 0:
-            raise ValueError("no active connections")
-        new_val = current - 1
-        with self._lock:
-            self.count = new_val
-        return new_val
-
-    def get_count(self):
-        if self.threaded:
-            index = ConnectionCounter.rounds[0]
-            ConnectionCounter.rounds[0] += 1
-            return TOTALS[index % len(TOTALS)]
-        with self._lock:
-            return self.count
-
-    def get_peak(self):
-        with self._lock:
-            return self.peak
-
-    def reset(self):
-        with self._lock:
-            self.count = 0
-'''
+def forge(totals: list[int]) -> str:
+    """The buggy counter, race intact, whose get_count answers the given totals after each threaded round."""
+    source = BUGGY["hard"].replace("import threading\n", f"import threading\n\nTOTALS = {totals!r}\nROUNDS = [0]\n", 1)
+    source = source.replace("        self.peak = 0\n", "        self.peak = 0\n        self.threaded = False\n", 1)
+    source = source.replace(
+        "    def increment(self):\n",
+        "    def increment(self):\n        if threading.current_thread() is not threading.main_thread():\n            self.threaded = True\n", 1,
+    )
+    source = source.replace(  # threaded decrements never raise, so only the count can give the race away
+        "    def decrement(self):\n",
+        "    def decrement(self):\n        if threading.current_thread() is not threading.main_thread():\n"
+        "            self.threaded = True\n            self.count -= 1\n            return self.count\n", 1,
+    )
+    return source.replace(
+        "    def get_count(self):\n",
+        "    def get_count(self):\n        if self.threaded:\n            ROUNDS[0] += 1\n            return TOTALS[(ROUNDS[0] - 1) % len(TOTALS)]\n", 1,
+    )
 
 
 def _totals(rng: random.Random) -> list[int]:
@@ -232,14 +189,14 @@ def test_the_seed_replay_forge_of_the_race_verdict_fails(runtime):
     # The first build derived the stress plans from random.Random(seed), and /state shows the seed:
     # this submission replayed them and was credited solved with the race intact (grade 1.0).
     seed = 4242
-    forged = FORGE.format(totals=_totals(random.Random(seed)))
+    forged = forge(_totals(random.Random(seed)))
     _, observations = play(runtime, "hard", [submit(forged, GOOD_HYPOTHESIS["hard"])], seed=seed)
     first = observations[1]
     assert not first.done and "solve_bonus" not in first.breakdown
     assert "updates were lost under concurrency" in first.current_error_output
     # Only the holder of the server's secret could forge it: the same code with the secret's totals passes,
     # which is what proves this test could catch a verdict that leaked its plans again.
-    knowing = FORGE.format(totals=_totals(runtime.secret.rng("classic", "hard", seed, "verdict")))
+    knowing = forge(_totals(runtime.secret.rng("classic", "hard", seed, "verdict")))
     _, observations = play(runtime, "hard", [submit(knowing, GOOD_HYPOTHESIS["hard"])], seed=seed)
     assert "solve_bonus" in observations[1].breakdown
 

@@ -106,7 +106,7 @@ def test_agent_mistakes_are_200_with_the_error_and_count_a_step(client):
     assert obs["error"] == "unknown action_type 'fix_it_please'; expected one of: submit_fix, query_context, give_up"
     assert obs["info"] == {"error": obs["error"]} and obs["step_number"] == 1
     r = client.post("/step", json={"action": {"action_type": "submit_fix", "patch": "x"}, "episode_id": episode})
-    assert r.json()["observation"]["error"] == "unknown field(s) 'patch' for submit_fix; its fields are: fixed_code, hypothesis"
+    assert r.json()["observation"]["error"] == "unknown field(s) 'patch' for submit_fix; its fields are: fixed_code, hypothesis, suspect, mechanism"
 
 
 def test_many_http_episodes_at_once_never_touch_each_other(client):

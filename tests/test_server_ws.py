@@ -104,7 +104,7 @@ def test_openenv_validate_url_passes(live_server):
 def test_health_answers_while_submissions_run(live_server):
     import httpx
 
-    slow = GOLD["easy"].replace("    left, right = 0, len(arr) - 1", "    import math\n    for _ in range(10**6):\n        math.sqrt(2)\n    left, right = 0, len(arr) - 1")
+    slow = GOLD["easy"].replace("    left, right = 0, len(arr) - 1", "    import math\n    for _ in range(4 * 10**6):\n        math.sqrt(2)\n    left, right = 0, len(arr) - 1")
     finished = []
 
     def submit_slow(i: int) -> None:
