@@ -3,8 +3,8 @@
     runtime = Runtime.from_env()            # what the server builds once at start-up
     runtime = Runtime.default()             # the same, built lazily for ``DebugEnvironment()``
 
-Holds no episode state and the server's secret (``env.secret``). The only cache is each task's baseline verdict (the buggy code's own
-test run), which is deterministic and shared read-only.
+Holds no episode state, and the server's secret (``env.secret``). The only cache is each task's
+baseline verdict (the buggy code's own test run), which is deterministic and shared read-only.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ class Runtime:
         self._baseline_lock = threading.Lock()
 
     @classmethod
-    def from_env(cls) -> Runtime:
+    def from_env(cls, secret: ServerSecret | None = None) -> Runtime:
         isolation = probe_isolation()
         log_isolation(isolation)
         return cls(
@@ -65,6 +65,7 @@ class Runtime:
             static_check=Policy.for_task(frozenset()).enabled,
             debug_sessions=int(os.environ.get("DEBUG_MAX_SESSIONS", "64")),
             judge_slots=int(os.environ.get("ENV_JUDGE_SLOTS", "0")) or None,
+            secret=secret,
         )
 
     @staticmethod

@@ -19,9 +19,11 @@ import logging
 import os
 import random
 import secrets as _secrets
+from pathlib import Path
 
 log = logging.getLogger("agentdebugger")
 
+SECRET_FILE = "secret"
 MIN_SECRET_CHARS = 16  # a short secret could be guessed from a handful of observed verdicts
 
 
@@ -44,6 +46,23 @@ class ServerSecret:
             return cls(value)
         log.info("ENV_SECRET is not set: this process uses a secret of its own (replicas and resumed runs will not agree)")
         return cls(_secrets.token_hex(32), generated=True)
+
+    @classmethod
+    def for_directory(cls, folder: Path) -> ServerSecret:
+        """ENV_SECRET, or the secret kept in ``folder/secret`` (made on first use, readable by its owner only):
+        an in-process evaluation resumed later, or another agent's run into the same folder, then plays the same
+        episodes without anyone having to set ENV_SECRET."""
+        if os.environ.get("ENV_SECRET"):
+            return cls.from_env()
+        path = folder / SECRET_FILE
+        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            return cls(path.read_text(encoding="utf-8").strip())
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(_secrets.token_hex(32))
+        return cls(path.read_text(encoding="utf-8").strip())
 
     def derive(self, *parts: object) -> bytes:
         message = "\0".join(str(p) for p in parts).encode("utf-8")

@@ -293,3 +293,15 @@ def test_tasks_publish_the_mechanism_list(client):
         assert task["mechanisms"] == MECHANISMS
         submit_tool = next(t for t in task["tools"] if t["function"]["name"] in ("submit_fix", "submit", "submit_short"))
         assert submit_tool["function"]["parameters"]["properties"]["mechanism"]["enum"] == list(MECHANISMS)
+
+
+def test_an_in_process_evaluation_keeps_its_secret_in_its_folder(tmp_path, monkeypatch):
+    import stat
+
+    monkeypatch.delenv("ENV_SECRET", raising=False)
+    first, again = ServerSecret.for_directory(tmp_path), ServerSecret.for_directory(tmp_path)
+    assert first.fingerprint == again.fingerprint  # a resumed run, or another agent's, plays the same episodes
+    assert stat.S_IMODE((tmp_path / "secret").stat().st_mode) == 0o600
+    assert ServerSecret.for_directory(tmp_path / "other").fingerprint != first.fingerprint
+    monkeypatch.setenv("ENV_SECRET", "a secret the operator chose")
+    assert ServerSecret.for_directory(tmp_path).fingerprint == ServerSecret("a secret the operator chose").fingerprint

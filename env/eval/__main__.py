@@ -67,8 +67,9 @@ def main(argv: list[str] | None = None) -> int:
         else:
             from env.eval.drivers import InProcessDriver
             from env.runtime import Runtime
+            from env.secret import ServerSecret
 
-            runtime = Runtime.from_env()
+            runtime = Runtime.from_env(ServerSecret.for_directory(Path(args.out)))
             factory = partial(InProcessDriver, runtime)
         if args.command == "procedural":
             ids = [f"proc-{level}-{split}-{i}" for split in args.splits for level in args.levels for i in range(args.seeds)]
