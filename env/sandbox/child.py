@@ -275,36 +275,19 @@ def _safe_str(exc):
 # the harness-owned concurrency driver (the only test code that must share this process)
 
 
-def _stress(module, cls_name, plan, switch_interval):
-    import threading
+_EXPLORER = None  # env/sandbox/explorer.py, loaded by path before isolation (never in sys.modules)
 
-    threading.stack_size(512 * 1024)
-    counter = getattr(module, cls_name)()
-    barrier = threading.Barrier(len(plan))
-    errors = []
 
-    def work(increments, decrements):
-        try:
-            barrier.wait()
-            for i in range(max(increments, decrements)):
-                if i < increments:
-                    counter.increment()
-                if i < decrements:
-                    counter.decrement()
-        except BaseException as exc:  # reported, never hidden
-            errors.append(type(exc).__name__ + ": " + _safe_str(exc)[:200])
+def _load_explorer():
+    global _EXPLORER
+    if _EXPLORER is None:
+        import importlib.util
 
-    previous = sys.getswitchinterval()
-    sys.setswitchinterval(switch_interval)
-    try:
-        threads = [threading.Thread(target=work, args=tuple(p), daemon=True) for p in plan]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    finally:
-        sys.setswitchinterval(previous)
-    return {"count": counter.get_count(), "errors": errors[:5]}
+        here = os.path.dirname(os.path.abspath(__file__))
+        spec = importlib.util.spec_from_file_location("_adbg_explorer", os.path.join(here, "explorer.py"))
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _EXPLORER = module
 
 
 # ---------------------------------------------------------------------------------------------
@@ -316,6 +299,8 @@ def _load(setup):
     filename = os.path.join(os.getcwd(), setup["filename"])
     with open(filename, "w", encoding="utf-8") as handle:  # for tracebacks (linecache)
         handle.write(setup["source"])
+    if setup.get("explore"):
+        _EXPLORER.install()  # the locks the submission creates are the explorer's models from its first line
     module = types.ModuleType(setup["module"])
     module.__file__ = filename
     sys.modules[setup["module"]] = module
@@ -335,8 +320,8 @@ def _serve(module, filename):
         if op == "exit":
             return
         try:
-            if op == "stress":
-                value = _stress(module, request["cls"], request["plan"], request["switch_interval"])
+            if op == "explore":
+                value = _EXPLORER.explore(module, filename, request["plan"])
             else:
                 owner = handles[request["handle"]] if "handle" in request else module
                 member = getattr(owner, request["name"])
@@ -617,8 +602,10 @@ def _run_repo(setup):
 
 
 def _prepare(config):
-    """A debug sandbox imports pytest and the tracer before isolation (they are read-only afterwards)."""
+    """Modules read from the server's tree load before isolation (they are out of reach afterwards): the race
+    explorer for a verdict sandbox; pytest and the tracer for a debug sandbox."""
     if not config.get("debug"):
+        _load_explorer()
         return
     import importlib.util
 

@@ -42,6 +42,10 @@ BLOCKED_ATTRS = frozenset(
     {
         "gi_frame", "gi_code", "cr_frame", "cr_code", "ag_frame", "ag_code", "f_back", "f_globals",
         "f_locals", "f_builtins", "f_code", "tb_frame", "tb_next", "co_code", "func_globals",
+        # the tracer and profiler hooks, and the frames behind them: a fix never needs them, and code that
+        # asks whether it is traced is asking whether the race detector is watching
+        "settrace", "gettrace", "setprofile", "getprofile", "settrace_all_threads", "setprofile_all_threads",
+        "_getframe", "_current_frames",
     }
 )
 # Calls that take an attribute name as a string: a dunder literal there is the same walk.

@@ -165,11 +165,12 @@ class Sandbox:
         if self.zygote is not None:
             self.zygote.close()
 
-    def start(self, source: str, filename: str, module: str) -> SandboxRun:
-        """A run that loads one submitted module and answers calls on its names."""
+    def start(self, source: str, filename: str, module: str, explore: bool = False) -> SandboxRun:
+        """A run that loads one submitted module and answers calls on its names (``explore``: with the race
+        explorer's modelled locks in place before the module loads)."""
         if not self.isolation.can_execute:
             raise RefusedToRun(self.isolation.reason)
-        return SandboxRun(self, {"filename": filename, "module": module, "source": source})
+        return SandboxRun(self, {"filename": filename, "module": module, "source": source, "explore": explore})
 
     def start_repo(self, files: dict[str, str | bytes], paths: list[str], environ: dict[str, str]) -> SandboxRun:
         """A run holding a project's source files; its objects are reached with :meth:`SandboxRun.op`."""
@@ -340,8 +341,9 @@ class SandboxRun:
             text += f"\n... [output cut: {size - offset - len(data)} more bytes not shown]"
         return text, size
 
-    def stress(self, cls: str, plan: list[tuple[int, int]], switch_interval: float) -> Any:
-        return self._request({"op": "stress", "cls": cls, "plan": [list(p) for p in plan], "switch_interval": switch_interval})
+    def explore(self, plan: dict[str, Any]) -> Any:
+        """Run the race explorer's scenarios (env/sandbox/explorer.py) on the loaded module; its observations."""
+        return self._request({"op": "explore", "plan": plan})
 
     # -- teardown ----------------------------------------------------------------------------
 

@@ -35,13 +35,12 @@ class HypothesisRules(BaseModel):
 
 
 class StressSpec(BaseModel):
-    """A concurrency check run by the harness-owned driver inside the sandbox."""
+    """The concurrency check: controlled interleavings of the submission's code (env/sandbox/explorer.py)."""
 
     cls: str
-    threads: tuple[int, int]
-    increments: tuple[int, int]
-    switch_interval: float = 1e-6
-    rounds: int = Field(8, gt=0, description="Fresh counters per check; any wrong count fails it (a loaded host switches threads less often)")
+    random_scenarios: int = Field(16, ge=0, le=200, description="PCT scenarios on top of the two-thread sweeps")
+    threads: int = Field(3, ge=2, le=6, description="Threads of a PCT scenario")
+    ops: tuple[int, int] = Field((1, 3), description="Operations per thread of a PCT scenario (inclusive range)")
 
 
 class TaskSpec(BaseModel):

@@ -35,9 +35,7 @@ class TestOutcome(BaseModel):
 
 class StressOutcome(BaseModel):
     passed: bool
-    expected: int | None = None
-    observed: Any = None
-    threads: int = 0
+    schedules: int = Field(0, description="Interleavings the explorer ran")
     message: str = ""
 
 
@@ -68,7 +66,7 @@ class Verdict(BaseModel):
             lines.append(f"{test.id} ... {test.outcome.upper()}")
             lines.extend("    " + line for line in test.message.splitlines())
         if self.stress is not None:
-            lines.append(f"concurrency stress test ... {'PASSED' if self.stress.passed else 'FAILED'}")
+            lines.append(f"concurrency check ... {'PASSED' if self.stress.passed else 'FAILED'}")
             lines.extend("    " + line for line in self.stress.message.splitlines())
         failed = sum(1 for t in self.tests if t.outcome == "failed")
         errors = sum(1 for t in self.tests if t.outcome == "error")
@@ -111,54 +109,132 @@ def _outcome(test_id: str, fn: Any, sol: Solution, test_file: str) -> TestOutcom
     return TestOutcome(id=test_id, outcome="passed")
 
 
-def stress_plan(spec: StressSpec, rng: random.Random) -> list[tuple[int, int]]:
-    """Randomised per run: threads x (increments, decrements); the total stays in the trusted side."""
-    plan = []
-    for _ in range(rng.randint(*spec.threads)):
-        increments = rng.randint(*spec.increments)
-        plan.append((increments, rng.randint(0, increments // 2)))
-    return plan
+# -- the concurrency check: controlled interleavings (env/sandbox/explorer.py runs them in the child) --
+
+THREAD_NAMES = "ABCDEF"
+OPS = ("increment", "decrement")
 
 
-def _stress_once(run: SandboxRun, spec: StressSpec, rng: random.Random, rounds: int | None = None) -> StressOutcome:
-    """One stress check: ``spec.rounds`` randomised rounds, each on a fresh object; the first wrong count fails it."""
-    outcome = StressOutcome(passed=False, message="not run")
-    for _ in range(rounds or spec.rounds):
-        outcome = _stress_round(run, spec, rng)
-        if not outcome.passed:
-            break
-    return outcome
+def explore_plan(spec: StressSpec, rng: random.Random) -> dict[str, Any]:
+    """The scenarios of one check. The sweeps are fixed (every one-preemption interleaving of two threads:
+    a lost update is always among them); the PCT scenarios, the starting counts and the thread names come
+    from ``rng``, which the episode derives from the server's secret."""
+    scenarios: list[dict[str, Any]] = [
+        {"pre": rng.randint(0, 2), "threads": [["increment"], ["increment"]], "sweep": True},
+        {"pre": 2 + rng.randint(0, 2), "threads": [["decrement"], ["decrement"]], "sweep": True},
+        {"pre": 1 + rng.randint(0, 2), "threads": [["increment"], ["decrement"]], "sweep": True},
+    ]
+    for _ in range(spec.random_scenarios):
+        threads = [[rng.choice(OPS) for _ in range(rng.randint(*spec.ops))] for _ in range(spec.threads)]
+        decrements = sum(t.count("decrement") for t in threads)
+        priorities = rng.sample(range(1, spec.threads + 1), spec.threads)
+        changes = [rng.random() for _ in range(rng.choice((1, 2)))]  # PCT depth 2 or 3
+        scenarios.append({"pre": decrements + rng.randint(0, 1), "threads": threads, "priorities": priorities, "changes": changes})
+    return {"cls": spec.cls, "scenarios": scenarios, "names_seed": rng.getrandbits(32)}
 
 
-def _stress_round(run: SandboxRun, spec: StressSpec, rng: random.Random) -> StressOutcome:
-    plan = stress_plan(spec, rng)
-    expected = sum(inc - dec for inc, dec in plan)
-    # The report names no count: the plan comes from the server's secret, and neither it nor its total is shown.
-    shape = f"{len(plan)} threads calling increment and decrement at once"
+def _expected_count(scenario: dict[str, Any]) -> int:
+    ops = [op for thread in scenario["threads"] for op in thread]
+    return int(scenario["pre"]) + ops.count("increment") - ops.count("decrement")
+
+
+def _problem(observation: dict[str, Any], scenario: dict[str, Any]) -> str:
+    """What a correct object would not have done in this schedule ("" when nothing)."""
+    if observation.get("stopped"):
+        return str(observation["stopped"])
+    if observation.get("errors"):
+        return "worker threads raised: " + "; ".join(map(str, observation["errors"]))[:600]
+    count = observation.get("count")
+    if type(count) is not int:
+        return f"get_count() returned {count!r}, not an int"
+    if count != _expected_count(scenario):
+        return "updates were lost under concurrency (the final count is wrong)"
+    results = observation.get("results") or []
+    returns = [r[1] for thread in results if isinstance(thread, list) for r in thread if isinstance(r, list) and len(r) == 2 and r[0] == "increment"]
+    if not all(type(v) is int for v in returns):
+        return "increment() did not return the new count"
+    if observation.get("peak") != max([int(scenario["pre"]), *returns]):
+        return "the peak lost an update under concurrency (get_peak() is wrong)"
+    return ""
+
+
+def _interleaving(observation: dict[str, Any], source: str) -> list[str]:
+    """The switches of a failing schedule, in the submission's own lines."""
+    lines = source.splitlines()
+    steps = []
+    for entry in (observation.get("log") or [])[:16]:
+        if not (isinstance(entry, list) and len(entry) == 5 and all(type(entry[i]) is int for i in (0, 1, 4))):
+            continue
+        frm, line, function, note, to = entry
+        if not (0 <= frm < len(THREAD_NAMES) and 0 <= to < len(THREAD_NAMES)):
+            continue
+        if note == "finished":
+            steps.append(f"thread {THREAD_NAMES[frm]} finished; thread {THREAD_NAMES[to]} runs")
+            continue
+        code = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+        where = f"line {line}" + (f" in {function}" if isinstance(function, str) and function else "")
+        why = f" ({note})" if isinstance(note, str) and note else ""
+        steps.append(f"thread {THREAD_NAMES[frm]} paused at {where}{why}: `{code[:120]}`; thread {THREAD_NAMES[to]} runs")
+    return steps
+
+
+def judge_exploration(plan: dict[str, Any], reply: Any, source: str) -> StressOutcome:
+    """The verdict on the explorer's observations: every schedule judged here, every scenario accounted for."""
+    if not isinstance(reply, dict) or not isinstance(reply.get("schedules"), list):
+        return StressOutcome(passed=False, message="the concurrency check returned no observations")
+    if reply.get("tampered"):
+        what = ", ".join(map(str, reply["tampered"]))[:200]
+        return StressOutcome(passed=False, message=f"the code tried to change how it is traced ({what}): no credit")
+    scenarios = plan["scenarios"]
+    seen: dict[int, list[dict[str, Any]]] = {}
+    for observation in reply["schedules"]:
+        index = observation.get("scenario") if isinstance(observation, dict) else None
+        if type(index) is not int or not 0 <= index < len(scenarios):
+            return StressOutcome(passed=False, message="the concurrency check returned a malformed observation")
+        scenario = scenarios[index]
+        seen.setdefault(index, []).append(observation)
+        problem = _problem(observation, scenario)
+        if problem:
+            who = "; ".join(f"thread {THREAD_NAMES[i]}: {', '.join(t)}" for i, t in enumerate(scenario["threads"]))
+            steps = _interleaving(observation, source)
+            text = f"{len(scenario['threads'])} threads ({who}) on one shared counter, interleaved by a controlled scheduler: {problem}."
+            if steps:
+                text += "\nThe interleaving, in your code's lines:\n" + "\n".join(f"  {n}. {step}" for n, step in enumerate(steps, 1))
+            return StressOutcome(passed=False, schedules=len(reply["schedules"]), message=text)
+    for index, scenario in enumerate(scenarios):
+        runs = seen.get(index, [])
+        if not runs or (scenario.get("sweep") and not _swept(runs)):
+            return StressOutcome(passed=False, message="the concurrency check did not run every schedule it was asked to")
+    return StressOutcome(passed=True, schedules=len(reply["schedules"]), message=f"{len(reply['schedules'])} interleavings: no update was lost")
+
+
+def _swept(runs: list[dict[str, Any]]) -> bool:
+    """Both orders, each with a preemption at every point of its first thread."""
+    for first in (0, 1):
+        mine = [r for r in runs if r.get("first") == first]
+        lengths = [r.get("first_steps") for r in mine if r.get("preempt_at") == 0]
+        if not lengths or type(lengths[0]) is not int:
+            return False
+        if {r.get("preempt_at") for r in mine} != set(range(lengths[0] + 1)):
+            return False
+    return True
+
+
+def _check(run: SandboxRun, spec: StressSpec, rng: random.Random, source: str) -> StressOutcome:
+    plan = explore_plan(spec, rng)
     try:
-        result = run.stress(spec.cls, plan, spec.switch_interval)
+        reply = run.explore(plan)
     except RemoteError as exc:
-        return StressOutcome(passed=False, expected=expected, threads=len(plan), message=f"{shape}: the code raised\n{exc.traceback_text}".rstrip())
+        return StressOutcome(passed=False, message=f"the concurrency check could not run: the code raised\n{exc.traceback_text}".rstrip())
     except RunAborted as exc:
-        return StressOutcome(passed=False, expected=expected, threads=len(plan), message=f"{shape}: {exc}")
-    observed = result.get("count") if isinstance(result, dict) else None
-    errors = result.get("errors") if isinstance(result, dict) else None
-    passed = type(observed) is int and observed == expected and not errors
-    if passed:
-        message = f"{shape}: no update was lost"
-    elif type(observed) is not int:
-        message = f"{shape}: get_count() returned {type(observed).__name__}, not an int"
-    else:
-        message = f"{shape}: updates were lost under concurrency (the final count is wrong)"
-    if errors:
-        message += "\nworker threads raised: " + "; ".join(map(str, errors))[:600]
-    return StressOutcome(passed=passed, expected=expected, observed=observed, threads=len(plan), message=message)
+        return StressOutcome(passed=False, message=f"the concurrency check could not finish: {exc}")
+    return judge_exploration(plan, reply, source)
 
 
 def _start(task: TaskSpec, source: str, sandbox: Sandbox, policy_enabled: bool) -> SandboxRun | str:
     try:
         check_source(source, task.allowed_imports, policy_enabled)
-        return sandbox.start(source, task.filename, task.module)
+        return sandbox.start(source, task.filename, task.module, explore=task.stress is not None)
     except (PolicyViolation, RefusedToRun) as exc:
         return str(exc)
 
@@ -182,12 +258,12 @@ def judge(
         else:
             sol = Solution(run, task.module)
             tests = [_run_one(tid, fn, sol, test_file) for tid, fn in task.tests]
-            stress = _stress_once(run, stress_spec, rng) if stress_spec else None
+            stress = _check(run, stress_spec, rng, source) if stress_spec else None
     return Verdict(tests=tests, tests_total=task.tests_total, stress=stress, run=run.result)
 
 
 def stress_check(task: TaskSpec, source: str, sandbox: Sandbox, rng: random.Random, policy_enabled: bool = True) -> StressOutcome:
-    """The grade's concurrency check: the submission step's full check (every round), run again on a fresh process."""
+    """The grade's concurrency check: the submission step's check, run again on a fresh process."""
     assert task.stress is not None
     started = _start(task, source, sandbox, policy_enabled)
     if isinstance(started, str):
@@ -195,4 +271,4 @@ def stress_check(task: TaskSpec, source: str, sandbox: Sandbox, rng: random.Rand
     with started as run:
         if run.load_error is not None or run.result.aborted:
             return StressOutcome(passed=False, message="not run: the module failed to load")
-        return _stress_once(run, task.stress, rng)
+        return _check(run, task.stress, rng, source)

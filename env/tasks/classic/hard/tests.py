@@ -1,7 +1,8 @@
 """Sequential tests for ConnectionCounter. `sol` is your module; each call runs in the sandbox.
 
-Every submission is also run under a concurrent stress test: several threads, started together,
-increment and decrement one shared counter many times, and the final count must be exact.
+Every submission is also run under a concurrency check: a controlled scheduler interleaves two or three
+threads calling increment and decrement on one shared counter at every point that matters, and the
+final count and peak must be exact after every interleaving.
 """
 
 from env.verdict.checks import raises
