@@ -2,7 +2,7 @@
 
     python bench/bench_sandbox.py [--runs 40]
 
-For each task's gold fix it times ``judge`` (every test, plus the stress test on hard) through a
+For each task's gold fix it times ``judge`` (every test, plus the race check on hard) through a
 sandbox whose children fork from the pre-imported zygote, and through one that starts a fresh
 interpreter per run; every isolation layer is applied on both paths. Prints medians and ratios.
 """

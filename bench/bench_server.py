@@ -3,7 +3,7 @@
     python bench/bench_server.py [--rounds 3] [--episodes 20] [--seconds 8]
 
 Starts ``python -m env.server`` on a free local port, then measures:
-  * easy and hard ``submit_fix`` latency (one session; hard includes the grade's stress runs),
+  * easy and hard ``submit_fix`` latency (one session; hard includes the race check and its repeat at grading),
   * ``/health`` latency while 8 sessions submit hard fixes,
   * clean episodes per second with 1 and with 8 concurrent sessions (every episode checked for
     cross-talk: its own id, task, step count and score).

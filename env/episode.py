@@ -115,7 +115,7 @@ class Episode:
         self._bench: Workbench | None = None
         self.last_call: dict[str, Any] = {}
         self.last_data: dict[str, Any] = {}
-        # The stress plans: reproducible for whoever holds the server's secret, unpredictable from the public seed.
+        # The concurrency check's scenarios: reproducible for whoever holds the server's secret, unpredictable from the seed.
         self.rng = runtime.secret.rng("classic", task.id, seed, "verdict")
         self.lock = threading.Lock()
         self.last_active = time.monotonic()

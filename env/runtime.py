@@ -36,7 +36,7 @@ class Runtime:
         judge_slots: int | None = None, secret: ServerSecret | None = None,
     ):
         self.registry = registry
-        # What decides a verdict (the stress plans) derives from this and the episode's seed, never the seed alone.
+        # What decides a verdict (the race check's scenarios) derives from this and the episode's seed, never the seed alone.
         self.secret = secret or ServerSecret.from_env()
         self.sandbox = sandbox
         # Debugging sessions and scripts: the same isolation and limits, plus pytest (see Sandbox).

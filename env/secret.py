@@ -1,7 +1,7 @@
 """The server's secret: whatever decides a verdict is derived from it and the episode's seed.
 
     secret = ServerSecret.from_env()           # ENV_SECRET, or a fresh one for this process
-    rng = secret.rng("hard", seed=7, "stress")  # the same secret and seed give the same plans
+    rng = secret.rng("classic", "hard", 7, "verdict")  # the same secret and seed give the same scenarios
     secret.fingerprint                          # recorded in runs and trajectories; reveals nothing
 
 The seed is the caller's and is shown in ``/state``; a verdict that depended on it alone could be

@@ -311,7 +311,7 @@ class Schedule:
     def reset(self, target, ops, first, preempt_at=0, changes=(), priorities=None):
         self.target, self.current, self.steps, self.log, self.stopped = target, None, 0, [], ""
         self.preempt_at, self.changes, self.lowest, self.first_done = preempt_at, set(changes), 0, 0
-        for worker, worker_ops in zip(self.workers, ops):
+        for worker, worker_ops in zip(self.workers, ops, strict=True):
             worker.ops, worker.results, worker.error, worker.done, worker.waiting = list(worker_ops), [], "", not worker_ops, None
             worker.released = False
             worker.priority = priorities[worker.index] if priorities else 0
