@@ -55,7 +55,10 @@ def play(http: httpx.Client, task_id: str, seed: int, actions: list[dict]) -> li
 def check_endpoints(http: httpx.Client, check: Check) -> list[str]:
     health = http.get("/health")
     check("GET /health is healthy", health.status_code == 200 and health.json().get("status") == "healthy", health.text[:200])
-    check("GET /health reports the isolation tier", bool(health.json().get("isolation", {}).get("tier")))
+    isolation = health.json().get("isolation", {})
+    check("GET /health reports the isolation tier", bool(isolation.get("tier")))
+    check("the sandbox holds every guarantee a run needs", isolation.get("can_execute") is True and isolation.get("tier") != "unsafe",
+          isolation.get("reason", ""))
     tasks = http.get("/tasks").json()
     ids = [t["id"] for t in tasks]
     check("GET /tasks lists tasks with limits", bool(ids) and all({"max_attempts", "max_steps", "tests_total"} <= set(t) for t in tasks))

@@ -68,7 +68,7 @@ def main() -> None:
     for process in busy:
         process.start()
     time.sleep(1.0)
-    print(f"{args.busy} busy processes; load average {os.getloadavg()[0]:.1f}; {args.runs} runs per variant")
+    print(f"{args.busy} busy processes; {args.runs} runs per variant")
     print(f"{'variant':44s} {'kind':8s} {'result':>16s} {'median ms':>10s} {'p90 ms':>8s} {'vs idle':>8s}")
     failures = 0
     try:
@@ -88,6 +88,7 @@ def main() -> None:
         stop.set()
         for process in busy:
             process.join(5)
+    print(f"load average at the end of the loaded runs: {os.getloadavg()[0]:.1f} (1 min), {os.getloadavg()[1]:.1f} (5 min)")
     print("every variant judged as it should be" if not failures else f"{failures} variant(s) judged wrongly")
 
 

@@ -93,5 +93,9 @@ def log_isolation(isolation: Isolation) -> None:
     log.info("sandbox isolation tier: %s", isolation.tier)
     for name, layer in isolation.layers.items():
         log.info("  %-20s %-3s %s", name, "on" if layer.active else "off", layer.detail)
+    for name, held in isolation.guarantees.items():
+        log.info("  guarantee %-20s %s", name, held.by or "MISSING (needs " + held.needs + ")")
     if isolation.reason:
         log.warning("sandbox: %s", isolation.reason)
+    if isolation.shell_refusal:
+        log.warning("sandbox: %s", isolation.shell_refusal)

@@ -132,7 +132,8 @@ ATTACKS: dict[str, tuple[str, int]] = {
     "cpu_spin_at_import": ("while True:\n    pass", 0),
     "sigterm_immune_spin": ("import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nwhile True:\n    pass", 0),
     "sleep_forever": ("import time\ntime.sleep(10 ** 6)", 0),
-    "infinite_recursion": ("import sys\nsys.setrecursionlimit(10 ** 7)\ndef down(n):\n    return down(n + 1)\nreturn down(0)", 0),
+    # through a C call at every level, so the C stack overflows (SIGSEGV) within milliseconds, whatever the load
+    "infinite_recursion": ("import sys\nsys.setrecursionlimit(10 ** 7)\ndef down(n):\n    return list(map(down, [n + 1]))\nreturn down(0)", 0),
     "output_flood": ("line = 'x' * 1023\nfor _ in range(20 * 1024):\n    print(line)", 0),
     "disk_fill": (
         "block = b'x' * (1 << 20)\nfor i in range(1000):\n    with open('fill%d' % i, 'wb') as f:\n        for _ in range(8):\n            f.write(block)",

@@ -235,7 +235,7 @@ def test_fork_and_exec_are_denied(probes):
 
 
 def test_processes_left_behind_are_killed_even_without_seccomp(isolation):
-    iso = probe_isolation(disabled={"seccomp", "uid"}, allow_unsafe=False)
+    iso = probe_isolation(disabled={"seccomp", "uid"}, allow_unsafe=True)
     with Sandbox(Limits(), iso).start(PROBES, "probes.py", "probes") as run:
         pid = run.call("fork_sleeper")
     deadline = time.monotonic() + 5
@@ -272,27 +272,45 @@ def test_a_load_error_is_reported_with_the_line(runtime):
 
 
 @pytest.mark.parametrize(
-    "disabled, tier",
+    "disabled, tier, missing",
     [
-        (set(), "namespaces+landlock+seccomp"),
-        ({"netns"}, "landlock+seccomp"),
-        ({"landlock"}, "namespaces+seccomp"),
-        ({"seccomp"}, "namespaces+landlock"),
-        ({"netns", "seccomp"}, "landlock"),
-        ({"netns", "landlock"}, "seccomp"),
-        ({"landlock", "seccomp"}, "namespaces"),
-        ({"netns", "landlock", "seccomp"}, "rlimits-only"),
+        (set(), "namespaces+landlock+seccomp", []),
+        ({"netns"}, "landlock+seccomp", []),
+        ({"landlock"}, "refused", ["read_confined", "write_confined", "processes_confined"]),
+        ({"seccomp"}, "refused", ["no_network", "processes_confined"]),
+        ({"netns", "seccomp"}, "refused", ["no_network", "processes_confined"]),
+        ({"netns", "landlock"}, "refused", ["read_confined", "write_confined", "processes_confined"]),
+        ({"landlock", "seccomp"}, "refused", ["no_network", "read_confined", "write_confined", "processes_confined"]),
+        ({"netns", "landlock", "seccomp"}, "refused", ["no_network", "read_confined", "write_confined", "processes_confined"]),
     ],
 )
-def test_probe_picks_the_strongest_available_tier(disabled, tier):
+def test_a_run_needs_every_guarantee_held_by_some_layer(disabled, tier, missing):
     iso = probe_isolation(disabled=disabled | {"uid"}, allow_unsafe=False)
     assert iso.tier == tier
-    assert iso.can_execute == (tier != "rlimits-only")
+    assert iso.can_execute == (not missing)
+    assert [name for name, held in iso.guarantees.items() if not held.held] == missing
     names = {"netns": "network_namespace", "landlock": "landlock", "seccomp": "seccomp", "uid": "separate_uid"}
     for key, layer in names.items():
         assert iso.layers[layer].active == (key not in disabled | {"uid"})
         if key in disabled:
-            assert iso.layers[layer].detail == "disabled by SANDBOX_DISABLE_LAYERS"
+            assert iso.layers[layer].detail == "disabled (a simulated host without this layer)"
+    for name in missing:
+        assert f"; {name} (" in "; " + iso.reason.split("cannot guarantee ", 1)[1]
+    if missing:
+        with pytest.raises(RefusedToRun) as refused:
+            Sandbox(Limits(), iso, warm=False).start("x = 1\n", "m.py", "m")
+        assert str(refused.value) == iso.reason
+
+
+def test_the_refusal_names_each_missing_guarantee_and_what_gives_it():
+    iso = probe_isolation(disabled={"seccomp", "uid"}, allow_unsafe=False)
+    assert iso.reason == (
+        "refusing to run code: this host cannot guarantee "
+        "no_network (no socket of any family, so no network and no Unix socket on the host) needs seccomp (libseccomp and a kernel "
+        "that allows filters); processes_confined (no signal, ptrace or /proc access to any process outside the run) needs seccomp "
+        "and Landlock. Set SANDBOX_ALLOW_UNSAFE=1 only for local development"
+    )
+    assert iso.guarantees["read_confined"].by.startswith(f"Landlock ABI {iso.landlock_abi}: ")
 
 
 def test_the_separate_uid_layer_reports_why_it_is_off():
@@ -306,21 +324,25 @@ def test_the_separate_uid_layer_reports_why_it_is_off():
 
 def test_without_kernel_layers_the_sandbox_fails_closed():
     iso = probe_isolation(disabled={"netns", "landlock", "seccomp", "uid"}, allow_unsafe=False)
-    with pytest.raises(RefusedToRun, match="refusing to run code: no kernel isolation layer"):
+    with pytest.raises(RefusedToRun, match="refusing to run code: this host cannot guarantee no_network "):
         Sandbox(Limits(), iso).start("x = 1\n", "m.py", "m")
 
 
 def test_the_unsafe_development_setting_runs_with_rlimits_only():
     iso = probe_isolation(disabled={"netns", "landlock", "seccomp", "uid"}, allow_unsafe=True)
-    assert iso.can_execute and iso.reason.startswith("unsafe:")
+    assert iso.tier == "unsafe" and iso.can_execute
+    assert iso.reason == (
+        "unsafe: SANDBOX_ALLOW_UNSAFE=1 runs code without no_network, read_confined, write_confined, processes_confined; "
+        "shell commands without no_network, read_confined, write_confined, processes_confined"
+    )
     with Sandbox(Limits(), iso).start("def f():\n    return 41 + 1\n", "m.py", "m") as run:
         assert run.call("f") == 42
 
 
 @pytest.mark.parametrize("only", ["netns", "landlock", "seccomp"])
 def test_each_layer_alone_blocks_what_it_claims(only, canary, live_server):
-    iso = probe_isolation(disabled={"netns", "landlock", "seccomp", "uid"} - {only}, allow_unsafe=False)
-    assert iso.tier == {"netns": "namespaces", "landlock": "landlock", "seccomp": "seccomp"}[only]
+    iso = probe_isolation(disabled={"netns", "landlock", "seccomp", "uid"} - {only}, allow_unsafe=True)
+    assert iso.tier == "unsafe" and iso.active() == {"netns": only == "netns", "landlock": only == "landlock", "seccomp": only == "seccomp", "uid": False}
     with Sandbox(Limits(), iso).start(PROBES, "probes.py", "probes") as run:
         if only == "landlock":
             with pytest.raises(RemoteError, match="PermissionError"):
@@ -338,7 +360,7 @@ def test_each_layer_alone_blocks_what_it_claims(only, canary, live_server):
 
 
 def test_landlock_alone_still_blocks_files_and_tcp(live_server, canary):
-    iso = probe_isolation(disabled={"netns", "seccomp"}, allow_unsafe=False)
+    iso = probe_isolation(disabled={"netns", "seccomp"}, allow_unsafe=True)
     with Sandbox(Limits(), iso).start(PROBES, "probes.py", "probes") as run:
         with pytest.raises(RemoteError):
             run.call("read", str(canary))

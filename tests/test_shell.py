@@ -285,7 +285,11 @@ def test_process_group_fallback_without_a_pid_namespace(isolation, workspace, mo
         pytest.skip("no pids cgroup on this host")
     runner = ShellRunner(isolation, ShellLimits(timeout_seconds=1), pid_namespace=False)
     how = "its process group and its pids cgroup" if cgroup else "its process group (and Landlock's signal scope, if any)"
-    escapes_die = cgroup or runner.layers["landlock"] >= 6  # kill(-1) confined to the sandbox by Landlock's signal scope
+    if runner.layers["landlock"] < 6:  # without a PID namespace only Landlock's signal scope confines kill(-1)
+        assert runner.refusal.startswith("refusing to run shell commands: this host cannot guarantee processes_confined")
+        with pytest.raises(RefusedToRun):
+            runner.run(workspace, "echo hi")
+        return
     marker = "adbg-fallback-" + secrets.token_hex(4)
     leave = f"(exec -a {marker} sleep 30 &); setsid bash -c 'exec -a {marker} sleep 31' & setsid -f bash -c 'trap \"\" TERM; exec -a {marker} sleep 32'"
     try:
@@ -294,11 +298,11 @@ def test_process_group_fallback_without_a_pid_namespace(isolation, workspace, mo
         assert pid != "2" and done == "done"
         assert result.note == f"no PID namespace on this host: processes left behind were killed through {how}"
         assert f"{marker} 30" not in _running(marker)
-        assert _running(marker) == "" or not escapes_die
+        assert _running(marker) == ""
         result = runner.run(workspace, f"{leave}; sleep 30")  # the same at the deadline
         assert result.note == f"timed out after 1 s; no PID namespace on this host: processes left behind were killed through {how}"
         assert f"{marker} 30" not in _running(marker)
-        assert _running(marker) == "" or not escapes_die
+        assert _running(marker) == ""
     finally:
         subprocess.run(["pkill", "-f", marker], check=False)
 
@@ -348,9 +352,23 @@ def test_refuses_to_run_without_landlock(isolation, workspace, monkeypatch):
     with pytest.raises(RefusedToRun) as info:
         runner.run(workspace, "echo hi")
     assert str(info.value) == (
-        "run_bash needs Landlock: without it a command could read the project's source tree (the tasks' fixes) "
-        "and other episodes' workspaces; set SANDBOX_ALLOW_UNSAFE=1 only for local development"
+        "refusing to run shell commands: this host cannot guarantee "
+        "read_confined (no read outside the allowed system paths and the run's own directory) needs Landlock (Linux 5.13 or later, "
+        "enabled in the LSM list); write_confined (no write outside the run's own directory) needs Landlock (Linux 5.13 or later, "
+        "enabled in the LSM list); processes_confined (no signal, ptrace or /proc access to any process outside the run) needs "
+        "seccomp and Landlock, with Landlock ABI 6 (Linux 6.12) or user namespaces for a PID namespace. "
+        "Set SANDBOX_ALLOW_UNSAFE=1 only for local development"
     )
+
+
+def test_refuses_to_run_where_nothing_keeps_signals_inside_the_command(isolation, workspace):
+    """Landlock before ABI 6 does not scope signals; without a PID namespace a command could signal the server."""
+    old_landlock = isolation.model_copy(update={"landlock_abi": 5})
+    assert ShellRunner(old_landlock).refusal == ""  # a PID namespace of its own keeps them in
+    runner = ShellRunner(old_landlock, pid_namespace=False)
+    with pytest.raises(RefusedToRun, match="^refusing to run shell commands: this host cannot guarantee processes_confined "):
+        runner.run(workspace, "echo hi")
+    assert ShellRunner(isolation.model_copy(update={"landlock_abi": 6}), pid_namespace=False).refusal == ""
 
 
 # -- the tool ------------------------------------------------------------------------------------

@@ -23,4 +23,5 @@ def test_the_validator_fails_when_code_cannot_run(registry, capsys):
         assert main(["--url", server.url]) == 1
     out = capsys.readouterr().out
     assert "FAIL  easy: the oracle scores >= 0.9  (score None)" in out
+    assert "FAIL  the sandbox holds every guarantee a run needs  (refusing to run code: this host cannot guarantee no_network" in out
     assert "check(s) failed:" in out and "  - easy: the oracle scores >= 0.9: score None" in out

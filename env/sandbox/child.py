@@ -150,6 +150,10 @@ def _landlock(ctypes, libc, abi, read_only, read_write):
 
 def _seccomp(ctypes, libc, bpf):
     # The filter was compiled once by the server (libseccomp); loading raw BPF needs no library.
+    # Its signal rules name a placeholder pid: this process's own, from here on (env.sandbox.seccomp).
+    placeholder, own = (0x7AD5_EC01).to_bytes(4, sys.byteorder), os.getpid().to_bytes(4, sys.byteorder)
+    bpf = b"".join(bpf[i:i + 4] + (own if bpf[i + 4:i + 8] == placeholder else bpf[i + 4:i + 8]) for i in range(0, len(bpf), 8))
+
     class SockFprog(ctypes.Structure):
         _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 

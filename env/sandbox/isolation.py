@@ -1,13 +1,16 @@
 """Start-up probe: which isolation layers this host lets a sandbox child apply.
 
     iso = probe_isolation()
-    iso.tier            # "namespaces+landlock" on a root VM, "landlock" on a HF Space ...
-    iso.can_execute     # False when nothing beyond rlimits is available (fail closed)
+    iso.tier            # "namespaces+landlock+seccomp" on a root VM, "landlock+seccomp" in Docker ...
+    iso.can_execute     # False unless every guarantee of env.sandbox.guarantees is held (fail closed)
+    iso.shell_refusal   # "" when run_bash's commands are confined too, else why not
 
 Layers are measured, never assumed: the probe starts the real child bootstrap with ``--probe``
-and it tries each layer on itself. ``SANDBOX_DISABLE_LAYERS`` (comma separated: ``netns``,
-``landlock``, ``seccomp``, ``uid``) simulates a host without them; ``SANDBOX_ALLOW_UNSAFE=1`` is
-the explicitly named development setting that lets a host with only rlimits run code anyway.
+and it tries each layer on itself. A run needs every guarantee (no network, reads and writes
+confined, no reach into other processes, bounded resources), each held by some active layer; a host
+that cannot give one refuses to run code and names what is missing. ``SANDBOX_ALLOW_UNSAFE=1`` is the
+one way to run anyway ("tier": "unsafe", logged as a warning). Tests simulate a host without some
+layers with ``probe_isolation(disabled={...})``; production never disables a layer.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from env.sandbox.guarantees import LANDLOCK_SIGNAL_ABI, LANDLOCK_TCP_ABI, GuaranteeState, assess, refusal
 from env.sandbox.seccomp import compile_filter
 
 CHILD = Path(__file__).with_name("child.py")
@@ -43,7 +47,14 @@ class Isolation(BaseModel):
     reason: str = ""
     landlock_abi: int = 0
     layers: dict[str, LayerState]
+    guarantees: dict[str, GuaranteeState] = Field(default_factory=dict)
+    shell_guarantees: dict[str, GuaranteeState] = Field(default_factory=dict)
+    shell_refusal: str = Field("", description="Why run_bash refuses here although other runs may start")
     seccomp_bpf: bytes | None = Field(None, exclude=True)
+
+    def active(self) -> dict[str, bool]:
+        """Which kernel layers runs apply, by short name (netns, landlock, seccomp, uid)."""
+        return {key: self.layers[name].active for key, name in LAYER_NAMES.items()}
 
     @property
     def netns(self) -> bool:
@@ -95,9 +106,18 @@ def _run_probe(bpf: bytes | None) -> dict:
             return {"errors": [f"probe failed: {exc}"]}
 
 
+def landlock_detail(abi: int) -> str:
+    """What Landlock confines at this ABI (each ABI adds to the one before)."""
+    parts = ["reads and writes confined to the system paths and the run's directory"]
+    parts.append("renames and links across them refused" if abi >= 2 else "no refer right (ABI 1)")
+    parts.append("TCP bind and connect denied" if abi >= LANDLOCK_TCP_ABI else "no TCP rules (ABI < 4)")
+    parts.append("signals and abstract Unix sockets scoped to the run" if abi >= LANDLOCK_SIGNAL_ABI else "no signal scoping (ABI < 6)")
+    return f"ABI {abi}: " + ", ".join(parts)
+
+
 def probe_isolation(disabled: set[str] | None = None, allow_unsafe: bool | None = None) -> Isolation:
-    if disabled is None:
-        disabled = {x.strip() for x in os.environ.get("SANDBOX_DISABLE_LAYERS", "").split(",") if x.strip()}
+    """The layers this host gives a run; ``disabled`` simulates a host without some of them (tests only)."""
+    disabled = set(disabled or ())
     if allow_unsafe is None:
         allow_unsafe = os.environ.get("SANDBOX_ALLOW_UNSAFE", "") == "1"
     bpf = compile_filter() if "seccomp" not in disabled else None
@@ -107,17 +127,20 @@ def probe_isolation(disabled: set[str] | None = None, allow_unsafe: bool | None 
     if bpf is None and "seccomp" not in disabled:
         errors["seccomp"] = "seccomp: libseccomp (pyseccomp) is not available to compile the filter"
     dumpable_off = set_server_undumpable()
-    abi = int(found.get("landlock_abi", 0))
+    abi = int(found.get("landlock_abi", 0)) if active["landlock"] else 0
     works = {
-        "netns": "user, network and mount namespaces: no interface but a downed loopback; the run's directory is a size-capped tmpfs",
-        "landlock": f"ABI {abi}: read-only system paths, own directory writable, no TCP, scoped signals",
-        "seccomp": "no exec, no fork (threads only), no inet/netlink/packet sockets, no ptrace, mount, namespaces, links or device nodes",
+        "netns": "user, network and mount namespaces: no interface but a downed loopback; the run's directory is a size-capped tmpfs; "
+        "run_bash gets a PID namespace",
+        "landlock": landlock_detail(abi),
+        "seccomp": "an allow-list of system calls: no socket of any family, no exec or fork (threads only; run_bash may fork), "
+        "no ptrace, process_vm_*, pidfd, mount, namespaces, bpf, io_uring, perf_event_open, userfaultfd or keyrings; "
+        "signals only to the run's own process",
         "uid": f"runs as uid {SANDBOX_UID}, not as the server's uid",
     }
 
     def state(key: str) -> LayerState:
         if key in disabled:
-            return LayerState(active=False, detail="disabled by SANDBOX_DISABLE_LAYERS")
+            return LayerState(active=False, detail="disabled (a simulated host without this layer)")
         if active[key]:
             return LayerState(active=True, detail=works[key])
         if key == "uid" and os.geteuid() != 0:
@@ -130,17 +153,19 @@ def probe_isolation(disabled: set[str] | None = None, allow_unsafe: bool | None 
         **{LAYER_NAMES[key]: state(key) for key in LAYER_NAMES},
         "server_not_dumpable": LayerState(active=dumpable_off, detail="PR_SET_DUMPABLE=0 in the server"),
     }
+    guarantees = assess(active, abi, "run")
+    shell_guarantees = assess(active, abi, "shell")
     kernel = [name for key, name in (("netns", "namespaces"), ("landlock", "landlock"), ("seccomp", "seccomp"), ("uid", "uid")) if active[key]]
-    tier = "+".join(kernel) if kernel else "rlimits-only"
-    can_execute = bool(kernel) or allow_unsafe
-    reason = ""
-    if not kernel:
-        reason = (
-            "unsafe: only rlimits are available and SANDBOX_ALLOW_UNSAFE=1 is set"
-            if allow_unsafe
-            else "refusing to run code: no kernel isolation layer (namespaces, Landlock or seccomp) is available on this host; "
-            "set SANDBOX_ALLOW_UNSAFE=1 only for local development"
+    reason = refusal(guarantees)
+    shell_reason = refusal(shell_guarantees, "shell commands")
+    if allow_unsafe and (reason or shell_reason):
+        gaps = [f"{what} without " + ", ".join(k for k, v in held.items() if not v.held)
+                for what, held in (("code", guarantees), ("shell commands", shell_guarantees)) if any(not v.held for v in held.values())]
+        return Isolation(
+            tier="unsafe", can_execute=True, landlock_abi=abi, layers=layers, seccomp_bpf=bpf, guarantees=guarantees,
+            shell_guarantees=shell_guarantees, reason="unsafe: SANDBOX_ALLOW_UNSAFE=1 runs " + "; ".join(gaps),
         )
     return Isolation(
-        tier=tier, can_execute=can_execute, reason=reason, landlock_abi=abi if active["landlock"] else 0, layers=layers, seccomp_bpf=bpf
+        tier="+".join(kernel) if not reason else "refused", can_execute=not reason, reason=reason, landlock_abi=abi,
+        layers=layers, seccomp_bpf=bpf, guarantees=guarantees, shell_guarantees=shell_guarantees, shell_refusal=shell_reason,
     )

@@ -10,12 +10,13 @@ Each call starts a fresh launcher (``shell_child.py``) that applies every layer 
 * its own user and network namespace (no network at all) and PID namespace (a minimal init is
   pid 1 and bash pid 2, so nothing the command starts outlives it); where the host has no PID
   namespace, a process group, plus a ``kill(-1)`` that Landlock's signal scope confines to the run;
-* Landlock (required: without it ``run`` refuses, unless SANDBOX_ALLOW_UNSAFE=1): system
+* Landlock (required, with seccomp: without every guarantee of ``env.sandbox.guarantees`` ``run``
+  refuses and names what is missing, unless SANDBOX_ALLOW_UNSAFE=1): system
   directories read-only (executables included), the workspace and a private temporary directory
   writable, nothing else: not the project's source tree (it holds the tasks' fixes), not other
   workspaces, not /proc, /tmp or /dev/shm, and of /etc only what the tools read; no TCP;
-* seccomp (``compile_filter(allow_processes=True)``): programs and processes, but no ptrace,
-  mounts, namespaces, links, device nodes or sockets other than ``socketpair``;
+* seccomp (``compile_filter(allow_processes=True)``): the run's allow-list plus programs and
+  processes; no socket of any family, no ptrace, mounts or namespaces;
 * rlimits, and where the server is root a pids cgroup per call (RLIMIT_NPROC does not bind root);
 * uid 65534 where the server is root and that uid can read Python (the workspace is chowned to it).
 
@@ -43,6 +44,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from env.sandbox.guarantees import assess, refusal
 from env.sandbox.isolation import CHILD, PYTHON_FLAGS, Isolation
 from env.sandbox.limits import rlimits_of
 from env.sandbox.runner import RefusedToRun
@@ -62,10 +64,6 @@ ETC_READABLE = (
 )  # fmt: skip
 DEVICES_READABLE = ("/dev/urandom", "/dev/random", "/dev/zero")
 KILL_WAIT_SECONDS = 5.0
-NO_LANDLOCK = (
-    "run_bash needs Landlock: without it a command could read the project's source tree (the tasks' fixes) "
-    "and other episodes' workspaces; set SANDBOX_ALLOW_UNSAFE=1 only for local development"
-)
 STATUS_BYTES = 8192
 
 
@@ -337,11 +335,12 @@ class ShellRunner:
         self.layers = layers
         self.read_only = read_only_paths()
         self.bin_dir = os.path.dirname(sys.executable)
-        # Fail closed: the kernel layers as for every sandbox run, and Landlock in particular, since a
-        # shell can read any file its uid can.
+        # Fail closed: every guarantee of a run, and for commands that fork, signals kept inside the
+        # command by Landlock's scoping or a PID namespace of its own.
         self.refusal = isolation.reason if not isolation.can_execute else ""
-        if not self.refusal and not isolation.landlock and os.environ.get("SANDBOX_ALLOW_UNSAFE", "") != "1":
-            self.refusal = NO_LANDLOCK
+        if not self.refusal and isolation.tier != "unsafe":
+            active = {**isolation.active(), "netns": isolation.netns and pid_namespace}
+            self.refusal = refusal(assess(active, isolation.landlock, "shell"), "shell commands")
         # The launcher reuses the sandbox child's isolation functions; compiled once, here.
         self.child_code = marshal.dumps(compile(CHILD.read_text(encoding="utf-8"), str(CHILD), "exec"))
 

@@ -71,7 +71,14 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None) 
             "status": "healthy",
             "environment": ENV_NAME,
             "version": VERSION,
-            "isolation": {"tier": iso.tier, "can_execute": iso.can_execute, "reason": iso.reason, "layers": {k: v.model_dump() for k, v in iso.layers.items()}},
+            "isolation": {
+                "tier": iso.tier, "can_execute": iso.can_execute, "reason": iso.reason,
+                "layers": {k: v.model_dump() for k, v in iso.layers.items()},
+                # each guarantee a run needs, and the active layer that gives it on this host
+                "guarantees": {k: v.model_dump() for k, v in iso.guarantees.items()},
+                "shell_guarantees": {k: v.model_dump() for k, v in iso.shell_guarantees.items()},
+                "shell_refusal": iso.shell_refusal,
+            },
             "http_episodes": len(store),
             # names the secret the verdicts derive from (never the secret): replicas and resumed runs must agree
             "secret_fingerprint": runtime.secret.fingerprint,

@@ -131,7 +131,7 @@ def run_tests(sandbox: Sandbox, task: RepoTask, files: Files, select: list[str] 
     if missing:
         return RepoVerdict(error=f"this task needs {', '.join(missing)} installed on the server (pip install {' '.join(missing)}); no test was run")
     if not sandbox.isolation.can_execute:
-        return RepoVerdict(error=f"refusing to run code: {sandbox.isolation.reason}")
+        return RepoVerdict(error=sandbox.isolation.reason)
     tree = _TREES.get(task, graded)
     tests = task.grading_tests if graded else task.visible_tests
     source = source_only(files)
