@@ -13,6 +13,8 @@ from __future__ import annotations
 import hashlib
 import os
 import secrets
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -189,19 +191,30 @@ def digest(path: Path) -> str:
 
 
 def sandbox_children() -> list[int]:
-    """Live processes serving a run (they name themselves "adbg-run"; idle pooled ones "adbg-idle")."""
-    found = []
+    """Live processes serving one of this test process's runs: named "adbg-run" (idle pooled ones are "adbg-idle")
+    and descended from this process (its fork servers' children), so other servers' runs on a shared host never count."""
+    parents, serving = {}, []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if (entry / "comm").read_text().strip() != "adbg-run":
-                    continue
-                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+                stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                parents[int(entry.name)] = int(stat[1])
+                if stat[0] != "Z" and (entry / "comm").read_text().strip() == "adbg-run":
+                    serving.append(int(entry.name))
             except OSError:
                 continue
-            if state != "Z":
-                found.append(int(entry.name))
-    return found
+    me = os.getpid()
+
+    def ours(pid: int) -> bool:
+        for _ in range(64):
+            pid = parents.get(pid, 0)
+            if pid == me:
+                return True
+            if pid <= 1:
+                return False
+        return False
+
+    return [pid for pid in serving if ours(pid)]
 
 
 @pytest.fixture(scope="module")
@@ -481,3 +494,25 @@ def test_correct_code_that_looks_suspicious_still_solves(world, task_id, policy)
     assert body["observation"]["error"] is None
     assert body["observation"]["tests_passed"] == body["observation"]["tests_total"]
     assert body["done"] is True and body["reward"] >= 0.5
+
+
+def test_another_servers_runs_are_not_counted_as_ours():
+    """On a shared host other servers' runs carry the same name; only this process's descendants are ours."""
+    script = (
+        "import ctypes, os, sys, time\n"
+        "if os.fork():\n    os._exit(0)\n"  # orphaned: reparented away from this test process, like a stranger's run
+        "ctypes.CDLL(None).prctl(15, b'adbg-run', 0, 0, 0)\n"
+        "print(os.getpid(), flush=True)\n"
+        "null = os.open(os.devnull, os.O_WRONLY)\nos.dup2(null, 1)\nos.dup2(null, 2)\n"  # let the caller's read end
+        "time.sleep(30)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=10, check=True)
+    stranger = int(done.stdout.split()[0])
+    try:
+        deadline = time.monotonic() + 5
+        while Path(f"/proc/{stranger}/comm").read_text().strip() != "adbg-run" and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert Path(f"/proc/{stranger}/comm").read_text().strip() == "adbg-run"
+        assert stranger not in sandbox_children()
+    finally:
+        os.kill(stranger, 9)

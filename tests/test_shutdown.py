@@ -1,29 +1,35 @@
-"""A server stopped with SIGTERM (how Docker, systemd and the tests stop it) exits normally and removes what it
-made on the scratch disk: the generated procedural tasks and the workspace templates."""
+"""A server stopped with SIGTERM (how Docker, systemd and the tests stop it), started either way the README and
+openenv.yaml name, exits normally and removes everything it made on the scratch disk: the generated procedural
+tasks (gold patches included), the workspace templates, the test trees and the episodes' workspaces."""
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import httpx
+import pytest
 
 from env.scratch import scratch_root
 from env.server.local import start_local_server
 
-MADE = ("adbg-procedural-", "adbg-templates-")
 
-
-def test_a_stopped_server_removes_its_scratch_directories():
-    root = Path(scratch_root())
-    before = set(os.listdir(root))
-    proc, url = start_local_server()
+@pytest.mark.parametrize("via_uvicorn", [False, True], ids=["python-m-env.server", "uvicorn-env.server.app-app"])
+def test_a_stopped_server_removes_its_scratch_directories(via_uvicorn):
+    root = Path(tempfile.mkdtemp(prefix="adbg-test-scratch-", dir=scratch_root()))  # this server's alone
+    proc, url = start_local_server(via_uvicorn=via_uvicorn, env={"SANDBOX_TMPDIR": str(root)})
     try:
-        assert httpx.get(f"{url}/tasks", timeout=60).status_code == 200
-        made = {d for d in set(os.listdir(root)) - before if d.startswith(MADE)}
-        assert {d.split("-")[1] for d in made} == {"procedural", "templates"}
+        for task in ("repo-cache-stale", "proc-easy-test-0"):
+            assert httpx.post(f"{url}/reset", json={"task_id": task, "seed": 1}, timeout=60).status_code == 200
+        made = sorted(d.split("-")[1] for d in os.listdir(root))
+        assert made == ["procedural", "templates", "tests", "ws", "ws"]
     finally:
         proc.terminate()
         proc.wait(timeout=30)
-    assert proc.returncode == 0
-    assert [d for d in made if (root / d).exists()] == []
+    try:
+        assert proc.returncode == 0
+        assert os.listdir(root) == []
+    finally:
+        shutil.rmtree(root, ignore_errors=True)

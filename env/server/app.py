@@ -11,6 +11,7 @@ import functools
 import gc
 import logging
 import signal
+import threading
 from typing import Any
 
 from fastapi import FastAPI, HTTPException
@@ -165,6 +166,9 @@ def _tool_lists(family: str) -> dict[str, Any]:
 
 @functools.cache
 def _default_app() -> FastAPI:
+    # `uvicorn env.server.app:app` (as openenv.yaml says) must clean up on SIGTERM as `python -m env.server` does:
+    # uvicorn restores the handler found here and re-raises the signal once it has shut down.
+    exit_cleanly_on_sigterm()
     return build_app()
 
 
@@ -197,4 +201,5 @@ def exit_cleanly_on_sigterm() -> None:
     def stop(signum: int, frame: Any) -> None:
         raise SystemExit(0)
 
-    signal.signal(signal.SIGTERM, stop)
+    if threading.current_thread() is threading.main_thread():  # a handler can only be set there
+        signal.signal(signal.SIGTERM, stop)

@@ -1,6 +1,7 @@
 """Start the server (or the demo) on a free local port and wait until it answers.
 
     proc, url = start_local_server()      # used by validator.py and the bench scripts
+    proc, url = start_local_server(via_uvicorn=True)   # as openenv.yaml starts it: uvicorn env.server.app:app
     proc, url = start_local_demo()        # app.py: the demo's browser test and bench
     ...
     proc.terminate()
@@ -24,6 +25,7 @@ def _start(args: list[str], ready_path: str, env: dict[str, str], log_path: str 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
+    args = [a.replace("{port}", str(port)) for a in args]
     log = open(log_path or os.devnull, "w")  # noqa: SIM115 (lives as long as the process)
     proc = subprocess.Popen([sys.executable, *args], cwd=ROOT, env={**os.environ, **env, "PORT": str(port)}, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
@@ -38,8 +40,11 @@ def _start(args: list[str], ready_path: str, env: dict[str, str], log_path: str 
     raise RuntimeError(f"{' '.join(args)} did not start" + (f"; its log is {log_path}" if log_path else ""))
 
 
-def start_local_server(log_path: str | None = None, timeout_s: float = 60.0) -> tuple[subprocess.Popen, str]:
-    return _start(["-m", "env.server"], "/health", {"HOST": "127.0.0.1"}, log_path, timeout_s)
+def start_local_server(
+    log_path: str | None = None, timeout_s: float = 60.0, via_uvicorn: bool = False, env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen, str]:
+    args = ["-m", "uvicorn", "env.server.app:app", "--host", "127.0.0.1", "--port", "{port}"] if via_uvicorn else ["-m", "env.server"]
+    return _start(args, "/health", {"HOST": "127.0.0.1", **(env or {})}, log_path, timeout_s)
 
 
 def start_local_demo(log_path: str | None = None, timeout_s: float = 120.0) -> tuple[subprocess.Popen, str]:
