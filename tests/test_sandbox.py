@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from env.sandbox.isolation import probe_isolation
+from env.sandbox.isolation import SANDBOX_UID, probe_isolation
 from env.sandbox.limits import Limits
 from env.sandbox.runner import RefusedToRun, RemoteError, RunAborted, Sandbox
 
@@ -313,11 +313,17 @@ def test_the_refusal_names_each_missing_guarantee_and_what_gives_it():
     assert iso.guarantees["read_confined"].by.startswith(f"Landlock ABI {iso.landlock_abi}: ")
 
 
-def test_the_separate_uid_layer_reports_why_it_is_off():
-    layer = probe_isolation(disabled=set(), allow_unsafe=False).layers["separate_uid"]
-    if not layer.active:
+def test_the_separate_uid_layer_runs_as_nobody_or_says_why_not():
+    iso = probe_isolation(disabled=set(), allow_unsafe=False)
+    layer = iso.layers["separate_uid"]
+    with Sandbox(Limits(), iso, warm=False).start("import os\ndef uid():\n    return os.getuid()\n", "m.py", "m") as run:
+        uid = run.call("uid")
+    if layer.active:
+        assert uid == SANDBOX_UID
+    else:
+        assert uid == os.getuid()  # the server's own: then Landlock and seccomp carry the guarantees
         assert layer.detail in (
-            "uid 65534 cannot read the Python standard library here",
+            f"uid {SANDBOX_UID} cannot read the Python standard library here",
             "the server does not run as root, so runs keep its uid",
         )
 
