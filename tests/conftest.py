@@ -26,8 +26,11 @@ from env.verdict.judge import Verdict, judge
 
 @pytest.fixture(scope="session")
 def isolation() -> Isolation:
+    """This host's isolation. Where it cannot give every guarantee, the tests that run code skip and say why (the
+    refusal itself is tested by simulating each missing layer, which needs no fixture)."""
     iso = probe_isolation(disabled=set(), allow_unsafe=False)
-    assert iso.can_execute, f"these tests need a kernel isolation layer: {iso.reason}"
+    if not iso.can_execute:
+        pytest.skip(f"this host cannot run sandboxed code: {iso.reason}")
     return iso
 
 
