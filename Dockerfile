@@ -3,7 +3,8 @@ FROM python:3.11-slim
 # git: each repository episode's workspace is a one-commit repository; libseccomp2: the sandbox's filter.
 RUN apt-get update && apt-get install -y --no-install-recommends git libseccomp2 && rm -rf /var/lib/apt/lists/*
 
-# A non-root user: the sandbox layers (Landlock, rlimits) do not need root.
+# A non-root user: the layers that hold every run's guarantees (Landlock, seccomp, rlimits) do not need root;
+# without user namespaces (Docker's default profile) the tier is landlock+seccomp, and run_bash needs Landlock ABI 6.
 RUN useradd --create-home --uid 1000 app
 WORKDIR /app
 

@@ -41,7 +41,7 @@ class RunAborted(Exception):
 
 
 class RefusedToRun(Exception):
-    """The host offers no kernel isolation and unsafe execution is not enabled."""
+    """The host cannot give every guarantee a run needs (env.sandbox.guarantees) and unsafe execution is not enabled."""
 
 
 class RemoteError(Exception):
