@@ -116,6 +116,7 @@ class Workspace:
     def create(cls, task: RepoTask, tmp_root: str | None = None) -> Workspace:
         target = Path(tempfile.mkdtemp(prefix="adbg-ws-", dir=tmp_root or scratch_root()))
         shutil.copytree(_TEMPLATES.get(task), target, dirs_exist_ok=True, symlinks=True)
+        target.chmod(0o700)  # copytree gave it the template's mode: no other uid may enter another episode's workspace
         return cls(target)
 
     @classmethod

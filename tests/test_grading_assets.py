@@ -1,6 +1,7 @@
 """Grading assets are never readable by sandboxed code, on every tier a run may start at: a classic submission,
-a script (``run_script``'s path: the debugging sandbox, pytest and the installed packages readable) and a shell
-command (``run_bash``) each try to read every asset."""
+a script (``run_script``'s path: the debugging sandbox, pytest and the installed packages readable), the
+debugger's ``debug_eval``, a shell command (``run_bash``) and a repository's own code during ``run_tests`` each try to
+read every asset."""
 
 from __future__ import annotations
 
@@ -12,6 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from env.debugger.session import DebugError, DebugSession, Project
+from env.models import DebugAction
+from env.repo_episode import RepoEpisode
+from env.runtime import Runtime
 from env.sandbox.isolation import probe_isolation
 from env.sandbox.limits import Limits
 from env.sandbox.runner import Sandbox
@@ -19,6 +24,8 @@ from env.sandbox.shell import ShellLimits, ShellRunner
 from env.scratch import scratch_root
 from env.secret import ServerSecret
 from env.tasks.registry import TaskRegistry
+from env.tasks.repository import load_repo_task
+from tests import repo_fixture
 
 TIERS = {"full": {"uid"}, "landlock+seccomp": {"netns", "uid"}}
 
@@ -88,3 +95,43 @@ def test_a_shell_command_reads_no_asset(assets, tier):
         assert result.output.splitlines() == ["DENIED"] * len(assets)
     finally:
         shutil.rmtree(workspace, ignore_errors=True)
+
+
+@pytest.mark.parametrize("tier", sorted(TIERS))
+def test_debug_eval_reads_no_asset(assets, tier):
+    """The debugger's expression runs in the stopped program's frame, in the same sandbox child as the script."""
+    sandbox = Sandbox(Limits(), tier_isolation(tier), warm=False, debug=True)
+    project = Project(files=lambda: {"probe.py": "x = 1\nx += 1\n"}, paths=[""], environ={}, tests=[])
+    session = DebugSession(sandbox, project)
+    try:
+        stop = session.start(script="probe.py")
+        assert stop.data["frame"]["line"] == 1, stop.text
+        for path in assets:
+            with pytest.raises(DebugError) as denied:
+                session.evaluate(f"open({path!r}, 'rb').read()")
+            assert "PermissionError" in str(denied.value), (path, str(denied.value))
+        assert session.evaluate("len('abc') + 39").data["value"] == {"type": "int", "repr": "42"}  # the session still answers
+    finally:
+        session.close()
+
+
+@pytest.mark.parametrize("tier", sorted(TIERS))
+def test_a_project_file_reads_no_asset_during_run_tests(assets, tier, registry, tmp_path):
+    """A repository task's own code, imported by its tests under the verdict, tries every asset and another live
+    episode's workspace."""
+    runtime = Runtime(registry, Sandbox(Limits(), tier_isolation(tier), warm=False), workers=2)
+    task = load_repo_task(repo_fixture.write_task(tmp_path))
+    episode, other = RepoEpisode(runtime, task, seed=3, episode_id="ep"), RepoEpisode(runtime, task, seed=4, episode_id="other")
+    try:
+        targets = [*assets, str(other.workspace.root / "shop" / "cart.py")]
+        assert os.path.exists(targets[-1])
+        probe = reader(targets)
+        episode.step(DebugAction(action_type="replace_text", path="shop/cart.py", old_text="STOCK = {", new_text=probe + "\nSTOCK = {"))
+        obs = episode.step(DebugAction(action_type="run_tests"))
+        assert obs.error is None
+        assert "READ" not in obs.tool_output, obs.tool_output
+        assert obs.tool_output.count("DENIED PermissionError") >= len(targets)
+    finally:
+        episode.close()
+        other.close()
+        runtime.debug_sandbox.close()

@@ -152,31 +152,3 @@ def test_git_history_is_sanitised(runtime, task):
     assert not (episode.workspace.root / ".git" / "logs").exists()
     assert git("status", "--porcelain") == []
     episode.close()
-
-
-def test_a_project_file_reads_no_grading_asset_during_run_tests(episode, runtime, task):
-    """Grading assets are out of reach of the project's own code at the tier the sandbox runs: the task's gold
-    patch, a classic fix, a generated procedural task on the scratch disk, another episode's workspace, the
-    server's environment."""
-    import os
-
-    from env.tasks.registry import TaskRegistry
-
-    other = RepoEpisode(runtime, task, seed=4, episode_id="other")
-    procedural = TaskRegistry.builtin().get("proc-easy-test-0")
-    assets = [str(task.folder / "gold.patch"), str(TaskRegistry.builtin().get("medium").folder / "fix.py"),
-              str(procedural.folder / "gold.patch"), str(other.workspace.root / "shop" / "cart.py"), f"/proc/{os.getpid()}/environ"]
-    try:
-        for path in assets:
-            assert os.path.exists(path), path  # each one is there to be read
-        probe = "\n".join(
-            f"try:\n    open({path!r}, 'rb').read()\n    print('READ', {path!r})\nexcept OSError as exc:\n    print('DENIED', type(exc).__name__)"
-            for path in assets
-        )
-        act(episode, action_type="replace_text", path="shop/cart.py", old_text="STOCK = {", new_text=probe + "\nSTOCK = {")
-        obs = act(episode, action_type="run_tests")
-        assert obs.error is None
-        assert "READ" not in obs.tool_output, obs.tool_output
-        assert obs.tool_output.count("DENIED PermissionError") >= len(assets)
-    finally:
-        other.close()

@@ -6,9 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from env.sandbox.isolation import SANDBOX_UID, probe_isolation
+from env.sandbox.isolation import SANDBOX_UID, probe_isolation, scratch_exposure
 from env.sandbox.limits import Limits
+from env.sandbox.readable import exposure
 from env.sandbox.runner import RefusedToRun, RemoteError, RunAborted, Sandbox
+from env.scratch import scratch_root
 
 PROBES = '''
 import os, socket, operator, json
@@ -311,6 +313,30 @@ def test_the_refusal_names_each_missing_guarantee_and_what_gives_it():
         "and Landlock. Set SANDBOX_ALLOW_UNSAFE=1 only for local development"
     )
     assert iso.guarantees["read_confined"].by.startswith(f"Landlock ABI {iso.landlock_abi}: ")
+
+
+def test_a_scratch_directory_that_runs_may_read_is_refused():
+    """Workspaces and generated tasks (gold patches) live where no tree Landlock opens to a run reaches."""
+    inside = "/usr/lib/adbg-scratch"  # a SANDBOX_TMPDIR under a readable tree; the check is on the path alone
+    tree = exposure(inside)
+    assert tree in ("/usr", "/usr/lib")
+    iso = probe_isolation(disabled={"uid"}, allow_unsafe=False, scratch=inside)
+    assert (iso.tier, iso.can_execute) == ("refused", False)
+    assert [name for name, held in iso.guarantees.items() if not held.held] == ["read_confined"]
+    assert iso.reason == (
+        "refusing to run code: this host cannot guarantee read_confined (no read outside the allowed system paths and the "
+        f"run's own directory) needs a scratch directory outside every path sandboxed code may read (the scratch directory "
+        f"{inside} lies under {tree}, which runs may read; set SANDBOX_TMPDIR). Set SANDBOX_ALLOW_UNSAFE=1 only for local development"
+    )
+    with pytest.raises(ValueError, match=f"^the scratch directory {inside} lies under {tree}, which runs may read$"):
+        Sandbox(Limits(), probe_isolation(disabled={"uid"}, allow_unsafe=False), tmp_root=inside, warm=False)
+
+
+def test_the_scratch_directory_is_the_servers_own_and_out_of_every_run_s_reach():
+    root = Path(scratch_root())
+    assert exposure(str(root)) == "" and scratch_exposure(str(root)) == ""
+    assert root.name.startswith(f"adbg-{os.getpid()}-")
+    assert (root.stat().st_mode & 0o777, root.stat().st_uid) == (0o711, os.geteuid())
 
 
 def test_the_separate_uid_layer_runs_as_nobody_or_says_why_not():

@@ -21,9 +21,11 @@ import pytest
 
 import env.sandbox.shell as shell_module
 from env.sandbox.isolation import LayerState
+from env.sandbox.readable import PROJECT_ROOT
+from env.sandbox.readable import shell_paths as read_only_paths
 from env.sandbox.runner import RefusedToRun
 from env.sandbox.seccomp import compile_filter
-from env.sandbox.shell import PROJECT_ROOT, ShellLimits, ShellRunner, read_only_paths
+from env.sandbox.shell import ShellLimits, ShellRunner
 from env.scratch import scratch_root
 from env.tasks.registry import TaskRegistry
 from env.tools.base import TOOLS, ToolError
@@ -95,6 +97,19 @@ def test_files_written_by_the_command_stay_readable_by_the_server(shell, workspa
     assert (workspace / "made.txt").read_text() == "new\n"
     assert (workspace / "calc.py").read_text() == "def add(a, b):\n    return a - b\n"
     assert (workspace / "sub" / "f").read_text() == "x\n"
+
+
+def test_a_workspace_stays_the_servers_between_commands(shell, registry):
+    """Whatever uid a command runs as, the workspace goes back to the server's uid, closed to every other (0700)."""
+    ws = Workspace.create(registry.get("repo-cache-stale"))
+    try:
+        assert (ws.root.stat().st_mode & 0o777, ws.root.stat().st_uid) == (0o700, os.geteuid())
+        assert shell.run(ws.root, "mkdir made && touch made/here").exit_code == 0
+        owners = {os.lstat(os.path.join(d, n)).st_uid for d, dirs, files in os.walk(ws.root) for n in dirs + files}
+        assert owners == {os.geteuid()} and ws.root.stat().st_uid == os.geteuid()
+        assert (ws.root / "made" / "here").exists()
+    finally:
+        ws.close()
 
 
 def test_private_tmp_dir_is_outside_the_workspace_and_removed(shell, workspace):

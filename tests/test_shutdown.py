@@ -1,6 +1,7 @@
 """A server stopped with SIGTERM (how Docker, systemd and the tests stop it), started either way the README and
 openenv.yaml name, exits normally and removes everything it made on the scratch disk: the generated procedural
-tasks (gold patches included), the workspace templates, the test trees and the episodes' workspaces."""
+tasks (gold patches included), the workspace templates, the test trees and the episodes' workspaces, all in one
+directory of its own that no other uid can list, each of them closed to other uids."""
 
 from __future__ import annotations
 
@@ -23,8 +24,12 @@ def test_a_stopped_server_removes_its_scratch_directories(via_uvicorn):
     try:
         for task in ("repo-cache-stale", "proc-easy-test-0"):
             assert httpx.post(f"{url}/reset", json={"task_id": task, "seed": 1}, timeout=60).status_code == 200
-        made = sorted(d.split("-")[1] for d in os.listdir(root))
+        (private,) = root.iterdir()  # the server's own directory: others may pass through it, not list it
+        assert private.name.startswith(f"adbg-{proc.pid}-")
+        assert (private.stat().st_mode & 0o777, private.stat().st_uid) == (0o711, os.geteuid())
+        made = sorted(entry.name.split("-")[1] for entry in private.iterdir())
         assert made == ["procedural", "templates", "tests", "ws", "ws"]
+        assert {entry.stat().st_mode & 0o777 for entry in private.iterdir()} == {0o700}
     finally:
         proc.terminate()
         proc.wait(timeout=30)

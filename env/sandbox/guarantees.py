@@ -42,7 +42,7 @@ GUARANTEES = {
 }
 
 
-def _providers(active: dict[str, bool], abi: int, kind: RunKind) -> dict[str, list[tuple[bool, str]]]:
+def _providers(active: dict[str, bool], abi: int, kind: RunKind, exposed: str) -> dict[str, list[tuple[bool, str]]]:
     """Each guarantee's alternatives: (held on this host, what holds it)."""
     seccomp, landlock, netns = active.get("seccomp", False), active.get("landlock", False), active.get("netns", False)
     if kind == "shell":
@@ -57,7 +57,7 @@ def _providers(active: dict[str, bool], abi: int, kind: RunKind) -> dict[str, li
                     "seccomp (kill and tgkill to its own pid only; ptrace, process_vm_*, pidfd denied) with /proc out of Landlock's reach")]
     return {
         "no_network": [(seccomp, "seccomp: socket() denied for every family, socketpair not allowed")],
-        "read_confined": [(landlock, f"Landlock ABI {abi}: only system paths and the run's directory are readable")],
+        "read_confined": [(landlock and not exposed, f"Landlock ABI {abi}: only system paths and the run's directory are readable")],
         "write_confined": [(landlock, f"Landlock ABI {abi}: only the run's directory is writable")],
         "processes_confined": signals,
         "resources_bounded": [(True, "rlimits: address space, CPU, file size, open files; output capped by the server")],
@@ -74,11 +74,17 @@ NEEDS = {
 SHELL_NEEDS = {**NEEDS, "processes_confined": "seccomp and Landlock, with Landlock ABI 6 (Linux 6.12) or user namespaces for a PID namespace"}
 
 
-def assess(active: dict[str, bool], landlock_abi: int, kind: RunKind = "run") -> dict[str, GuaranteeState]:
-    """Every guarantee for a run of ``kind``, given which layers are active."""
+def assess(active: dict[str, bool], landlock_abi: int, kind: RunKind = "run", exposed: str = "") -> dict[str, GuaranteeState]:
+    """Every guarantee for a run of ``kind``, given which layers are active.
+
+    ``exposed`` says where the server's scratch directory (workspaces, generated tasks) lies inside a tree
+    that runs may read ("" when it does not): Landlock cannot confine reads away from it then.
+    """
     needs = SHELL_NEEDS if kind == "shell" else NEEDS
+    if exposed:
+        needs = {**needs, "read_confined": f"a scratch directory outside every path sandboxed code may read ({exposed}; set SANDBOX_TMPDIR)"}
     result = {}
-    for name, alternatives in _providers(active, landlock_abi, kind).items():
+    for name, alternatives in _providers(active, landlock_abi, kind, exposed).items():
         by = next((what for held, what in alternatives if held), "")
         result[name] = GuaranteeState(held=bool(by), by=by, needs=needs[name])
     return result

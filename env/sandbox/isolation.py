@@ -26,7 +26,9 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from env.sandbox.guarantees import LANDLOCK_SIGNAL_ABI, LANDLOCK_TCP_ABI, GuaranteeState, assess, refusal
+from env.sandbox.readable import exposure
 from env.sandbox.seccomp import compile_filter
+from env.scratch import scratch_root
 
 CHILD = Path(__file__).with_name("child.py")
 PYTHON_FLAGS = ("-I", "-S", "-B", "-X", "utf8")
@@ -115,9 +117,19 @@ def landlock_detail(abi: int) -> str:
     return f"ABI {abi}: " + ", ".join(parts)
 
 
-def probe_isolation(disabled: set[str] | None = None, allow_unsafe: bool | None = None) -> Isolation:
-    """The layers this host gives a run; ``disabled`` simulates a host without some of them (tests only)."""
+def scratch_exposure(scratch: str) -> str:
+    """Why sandboxed code could read the server's scratch directory, or "" when no readable tree holds it."""
+    tree = exposure(scratch)
+    return f"the scratch directory {scratch} lies under {tree}, which runs may read" if tree else ""
+
+
+def probe_isolation(disabled: set[str] | None = None, allow_unsafe: bool | None = None, scratch: str | None = None) -> Isolation:
+    """The layers this host gives a run; ``disabled`` simulates a host without some of them (tests only).
+
+    ``scratch`` is where workspaces and generated tasks live (``scratch_root()`` unless given).
+    """
     disabled = set(disabled or ())
+    exposed = scratch_exposure(scratch or scratch_root())
     if allow_unsafe is None:
         allow_unsafe = os.environ.get("SANDBOX_ALLOW_UNSAFE", "") == "1"
     bpf = compile_filter() if "seccomp" not in disabled else None
@@ -153,8 +165,8 @@ def probe_isolation(disabled: set[str] | None = None, allow_unsafe: bool | None 
         **{LAYER_NAMES[key]: state(key) for key in LAYER_NAMES},
         "server_not_dumpable": LayerState(active=dumpable_off, detail="PR_SET_DUMPABLE=0 in the server"),
     }
-    guarantees = assess(active, abi, "run")
-    shell_guarantees = assess(active, abi, "shell")
+    guarantees = assess(active, abi, "run", exposed)
+    shell_guarantees = assess(active, abi, "shell", exposed)
     kernel = [name for key, name in (("netns", "namespaces"), ("landlock", "landlock"), ("seccomp", "seccomp"), ("uid", "uid")) if active[key]]
     reason = refusal(guarantees)
     shell_reason = refusal(shell_guarantees, "shell commands")

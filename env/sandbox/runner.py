@@ -22,7 +22,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -30,8 +29,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from env.sandbox.isolation import CHILD, PYTHON_FLAGS, Isolation
+from env.sandbox.isolation import CHILD, PYTHON_FLAGS, Isolation, scratch_exposure
 from env.sandbox.limits import Limits
+from env.sandbox.readable import debug_paths, run_paths, site_paths
 from env.sandbox.zygote import Zygote, ZygoteChild, ZygoteError
 from env.scratch import scratch_root
 
@@ -78,12 +78,6 @@ class RunResult(BaseModel):
     duration_ms: float = 0.0
 
 
-def _read_only_paths() -> list[str]:
-    paths = sysconfig.get_paths()
-    candidates = [paths["stdlib"], paths["platstdlib"], "/usr/lib", "/lib", "/lib64", "/usr/lib64", "/etc/ld.so.cache"]
-    return sorted({p for p in candidates if p and os.path.exists(p)})
-
-
 class FreshChild:
     """A child started as a fresh interpreter (the slow path, and the benchmark's baseline)."""
 
@@ -108,16 +102,16 @@ class Sandbox:
     pre-imported fork server; otherwise each run starts a fresh interpreter.
     """
 
-    def __init__(
-        self, limits: Limits, isolation: Isolation, tmp_root: str | None = None, warm: bool | None = None, debug: bool = False
-    ):
+    def __init__(self, limits: Limits, isolation: Isolation, tmp_root: str | None = None, warm: bool | None = None, debug: bool = False):
         self.limits = limits
         self.isolation = isolation
-        self.tmp_root = tmp_root or scratch_root()
+        self.tmp_root = tmp_root or scratch_root()  # probe_isolation checked scratch_root(); a chosen one is checked here
+        if tmp_root and scratch_exposure(tmp_root):
+            raise ValueError(scratch_exposure(tmp_root))
         # What every child applies to itself before it sees a submission.
         self.config = {
             "layers": isolation.for_child(limits.disk_bytes),
-            "read_only": _read_only_paths(),
+            "read_only": run_paths(),
             "limits": limits.for_child(),
             "nice": 10,
             "tmp_root": self.tmp_root,
@@ -126,9 +120,8 @@ class Sandbox:
         if debug:
             # Debugging sessions run pytest inside the child, so they also read the installed
             # packages (read-only; nothing there is secret). Verdict runs never get them.
-            site = sorted({p for p in (sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]) if os.path.isdir(p)})
             # pytest's logging plugin opens /dev/null for writing.
-            self.config.update(debug=True, site=site, read_only=sorted({*self.config["read_only"], *site}), read_write=["/dev/null"], pool=1)
+            self.config.update(debug=True, site=site_paths(), read_only=debug_paths(), read_write=["/dev/null"], pool=1)
         if warm is None:
             warm = os.environ.get("SANDBOX_ZYGOTE", "on") != "off"
         runs = int(os.environ.get("SANDBOX_ZYGOTE_RUNS", "2000"))

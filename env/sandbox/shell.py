@@ -37,7 +37,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import time
 from pathlib import Path
@@ -45,24 +44,15 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from env.sandbox.guarantees import assess, refusal
-from env.sandbox.isolation import CHILD, PYTHON_FLAGS, Isolation
+from env.sandbox.isolation import CHILD, PYTHON_FLAGS, Isolation, scratch_exposure
 from env.sandbox.limits import rlimits_of
+from env.sandbox.readable import shell_paths
 from env.sandbox.runner import RefusedToRun
 from env.sandbox.seccomp import compile_filter
 from env.scratch import scratch_root
 
 MiB = 1024 * 1024
 SHELL_CHILD = Path(__file__).with_name("shell_child.py")
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-# Not /etc as a whole: where the server is root and keeps its uid, /etc/shadow and private keys
-# would be readable. These are what bash, coreutils, git and Python read there.
-ETC_READABLE = (
-    "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime", "/etc/timezone",
-    "/etc/nsswitch.conf", "/etc/passwd", "/etc/group", "/etc/hosts", "/etc/host.conf", "/etc/resolv.conf", "/etc/protocols",
-    "/etc/services", "/etc/mime.types", "/etc/os-release", "/etc/magic", "/etc/magic.mime", "/etc/terminfo", "/etc/ssl/certs",
-)  # fmt: skip
-DEVICES_READABLE = ("/dev/urandom", "/dev/random", "/dev/zero")
 KILL_WAIT_SECONDS = 5.0
 STATUS_BYTES = 8192
 
@@ -99,38 +89,6 @@ class ShellResult(BaseModel):
     timed_out: bool = False
     duration_ms: float = 0.0
     note: str = ""
-
-
-# -- what the command may read -------------------------------------------------------------------
-
-
-def _beneath_except(path: str, excluded: Path) -> list[str]:
-    """``path``, or where it holds ``excluded``, each of its entries except the branch leading there."""
-    here = Path(path)
-    if not excluded.is_relative_to(here):
-        return [path]
-    if here == excluded:
-        return []
-    granted: list[str] = []
-    for entry in os.scandir(here):
-        real = os.path.realpath(entry.path)
-        if excluded.is_relative_to(real):
-            if not entry.is_symlink():
-                granted += _beneath_except(real, excluded)
-            continue  # a link to the project or to one of its parents: never followed
-        granted.append(real)
-    return granted
-
-
-def read_only_paths(project_root: Path = PROJECT_ROOT) -> list[str]:
-    """System directories, Python and its site-packages: read and execute, never the project's tree."""
-    paths = sysconfig.get_paths()
-    wanted = [*SYSTEM_DIRS, *ETC_READABLE, *DEVICES_READABLE, sys.base_prefix, sys.prefix, paths["purelib"], paths["platlib"]]
-    granted: list[str] = []
-    for path in wanted:
-        if path and os.path.exists(path):
-            granted += _beneath_except(os.path.realpath(path), project_root.resolve())
-    return sorted(set(granted))
 
 
 # -- a pids cgroup per call, where the server may make one ----------------------------------------
@@ -329,11 +287,13 @@ class ShellRunner:
         self.pid_namespace = pid_namespace
         self.limits = limits or ShellLimits()
         self.tmp_root = tmp_root or scratch_root()
+        if tmp_root and scratch_exposure(tmp_root):
+            raise ValueError(scratch_exposure(tmp_root))
         layers = isolation.for_child(0)  # tmpfs 0: the workspace itself is what the command changes
         if layers["seccomp"] is not None:
             layers["seccomp"] = compile_filter(allow_processes=True)
         self.layers = layers
-        self.read_only = read_only_paths()
+        self.read_only = shell_paths()
         self.bin_dir = os.path.dirname(sys.executable)
         # Fail closed: every guarantee of a run, and for commands that fork, signals kept inside the
         # command by Landlock's scoping or a PID namespace of its own.
@@ -393,6 +353,9 @@ class ShellRunner:
             return self._run(root, command, self.environment(tmp, env or {}), tmp)
         finally:
             _remove_tree(tmp)
+            if self.isolation.uid is not None:
+                # Back to the server's uid: a later command of another episode under the same uid finds nothing it owns.
+                _chown_tree(root, os.geteuid())
             if os.geteuid() != 0:
                 _restore_access(root)
 
