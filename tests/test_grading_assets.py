@@ -40,8 +40,11 @@ def assets(registry: TaskRegistry) -> Iterator[list[str]]:
     found = [
         str(registry.get("medium").folder / "fix.py"),
         str(registry.get("hard").folder / "fix.py"),
+        str(registry.get("medium").folder / "task.json"),  # the gold hypothesis, suspect and mechanism
+        str(registry.get("repo-cache-stale").folder / "task.json"),  # the named tests and the gold suspect
         str(registry.get("repo-cache-stale").folder / "gold.patch"),
         str(registry.get("proc-easy-test-0").folder / "gold.patch"),
+        str(registry.get("proc-easy-test-0").folder / "task.json"),
         str(other / "app.py"),
         str(secrets_dir / "secret"),
         f"/proc/{os.getpid()}/environ",
