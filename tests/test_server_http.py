@@ -3,6 +3,7 @@
 import json
 from concurrent.futures import ThreadPoolExecutor
 
+import httpx
 import pytest
 
 from tests.helpers import GOLD, GOOD_HYPOTHESIS, REGISTRY, submit
@@ -73,9 +74,69 @@ def test_a_whole_episode_over_plain_http(client):
 def test_step_without_episode_id_continues_the_latest_http_episode(client):
     client.post("/reset", json={"task_id": "easy", "seed": 2})
     latest = client.post("/reset", json={"task_id": "hard", "seed": 2}).json()["observation"]["episode_id"]
+    client.cookies.clear()  # as curl: neither an episode_id nor a cookie
     obs = client.post("/step", json={"action": {"action_type": "give_up"}}).json()["observation"]
     assert obs["episode_id"] == latest and obs["task_id"] == "hard"
     assert client.get("/state").json()["episode_id"] == latest
+
+
+def test_clients_that_keep_cookies_need_no_episode_id(live_server):
+    """16 clients at once, each a cookie-keeping httpx.Client sending no episode_id: every reset, step and state
+    of each names its own episode (with the server-wide "latest" fallback, 8 such clients landed on 2 episodes)."""
+
+    def play(i: int) -> tuple[set[str], int, bool, int]:
+        with httpx.Client(base_url=live_server.url, timeout=60) as http:
+            reset = http.post("/reset", json={"task_id": ("easy", "medium", "hard")[i % 3], "seed": i})
+            episode = reset.json()["observation"]["episode_id"]
+            assert reset.cookies["adbg_episode"] == episode
+            named = {episode}
+            query = {"action_type": "query_context", "query_type": "test_details", "query_target": "x"}
+            for _ in range(3):
+                named.add(http.post("/step", json={"action": query}).json()["observation"]["episode_id"])
+                named.add(http.get("/state").json()["episode_id"])
+            done = http.post("/step", json={"action": {"action_type": "give_up"}}).json()
+            named.add(done["observation"]["episode_id"])
+            state = http.get("/state").json()
+            named.add(state["episode_id"])
+            return named, state["step_count"], done["done"], len(named)
+
+    with ThreadPoolExecutor(16) as pool:
+        results = list(pool.map(play, range(16)))
+    assert [(steps, done, count) for _, steps, done, count in results] == [(4, True, 1)] * 16
+    assert len(set().union(*(named for named, *_ in results))) == 16
+
+
+def test_the_body_s_episode_id_comes_before_the_cookie_and_a_stale_cookie_is_an_error(client):
+    mine = client.post("/reset", json={"task_id": "easy", "seed": 5}).json()["observation"]["episode_id"]
+    other = client.post("/reset", json={"task_id": "medium", "seed": 5}).json()["observation"]["episode_id"]
+    assert client.cookies["adbg_episode"] == other
+    obs = client.post("/step", json={"action": {"action_type": "give_up"}, "episode_id": mine}).json()["observation"]
+    assert (obs["episode_id"], obs["task_id"]) == (mine, "easy")
+    assert client.get("/state", params={"episode_id": mine}).json()["done"] is True
+    assert client.get("/state").json()["episode_id"] == other  # the cookie
+    client.cookies.clear()
+    client.cookies.set("adbg_episode", "gone-episode")
+    expected = "the episode your adbg_episode cookie names ('gone-episode') is unknown or expired; call POST /reset to start an episode"
+    r = client.post("/step", json={"action": {"action_type": "give_up"}})
+    assert r.status_code == 200 and r.json()["observation"]["error"] == expected
+    r = client.get("/state")
+    assert (r.status_code, r.json()) == (404, {"detail": expected})
+    r = client.get("/state", params={"episode_id": "no-such-episode"})
+    assert (r.status_code, r.json()) == (404, {"detail": "unknown or expired episode_id 'no-such-episode'; call POST /reset to start an episode"})
+
+
+def test_an_episode_id_in_use_is_not_taken_over(client):
+    client.post("/reset", json={"task_id": "easy", "episode_id": "taken-episode"})
+    r = client.post("/reset", json={"task_id": "hard", "episode_id": "taken-episode"})
+    assert r.status_code == 200
+    assert r.json()["observation"]["error"] == "episode_id 'taken-episode' is already in use by an open episode; choose another or omit it"
+    assert client.get("/state", params={"episode_id": "taken-episode"}).json()["task_id"] == "easy"
+
+
+def test_an_episode_id_a_cookie_cannot_hold_is_quoted(client):
+    obs = client.post("/reset", json={"task_id": "easy", "episode_id": "a b;c=d,é"}).json()["observation"]
+    assert obs["episode_id"] == "a b;c=d,é"
+    assert client.post("/step", json={"action": {"action_type": "give_up"}}).json()["observation"]["episode_id"] == "a b;c=d,é"
 
 
 def test_reset_honours_a_given_episode_id(client):

@@ -14,7 +14,7 @@ import signal
 import threading
 from typing import Any
 
-from fastapi import FastAPI, HTTPException
+from fastapi import Cookie, FastAPI, HTTPException
 from openenv.core.env_server.http_server import create_app
 from openenv.core.env_server.types import ConcurrencyConfig
 
@@ -25,7 +25,7 @@ from env.models import ACTION_TYPES, CLASSIC_TOOLS, QUERY_TYPES, DebugAction, De
 from env.repo_episode import tool_schemas
 from env.runtime import Runtime
 from env.server.environment import DebugEnvironment
-from env.server.episodes import EpisodeStore
+from env.server.episodes import EpisodeNotFound, EpisodeStore
 from env.server.guard import RequestGuard
 
 ENV_NAME = "agentdebugger-env"
@@ -86,6 +86,17 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None) 
             "secret_generated": runtime.secret.generated,
         }
 
+    # The library's /state serves a throw-away environment; ours finds the episode as /step does.
+    app.router.routes = [r for r in app.router.routes if getattr(r, "path", None) != "/state"]
+
+    @app.get("/state", tags=["State Management"], summary="An HTTP episode's state", response_model=DebugState)
+    def state(episode_id: str | None = None, adbg_episode: str | None = Cookie(None)) -> DebugState:
+        """?episode_id=..., else the episode the adbg_episode cookie names, else the latest HTTP episode."""
+        try:
+            return store.find(episode_id, adbg_episode).state()
+        except EpisodeNotFound as exc:
+            raise HTTPException(status_code=404, detail=str(exc)) from None
+
     @app.get("/tasks", tags=["Environment Info"], summary="Every task with its limits (and a repository task's tools)")
     async def tasks() -> list[dict[str, Any]]:
         return [_with_tools(task.summary()) for task in runtime.registry.all()]
@@ -109,8 +120,9 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None) 
                 "GET /health": "health and the sandbox's active isolation layers",
                 "GET /tasks": "tasks with difficulty, limits and test counts",
                 "POST /reset": 'start an episode: {"task_id": "easy", "seed": 1}; the observation carries episode_id',
-                "POST /step": 'act: {"action": {...}, "episode_id": "..."} (without episode_id: the latest HTTP episode)',
-                "GET /state": "episode state (?episode_id=...; default: the latest HTTP episode)",
+                "POST /step": 'act: {"action": {...}, "episode_id": "..."} (without episode_id: the episode the adbg_episode '
+                "cookie from /reset names, else the latest HTTP episode)",
+                "GET /state": "episode state (?episode_id=..., else the adbg_episode cookie, else the latest HTTP episode)",
                 "GET /schema": "JSON schemas of action, observation and state",
                 "GET /metadata": "environment metadata",
                 "POST /mcp": "MCP JSON-RPC endpoint",

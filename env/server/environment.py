@@ -6,7 +6,8 @@
 
 Over WebSocket each connection owns one instance and its episode. Over plain HTTP the library
 builds a throw-away instance per request, so episodes live in the server's EpisodeStore and are
-found by the ``episode_id`` the observation carries (or the most recent HTTP episode).
+found by the ``episode_id`` the observation carries, else by the episode cookie ``/reset`` set, else
+as the most recent HTTP episode (``EpisodeStore.find``).
 Blocking work (sandbox runs) goes to the runtime's worker threads, never the event loop.
 """
 
@@ -27,8 +28,8 @@ from env.models import DebugAction, DebugObservation, DebugState
 from env.procedural.episode import ProceduralEpisode
 from env.repo_episode import RepoEpisode
 from env.runtime import Runtime
-from env.server.episodes import EpisodeStore, StoreFull
-from env.server.transport import HTTP_QUERY
+from env.server.episodes import EpisodeIdInUse, EpisodeNotFound, EpisodeStore, StoreFull
+from env.server.transport import HTTP_REQUEST
 from env.tasks.registry import UnknownTask
 
 DEFAULT_TASK = "easy"
@@ -37,6 +38,12 @@ SPLIT = "test"  # every bundled task is an evaluation task
 
 def _error_observation(message: str, **fields: Any) -> DebugObservation:
     return DebugObservation(done=True, reward=0.0, error=message, info={"error": message}, **fields)
+
+
+def _close(episode: Episode | RepoEpisode) -> None:
+    close = getattr(episode, "close", None)  # a repository episode removes its workspace
+    if close is not None:
+        close()
 
 
 class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
@@ -126,11 +133,8 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
 
     @property
     def state(self) -> DebugState:
-        episode = self._episode
-        if HTTP_QUERY.get() is not None and self._store is not None:
-            wanted = (HTTP_QUERY.get() or {}).get("episode_id")
-            episode = self._store.get(wanted) if wanted else self._store.latest()
-        return episode.state() if episode else DebugState()
+        """This environment's episode (in process, over WebSocket); over HTTP the server's /state route finds it."""
+        return self._episode.state() if self._episode else DebugState()
 
     # -- async API (what the server calls) ----------------------------------------------------
 
@@ -143,24 +147,27 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
         made = await self._offload(self._new_episode, seed, episode_id, task_id, index, options)
         if isinstance(made, DebugObservation):
             return made
-        if HTTP_QUERY.get() is not None and self._store is not None:
+        request = HTTP_REQUEST.get()
+        if request is not None and self._store is not None:
             try:
                 self._store.add(made)
-            except StoreFull as exc:
+            except (StoreFull, EpisodeIdInUse) as exc:
+                await self._offload(_close, made)
                 return _error_observation(str(exc))
+            request.started = made.episode_id
         self._episode = made
         return self._first_observation(made)
 
     async def step_async(self, action: DebugAction, timeout_s: float | None = None, episode_id: str | None = None, **kwargs: Any) -> DebugObservation:
         episode = self._episode
-        if HTTP_QUERY.get() is not None and self._store is not None:
+        request = HTTP_REQUEST.get()
+        if request is not None and self._store is not None:
             if episode_id is not None and not isinstance(episode_id, str):
                 return _error_observation("'episode_id' must be a string")
-            episode = self._store.get(episode_id) if episode_id else self._store.latest()
-            if episode is None:
-                if episode_id:
-                    return _error_observation(f"unknown or expired episode_id {episode_id!r}; call POST /reset to start an episode")
-                return _error_observation("no HTTP episode is running; call POST /reset first")
+            try:
+                episode = self._store.find(episode_id, request.cookie_episode)
+            except EpisodeNotFound as exc:
+                return _error_observation(str(exc))
         if episode is None:
             return _error_observation("no episode is running; send a reset first")
         return await self._offload(episode.step, action)

@@ -2,8 +2,7 @@
 
     store = EpisodeStore(capacity=1024, idle_timeout=3600)
     store.add(episode)                   # on POST /reset over HTTP
-    store.get("3f2a...")                 # on POST /step {"episode_id": ...}
-    store.latest()                       # on POST /step without one (the reference's curl flow)
+    store.find(episode_id, cookie)       # on POST /step and GET /state: the body's id, else the cookie's, else the latest
 
 OpenEnv's HTTP routes build a fresh environment per request, so multi-step HTTP episodes need
 this store; WebSocket sessions keep their episode in their own environment instead.
@@ -28,6 +27,14 @@ def _release(episode: Episode) -> None:
 
 class StoreFull(RuntimeError):
     pass
+
+
+class EpisodeIdInUse(ValueError):
+    pass
+
+
+class EpisodeNotFound(LookupError):
+    """No episode answers the request: the message says which id or cookie named what, and what to do."""
 
 
 class EpisodeStore:
@@ -71,6 +78,8 @@ class EpisodeStore:
                         "to expire, or use the WebSocket endpoint /ws"
                     )
                 self._drop(finished)
+            if episode.episode_id in self._episodes:
+                raise EpisodeIdInUse(f"episode_id {episode.episode_id!r} is already in use by an open episode; choose another or omit it")
             self._episodes[episode.episode_id] = episode
             self._touch(episode.episode_id)
             self._latest = episode.episode_id
@@ -90,6 +99,27 @@ class EpisodeStore:
             if episode is not None:
                 self._touch(self._latest)
             return episode
+
+    def find(self, episode_id: str | None, cookie: str | None) -> Episode:
+        """The episode a request names, in this order: the body's (or query's) ``episode_id``, the episode cookie,
+        the latest HTTP episode (for curl, which keeps neither). A named episode that is not here is an error,
+        never another episode."""
+        if episode_id:
+            found = self.get(episode_id)
+            if found is None:
+                raise EpisodeNotFound(f"unknown or expired episode_id {episode_id!r}; call POST /reset to start an episode")
+            return found
+        if cookie:
+            found = self.get(cookie)
+            if found is None:
+                raise EpisodeNotFound(
+                    f"the episode your adbg_episode cookie names ({cookie!r}) is unknown or expired; call POST /reset to start an episode"
+                )
+            return found
+        found = self.latest()
+        if found is None:
+            raise EpisodeNotFound("no HTTP episode is running; call POST /reset first")
+        return found
 
     def __len__(self) -> int:
         with self._lock:

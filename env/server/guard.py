@@ -3,7 +3,8 @@
 * bodies over the cap get 413 before they are read whole;
 * bodies that are not UTF-8 JSON, nest deeper than 64 levels or hold a lone surrogate get 400
   (the library would otherwise answer some of these with a 500);
-* every HTTP request gets its query parameters in :data:`HTTP_QUERY` (see ``transport``).
+* every HTTP request gets its query parameters and episode cookie in :data:`HTTP_REQUEST`, and a response
+  to a request that started an episode sets that cookie (see ``transport``).
 
 File uploads to the demo mounted at ``/web`` (multipart forms) are size-capped but not parsed as JSON.
 """
@@ -11,10 +12,11 @@ File uploads to the demo mounted at ``/web`` (multipart forms) are size-capped b
 from __future__ import annotations
 
 import json
+from http.cookies import CookieError, SimpleCookie
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, quote, unquote
 
-from env.server.transport import HTTP_QUERY
+from env.server.transport import EPISODE_COOKIE, HTTP_REQUEST, HttpRequest
 
 MAX_DEPTH = 64
 
@@ -61,8 +63,9 @@ class RequestGuard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
-        token = HTTP_QUERY.set(query)
+        request = HttpRequest(query=dict(parse_qsl(scope.get("query_string", b"").decode("latin-1"))), cookie_episode=_episode_cookie(scope))
+        token = HTTP_REQUEST.set(request)
+        send = _setting_cookie(send, request)
         try:
             if scope["method"] not in ("POST", "PUT", "PATCH"):
                 await self.app(scope, receive, send)
@@ -101,4 +104,29 @@ class RequestGuard:
 
             await self.app(scope, replay, send)
         finally:
-            HTTP_QUERY.reset(token)
+            HTTP_REQUEST.reset(token)
+
+
+def _episode_cookie(scope: Any) -> str | None:
+    for name, value in scope.get("headers", []):
+        if name == b"cookie":
+            try:
+                cookie = SimpleCookie(value.decode("latin-1"))
+            except CookieError:
+                continue  # a malformed Cookie header names no episode
+            if EPISODE_COOKIE in cookie:
+                return unquote(cookie[EPISODE_COOKIE].value)
+    return None
+
+
+def _setting_cookie(send: Any, request: HttpRequest) -> Any:
+    """``send`` that adds ``Set-Cookie`` naming the episode this request started, if it started one."""
+
+    async def wrapped(message: Any) -> None:
+        if message["type"] == "http.response.start" and request.started:
+            # Quoted: an episode_id chosen by the client may hold characters a cookie cannot.
+            cookie = f"{EPISODE_COOKIE}={quote(request.started, safe='')}; Path=/; HttpOnly; SameSite=Lax"
+            message = {**message, "headers": [*message.get("headers", []), (b"set-cookie", cookie.encode("latin-1"))]}
+        await send(message)
+
+    return wrapped
