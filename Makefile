@@ -6,15 +6,16 @@ PY := $(VENV)/bin/python
 .PHONY: serve test bench lock demo browser
 
 $(VENV)/.deps: requirements.txt requirements-dev.txt
+	@echo "make: creating $(VENV) and installing the pinned requirements (requirements*.txt); the first time takes a few minutes"
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -r requirements-dev.txt
+	$(PY) -m pip install --disable-pip-version-check --progress-bar off -r requirements.txt -r requirements-dev.txt
 	touch $@
 
 serve: $(VENV)/.deps  ## start the server with the built-in tasks on :8000
 	$(PY) -m env.server
 
 test: $(VENV)/.deps browser  ## run the whole test suite
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=25
 
 demo: $(VENV)/.deps  ## start the Gradio demo on :7860 (the environment runs in-process)
 	$(PY) app.py
