@@ -61,7 +61,10 @@ def test_a_full_store_refuses_new_http_episodes_clearly(runtime):
         client.post("/reset", json={"task_id": "easy"})
         r = client.post("/reset", json={"task_id": "easy"})
     assert r.status_code == 200
-    assert r.json()["observation"]["error"].startswith("1 HTTP episodes are open; finish one")
+    assert r.json()["observation"]["error"] == (
+        "1 HTTP episodes are open; finish one, wait 3600 s for idle ones to expire, use the WebSocket endpoint /ws, "
+        "or start the server with a higher ENV_HTTP_EPISODES (now 1)"
+    )
 
 
 def test_openenv_validate_accepts_the_manifest():

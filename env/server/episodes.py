@@ -75,7 +75,7 @@ class EpisodeStore:
                 if finished is None:
                     raise StoreFull(
                         f"{self.capacity} HTTP episodes are open; finish one, wait {self.idle_timeout:g} s for idle ones "
-                        "to expire, or use the WebSocket endpoint /ws"
+                        f"to expire, use the WebSocket endpoint /ws, or start the server with a higher ENV_HTTP_EPISODES (now {self.capacity})"
                     )
                 self._drop(finished)
             if episode.episode_id in self._episodes:

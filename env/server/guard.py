@@ -3,6 +3,7 @@
 * bodies over the cap get 413 before they are read whole;
 * bodies that are not UTF-8 JSON, nest deeper than 64 levels or hold a lone surrogate get 400
   (the library would otherwise answer some of these with a 500);
+* a WebSocket capacity error says how to raise the limit;
 * every HTTP request gets its query parameters and episode cookie in :data:`HTTP_REQUEST`, and a response
   to a request that started an episode sets that cookie (see ``transport``).
 
@@ -60,6 +61,9 @@ class RequestGuard:
         await send({"type": "http.response.body", "body": payload})
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "websocket":
+            await self.app(scope, receive, _capacity_hint(send))
+            return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -105,6 +109,26 @@ class RequestGuard:
             await self.app(scope, replay, send)
         finally:
             HTTP_REQUEST.reset(token)
+
+
+def _capacity_hint(send: Any) -> Any:
+    """The library's capacity error says the server is full; ours also says how to raise the limit."""
+
+    async def wrapped(message: Any) -> None:
+        text = message.get("text") if message["type"] == "websocket.send" else None
+        if text and '"CAPACITY_REACHED"' in text:
+            reply = json.loads(text)
+            data = reply.get("data", {}) if reply.get("type") == "error" else {}
+            if data.get("code") == "CAPACITY_REACHED":
+                data["message"] = (
+                    f"{data.get('message', 'the server is at capacity').rstrip()} Each WebSocket connection holds one session until it "
+                    f"closes: close sessions you no longer use, or start the server with a higher ENV_MAX_SESSIONS (now "
+                    f"{data.get('max_sessions')})."
+                )
+                message = {**message, "text": json.dumps(reply)}
+        await send(message)
+
+    return wrapped
 
 
 def _episode_cookie(scope: Any) -> str | None:
