@@ -33,7 +33,7 @@ def test_sessions_held_open_for_a_run_with_a_reset_per_batch(live_server):
         try:
             batches = []
             for batch in range(3):
-                async def play(i: int, ws: ClientConnection) -> tuple:
+                async def play(i: int, ws: ClientConnection, batch: int = batch) -> tuple:
                     task = ("easy", "medium")[(i + batch) % 2]
                     reset = (await call(ws, "reset", {"task_id": task, "seed": batch}))["data"]
                     action = submit(GOLD[task], GOOD_HYPOTHESIS[task]) if i % 2 else {"action_type": "give_up"}
