@@ -36,7 +36,7 @@ Breakdown = dict[str, float]
 
 
 def _r(value: float) -> float:
-    return round(value, 6)  # keeps sums exact to the table's precision
+    return float(round(value, 6))  # keeps sums exact to the table's precision; float even for an empty sum
 
 
 def submission_reward(best_passed: int, passed: int, total: int, solved: bool, timed_out: bool) -> Breakdown:
