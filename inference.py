@@ -3,77 +3,195 @@
     API_BASE_URL=https://router.huggingface.co/v1 MODEL_NAME=meta-llama/Llama-3.1-70B-Instruct HF_TOKEN=hf_... \\
     ENV_BASE_URL=http://localhost:8000 [PROFILE=pdb] python inference.py [TASK_ID ...]
 
-Runs easy, medium and hard (and any task ids named), printing one [START] line per task, one [STEP]
-line per action and one [END] line with the grade, and writes the results to inference_results.json
-(or RESULTS_PATH). PROFILE chooses the tool interface (default, bash, pdb, pdb_shell, minimal); the
-model is offered that profile's tools, as /tasks lists them.
+Plays easy, medium and hard (and any task ids named, in order). stdout carries only the lines OpenEnv
+environments' baseline scripts share (env.eval.baseline_log), one each:
+
+    [START] task=<task> env=agentdebugger-env model=<model>
+    [STEP] step=<n> action=<action> reward=<0.00> done=<true|false> error=<msg|null>
+    [END] success=<true|false> steps=<n> score=<0.000> rewards=<r1,r2,...>
+
+``success``: the task was solved (classic) or resolved (repository, procedural); ``score``: the episode's
+grade in [0, 1]. Retries, errors, tokens and where the results went are written to stderr.
+
+One episode's failure does not end the run. The model endpoint's transient errors (timeouts, lost
+connections, HTTP 408, 429, 5xx) are retried with exponential backoff (env.agents.retry); when the
+attempts are spent, or on any other error (bad auth, the environment's connection closing, an unknown
+task, a profile the task lacks), the episode ends with ``[END] success=false`` and the steps and rewards so
+far, its error is recorded, and the next task starts.
+
+After every episode RESULTS_PATH (default inference_results.json) is rewritten, atomically, with every
+episode so far (success, score, steps, rewards, tokens, seconds, profile, aliases, error); ``complete``
+turns true after the last. The exit status is 0 when the run completed, failed episodes included, and 2
+when a setting is invalid.
+
+Environment: API_BASE_URL, MODEL_NAME, HF_TOKEN, ENV_BASE_URL, RESULTS_PATH; PROFILE chooses the tool
+interface (default, bash, pdb, pdb_shell, minimal: the model is offered that profile's tools, as /tasks
+lists them); LLM_TIMEOUT_S (120), LLM_MAX_ATTEMPTS (5), LLM_BACKOFF_BASE_S (1), LLM_BACKOFF_MAX_S (30)
+set one model request's timeout and its retries.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import random
 import sys
 import time
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from env.agents.base import Observation  # noqa: E402
 from env.agents.llm import LLMAgent  # noqa: E402
+from env.agents.retry import ModelUnavailable, RetryPolicy, describe  # noqa: E402
+from env.eval.baseline_log import BENCHMARK, end_line, start_line, step_line  # noqa: E402
 from env.eval.drivers import WsDriver  # noqa: E402
 
 DEFAULT_TASKS = ["easy", "medium", "hard"]
 
 
-def main(argv: list[str]) -> int:
-    api_base = os.environ.get("API_BASE_URL", "https://router.huggingface.co/v1")
-    model = os.environ.get("MODEL_NAME", "meta-llama/Llama-3.1-70B-Instruct")
-    token = os.environ.get("HF_TOKEN", "")
-    env_url = os.environ.get("ENV_BASE_URL", "http://localhost:8000")
-    out = Path(os.environ.get("RESULTS_PATH", "inference_results.json"))
-    profile = os.environ.get("PROFILE", "default")
-    task_ids = DEFAULT_TASKS + [t for t in argv if t not in DEFAULT_TASKS]
-    results = []
-    with WsDriver(env_url) as probe:
-        known = {t["id"]: t for t in probe.tasks()}
-    for task_id in task_ids:
-        if task_id not in known:
-            print(f"[END] task={task_id} error=unknown task", flush=True)
-            results.append({"task_id": task_id, "error": "unknown task"})
-            continue
-        task = known[task_id]
-        if profile != "default":
-            if profile not in task.get("profiles", {}):
-                print(f"[END] task={task_id} error=the task has no {profile!r} profile", flush=True)
-                results.append({"task_id": task_id, "error": f"no {profile!r} profile"})
-                continue
-            task = {**task, "tools": task["profiles"][profile]["tools"]}
-        agent = LLMAgent(base_url=api_base, model=model, api_key=token)
-        started = time.monotonic()
-        tokens = 0
-        print(f"[START] task={task_id} model={model}" + (f" profile={profile}" if profile != "default" else ""), flush=True)
-        with WsDriver(env_url) as env:
-            obs = env.reset(task_id, seed=0, **({"profile": profile} if profile != "default" else {}))
+class TaskUnavailable(LookupError):
+    """The environment does not offer this task (or not with the chosen profile)."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    api_base: str
+    model: str
+    token: str
+    env_url: str
+    results_path: Path
+    profile: str
+    retry: RetryPolicy
+
+    @classmethod
+    def from_env(cls) -> Settings:
+        return cls(
+            api_base=os.environ.get("API_BASE_URL", "https://router.huggingface.co/v1"),
+            model=os.environ.get("MODEL_NAME", "meta-llama/Llama-3.1-70B-Instruct"),
+            token=os.environ.get("HF_TOKEN", ""),
+            env_url=os.environ.get("ENV_BASE_URL", "http://localhost:8000"),
+            results_path=Path(os.environ.get("RESULTS_PATH", "inference_results.json")),
+            profile=os.environ.get("PROFILE", "default"),
+            retry=RetryPolicy.from_env(),  # invalid values fail here, before any episode
+        )
+
+
+@dataclass
+class Episode:
+    """One task's outcome, as the results file records it."""
+
+    task_id: str
+    profile: str
+    success: bool = False
+    score: float = 0.0
+    steps: int = 0
+    rewards: list[float] = field(default_factory=list)
+    tokens: int = 0
+    seconds: float = 0.0
+    cumulative_reward: float | None = None
+    aliases: list[tuple[str, str]] = field(default_factory=list)
+    error: str | None = None
+
+
+def emit(line: str) -> None:
+    print(line, flush=True)  # stdout: [START] / [STEP] / [END] only
+
+
+def note(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def offered_task(driver: WsDriver, task_id: str, profile: str) -> dict[str, object]:
+    """The task's /tasks entry, with the profile's tools (a procedural id is generated on request)."""
+    task = driver.task(task_id)
+    if task is None:
+        raise TaskUnavailable(f"unknown task {task_id!r}")
+    if profile == "default":
+        return task
+    profiles = task.get("profiles") or {}
+    if profile not in profiles:
+        raise TaskUnavailable(f"the task has no {profile!r} profile")
+    return {**task, "tools": profiles[profile]["tools"]}
+
+
+def solved(env: WsDriver, obs: Observation) -> bool:
+    info = obs.get("info") or {}
+    if "resolved" in info:  # repository and procedural episodes say so in their last observation
+        return bool(info["resolved"])
+    return bool(env.client.state().get("solved"))  # a classic episode's state records whether a fix passed every check
+
+
+def play(task_id: str, settings: Settings, connect: Callable[[str], WsDriver], make_agent: Callable[[], LLMAgent]) -> Episode:
+    """One episode, start to [END], whatever fails on the way (the failure is recorded in ``error``)."""
+    episode = Episode(task_id=task_id, profile=settings.profile)
+    emit(start_line(task_id, settings.model))
+    started = time.monotonic()
+    agent: LLMAgent | None = None
+    try:
+        driver = connect(settings.env_url)
+        task = offered_task(driver, task_id, settings.profile)
+        agent = make_agent()
+        with driver as env:
+            obs = env.reset(task_id, seed=0, **({"profile": settings.profile} if settings.profile != "default" else {}))
             agent.begin(task, obs, random.Random(0))
-            done, step = bool(obs.get("done")), 0
+            done = bool(obs.get("done"))
             while not done:
-                action = agent.act(obs)
+                try:
+                    action = agent.act(obs)
+                finally:  # a turn that failed has spent tokens too
+                    used = agent.usage()
+                    episode.tokens += used.get("prompt_tokens", 0) + used.get("completion_tokens", 0)
                 obs, reward, done = env.step(action)
-                step += 1
-                used = agent.usage()
-                tokens += used.get("prompt_tokens", 0) + used.get("completion_tokens", 0)
-                error = f" error={json.dumps(obs['error'])}" if obs.get("error") else ""
-                print(f"[STEP] task={task_id} step={step} action={action.get('action_type')} reward={reward:.4f} done={str(done).lower()}{error}", flush=True)
-        score = obs.get("grader_score") or 0.0
-        print(f"[END] task={task_id} score={score:.4f} steps={step} tokens={tokens}", flush=True)
-        results.append({
-            "task_id": task_id, "score": score, "steps": step, "tokens": tokens, "cumulative_reward": obs.get("cumulative_reward"),
-            "aliases": agent.aliases_used, "seconds": round(time.monotonic() - started, 2),
-        })
-    out.write_text(json.dumps({"model": model, "api_base_url": api_base, "profile": profile, "results": results}, indent=2) + "\n")
-    print(f"results written to {out}", flush=True)
-    return 0
+                episode.steps += 1
+                episode.rewards.append(reward)
+                emit(step_line(episode.steps, action, reward, done, obs.get("error")))
+            episode.score = float(obs.get("grader_score") or 0.0)
+            episode.cumulative_reward = obs.get("cumulative_reward")
+            episode.success = solved(env, obs)
+    except Exception as exc:  # noqa: BLE001 (the model, the environment or the task: the run goes on to the next task)
+        episode.error = str(exc) if isinstance(exc, TaskUnavailable | ModelUnavailable) else describe(exc)  # those two say what failed
+        note(f"{task_id}: episode failed after {episode.steps} step(s): {episode.error}")
+    finally:
+        episode.seconds = round(time.monotonic() - started, 2)
+        episode.aliases = list(getattr(agent, "aliases_used", []))
+        emit(end_line(episode.success, episode.steps, episode.score, episode.rewards))
+    return episode
+
+
+def write_results(path: Path, payload: Mapping[str, object]) -> None:
+    """Write to a temporary file, then rename: a run cut at any moment leaves the last complete file, never a torn one."""
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_text(json.dumps(payload, indent=2) + "\n")
+    os.replace(temporary, path)
+
+
+def main(argv: list[str]) -> int:
+    try:
+        settings = Settings.from_env()
+    except ValueError as exc:
+        note(f"inference.py: {exc}")
+        return 2
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(message)s")  # the retries' warnings
+    task_ids = list(dict.fromkeys(DEFAULT_TASKS + argv))
+
+    def make_agent() -> LLMAgent:
+        return LLMAgent(base_url=settings.api_base, model=settings.model, api_key=settings.token, retry=settings.retry)
+
+    header = {"model": settings.model, "api_base_url": settings.api_base, "env": BENCHMARK, "profile": settings.profile}
+    results: list[dict[str, object]] = []
+    write_results(settings.results_path, {**header, "complete": False, "results": results})
+    for task_id in task_ids:
+        episode = play(task_id, settings, WsDriver, make_agent)
+        results.append(asdict(episode))
+        write_results(settings.results_path, {**header, "complete": len(results) == len(task_ids), "results": results})
+        note(f"{task_id}: success={str(episode.success).lower()} score={episode.score:.3f} steps={episode.steps} "
+             f"tokens={episode.tokens} seconds={episode.seconds} profile={settings.profile}")
+    note(f"results written to {settings.results_path}")
+    return 0  # failed episodes are results (success=false, their error recorded), not a failed run
 
 
 if __name__ == "__main__":

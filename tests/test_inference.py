@@ -1,15 +1,29 @@
-"""inference.py end to end against a local fake OpenAI-compatible server with scripted (and malformed) replies."""
+"""inference.py end to end against a local fake OpenAI-compatible server with scripted (and malformed) replies, one
+that fails every third request and one that hangs; the LLM agent's retries and the baseline lines in isolation."""
 
 from __future__ import annotations
 
 import json
+import random
+import re
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from types import SimpleNamespace
 
-from tests.helpers import GOLD, GOOD_HYPOTHESIS
+import httpx
+import openai
+import pytest
+
+import inference
+from env.agents.llm import LLMAgent
+from env.agents.retry import ModelUnavailable, RetryPolicy
+from env.eval.baseline_log import action_summary, end_line, start_line, step_line
+from env.tasks.oracle import oracle_actions
+from tests.helpers import GOLD, GOOD_HYPOTHESIS, REGISTRY
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -18,80 +32,400 @@ def tool_call(name: str, arguments: str) -> dict:
     return {"role": "assistant", "content": None, "tool_calls": [{"id": f"call_{name}", "type": "function", "function": {"name": name, "arguments": arguments}}]}
 
 
-SCRIPT = [
-    tool_call("submit_fix", "{not json"),  # easy: malformed arguments -> the exact error, then a retry
+EASY = [
+    tool_call("submit_fix", "{not json"),  # malformed arguments -> the exact error, then a retry
     tool_call("query", json.dumps({"query_type": "test_details", "query_target": "test_finds_last_element"})),  # an alias
     {"role": "assistant", "content": "Here is my fix:\n" + json.dumps({"action_type": "submit_fix", "fixed_code": GOLD["easy"], "hypothesis": GOOD_HYPOTHESIS["easy"]})},
-    tool_call("give_up", "{}"),  # medium
-    *[{"role": "assistant", "content": "I am not sure."}] * 4,  # hard: no action at all, four times -> the agent gives up
 ]
+GIVE_UP = [tool_call("give_up", "{}")]
+UNSURE = [{"role": "assistant", "content": "I am not sure."}] * 4  # no action at all, four times -> the agent gives up
+REPO_TASK = "repo-pagination-off-by-one"
+REPO = [tool_call(str(a["action_type"]), json.dumps({k: v for k, v in a.items() if k != "action_type"})) for a in oracle_actions(REGISTRY.get(REPO_TASK))]
+SCRIPT = EASY + GIVE_UP + UNSURE + REPO  # easy, medium, hard, then the repository task's gold edit and submit
+HANG = {"hang": True}  # the fake server reads the request and never answers
+
+MODEL = "fake-model"
+EASY_LINES = [
+    f"[START] task=easy env=agentdebugger-env model={MODEL}",
+    '[STEP] step=1 action=query_context(query_type:"test_details", query_target:"test_finds_last_element") reward=0.00 done=false error=null',
+    f'[STEP] step=2 action=submit_fix(fixed_code:<{len(GOLD["easy"])} chars>, hypothesis:"The while loop condition left < right is off by one: the...") '
+    "reward=0.54 done=true error=null",
+    "[END] success=true steps=2 score=0.960 rewards=0.00,0.54",
+]
+MEDIUM_LINES = [
+    f"[START] task=medium env=agentdebugger-env model={MODEL}",
+    "[STEP] step=1 action=give_up reward=0.00 done=true error=null",
+    "[END] success=false steps=1 score=0.000 rewards=0.00",
+]
+HARD_LINES = [
+    f"[START] task=hard env=agentdebugger-env model={MODEL}",
+    '[STEP] step=1 action=give_up(final_diagnosis:"the model\'s replies could not be parsed") reward=0.00 done=true error=null',
+    "[END] success=false steps=1 score=0.000 rewards=0.00",
+]
+REPO_LINES = [  # the observation's info["resolved"] says success
+    f"[START] task={REPO_TASK} env=agentdebugger-env model={MODEL}",
+    f'[STEP] step=1 action=edit(path:"catalog/pagination.py", start_line:1, end_line:53, new_text:<{len(json.loads(REPO[0]["tool_calls"][0]["function"]["arguments"])["new_text"])} chars>) '
+    "reward=0.00 done=false error=null",
+    "[STEP] step=2 action=submit reward=0.80 done=true error=null",
+    "[END] success=true steps=2 score=0.993 rewards=0.00,0.80",
+]
+UNKNOWN_LINES = [f"[START] task=no-such-task env=agentdebugger-env model={MODEL}", "[END] success=false steps=0 score=0.000 rewards="]
+EXPECTED = EASY_LINES + MEDIUM_LINES + HARD_LINES + REPO_LINES + UNKNOWN_LINES
+
+PROTOCOL = re.compile(
+    r"\[START\] task=\S+ env=agentdebugger-env model=\S+"
+    r"|\[STEP\] step=\d+ action=[^\n]+ reward=-?\d+\.\d{2} done=(true|false) error=[^\n]+"
+    r"|\[END\] success=(true|false) steps=\d+ score=\d\.\d{3} rewards=(-?\d+\.\d{2}(,-?\d+\.\d{2})*)?"
+)
 
 
-class FakeOpenAI(BaseHTTPRequestHandler):
-    script: list[dict] = []
-    requests: list[dict] = []
+class FakeModel:
+    """An OpenAI-compatible chat endpoint on a free port. It answers each request with the script's next reply; with
+    ``fail_every=n`` each n-th request instead fails (503 and 429 in turn) without using a reply; a ``HANG`` entry is
+    read, handed to ``on_hang`` and never answered."""
 
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        FakeOpenAI.requests.append(body)
-        message = FakeOpenAI.script.pop(0)
-        reply = {
-            "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body["model"],
-            "choices": [{"index": 0, "finish_reason": "tool_calls" if message.get("tool_calls") else "stop", "message": message}],
-            "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
-        }
-        data = json.dumps(reply).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+    def __init__(self, script: list[dict], fail_every: int = 0, on_hang: Callable[[], None] | None = None) -> None:
+        self.script, self.fail_every, self.on_hang = list(script), fail_every, on_hang
+        self.requests: list[dict] = []  # every request's body, failed ones included
+        self.statuses: list[int] = []
+        self.release = threading.Event()
+        self.lock = threading.Lock()
+        model = self
 
-    def log_message(self, *args: object) -> None:
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with model.lock:
+                    model.requests.append(body)
+                    number = len(model.requests)
+                    failing = bool(model.fail_every) and number % model.fail_every == 0
+                    message = None if failing else model.script.pop(0)
+                if message is HANG:
+                    if model.on_hang is not None:
+                        model.on_hang()
+                    model.release.wait(60)  # until the test ends: the client's timeout must fire first
+                    return
+                if failing:
+                    status = 503 if (number // model.fail_every) % 2 else 429
+                    self.reply(status, {"error": {"message": "overloaded, try again", "type": "server_error"}}, {"Retry-After": "0"} if status == 429 else {})
+                    return
+                self.reply(200, {
+                    "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body["model"],
+                    "choices": [{"index": 0, "finish_reason": "tool_calls" if message.get("tool_calls") else "stop", "message": message}],
+                    "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
+                })
+
+            def reply(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
+                data = json.dumps(payload).encode()
+                with model.lock:
+                    model.statuses.append(status)
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def __enter__(self) -> FakeModel:
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def run_inference(model: FakeModel, env_url: str, results: Path, *tasks: str, **settings: str) -> subprocess.CompletedProcess:
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "API_BASE_URL": model.url,
+        "MODEL_NAME": MODEL,
+        "HF_TOKEN": "test-token",
+        "ENV_BASE_URL": env_url,
+        "RESULTS_PATH": str(results),
+        # tiny backoff keeps retries fast; the timeout is generous for answered requests on a loaded machine
+        "LLM_TIMEOUT_S": "5", "LLM_MAX_ATTEMPTS": "3", "LLM_BACKOFF_BASE_S": "0.01", "LLM_BACKOFF_MAX_S": "0.05",
+        **settings,
+    }
+    with model:
+        return subprocess.run([sys.executable, "inference.py", *tasks], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+
+
+def protocol_only(stdout: str) -> list[str]:
+    lines = stdout.splitlines()
+    assert lines and all(PROTOCOL.fullmatch(line) for line in lines), stdout
+    return lines
+
+
+def without_timing(results: dict) -> list[dict]:
+    return [{k: v for k, v in r.items() if k != "seconds"} for r in results["results"]]
+
+
+def test_inference_plays_easy_medium_hard_and_reports_an_unknown_task(live_server, tmp_path):
+    model = FakeModel(SCRIPT)
+    done = run_inference(model, live_server.url, tmp_path / "results.json", REPO_TASK, "no-such-task")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert protocol_only(done.stdout) == EXPECTED
+    assert f"results written to {tmp_path / 'results.json'}" in done.stderr
+    # The malformed reply was answered with the exact error, as the tool's result.
+    retry = model.requests[1]["messages"][-1]
+    assert retry["role"] == "tool" and retry["content"].startswith("Your reply could not be used: the arguments are not valid JSON (Expecting property name enclosed in double quotes at position 1)")
+    assert [t["function"]["name"] for t in model.requests[0]["tools"]] == ["submit_fix", "query_context", "give_up"]
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert {k: results[k] for k in ("model", "env", "profile", "complete")} == {"model": MODEL, "env": "agentdebugger-env", "profile": "default", "complete": True}
+    assert all(isinstance(r["seconds"], float) for r in results["results"])
+    assert without_timing(results) == [
+        {"task_id": "easy", "profile": "default", "success": True, "score": 0.96, "steps": 2, "rewards": [0.0, 0.5375], "tokens": 330,
+         "cumulative_reward": 0.5375, "aliases": [["query", "query_context"]], "error": None},
+        {"task_id": "medium", "profile": "default", "success": False, "score": 0.0, "steps": 1, "rewards": [0.0], "tokens": 110,
+         "cumulative_reward": 0.0, "aliases": [], "error": None},
+        {"task_id": "hard", "profile": "default", "success": False, "score": 0.0, "steps": 1, "rewards": [0.0], "tokens": 440,
+         "cumulative_reward": 0.0, "aliases": [], "error": None},
+        {"task_id": REPO_TASK, "profile": "default", "success": True, "score": 0.993333, "steps": 2, "rewards": [0.0, 0.8], "tokens": 220,
+         "cumulative_reward": 0.8, "aliases": [], "error": None},
+        {"task_id": "no-such-task", "profile": "default", "success": False, "score": 0.0, "steps": 0, "rewards": [], "tokens": 0,
+         "cumulative_reward": None, "aliases": [], "error": "unknown task 'no-such-task'"},
+    ]
+    assert not list(tmp_path.glob(".*.tmp"))  # every write was renamed into place
+
+
+def test_inference_retries_every_third_request_and_gets_the_same_results(live_server, tmp_path):
+    model = FakeModel(SCRIPT, fail_every=3)
+    done = run_inference(model, live_server.url, tmp_path / "results.json", REPO_TASK, "no-such-task")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert protocol_only(done.stdout) == EXPECTED
+    # 10 replies took 14 requests: the 3rd, 6th, 9th and 12th failed (503 and 429 in turn) and were sent again unchanged
+    assert model.statuses == [200, 200, 503, 200, 200, 429, 200, 200, 503, 200, 200, 429, 200, 200]
+    for failed in (2, 5, 8, 11):
+        assert model.requests[failed] == model.requests[failed + 1]
+    assert done.stderr.count("model request failed (HTTP 503: ") == 2 and done.stderr.count("model request failed (HTTP 429: ") == 2
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert [(r["task_id"], r["success"], r["score"], r["rewards"], r["tokens"], r["error"]) for r in results["results"]] == [
+        ("easy", True, 0.96, [0.0, 0.5375], 330, None), ("medium", False, 0.0, [0.0], 110, None), ("hard", False, 0.0, [0.0], 440, None),
+        (REPO_TASK, True, 0.993333, [0.0, 0.8], 220, None), ("no-such-task", False, 0.0, [], 0, "unknown task 'no-such-task'"),
+    ]
+
+
+def test_a_hanging_model_fails_one_episode_and_the_run_goes_on(live_server, tmp_path):
+    path = tmp_path / "results.json"
+    seen: list[dict] = []
+    # When medium's first request hangs, easy's result is already on disk.
+    model = FakeModel(EASY + [HANG, HANG] + GIVE_UP, on_hang=lambda: seen.append(json.loads(path.read_text())))
+    done = run_inference(model, live_server.url, path, LLM_TIMEOUT_S="1", LLM_MAX_ATTEMPTS="2")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert protocol_only(done.stdout) == EASY_LINES + [
+        f"[START] task=medium env=agentdebugger-env model={MODEL}",
+        "[END] success=false steps=0 score=0.000 rewards=",
+        f"[START] task=hard env=agentdebugger-env model={MODEL}",
+        "[STEP] step=1 action=give_up reward=0.00 done=true error=null",
+        "[END] success=false steps=1 score=0.000 rewards=0.00",
+    ]
+    error = "the model endpoint failed 2 time(s); last: APITimeoutError: Request timed out."
+    assert "model request failed (APITimeoutError: Request timed out.); retry 1/1" in done.stderr
+    assert f"medium: episode failed after 0 step(s): {error}" in done.stderr
+    assert len(seen) == 2 and seen[0] == seen[1]  # both attempts saw the file as easy's end left it
+    assert seen[0]["complete"] is False and [(r["task_id"], r["success"], r["score"]) for r in seen[0]["results"]] == [("easy", True, 0.96)]
+    results = json.loads(path.read_text())
+    assert results["complete"] is True
+    assert [(r["task_id"], r["success"], r["steps"], r["rewards"], r["error"]) for r in results["results"]] == [
+        ("easy", True, 2, [0.0, 0.5375], None), ("medium", False, 0, [], error), ("hard", False, 1, [0.0], None),
+    ]
+
+
+def test_invalid_retry_settings_stop_the_run_before_any_episode(monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("LLM_MAX_ATTEMPTS", "0")
+    monkeypatch.setenv("RESULTS_PATH", str(tmp_path / "r.json"))
+    assert inference.main([]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "LLM_MAX_ATTEMPTS must be at least 1, not '0'" in err and not (tmp_path / "r.json").exists()
+
+
+# -- one episode, in process -----------------------------------------------------------------------
+
+
+class ClosingDriver:
+    """A WsDriver whose connection closes at the second step."""
+
+    def __init__(self, url: str) -> None:
+        self.steps = 0
+
+    def task(self, task_id: str) -> dict:
+        return {"id": task_id, "family": "classic"}
+
+    def reset(self, task_id: str, seed: int, **options: object) -> dict:
+        return {"done": False, "task_description": "t"}
+
+    def step(self, action: dict) -> tuple[dict, float, bool]:
+        from websockets.exceptions import ConnectionClosedError
+        from websockets.frames import Close
+
+        self.steps += 1
+        if self.steps == 2:
+            raise ConnectionClosedError(Close(1011, "server restarting"), None)
+        return {"done": False, "error": "no such test:\n  test_x"}, -0.05, False
+
+    def __enter__(self) -> ClosingDriver:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
         pass
 
 
-def test_inference_plays_easy_medium_hard_against_a_fake_model(live_server, tmp_path):
-    FakeOpenAI.script, FakeOpenAI.requests = list(SCRIPT), []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeOpenAI)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    env = {
-        "PATH": "/usr/bin:/bin",
-        "API_BASE_URL": f"http://127.0.0.1:{server.server_address[1]}/v1",
-        "MODEL_NAME": "fake-model",
-        "HF_TOKEN": "test-token",
-        "ENV_BASE_URL": live_server.url,
-        "RESULTS_PATH": str(tmp_path / "results.json"),
-    }
-    try:
-        done = subprocess.run([sys.executable, "inference.py"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-    finally:
-        server.shutdown()
-    assert done.returncode == 0, done.stderr[-3000:]
-    lines = done.stdout.splitlines()
-    assert lines[0] == "[START] task=easy model=fake-model"
-    assert lines[1] == "[STEP] task=easy step=1 action=query_context reward=0.0000 done=false"
-    assert lines[2] == "[STEP] task=easy step=2 action=submit_fix reward=0.5375 done=true"
-    assert lines[3] == "[END] task=easy score=0.9600 steps=2 tokens=330"
-    assert lines[4:7] == ["[START] task=medium model=fake-model", "[STEP] task=medium step=1 action=give_up reward=0.0000 done=true", "[END] task=medium score=0.0000 steps=1 tokens=110"]
-    assert lines[7] == "[START] task=hard model=fake-model" and lines[9] == "[END] task=hard score=0.0000 steps=1 tokens=440"
-    assert "action=give_up" in lines[8]
-    # The malformed reply was answered with the exact error, as the tool's result.
-    retry = FakeOpenAI.requests[1]["messages"][-1]
-    assert retry["role"] == "tool" and retry["content"].startswith("Your reply could not be used: the arguments are not valid JSON (Expecting property name enclosed in double quotes at position 1)")
-    assert [t["function"]["name"] for t in FakeOpenAI.requests[0]["tools"]] == ["submit_fix", "query_context", "give_up"]
-    results = json.loads((tmp_path / "results.json").read_text())
-    assert results["model"] == "fake-model"
-    assert [(r["task_id"], r["score"]) for r in results["results"]] == [("easy", 0.96), ("medium", 0.0), ("hard", 0.0)]
-    assert results["results"][0]["aliases"] == [["query", "query_context"]]
+def test_the_environment_closing_mid_episode_fails_only_that_episode(capsys):
+    class Agent:
+        aliases_used = [("ls", "list_dir")]
+
+        def begin(self, task: dict, obs: dict, rng: random.Random) -> None:
+            pass
+
+        def act(self, obs: dict) -> dict:
+            return {"action_type": "run_tests", "test": "test_x"}
+
+        def usage(self) -> dict[str, int]:
+            return {"prompt_tokens": 5, "completion_tokens": 1}
+
+    settings = inference.Settings("http://model", MODEL, "", "http://env", Path("unused.json"), "default", RetryPolicy())
+    episode = inference.play("easy", settings, ClosingDriver, Agent)
+    out, err = capsys.readouterr()
+    assert out.splitlines() == [
+        f"[START] task=easy env=agentdebugger-env model={MODEL}",
+        '[STEP] step=1 action=run_tests(test:"test_x") reward=-0.05 done=false error=no such test: test_x',
+        "[END] success=false steps=1 score=0.000 rewards=-0.05",
+    ]
+    assert episode.error == "ConnectionClosedError: received 1011 (internal error) server restarting; no close frame sent"
+    assert (episode.steps, episode.rewards, episode.tokens, episode.aliases) == (1, [-0.05], 12, [("ls", "list_dir")])
+    assert "easy: episode failed after 1 step(s): ConnectionClosedError" in err
+
+
+# -- the model endpoint's retries ------------------------------------------------------------------
+
+
+def status_error(status: int, headers: dict[str, str] | None = None) -> openai.APIStatusError:
+    response = httpx.Response(status, headers=headers or {}, request=httpx.Request("POST", "http://model/v1/chat/completions"))
+    return openai.APIStatusError(f"Error code: {status}", response=response, body=None)
+
+
+def failing(errors: list[Exception], result: str = "ok") -> tuple[Callable[[], str], list[int]]:
+    calls: list[int] = []
+
+    def request() -> str:
+        calls.append(1)
+        if errors:
+            raise errors.pop(0)
+        return result
+
+    return request, calls
+
+
+def policy(**kwargs: float) -> tuple[RetryPolicy, list[float]]:
+    slept: list[float] = []
+    return RetryPolicy(sleep=slept.append, jitter=0.0, **kwargs), slept
+
+
+@pytest.mark.parametrize("error", [
+    status_error(429), status_error(500), status_error(503), status_error(408),
+    openai.APITimeoutError(request=httpx.Request("POST", "http://model")), openai.APIConnectionError(request=httpx.Request("POST", "http://model")),
+    TimeoutError("slow"), ConnectionResetError("reset"),
+])
+def test_transient_errors_are_retried_with_exponential_backoff(error):
+    retry, slept = policy(max_attempts=5, base_delay_s=0.5, max_delay_s=1.5)
+    request, calls = failing([error] * 4)
+    assert retry.call(request) == "ok" and len(calls) == 5
+    assert slept == [0.5, 1.0, 1.5, 1.5]
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 409, 422])
+def test_other_errors_are_raised_at_once(status):
+    retry, slept = policy()
+    request, calls = failing([status_error(status)])
+    with pytest.raises(openai.APIStatusError) as raised:
+        retry.call(request)
+    assert raised.value.status_code == status and len(calls) == 1 and slept == []
+
+
+def test_spent_attempts_raise_model_unavailable_from_the_last_error():
+    retry, slept = policy(max_attempts=3, base_delay_s=0.1, max_delay_s=10)
+    last = status_error(502)
+    request, calls = failing([status_error(503), status_error(429, {"retry-after": "2"}), last])
+    with pytest.raises(ModelUnavailable, match=r"^the model endpoint failed 3 time\(s\); last: HTTP 502: Error code: 502$") as raised:
+        retry.call(request)
+    assert raised.value.__cause__ is last and len(calls) == 3
+    assert slept == [0.1, 2.0]  # the server's Retry-After replaces the backoff
+
+
+def test_retry_after_is_capped_and_jitter_only_shortens():
+    assert RetryPolicy(max_delay_s=3).delay(1, status_error(429, {"retry-after": "600"})) == 3
+    assert RetryPolicy(max_delay_s=3).delay(1, status_error(429, {"retry-after-ms": "250"})) == 0.25
+    delays = [RetryPolicy(base_delay_s=1, rng=random.Random(seed)).delay(2) for seed in range(50)]
+    assert all(1.5 <= d <= 2.0 for d in delays) and len(set(delays)) > 1
+
+
+def test_retry_settings_come_from_the_environment(monkeypatch):
+    for name, value in {"LLM_TIMEOUT_S": "0.5", "LLM_MAX_ATTEMPTS": "2", "LLM_BACKOFF_BASE_S": "0", "LLM_BACKOFF_MAX_S": "4"}.items():
+        monkeypatch.setenv(name, value)
+    assert RetryPolicy.from_env() == RetryPolicy(timeout_s=0.5, max_attempts=2, base_delay_s=0.0, max_delay_s=4.0)
+    monkeypatch.setenv("LLM_TIMEOUT_S", "soon")
+    with pytest.raises(ValueError, match="LLM_TIMEOUT_S must be a number, not 'soon'"):
+        RetryPolicy.from_env()
+
+
+def test_llm_agent_retries_a_failed_turn_and_keeps_its_conversation():
+    sent: list[list[dict]] = []
+    errors: list[Exception] = [status_error(503)]
+
+    def create(**kwargs):
+        sent.append(list(kwargs["messages"]))
+        if errors:
+            raise errors.pop(0)
+        call = SimpleNamespace(id="c1", function=SimpleNamespace(name="give_up", arguments="{}"))
+        message = SimpleNamespace(content=None, tool_calls=[call])
+        return SimpleNamespace(choices=[SimpleNamespace(message=message)], usage=SimpleNamespace(prompt_tokens=7, completion_tokens=3))
+
+    retry, slept = policy(base_delay_s=0.25)
+    agent = LLMAgent(model="m", client=SimpleNamespace(chat=SimpleNamespace(completions=SimpleNamespace(create=create))), retry=retry)
+    agent.begin({"id": "easy", "family": "classic"}, {"task_description": "t", "buggy_code": "x = 1"}, random.Random(0))
+    assert agent.act({}) == {"action_type": "give_up"} and agent.usage() == {"prompt_tokens": 7, "completion_tokens": 3}
+    assert len(sent) == 2 and sent[0] == sent[1] and slept == [0.25]
+
+
+def test_llm_agent_gives_its_client_the_timeout_and_no_retries_of_its_own():
+    agent = LLMAgent(base_url="http://127.0.0.1:9/v1", model="m", api_key="k", retry=RetryPolicy(timeout_s=2.5))
+    assert agent.client.max_retries == 0 and agent.client.timeout == 2.5
+
+
+# -- the baseline lines ----------------------------------------------------------------------------
+
+
+def test_baseline_lines_stay_on_one_line():
+    assert start_line("easy", "org/model x") == "[START] task=easy env=agentdebugger-env model=org/model_x"
+    action = {"action_type": "replace_text", "path": "src/a.py", "old_text": "a\nb", "new_text": "c", "metadata": {"x": 1}}
+    assert action_summary(action) == 'replace_text(path:"src/a.py", old_text:<3 chars>, new_text:<1 chars>)'
+    long = {"action_type": "run_bash", "command": "echo " + "x" * 100 + "\n", "test_ids": ["t1", "t2"], "line": 3, "regex": True, "path": None}
+    assert action_summary(long) == 'run_bash(command:<106 chars>, test_ids:["t1","t2"], line:3, regex:true, path:null)'
+    assert action_summary({"action_type": "search", "pattern": "a  b\tc " + "y" * 80}) == f'search(pattern:"a b c {"y" * 51}...")'
+    assert step_line(3, {"action_type": "give_up"}, -0.0001, True, "bad\naction\r\n  here") == (
+        "[STEP] step=3 action=give_up reward=0.00 done=true error=bad action here"
+    )
+    assert step_line(1, {"action_type": "submit"}, 0.806, False, "") == "[STEP] step=1 action=submit reward=0.81 done=false error=null"
+    assert end_line(False, 0, 0.0, []) == "[END] success=false steps=0 score=0.000 rewards="
+    assert end_line(True, 3, 1.2, [0.1, -0.25, 0.5]) == "[END] success=true steps=3 score=1.000 rewards=0.10,-0.25,0.50"
+
+
+# -- the LLM agent ---------------------------------------------------------------------------------
 
 
 def test_llm_agent_relays_and_uses_the_servers_repository_tools():
-    import random
-    from types import SimpleNamespace
-
-    from env.agents.llm import LLMAgent
-
     class FakeClient:
         def __init__(self) -> None:
             self.calls: list[dict] = []
@@ -123,11 +457,6 @@ def test_llm_agent_relays_and_uses_the_servers_repository_tools():
 
 
 def test_llm_agent_marks_relays_and_prefers_the_profiles_shell():
-    import random
-    from types import SimpleNamespace
-
-    from env.agents.llm import LLMAgent
-
     def create(**kwargs):
         if "tools" not in kwargs:
             message = SimpleNamespace(content="Summary.", tool_calls=None)

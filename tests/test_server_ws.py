@@ -7,6 +7,7 @@ import sys
 import threading
 import time
 
+import pytest
 from openenv.core.generic_client import GenericEnvClient
 from websockets.asyncio.client import connect
 
@@ -124,3 +125,23 @@ def test_health_answers_while_submissions_run(live_server):
         w.join()
     # /health answered while the first submission was still running.
     assert answered and answered[0] < min(finished)
+
+
+@pytest.mark.parametrize(
+    "data, error",
+    [
+        ({"task_id": 5}, "reset: 'task_id' must be a string, not int"),
+        ({"task_id": "easy", "seed": "abc"}, "reset: 'seed' must be an integer, not str"),
+        ({"task_id": "easy", "seed": True}, "reset: 'seed' must be an integer, not bool"),
+        ({"task_id": "easy", "seed": 1.5}, "reset: 'seed' must be an integer, not float"),
+    ],
+)
+def test_a_malformed_ws_reset_is_an_observation_with_the_error(live_server, data, error):
+    async def main() -> dict:
+        async with connect(live_server.url.replace("http", "ws") + "/ws") as ws:
+            await ws.send(json.dumps({"type": "reset", "data": data}))
+            return json.loads(await ws.recv())
+
+    reply = asyncio.run(main())
+    assert reply["type"] == "observation"
+    assert (reply["data"]["done"], reply["data"]["observation"]["error"]) == (True, error)

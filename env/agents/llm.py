@@ -16,6 +16,10 @@
   ``max_relays`` and ``max_turns`` bound the episode (then it submits).
 - Interface profiles: the harness hands the agent the profile's tools (``task["tools"]``).
 - ``usage()`` reports the tokens of the last action (prompt and completion), for the trajectory.
+- Transient endpoint failures (timeouts, lost connections, HTTP 408, 429, 5xx) are retried with
+  exponential backoff (``env.agents.retry``: ``LLM_TIMEOUT_S``, ``LLM_MAX_ATTEMPTS``,
+  ``LLM_BACKOFF_BASE_S``, ``LLM_BACKOFF_MAX_S``); when the attempts are spent ``act`` raises
+  ``ModelUnavailable``. Other errors (bad auth, a bad request) are raised at once.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import random
 from typing import Any
 
 from env.agents.base import Action, Agent, Observation, register
+from env.agents.retry import RetryPolicy
 from env.models import CLASSIC_TOOLS
 
 # Client-side fallbacks for names the model reaches for (the server has its own, larger table):
@@ -75,17 +80,18 @@ class Malformed(ValueError):
 @register("llm")
 class LLMAgent(Agent):
     def __init__(self, base_url: str = "", model: str = "", api_key: str = "", retries: int = 3, relay_turns: int = 20,
-                 max_relays: int = 2, max_turns: int = 60, client: Any = None):
+                 max_relays: int = 2, max_turns: int = 60, client: Any = None, retry: RetryPolicy | None = None):
         import os
 
         from openai import OpenAI
 
         self.model = model or os.environ.get("MODEL_NAME", "meta-llama/Llama-3.1-70B-Instruct")
+        self.retry = retry or RetryPolicy.from_env()
         self.client = client or OpenAI(
             base_url=base_url or os.environ.get("API_BASE_URL", "https://router.huggingface.co/v1"),
             api_key=api_key or os.environ.get("HF_TOKEN") or os.environ.get("OPENAI_API_KEY") or "none",
-            max_retries=1,
-            timeout=120,
+            max_retries=0,  # self.retry owns retries: the client's own would multiply its attempts
+            timeout=self.retry.timeout_s,
         )
         self.retries, self.relay_turns, self.max_relays, self.max_turns = retries, relay_turns, max_relays, max_turns
 
@@ -132,7 +138,7 @@ class LLMAgent(Agent):
         kwargs: dict[str, Any] = {"model": self.model, "messages": self.messages}
         if tools:
             kwargs["tools"] = self.tools
-        response = self.client.chat.completions.create(**kwargs)
+        response = self.retry.call(lambda: self.client.chat.completions.create(**kwargs))
         usage = getattr(response, "usage", None)
         if usage is not None:
             self._usage["prompt_tokens"] += int(getattr(usage, "prompt_tokens", 0) or 0)

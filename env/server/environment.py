@@ -81,6 +81,11 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
         self, seed: int | None, episode_id: str | None, task_id: str | None, index: int | None = None, options: dict[str, Any] | None = None
     ) -> Episode | RepoEpisode | DebugObservation:
         """``options``: the reset's other fields; ``profile``, ``edit_gate`` and ``aliases`` choose the interface."""
+        # Over /ws the reset's fields arrive as the client sent them, unvalidated.
+        if task_id is not None and not isinstance(task_id, str):
+            return _error_observation(f"reset: 'task_id' must be a string, not {type(task_id).__name__}")
+        if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
+            return _error_observation(f"reset: 'seed' must be an integer, not {type(seed).__name__}")
         if task_id is None and index is not None:  # reset(split=..., index=...) as the task API suggests
             ids = self._runtime.registry.ids()
             if not (isinstance(index, int) and 0 <= index < len(ids)):

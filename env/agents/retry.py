@@ -1,0 +1,131 @@
+"""Retries for calls to the model endpoint: transient failures are retried with exponential backoff, others raised at once.
+
+    policy = RetryPolicy.from_env()
+    response = policy.call(lambda: client.chat.completions.create(**kwargs))
+
+- Transient: a timeout, a lost or refused connection, HTTP 408, 429 and 5xx. Anything else (400, 401,
+  403, 404, 422 ...) will fail the same way again, so it is raised on the first attempt.
+- The delay before retry n (1, 2, ...) is ``base * 2**(n-1)``, capped at ``max``, less up to 25% of random
+  jitter (so clients that failed together do not retry together). A ``Retry-After`` header (429, 503) is
+  honoured instead, up to ``max``.
+- When the attempts are spent, ``ModelUnavailable`` is raised from the last error.
+- Every retry is logged (logger ``env.agents.retry``, level WARNING) with the error and the delay.
+
+Settings, from the environment (``RetryPolicy.from_env``):
+
+    LLM_TIMEOUT_S        120   one request's timeout, in seconds (the OpenAI client's ``timeout``)
+    LLM_MAX_ATTEMPTS     5     attempts per model call, the first included (1: no retries)
+    LLM_BACKOFF_BASE_S   1     delay before the first retry, in seconds; it doubles on each further retry
+    LLM_BACKOFF_MAX_S    30    longest delay between two attempts, in seconds
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import random
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+import openai
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+TRANSIENT_STATUS = frozenset({408, 429})  # and every 5xx
+
+
+class ModelUnavailable(RuntimeError):
+    """The model endpoint kept failing transiently until the attempts were spent."""
+
+
+def is_transient(exc: BaseException) -> bool:
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code in TRANSIENT_STATUS or exc.status_code >= 500
+    # APITimeoutError is an APIConnectionError; the builtins cover clients other than OpenAI's
+    return isinstance(exc, openai.APIConnectionError | TimeoutError | ConnectionError)
+
+
+def describe(exc: BaseException) -> str:
+    """One line naming the error (an HTTP status says more than the exception's class)."""
+    text = " ".join(str(exc).split()) or "(no message)"
+    if isinstance(exc, openai.APIStatusError):
+        return f"HTTP {exc.status_code}: {text}"
+    return f"{type(exc).__name__}: {text}"
+
+
+def retry_after(exc: BaseException) -> float | None:
+    """The server's requested delay in seconds (Retry-After, or the non-standard retry-after-ms), if it sent one."""
+    if not isinstance(exc, openai.APIStatusError):
+        return None
+    headers: Mapping[str, str] = exc.response.headers
+    for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        try:
+            value = float(headers.get(name, ""))
+        except ValueError:
+            continue  # absent, or an HTTP date: fall back to our own backoff
+        if math.isfinite(value) and value >= 0:
+            return value / divisor
+    return None
+
+
+def _env_float(name: str, default: float, minimum: float) -> float:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be a number, not {raw!r}") from None
+    if not math.isfinite(value) or value < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, not {raw!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    timeout_s: float = 120.0
+    max_attempts: int = 5
+    base_delay_s: float = 1.0
+    max_delay_s: float = 30.0
+    jitter: float = 0.25  # the delay is cut by up to this fraction, at random
+    sleep: Callable[[float], None] = field(default=time.sleep, repr=False, compare=False)
+    rng: random.Random = field(default_factory=random.Random, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+
+    @classmethod
+    def from_env(cls) -> RetryPolicy:
+        return cls(
+            timeout_s=_env_float("LLM_TIMEOUT_S", 120.0, 0.001),
+            max_attempts=int(_env_float("LLM_MAX_ATTEMPTS", 5, 1)),
+            base_delay_s=_env_float("LLM_BACKOFF_BASE_S", 1.0, 0.0),
+            max_delay_s=_env_float("LLM_BACKOFF_MAX_S", 30.0, 0.0),
+        )
+
+    def delay(self, retry: int, exc: BaseException | None = None) -> float:
+        """Seconds to wait before retry number ``retry`` (1 for the first retry)."""
+        asked = retry_after(exc) if exc is not None else None
+        if asked is not None:
+            return min(asked, self.max_delay_s)
+        backoff = min(self.base_delay_s * 2 ** min(retry - 1, 62), self.max_delay_s)
+        return backoff * (1 - self.jitter * self.rng.random())
+
+    def call(self, request: Callable[[], T]) -> T:
+        for attempt in range(1, self.max_attempts + 1):
+            try:
+                return request()
+            except Exception as exc:
+                if not is_transient(exc):
+                    raise
+                if attempt == self.max_attempts:
+                    raise ModelUnavailable(f"the model endpoint failed {attempt} time(s); last: {describe(exc)}") from exc
+                wait = self.delay(attempt, exc)
+                log.warning("model request failed (%s); retry %d/%d in %.2fs", describe(exc), attempt, self.max_attempts - 1, wait)
+                self.sleep(wait)
+        raise AssertionError("unreachable: max_attempts is at least 1")  # for the type checker
