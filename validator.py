@@ -29,15 +29,30 @@ from env.tasks.degenerate import degenerate_policies  # noqa: E402
 from env.tasks.oracle import oracle_actions  # noqa: E402
 from env.tasks.registry import TaskRegistry  # noqa: E402
 
+TASK_WORKERS = 4  # tasks checked at once: their episodes are independent, and the server serves many
+
 
 class Check:
-    def __init__(self) -> None:
+    """Records every check; prints each as it is made, or (``echo=False``, a task checked in a worker) when absorbed."""
+
+    def __init__(self, echo: bool = True) -> None:
+        self.echo = echo
+        self.lines: list[str] = []
         self.failures: list[str] = []
 
     def __call__(self, name: str, ok: bool, detail: str = "") -> None:
-        print(f"{'PASS' if ok else 'FAIL'}  {name}" + (f"  ({detail})" if detail and not ok else ""))
+        line = f"{'PASS' if ok else 'FAIL'}  {name}" + (f"  ({detail})" if detail and not ok else "")
+        self.lines.append(line)
+        if self.echo:
+            print(line)
         if not ok:
             self.failures.append(f"{name}: {detail}" if detail else name)
+
+    def absorb(self, other: Check) -> None:
+        for line in other.lines:
+            print(line)
+        self.lines += other.lines
+        self.failures += other.failures
 
 
 def play(http: httpx.Client, task_id: str, seed: int, actions: list[dict]) -> list[dict]:
@@ -75,41 +90,49 @@ def check_endpoints(http: httpx.Client, check: Check) -> list[str]:
     return ids
 
 
+def check_task(url: str, registry: TaskRegistry, task_id: str) -> Check:
+    check = Check(echo=False)
+    task = registry.get(task_id)
+    with httpx.Client(base_url=url, timeout=120) as http:
+        gold = oracle_actions(task)
+        oracle = play(http, task_id, 1, gold)
+        score = oracle[-1]["observation"]["grader_score"]
+        check(f"{task_id}: the oracle scores >= 0.9", score is not None and score >= 0.9, f"score {score}")
+        idle = play(http, task_id, 1, [{"action_type": "give_up"}])
+        check(f"{task_id}: a do-nothing agent scores exactly 0.0", idle[-1]["observation"]["grader_score"] == 0.0, f"{idle[-1]['observation']['grader_score']}")
+        cheats = []
+        for name, actions in degenerate_policies(task, "wrong").items():
+            bodies = play(http, task_id, 1, actions + [{"action_type": "give_up"}])
+            grade, total = bodies[-1]["observation"]["grader_score"], round(sum(b["reward"] for b in bodies), 6)
+            if grade != 0.0 or total > 0.0:
+                cheats.append(f"{name}: grade {grade}, rewards {total}")
+        check(f"{task_id}: every degenerate policy scores exactly 0.0 and earns no reward", not cheats, "; ".join(cheats))
+        if task.family == "repo":
+            mixed = [{"action_type": "run_tests"}, {"action_type": "list_dir"}] + gold
+        elif task.family == "procedural":  # the logs drift with the seed: same seed, same rewards
+            mixed = [{"action_type": "analyze_logs"}, {"action_type": "run_tests"}, {"action_type": "analyze_logs"}] + gold
+        else:
+            mixed = [
+                {"action_type": "query_context", "query_type": "error_explanation"},
+                {"action_type": "submit_fix", "fixed_code": task.buggy_source + "\n# unchanged\n", "hypothesis": "not sure"},
+                *gold,
+            ]
+        first, second = play(http, task_id, 7, mixed), play(http, task_id, 7, mixed)
+    rewards = [[b["reward"] for b in run] + [run[-1]["observation"]["grader_score"]] for run in (first, second)]
+    check(f"{task_id}: the same seed and actions give identical rewards", rewards[0] == rewards[1], f"{rewards}")
+    scores = [b["observation"]["score_estimate"] for b in oracle + idle + first] + [score, idle[-1]["observation"]["grader_score"]]
+    check(f"{task_id}: every score lies in [0, 1]", all(s is not None and 0.0 <= s <= 1.0 for s in scores), f"{scores}")
+    return check
+
+
 def run_checks(url: str) -> list[str]:
     check = Check()
     registry = TaskRegistry.from_env()  # the tasks a local server serves (ENV_TASK_DIRS included)
     with httpx.Client(base_url=url, timeout=120) as http:
         ids = check_endpoints(http, check)
-        for task_id in ids:
-            task = registry.get(task_id)
-            gold = oracle_actions(task)
-            oracle = play(http, task_id, 1, gold)
-            score = oracle[-1]["observation"]["grader_score"]
-            check(f"{task_id}: the oracle scores >= 0.9", score is not None and score >= 0.9, f"score {score}")
-            idle = play(http, task_id, 1, [{"action_type": "give_up"}])
-            check(f"{task_id}: a do-nothing agent scores exactly 0.0", idle[-1]["observation"]["grader_score"] == 0.0, f"{idle[-1]['observation']['grader_score']}")
-            cheats = []
-            for name, actions in degenerate_policies(task, "wrong").items():
-                bodies = play(http, task_id, 1, actions + [{"action_type": "give_up"}])
-                grade, total = bodies[-1]["observation"]["grader_score"], round(sum(b["reward"] for b in bodies), 6)
-                if grade != 0.0 or total > 0.0:
-                    cheats.append(f"{name}: grade {grade}, rewards {total}")
-            check(f"{task_id}: every degenerate policy scores exactly 0.0 and earns no reward", not cheats, "; ".join(cheats))
-            if task.family == "repo":
-                mixed = [{"action_type": "run_tests"}, {"action_type": "list_dir"}] + gold
-            elif task.family == "procedural":  # the logs drift with the seed: same seed, same rewards
-                mixed = [{"action_type": "analyze_logs"}, {"action_type": "run_tests"}, {"action_type": "analyze_logs"}] + gold
-            else:
-                mixed = [
-                    {"action_type": "query_context", "query_type": "error_explanation"},
-                    {"action_type": "submit_fix", "fixed_code": task.buggy_source + "\n# unchanged\n", "hypothesis": "not sure"},
-                    *gold,
-                ]
-            first, second = play(http, task_id, 7, mixed), play(http, task_id, 7, mixed)
-            rewards = [[b["reward"] for b in run] + [run[-1]["observation"]["grader_score"]] for run in (first, second)]
-            check(f"{task_id}: the same seed and actions give identical rewards", rewards[0] == rewards[1], f"{rewards}")
-            scores = [b["observation"]["score_estimate"] for b in oracle + idle + first] + [score, idle[-1]["observation"]["grader_score"]]
-            check(f"{task_id}: every score lies in [0, 1]", all(s is not None and 0.0 <= s <= 1.0 for s in scores), f"{scores}")
+        with ThreadPoolExecutor(TASK_WORKERS) as pool:
+            for done in pool.map(lambda task_id: check_task(url, registry, task_id), ids):  # printed in task order
+                check.absorb(done)
 
         def isolated(i: int) -> bool:
             task_id = ids[i % len(ids)]
