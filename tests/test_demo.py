@@ -8,6 +8,7 @@ import json
 import pytest
 from fastapi.testclient import TestClient
 
+from env.catalogue import catalogue_entry
 from env.config import Settings
 from env.demo import commands, view
 from env.demo.session import DemoError, DemoSession
@@ -15,7 +16,7 @@ from env.demo.trajectory import Trajectory, TrajectoryError, diff_files, load, r
 from env.eval.drivers import HttpDriver, InProcessDriver
 from env.eval.run import play
 from env.models import DebugAction
-from env.server.app import _with_tools, build_app
+from env.server.app import build_app
 from env.server.environment import DebugEnvironment
 
 FIX_HYPOTHESIS = "The loop condition left < right skips the last candidate; it must be left <= right."
@@ -26,7 +27,7 @@ def fixed_easy(registry) -> str:
 
 
 def summary(runtime, task_id: str) -> dict:
-    return _with_tools(runtime.registry.get(task_id).summary())
+    return catalogue_entry(runtime.registry.get(task_id).summary())
 
 
 # -- debugger commands ---------------------------------------------------------------------------
@@ -249,9 +250,17 @@ def test_http_drivers_play_separate_episodes_on_a_server(live_server, runtime, r
         assert a.task("proc-easy-train-2")["id"] == "proc-easy-train-2"
 
 
-def test_the_demo_is_mounted_at_web_when_the_web_interface_is_on(runtime, monkeypatch) -> None:
+def test_without_a_web_ui_the_library_s_shared_playground_is_never_mounted(runtime, monkeypatch) -> None:
     monkeypatch.setenv("ENABLE_WEB_INTERFACE", "true")
-    with TestClient(build_app(runtime=runtime, settings=Settings())) as client:
+    with pytest.raises(RuntimeError, match="^ENABLE_WEB_INTERFACE is on, but this app was built without a web UI"):
+        build_app(runtime=runtime, settings=Settings())
+
+
+def test_the_demo_is_mounted_at_web_when_the_web_interface_is_on(runtime, monkeypatch) -> None:
+    from env.demo.launch import server_builder
+
+    monkeypatch.setenv("ENABLE_WEB_INTERFACE", "true")
+    with TestClient(build_app(runtime=runtime, settings=Settings(), web_ui=server_builder)) as client:
         page = client.get("/web/")
         assert page.status_code == 200
         config = client.get("/web/config").json()

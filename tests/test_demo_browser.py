@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
+from env.catalogue import catalogue_entry
 from env.eval.drivers import InProcessDriver
 from env.eval.run import play
 from env.models import DebugAction
-from env.server.app import _with_tools
 from env.server.environment import DebugEnvironment
 from env.server.local import start_local_demo
 
@@ -177,7 +177,7 @@ def test_mistakes_are_shown_never_a_stack_trace(page: Page) -> None:
 
 def test_watch_the_oracle_play(page: Page, runtime, tmp_path) -> None:
     with InProcessDriver(runtime) as driver:
-        expected = play(driver, "oracle", _with_tools(runtime.registry.get("repo-slice-window").summary()), 0, tmp_path / "steps.jsonl")
+        expected = play(driver, "oracle", catalogue_entry(runtime.registry.get("repo-slice-window").summary()), 0, tmp_path / "steps.jsonl")
     page.get_by_role("tab", name="Watch an agent").click()
     choose(page, "#watch-task", "repo-slice-window")
     page.fill("#watch-seed input", str(expected["seed"]))

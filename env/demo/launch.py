@@ -15,8 +15,8 @@ import gradio as gr
 from env.demo.ui import build_demo
 from env.eval.drivers import HttpDriver, InProcessDriver
 from env.runtime import Runtime
-from env.server.app import exit_cleanly_on_sigterm
 from env.server.environment import DebugEnvironment
+from env.server.signals import exit_cleanly_on_sigterm
 
 DEFAULT_PORT = 7860
 

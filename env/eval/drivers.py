@@ -11,9 +11,9 @@ from typing import Any
 
 from openenv.core.generic_client import GenericEnvClient
 
+from env.catalogue import catalogue_entry
 from env.models import DebugAction
 from env.runtime import Runtime
-from env.server.app import _with_tools
 from env.server.environment import DebugEnvironment
 
 
@@ -23,12 +23,12 @@ class InProcessDriver:
         self.env = DebugEnvironment(runtime)
 
     def tasks(self) -> list[dict[str, Any]]:
-        return [_with_tools(t.summary()) for t in self.runtime.registry.all()]
+        return [catalogue_entry(t.summary()) for t in self.runtime.registry.all()]
 
     def task(self, task_id: str) -> dict[str, Any] | None:
         """A task by id, listed or not (procedural ids are generated on request)."""
         try:
-            return _with_tools(self.runtime.registry.get(task_id).summary())
+            return catalogue_entry(self.runtime.registry.get(task_id).summary())
         except (KeyError, ValueError):  # unknown, or a procedural id out of range
             return None
 

@@ -1,1 +1,1 @@
-"""The HTTP / WebSocket server: ``env.server.app:app`` (see ``python -m env.server``)."""
+"""The HTTP / WebSocket server: ``env.server.main:app`` (see ``python -m env.server``)."""

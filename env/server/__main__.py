@@ -1,3 +1,3 @@
-from env.server.app import main
+from env.server.main import main
 
 main()

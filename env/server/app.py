@@ -1,27 +1,25 @@
-"""The FastAPI app: OpenEnv's ``create_app`` plus ``GET /``, ``GET /tasks`` and a richer ``/health``.
+"""The FastAPI app: OpenEnv's ``create_app`` plus ``GET /``, ``GET /tasks``, ``GET /state`` and a richer ``/health``.
 
-    uvicorn env.server.app:app --port 8000          # or: python -m env.server
     app = build_app()                                # for tests: fastapi.testclient.TestClient(app)
+    app = build_app(web_ui=server_builder)           # what env.server.main serves, with the demo at /web
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-import gc
-import logging
-import signal
-import threading
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import Cookie, FastAPI, HTTPException
 from openenv.core.env_server.http_server import create_app
 from openenv.core.env_server.types import ConcurrencyConfig
 
+from env.catalogue import catalogue_entry
 from env.config import Settings
 from env.graders.mechanisms import MECHANISMS
-from env.interface import ALIASES, PROFILES, Interface
-from env.models import ACTION_TYPES, CLASSIC_TOOLS, QUERY_TYPES, DebugAction, DebugObservation, DebugState
+from env.interface import ALIASES, PROFILES
+from env.models import ACTION_TYPES, QUERY_TYPES, DebugAction, DebugObservation, DebugState
 from env.repo_episode import tool_schemas
 from env.runtime import Runtime
 from env.server.environment import DebugEnvironment
@@ -42,7 +40,11 @@ ACTIONS = {
 }
 
 
-def build_app(runtime: Runtime | None = None, settings: Settings | None = None) -> FastAPI:
+# Given the runtime, the ``gradio_builder`` OpenEnv's ``create_app`` mounts at /web when ENABLE_WEB_INTERFACE=true.
+WebUI = Callable[[Runtime], Callable[..., Any]]
+
+
+def build_app(runtime: Runtime | None = None, settings: Settings | None = None, web_ui: WebUI | None = None) -> FastAPI:
     settings = settings or Settings.from_env()
     runtime = runtime or Runtime.from_env()
     store = EpisodeStore(settings.http_episodes, settings.session_timeout_s)
@@ -56,7 +58,7 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None) 
         concurrency_config=ConcurrencyConfig(max_concurrent_envs=settings.max_sessions, session_timeout=settings.session_timeout_s),
         # With ENABLE_WEB_INTERFACE=true the library mounts a UI at /web: ours, alone (the library's playground
         # shares one environment between all visitors, which our sessions must never do).
-        gradio_builder=_demo_builder(runtime),
+        gradio_builder=web_ui(runtime) if web_ui is not None else _no_web_ui,
         show_default_tab=False,
         title_override="AgentDebuggerEnv",
     )
@@ -99,7 +101,7 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None) 
 
     @app.get("/tasks", tags=["Environment Info"], summary="Every task with its limits (and a repository task's tools)")
     async def tasks() -> list[dict[str, Any]]:
-        return [_with_tools(task.summary()) for task in runtime.registry.all()]
+        return [catalogue_entry(task.summary()) for task in runtime.registry.all()]
 
     @app.get("/tasks/{task_id}", tags=["Environment Info"], summary="One task (a procedural id is generated on request)")
     async def one_task(task_id: str) -> dict[str, Any]:
@@ -107,7 +109,7 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None) 
             task = await asyncio.get_running_loop().run_in_executor(runtime.executor, runtime.registry.get, task_id)
         except KeyError:
             raise HTTPException(status_code=404, detail=f"unknown task_id {task_id!r}") from None
-        return _with_tools(task.summary())
+        return catalogue_entry(task.summary())
 
     @app.get("/", tags=["Environment Info"], summary="API overview")
     async def overview() -> dict[str, Any]:
@@ -145,73 +147,6 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None) 
     return app
 
 
-def _demo_builder(runtime: Runtime) -> Any:
-    def build(*library_args: Any) -> Any:
-        from env.demo.launch import server_builder  # Gradio's blocks are built only when the web UI is on
-
-        return server_builder(runtime)(*library_args)
-
-    return build
-
-
-def _with_tools(summary: dict[str, Any]) -> dict[str, Any]:
-    """Every task lists its tools as OpenAI function-calling definitions, for each interface profile."""
-    return {**summary, **_tool_lists(summary["family"]), "mechanisms": MECHANISMS}
-
-
-@functools.cache
-def _tool_lists(family: str) -> dict[str, Any]:
-    profiles = {}
-    for name, profile in PROFILES.items():
-        try:
-            interface = Interface.for_episode(name, family)
-        except ValueError:
-            continue  # not offered for this family (minimal on classic tasks)
-        tools = (CLASSIC_TOOLS if family == "classic" else []) + interface.schemas()
-        profiles[name] = {"description": profile.description, "edit_gate": interface.edit_gate, "actions": list(interface.tools), "tools": tools}
-    if family == "repo":
-        return {"tools": tool_schemas(), "profiles": profiles}
-    if family == "procedural":
-        return {"tools": profiles["default"]["tools"], "profiles": profiles}
-    return {"action_types": list(ACTION_TYPES), "tools": CLASSIC_TOOLS, "profiles": profiles}
-
-
-@functools.cache
-def _default_app() -> FastAPI:
-    # `uvicorn env.server.app:app` (as openenv.yaml says) must clean up on SIGTERM as `python -m env.server` does:
-    # uvicorn restores the handler found here and re-raises the signal once it has shut down.
-    exit_cleanly_on_sigterm()
-    return build_app()
-
-
-def __getattr__(name: str) -> Any:
-    # `uvicorn env.server.app:app` builds the app on first access, not on import.
-    if name == "app":
-        return _default_app()
-    raise AttributeError(name)
-
-
-def main() -> None:
-    import uvicorn
-
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    settings = Settings.from_env()
-    app = build_app(settings=settings)
-    # Everything imported so far (FastAPI, OpenEnv, Gradio...) lives as long as the server: keep it
-    # out of the collector's full passes, which otherwise stall the event loop under load.
-    gc.collect()
-    gc.freeze()
-    exit_cleanly_on_sigterm()
-    uvicorn.run(app, host=settings.host, port=settings.port, ws_max_size=settings.max_body_bytes, access_log=settings.access_log)
-
-
-def exit_cleanly_on_sigterm() -> None:
-    """Uvicorn (and Gradio) end with SIGTERM's default action, which skips atexit: the generated tasks and
-    workspace templates on /dev/shm were left behind by every stopped server. As an exception, the process
-    exits normally and cleans up. (Uvicorn re-raises the signal to this handler once it has shut down.)"""
-
-    def stop(signum: int, frame: Any) -> None:
-        raise SystemExit(0)
-
-    if threading.current_thread() is threading.main_thread():  # a handler can only be set there
-        signal.signal(signal.SIGTERM, stop)
+def _no_web_ui(*_library_args: Any) -> Any:
+    raise RuntimeError("ENABLE_WEB_INTERFACE is on, but this app was built without a web UI (build_app(web_ui=...)); "
+                       "start the server as env.server.main does")

@@ -1,7 +1,7 @@
 """Start the server (or the demo) on a free local port and wait until it answers.
 
     proc, url = start_local_server()      # used by validator.py and the bench scripts
-    proc, url = start_local_server(via_uvicorn=True)   # as openenv.yaml starts it: uvicorn env.server.app:app
+    proc, url = start_local_server(via_uvicorn=True)   # as openenv.yaml starts it: uvicorn env.server.main:app
     proc, url = start_local_demo()        # app.py: the demo's browser test and bench
     ...
     proc.terminate()
@@ -43,7 +43,7 @@ def _start(args: list[str], ready_path: str, env: dict[str, str], log_path: str 
 def start_local_server(
     log_path: str | None = None, timeout_s: float = 60.0, via_uvicorn: bool = False, env: dict[str, str] | None = None
 ) -> tuple[subprocess.Popen, str]:
-    args = ["-m", "uvicorn", "env.server.app:app", "--host", "127.0.0.1", "--port", "{port}"] if via_uvicorn else ["-m", "env.server"]
+    args = ["-m", "uvicorn", "env.server.main:app", "--host", "127.0.0.1", "--port", "{port}"] if via_uvicorn else ["-m", "env.server"]
     return _start(args, "/health", {"HOST": "127.0.0.1", **(env or {})}, log_path, timeout_s)
 
 

@@ -1,0 +1,118 @@
+"""The house's rules, read from the code: no import circles in env/, and nothing private imported from another
+package (an underscore name is its own package's business). Imports inside functions count too."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for path in (ROOT / "env").rglob("*.py"):
+        rel = path.relative_to(ROOT)
+        if rel.parts[:3] == ("env", "tasks", "repo") and "repo" in rel.parts[4:]:
+            continue  # a repository task's own project (env/tasks/repo/<task>/repo/...): task data, with its own imports
+        name = ".".join(rel.with_suffix("").parts)
+        found[name.removesuffix(".__init__")] = path
+    return found
+
+
+def imports(name: str, path: Path, known: dict[str, Path]) -> list[tuple[str, str]]:
+    """(module imported, name taken from it or "") for every import statement in the file."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, "") for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join([*parts, base] if base else parts)
+            for alias in node.names:
+                full = f"{base}.{alias.name}"
+                found.append((full, "") if full in known else (base, alias.name))
+    return found
+
+
+def owner(module: str, known: dict[str, Path]) -> str | None:
+    while module and module not in known:
+        module = module.rpartition(".")[0]
+    return module or None
+
+
+def graph() -> dict[str, set[str]]:
+    known = modules()
+    edges: dict[str, set[str]] = {name: set() for name in known}
+    for name, path in known.items():
+        for module, _ in imports(name, path, known):
+            target = owner(module, known)
+            if target and target != name:
+                edges[name].add(target)
+    return edges
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for start in sorted(edges):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(edges[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(edges[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_no_import_circles_in_env():
+    assert cycles(graph()) == []
+
+
+def test_the_cycle_finder_finds_a_circle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_nothing_private_is_imported_from_another_package():
+    known = modules()
+    crossing = []
+    for name, path in known.items():
+        for module, taken in imports(name, path, known):
+            target = owner(module, known)
+            if not (taken.startswith("_") and not taken.startswith("__")) or target is None:
+                continue
+            if target.rpartition(".")[0] != name.rpartition(".")[0]:
+                crossing.append(f"{name} imports {taken} from {target}")
+    assert crossing == []
