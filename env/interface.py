@@ -20,6 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from env.registry import Registry
 from env.tools.base import TOOLS, ToolError
 
 # The substrate every arm of a comparison shares: navigation, editing and testing.
@@ -46,21 +47,20 @@ class Profile(BaseModel):
         return self.names.get(exposed, exposed)
 
 
-PROFILES: dict[str, Profile] = {
-    p.name: p
-    for p in (
-        Profile(name="default", description="File tools, run_tests, submit and give_up (no shell, no debugger)", tools=(*SHARED, *END)),
-        Profile(name="bash", description="A sandboxed shell in the workspace, the file tools and run_tests",
-                tools=(*SHARED, "run_bash", "new_relay", *END)),
-        Profile(name="pdb", description="The live debugger, the file tools and a restricted script runner; no shell. "
-                "Edit tools unlock after one debugger command succeeds in the current relay",
-                tools=(*SHARED, *DEBUG_TOOLS, "run_script", "new_relay", *END), edit_gate=True),
-        Profile(name="pdb_shell", description="The shell and the debugger together",
-                tools=(*SHARED, "run_bash", *DEBUG_TOOLS, "run_script", "new_relay", *END)),
-        Profile(name="minimal", description="The five commands of the Passerine study: cat, search, edit, test, finish",
-                tools=("cat", "search", "edit", "test", "finish"), names={"cat": "view_file", "test": "run_tests", "finish": "submit"}),
-    )
-}
+PROFILES: Registry[Profile] = Registry("profile")
+for _profile in (
+    Profile(name="default", description="File tools, run_tests, submit and give_up (no shell, no debugger)", tools=(*SHARED, *END)),
+    Profile(name="bash", description="A sandboxed shell in the workspace, the file tools and run_tests",
+            tools=(*SHARED, "run_bash", "new_relay", *END)),
+    Profile(name="pdb", description="The live debugger, the file tools and a restricted script runner; no shell. "
+            "Edit tools unlock after one debugger command succeeds in the current relay",
+            tools=(*SHARED, *DEBUG_TOOLS, "run_script", "new_relay", *END), edit_gate=True),
+    Profile(name="pdb_shell", description="The shell and the debugger together",
+            tools=(*SHARED, "run_bash", *DEBUG_TOOLS, "run_script", "new_relay", *END)),
+    Profile(name="minimal", description="The five commands of the Passerine study: cat, search, edit, test, finish",
+            tools=("cat", "search", "edit", "test", "finish"), names={"cat": "view_file", "test": "run_tests", "finish": "submit"}),
+):  # fmt: skip
+    PROFILES.add(_profile.name, _profile)
 
 
 # Procedural tasks have one interface: the DebugOps-RX actions plus the file tools, each made

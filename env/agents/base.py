@@ -15,6 +15,8 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from env.registry import Registry
+
 Observation = dict[str, Any]
 Action = dict[str, Any]
 
@@ -33,13 +35,13 @@ class Agent:
         return {}
 
 
-AGENTS: dict[str, Callable[[], Agent]] = {}
+AGENTS: Registry[Callable[[], Agent]] = Registry("agent")
 
 
 def register(name: str) -> Callable[[type[Agent]], type[Agent]]:
     def add(cls: type[Agent]) -> type[Agent]:
         cls.name = name
-        AGENTS[name] = cls
+        AGENTS.add(name, cls)
         return cls
 
     return add

@@ -20,8 +20,7 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
-from env.agents import heuristic, oracle, random_agent  # noqa: F401  (registers the agents)
-from env.agents.base import AGENTS
+from env.agents import AGENTS
 from env.demo import commands, view
 from env.demo.session import DemoError, DemoSession, Driver, describe
 from env.demo.trajectory import Frame, TrajectoryError, load, replay

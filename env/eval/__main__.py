@@ -13,7 +13,7 @@ import sys
 from functools import partial
 from pathlib import Path
 
-from env.agents.base import AGENTS
+from env.agents import AGENTS
 from env.eval import report as report_module
 from env.eval import run as run_module
 from env.interface import PROFILES

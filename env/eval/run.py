@@ -26,8 +26,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from env.agents import heuristic, oracle, random_agent  # noqa: F401  (registers the agents)
-from env.agents.base import AGENTS
+from env.agents import AGENTS
 
 DIGEST_FIELDS = ("step_number", "done", "error", "tests_passed", "tests_total", "score_estimate", "grader_score", "step_reward", "cumulative_reward")
 

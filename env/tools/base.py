@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from env.debugger.session import DebugSession, Project
+from env.registry import Registry
 from env.tasks.repository import RepoTask
 from env.workspace import Workspace
 
@@ -107,9 +108,9 @@ def _describe(error: Any) -> str:
     return f"field '{where}': {error.get('msg')}"
 
 
-TOOLS: dict[str, Tool] = {}
+TOOLS: Registry[Tool] = Registry("tool")
 
 
 def register(cls: type[Tool]) -> type[Tool]:
-    TOOLS[cls.name] = cls()
+    TOOLS.add(cls.name, cls())
     return cls
