@@ -262,6 +262,9 @@ class Episode:
             self.cumulative_reward = round(self.cumulative_reward + reward, 6)
             return self.observe(reward, parts, error=error, query_result=answer, tool_output=output)
 
+    def files(self) -> dict[str, str]:
+        return {self.task.filename: self.current_code}
+
     def close(self) -> None:
         if self._bench is not None:
             self._bench.close()

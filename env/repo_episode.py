@@ -157,6 +157,9 @@ class RepoEpisode:
             self.cumulative_reward = round(self.cumulative_reward + reward, 6)
             return self.observe(reward, parts, error=error, tool_output=output)
 
+    def files(self) -> dict[str, str]:
+        return dict(self.workspace.files())
+
     def close(self) -> None:
         self.ctx.close()
         self.workspace.close()

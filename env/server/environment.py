@@ -22,6 +22,7 @@ from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import EnvironmentMetadata
 from pydantic import ValidationError
 
+from env.contract import Playable
 from env.episode import Episode
 from env.interface import Interface
 from env.models import DebugAction, DebugObservation, DebugState
@@ -40,10 +41,8 @@ def _error_observation(message: str, **fields: Any) -> DebugObservation:
     return DebugObservation(done=True, reward=0.0, error=message, info={"error": message}, **fields)
 
 
-def _close(episode: Episode | RepoEpisode) -> None:
-    close = getattr(episode, "close", None)  # a repository episode removes its workspace
-    if close is not None:
-        close()
+def _close(episode: Playable) -> None:
+    episode.close()  # a repository episode removes its workspace
 
 
 class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
@@ -53,7 +52,7 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
         super().__init__()
         self._runtime = runtime or Runtime.default()
         self._store = store
-        self._episode: Episode | None = None
+        self._episode: Playable | None = None
 
     # -- OpenEnv's task discovery API (GET /{env}/splits, POST /{env}/tasks ...) -----------------
 
@@ -79,7 +78,7 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
 
     def _new_episode(
         self, seed: int | None, episode_id: str | None, task_id: str | None, index: int | None = None, options: dict[str, Any] | None = None
-    ) -> Episode | RepoEpisode | DebugObservation:
+    ) -> Playable | DebugObservation:
         """``options``: the reset's other fields; ``profile``, ``edit_gate`` and ``aliases`` choose the interface."""
         # Over /ws the reset's fields arrive as the client sent them, unvalidated.
         if task_id is not None and not isinstance(task_id, str):
@@ -115,7 +114,7 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
         self._episode = made
         return self._first_observation(made)
 
-    def _first_observation(self, episode: Episode | RepoEpisode) -> DebugObservation:
+    def _first_observation(self, episode: Playable) -> DebugObservation:
         obs = episode.observe(0.0, {})
         # a run records it, so a resumed run or a replay on a server with another secret says so
         obs.info["secret_fingerprint"] = self._runtime.secret.fingerprint
@@ -129,12 +128,7 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
     def files(self) -> dict[str, str]:
         """The episode's files as they are now: a classic task's module, a repository's whole tree.
         In-process only (a trajectory replay shows each step's diff from it); agents never see it."""
-        episode = self._episode
-        if episode is None:
-            return {}
-        if isinstance(episode, RepoEpisode):  # procedural episodes too
-            return dict(episode.workspace.files())
-        return {episode.task.filename: episode.current_code}
+        return self._episode.files() if self._episode is not None else {}
 
     @property
     def state(self) -> DebugState:
@@ -180,9 +174,7 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
     def close(self) -> None:
         # A WebSocket session's own episode ends with it; HTTP episodes live in the store.
         if self._episode is not None and (self._store is None or self._store.get(self._episode.episode_id) is not self._episode):
-            close = getattr(self._episode, "close", None)
-            if close is not None:
-                close()
+            self._episode.close()
         self._episode = None
 
     def get_metadata(self) -> EnvironmentMetadata:

@@ -14,15 +14,12 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any
 
-Episode = Any  # env.episode.Episode or env.repo_episode.RepoEpisode
+from env.contract import Playable
 
 
-def _release(episode: Episode) -> None:
-    close = getattr(episode, "close", None)  # a repository episode removes its workspace
-    if close is not None:
-        close()
+def _release(episode: Playable) -> None:
+    episode.close()  # a repository episode removes its workspace
 
 
 class StoreFull(RuntimeError):
@@ -45,7 +42,7 @@ class EpisodeStore:
         self.capacity = capacity
         self._clock = clock
         self.idle_timeout = idle_timeout
-        self._episodes: OrderedDict[str, Episode] = OrderedDict()
+        self._episodes: OrderedDict[str, Playable] = OrderedDict()
         self._used: dict[str, float] = {}  # episode_id -> time of its last add, get or latest
         self._latest: str | None = None
         self._lock = threading.Lock()
@@ -66,7 +63,7 @@ class EpisodeStore:
                 break
             self._drop(oldest)
 
-    def add(self, episode: Episode) -> None:
+    def add(self, episode: Playable) -> None:
         with self._lock:
             self._reap()
             if len(self._episodes) >= self.capacity:
@@ -84,7 +81,7 @@ class EpisodeStore:
             self._touch(episode.episode_id)
             self._latest = episode.episode_id
 
-    def get(self, episode_id: str) -> Episode | None:
+    def get(self, episode_id: str) -> Playable | None:
         with self._lock:
             self._reap()
             episode = self._episodes.get(episode_id)
@@ -92,7 +89,7 @@ class EpisodeStore:
                 self._touch(episode_id)
             return episode
 
-    def latest(self) -> Episode | None:
+    def latest(self) -> Playable | None:
         with self._lock:
             self._reap()
             episode = self._episodes.get(self._latest) if self._latest else None
@@ -100,7 +97,7 @@ class EpisodeStore:
                 self._touch(self._latest)
             return episode
 
-    def find(self, episode_id: str | None, cookie: str | None) -> Episode:
+    def find(self, episode_id: str | None, cookie: str | None) -> Playable:
         """The episode a request names, in this order: the body's (or query's) ``episode_id``, the episode cookie,
         the latest HTTP episode (for curl, which keeps neither). A named episode that is not here is an error,
         never another episode."""
