@@ -15,32 +15,19 @@ import pytest
 
 from env.eval.drivers import InProcessDriver
 from env.eval.run import SecretMismatch, run
-from env.models import DebugAction
 from env.runtime import Runtime
 from env.secret import SecretError, ServerSecret
-from env.server.environment import DebugEnvironment
 from env.tasks.degenerate import degenerate_policies, hypothesis_weight, noop_variants
 from env.verdict.judge import _expected_count, explore_plan
 from env.verdict.repo_judge import RepoVerdict
+from tests.golden.pins import assert_pinned, pinned, play, played
 from tests.helpers import BUGGY, GOLD, GOOD_HYPOTHESIS, REGISTRY, submit
 
 CLASSIC_IDS = ["easy", "medium", "hard"]
 REPO_IDS = [t.id for t in REGISTRY.all() if t.family == "repo"]
 PROCEDURAL_SAMPLE = ["proc-easy-test-0", "proc-medium-test-0", "proc-hard-test-0", "proc-extreme-test-0", "proc-medium-train-7"]
-
-
-def play(runtime: Runtime, task_id: str, actions: list[dict], seed: int = 1) -> tuple[DebugEnvironment, list]:
-    """Every observation of an episode that plays ``actions`` (then gives up if it is still open)."""
-    env = DebugEnvironment(runtime)
-    observations = [env.reset(task_id=task_id, seed=seed)]
-    for action in actions:
-        observations.append(env.step(DebugAction(**action)))
-        if observations[-1].done:
-            break
-    if not observations[-1].done:
-        observations.append(env.step(DebugAction(action_type="give_up")))
-    env.close()
-    return env, observations
+# Every degenerate policy played here also has its exact rewards, grade and breakdown pinned in
+# tests/golden/rewards.json ("degenerate" / task / hypothesis kind / policy): a refactoring changes none.
 
 
 def step_parts(obs) -> dict[str, float]:
@@ -59,23 +46,32 @@ def outcome(observations: list) -> tuple[float, float]:
 @pytest.mark.parametrize("kind", ["wrong", "stuffed"])
 @pytest.mark.parametrize("task_id", CLASSIC_IDS)
 def test_degenerate_classic_policies_score_exactly_zero(runtime, task_id, kind):
+    exact = {}
     for name, actions in degenerate_policies(REGISTRY.get(task_id), kind).items():
-        grade, total = outcome(play(runtime, task_id, actions)[1])
+        observations = play(runtime, task_id, actions)[1]
+        grade, total = outcome(observations)
         assert grade == 0.0, f"{task_id} {name} with a {kind} hypothesis graded {grade}"
         assert total <= 0.0, f"{task_id} {name} summed {total}"
+        exact[name] = played(observations)
+    assert_pinned("rewards.json", ["degenerate", task_id, kind], exact)
 
 
 @pytest.mark.parametrize("task_id", CLASSIC_IDS)
 def test_degenerate_classic_policies_earn_at_most_the_hypothesis_weight_with_the_right_hypothesis(runtime, task_id):
     task = REGISTRY.get(task_id)
+    exact = {}
     for name, actions in degenerate_policies(task, "correct").items():
-        grade, total = outcome(play(runtime, task_id, actions)[1])
+        observations = play(runtime, task_id, actions)[1]
+        grade, total = outcome(observations)
         assert grade <= hypothesis_weight(task), f"{task_id} {name} graded {grade}"
         assert total <= 0.0, f"{task_id} {name} summed {total}"
+        exact[name] = played(observations)
+    assert_pinned("rewards.json", ["degenerate", task_id, "correct"], exact)
 
 
 @pytest.mark.parametrize("task_id", REPO_IDS + PROCEDURAL_SAMPLE)
 def test_degenerate_repository_and_procedural_policies_score_exactly_zero(runtime, task_id):
+    exact = {}
     for name, actions in degenerate_policies(REGISTRY.get(task_id)).items():
         _, observations = play(runtime, task_id, actions)
         errors = [o.error for o in observations if o.error]
@@ -83,6 +79,13 @@ def test_degenerate_repository_and_procedural_policies_score_exactly_zero(runtim
         grade, total = outcome(observations)
         assert grade == 0.0, f"{task_id} {name} graded {grade}: {observations[-1].breakdown}"
         assert total <= 0.0, f"{task_id} {name} summed {total}"
+        exact[name] = played(observations)
+    assert_pinned("rewards.json", ["degenerate", task_id, "wrong"], exact)
+
+
+def test_every_degenerate_policy_played_here_is_pinned_and_nothing_else():
+    kinds = {t: ["correct", "stuffed", "wrong"] for t in CLASSIC_IDS} | {t: ["wrong"] for t in REPO_IDS + PROCEDURAL_SAMPLE}
+    assert {t: sorted(by_kind) for t, by_kind in pinned("rewards.json", ["degenerate"]).items()} == kinds
 
 
 def test_the_noop_family_covers_comments_extra_functions_renamed_locals_and_reordered_imports():

@@ -31,7 +31,7 @@ HERE = Path(__file__).resolve().parent
 REGENERATE = ".venv/bin/python -m tests.golden.regenerate"
 
 # Every difficulty x every split, several indices: both bug types of every split where the first
-# indices hold them, every kind of building block (25 of 25), faults in 19 different functions.
+# indices hold them, every kind of building block (25 of 25), faults in 17 different functions.
 PROCEDURAL_IDS = [
     "proc-easy-train-0", "proc-easy-train-3", "proc-easy-test-0", "proc-easy-test-3", "proc-easy-ood-0", "proc-easy-ood-1",
     "proc-medium-train-3", "proc-medium-test-0", "proc-medium-test-1", "proc-medium-ood-0",
