@@ -7,7 +7,7 @@ Importing this package registers every tool: files, tests, the debugger, scripts
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from env.tools import debug as _debug  # noqa: F401  (registers the debugger tools and run_script)
 from env.tools import files as _files  # noqa: F401  (registers the file tools)
@@ -16,10 +16,13 @@ from env.tools import shell as _shell  # noqa: F401  (registers run_bash)
 from env.tools import testing as _testing  # noqa: F401  (registers the test tools)
 from env.tools.base import TOOLS, ToolContext, ToolError, ToolResult
 
+if TYPE_CHECKING:  # env.interface imports env.tools.base, whose package is this one
+    from env.interface import Call, Interface
+
 __all__ = ["TOOLS", "ToolContext", "ToolError", "ToolResult", "run_call"]
 
 
-def run_call(ctx: ToolContext, interface: Any, call: Any) -> ToolResult:
+def run_call(ctx: ToolContext, interface: Interface, call: Call) -> ToolResult:
     """Run one resolved call: the edit gate first, then the tool; an edit moves the debugger's breakpoints."""
     interface.check_gate(call.tool)
     tool = TOOLS[call.tool]
