@@ -21,8 +21,7 @@ import pytest
 
 import env.sandbox.shell as shell_module
 from env.sandbox.isolation import LayerState
-from env.sandbox.readable import PROJECT_ROOT
-from env.sandbox.readable import shell_paths as read_only_paths
+from env.sandbox.readable import PROJECT_ROOT, shell_paths
 from env.sandbox.runner import RefusedToRun
 from env.sandbox.seccomp import compile_filter
 from env.sandbox.shell import ShellLimits, ShellRunner
@@ -168,13 +167,13 @@ def test_cannot_read_outside_the_workspace(shell, workspace):
 
 
 def test_no_project_tree_in_the_read_only_paths():
-    granted = read_only_paths()
+    granted = shell_paths()
     assert not any(PROJECT_ROOT.is_relative_to(p) for p in granted)  # neither the tree nor a parent of it
     venv = Path(sys.prefix).resolve()  # inside the project here, and that is all of it that is granted
     assert all(Path(p).is_relative_to(venv) for p in granted if Path(p).is_relative_to(PROJECT_ROOT))
     # Were the project inside /usr, /usr would be granted entry by entry, around it.
     fake = Path("/usr/share/doc")
-    granted = read_only_paths(fake)
+    granted = shell_paths(fake)
     assert "/usr" not in granted and "/usr/share/doc" not in granted and "/usr/bin" in granted
 
 

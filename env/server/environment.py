@@ -41,10 +41,6 @@ def _error_observation(message: str, **fields: Any) -> DebugObservation:
     return DebugObservation(done=True, reward=0.0, error=message, info={"error": message}, **fields)
 
 
-def _close(episode: Playable) -> None:
-    episode.close()  # a repository episode removes its workspace
-
-
 class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
     SUPPORTS_CONCURRENT_SESSIONS = True
 
@@ -151,7 +147,7 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
             try:
                 self._store.add(made)
             except (StoreFull, EpisodeIdInUse) as exc:
-                await self._offload(_close, made)
+                await self._offload(made.close)  # a repository episode removes its workspace
                 return _error_observation(str(exc))
             request.started = made.episode_id
         self._episode = made
