@@ -12,6 +12,7 @@ COPY requirements.txt ./
 RUN pip install --no-cache-dir -r requirements.txt
 
 COPY env ./env
+COPY tasks ./tasks
 COPY openenv.yaml README.md ./
 
 USER app

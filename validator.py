@@ -24,10 +24,10 @@ import yaml
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 
+from env.families.registry import TaskRegistry  # noqa: E402
 from env.server.local import start_local_server  # noqa: E402
 from env.tasks.degenerate import degenerate_policies  # noqa: E402
 from env.tasks.oracle import oracle_actions  # noqa: E402
-from env.tasks.registry import TaskRegistry  # noqa: E402
 
 TASK_WORKERS = 4  # tasks checked at once: their episodes are independent, and the server serves many
 

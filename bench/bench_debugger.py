@@ -18,14 +18,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from env.families.registry import TaskRegistry  # noqa: E402
+from env.families.repo.episode import RepoEpisode  # noqa: E402
 from env.interface import Interface  # noqa: E402
 from env.models import DebugAction  # noqa: E402
-from env.repo_episode import RepoEpisode  # noqa: E402
 from env.runtime import Runtime  # noqa: E402
 from env.sandbox.isolation import probe_isolation  # noqa: E402
 from env.sandbox.limits import Limits  # noqa: E402
 from env.sandbox.runner import Sandbox  # noqa: E402
-from env.tasks.registry import TaskRegistry  # noqa: E402
 
 
 def timed(episode: RepoEpisode, **action: object) -> float:

@@ -21,11 +21,11 @@ sys.path.insert(0, str(ROOT))
 
 from gradio_client import Client  # noqa: E402
 
+from env.families.registry import TaskRegistry  # noqa: E402
 from env.models import DebugAction  # noqa: E402
 from env.runtime import Runtime  # noqa: E402
 from env.server.environment import DebugEnvironment  # noqa: E402
 from env.server.local import start_local_demo  # noqa: E402
-from env.tasks.registry import TaskRegistry  # noqa: E402
 
 HYPOTHESIS = "off-by-one: the while loop must be left <= right to check the last element"
 

@@ -2,7 +2,7 @@
 
     python bench/bench_race.py [--runs 1000] [--busy 8] [--only NAME ...]
 
-Every run is the verdict a submission gets (``env.verdict.judge.judge``: a fresh sandbox child, the 8
+Every run is the verdict a submission gets (``env.families.classic.judge.judge``: a fresh sandbox child, the 8
 sequential tests, then the controlled-interleaving check), each with its own secret-derived plan. First
 the median time of a check on the machine as it is (the baseline, the gold fix and the bug, 30 runs each);
 then ``--busy`` CPU-bound processes are started on the machine's cores and every variant of
@@ -23,12 +23,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from env.families.classic.judge import judge  # noqa: E402
+from env.families.registry import TaskRegistry  # noqa: E402
 from env.sandbox.isolation import probe_isolation  # noqa: E402
 from env.sandbox.limits import Limits  # noqa: E402
 from env.sandbox.runner import Sandbox  # noqa: E402
 from env.secret import ServerSecret  # noqa: E402
-from env.tasks.registry import TaskRegistry  # noqa: E402
-from env.verdict.judge import judge  # noqa: E402
 from tests.race_variants import CORRECT, EVASIVE, RACY  # noqa: E402
 
 

@@ -19,14 +19,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.timing import median_ms  # noqa: E402
-from env.repo_episode import RepoEpisode  # noqa: E402
+from env.families.registry import TaskRegistry  # noqa: E402
+from env.families.repo.episode import RepoEpisode  # noqa: E402
+from env.project import RepoTask  # noqa: E402
 from env.runtime import Runtime  # noqa: E402
 from env.sandbox.isolation import probe_isolation  # noqa: E402
 from env.sandbox.limits import Limits  # noqa: E402
 from env.sandbox.runner import Sandbox  # noqa: E402
 from env.scratch import scratch_root  # noqa: E402
-from env.tasks.registry import TaskRegistry  # noqa: E402
-from env.tasks.repository import RepoTask  # noqa: E402
 from env.verdict import repo_judge  # noqa: E402
 from env.workspace import _sanitised_git, _write_files  # noqa: E402
 

@@ -17,11 +17,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.timing import median_ms  # noqa: E402
+from env.families.classic.judge import judge  # noqa: E402
+from env.families.registry import TaskRegistry  # noqa: E402
 from env.sandbox.isolation import probe_isolation  # noqa: E402
 from env.sandbox.limits import Limits  # noqa: E402
 from env.sandbox.runner import Sandbox  # noqa: E402
-from env.tasks.registry import TaskRegistry  # noqa: E402
-from env.verdict.judge import judge  # noqa: E402
 
 
 def main() -> None:

@@ -28,8 +28,8 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from env.families.registry import TaskRegistry  # noqa: E402
 from env.server.local import start_local_server  # noqa: E402
-from env.tasks.registry import TaskRegistry  # noqa: E402
 
 REFERENCE = {"easy_p50_ms": 70.0, "hard_p50_ms": 1261.0, "health_under_load_ms": (318.0, 1568.0)}
 HYPOTHESIS = {

@@ -22,9 +22,9 @@ from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from env.families.registry import TaskRegistry  # noqa: E402
 from env.sandbox.isolation import probe_isolation  # noqa: E402
 from env.sandbox.shell import ShellLimits, ShellRunner  # noqa: E402
-from env.tasks.registry import TaskRegistry  # noqa: E402
 from env.tools.shell import RunBash, RunBashArgs  # noqa: E402
 from env.workspace import Workspace  # noqa: E402
 

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.bench_server import pct, start_server  # noqa: E402
-from env.tasks.registry import TaskRegistry  # noqa: E402
+from env.families.registry import TaskRegistry  # noqa: E402
 
 HOSTILE = [
     "import os\nwhile True:\n    os.fork()\n",

@@ -10,10 +10,10 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from env.families.repo.episode import tool_schemas
 from env.graders.mechanisms import MECHANISMS
 from env.interface import PROFILES, Interface
 from env.models import ACTION_TYPES, CLASSIC_TOOLS
-from env.repo_episode import tool_schemas
 
 
 def catalogue_entry(summary: dict[str, Any]) -> dict[str, Any]:

@@ -17,15 +17,15 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from env.debugger.session import DebugSlots
+from env.families.classic.judge import Verdict, judge
+from env.families.classic.task import TaskSpec
+from env.families.registry import TaskRegistry
 from env.sandbox.isolation import Isolation, probe_isolation
 from env.sandbox.limits import Limits
 from env.sandbox.policy import Policy
 from env.sandbox.runner import Sandbox
 from env.sandbox.shell import ShellLimits, ShellRunner
 from env.secret import ServerSecret
-from env.tasks.registry import TaskRegistry
-from env.tasks.spec import TaskSpec
-from env.verdict.judge import Verdict, judge
 
 log = logging.getLogger("agentdebugger")
 

@@ -22,9 +22,9 @@ import threading
 import weakref
 from pathlib import Path
 
+from env.patches import Files
+from env.project import RepoTask, read_tree
 from env.scratch import scratch_root
-from env.tasks.patches import Files
-from env.tasks.repository import RepoTask, read_tree
 
 MAX_PATH_CHARS = 255
 _GIT_ENV = {

@@ -13,15 +13,15 @@ import uvicorn
 from fastapi.testclient import TestClient
 
 from env.config import Settings
+from env.families.classic.judge import Verdict, judge
+from env.families.classic.task import TaskSpec
+from env.families.registry import TaskRegistry
 from env.runtime import Runtime
 from env.sandbox.isolation import Isolation, probe_isolation
 from env.sandbox.limits import Limits
 from env.sandbox.runner import Sandbox
 from env.secret import ServerSecret
 from env.server.app import build_app
-from env.tasks.registry import TaskRegistry
-from env.tasks.spec import TaskSpec
-from env.verdict.judge import Verdict, judge
 
 
 @pytest.fixture(scope="session")

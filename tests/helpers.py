@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from env.tasks.registry import TaskRegistry
+from env.families.registry import TaskRegistry
 
 REGISTRY = TaskRegistry.builtin()
 CLASSIC = [t for t in REGISTRY.all() if t.family == "classic"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from env.tasks.patches import make_patch
+from env.patches import make_patch
 
 ERRORS = '''class ShopError(Exception):
     """Base class of the shop's errors."""

@@ -13,8 +13,6 @@ def modules() -> dict[str, Path]:
     found = {}
     for path in (ROOT / "env").rglob("*.py"):
         rel = path.relative_to(ROOT)
-        if rel.parts[:3] == ("env", "tasks", "repo") and "repo" in rel.parts[4:]:
-            continue  # a repository task's own project (env/tasks/repo/<task>/repo/...): task data, with its own imports
         name = ".".join(rel.with_suffix("").parts)
         found[name.removesuffix(".__init__")] = path
     return found

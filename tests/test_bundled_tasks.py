@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from openenv.core.generic_client import GenericEnvClient
 
+from env.project import RepoTask, source_only
 from env.tasks.oracle import oracle_actions
-from env.tasks.repository import RepoTask, source_only
 from env.tasks.validate import validate_task
 from tests.helpers import REGISTRY
 

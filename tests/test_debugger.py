@@ -9,14 +9,14 @@ import pytest
 from env.debugger.breakpoints import Breakpoint, shift_for_edit
 from env.debugger.render import render_stop
 from env.debugger.session import code_line
-from env.episode import Episode
+from env.families.classic.episode import Episode
+from env.families.repo.episode import RepoEpisode
 from env.interface import Interface
 from env.models import DebugAction
-from env.repo_episode import RepoEpisode
+from env.project import load_repo_task
 from env.runtime import Runtime
 from env.sandbox.limits import Limits
 from env.sandbox.runner import Sandbox
-from env.tasks.repository import load_repo_task
 from tests import repo_fixture
 
 OPS = """def total(items):

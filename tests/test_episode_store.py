@@ -9,7 +9,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from env.config import Settings
-from env.episode import Episode
+from env.families.classic.episode import Episode
 from env.server.app import build_app
 from env.server.episodes import EpisodeStore, StoreFull
 

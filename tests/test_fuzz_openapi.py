@@ -4,12 +4,12 @@ import schemathesis
 from hypothesis import HealthCheck, settings
 
 from env.config import Settings
+from env.families.registry import TaskRegistry
 from env.runtime import Runtime
 from env.sandbox.isolation import probe_isolation
 from env.sandbox.limits import Limits
 from env.sandbox.runner import Sandbox
 from env.server.app import build_app
-from env.tasks.registry import TaskRegistry
 
 # Built at import, as schemathesis needs the schema at collection; one short-limit runtime.
 APP = build_app(

@@ -1,6 +1,6 @@
 """The episode grade on hand-built facts: every component and every correction of the reference."""
 
-from env.graders.classic import AttemptFacts, EpisodeFacts, baseline_credit, best_attempt, grade_episode
+from env.families.classic.grader import AttemptFacts, EpisodeFacts, baseline_credit, best_attempt, grade_episode
 
 
 def facts(attempts, total=8, max_attempts=5, baseline=6, **kw):

@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 
 from env.debugger.session import DebugError, DebugSession, Project
+from env.families.registry import TaskRegistry
+from env.families.repo.episode import RepoEpisode
 from env.models import DebugAction
-from env.repo_episode import RepoEpisode
+from env.project import load_repo_task
 from env.runtime import Runtime
 from env.sandbox.isolation import probe_isolation
 from env.sandbox.limits import Limits
@@ -23,8 +25,6 @@ from env.sandbox.runner import Sandbox
 from env.sandbox.shell import ShellLimits, ShellRunner
 from env.scratch import scratch_root
 from env.secret import ServerSecret
-from env.tasks.registry import TaskRegistry
-from env.tasks.repository import load_repo_task
 from tests import repo_fixture
 
 TIERS = {"full": {"uid"}, "landlock+seccomp": {"netns", "uid"}}

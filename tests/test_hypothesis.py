@@ -3,7 +3,7 @@
 import pytest
 
 from env.graders.hypothesis import GoldClaim, judge_hypothesis, suspect_matches
-from env.tasks.patches import Location
+from env.patches import Location
 from tests.helpers import GOOD_HYPOTHESIS, REGISTRY
 
 RULES = {t.id: t.hypothesis for t in REGISTRY.all() if t.family == "classic"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from env.tasks.patches import Location, PatchError, apply_patch, make_patch, touched
+from env.patches import Location, PatchError, apply_patch, make_patch, touched
 
 BEFORE = {"pkg/a.py": "def f(x):\n    y = x + 1\n    return y\n\n\ndef g():\n    return 2\n", "README.md": "hi\n"}
 AFTER = {"pkg/a.py": "def f(x):\n    y = x + 2\n    return y\n\n\ndef g():\n    return 2\n", "README.md": "hi\n", "pkg/new.py": "N = 1\n"}

@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from env.graders.procedural import Act, ProcFacts, grade_procedural
+from env.families.procedural.episode import ProceduralEpisode, failing_path
+from env.families.procedural.grader import Act, ProcFacts, grade_procedural
 from env.models import DebugAction
-from env.procedural.episode import ProceduralEpisode, failing_path
+from env.project import is_test_path
 from env.tasks.oracle import oracle_actions
-from env.tasks.repository import is_test_path
 
 TASK = "proc-medium-test-0"
 

@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from env.procedural import blocks, generator
-from env.procedural.generator import connected, digest, generate, import_graph, sample
-from env.procedural.model import BUG_TYPES, PRESETS, SPLIT_BASE, SPLIT_SIZE, SPLITS, CheckReport, GeneratedTask, split_seed
-from env.procedural.validate import check
-from env.tasks.patches import touched
-from env.tasks.repository import load_repo_task
+from env.families.procedural import blocks, generator
+from env.families.procedural.generator import connected, digest, generate, import_graph, sample
+from env.families.procedural.model import BUG_TYPES, PRESETS, SPLIT_BASE, SPLIT_SIZE, SPLITS, CheckReport, GeneratedTask, split_seed
+from env.families.procedural.validate import check
+from env.patches import touched
+from env.project import load_repo_task
 from env.verdict.repo_judge import resolution, run_tests
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -156,7 +156,7 @@ def test_same_parameters_same_task_byte_for_byte():
 
 
 def test_same_task_in_a_fresh_interpreter():
-    code = "from env.procedural.generator import digest, generate\n" + "".join(f"print(digest(generate{case!r}))\n" for case in CASES)
+    code = "from env.families.procedural.generator import digest, generate\n" + "".join(f"print(digest(generate{case!r}))\n" for case in CASES)
     # Another string-hash seed than this process's (random) one: generation must not depend on it.
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
                          env={"PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "4242", "PATH": "/usr/bin:/bin"})

@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from env.graders.procedural import Act, ProcFacts, exploration, grade_procedural, redundancy, usage_of_tests
-from env.procedural.noise import Emitter, ErrorFact, LogFacts, LogModel
+from env.families.procedural.grader import Act, ProcFacts, exploration, grade_procedural, redundancy, usage_of_tests
+from env.families.procedural.noise import Emitter, ErrorFact, LogFacts, LogModel
 
 FAULT = "svc/pricing.py"
 RELEVANT = ["svc/pricing.py", "svc/orders.py", "svc/tax.py"]

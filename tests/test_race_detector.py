@@ -12,8 +12,8 @@ import random
 
 import pytest
 
+from env.families.classic.judge import judge, stress_check
 from env.secret import ServerSecret
-from env.verdict.judge import judge, stress_check
 from tests.helpers import REGISTRY
 from tests.race_variants import CORRECT, EVASIVE, RACY
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from env.families.repo.episode import RepoEpisode
 from env.models import DebugAction
-from env.repo_episode import RepoEpisode
-from env.tasks.repository import load_repo_task
+from env.project import load_repo_task
 from tests import repo_fixture
 
 FIX = {"action_type": "replace_text", "path": "shop/cart.py", "old_text": "items=[]", "new_text": "items=None"}

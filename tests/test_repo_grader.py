@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from env import rewards
-from env.graders.repo import RepoFacts, grade_repo, localisation
-from env.tasks.patches import Location
+from env.families.repo.grader import RepoFacts, grade_repo, localisation
+from env.patches import Location
 from env.verdict.repo_judge import resolution
 
 GOLD = [Location(file="a.py", function="f", start=10, end=12), Location(file="b.py", function="g", start=5, end=5)]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from env.families.repo.episode import RepoEpisode
 from env.models import DebugAction
-from env.repo_episode import RepoEpisode
-from env.tasks.repository import load_repo_task
+from env.project import load_repo_task
 from tests import repo_fixture
 
 
@@ -178,7 +178,7 @@ def test_every_tool_has_an_openai_schema(client):
     tasks = client.get("/tasks").json()
     repo = [t for t in tasks if t["family"] == "repo"]
     names = [tool["function"]["name"] for tool in repo[0]["tools"]] if repo else []
-    from env.repo_episode import REPO_TOOLS, tool_schemas
+    from env.families.repo.episode import REPO_TOOLS, tool_schemas
 
     schemas = tool_schemas()
     assert [s["function"]["name"] for s in schemas] == list(REPO_TOOLS)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from env.tasks.repository import load_repo_task
+from env.project import load_repo_task
 from env.verdict.repo_judge import resolution, run_tests
 from tests import repo_fixture
 

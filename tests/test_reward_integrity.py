@@ -15,10 +15,10 @@ import pytest
 
 from env.eval.drivers import InProcessDriver
 from env.eval.run import SecretMismatch, run
+from env.families.classic.judge import _expected_count, explore_plan
 from env.runtime import Runtime
 from env.secret import SecretError, ServerSecret
 from env.tasks.degenerate import degenerate_policies, hypothesis_weight, noop_variants
-from env.verdict.judge import _expected_count, explore_plan
 from env.verdict.repo_judge import RepoVerdict
 from tests.golden.pins import assert_pinned, pinned, play, played
 from tests.helpers import BUGGY, GOLD, GOOD_HYPOTHESIS, REGISTRY, submit
@@ -139,7 +139,7 @@ def _verdict(task, f2p_passing: int, p2p_broken: int) -> RepoVerdict:
 
 def test_repository_runs_that_pass_fail_to_pass_by_breaking_pass_to_pass_earn_nothing(runtime):
     # Measured against the first build: +0.30 for the F2P tests, -0.20 for the broken P2P one, +0.10 net.
-    from env.repo_episode import RepoEpisode
+    from env.families.repo.episode import RepoEpisode
 
     task = REGISTRY.get("repo-pagination-off-by-one")
     episode = RepoEpisode(runtime, task, 1, "e1")

@@ -118,7 +118,7 @@ def canary(tmp_path: Path) -> Path:
 
 
 def test_files_outside_the_run_directory_cannot_be_read(probes, canary):
-    for path in (str(canary), "/etc/hostname", "/etc/passwd", str(Path(__file__).parents[1] / "env/tasks/classic/easy/fix.py")):
+    for path in (str(canary), "/etc/hostname", "/etc/passwd", str(Path(__file__).parents[1] / "tasks/classic/easy/fix.py")):
         with pytest.raises(RemoteError) as err:
             probes.call("read", path)
         assert err.value.exc_type in ("PermissionError", "FileNotFoundError")

@@ -20,13 +20,13 @@ from types import SimpleNamespace
 import pytest
 
 import env.sandbox.shell as shell_module
+from env.families.registry import TaskRegistry
 from env.sandbox.isolation import LayerState
 from env.sandbox.readable import PROJECT_ROOT, shell_paths
 from env.sandbox.runner import RefusedToRun
 from env.sandbox.seccomp import compile_filter
 from env.sandbox.shell import ShellLimits, ShellRunner
 from env.scratch import scratch_root
-from env.tasks.registry import TaskRegistry
 from env.tools.base import TOOLS, ToolError
 from env.tools.shell import RunBash, RunBashArgs
 from env.workspace import Workspace
@@ -149,7 +149,7 @@ def test_cannot_read_outside_the_workspace(shell, workspace):
     try:
         canary = outside / "canary.txt"
         canary.write_text("canary-" + secrets.token_hex(8))
-        gold = PROJECT_ROOT / "env" / "tasks" / "repo" / "repo-slice-window" / "gold.patch"
+        gold = PROJECT_ROOT / "tasks" / "repo" / "repo-slice-window" / "gold.patch"
         for path in (canary, gold):
             result = shell.run(workspace, f"cat {path}")
             assert result.output == f"cat: {path}: Permission denied\n"

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from env.families.registry import TaskRegistry, load_task
+from env.families.repo.episode import RepoEpisode
 from env.models import DebugAction
-from env.repo_episode import RepoEpisode
+from env.patches import make_patch
 from env.runtime import Runtime
-from env.tasks.patches import make_patch
 from env.tasks.predictions import Prediction, evaluate
-from env.tasks.registry import TaskRegistry, load_task
 from env.tasks.validate import validate_task
 from tests import repo_fixture
 

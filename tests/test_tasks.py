@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from env.verdict.judge import stress_check
+from env.families.classic.judge import stress_check
 from tests.conftest import run
 from tests.helpers import REGISTRY
 

@@ -6,9 +6,9 @@ import random
 from typing import Any
 
 from env.agents.base import Action, Agent, Observation, register
+from env.families.registry import TaskRegistry
+from env.project import RepoTask
 from env.tasks.oracle import oracle_actions
-from env.tasks.registry import TaskRegistry
-from env.tasks.repository import RepoTask
 
 
 @register("oracle")

@@ -27,8 +27,8 @@ from env import pyparse
 from env.debugger import replies
 from env.debugger.breakpoints import Breakpoint, shift_for_edit
 from env.debugger.render import render_answer, render_ended, render_stop
+from env.patches import Files
 from env.sandbox.runner import RefusedToRun, RemoteError, RunAborted, Sandbox, SandboxRun
-from env.tasks.patches import Files
 
 ANSWERS = {"inspect": replies.InspectAnswer, "eval": replies.EvalAnswer, "list": replies.ListAnswer}
 MAX_CONDITION_CHARS = 500

@@ -24,7 +24,7 @@ from env.agents import AGENTS
 from env.demo import commands, view
 from env.demo.session import DemoError, DemoSession, Driver, describe
 from env.demo.trajectory import Frame, TrajectoryError, load, replay
-from env.episode import MAX_TEXT_FIELD
+from env.families.classic.episode import MAX_TEXT_FIELD
 from env.models import QUERY_TYPES
 
 TITLE = "AgentDebuggerEnv"

@@ -49,8 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--model", help="model_name_or_path (default: the agent's name)")
     args = parser.parse_args(argv)
     if args.command == "predictions":
+        from env.families.registry import TaskRegistry
         from env.tasks.predictions import Prediction
-        from env.tasks.registry import TaskRegistry
 
         registry = TaskRegistry.from_env()
         for r in report_module.load([Path(args.dir)]):

@@ -46,8 +46,8 @@ import re
 
 from pydantic import BaseModel
 
-from env.tasks.patches import Location
-from env.tasks.spec import HypothesisRules
+from env.families.classic.task import HypothesisRules
+from env.patches import Location
 
 
 class GoldClaim(BaseModel):

@@ -17,10 +17,10 @@ from openenv.core.env_server.types import ConcurrencyConfig
 
 from env.catalogue import catalogue_entry
 from env.config import Settings
+from env.families.repo.episode import tool_schemas
 from env.graders.mechanisms import MECHANISMS
 from env.interface import ALIASES, PROFILES
 from env.models import ACTION_TYPES, QUERY_TYPES, DebugAction, DebugObservation, DebugState
-from env.repo_episode import tool_schemas
 from env.runtime import Runtime
 from env.server.environment import DebugEnvironment
 from env.server.episodes import EpisodeNotFound, EpisodeStore

@@ -23,15 +23,15 @@ from openenv.core.env_server.types import EnvironmentMetadata
 from pydantic import ValidationError
 
 from env.contract import Playable
-from env.episode import Episode
+from env.families.classic.episode import Episode
+from env.families.procedural.episode import ProceduralEpisode
+from env.families.registry import UnknownTask
+from env.families.repo.episode import RepoEpisode
 from env.interface import Interface
 from env.models import DebugAction, DebugObservation, DebugState
-from env.procedural.episode import ProceduralEpisode
-from env.repo_episode import RepoEpisode
 from env.runtime import Runtime
 from env.server.episodes import EpisodeIdInUse, EpisodeNotFound, EpisodeStore, StoreFull
 from env.server.transport import HTTP_REQUEST
-from env.tasks.registry import UnknownTask
 
 DEFAULT_TASK = "easy"
 SPLIT = "test"  # every bundled task is an evaluation task

@@ -12,13 +12,13 @@ import json
 import sys
 from pathlib import Path
 
+from env.families.registry import TaskLoadError, TaskRegistry, load_task, task_folders
 from env.runtime import Runtime
 from env.sandbox.isolation import probe_isolation
 from env.sandbox.limits import Limits
 from env.sandbox.runner import Sandbox
 from env.tasks.importer import ImportError_, import_instance, read_instances
 from env.tasks.predictions import evaluate, read_predictions
-from env.tasks.registry import TaskLoadError, TaskRegistry, load_task, task_folders
 from env.tasks.validate import table, validate_task
 
 

@@ -16,11 +16,11 @@ from __future__ import annotations
 import ast
 from typing import Any, Literal
 
-from env.graders.classic import CONCURRENCY_WEIGHTS, STANDARD_WEIGHTS
+from env.families.classic.grader import CONCURRENCY_WEIGHTS, STANDARD_WEIGHTS
+from env.families.classic.task import TaskSpec
+from env.families.registry import Task
+from env.project import RepoTask, source_only
 from env.pyparse import parse
-from env.tasks.registry import Task
-from env.tasks.repository import RepoTask, source_only
-from env.tasks.spec import TaskSpec
 
 HypothesisKind = Literal["wrong", "stuffed", "correct"]
 

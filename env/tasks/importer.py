@@ -23,8 +23,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from env.tasks.patches import Files, apply_patch, make_patch
-from env.tasks.repository import MAX_FILE_BYTES
+from env.patches import Files, apply_patch, make_patch
+from env.project import MAX_FILE_BYTES
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
 

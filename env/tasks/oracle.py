@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from env.tasks.registry import Task
-from env.tasks.repository import RepoTask, source_only
+from env.families.registry import Task
+from env.project import RepoTask, source_only
 
 
 def oracle_actions(task: Task) -> list[dict[str, Any]]:

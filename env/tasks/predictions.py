@@ -13,10 +13,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from env.families.registry import TaskRegistry
+from env.patches import PatchError, apply_patch
+from env.project import RepoTask
 from env.runtime import Runtime
-from env.tasks.patches import PatchError, apply_patch
-from env.tasks.registry import TaskRegistry
-from env.tasks.repository import RepoTask
 from env.verdict.repo_judge import resolution, run_tests
 
 

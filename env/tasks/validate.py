@@ -18,10 +18,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 from pydantic import BaseModel, Field
 
+from env.families.registry import Task
+from env.patches import PatchError
+from env.project import RepoTask, is_test_path
 from env.runtime import Runtime
-from env.tasks.patches import PatchError
-from env.tasks.registry import Task
-from env.tasks.repository import RepoTask, is_test_path
 from env.verdict.repo_judge import run_tests
 
 

@@ -2,7 +2,8 @@
 
     result = run_call(ctx, interface, interface.resolve("view_file", {"path": "a.py"}))
 
-Importing this package registers every tool: files, tests, the debugger, scripts and the shell.
+Importing this package registers the shared tools: files, tests, the debugger, scripts and the shell (a family
+registers its own tools, e.g. the procedural family's open_file and analyze_logs, in its own package).
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from typing import TYPE_CHECKING
 
 from env.tools import debug as _debug  # noqa: F401  (registers the debugger tools and run_script)
 from env.tools import files as _files  # noqa: F401  (registers the file tools)
-from env.tools import procedural as _procedural  # noqa: F401  (registers the procedural tasks' tools)
 from env.tools import shell as _shell  # noqa: F401  (registers run_bash)
 from env.tools import testing as _testing  # noqa: F401  (registers the test tools)
 from env.tools.base import TOOLS, ToolContext, ToolError, ToolResult

@@ -20,8 +20,8 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from env.debugger.session import DebugSession, Project
+from env.project import RepoTask
 from env.registry import Registry
-from env.tasks.repository import RepoTask
 from env.workspace import Workspace
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import regex
 from pydantic import BaseModel, ConfigDict, Field
 
-from env.tasks.patches import make_patch
-from env.tasks.repository import MAX_FILE_BYTES, is_test_path
+from env.patches import make_patch
+from env.project import MAX_FILE_BYTES, is_test_path
 from env.tools.base import Tool, ToolContext, ToolError, ToolResult, register
 from env.workspace import PathError
 

@@ -32,10 +32,10 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from env.patches import Files
+from env.project import RepoTask, source_only, top_level_names
 from env.sandbox.runner import Sandbox
 from env.scratch import scratch_root
-from env.tasks.patches import Files
-from env.tasks.repository import RepoTask, source_only, top_level_names
 
 Status = Literal["PASSED", "FAILED", "ERROR", "SKIPPED", "XFAIL", "XPASS"]
 ROOT = Path(__file__).resolve().parents[2]

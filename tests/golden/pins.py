@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from env.models import DebugAction
+from env.project import source_only
 from env.runtime import Runtime
 from env.server.environment import DebugEnvironment
-from env.tasks.repository import source_only
 
 HERE = Path(__file__).resolve().parent
 REGENERATE = ".venv/bin/python -m tests.golden.regenerate"
@@ -112,7 +112,7 @@ def generated_key(params: tuple) -> str:
 
 
 def generated_record(params: tuple) -> dict[str, str]:
-    from env.procedural.generator import generate
+    from env.families.procedural.generator import generate
 
     task = generate(*params)
     return {

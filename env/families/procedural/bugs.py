@@ -28,8 +28,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from env.procedural.blocks import Ref, Test, World, lit, q, t
-from env.procedural.model import BugType
+from env.families.procedural.blocks import Ref, Test, World, lit, q, t
+from env.families.procedural.model import BugType
 from env.pyparse import parse
 
 

@@ -18,10 +18,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from env.families.classic.remote import Solution
+from env.families.classic.task import StressSpec, TaskSpec
 from env.sandbox.policy import PolicyViolation, check_source
 from env.sandbox.runner import RefusedToRun, RemoteError, RunAborted, RunResult, Sandbox, SandboxRun
-from env.tasks.spec import StressSpec, TaskSpec
-from env.verdict.remote import Solution
 
 
 class TestOutcome(BaseModel):

@@ -1,6 +1,6 @@
 """The procedural family's data: bug types, difficulty presets, splits, and a generated task.
 
-    task = generate(7, "logic_error", noise=0.3, drift=0.1, seed=42)     # env.procedural.generator
+    task = generate(7, "logic_error", noise=0.3, drift=0.1, seed=42)     # env.families.procedural.generator
     task.fault                        # "pagehouse/discounts.py::volume_bp"
     task.functions[0].calls           # ["pagehouse/catalog.py::get", ...]
     folder = task.write(Path("out/proc-42"))   # task.json, repo/, gold.patch
@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from env.tasks.patches import make_patch
+from env.patches import make_patch
 
 BugType = Literal["logic_error", "key_error", "dependency_error", "state_corruption", "stochastic_bug"]
 BUG_TYPES: tuple[BugType, ...] = ("logic_error", "key_error", "dependency_error", "state_corruption", "stochastic_bug")

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from env.debugger.session import Project
-from env.tasks.spec import TaskSpec
+from env.families.classic.task import TaskSpec
 from env.tools.base import ToolContext
 from env.workspace import Workspace
 
@@ -56,8 +56,9 @@ class Workbench:
             self.test_file: task.test_source,
             "conftest.py": CONFTEST.format(module=task.module),
             "env/__init__.py": "",
-            "env/verdict/__init__.py": "",
-            "env/verdict/checks.py": CHECKS,
+            "env/families/__init__.py": "",
+            "env/families/classic/__init__.py": "",
+            "env/families/classic/checks.py": CHECKS,
         }
         self.workspace = Workspace.from_files(files, runtime.sandbox.tmp_root)
         project = Project(

@@ -5,7 +5,7 @@ threads calling increment and decrement on one shared counter at every point tha
 final count and peak must be exact after every interleaving.
 """
 
-from env.verdict.checks import raises
+from env.families.classic.checks import raises
 
 
 def test_starts_at_zero(sol):

@@ -1,6 +1,6 @@
 """A repository task (SWE-bench style) as data: ``task.json``, the project snapshot, the gold patch.
 
-    task = load_repo_task(Path("env/tasks/repo/repo-mutable-default"))
+    task = load_repo_task(Path("tasks/repo/repo-mutable-default"))
     task.files                  # {path: text} of the buggy snapshot, tests included
     task.source_files           # what runs in the sandbox (no test files)
     task.grading_tests          # the test files every graded run uses (test_patch applied)
@@ -23,7 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from env.graders.mechanisms import check_mechanism
-from env.tasks.patches import Files, Location, apply_patch, changed_lines, touched
+from env.patches import Files, Location, apply_patch, changed_lines, touched
 
 MAX_FILE_BYTES = 512 * 1024
 _TEST_NAME = re.compile(r"^(test_.*\.py|.*_test\.py|conftest\.py)$")

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
-from env.procedural.noise import LogModel
+from env.families.procedural.noise import LogModel
 from env.tools.base import TOOLS, Tool, ToolContext, ToolError, ToolResult, register
 from env.tools.files import EditArgs, ReplaceTextArgs, SearchArgs, ViewFileArgs
 from env.tools.testing import RunTestsArgs, SubmitArgs, select_tests

@@ -38,9 +38,9 @@ import json
 import random
 from dataclasses import dataclass
 
-from env.procedural import blocks, bugs
-from env.procedural.blocks import KINDS, Test, World, closure, ordered
-from env.procedural.model import (
+from env.families.procedural import blocks, bugs
+from env.families.procedural.blocks import KINDS, Test, World, closure, ordered
+from env.families.procedural.model import (
     BUG_TYPES,
     MAX_FILES,
     MIN_FILES,
@@ -54,9 +54,9 @@ from env.procedural.model import (
     GeneratedTask,
     split_seed,
 )
-from env.procedural.validate import check_files, report
+from env.families.procedural.validate import check_files, report
+from env.patches import Files
 from env.pyparse import parse
-from env.tasks.patches import Files
 
 MAX_ATTEMPTS = 8
 MAX_FAIL_TO_PASS = 3

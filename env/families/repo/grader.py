@@ -22,7 +22,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from env.tasks.patches import Location
+from env.patches import Location
 
 W_RESOLUTION, W_LOCALISATION, W_EFFICIENCY = 0.7, 0.2, 0.1
 LINE_SLACK = 3

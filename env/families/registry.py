@@ -17,14 +17,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from env.procedural.family import CATALOGUE, ProceduralTask, is_procedural_id, load_procedural_task, procedural_task
-from env.tasks.repository import RepoTask, load_repo_task
-from env.tasks.spec import TaskSpec
+from env.families.classic.task import TaskSpec
+from env.families.procedural.task import CATALOGUE, ProceduralTask, is_procedural_id, load_procedural_task, procedural_task
+from env.project import RepoTask, load_repo_task
 
 Task = TaskSpec | RepoTask | ProceduralTask
 
-CLASSIC_DIR = Path(__file__).with_name("classic")
-REPO_DIR = Path(__file__).with_name("repo")
+# Task data lives outside the package, beside it: tasks/<family>/<id>/ (the grading assets there stay unreadable to runs).
+TASKS_DIR = Path(__file__).resolve().parents[2] / "tasks"
+CLASSIC_DIR = TASKS_DIR / "classic"
+REPO_DIR = TASKS_DIR / "repo"
 CLASSIC_ORDER = ("easy", "medium", "hard")
 
 

@@ -6,7 +6,7 @@
     episode.step(DebugAction(action_type="submit"))      # grades and ends the episode
 
 An action's ``action_type`` names a tool; its other fields are the tool's arguments. Rewards and
-the grade come from ``env.rewards`` and ``env.graders.repo``, computed from recorded facts.
+the grade come from ``env.rewards`` and ``env.families.repo.grader``, computed from recorded facts.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ import time
 from typing import Any
 
 from env import rewards
+from env.families.repo.grader import RepoFacts, RepoGrade, grade_repo
 from env.graders.hypothesis import suspect_matches
-from env.graders.repo import RepoFacts, RepoGrade, grade_repo
 from env.interface import PROFILES, Interface
 from env.models import DebugAction, DebugObservation, DebugState
-from env.tasks.patches import make_patch, touched
-from env.tasks.repository import RepoTask, source_only
+from env.patches import make_patch, touched
+from env.project import RepoTask, source_only
 from env.tools import TOOLS, ToolContext, ToolError, run_call
 from env.verdict.repo_judge import RepoVerdict, f2p_ok, p2p_ok, resolution
 from env.workspace import Workspace

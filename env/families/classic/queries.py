@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import ast
 
+from env.families.classic.judge import Verdict
+from env.families.classic.task import TaskSpec
 from env.models import QUERY_TYPES
 from env.pyparse import parse
-from env.tasks.spec import TaskSpec
-from env.verdict.judge import Verdict
 
 
 class QueryError(ValueError):

@@ -7,7 +7,7 @@ with noisy, drifting logs and the four-term grade.
     obs.visible_files, obs.logs, obs.test_results, obs.time_remaining     # and nothing else about the code
 
 The logs come from a real run of the buggy service's failing tests (what raised, where) and the
-task's call graph (which functions run on the failing path, what each logs); ``env.procedural.noise``
+task's call graph (which functions run on the failing path, what each logs); ``env.families.procedural.noise``
 adds the noise and drift. Step rewards are the repository family's (test runs, resolution,
 truncation): none depends on which file holds the bug.
 """
@@ -19,13 +19,13 @@ import re
 import threading
 from typing import Any
 
-from env.graders.procedural import Act, ProcFacts, grade_procedural
-from env.graders.repo import RepoFacts, RepoGrade
+from env.families.procedural.grader import Act, ProcFacts, grade_procedural
+from env.families.procedural.noise import Emitter, ErrorFact, LogFacts, LogModel
+from env.families.procedural.task import ProceduralTask
+from env.families.procedural.tools import ProcView
+from env.families.repo.episode import RepoEpisode
+from env.families.repo.grader import RepoFacts, RepoGrade
 from env.models import DebugAction, DebugObservation
-from env.procedural.family import ProceduralTask
-from env.procedural.noise import Emitter, ErrorFact, LogFacts, LogModel
-from env.repo_episode import RepoEpisode
-from env.tools.procedural import ProcView
 from env.verdict.repo_judge import run_tests
 
 _FRAME = re.compile(r'File "[^"]*?/adbg-run-[^/"]+/(?P<file>[^"]+)", line \d+, in (?P<function>\S+)')

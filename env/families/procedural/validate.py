@@ -41,9 +41,9 @@ from typing import Any
 
 import pytest
 
-from env.procedural.model import CheckReport, GeneratedTask
-from env.tasks.patches import Files
-from env.tasks.repository import source_only, top_level_names
+from env.families.procedural.model import CheckReport, GeneratedTask
+from env.patches import Files
+from env.project import source_only, top_level_names
 
 _LOCK = threading.Lock()
 # Default plugins this needs no part of: caches, reports, capture (no output is read), warnings.

@@ -1,6 +1,6 @@
 """A task as data: its ``task.json`` (validated here) plus the files beside it.
 
-    spec = load_task(Path("env/tasks/classic/easy"))     # env.tasks.registry.load_task
+    spec = load_task(Path("tasks/classic/easy"))     # env.families.registry.load_task
     spec.tests_total        # counted from tests.py, never written by hand
     spec.buggy_source       # what the agent starts from
 
@@ -21,8 +21,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from env.graders.mechanisms import check_mechanism
+from env.patches import Location, changed_lines
 from env.pyparse import parse
-from env.tasks.patches import Location, changed_lines
 
 
 class HypothesisRules(BaseModel):

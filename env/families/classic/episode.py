@@ -18,17 +18,17 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from env import rewards
-from env.graders.classic import AttemptFacts, EpisodeFacts, Grade, best_attempt, grade_episode
+from env.families.classic.grader import AttemptFacts, EpisodeFacts, Grade, best_attempt, grade_episode
+from env.families.classic.judge import Verdict, stress_check
+from env.families.classic.queries import QueryError, answer_query
+from env.families.classic.task import TaskSpec, normalized_ast
+from env.families.classic.workbench import Workbench
 from env.graders.hypothesis import GoldClaim, judge_hypothesis
 from env.graders.mechanisms import MECHANISMS
 from env.interface import CLASSIC_ACTIONS, Interface
 from env.models import ACTION_TYPES, AttemptView, DebugAction, DebugObservation, DebugState
-from env.queries import QueryError, answer_query
 from env.runtime import Runtime
-from env.tasks.spec import TaskSpec, normalized_ast
 from env.tools import ToolError, run_call
-from env.verdict.judge import Verdict, stress_check
-from env.workbench import Workbench
 
 MAX_TEXT_FIELD = 8 * 1024  # hypothesis, diagnosis, query target
 MAX_SUSPECT = 300  # a function name or file:line

@@ -22,13 +22,13 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from env.procedural.model import PRESETS, SPLIT_SIZE, SPLITS, FunctionInfo
+from env.families.procedural.model import PRESETS, SPLIT_SIZE, SPLITS, FunctionInfo
+from env.project import RepoTask
 from env.scratch import scratch_root
-from env.tasks.repository import RepoTask
 
 ID = re.compile(r"^proc-(?P<level>[a-z]+)-(?P<split>[a-z]+)-(?P<index>\d{1,6})$")
 CATALOGUE = tuple(f"proc-{level}-test-0" for level in PRESETS)
-# What each bug type's sites change (env.procedural.bugs): the mechanisms a submit's `mechanism` may name.
+# What each bug type's sites change (env.families.procedural.bugs): the mechanisms a submit's `mechanism` may name.
 BUG_MECHANISMS: dict[str, list[str]] = {
     "logic_error": ["off_by_one", "wrong_operator", "wrong_condition", "wrong_value", "wrong_order"],
     "key_error": ["wrong_variable", "stale_state"],
@@ -83,7 +83,7 @@ class _Cache:
         self._root: Path | None = None
 
     def get(self, task_id: str) -> ProceduralTask:
-        from env.procedural.generator import sample  # generation code is only loaded when a task is made
+        from env.families.procedural.generator import sample  # generation code is only loaded when a task is made
 
         match = ID.match(task_id)
         if not match or not is_procedural_id(task_id):
