@@ -294,8 +294,8 @@ def test_daemons_are_gone_after_a_timeout(quick, workspace):
 @pytest.mark.parametrize("cgroup", [True, False], ids=["with-cgroup", "without-cgroup"])
 def test_process_group_fallback_without_a_pid_namespace(isolation, workspace, monkeypatch, cgroup):
     if not cgroup:
-        monkeypatch.setattr(shell_module._PidsCgroup, "create", classmethod(lambda cls, limit: None))
-    elif shell_module._pids_cgroup_parent() is None:
+        monkeypatch.setattr(shell_module.PidsCgroup, "create", classmethod(lambda cls, limit: None))
+    elif shell_module.pids_cgroup_parent() is None:
         pytest.skip("no pids cgroup on this host")
     runner = ShellRunner(isolation, ShellLimits(timeout_seconds=1), pid_namespace=False)
     how = "its process group and its pids cgroup" if cgroup else "its process group (and Landlock's signal scope, if any)"

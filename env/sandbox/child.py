@@ -8,7 +8,8 @@ parent parses with size caps, so nothing the submission controls is ever unmarsh
 
 The tests and their expected values never enter this process: it only answers "call f(args)"
 with a value or an exception. Standard library only, and nothing slow to import, because this
-file's start-up is paid on every run.
+file's start-up is paid on every run. It stays one file because no ``env`` package is importable
+here; the isolation layers it applies to itself live beside it in ``layers.py``, loaded by path.
 """
 
 import marshal
@@ -49,144 +50,22 @@ def _send(text):
 
 
 # ---------------------------------------------------------------------------------------------
-# isolation, applied to this process before the submission is loaded
+# the isolation layers (env/sandbox/layers.py), shared with run_bash's launcher
 
 
-def _apply_rlimits(limits, was_root):
-    pairs = (
-        (resource.RLIMIT_AS, limits["memory_bytes"]),
-        (resource.RLIMIT_FSIZE, limits["file_bytes"]),
-        (resource.RLIMIT_NOFILE, limits["open_files"]),
-        (resource.RLIMIT_CORE, 0),
-    )
-    for which, value in pairs:
-        resource.setrlimit(which, (value, value))
-    # SIGXCPU at the soft limit names the cause; the hard limit a second later is a SIGKILL.
-    resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu_seconds"], limits["cpu_seconds"] + 1))
-    # RLIMIT_NPROC counts every process and thread of the real uid, the server's included; the
-    # kernel skips it for root, but not once a user namespace has dropped root's capabilities,
-    # so it is applied only where the server itself is not root.
-    if not was_root:
-        resource.setrlimit(resource.RLIMIT_NPROC, (limits["processes"], limits["processes"]))
+def _sibling(name, filename):
+    """A module of this directory, loaded by its path: this interpreter has no ``env`` package to import."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, os.path.join(os.path.dirname(os.path.abspath(__file__)), filename))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def _libc():
-    import ctypes
-
-    return ctypes, ctypes.CDLL(None, use_errno=True)
-
-
-def _unshare_network(ctypes, libc, tmpfs_bytes=0):
-    # A fresh user namespace lets an unprivileged process own a fresh network namespace
-    # whose only interface (loopback) is down: no route to anything. With tmpfs_bytes, also a
-    # mount namespace in which the run's directory becomes a tmpfs of that size: a disk-fill
-    # attack fills the tmpfs, not the host's disk.
-    clone_newns, clone_newuser, clone_newnet = 0x00020000, 0x10000000, 0x40000000
-    uid, gid = os.geteuid(), os.getegid()
-    flags = clone_newuser | clone_newnet | (clone_newns if tmpfs_bytes else 0)
-    if libc.unshare(flags) != 0:
-        raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWUSER|CLONE_NEWNET) failed")
-    if not tmpfs_bytes:
-        return
-    # Map our own ids so that files on the new tmpfs have an owner.
-    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
-        with open("/proc/self/" + name, "w") as handle:
-            handle.write(text)
-    cwd = os.getcwd()
-    ms_nosuid, ms_nodev, ms_noexec = 2, 4, 8
-    options = f"size={tmpfs_bytes},mode=0700".encode()
-    if libc.mount(b"tmpfs", cwd.encode(), b"tmpfs", ms_nosuid | ms_nodev | ms_noexec, options) != 0:
-        raise OSError(ctypes.get_errno(), "mounting the run's tmpfs failed")
-    os.chdir(cwd)  # enter the new mount
-
-
-def _landlock(ctypes, libc, abi, read_only, read_write):
-    # Syscall numbers are the same on x86_64 and aarch64 (generic table).
-    create_ruleset, add_rule, restrict_self = 444, 445, 446
-    fs_bits = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 4: (1 << 15) - 1}
-    handled_fs = fs_bits.get(abi, (1 << 16) - 1)  # ABI >= 5 adds IOCTL_DEV
-    handled_net = 0b11 if abi >= 4 else 0  # BIND_TCP | CONNECT_TCP, with no rule: no TCP
-    scoped = 0b11 if abi >= 6 else 0  # abstract unix sockets and signals stay inside
-
-    class RulesetAttr(ctypes.Structure):
-        _fields_ = [
-            ("handled_access_fs", ctypes.c_uint64),
-            ("handled_access_net", ctypes.c_uint64),
-            ("scoped", ctypes.c_uint64),
-        ]
-
-    class PathBeneath(ctypes.Structure):
-        _pack_ = 1
-        _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
-
-    size = 8 if abi < 4 else (16 if abi < 6 else 24)
-    attr = RulesetAttr(handled_fs, handled_net, scoped)
-    ruleset = libc.syscall(create_ruleset, ctypes.byref(attr), size, 0)
-    if ruleset < 0:
-        raise OSError(ctypes.get_errno(), "landlock_create_ruleset failed")
-    execute, read_file, read_dir = 1 << 0, 1 << 2, 1 << 3
-    ro_dir = execute | read_file | read_dir
-    # Own directory: files and subdirectories, but no symlinks, devices, fifos or sockets.
-    rw_dir = ro_dir | (1 << 1) | (1 << 4) | (1 << 5) | (1 << 7) | (1 << 8)
-    if abi >= 3:
-        rw_dir |= 1 << 14  # TRUNCATE
-    for paths, access in ((read_only, ro_dir), (read_write, rw_dir)):
-        for path in paths:
-            try:
-                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-            except OSError:
-                continue
-            try:
-                allowed = access if os.path.isdir(path) else access & (execute | read_file | (1 << 1))
-                rule = PathBeneath(allowed & handled_fs, fd)
-                if libc.syscall(add_rule, ruleset, 1, ctypes.byref(rule), 0) != 0:
-                    raise OSError(ctypes.get_errno(), "landlock_add_rule failed for " + path)
-            finally:
-                os.close(fd)
-    if libc.syscall(restrict_self, ruleset, 0) != 0:
-        raise OSError(ctypes.get_errno(), "landlock_restrict_self failed")
-    os.close(ruleset)
-
-
-def _seccomp(ctypes, libc, bpf):
-    # The filter was compiled once by the server (libseccomp); loading raw BPF needs no library.
-    # Its signal rules name a placeholder pid: this process's own, from here on (env.sandbox.seccomp).
-    placeholder, own = (0x7AD5_EC01).to_bytes(4, sys.byteorder), os.getpid().to_bytes(4, sys.byteorder)
-    bpf = b"".join(bpf[i:i + 4] + (own if bpf[i + 4:i + 8] == placeholder else bpf[i + 4:i + 8]) for i in range(0, len(bpf), 8))
-
-    class SockFprog(ctypes.Structure):
-        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-
-    program = ctypes.create_string_buffer(bpf, len(bpf))
-    fprog = SockFprog(len(bpf) // 8, ctypes.cast(program, ctypes.c_void_p))
-    pr_set_seccomp, seccomp_mode_filter = 22, 2
-    if libc.prctl(pr_set_seccomp, seccomp_mode_filter, ctypes.byref(fprog), 0, 0) != 0:
-        raise OSError(ctypes.get_errno(), "loading the seccomp filter failed")
-
-
-def _drop_uid(uid):
-    os.setgroups([])
-    os.setresgid(uid, uid, uid)
-    os.setresuid(uid, uid, uid)
-
-
-def _isolate(setup):
-    # Below the server in CPU priority, so a busy sandbox never slows the API down.
-    os.nice(setup["nice"])
-    was_root = os.geteuid() == 0
-    layers = setup["layers"]
-    if layers.get("uid") is not None and was_root:
-        _drop_uid(layers["uid"])
-    ctypes, libc = _libc()
-    pr_set_no_new_privs = 38
-    libc.prctl(pr_set_no_new_privs, 1, 0, 0, 0)
-    if layers.get("netns"):
-        _unshare_network(ctypes, libc, layers.get("tmpfs", 0))
-    if layers.get("landlock"):
-        _landlock(ctypes, libc, layers["landlock"], setup["read_only"], [os.getcwd(), *setup.get("read_write", ())])
-    if layers.get("seccomp"):
-        _seccomp(ctypes, libc, layers["seccomp"])
-    _apply_rlimits(setup["limits"], was_root and layers.get("uid") is None)
+# Loaded at start-up, on every path (a fresh child, the zygote before it forks, the probe): before any
+# submitted code, and while the server's tree is still readable (Landlock shuts it away).
+LAYERS = _sibling("_adbg_layers", "layers.py")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -285,13 +164,7 @@ _EXPLORER = None  # env/sandbox/explorer.py, loaded by path before isolation (ne
 def _load_explorer():
     global _EXPLORER
     if _EXPLORER is None:
-        import importlib.util
-
-        here = os.path.dirname(os.path.abspath(__file__))
-        spec = importlib.util.spec_from_file_location("_adbg_explorer", os.path.join(here, "explorer.py"))
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        _EXPLORER = module
+        _EXPLORER = _sibling("_adbg_explorer", "explorer.py")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -611,15 +484,9 @@ def _prepare(config):
     if not config.get("debug"):
         _load_explorer()
         return
-    import importlib.util
-
     sys.path.extend(p for p in config.get("site", ()) if p not in sys.path)
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # the server's own pytest plugins are not the project's
-    here = os.path.dirname(os.path.abspath(__file__))
-    spec = importlib.util.spec_from_file_location("_adbg_tracer", os.path.join(here, "tracer.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    sys.modules["_adbg_tracer"] = module
+    sys.modules["_adbg_tracer"] = _sibling("_adbg_tracer", "tracer.py")
     import _pytest.python  # noqa: F401
     import pytest  # noqa: F401  (and the plugins pytest.main loads: imported once, here)
 
@@ -661,7 +528,7 @@ def _run_debug(setup):
 
 def _name_process(name):
     # Shown by ps and /proc/<pid>/comm: "adbg-idle" waits in the pool, "adbg-run" serves a run.
-    _libc()[1].prctl(15, name, 0, 0, 0)  # PR_SET_NAME
+    LAYERS.load_libc()[1].prctl(15, name, 0, 0, 0)  # PR_SET_NAME
 
 
 def _run(setup):
@@ -687,65 +554,8 @@ def main():
     """The fresh-interpreter path: isolate this process, then run."""
     setup = _recv()
     _prepare(setup["config"])
-    _isolate(setup["config"])
+    LAYERS.isolate(setup["config"])
     _run(setup)
-
-
-def _probe_uid(uid):
-    """In a throw-away fork: can ``uid`` still read the standard library it will import from?"""
-    pid = os.fork()
-    if pid == 0:
-        code = 1
-        try:
-            _drop_uid(uid)
-            stdlib = os.path.dirname(os.__file__)
-            os.listdir(stdlib)
-            with open(os.path.join(stdlib, "bisect.py"), "rb"):
-                code = 0
-        finally:
-            os._exit(code)
-    return os.waitpid(pid, 0)[1] == 0
-
-
-def probe(bpf_path=None, uid=None):
-    """Report which layers this host lets a child apply (see env.sandbox.isolation)."""
-    import json  # before Landlock shuts the standard library away
-    import socket
-
-    report = {"landlock_abi": 0, "netns": False, "tmpfs": False, "landlock": False, "seccomp": False, "uid": False, "errors": []}
-    if uid is not None and os.geteuid() == 0:
-        report["uid"] = _probe_uid(uid)
-        if not report["uid"]:
-            report["errors"].append(f"uid: uid {uid} cannot read the Python standard library here")
-    ctypes, libc = _libc()
-    bpf = None
-    if bpf_path:  # read before the tmpfs mount hides it
-        with open(bpf_path, "rb") as handle:
-            bpf = handle.read()
-    report["landlock_abi"] = max(0, libc.syscall(444, None, 0, 1))  # LANDLOCK_CREATE_RULESET_VERSION
-    libc.prctl(38, 1, 0, 0, 0)
-    try:
-        _unshare_network(ctypes, libc, 1024 * 1024)
-        report["netns"] = report["tmpfs"] = True
-    except OSError as exc:
-        report["errors"].append("netns: " + str(exc))
-    if report["landlock_abi"]:
-        try:
-            _landlock(ctypes, libc, report["landlock_abi"], [], [os.getcwd()])
-            report["landlock"] = True
-        except OSError as exc:
-            report["errors"].append("landlock: " + str(exc))
-    if bpf:
-        try:
-            _seccomp(ctypes, libc, bpf)
-            try:
-                socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-                report["errors"].append("seccomp: the filter loaded but did not deny an internet socket")
-            except PermissionError:
-                report["seccomp"] = True
-        except OSError as exc:
-            report["errors"].append("seccomp: " + str(exc))
-    print(json.dumps(report))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -772,7 +582,7 @@ def _pooled_child(config, own, scratch):
     os.closerange(fd + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
     os.setsid()  # its own process group: the server kills the whole group
     os.chdir(scratch)
-    _isolate(config)
+    LAYERS.isolate(config)
     _name_process(b"adbg-idle")
     _, fds, _, _ = socket.recv_fds(own, 64, 3)
     own.close()
@@ -904,7 +714,7 @@ def zygote(ctrl_fd):
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--probe"]:
-        probe(sys.argv[2] or None, int(sys.argv[3]) if sys.argv[3] else None)
+        LAYERS.probe(sys.argv[2] or None, int(sys.argv[3]) if sys.argv[3] else None)
     elif sys.argv[1:2] == ["--zygote"]:
         zygote(int(sys.argv[2]))
     else:

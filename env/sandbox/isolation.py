@@ -19,19 +19,17 @@ import ctypes
 import json
 import os
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
 from env.sandbox.guarantees import LANDLOCK_SIGNAL_ABI, LANDLOCK_TCP_ABI, GuaranteeState, assess, refusal
+from env.sandbox.launch import CHILD, python_command
 from env.sandbox.readable import exposure
 from env.sandbox.seccomp import compile_filter
 from env.scratch import scratch_root
 
-CHILD = Path(__file__).with_name("child.py")
-PYTHON_FLAGS = ("-I", "-S", "-B", "-X", "utf8")
 SANDBOX_UID = 65534  # nobody: where the server runs as root and the standard library allows it
 LAYER_NAMES = {"netns": "network_namespace", "landlock": "landlock", "seccomp": "seccomp", "uid": "separate_uid"}
 
@@ -96,7 +94,7 @@ def _run_probe(bpf: bytes | None) -> dict:
         uid = str(SANDBOX_UID) if os.geteuid() == 0 else ""
         try:
             done = subprocess.run(
-                [sys.executable, *PYTHON_FLAGS, str(CHILD), "--probe", bpf_path, uid],
+                python_command(CHILD, "--probe", bpf_path, uid),
                 cwd=cwd,
                 env={},
                 capture_output=True,

@@ -46,5 +46,5 @@ RLIMIT_FIELDS = ("memory_bytes", "cpu_seconds", "file_bytes", "open_files", "pro
 
 
 def rlimits_of(limits: BaseModel) -> dict[str, int]:
-    """What a child applies to itself with setrlimit (``child._apply_rlimits``), from any limits model."""
+    """What a child applies to itself with setrlimit (``layers.apply_rlimits``), from any limits model."""
     return {name: int(getattr(limits, name)) for name in RLIMIT_FIELDS}

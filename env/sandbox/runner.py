@@ -21,7 +21,6 @@ import select
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -29,7 +28,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from env.sandbox.isolation import CHILD, PYTHON_FLAGS, Isolation, scratch_exposure
+from env.sandbox.isolation import Isolation, scratch_exposure
+from env.sandbox.launch import CHILD, kill_group, start
 from env.sandbox.limits import Limits
 from env.sandbox.readable import debug_paths, run_paths, site_paths
 from env.sandbox.zygote import Zygote, ZygoteChild, ZygoteError
@@ -138,16 +138,9 @@ class Sandbox:
         if self.isolation.uid is not None:
             os.chown(run_dir, self.isolation.uid, self.isolation.uid)
         try:
-            popen = subprocess.Popen(
-                [sys.executable, *PYTHON_FLAGS, str(CHILD), str(req_r), str(resp_w)],
-                stdin=subprocess.DEVNULL,
-                stdout=out_fd,
-                stderr=out_fd,
-                cwd=run_dir,
-                env={"MALLOC_ARENA_MAX": "2"},
-                close_fds=True,
-                pass_fds=(req_r, resp_w),
-                start_new_session=True,
+            popen = start(
+                CHILD, str(req_r), str(resp_w),
+                stdout=out_fd, stderr=out_fd, env={"MALLOC_ARENA_MAX": "2"}, pass_fds=(req_r, resp_w), cwd=run_dir,
             )
         except BaseException:
             shutil.rmtree(run_dir, ignore_errors=True)
@@ -359,10 +352,7 @@ class SandboxRun:
         return RunAborted(reason)
 
     def _kill(self) -> None:
-        try:
-            os.killpg(self._child.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        kill_group(self._child.pid)
 
     def finish(self) -> RunResult:
         if self._finished:

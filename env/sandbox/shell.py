@@ -28,10 +28,8 @@ clock kills the launcher's process group; PDEATHSIG and the PID namespace take t
 from __future__ import annotations
 
 import contextlib
-import functools
 import marshal
 import os
-import secrets
 import select
 import shutil
 import signal
@@ -43,8 +41,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from env.sandbox.cgroup import PidsCgroup, pids_cgroup_parent
 from env.sandbox.guarantees import assess, refusal
-from env.sandbox.isolation import CHILD, PYTHON_FLAGS, Isolation, scratch_exposure
+from env.sandbox.isolation import Isolation, scratch_exposure
+from env.sandbox.launch import LAYERS, SHELL_CHILD, kill_group, start
 from env.sandbox.limits import rlimits_of
 from env.sandbox.readable import shell_paths
 from env.sandbox.runner import RefusedToRun
@@ -52,7 +52,6 @@ from env.sandbox.seccomp import compile_filter
 from env.scratch import scratch_root
 
 MiB = 1024 * 1024
-SHELL_CHILD = Path(__file__).with_name("shell_child.py")
 KILL_WAIT_SECONDS = 5.0
 STATUS_BYTES = 8192
 
@@ -89,101 +88,6 @@ class ShellResult(BaseModel):
     timed_out: bool = False
     duration_ms: float = 0.0
     note: str = ""
-
-
-# -- a pids cgroup per call, where the server may make one ----------------------------------------
-
-
-@functools.cache
-def _pids_cgroup_parent() -> Path | None:
-    """The server's own cgroup in a hierarchy with the pids controller, if it may create children there."""
-    try:
-        own = Path("/proc/self/cgroup").read_text().splitlines()
-        mounts = Path("/proc/self/mountinfo").read_text().splitlines()
-    except OSError:
-        return None
-    member: dict[str, str] = {}  # controller ("" for cgroup v2) -> the server's cgroup path
-    for line in own:
-        parts = line.split(":", 2)
-        if len(parts) == 3:
-            for controller in parts[1].split(","):
-                member[controller] = parts[2]
-    for line in mounts:
-        left, _, right = line.partition(" - ")
-        fields, tail = left.split(), right.split()
-        if len(fields) < 5 or len(tail) < 3:
-            continue
-        fstype, options = tail[0], tail[2].split(",")
-        if fstype == "cgroup" and "pids" in options:
-            own_path = member.get("pids")
-        elif fstype == "cgroup2":
-            own_path = member.get("")
-        else:
-            continue
-        root = fields[3].rstrip("/")
-        if own_path is None or not (own_path + "/").startswith(root + "/"):
-            continue
-        directory = Path(fields[4]) / own_path[len(root) :].lstrip("/")
-        try:
-            if fstype == "cgroup2" and "pids" not in (directory / "cgroup.subtree_control").read_text().split():
-                continue
-        except OSError:
-            continue
-        if os.access(directory, os.W_OK):
-            return directory
-    return None
-
-
-class _PidsCgroup:
-    """One call's cgroup: pids.max contains a fork bomb, and cgroup.procs finds every process to kill."""
-
-    def __init__(self, path: Path):
-        self.path = path
-
-    @classmethod
-    def create(cls, limit: int) -> _PidsCgroup | None:
-        parent = _pids_cgroup_parent()
-        if parent is None:
-            return None
-        path = parent / f"adbg-shell-{secrets.token_hex(8)}"
-        try:
-            path.mkdir()
-        except OSError:
-            return None
-        group = cls(path)
-        try:
-            (path / "pids.max").write_text(str(limit))
-        except OSError:
-            group.remove()
-            return None
-        return group
-
-    def add(self, pid: int) -> None:
-        (self.path / "cgroup.procs").write_text(str(pid))
-
-    def kill_all(self, seconds: float) -> None:
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            try:
-                pids = [int(p) for p in (self.path / "cgroup.procs").read_text().split()]
-            except OSError:
-                return
-            if not pids:
-                return
-            for pid in pids:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, signal.SIGKILL)
-            time.sleep(0.002)
-
-    def remove(self) -> None:
-        for _ in range(500):  # exited tasks leave the group a moment after their SIGKILL
-            try:
-                self.path.rmdir()
-                return
-            except FileNotFoundError:
-                return
-            except OSError:
-                time.sleep(0.002)
 
 
 # -- files ---------------------------------------------------------------------------------------
@@ -248,11 +152,6 @@ class _Capture:
         return f"{head}\n... [output cut: {self.size - self.cap} bytes not shown] ...\n{tail}", True
 
 
-def _killpg(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
-
-
 def _pidfd(pid: int) -> int | None:
     try:
         return os.pidfd_open(pid)
@@ -301,13 +200,13 @@ class ShellRunner:
         if not self.refusal and isolation.tier != "unsafe":
             active = {**isolation.active(), "netns": isolation.netns and pid_namespace}
             self.refusal = refusal(assess(active, isolation.landlock, "shell"), "shell commands")
-        # The launcher reuses the sandbox child's isolation functions; compiled once, here.
-        self.child_code = marshal.dumps(compile(CHILD.read_text(encoding="utf-8"), str(CHILD), "exec"))
+        # The launcher applies the sandbox child's isolation layers; compiled once, here.
+        self.layers_code = marshal.dumps(compile(LAYERS.read_text(encoding="utf-8"), str(LAYERS), "exec"))
 
     @property
     def process_limit(self) -> str:
         """What holds the command's process count to ``limits.processes`` on this host ("" if nothing does)."""
-        if _pids_cgroup_parent() is not None:
+        if pids_cgroup_parent() is not None:
             return "pids cgroup"
         # As in the launcher: RLIMIT_NPROC binds a uid other than root's, counted per user namespace.
         if (self.layers["uid"] is not None or os.geteuid() != 0) and self.layers["netns"]:
@@ -365,7 +264,7 @@ class ShellRunner:
             _chown_tree(root, uid)
             os.chown(tmp, uid, uid)
         setup = {
-            "child_code": self.child_code,
+            "layers_code": self.layers_code,
             "command": command,
             "env": env,
             "layers": self.layers,
@@ -380,21 +279,13 @@ class ShellRunner:
         out_r, out_w = os.pipe()
         setup_r, setup_w = os.pipe()
         status_r, status_w = os.pipe()
-        cgroup = _PidsCgroup.create(self.limits.processes)
+        cgroup = PidsCgroup.create(self.limits.processes)
         started = time.monotonic()
         owned = [out_r, setup_w, status_r]  # closed exactly once: a second close could hit another thread's fd
         try:
             try:
-                popen = subprocess.Popen(
-                    [sys.executable, *PYTHON_FLAGS, str(SHELL_CHILD), str(setup_r), str(status_w)],
-                    stdin=subprocess.DEVNULL,
-                    stdout=out_w,
-                    stderr=out_w,
-                    cwd=root,
-                    env={},
-                    close_fds=True,
-                    pass_fds=(setup_r, status_w),
-                    start_new_session=True,
+                popen = start(
+                    SHELL_CHILD, str(setup_r), str(status_w), stdout=out_w, stderr=out_w, env={}, pass_fds=(setup_r, status_w), cwd=root
                 )
             finally:
                 for fd in (out_w, setup_r, status_w):
@@ -505,13 +396,13 @@ class _Supervisor:
                         os.kill(self.popen.pid, signal.SIGTERM)
                     with contextlib.suppress(subprocess.TimeoutExpired):
                         self.popen.wait(timeout=1.0)
-                _killpg(self.popen.pid)  # the launcher and bash; PDEATHSIG and the namespace take the rest
+                kill_group(self.popen.pid)  # the launcher and bash; PDEATHSIG and the namespace take the rest
             self.popen.wait()
             self.drain()
             if self.init_fd is not None:
                 _wait_gone(self.init_fd, KILL_WAIT_SECONDS)
             if not self.pid_ns:
-                _killpg(self.popen.pid)  # background jobs still in the launcher's process group
+                kill_group(self.popen.pid)  # background jobs still in the launcher's process group
             self.drain()
         finally:
             for fd in (launcher_fd, self.init_fd):

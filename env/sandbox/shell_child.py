@@ -7,8 +7,8 @@ the parent reads and caps. The setup (command, environment, layers, limits, Land
 with ``P<pid> <pidns>`` once the command's process exists, or ``E<message>`` if a layer failed (then
 the command never runs).
 
-The isolation functions are the sandbox child's own: ``child.py``, compiled from its path by the
-parent once and executed here as a module (not copied; compiling it here would cost 30 ms a call).
+The isolation layers are the sandbox child's own: ``layers.py``, compiled from its path by the
+parent once and executed here as a module (not copied, and not compiled again on every call).
 On top of them, a PID namespace. Its pid 1 is a minimal init forked from the launcher, with
 PR_SET_PDEATHSIG: it forks bash and exits with bash's status, and when pid 1 exits (or dies with the
 launcher at the deadline) the kernel kills everything left in the namespace: background jobs,
@@ -37,40 +37,41 @@ def _read_all(fd):
     return b"".join(chunks)
 
 
-def _child_module(code):
-    """The sandbox child's module: its code object compiled by the parent from child.py (no compile here)."""
-    module = type(sys)("_adbg_sandbox_child")
+def _layers_module(code):
+    """The isolation layers' module: its code object compiled by the parent from layers.py (no compile here)."""
+    module = type(sys)("_adbg_layers")
     module.__file__ = code.co_filename
     exec(code, module.__dict__)
     return module
 
 
-def _isolate(child, setup):
-    """Every layer the host offers, in the order the kernel needs; returns whether a PID namespace exists."""
+def _isolate(iso, setup):
+    """Every layer the host offers, with ``iso`` (layers.py), in the order the kernel needs; returns whether a PID
+    namespace exists."""
     os.umask(0o022)  # what the command creates stays readable by the server
     os.nice(setup["nice"])
     layers = setup["layers"]
     was_root = os.geteuid() == 0
     dropped = layers.get("uid") is not None and was_root
-    ctypes, libc = child._libc()  # imported while the standard library is surely readable
+    ctypes, libc = iso.load_libc()  # imported while the standard library is surely readable
     if dropped:
-        child._drop_uid(layers["uid"])
+        iso.drop_uid(layers["uid"])
     libc.prctl(PR_SET_NAME, b"adbg-shell", 0, 0, 0)
     libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     if layers.get("netns"):
-        child._unshare_network(ctypes, libc, 0)  # no tmpfs: the workspace is the agent's to change
+        iso.unshare_network(ctypes, libc, 0)  # no tmpfs: the workspace is the agent's to change
     # Inside our own user namespace this needs no privilege on the host; it must come before the
     # seccomp filter, which denies unshare.
     pid_ns = bool(setup.get("pid_namespace", True)) and libc.unshare(CLONE_NEWPID) == 0
     if layers.get("landlock"):
-        child._landlock(ctypes, libc, layers["landlock"], setup["read_only"], setup["read_write"])
+        iso.landlock(ctypes, libc, layers["landlock"], setup["read_only"], setup["read_write"])
     if layers.get("seccomp"):
-        child._seccomp(ctypes, libc, layers["seccomp"])
+        iso.seccomp(ctypes, libc, layers["seccomp"])
     # RLIMIT_NPROC only binds a uid other than root's, and counts only this run's processes once they
     # live in their own user namespace; outside one it would count every process of the uid (the
     # server's threads, other runs). The trusted side adds a pids cgroup where it can make one.
     counted = (dropped or not was_root) and bool(layers.get("netns"))
-    child._apply_rlimits(setup["limits"], not counted)
+    iso.apply_rlimits(setup["limits"], not counted)
     return pid_ns, libc
 
 
@@ -132,7 +133,7 @@ def main():
     os.set_inheritable(status_fd, False)  # bash and its children never see the status pipe
     try:
         setup = marshal.loads(_read_all(setup_fd))
-        pid_ns, libc = _isolate(_child_module(marshal.loads(setup["child_code"])), setup)
+        pid_ns, libc = _isolate(_layers_module(marshal.loads(setup["layers_code"])), setup)
         pid = os.fork()
     except BaseException as exc:  # fail closed: the command does not run
         os.write(status_fd, ("E" + type(exc).__name__ + ": " + str(exc)).encode("utf-8", "replace")[:4000])

@@ -17,11 +17,10 @@ import json
 import marshal
 import socket
 import subprocess
-import sys
 import threading
 from concurrent.futures import Future
 
-from env.sandbox.isolation import CHILD, PYTHON_FLAGS
+from env.sandbox.launch import CHILD, start
 
 SPAWN_TIMEOUT_S = 10.0
 
@@ -54,15 +53,9 @@ class _ZygoteProcess:
 
     def __init__(self, config: dict) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.proc = subprocess.Popen(
-            [sys.executable, *PYTHON_FLAGS, str(CHILD), "--zygote", str(theirs.fileno())],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            env={"MALLOC_ARENA_MAX": "2"},
-            close_fds=True,
-            pass_fds=(theirs.fileno(),),
-            start_new_session=True,
+        self.proc = start(
+            CHILD, "--zygote", str(theirs.fileno()),
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={"MALLOC_ARENA_MAX": "2"}, pass_fds=(theirs.fileno(),),
         )
         theirs.close()
         self.sock = ours

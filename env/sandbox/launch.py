@@ -1,0 +1,56 @@
+"""Starting a sandbox process: a fresh ``python -I -S`` on one of this package's child-side scripts.
+
+The runner (a child on the cold path), the zygote and run_bash's launcher start theirs alike, so
+they share this: no site and no environment but what the caller passes, stdin on /dev/null, no
+inherited fd but those named, and a session of its own, whose process group ``kill_group`` ends
+with everything the process left in it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+CHILD = Path(__file__).with_name("child.py")  # runs, the zygote and the start-up probe
+SHELL_CHILD = Path(__file__).with_name("shell_child.py")  # run_bash's launcher
+LAYERS = Path(__file__).with_name("layers.py")  # the isolation layers both apply to themselves
+PYTHON_FLAGS = ("-I", "-S", "-B", "-X", "utf8")
+
+
+def python_command(script: Path, *args: str) -> list[str]:
+    """The command line that runs ``script`` in an isolated interpreter: no site, no user paths, no bytecode written."""
+    return [sys.executable, *PYTHON_FLAGS, str(script), *args]
+
+
+def start(
+    script: Path,
+    *args: str,
+    stdout: int,
+    stderr: int,
+    env: dict[str, str],
+    pass_fds: Sequence[int],
+    cwd: str | Path | None = None,
+) -> subprocess.Popen:
+    """``script`` in a new session (process group): the caller's kill reaches all it starts."""
+    return subprocess.Popen(
+        python_command(script, *args),
+        stdin=subprocess.DEVNULL,
+        stdout=stdout,
+        stderr=stderr,
+        cwd=cwd,
+        env=env,
+        close_fds=True,
+        pass_fds=tuple(pass_fds),
+        start_new_session=True,
+    )
+
+
+def kill_group(pid: int) -> None:
+    """SIGKILL the process group ``start`` made for ``pid``; one already gone (or out of reach) is no error."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
