@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from env.families.registry import TaskRegistry  # noqa: E402
 from env.families.repo.episode import RepoEpisode  # noqa: E402
-from env.interface import Interface  # noqa: E402
+from env.families.repo.family import REPO  # noqa: E402
 from env.models import DebugAction  # noqa: E402
 from env.runtime import Runtime  # noqa: E402
 from env.sandbox.isolation import probe_isolation  # noqa: E402
@@ -55,7 +55,7 @@ def main() -> None:
     print(f"task {task.id}, test {test}, isolation {isolation.tier}")
 
     def episode(runtime: Runtime) -> RepoEpisode:  # a new one each round: an episode has a step budget
-        return RepoEpisode(runtime, task, 1, "bench", Interface.for_episode("pdb", "repo"))
+        return REPO.episode(runtime, task, 1, "bench", REPO.interface("pdb"))
 
     commands: dict[str, list[float]] = {"debug_step": [], "debug_next": [], "debug_eval": [], "debug_where": []}
     starts: dict[str, list[float]] = {"warm": [], "fresh": []}

@@ -43,7 +43,7 @@ def main() -> None:
     args = parser.parse_args()
     fixed = TaskRegistry.builtin().get("easy").gold_source
 
-    env = DebugEnvironment(Runtime.from_env())
+    env = DebugEnvironment(Runtime.from_env(TaskRegistry.from_env()))
     direct_start, direct_submit = [], []
     for i in range(args.episodes + 1):
         t0 = time.perf_counter()

@@ -2,7 +2,7 @@
 
     python bench/bench_repo.py [--runs 20] [--task TASK_ID]
 
-- reset: ``RepoEpisode(...)`` (a copy of the task's prepared one-commit template) against building the
+- reset: ``REPO.episode(...)`` (a copy of the task's prepared one-commit template) against building the
   workspace from scratch (write every file, ``git init``, ``git add``, ``git commit``);
 - run_tests: every test of the task through the warm pytest host (a fork of a pre-imported process)
   against a fresh host interpreter per run.
@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.timing import median_ms  # noqa: E402
 from env.families.registry import TaskRegistry  # noqa: E402
-from env.families.repo.episode import RepoEpisode  # noqa: E402
+from env.families.repo.family import REPO  # noqa: E402
 from env.project import RepoTask  # noqa: E402
 from env.runtime import Runtime  # noqa: E402
 from env.sandbox.isolation import probe_isolation  # noqa: E402
@@ -43,7 +43,7 @@ def main() -> None:
     print(f"task {task.id}: {len(task.files)} files, {task.tests_total} tests")
 
     def reset() -> None:
-        RepoEpisode(runtime, task, seed=1, episode_id="bench").close()
+        REPO.episode(runtime, task, seed=1, episode_id="bench").close()
 
     def from_scratch() -> None:
         with tempfile.TemporaryDirectory(prefix="adbg-bench-", dir=scratch_root()) as root:

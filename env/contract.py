@@ -1,6 +1,8 @@
-"""What every episode offers the server and the harness, whatever its family (classic, repository, procedural).
+"""What every task, task list and episode offers the server and the harness, whatever its family.
 
-    episode: Playable = RepoEpisode(runtime, task, seed, episode_id)
+    task: Task = registry.get("easy")                       # task.id, task.family, task.summary() ...
+    catalog: TaskCatalog = registry                         # get(id), ids(), all(): what a Runtime serves
+    episode: Playable = family.episode(runtime, task, seed, episode_id, interface)
     episode.observe(0.0, {})      # the first observation
     episode.step(action)          # every later one
     episode.state(); episode.files(); episode.close()
@@ -8,9 +10,37 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 from env.models import DebugAction, DebugObservation, DebugState
+
+
+class Task(Protocol):
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def family(self) -> str: ...
+
+    @property
+    def max_steps(self) -> int: ...
+
+    @property
+    def tests_total(self) -> int: ...
+
+    def summary(self) -> dict[str, Any]:
+        """What /tasks lists about the task (never its solution)."""
+        ...
+
+
+class TaskCatalog(Protocol):
+    def get(self, task_id: str) -> Task:
+        """The task, or KeyError (a listed id, or one its family makes on request)."""
+        ...
+
+    def ids(self) -> list[str]: ...
+
+    def all(self) -> list[Task]: ...
 
 
 class Playable(Protocol):

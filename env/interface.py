@@ -1,6 +1,6 @@
 """Interface profiles (which tools an agent gets), tool-name aliases, relays and the edit gate.
 
-    interface = Interface.for_episode("pdb", family="repo")        # chosen at reset
+    interface = FAMILIES["repo"].interface("pdb")                   # chosen at reset, by the task's family
     call = interface.resolve("str_replace", {"path": "a.py", "old_str": "x", "new_str": "y"})
     call.tool, call.args, call.aliased_from                          # "replace_text", {... old_text ...}, "str_replace"
     interface.check_gate(call.tool)                                  # ToolError while the edit gate is locked
@@ -63,16 +63,17 @@ for _profile in (
     PROFILES.add(_profile.name, _profile)
 
 
-# Procedural tasks have one interface: the DebugOps-RX actions plus the file tools, each made
-# partially observable (a file's text is shown only once the agent has opened it).
-PROCEDURAL = Profile(
-    name="default",
-    description="open_file, edit_file, run_tests and analyze_logs, plus the file tools; only opened files are visible",
-    tools=("open_file", "edit_file", "run_tests", "analyze_logs", "list_dir", "view_file", "search", "edit", "replace_text",
-           "create_file", "diff", "submit", "give_up"),
-    names={"view_file": "open_file", "edit": "edit_file", "search": "search_opened", "replace_text": "replace_in_file",
-           "run_tests": "run_tests_short", "submit": "submit_short"},
-)
+def profile_named(name: str | None) -> Profile:
+    """The registered profile (``default`` when none is named); ValueError listing them when there is no such one."""
+    chosen = name or "default"
+    if chosen not in PROFILES:
+        raise ValueError(f"unknown profile {chosen!r}; available: {', '.join(PROFILES)}")
+    return PROFILES[chosen]
+
+
+def tool_schemas(names: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
+    """Registered tools as OpenAI function-calling definitions (the default profile's when none are named)."""
+    return [TOOLS[name].schema() for name in (names if names is not None else PROFILES["default"].tools)]
 
 
 class Alias(BaseModel):
@@ -154,40 +155,28 @@ class Interface:
 
     def __init__(
         self, profile: Profile, tools: tuple[str, ...], edit_gate: bool | None = None, aliases: dict[str, Alias] | None = None,
-        family: str = "repo",
+        own_actions: tuple[str, ...] = (),
     ):
         self.profile = profile
         self.tools = tools
-        self.family = family
+        # names the episode answers itself (a classic task's submit_fix ...), not registered tools
+        self.own_actions = own_actions
         self.edit_gate = profile.edit_gate if edit_gate is None else edit_gate
         self.unlocked = False
         self.relay = 1
         self.aliases = aliases if aliases is not None else configured_aliases()
 
     @classmethod
-    def for_episode(cls, profile: str | None, family: str, edit_gate: bool | None = None, aliases: Any = None) -> Interface:
-        """Raises ValueError with the message the agent sees when the choice is not possible."""
-        name = profile or "default"
-        if name not in PROFILES:
-            raise ValueError(f"unknown profile {name!r}; available: {', '.join(PROFILES)}")
+    def build(
+        cls, profile: Profile, tools: tuple[str, ...], edit_gate: bool | None = None, aliases: Any = None, own_actions: tuple[str, ...] = ()
+    ) -> Interface:
+        """An episode's interface from a reset's choices; ValueError (or ValidationError) with the message the agent sees."""
         if edit_gate is not None and not isinstance(edit_gate, bool):
             raise ValueError("'edit_gate' must be true or false")
-        chosen = PROFILES[name]
         table = configured_aliases()
         if aliases is not None:
             table.update(parse_aliases(aliases))
-        if family == "procedural":
-            if name != "default":
-                raise ValueError(f"procedural tasks have one interface (default); {name!r} would show files the agent has not opened")
-            return cls(PROCEDURAL, PROCEDURAL.tools, edit_gate, table, family)
-        if family == "classic":
-            if name == "minimal":
-                raise ValueError("profile 'minimal' works on repository tasks; classic tasks accept: default, bash, pdb, pdb_shell")
-            # the default profile keeps the reference environment's three actions, nothing else
-            tools = CLASSIC_ACTIONS + tuple(t for t in chosen.tools if t in CLASSIC_EXTRA and name != "default")
-        else:
-            tools = chosen.tools
-        return cls(chosen, tools, edit_gate, table, family)
+        return cls(profile, tools, edit_gate, table, own_actions)
 
     def registered(self, name: str) -> str:
         return self.profile.registered(name)
@@ -227,8 +216,8 @@ class Interface:
         """The episode's tools as OpenAI function definitions, under the names this profile uses."""
         out = []
         for name in self.tools:
-            if self.family == "classic" and name in CLASSIC_ACTIONS:
-                continue  # the episode's own actions (CLASSIC_TOOLS), not registered tools
+            if name in self.own_actions:
+                continue  # the episode's own actions, not registered tools
             schema = TOOLS[self.registered(name)].schema()
             schema["function"]["name"] = name
             out.append(schema)

@@ -1,25 +1,24 @@
 """Services shared by every episode of one server: tasks, the sandbox and the worker threads.
 
-    runtime = Runtime.from_env()            # what the server builds once at start-up
-    runtime = Runtime.default()             # the same, built lazily for ``DebugEnvironment()``
+    runtime = Runtime.from_env(TaskRegistry.from_env())     # what the server builds once at start-up
+    with runtime.judging: ...                                # trusted Python work that holds the GIL
+    runtime.once(("classic-baseline", task.id), compute)     # a deterministic result, computed once
 
-Holds no episode state, and the server's secret (``env.secret``). The only cache is each task's
-baseline verdict (the buggy code's own test run), which is deterministic and shared read-only.
+Holds no episode state, and the server's secret (``env.secret``). The only cache is ``once``: what is
+deterministic for a task (the buggy code's own test run, the facts its logs are built from), shared read-only.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
-import random
 import threading
+from collections.abc import Callable, Hashable
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
+from env.contract import TaskCatalog
 from env.debugger.session import DebugSlots
-from env.families.classic.judge import Verdict, judge
-from env.families.classic.task import TaskSpec
-from env.families.registry import TaskRegistry
 from env.sandbox.isolation import Isolation, probe_isolation
 from env.sandbox.limits import Limits
 from env.sandbox.policy import Policy
@@ -28,11 +27,12 @@ from env.sandbox.shell import ShellLimits, ShellRunner
 from env.secret import ServerSecret
 
 log = logging.getLogger("agentdebugger")
+T = TypeVar("T")
 
 
 class Runtime:
     def __init__(
-        self, registry: TaskRegistry, sandbox: Sandbox, workers: int = 32, static_check: bool = True, debug_sessions: int = 64,
+        self, registry: TaskCatalog, sandbox: Sandbox, workers: int = 32, static_check: bool = True, debug_sessions: int = 64,
         judge_slots: int | None = None, secret: ServerSecret | None = None,
     ):
         self.registry = registry
@@ -50,16 +50,17 @@ class Runtime:
         # ... but judging a classic submission runs its trusted tests here, Python work that holds the GIL:
         # more judgments at once than cores only slows each of them and leaves the event loop waiting.
         self.judge_slots = judge_slots or max(2, os.cpu_count() or 2)
-        self._judging = threading.BoundedSemaphore(self.judge_slots)
-        self._baselines: dict[str, Verdict] = {}
-        self._baseline_lock = threading.Lock()
+        self.judging = threading.BoundedSemaphore(self.judge_slots)
+        self._once: dict[Hashable, Any] = {}
+        self._once_lock = threading.Lock()
+        self._once_locks: dict[Hashable, threading.Lock] = {}
 
     @classmethod
-    def from_env(cls, secret: ServerSecret | None = None) -> Runtime:
+    def from_env(cls, registry: TaskCatalog, secret: ServerSecret | None = None) -> Runtime:
         isolation = probe_isolation()
         log_isolation(isolation)
         return cls(
-            TaskRegistry.from_env(),
+            registry,
             Sandbox(Limits.from_env(), isolation),
             workers=int(os.environ.get("ENV_WORKERS", "32")),
             static_check=Policy.for_task(frozenset()).enabled,
@@ -68,25 +69,18 @@ class Runtime:
             secret=secret,
         )
 
-    @staticmethod
-    @functools.cache
-    def default() -> Runtime:
-        return Runtime.from_env()
-
     @property
     def isolation(self) -> Isolation:
         return self.sandbox.isolation
 
-    def judge(self, task: TaskSpec, source: str, rng: random.Random, with_stress: bool = True) -> Verdict:
-        with self._judging:  # the sandbox's wall clock starts inside, so waiting here never counts against a run
-            return judge(task, source, self.sandbox, rng, self.static_check, with_stress=with_stress)
-
-    def baseline(self, task: TaskSpec) -> Verdict:
-        """The buggy code's own run, as the agent first sees it (no stress test: that is the trap)."""
-        with self._baseline_lock:
-            if task.id not in self._baselines:
-                self._baselines[task.id] = self.judge(task, task.buggy_source, random.Random(0), with_stress=False)
-            return self._baselines[task.id]
+    def once(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """``compute()``'s result, computed once per key for this runtime (it must be deterministic)."""
+        with self._once_lock:  # one lock per key: computing one task's result never waits for another's
+            lock = self._once_locks.setdefault(key, threading.Lock())
+        with lock:
+            if key not in self._once:
+                self._once[key] = compute()
+            return self._once[key]  # type: ignore[no-any-return]
 
 
 def log_isolation(isolation: Isolation) -> None:

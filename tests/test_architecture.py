@@ -114,3 +114,43 @@ def test_nothing_private_is_imported_from_another_package():
             if target.rpartition(".")[0] != name.rpartition(".")[0]:
                 crossing.append(f"{name} imports {taken} from {target}")
     assert crossing == []
+
+
+# The layers, lowest first: a module imports only from its own layer or below. What a layer is for:
+LAYERS = (
+    # vocabulary: wire models, the episode contract, registries, rewards and shared grading, patches, the project-task model
+    ("env.models", "env.wire", "env.contract", "env.registry", "env.secret", "env.scratch", "env.config", "env.pyparse",
+     "env.patches", "env.project", "env.rewards", "env.graders"),
+    # processes: the sandbox, the debugger driving it, workspaces on disk
+    ("env.sandbox", "env.debugger", "env.workspace"),
+    # the repository-style test verdict
+    ("env.verdict",),
+    # what episodes are built from: tools, interface profiles, the shared runtime
+    ("env.tools", "env.interface", "env.runtime"),
+    # the task families, each a slice
+    ("env.families",),
+    # what uses families: the catalogue, authoring tools, agents
+    ("env.catalogue", "env.tasks", "env.agents"),
+    # the surfaces: the server, evaluation, the demo, the client
+    ("env.server", "env.eval", "env.demo", "env.client"),
+)  # fmt: skip
+
+
+def layer(module: str) -> int:
+    for rank, members in enumerate(LAYERS):
+        if any(module == m or module.startswith(m + ".") for m in members):
+            return rank
+    raise AssertionError(f"{module} is in no layer: add it to LAYERS in tests/test_architecture.py")
+
+
+def test_no_import_runs_upward_from_a_lower_layer():
+    upward = []
+    for name, targets in graph().items():
+        if name == "env":
+            continue
+        upward += [f"{name} (layer {layer(name)}) imports {t} (layer {layer(t)})" for t in sorted(targets) if t != "env" and layer(t) > layer(name)]
+    assert upward == []
+
+
+def test_the_layer_check_finds_an_upward_import():
+    assert layer("env.sandbox.runner") < layer("env.families.classic.judge") < layer("env.server.app")

@@ -9,9 +9,8 @@ import pytest
 from env.debugger.breakpoints import Breakpoint, shift_for_edit
 from env.debugger.render import render_stop
 from env.debugger.session import code_line
-from env.families.classic.episode import Episode
-from env.families.repo.episode import RepoEpisode
-from env.interface import Interface
+from env.families.classic.family import CLASSIC
+from env.families.repo.family import REPO
 from env.models import DebugAction
 from env.project import load_repo_task
 from env.runtime import Runtime
@@ -82,7 +81,7 @@ def quick_runtime(isolation, registry):
 
 
 def make(runtime, task, profile="pdb", **choices):
-    return RepoEpisode(runtime, task, seed=1, episode_id="dbg", interface=Interface.for_episode(profile, "repo", **choices))
+    return REPO.episode(runtime, task, seed=1, episode_id="dbg", interface=REPO.interface(profile, **choices))
 
 
 @pytest.fixture()
@@ -354,7 +353,7 @@ def test_the_gate_is_off_for_pdb_shell_and_can_be_switched(runtime, task):
 
 
 def test_debugging_the_classic_easy_task(runtime, registry):
-    ep = Episode(runtime, registry.get("easy"), seed=1, episode_id="c", interface=Interface.for_episode("pdb", "classic"))
+    ep = CLASSIC.episode(runtime, registry.get("easy"), seed=1, episode_id="c", interface=CLASSIC.interface("pdb"))
     try:
         obs = ep.step(DebugAction(action_type="submit_fix", fixed_code=registry.get("easy").gold_source, hypothesis="loop bound"))
         assert obs.error == GATE.format(n=1).replace("edit is", "submit_fix is")
@@ -382,7 +381,7 @@ def test_debugging_the_classic_easy_task(runtime, registry):
 
 def test_the_classic_workbench_follows_submissions(runtime, registry):
     task = registry.get("easy")
-    ep = Episode(runtime, task, seed=1, episode_id="c2", interface=Interface.for_episode("pdb", "classic", edit_gate=False))
+    ep = CLASSIC.episode(runtime, task, seed=1, episode_id="c2", interface=CLASSIC.interface("pdb", edit_gate=False))
     try:
         ep.step(DebugAction(action_type="view_file", path="binary_search.py"))
         half = task.gold_source.replace("return -1", "return -2", 1)
@@ -398,7 +397,7 @@ def test_the_classic_workbench_follows_submissions(runtime, registry):
 
 
 def test_the_default_classic_interface_is_unchanged(runtime, registry):
-    ep = Episode(runtime, registry.get("easy"), seed=1, episode_id="c3")
+    ep = CLASSIC.episode(runtime, registry.get("easy"), seed=1, episode_id="c3")
     obs = ep.step(DebugAction(action_type="debug_start", test="x"))
     assert obs.error == "unknown action_type 'debug_start'; expected one of: submit_fix, query_context, give_up"
     assert "interface" not in obs.info
@@ -481,7 +480,7 @@ def test_a_forged_reply_ends_the_session_and_nothing_else(episode):
 
 def test_every_command_on_the_classic_medium_task(runtime, registry):
     task = registry.get("medium")
-    ep = Episode(runtime, task, seed=1, episode_id="c4", interface=Interface.for_episode("pdb_shell", "classic"))
+    ep = CLASSIC.episode(runtime, task, seed=1, episode_id="c4", interface=CLASSIC.interface("pdb_shell"))
     step = lambda kind, **f: ep.step(DebugAction(action_type=kind, **f))  # noqa: E731
     try:
         obs = step("debug_start", test="test_authenticate_alice_with_correct_password")

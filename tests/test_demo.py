@@ -91,13 +91,14 @@ def test_the_reward_table_holds_each_step_and_the_running_total() -> None:
 
 
 def test_score_and_status_lines() -> None:
-    running = {"family": "classic", "step_number": 2, "max_steps": 8, "tests_passed": 6, "tests_total": 8, "attempts_remaining": 3,
+    running = {"family": "classic", "step_number": 2, "max_steps": 8, "tests_passed": 6, "tests_total": 8, "attempts_remaining": 3, "max_attempts": 5,
                "step_reward": -0.05, "cumulative_reward": 0.1, "score_estimate": 0.25, "done": False}
     assert view.status_line(running) == "Step 2 / 8 · tests 6 / 8 passed · 3 attempts left · step reward -0.050 · cumulative +0.100"
     assert view.score_line(running) == "Score: not yet (estimate 0.250)"
-    over = {**running, "done": True, "grader_score": 0.96, "breakdown": {"solve_bonus": 0.5}}
+    over = {**running, "done": True, "grader_score": 0.96, "breakdown": {"solve_bonus": 0.5}, "info": {"resolved": True}}
     assert view.score_line(over) == "**Score: 0.960** (solved)"
-    assert view.score_line({**over, "breakdown": {}}) == "**Score: 0.960** (not solved)"
+    assert view.score_line({**over, "info": {"resolved": False}}) == "**Score: 0.960** (not solved)"
+    assert "attempts left" not in view.status_line({**running, "max_attempts": 1})  # a repository task has one submission
     repo = {"family": "repo", "done": True, "grader_score": 0.0, "info": {"resolved": False}}
     assert view.score_line(repo) == "**Score: 0.000** (not solved)"
 

@@ -9,15 +9,16 @@ import pytest
 from fastapi.testclient import TestClient
 
 from env.config import Settings
-from env.families.classic.episode import Episode
+from env.families.classic.episode import ClassicEpisode
+from env.families.classic.family import CLASSIC
 from env.server.app import build_app
 from env.server.episodes import EpisodeStore, StoreFull
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def make(runtime, name: str) -> Episode:
-    return Episode(runtime, runtime.registry.get("easy"), seed=1, episode_id=name)
+def make(runtime, name: str) -> ClassicEpisode:
+    return CLASSIC.episode(runtime, runtime.registry.get("easy"), seed=1, episode_id=name)
 
 
 def test_episodes_are_found_by_id_and_the_latest_is_remembered(runtime):

@@ -15,7 +15,7 @@ import pytest
 
 from env.debugger.session import DebugError, DebugSession, Project
 from env.families.registry import TaskRegistry
-from env.families.repo.episode import RepoEpisode
+from env.families.repo.family import REPO
 from env.models import DebugAction
 from env.project import load_repo_task
 from env.runtime import Runtime
@@ -124,7 +124,7 @@ def test_a_project_file_reads_no_asset_during_run_tests(assets, tier, registry, 
     episode's workspace."""
     runtime = Runtime(registry, Sandbox(Limits(), tier_isolation(tier), warm=False), workers=2)
     task = load_repo_task(repo_fixture.write_task(tmp_path))
-    episode, other = RepoEpisode(runtime, task, seed=3, episode_id="ep"), RepoEpisode(runtime, task, seed=4, episode_id="other")
+    episode, other = REPO.episode(runtime, task, seed=3, episode_id="ep"), REPO.episode(runtime, task, seed=4, episode_id="other")
     try:
         targets = [*assets, str(other.workspace.root / "shop" / "cart.py")]
         assert os.path.exists(targets[-1])

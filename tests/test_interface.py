@@ -6,7 +6,9 @@ import json
 
 import pytest
 
-from env.interface import ALIASES, CLASSIC_ACTIONS, DEBUG_TOOLS, PROFILES, Interface, parse_aliases
+from env.families.classic.family import CLASSIC
+from env.families.repo.family import REPO
+from env.interface import ALIASES, CLASSIC_ACTIONS, DEBUG_TOOLS, PROFILES, parse_aliases
 from env.tools import TOOLS, ToolError
 
 EVERY_TOOL = sorted({name for p in PROFILES.values() for name in p.tools} | set(CLASSIC_ACTIONS))
@@ -14,7 +16,7 @@ EVERY_TOOL = sorted({name for p in PROFILES.values() for name in p.tools} | set(
 
 @pytest.mark.parametrize("profile", sorted(PROFILES))
 def test_every_profile_refuses_the_tools_it_does_not_have(profile):
-    interface = Interface.for_episode(profile, "repo")
+    interface = REPO.interface(profile)
     missing = [name for name in EVERY_TOOL if name not in interface.tools]
     assert missing  # every profile lacks something
     for name in missing:
@@ -32,30 +34,30 @@ def test_every_profile_refuses_the_tools_it_does_not_have(profile):
 
 
 def test_profiles_hold_what_the_study_describes():
-    tools = {name: set(Interface.for_episode(name, "repo").tools) for name in PROFILES}
+    tools = {name: set(REPO.interface(name).tools) for name in PROFILES}
     assert "run_bash" in tools["bash"] and not tools["bash"] & set(DEBUG_TOOLS)
     assert set(DEBUG_TOOLS) <= tools["pdb"] and "run_script" in tools["pdb"] and "run_bash" not in tools["pdb"]
     assert set(DEBUG_TOOLS) | {"run_bash", "run_script"} <= tools["pdb_shell"]
-    assert Interface.for_episode("minimal", "repo").tools == ("cat", "search", "edit", "test", "finish")
+    assert REPO.interface("minimal").tools == ("cat", "search", "edit", "test", "finish")
     # The shared substrate is the same in every arm of the comparison.
     shared = {"list_dir", "view_file", "search", "edit", "replace_text", "create_file", "diff", "run_tests", "submit", "give_up"}
     assert all(shared <= tools[name] for name in ("default", "bash", "pdb", "pdb_shell"))
-    assert [Interface.for_episode(n, "repo").edit_gate for n in ("default", "bash", "pdb", "pdb_shell", "minimal")] == [False, False, True, False, False]
+    assert [REPO.interface(n).edit_gate for n in ("default", "bash", "pdb", "pdb_shell", "minimal")] == [False, False, True, False, False]
 
 
 def test_classic_profiles():
-    assert Interface.for_episode(None, "classic").tools == CLASSIC_ACTIONS
-    pdb = Interface.for_episode("pdb", "classic").tools
+    assert CLASSIC.interface(None).tools == CLASSIC_ACTIONS
+    pdb = CLASSIC.interface("pdb").tools
     assert pdb[:3] == CLASSIC_ACTIONS and "debug_start" in pdb and "run_bash" not in pdb and "edit" not in pdb
-    assert "run_bash" in Interface.for_episode("bash", "classic").tools
+    assert "run_bash" in CLASSIC.interface("bash").tools
     with pytest.raises(ValueError, match="profile 'minimal' works on repository tasks; classic tasks accept: default, bash, pdb, pdb_shell"):
-        Interface.for_episode("minimal", "classic")
+        CLASSIC.interface("minimal")
     with pytest.raises(ValueError, match="unknown profile 'gdb'; available: default, bash, pdb, pdb_shell, minimal"):
-        Interface.for_episode("gdb", "repo")
+        REPO.interface("gdb")
 
 
 def test_minimal_renames_tools_and_publishes_them_under_their_names():
-    interface = Interface.for_episode("minimal", "repo")
+    interface = REPO.interface("minimal")
     assert [(c.name, c.tool) for c in (interface.resolve(n, {}) for n in interface.tools)] == [
         ("cat", "view_file"), ("search", "search"), ("edit", "edit"), ("test", "run_tests"), ("finish", "submit"),
     ]
@@ -68,8 +70,8 @@ def test_minimal_renames_tools_and_publishes_them_under_their_names():
 @pytest.mark.parametrize("alias", sorted(ALIASES))
 def test_every_alias_maps_onto_a_registered_tool(alias):
     entry = ALIASES[alias]
-    profile = next(p for p in ("pdb_shell", "minimal") if any(t in Interface.for_episode(p, "repo").tools for t in entry.tools))
-    interface = Interface.for_episode(profile, "repo")
+    profile = next(p for p in ("pdb_shell", "minimal") if any(t in REPO.interface(p).tools for t in entry.tools))
+    interface = REPO.interface(profile)
     args = {name: "x" for name in entry.args}
     call = interface.resolve(alias, args)
     expected = next(t for t in entry.tools if t in interface.tools)
@@ -82,12 +84,12 @@ def test_every_alias_maps_onto_a_registered_tool(alias):
 
 
 def test_an_alias_picks_the_first_tool_the_profile_has():
-    assert Interface.for_episode("bash", "repo").resolve("run", {"cmd": "ls"}).model_dump() == {
+    assert REPO.interface("bash").resolve("run", {"cmd": "ls"}).model_dump() == {
         "name": "run_bash", "tool": "run_bash", "args": {"command": "ls"}, "aliased_from": "run",
     }
-    assert Interface.for_episode("pdb", "repo").resolve("run", {}).name == "run_script"
+    assert REPO.interface("pdb").resolve("run", {}).name == "run_script"
     with pytest.raises(ToolError) as caught:
-        Interface.for_episode("pdb", "repo").resolve("bash", {"cmd": "ls"})
+        REPO.interface("pdb").resolve("bash", {"cmd": "ls"})
     assert str(caught.value).startswith("unknown action_type 'bash': it stands for run_bash, which the 'pdb' profile does not offer; expected one of: ")
 
 
@@ -95,7 +97,7 @@ def test_aliases_are_configurable(tmp_path, monkeypatch):
     table = tmp_path / "aliases.json"
     table.write_text(json.dumps({"peek": "view_file", "swap": {"tools": ["replace_text"], "args": {"a": "old_text", "b": "new_text"}}}))
     monkeypatch.setenv("ENV_TOOL_ALIASES", str(table))
-    interface = Interface.for_episode("default", "repo", aliases={"look": "list_dir"})
+    interface = REPO.interface("default", aliases={"look": "list_dir"})
     assert interface.resolve("peek", {"path": "a"}).tool == "view_file"
     assert interface.resolve("swap", {"a": 1, "b": 2}).args == {"old_text": 1, "new_text": 2}
     assert interface.resolve("look", {}).tool == "list_dir"
@@ -105,7 +107,7 @@ def test_aliases_are_configurable(tmp_path, monkeypatch):
 
 
 def test_the_gate_opens_on_a_debugger_success_and_closes_on_a_new_relay():
-    interface = Interface.for_episode("pdb", "repo")
+    interface = REPO.interface("pdb")
     with pytest.raises(ToolError, match=r"^edit is locked: the edit gate opens once a debugger command succeeds in this relay \(relay 1\)"):
         interface.check_gate("edit")
     interface.check_gate("view_file")  # only edits are gated

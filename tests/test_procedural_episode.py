@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from env.families.procedural.episode import ProceduralEpisode, failing_path
+from env.families.procedural.episode import failing_path
+from env.families.procedural.family import PROCEDURAL
 from env.families.procedural.grader import Act, ProcFacts, grade_procedural
 from env.models import DebugAction
 from env.project import is_test_path
@@ -23,7 +24,7 @@ def task(registry):
 
 @pytest.fixture()
 def episode(runtime, task):
-    ep = ProceduralEpisode(runtime, task, seed=4, episode_id="p")
+    ep = PROCEDURAL.episode(runtime, task, seed=4, episode_id="p")
     yield ep
     ep.close()
 
@@ -109,7 +110,7 @@ def test_steps_that_only_look_earn_nothing(episode, task):
 
 def test_the_same_seed_gives_the_same_logs(runtime, task):
     def play(seed):
-        ep = ProceduralEpisode(runtime, task, seed=seed, episode_id="d")
+        ep = PROCEDURAL.episode(runtime, task, seed=seed, episode_id="d")
         seen = [act(ep, "analyze_logs").logs for _ in range(6)]
         ep.close()
         return seen

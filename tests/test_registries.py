@@ -1,13 +1,26 @@
-"""Task families, tools, profiles and agents each plug into one registry, which refuses a second item under a name."""
+"""Task families, tools, profiles and agents each plug into one registry, which refuses a second item under a name;
+a new family needs nothing but its own class and its registration."""
 
 from __future__ import annotations
+
+import ast
+import json
+import shutil
+from pathlib import Path
 
 import pytest
 
 from env.agents import AGENTS
 from env.agents.base import register
+from env.catalogue import catalogue_entry
+from env.families.registry import FAMILIES, TaskRegistry, load_task
+from env.families.repo.family import RepoFamily
 from env.interface import PROFILES
+from env.models import DebugAction
+from env.project import RepoTask
 from env.registry import DuplicateName, Registry
+from env.runtime import Runtime
+from env.server.environment import DebugEnvironment
 from env.tools.base import TOOLS
 
 
@@ -37,3 +50,62 @@ def test_the_registries_hold_what_the_project_defines():
     assert list(PROFILES) == ["default", "bash", "pdb", "pdb_shell", "minimal"]
     assert {"random", "heuristic", "oracle", "llm"} <= set(AGENTS)
     assert {"view_file", "run_tests", "submit", "run_bash", "debug_eval"} <= set(TOOLS)
+
+
+def test_task_families_plug_into_one_registry():
+    assert list(FAMILIES) == ["classic", "repo", "procedural"]
+    with pytest.raises(DuplicateName, match="^a family named 'repo' is already registered"):
+        FAMILIES.add("repo", FAMILIES["repo"])
+    assert {name: (f.interaction, f.partial_view) for name, f in FAMILIES.items()} == {
+        "classic": ("code", False), "repo": ("tools", False), "procedural": ("tools", True),
+    }
+
+
+def test_a_new_family_is_its_own_class_and_one_registration(tmp_path, runtime, monkeypatch):
+    """Nothing else changes: the registry loads its folders, the server resets and steps it, /tasks lists it."""
+    class ToyTask(RepoTask):
+        family: str = "toy"  # type: ignore[assignment]
+
+    class ToyFamily(RepoFamily):
+        name = "toy"
+        description = "a repository task under another name"
+
+        def load(self, folder, data):
+            return ToyTask(folder=folder, **data)
+
+        def interface(self, profile=None, edit_gate=None, aliases=None):
+            if profile not in (None, "default"):
+                raise ValueError("toy tasks have the default interface only")
+            return super().interface(profile, edit_gate, aliases)
+
+    monkeypatch.setattr(FAMILIES, "_items", dict(FAMILIES.items()))  # the toy family is gone after the test
+    FAMILIES.add("toy", ToyFamily())
+    source = next(t for t in runtime.registry.all() if t.id == "repo-slice-window").folder
+    folder = tmp_path / "toy-slice"
+    shutil.copytree(source, folder)
+    data = json.loads((folder / "task.json").read_text())
+    (folder / "task.json").write_text(json.dumps({**data, "id": "toy-slice", "family": "toy"}))
+
+    task = load_task(folder)
+    assert isinstance(task, ToyTask) and task.family == "toy"
+    env = DebugEnvironment(Runtime(TaskRegistry([task]), runtime.sandbox, workers=2, secret=runtime.secret))
+    assert env.reset(task_id="toy-slice", profile="pdb").error == "reset: toy tasks have the default interface only"
+    obs = env.reset(task_id="toy-slice", seed=1)
+    assert obs.family == "toy" and obs.error is None
+    obs = env.step(DebugAction(action_type="give_up"))
+    assert obs.done and obs.info["resolved"] is False
+    assert catalogue_entry(task.summary())["profiles"].keys() == {"default"}
+    env.close()
+
+
+def test_no_code_outside_a_family_branches_on_a_family_name():
+    """A family's differences live in its Family and its episode; elsewhere code asks the family, not its name."""
+    root = Path(__file__).resolve().parents[1] / "env"
+    found = []
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Compare) and "family" in ast.unparse(node):
+                literals = [n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+                if {"classic", "repo", "procedural"} & set(literals):
+                    found.append(f"{path.relative_to(root.parent)}:{node.lineno}: {ast.unparse(node)}")
+    assert found == []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from env.families.repo.episode import RepoEpisode
+from env.families.repo.family import REPO
 from env.models import DebugAction
 from env.project import load_repo_task
 from tests import repo_fixture
@@ -21,7 +21,7 @@ def task(tmp_path_factory):
 
 @pytest.fixture()
 def episode(runtime, task):
-    ep = RepoEpisode(runtime, task, seed=3, episode_id="ep")
+    ep = REPO.episode(runtime, task, seed=3, episode_id="ep")
     yield ep
     ep.close()
 
@@ -101,7 +101,7 @@ def test_a_partial_fix_with_the_right_location(episode):
 
 
 def test_truncation_grades_the_current_state(runtime, task):
-    episode = RepoEpisode(runtime, task.model_copy(update={"max_steps": 3}), seed=1, episode_id="short")
+    episode = REPO.episode(runtime, task.model_copy(update={"max_steps": 3}), seed=1, episode_id="short")
     act(episode, **FIX)
     act(episode, **FIX2)
     obs = act(episode, action_type="list_dir")
@@ -125,8 +125,8 @@ def test_agent_mistakes_cost_a_step_and_nothing_else(episode):
 
 
 def test_workspaces_are_private_and_removed(runtime, task):
-    a = RepoEpisode(runtime, task, seed=1, episode_id="a")
-    b = RepoEpisode(runtime, task, seed=1, episode_id="b")
+    a = REPO.episode(runtime, task, seed=1, episode_id="a")
+    b = REPO.episode(runtime, task, seed=1, episode_id="b")
     act(a, **FIX)
     assert "items=None" in (a.workspace.root / "shop/cart.py").read_text()
     assert "items=[]" in (b.workspace.root / "shop/cart.py").read_text()
@@ -140,7 +140,7 @@ def test_workspaces_are_private_and_removed(runtime, task):
 def test_git_history_is_sanitised(runtime, task):
     import subprocess
 
-    episode = RepoEpisode(runtime, task, seed=1, episode_id="git")
+    episode = REPO.episode(runtime, task, seed=1, episode_id="git")
     root = str(episode.workspace.root)
 
     def git(*args):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from env.families.repo.episode import RepoEpisode
+from env.families.repo.family import REPO
 from env.models import DebugAction
 from env.project import load_repo_task
 from tests import repo_fixture
@@ -17,7 +17,7 @@ def task(tmp_path_factory):
 
 @pytest.fixture()
 def episode(runtime, task):
-    ep = RepoEpisode(runtime, task, seed=1, episode_id="tools")
+    ep = REPO.episode(runtime, task, seed=1, episode_id="tools")
     yield ep
     ep.close()
 
@@ -178,8 +178,9 @@ def test_every_tool_has_an_openai_schema(client):
     tasks = client.get("/tasks").json()
     repo = [t for t in tasks if t["family"] == "repo"]
     names = [tool["function"]["name"] for tool in repo[0]["tools"]] if repo else []
-    from env.families.repo.episode import REPO_TOOLS, tool_schemas
+    from env.interface import PROFILES, tool_schemas
 
+    REPO_TOOLS = PROFILES["default"].tools
     schemas = tool_schemas()
     assert [s["function"]["name"] for s in schemas] == list(REPO_TOOLS)
     if repo:

@@ -16,6 +16,7 @@ import pytest
 from env.eval.drivers import InProcessDriver
 from env.eval.run import SecretMismatch, run
 from env.families.classic.judge import _expected_count, explore_plan
+from env.families.repo.family import REPO
 from env.runtime import Runtime
 from env.secret import SecretError, ServerSecret
 from env.tasks.degenerate import degenerate_policies, hypothesis_weight, noop_variants
@@ -139,10 +140,9 @@ def _verdict(task, f2p_passing: int, p2p_broken: int) -> RepoVerdict:
 
 def test_repository_runs_that_pass_fail_to_pass_by_breaking_pass_to_pass_earn_nothing(runtime):
     # Measured against the first build: +0.30 for the F2P tests, -0.20 for the broken P2P one, +0.10 net.
-    from env.families.repo.episode import RepoEpisode
 
     task = REGISTRY.get("repo-pagination-off-by-one")
-    episode = RepoEpisode(runtime, task, 1, "e1")
+    episode = REPO.episode(runtime, task, 1, "e1")
     try:
         n_f2p, n_p2p = len(task.fail_to_pass), len(task.pass_to_pass)
         breaking = episode._record_run(_verdict(task, n_f2p, 1))
@@ -155,7 +155,7 @@ def test_repository_runs_that_pass_fail_to_pass_by_breaking_pass_to_pass_earn_no
         assert episode._record_run(_verdict(task, n_f2p, 0)) == {"f2p_progress": 0.3}
         assert episode._record_run(_verdict(task, n_f2p, 0)) == {}
         # A run that did not run every P2P test cannot tell whether it broke one: no progress from it.
-        fresh = RepoEpisode(runtime, task, 1, "e2")
+        fresh = REPO.episode(runtime, task, 1, "e2")
         subset = RepoVerdict(outcomes={t: "PASSED" for t in task.fail_to_pass})
         assert fresh._record_run(subset) == {}
         fresh.close()

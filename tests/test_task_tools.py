@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from env.families.registry import TaskRegistry, load_task
-from env.families.repo.episode import RepoEpisode
+from env.families.repo.family import REPO
 from env.models import DebugAction
 from env.patches import make_patch
 from env.runtime import Runtime
@@ -149,7 +149,7 @@ def test_import_swebench_then_validate_solve_and_evaluate(runtime, tmp_path):
     assert failing(validate_task(runtime, task, runs=2)) == {}
 
     solver = Runtime(TaskRegistry([task]), runtime.sandbox)
-    episode = RepoEpisode(solver, task, seed=1, episode_id="imp")
+    episode = REPO.episode(solver, task, seed=1, episode_id="imp")
     obs = episode.step(DebugAction(action_type="run_tests"))
     assert obs.tool_output == "3 passed"  # the agent's runs use the visible tests only
     for old, new in (("items=[]", "items=None"), ("self.items = items", "self.items = [] if items is None else items")):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from env.families.classic.judge import stress_check
+from env.families.classic.judge import baseline, stress_check
 from tests.conftest import run
 from tests.helpers import REGISTRY
 
@@ -26,20 +26,20 @@ def documented_buggy_counts() -> dict[str, tuple[int, int]]:
 @pytest.mark.parametrize("task_id, passed, total", [("easy", 6, 8), ("medium", 6, 10), ("hard", 8, 8)])
 def test_buggy_code_pass_count_is_measured_and_documented(runtime, task_id, passed, total):
     task = REGISTRY.get(task_id)
-    verdict = runtime.baseline(task)
+    verdict = baseline(runtime, task)
     assert (verdict.tests_passed, verdict.tests_total) == (passed, total)
     assert documented_buggy_counts()[task_id] == (passed, total)
 
 
 def test_medium_failures_all_surface_in_authenticate_user(runtime):
-    verdict = runtime.baseline(REGISTRY.get("medium"))
+    verdict = baseline(runtime, REGISTRY.get("medium"))
     failing = [t for t in verdict.tests if t.outcome != "passed"]
     assert len(failing) == 4
     assert all(t.id.startswith("test_authenticate_") and "authenticate_user(" in t.message for t in failing)
 
 
 def test_easy_failure_names_expected_and_actual_values(runtime):
-    verdict = runtime.baseline(REGISTRY.get("easy"))
+    verdict = baseline(runtime, REGISTRY.get("easy"))
     last = next(t for t in verdict.tests if t.id == "test_finds_last_element")
     assert last.outcome == "failed"
     assert last.message == "assert sol.binary_search([1, 3, 5, 7, 9], 9) == 4\nbinary_search([1, 3, 5, 7, 9], 9) returned -1"

@@ -36,13 +36,13 @@ class HeuristicAgent(Agent):
     def begin(self, task: dict[str, Any], observation: Observation, rng: random.Random) -> None:
         super().begin(task, observation, rng)
         self.candidates: list[Mutation] = []
-        if task["family"] not in ("repo", "procedural"):
+        if task["interaction"] == "code":
             self.candidates = mutations(observation.get("buggy_code", ""))
             return
         self.phase = "baseline"
         # The tests, then a map of which files exist (every line with a def or class names its file).
         self.queue: list[Action] = [{"action_type": "run_tests"}, {"action_type": "search", "pattern": r"^\s*(def|class) ", "regex": True, "max_results": 200}]
-        if task["family"] == "procedural":  # no tracebacks there: the logs say where things went wrong
+        if "analyze_logs" in task["profiles"]["default"]["actions"]:  # no tracebacks there: the logs say where things went wrong
             self.queue.insert(0, {"action_type": "analyze_logs"})
         self.suspects: set[str] = set()  # function names the logs point at
         self.existing: set[str] | None = None
@@ -61,7 +61,7 @@ class HeuristicAgent(Agent):
     # -- classic ------------------------------------------------------------------------------
 
     def act(self, observation: Observation) -> Action:
-        if self.task["family"] in ("repo", "procedural"):
+        if self.task["interaction"] == "tools":
             return self._repo(observation)
         if not self.candidates:
             return {"action_type": "give_up", "final_diagnosis": "no small edit fixed the tests"}

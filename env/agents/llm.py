@@ -59,7 +59,7 @@ def observation_text(obs: Observation) -> str:
     for key in ("tool_output", "query_result"):
         if obs.get(key):
             parts.append(str(obs[key]))
-    if obs.get("current_error_output") and obs.get("family") != "repo":
+    if obs.get("current_error_output"):
         parts.append("Test output:\n" + obs["current_error_output"])
     parts.append(f"(step {obs.get('step_number')}/{obs.get('max_steps')}, reward {obs.get('reward')}, tests passed {obs.get('tests_passed')}/{obs.get('tests_total')})")
     text = "\n".join(parts)
@@ -67,7 +67,7 @@ def observation_text(obs: Observation) -> str:
 
 
 def task_text(task: dict[str, Any], obs: Observation) -> str:
-    if task.get("family") == "repo":
+    if task.get("interaction") == "tools":
         return f"Issue:\n{obs.get('task_description')}\n\nThe repository is your workspace; use the tools to explore it, edit it, run the tests, then submit."
     return (f"Task: {obs.get('task_description')}\n\nBuggy module:\n```python\n{obs.get('buggy_code')}\n```\n\nTests:\n```python\n"
             f"{obs.get('test_suite')}\n```\n\nCurrent test output:\n{obs.get('current_error_output')}")

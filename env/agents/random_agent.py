@@ -23,7 +23,7 @@ class RandomAgent(Agent):
         self.dirs: list[str] = ["."]
 
     def act(self, observation: Observation) -> Action:
-        if self.task["family"] in ("repo", "procedural"):
+        if self.task["interaction"] == "tools":
             return self._repo(observation)
         roll = self.rng.random()
         if roll < 0.1:

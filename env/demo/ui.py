@@ -245,7 +245,7 @@ def build_demo(driver_factory: Callable[[], Driver], replay_env: Callable[[], An
 
         def render(session: DemoSession, error: str | None = None, refresh_fix: bool = False, file: str | None = None) -> dict[Any, Any]:
             obs, task = session.obs, session.task or {}
-            family = task.get("family", "classic")
+            whole_module = task.get("interaction") == "code"  # the agent submits the module: show it, not a file list
             tools = [t["function"]["name"] for t in session.tools()]
             available = obs.get("available_actions") or tools
             out: dict[Any, Any] = {
@@ -263,7 +263,7 @@ def build_demo(driver_factory: Callable[[], Driver], replay_env: Callable[[], An
                 download_btn: gr.update(value=_save(session), visible=True),
                 replay_mine_btn: gr.update(visible=bool(session.steps)),
             }
-            if family == "classic":
+            if whole_module:
                 label = "Buggy code" if not session.steps else "Current code (your last submission)"
                 out[code_view] = gr.update(value=obs.get("current_code") or obs.get("buggy_code") or "", label=label)
                 out[file_dd] = gr.update(visible=False)
@@ -287,7 +287,7 @@ def build_demo(driver_factory: Callable[[], Driver], replay_env: Callable[[], An
             out[debug_panel] = gr.update(visible=debug)
             out[submit_btn] = gr.update(visible=any(t in tools for t in view.SUBMIT_TOOLS))
             out[give_up_btn] = gr.update(visible="give_up" in tools)
-            out[diagnosis_tb] = gr.update(visible=family == "classic" and "give_up" in tools)
+            out[diagnosis_tb] = gr.update(visible=whole_module and "give_up" in tools)
             if refresh_fix:
                 # Reading a file is the usual first move; elsewhere the first tool of the interface.
                 first_tool = next((t for t in (*view.FILE_VIEW_TOOLS, *other) if t in other), None)
@@ -375,7 +375,7 @@ def build_demo(driver_factory: Callable[[], Driver], replay_env: Callable[[], An
                 else:
                     kind_now = kind
                 action: dict[str, Any] = {"action_type": kind_now}
-                if kind == "give_up" and session and session.task and session.task.get("family") == "classic" and diagnosis:
+                if kind == "give_up" and session and session.task and session.task.get("interaction") == "code" and diagnosis:
                     action["final_diagnosis"] = diagnosis
                 return act(session, lambda: action)
 

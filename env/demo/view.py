@@ -20,9 +20,7 @@ SUBMIT_TOOLS = ("submit", "finish")  # finish: the minimal profile's submit
 
 
 def solved(obs: dict[str, Any]) -> bool:
-    """A classic episode is solved when it earned the all-pass bonus; other families say so in ``info``."""
-    if obs.get("family") == "classic":
-        return "solve_bonus" in (obs.get("breakdown") or {})
+    """Every family says at the end of an episode, in ``info``, whether it was solved."""
     return bool((obs.get("info") or {}).get("resolved"))
 
 
@@ -31,13 +29,13 @@ def task_label(task: dict[str, Any]) -> str:
 
 
 def task_header(task: dict[str, Any], profile: str) -> str:
-    limits = f"{task['max_steps']} steps" + (f", {task['max_attempts']} attempts" if task["family"] == "classic" else "")
+    limits = f"{task['max_steps']} steps" + (f", {task['max_attempts']} attempts" if task.get("max_attempts", 1) > 1 else "")
     return f"### {task['name']}\n`{task['id']}` · {task['family']} · {task['difficulty']} · {task['tests_total']} tests · {limits} · interface `{profile}`"
 
 
 def status_line(obs: dict[str, Any]) -> str:
     parts = [f"Step {obs.get('step_number', 0)} / {obs.get('max_steps', 0)}", f"tests {obs.get('tests_passed', 0)} / {obs.get('tests_total', 0)} passed"]
-    if obs.get("family") == "classic":
+    if obs.get("max_attempts", 1) > 1:
         parts.append(f"{obs.get('attempts_remaining', 0)} attempts left")
     if obs.get("time_remaining") is not None:
         parts.append(f"{obs['time_remaining']} steps left")

@@ -66,10 +66,11 @@ def main(argv: list[str] | None = None) -> int:
             factory = partial(WsDriver, args.url)
         else:
             from env.eval.drivers import InProcessDriver
+            from env.families.registry import TaskRegistry
             from env.runtime import Runtime
             from env.secret import ServerSecret
 
-            runtime = Runtime.from_env(ServerSecret.for_directory(Path(args.out)))
+            runtime = Runtime.from_env(TaskRegistry.from_env(), ServerSecret.for_directory(Path(args.out)))
             factory = partial(InProcessDriver, runtime)
         if args.command == "procedural":
             ids = [f"proc-{level}-{split}-{i}" for split in args.splits for level in args.levels for i in range(args.seeds)]

@@ -133,8 +133,7 @@ def play(
             tokens += sum(record["tokens"].values())
             handle.write(json.dumps(record) + "\n")
     info = obs.get("info") or {}
-    # A classic episode ends with the solve bonus exactly when its last submission solved the task.
-    solved = bool(info.get("resolved")) if task["family"] in ("repo", "procedural") else "solve_bonus" in (obs.get("breakdown") or {})
+    solved = bool(info.get("resolved"))  # every family says at the end whether the task was solved
     return {
         "agent": arm_name(agent_name, profile),
         "profile": profile,

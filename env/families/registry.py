@@ -1,76 +1,55 @@
-"""The task registry: every task family registers its tasks here, looked up by id.
+"""The task families and the tasks a server serves, looked up by id.
 
+    FAMILIES["repo"].interface("pdb")       # every family: loads, resolves, makes episodes (env.families.base.Family)
     registry = TaskRegistry.builtin()
     registry.get("easy").max_attempts       # 5
     registry.ids()                          # ["easy", "medium", "hard", "repo-...", ..., "proc-easy-test-0", ...]
     registry.get("proc-hard-ood-7")         # a procedural id not listed is generated on request
     TaskRegistry.from_env()                 # the built-in tasks plus folders named in ENV_TASK_DIRS
 
-A task folder's ``task.json`` names its ``family``; ``FAMILIES`` maps a family to its loader.
+A task folder's ``task.json`` names its ``family``. Adding a family: its folder under env/families/ with a
+``family.py`` defining a :class:`Family`, and its line below.
 """
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
+from env.families.base import Family, TaskLoadError, read_task, task_folders
+from env.families.classic.family import CLASSIC
 from env.families.classic.task import TaskSpec
-from env.families.procedural.task import CATALOGUE, ProceduralTask, is_procedural_id, load_procedural_task, procedural_task
-from env.project import RepoTask, load_repo_task
+from env.families.procedural.family import PROCEDURAL
+from env.families.procedural.task import ProceduralTask
+from env.families.repo.family import REPO
+from env.project import RepoTask
+from env.registry import Registry
+
+FAMILIES: Registry[Family] = Registry("family")
+FAMILIES.add(CLASSIC.name, CLASSIC)
+FAMILIES.add(REPO.name, REPO)
+FAMILIES.add(PROCEDURAL.name, PROCEDURAL)
 
 Task = TaskSpec | RepoTask | ProceduralTask
 
-# Task data lives outside the package, beside it: tasks/<family>/<id>/ (the grading assets there stay unreadable to runs).
-TASKS_DIR = Path(__file__).resolve().parents[2] / "tasks"
-CLASSIC_DIR = TASKS_DIR / "classic"
-REPO_DIR = TASKS_DIR / "repo"
-CLASSIC_ORDER = ("easy", "medium", "hard")
-
-
-def _load_classic(folder: Path, data: dict[str, Any]) -> TaskSpec:
-    return TaskSpec(folder=folder, **data)
-
-
-FAMILIES: dict[str, Callable[[Path, dict[str, Any]], Task]] = {
-    "classic": _load_classic,
-    "repo": load_repo_task,
-    "procedural": load_procedural_task,
-}
+__all__ = ["FAMILIES", "Task", "TaskLoadError", "TaskRegistry", "UnknownTask", "load_task", "task_folders"]
 
 
 class UnknownTask(KeyError):
     pass
 
 
-class TaskLoadError(ValueError):
-    pass
-
-
 def load_task(folder: Path) -> Task:
     """Load one task folder, whatever its family."""
-    try:
-        data = json.loads((folder / "task.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise TaskLoadError(f"{folder}: cannot read task.json: {exc}") from None
-    family = data.get("family", "repo" if "FAIL_TO_PASS" in data else "classic")
+    data = read_task(folder)
+    # a SWE-bench instance converted by hand may leave the family out: its FAIL_TO_PASS says what it is
+    family = data.get("family", REPO.name if "FAIL_TO_PASS" in data else None)
     if family not in FAMILIES:
         raise TaskLoadError(f"{folder}: unknown task family {family!r}; known: {', '.join(FAMILIES)}")
     try:
-        return FAMILIES[family](folder, data)
+        return FAMILIES[family].load(folder, data)
     except ValueError as exc:
         raise TaskLoadError(f"{folder}: {exc}") from None
-
-
-def task_folders(path: Path) -> list[Path]:
-    """``path`` itself if it is a task folder, else the task folders directly inside it (sorted)."""
-    if (path / "task.json").is_file():
-        return [path]
-    if not path.is_dir():
-        raise TaskLoadError(f"{path}: no such task folder or directory")
-    return sorted(p for p in path.iterdir() if (p / "task.json").is_file())
 
 
 class TaskRegistry:
@@ -83,11 +62,7 @@ class TaskRegistry:
 
     @classmethod
     def builtin(cls) -> TaskRegistry:
-        classic = [load_task(CLASSIC_DIR / name) for name in CLASSIC_ORDER]
-        repo = [load_task(folder) for folder in task_folders(REPO_DIR)] if REPO_DIR.is_dir() else []
-        # One generated task per difficulty is listed; any other procedural id is made on request.
-        procedural = [procedural_task(task_id) for task_id in CATALOGUE]
-        return cls(classic + repo + procedural)
+        return cls([task for family in FAMILIES.values() for task in family.builtin()])
 
     @classmethod
     def from_env(cls) -> TaskRegistry:
@@ -100,8 +75,10 @@ class TaskRegistry:
     def get(self, task_id: str) -> Task:
         if task_id in self._tasks:
             return self._tasks[task_id]
-        if is_procedural_id(task_id):
-            return procedural_task(task_id)
+        for family in FAMILIES.values():
+            made = family.generate(task_id)
+            if made is not None:
+                return made
         raise UnknownTask(task_id)
 
     def ids(self) -> list[str]:

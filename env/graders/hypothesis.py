@@ -44,10 +44,18 @@ import bisect
 import posixpath
 import re
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from env.families.classic.task import HypothesisRules
 from env.patches import Location
+
+
+class HypothesisRules(BaseModel):
+    """Regular expressions (case-insensitive) that grade a hypothesis; a classic task's task.json holds them."""
+
+    location: list[str]
+    mechanism: list[str]
+    symptom: list[str] = Field(default_factory=list, description="Where the failure shows, not where it comes from")
+    wrong: list[str] = Field(default_factory=list, description="Causes that are not this bug")
 
 
 class GoldClaim(BaseModel):

@@ -17,9 +17,9 @@ from openenv.core.env_server.types import ConcurrencyConfig
 
 from env.catalogue import catalogue_entry
 from env.config import Settings
-from env.families.repo.episode import tool_schemas
+from env.families.registry import TaskRegistry
 from env.graders.mechanisms import MECHANISMS
-from env.interface import ALIASES, PROFILES
+from env.interface import ALIASES, PROFILES, tool_schemas
 from env.models import ACTION_TYPES, QUERY_TYPES, DebugAction, DebugObservation, DebugState
 from env.runtime import Runtime
 from env.server.environment import DebugEnvironment
@@ -46,7 +46,7 @@ WebUI = Callable[[Runtime], Callable[..., Any]]
 
 def build_app(runtime: Runtime | None = None, settings: Settings | None = None, web_ui: WebUI | None = None) -> FastAPI:
     settings = settings or Settings.from_env()
-    runtime = runtime or Runtime.from_env()
+    runtime = runtime or Runtime.from_env(TaskRegistry.from_env())
     store = EpisodeStore(settings.http_episodes, settings.session_timeout_s)
     factory = functools.partial(DebugEnvironment, runtime=runtime, store=store)
     app = create_app(

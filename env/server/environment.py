@@ -14,6 +14,7 @@ Blocking work (sandbox runs) goes to the runtime's worker threads, never the eve
 from __future__ import annotations
 
 import asyncio
+import functools
 import secrets
 import uuid
 from typing import Any
@@ -23,11 +24,7 @@ from openenv.core.env_server.types import EnvironmentMetadata
 from pydantic import ValidationError
 
 from env.contract import Playable
-from env.families.classic.episode import Episode
-from env.families.procedural.episode import ProceduralEpisode
-from env.families.registry import UnknownTask
-from env.families.repo.episode import RepoEpisode
-from env.interface import Interface
+from env.families.registry import FAMILIES, TaskRegistry, UnknownTask
 from env.models import DebugAction, DebugObservation, DebugState
 from env.runtime import Runtime
 from env.server.episodes import EpisodeIdInUse, EpisodeNotFound, EpisodeStore, StoreFull
@@ -35,6 +32,12 @@ from env.server.transport import HTTP_REQUEST
 
 DEFAULT_TASK = "easy"
 SPLIT = "test"  # every bundled task is an evaluation task
+
+
+@functools.cache
+def default_runtime() -> Runtime:
+    """What ``DebugEnvironment()`` uses without a runtime: the built-in tasks and ENV_TASK_DIRS, built once."""
+    return Runtime.from_env(TaskRegistry.from_env())
 
 
 def _error_observation(message: str, **fields: Any) -> DebugObservation:
@@ -46,7 +49,7 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
 
     def __init__(self, runtime: Runtime | None = None, store: EpisodeStore | None = None):
         super().__init__()
-        self._runtime = runtime or Runtime.default()
+        self._runtime = runtime or default_runtime()
         self._store = store
         self._episode: Playable | None = None
 
@@ -94,12 +97,12 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
             return _error_observation(f"unknown task_id {name!r}; available: {listed}, or any proc-<easy|medium|hard|extreme>-<train|test|ood>-<index 0-99999>")
         seed = secrets.randbits(31) if seed is None else seed
         options = options or {}
+        family = FAMILIES[task.family]
         try:
-            interface = Interface.for_episode(options.get("profile"), task.family, options.get("edit_gate"), options.get("aliases"))
+            interface = family.interface(options.get("profile"), options.get("edit_gate"), options.get("aliases"))
         except (ValueError, ValidationError) as exc:
             return _error_observation(f"reset: {exc}")
-        episode_class = {"repo": RepoEpisode, "procedural": ProceduralEpisode}.get(task.family, Episode)
-        return episode_class(self._runtime, task, seed, episode_id or str(uuid.uuid4()), interface)
+        return family.episode(self._runtime, task, seed, episode_id or str(uuid.uuid4()), interface)
 
     def reset(
         self, seed: int | None = None, episode_id: str | None = None, task_id: str | None = None, index: int | None = None, **options: Any

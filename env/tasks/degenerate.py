@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from env.families.classic.grader import CONCURRENCY_WEIGHTS, STANDARD_WEIGHTS
 from env.families.classic.task import TaskSpec
-from env.families.registry import Task
+from env.families.registry import FAMILIES, Task
 from env.project import RepoTask, source_only
 from env.pyparse import parse
 
@@ -137,7 +137,7 @@ def classic_policies(task: TaskSpec, kind: HypothesisKind) -> dict[str, list[dic
 
 
 def _open(task: RepoTask, path: str) -> list[dict[str, Any]]:
-    return [{"action_type": "open_file", "path": path}] if task.family == "procedural" else []
+    return [{"action_type": "open_file", "path": path}] if FAMILIES[task.family].partial_view else []
 
 
 def repo_policies(task: RepoTask) -> dict[str, list[dict[str, Any]]]:

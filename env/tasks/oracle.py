@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from env.families.registry import Task
+from env.families.registry import FAMILIES, Task
 from env.project import RepoTask, source_only
 
 
@@ -23,7 +23,8 @@ def oracle_actions(task: Task) -> list[dict[str, Any]]:
     before, after = source_only(task.files), source_only(task.gold_files)
     actions: list[dict[str, Any]] = []
     opened: set[str] = set()
-    if task.family == "procedural":  # as a careful debugger would: test first, read the code around the fault
+    partial_view = FAMILIES[task.family].partial_view  # only an opened file can be edited
+    if partial_view:  # as a careful debugger would: test first, read the code around the fault
         opened = set(task.relevant_files())
         actions += [{"action_type": "run_tests"}] + [{"action_type": "open_file", "path": p} for p in sorted(opened)]
     for path in sorted(after):
@@ -31,7 +32,7 @@ def oracle_actions(task: Task) -> list[dict[str, Any]]:
             actions.append({"action_type": "create_file", "path": path, "content": after[path]})
         elif after[path] != before[path]:
             lines = before[path].count("\n") + (0 if before[path].endswith("\n") or not before[path] else 1)
-            if task.family == "procedural" and path not in opened:  # only an opened file can be edited there
+            if partial_view and path not in opened:
                 opened.add(path)
                 actions.append({"action_type": "open_file", "path": path})
             actions.append({"action_type": "edit", "path": path, "start_line": 1, "end_line": lines, "new_text": after[path]})

@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from pydantic import BaseModel, Field
 
+from env.families.classic.judge import judge_on
 from env.families.registry import Task
 from env.patches import PatchError
 from env.project import RepoTask, is_test_path
@@ -58,7 +59,7 @@ def observe(runtime: Runtime, task: Task, gold: bool, seed: int) -> Observation:
         verdict = run_tests(runtime.sandbox, task, task.gold_files if gold else task.files)
         error = verdict.error or verdict.aborted or "; ".join(f"collecting {k}: {v.splitlines()[-1] if v else ''}" for k, v in verdict.collect_errors.items())
         return Observation(outcomes=dict(verdict.outcomes), calls=dict(verdict.ops), collected=verdict.collected, error=error)
-    verdict = runtime.judge(task, task.gold_source if gold else task.buggy_source, random.Random(seed))
+    verdict = judge_on(runtime, task, task.gold_source if gold else task.buggy_source, random.Random(seed))
     status = {"passed": "PASSED", "failed": "FAILED", "error": "ERROR"}
     outcomes = {f"tests.py::{t.id}": status[t.outcome] for t in verdict.tests}
     calls = {f"tests.py::{t.id}": t.calls for t in verdict.tests}

@@ -1,32 +1,30 @@
 """One debugging episode: applies actions, records facts, and builds observations.
 
-    episode = Episode(runtime, runtime.registry.get("easy"), seed=1, episode_id="e1")
+    episode = CLASSIC.episode(runtime, runtime.registry.get("easy"), seed=1, episode_id="e1")   # a ClassicEpisode
     obs = episode.step(DebugAction(action_type="submit_fix", fixed_code=code, hypothesis="..."))
     obs.step_reward, obs.tests_passed, obs.done, obs.grader_score
 
-Rewards and grades are computed by the pure functions in ``env.rewards`` and ``env.graders``
-from the facts recorded here. One step at a time per episode (a lock), any number of episodes
-at once.
+Rewards and grades are computed by the pure functions in ``env.rewards`` and the family's grader
+from the facts recorded here; the step loop is every family's (``env.families.base.Episode``).
 """
 
 from __future__ import annotations
 
-import threading
-import time
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
 from env import rewards
+from env.families.base import Episode, Turn
 from env.families.classic.grader import AttemptFacts, EpisodeFacts, Grade, best_attempt, grade_episode
-from env.families.classic.judge import Verdict, stress_check
+from env.families.classic.judge import Verdict, baseline, judge_on, stress_check
 from env.families.classic.queries import QueryError, answer_query
 from env.families.classic.task import TaskSpec, normalized_ast
 from env.families.classic.workbench import Workbench
 from env.graders.hypothesis import GoldClaim, judge_hypothesis
 from env.graders.mechanisms import MECHANISMS
 from env.interface import CLASSIC_ACTIONS, Interface
-from env.models import ACTION_TYPES, AttemptView, DebugAction, DebugObservation, DebugState
+from env.models import ACTION_TYPES, AttemptView, DebugAction, DebugObservation
 from env.runtime import Runtime
 from env.tools import ToolError, run_call
 
@@ -105,33 +103,25 @@ def check_claim_fields(suspect: str | None, mechanism: str | None) -> None:
         raise ActionError(f"field 'mechanism' is {mechanism[:60]!r}; expected one of: {', '.join(MECHANISMS)} (see /tasks)")
 
 
-class Episode:
-    def __init__(self, runtime: Runtime, task: TaskSpec, seed: int, episode_id: str, interface: Interface | None = None):
-        self.runtime = runtime
-        self.task = task
-        self.seed = seed
-        self.episode_id = episode_id
-        self.interface = interface or Interface.for_episode(None, "classic")
+class ClassicEpisode(Episode):
+    mistakes: ClassVar[tuple[type[Exception], ...]] = (ActionError, QueryError, ToolError)
+    task: TaskSpec
+
+    def __init__(self, runtime: Runtime, task: TaskSpec, seed: int, episode_id: str, interface: Interface):
+        super().__init__(runtime, task, seed, episode_id, interface)
         self._bench: Workbench | None = None
-        self.last_call: dict[str, Any] = {}
-        self.last_data: dict[str, Any] = {}
         # The concurrency check's scenarios: reproducible for whoever holds the server's secret, unpredictable from the seed.
         self.rng = runtime.secret.rng("classic", task.id, seed, "verdict")
-        self.lock = threading.Lock()
-        self.last_active = time.monotonic()
-        baseline = runtime.baseline(task)
-        self.initial_output = baseline.report()
+        first = baseline(runtime, task)
+        self.initial_output = first.report()
         self.current_code = task.buggy_source
         self.current_output = self.initial_output
-        self.tests_passed = baseline.tests_passed
-        self.baseline_passed = baseline.tests_passed
-        self.best_passed = baseline.tests_passed  # the best trusted outcome so far: what progress is measured against
-        self.last_verdict: Verdict = baseline
+        self.tests_passed = first.tests_passed
+        self.baseline_passed = first.tests_passed
+        self.best_passed = first.tests_passed  # the best trusted outcome so far: what progress is measured against
+        self.last_verdict: Verdict = first
         self.attempts: list[Attempt] = []
-        self.step_number = 0
         self.queries = 0
-        self.cumulative_reward = 0.0
-        self.done = self.solved = self.gave_up = self.truncated = False
         self.final_grade: Grade | None = None
 
     # -- facts and grades ---------------------------------------------------------------------
@@ -157,7 +147,7 @@ class Episode:
         passed = index is not None and bool(self.attempts[index].facts.stress_passed)
         return grade_episode(self.facts(index, passed))
 
-    def _finish(self) -> None:
+    def finish(self) -> None:
         self.done = True
         index, passed = best_attempt([a.facts for a in self.attempts]), False
         if self.task.stress is not None and index is not None and self.attempts[index].facts.stress_passed:
@@ -165,13 +155,15 @@ class Episode:
             check = stress_check(self.task, self.attempts[index].code, self.runtime.sandbox, self.rng, self.runtime.static_check)
             passed = check.passed
         self.final_grade = grade_episode(self.facts(index, passed))
+        if self._bench is not None:
+            self._bench.close()
 
     # -- actions ------------------------------------------------------------------------------
 
     def _submit(self, code: str, hypothesis: str | None, suspect: str | None = None, mechanism: str | None = None) -> rewards.Breakdown:
         if not (hypothesis or "").strip() and suspect is None and mechanism is None:
             return rewards.missing_hypothesis_reward()
-        verdict = self.runtime.judge(self.task, code, self.rng)
+        verdict = judge_on(self.runtime, self.task, code, self.rng)
         tree = normalized_ast(code)
         gold = GoldClaim(locations=self.task.gold_locations, mechanisms=self.task.mechanism)
         judgement = judge_hypothesis(hypothesis, self.task.hypothesis, suspect=suspect, mechanism=mechanism, gold=gold)
@@ -199,9 +191,9 @@ class Episode:
         self.tests_passed, self.last_verdict = verdict.tests_passed, verdict
         if verdict.solved:
             self.solved = True
-            self._finish()
+            self.finish()
         elif len(self.attempts) >= self.task.max_attempts:
-            self._finish()
+            self.finish()
         return parts
 
     def _query(self, query_type: str, target: str | None) -> tuple[rewards.Breakdown, str]:
@@ -217,50 +209,29 @@ class Episode:
             self._bench = Workbench(self.task, self.runtime, self.current_code)
         return self._bench
 
-    def _tool(self, action: DebugAction) -> tuple[rewards.Breakdown, str]:
-        raw = {k: v for k, v in action.model_dump(exclude_unset=True).items() if k not in ("action_type", "metadata")}
-        call = self.interface.resolve(action.action_type, raw)
+    def _tool(self, action: DebugAction) -> str:
+        call = self.interface.resolve(action.action_type, self.arguments(action))
         # recorded for the trajectory when the agent used another name for the tool
         self.last_call = {"tool": call.name, "aliased_from": call.aliased_from} if call.aliased_from else {}
         result = run_call(self.bench.ctx, self.interface, call)
         self.last_data = result.data
-        return {}, result.output
+        return result.output
 
-    def step(self, action: DebugAction) -> DebugObservation:
-        with self.lock:
-            self.last_active = time.monotonic()
-            if self.done:
-                return self.observe(0.0, {}, error="the episode is over; call reset to start a new one")
-            self.step_number += 1
-            parts: rewards.Breakdown = {}
-            error = answer = output = None
-            self.last_call, self.last_data = {}, {}
-            try:
-                if action.action_type not in ACTION_TYPES and self.interface.tools != CLASSIC_ACTIONS:
-                    parts, output = self._tool(action)
-                else:
-                    kind = validate_action(action)
-                    if kind == "submit_fix":
-                        if not self.runtime.isolation.can_execute:
-                            raise ActionError(self.runtime.isolation.reason)
-                        self.interface.check_gate("submit_fix")
-                        parts = self._submit(action.fixed_code or "", action.hypothesis, action.suspect, action.mechanism)
-                    elif kind == "query_context":
-                        parts, answer = self._query(action.query_type or "", action.query_target)
-                    else:
-                        self.gave_up = True
-                        self._finish()
-            except (ActionError, QueryError, ToolError) as exc:
-                error = str(exc)
-            if not self.done and self.step_number >= self.task.max_steps:
-                self.truncated = True
-                parts.update(rewards.truncation_reward())
-                self._finish()
-            if self.done and self._bench is not None:
-                self._bench.close()
-            reward = rewards.total(parts)
-            self.cumulative_reward = round(self.cumulative_reward + reward, 6)
-            return self.observe(reward, parts, error=error, query_result=answer, tool_output=output)
+    def act(self, action: DebugAction, turn: Turn) -> None:
+        if action.action_type not in ACTION_TYPES and self.interface.tools != CLASSIC_ACTIONS:
+            turn.tool_output = self._tool(action)
+            return
+        kind = validate_action(action)
+        if kind == "submit_fix":
+            if not self.runtime.isolation.can_execute:
+                raise ActionError(self.runtime.isolation.reason)
+            self.interface.check_gate("submit_fix")
+            turn.parts = self._submit(action.fixed_code or "", action.hypothesis, action.suspect, action.mechanism)
+        elif kind == "query_context":
+            turn.parts, turn.query_result = self._query(action.query_type or "", action.query_target)
+        else:
+            self.gave_up = True
+            self.finish()
 
     def files(self) -> dict[str, str]:
         return {self.task.filename: self.current_code}
@@ -272,7 +243,7 @@ class Episode:
     # -- views --------------------------------------------------------------------------------
 
     def observe(
-        self, reward: float, parts: rewards.Breakdown, error: str | None = None, query_result: str | None = None, tool_output: str | None = None
+        self, reward: float, parts: rewards.Breakdown, error: str | None = None, query_result: str | None = None, tool_output: str | None = None,
     ) -> DebugObservation:
         grade = self.estimate()
         breakdown = dict(parts)
@@ -284,7 +255,7 @@ class Episode:
             reward=reward,
             episode_id=self.episode_id,
             task_id=task.id,
-            family="classic",
+            family=self.task.family,
             task_description=task.description,
             buggy_code=task.buggy_source,
             test_suite=task.test_source,
@@ -301,7 +272,7 @@ class Episode:
             score_estimate=grade.score,
             query_result=query_result,
             error=error,
-            info=self._info(error),
+            info=self.info(error),
             step_reward=reward,
             cumulative_reward=self.cumulative_reward,
             grader_score=self.final_grade.score if self.final_grade else None,
@@ -311,31 +282,17 @@ class Episode:
             available_actions=[] if self.done else list(self.interface.tools),
         )
 
-    def _info(self, error: str | None) -> dict[str, Any]:
-        info: dict[str, Any] = {"error": error} if error else {}
-        if self.interface.profile.name != "default":
-            info["interface"] = self.interface.info()
-        if self.last_call:
-            info["call"] = self.last_call
+    def info(self, error: str | None) -> dict[str, Any]:
+        info = super().info(error)
+        if self.done:
+            info["resolved"] = self.solved
         return info
 
-    def state(self) -> DebugState:
-        return DebugState(
-            episode_id=self.episode_id,
-            step_count=self.step_number,
-            task_id=self.task.id,
-            seed=self.seed,
-            done=self.done,
-            solved=self.solved,
-            gave_up=self.gave_up,
-            truncated=self.truncated,
-            attempts_used=len(self.attempts),
-            max_attempts=self.task.max_attempts,
-            max_steps=self.task.max_steps,
-            tests_passed=self.tests_passed,
-            tests_total=self.task.tests_total,
-            queries_used=self.queries,
-            cumulative_reward=self.cumulative_reward,
-            grader_score=self.final_grade.score if self.final_grade else None,
-            secret_fingerprint=self.runtime.secret.fingerprint,
-        )
+    def state_fields(self) -> dict[str, Any]:
+        return {
+            "attempts_used": len(self.attempts),
+            "max_attempts": self.task.max_attempts,
+            "tests_passed": self.tests_passed,
+            "queries_used": self.queries,
+            "grader_score": self.final_grade.score if self.final_grade else None,
+        }

@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 
 from env.families.classic.remote import Solution
 from env.families.classic.task import StressSpec, TaskSpec
+from env.runtime import Runtime
 from env.sandbox.policy import PolicyViolation, check_source
 from env.sandbox.runner import RefusedToRun, RemoteError, RunAborted, RunResult, Sandbox, SandboxRun
 
@@ -272,3 +273,14 @@ def stress_check(task: TaskSpec, source: str, sandbox: Sandbox, rng: random.Rand
         if run.load_error is not None or run.result.aborted:
             return StressOutcome(passed=False, message="not run: the module failed to load")
         return _check(run, task.stress, rng, source)
+
+
+def judge_on(runtime: Runtime, task: TaskSpec, source: str, rng: random.Random, with_stress: bool = True) -> Verdict:
+    """``judge`` on the runtime's sandbox, within its judging slots."""
+    with runtime.judging:  # the sandbox's wall clock starts inside, so waiting here never counts against a run
+        return judge(task, source, runtime.sandbox, rng, runtime.static_check, with_stress=with_stress)
+
+
+def baseline(runtime: Runtime, task: TaskSpec) -> Verdict:
+    """The buggy code's own run, as the agent first sees it (no stress test: that is the trap); once per task."""
+    return runtime.once(("classic-baseline", task.id), lambda: judge_on(runtime, task, task.buggy_source, random.Random(0), with_stress=False))

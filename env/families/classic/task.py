@@ -20,18 +20,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from env.graders.hypothesis import HypothesisRules
 from env.graders.mechanisms import check_mechanism
 from env.patches import Location, changed_lines
 from env.pyparse import parse
-
-
-class HypothesisRules(BaseModel):
-    """Regular expressions (case-insensitive) that grade a hypothesis; see graders.hypothesis."""
-
-    location: list[str]
-    mechanism: list[str]
-    symptom: list[str] = Field(default_factory=list, description="Where the failure shows, not where it comes from")
-    wrong: list[str] = Field(default_factory=list, description="Causes that are not this bug")
 
 
 class StressSpec(BaseModel):

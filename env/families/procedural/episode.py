@@ -1,7 +1,7 @@
 """One episode on a procedural task: a repository episode seen through partial observability,
 with noisy, drifting logs and the four-term grade.
 
-    episode = ProceduralEpisode(runtime, registry.get("proc-medium-test-0"), seed=1, episode_id="e1")
+    episode = PROCEDURAL.episode(runtime, registry.get("proc-medium-test-0"), seed=1, episode_id="e1")
     episode.step(DebugAction(action_type="analyze_logs"))
     episode.step(DebugAction(action_type="open_file", path="svc/orders.py"))
     obs.visible_files, obs.logs, obs.test_results, obs.time_remaining     # and nothing else about the code
@@ -16,23 +16,23 @@ from __future__ import annotations
 
 import random
 import re
-import threading
 from typing import Any
 
+from env import rewards
 from env.families.procedural.grader import Act, ProcFacts, grade_procedural
 from env.families.procedural.noise import Emitter, ErrorFact, LogFacts, LogModel
 from env.families.procedural.task import ProceduralTask
-from env.families.procedural.tools import ProcView
+from env.families.procedural.tools import ProcContext, ProcView
 from env.families.repo.episode import RepoEpisode
 from env.families.repo.grader import RepoFacts, RepoGrade
+from env.interface import Interface
 from env.models import DebugAction, DebugObservation
+from env.runtime import Runtime
 from env.verdict.repo_judge import run_tests
 
 _FRAME = re.compile(r'File "[^"]*?/adbg-run-[^/"]+/(?P<file>[^"]+)", line \d+, in (?P<function>\S+)')
 _KINDS = {"open_file": "open", "edit_file": "edit", "replace_in_file": "edit", "create_file": "edit",
           "run_tests_short": "test", "submit_short": "test", "analyze_logs": "logs"}
-_facts_lock = threading.Lock()
-_FACTS: dict[str, LogFacts] = {}
 
 
 def _logger(file: str) -> str:
@@ -64,38 +64,36 @@ def _error(excerpt: str, fallback: str) -> ErrorFact | None:
     return ErrorFact(exc_type=exc_type, message=message[:300], where=where)
 
 
-def log_facts(runtime: Any, task: ProceduralTask) -> LogFacts:
-    """What the logs are built from: one real run of the buggy service's failing tests (cached per task)."""
-    with _facts_lock:
-        if task.id in _FACTS:
-            return _FACTS[task.id]
+def log_facts(runtime: Runtime, task: ProceduralTask) -> LogFacts:
+    """What the logs are built from: one real run of the buggy service's failing tests (once per task and runtime)."""
+    return runtime.once(("procedural-log-facts", task.id), lambda: _log_facts(runtime, task))
+
+
+def _log_facts(runtime: Runtime, task: ProceduralTask) -> LogFacts:
     verdict = run_tests(runtime.sandbox, task, task.files, task.fail_to_pass, graded=False)
     by_name = {f"{f.file}::{f.name}": f for f in task.functions}
     path = failing_path(task)
     emitters = {name: Emitter(where=name, logger=_logger(f.file), messages=list(f.logs)) for name, f in by_name.items()}
     errors = [e for t in task.fail_to_pass if (e := _error(verdict.excerpts.get(t, ""), path[0])) is not None][:3]
-    facts = LogFacts(
+    return LogFacts(
         path=[emitters[name] for name in path if name in emitters],
         others=[e for name, e in sorted(emitters.items()) if name not in path and e.messages],
         neighbours=task.neighbours(),
         errors=errors or [ErrorFact(exc_type="AssertionError", message="unexpected result", where=path[0])],
     )
-    with _facts_lock:
-        _FACTS[task.id] = facts
-    return facts
 
 
 class ProceduralEpisode(RepoEpisode):
     task: ProceduralTask
 
-    def __init__(self, runtime: Any, task: ProceduralTask, seed: int, episode_id: str, interface: Any = None):
-        from env.interface import Interface
-
-        super().__init__(runtime, task, seed, episode_id, interface or Interface.for_episode(None, "procedural"))
+    def __init__(self, runtime: Runtime, task: ProceduralTask, seed: int, episode_id: str, interface: Interface):
         rng = random.Random(f"{task.id}:{seed}:logs")  # local: the same seed gives the same logs
         self.view = ProcView(logs=LogModel(log_facts(runtime, task), task.noise, task.drift, rng))
-        self.ctx.view = self.view
+        super().__init__(runtime, task, seed, episode_id, interface)
         self.acts: list[Act] = []
+
+    def context(self) -> ProcContext:
+        return ProcContext(self.task, self.workspace, self.runtime, self.view)
 
     def recorded(self, tool: str, args: dict[str, Any]) -> None:
         self.acts.append(Act(kind=_KINDS.get(tool, "other"), target=str(args.get("path", ""))))
@@ -121,10 +119,11 @@ class ProceduralEpisode(RepoEpisode):
             self.view.logs.tick()  # the runtime flutters between steps (probability δ)
         return observation
 
-    def observe(self, reward: float, parts: Any, error: str | None = None, tool_output: str | None = None) -> DebugObservation:
-        obs = super().observe(reward, parts, error=error, tool_output=tool_output)
+    def observe(
+        self, reward: float, parts: rewards.Breakdown, error: str | None = None, query_result: str | None = None, tool_output: str | None = None,
+    ) -> DebugObservation:
+        obs = super().observe(reward, parts, error=error, query_result=query_result, tool_output=tool_output)
         files = self.workspace.files() if not self.done else {}
-        obs.family = "procedural"
         obs.visible_files = {p: files[p] for p in sorted(self.view.opened) if p in files}
         obs.logs = list(self.view.shown_logs)
         obs.time_remaining = max(0, self.task.max_steps - self.step_number)

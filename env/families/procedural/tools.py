@@ -7,7 +7,7 @@
 
 Partial observability is enforced here: no tool shows the content of a file the agent has not
 opened (search names the unopened files that match, without their lines; test reports carry
-no source lines). ``ctx.view`` is the episode's :class:`ProcView`.
+no source lines). ``ctx.view`` (a :class:`ProcContext`'s) is the episode's :class:`ProcView`.
 """
 
 from __future__ import annotations
@@ -17,11 +17,13 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel
 
 from env.families.procedural.noise import LogModel
+from env.families.procedural.task import ProceduralTask
+from env.runtime import Runtime
 from env.tools.base import TOOLS, Tool, ToolContext, ToolError, ToolResult, register
 from env.tools.files import EditArgs, ReplaceTextArgs, SearchArgs, ViewFileArgs
 from env.tools.testing import RunTestsArgs, SubmitArgs, select_tests
 from env.verdict.repo_judge import RepoVerdict, run_tests
-from env.workspace import PathError, check_path
+from env.workspace import PathError, Workspace, check_path
 
 
 @dataclass
@@ -31,11 +33,18 @@ class ProcView:
     shown_logs: list[str] = field(default_factory=list)
 
 
+class ProcContext(ToolContext):
+    """A procedural episode's tool context: the workspace and task, plus what the agent has opened and seen."""
+
+    def __init__(self, task: ProceduralTask, workspace: Workspace, runtime: Runtime, view: ProcView):
+        super().__init__(task, workspace, runtime)
+        self.view = view
+
+
 def _view(ctx: ToolContext) -> ProcView:
-    view = getattr(ctx, "view", None)
-    if view is None:
+    if not isinstance(ctx, ProcContext):
         raise ToolError("this tool belongs to procedural tasks")
-    return view
+    return ctx.view
 
 
 def _rel(path: str) -> str:

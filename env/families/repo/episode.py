@@ -1,6 +1,6 @@
 """One episode on a repository task: tools act on a private workspace; tests run in the sandbox.
 
-    episode = RepoEpisode(runtime, registry.get("repo-mutable-default"), seed=1, episode_id="e1")
+    episode = REPO.episode(runtime, registry.get("repo-mutable-default"), seed=1, episode_id="e1")   # a RepoEpisode
     episode.step(DebugAction(action_type="view_file", path="shop/cart.py"))
     episode.step(DebugAction(action_type="run_tests"))
     episode.step(DebugAction(action_type="submit"))      # grades and ends the episode
@@ -11,43 +11,30 @@ the grade come from ``env.rewards`` and ``env.families.repo.grader``, computed f
 
 from __future__ import annotations
 
-import threading
-import time
 from typing import Any
 
 from env import rewards
+from env.families.base import Episode, Turn
 from env.families.repo.grader import RepoFacts, RepoGrade, grade_repo
 from env.graders.hypothesis import suspect_matches
-from env.interface import PROFILES, Interface
-from env.models import DebugAction, DebugObservation, DebugState
+from env.interface import Interface
+from env.models import DebugAction, DebugObservation
 from env.patches import make_patch, touched
 from env.project import RepoTask, source_only
-from env.tools import TOOLS, ToolContext, ToolError, run_call
+from env.runtime import Runtime
+from env.tools import TOOLS, ToolContext, run_call
 from env.verdict.repo_judge import RepoVerdict, f2p_ok, p2p_ok, resolution
 from env.workspace import Workspace
 
-REPO_TOOLS = PROFILES["default"].tools
-_NOT_ARGUMENTS = {"action_type", "metadata"}
 
+class RepoEpisode(Episode):
+    task: RepoTask
 
-def tool_schemas(names: tuple[str, ...] = REPO_TOOLS) -> list[dict[str, Any]]:
-    """The tools as OpenAI function-calling definitions (published in /tasks)."""
-    return [TOOLS[name].schema() for name in names]
-
-
-class RepoEpisode:
-    def __init__(self, runtime: Any, task: RepoTask, seed: int, episode_id: str, interface: Interface | None = None):
-        self.runtime, self.task, self.seed, self.episode_id = runtime, task, seed, episode_id
-        self.interface = interface or Interface.for_episode(None, "repo")
-        self.lock = threading.Lock()
-        self.last_active = time.monotonic()
+    def __init__(self, runtime: Runtime, task: RepoTask, seed: int, episode_id: str, interface: Interface):
+        super().__init__(runtime, task, seed, episode_id, interface)
         self.workspace = Workspace.create(task, runtime.sandbox.tmp_root)
-        self.ctx = ToolContext(task, self.workspace, runtime)
-        self.last_call: dict[str, Any] = {}
-        self.last_data: dict[str, Any] = {}
-        self.step_number = 0
-        self.cumulative_reward = 0.0
-        self.done = self.solved = self.gave_up = self.truncated = self.submitted = False
+        self.ctx = self.context()
+        self.submitted = False
         self.last_status: dict[str, str] = {}
         self.best_f2p = 0  # F2P tests passing in the best clean run so far (the bug passes none)
         self.claim: dict[str, float] = {}
@@ -55,6 +42,10 @@ class RepoEpisode:
         self.final_grade: RepoGrade | None = None
         self.final_verdict: RepoVerdict | None = None
         self.model_patch = ""
+
+    def context(self) -> ToolContext:
+        """What the episode's tools may touch (a family with tools of its own adds what they need)."""
+        return ToolContext(self.task, self.workspace, self.runtime)
 
     # -- grading ------------------------------------------------------------------------------
 
@@ -120,42 +111,26 @@ class RepoEpisode:
 
     # -- actions ------------------------------------------------------------------------------
 
-    def step(self, action: DebugAction) -> DebugObservation:
-        with self.lock:
-            self.last_active = time.monotonic()
-            if self.done:
-                return self.observe(0.0, {}, error="the episode is over; call reset to start a new one")
-            self.step_number += 1
-            parts: rewards.Breakdown = {}
-            error = output = None
-            self.last_call, self.last_data = {}, {}
-            try:
-                raw = {k: v for k, v in action.model_dump(exclude_unset=True).items() if k not in _NOT_ARGUMENTS}
-                call = self.interface.resolve(action.action_type, raw)
-                # recorded for the trajectory when the agent used another name for the tool
-                self.last_call = {"tool": call.name, "aliased_from": call.aliased_from} if call.aliased_from else {}
-                result = run_call(self.ctx, self.interface, call)
-                self.recorded(call.tool, call.args)
-                output, self.last_data = result.output, result.data
-                if call.tool == "give_up":
-                    self.gave_up = True
-                    parts = self._finish(None)
-                else:
-                    if result.verdict is not None:
-                        parts = self._record_run(result.verdict)
-                    if TOOLS[call.tool].submits:
-                        self._judge_claim(call.args)
-                        self.submitted = True
-                        parts.update(self._finish(result.verdict))
-            except ToolError as exc:
-                error = str(exc)
-            if not self.done and self.step_number >= self.task.max_steps:
-                self.truncated = True
-                parts.update(rewards.truncation_reward())
-                self._finish(None)
-            reward = rewards.total(parts)
-            self.cumulative_reward = round(self.cumulative_reward + reward, 6)
-            return self.observe(reward, parts, error=error, tool_output=output)
+    def act(self, action: DebugAction, turn: Turn) -> None:
+        call = self.interface.resolve(action.action_type, self.arguments(action))
+        # recorded for the trajectory when the agent used another name for the tool
+        self.last_call = {"tool": call.name, "aliased_from": call.aliased_from} if call.aliased_from else {}
+        result = run_call(self.ctx, self.interface, call)
+        self.recorded(call.tool, call.args)
+        turn.tool_output, self.last_data = result.output, result.data
+        if call.tool == "give_up":
+            self.gave_up = True
+            turn.parts = self._finish(None)
+            return
+        if result.verdict is not None:
+            turn.parts = self._record_run(result.verdict)
+        if TOOLS[call.tool].submits:
+            self._judge_claim(call.args)
+            self.submitted = True
+            turn.parts.update(self._finish(result.verdict))
+
+    def finish(self) -> None:
+        self._finish(None)
 
     def files(self) -> dict[str, str]:
         return dict(self.workspace.files())
@@ -166,18 +141,16 @@ class RepoEpisode:
 
     # -- views --------------------------------------------------------------------------------
 
-    def observe(self, reward: float, parts: rewards.Breakdown, error: str | None = None, tool_output: str | None = None) -> DebugObservation:
+    def observe(
+        self, reward: float, parts: rewards.Breakdown, error: str | None = None, query_result: str | None = None, tool_output: str | None = None,
+    ) -> DebugObservation:
         grade = self.final_grade
         breakdown = dict(parts)
         if grade is not None:
             breakdown.update({f"grader.{k}": v for k, v in grade.components.items()})
             breakdown.update(self.claim)
         f2p_passing = sum(f2p_ok(self.last_status.get(t, "")) for t in self.task.fail_to_pass)
-        info: dict[str, Any] = {"error": error} if error else {}
-        if self.interface.profile.name != "default":
-            info["interface"] = self.interface.info()
-        if self.last_call:
-            info["call"] = self.last_call  # the tool that ran, and the alias the agent used, if any
+        info = self.info(error)
         if self.done:
             info["model_patch"] = self.model_patch
             info["resolved"] = self.solved
@@ -187,7 +160,7 @@ class RepoEpisode:
             reward=reward,
             episode_id=self.episode_id,
             task_id=self.task.id,
-            family="repo",
+            family=self.task.family,
             task_description=self.task.problem_statement,
             tests_passed=passed,
             tests_total=self.task.tests_total,
@@ -208,22 +181,10 @@ class RepoEpisode:
             tool_result=self.last_data,
         )
 
-    def state(self) -> DebugState:
-        return DebugState(
-            episode_id=self.episode_id,
-            step_count=self.step_number,
-            task_id=self.task.id,
-            seed=self.seed,
-            done=self.done,
-            solved=self.solved,
-            gave_up=self.gave_up,
-            truncated=self.truncated,
-            attempts_used=int(self.submitted),
-            max_attempts=1,
-            max_steps=self.task.max_steps,
-            tests_passed=sum(1 for s in self.last_status.values() if s == "PASSED"),
-            tests_total=self.task.tests_total,
-            cumulative_reward=self.cumulative_reward,
-            grader_score=self.final_grade.score if self.final_grade else None,
-            secret_fingerprint=self.runtime.secret.fingerprint,
-        )
+    def state_fields(self) -> dict[str, Any]:
+        return {
+            "attempts_used": int(self.submitted),
+            "max_attempts": 1,
+            "tests_passed": sum(1 for s in self.last_status.values() if s == "PASSED"),
+            "grader_score": self.final_grade.score if self.final_grade else None,
+        }

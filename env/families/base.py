@@ -1,0 +1,230 @@
+"""What a task family is, and the step loop every family's episodes share.
+
+    class MyFamily(Family):                 # env/families/<name>/family.py
+        name = "mine"
+        def load(self, folder, data): ...   # a task folder's task.json -> a task
+        def interface(self, profile, edit_gate, aliases): ...
+        def episode(self, runtime, task, seed, episode_id, interface): ...
+
+and one line in ``env/families/registry.py``. A family's episodes subclass :class:`Episode` and write
+only what differs: what an action does (``act``), how the episode ends (``finish``), what the agent
+sees (``observe``) and what ``state()`` adds.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from env import rewards
+from env.contract import Task
+from env.interface import PROFILES, Interface
+from env.models import DebugAction, DebugObservation, DebugState
+from env.runtime import Runtime
+from env.tools import ToolError
+
+# Task data lives beside the package, not in it: tasks/<family>/<id>/ (its grading assets stay unreadable to runs).
+TASKS_DIR = Path(__file__).resolve().parents[2] / "tasks"
+
+
+class TaskLoadError(ValueError):
+    pass
+
+
+def read_task(folder: Path) -> dict[str, Any]:
+    try:
+        data = json.loads((folder / "task.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise TaskLoadError(f"{folder}: cannot read task.json: {exc}") from None
+    if not isinstance(data, dict):
+        raise TaskLoadError(f"{folder}: task.json must hold an object, not {type(data).__name__}")
+    return data
+
+
+def task_folders(path: Path) -> list[Path]:
+    """``path`` itself if it is a task folder, else the task folders directly inside it (sorted)."""
+    if (path / "task.json").is_file():
+        return [path]
+    if not path.is_dir():
+        raise TaskLoadError(f"{path}: no such task folder or directory")
+    return sorted(p for p in path.iterdir() if (p / "task.json").is_file())
+
+
+class Family(ABC):
+    """One kind of task: how its tasks load, which profiles serve it, what its episodes are, how it grades."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    # Called with the episode's recorded facts; named here so a reader finds a family's grade from its family.
+    grader: ClassVar[Callable[..., Any]]
+    # The agent sees only the files it has opened: a scripted solver opens a file before editing it.
+    partial_view: ClassVar[bool] = False
+    # What the agent does: submit a whole corrected module ("code"), or use tools on a workspace ("tools").
+    interaction: ClassVar[str] = "tools"
+
+    @abstractmethod
+    def load(self, folder: Path, data: dict[str, Any]) -> Task:
+        """A task folder whose task.json names this family (``data`` is that file); ValueError if it is not valid."""
+
+    def builtin(self) -> list[Task]:
+        """The tasks every server lists: by default every folder under tasks/<family name>/."""
+        folder = TASKS_DIR / self.name
+        return [self.load_folder(f) for f in task_folders(folder)] if folder.is_dir() else []
+
+    def load_folder(self, folder: Path) -> Task:
+        try:
+            return self.load(folder, read_task(folder))
+        except ValueError as exc:
+            raise TaskLoadError(f"{folder}: {exc}") from None
+
+    def generate(self, task_id: str) -> Task | None:
+        """A task made on request from its id (not listed), or None when the id is not this family's."""
+        return None
+
+    @abstractmethod
+    def interface(self, profile: str | None = None, edit_gate: bool | None = None, aliases: Any = None) -> Interface:
+        """The episode's tools under ``profile``; ValueError naming the profiles this family serves when it does not serve it."""
+
+    @abstractmethod
+    def episode(self, runtime: Runtime, task: Any, seed: int, episode_id: str, interface: Interface | None = None) -> Episode:
+        """A new episode of ``task`` (a task this family loaded), under ``interface`` (the default profile's when None)."""
+
+    def own_tools(self) -> list[dict[str, Any]]:
+        """Function definitions of the actions the episode answers itself (not registered tools)."""
+        return []
+
+    def profiles(self) -> dict[str, dict[str, Any]]:
+        """Every profile this family serves: its description, edit gate, action names and tool definitions."""
+        served = {}
+        for name, profile in PROFILES.items():
+            try:
+                interface = self.interface(name)
+            except ValueError:
+                continue  # not offered for this family
+            served[name] = {
+                "description": profile.description, "edit_gate": interface.edit_gate, "actions": list(interface.tools),
+                "tools": self.own_tools() + interface.schemas(),
+            }
+        return served
+
+    def catalogue(self) -> dict[str, Any]:
+        """What /tasks adds to each of this family's tasks: how agents act, its tools, each profile's tools."""
+        profiles = self.profiles()
+        return {"interaction": self.interaction, "partial_view": self.partial_view, "tools": profiles["default"]["tools"], "profiles": profiles}
+
+    def __repr__(self) -> str:
+        return f"<family {self.name}>"
+
+
+@dataclass
+class Turn:
+    """What one step produced besides the episode's own changes."""
+
+    parts: rewards.Breakdown = field(default_factory=dict)
+    error: str | None = None
+    query_result: str | None = None
+    tool_output: str | None = None
+
+
+class Episode(ABC):
+    """The step loop: one step at a time (a lock), the step budget, truncation and the reward bookkeeping.
+
+    Rewards come from the pure functions in ``env.rewards``; grades from the family's grader, from facts the
+    subclass records. An agent's mistake (one of ``mistakes``) costs the step and nothing else.
+    """
+
+    mistakes: ClassVar[tuple[type[Exception], ...]] = (ToolError,)
+
+    def __init__(self, runtime: Runtime, task: Any, seed: int, episode_id: str, interface: Interface):
+        self.runtime, self.task, self.seed, self.episode_id, self.interface = runtime, task, seed, episode_id, interface
+        self.lock = threading.Lock()
+        self.last_active = time.monotonic()
+        self.last_call: dict[str, Any] = {}
+        self.last_data: dict[str, Any] = {}
+        self.step_number = 0
+        self.cumulative_reward = 0.0
+        self.done = self.solved = self.gave_up = self.truncated = False
+
+    # -- what a family writes -----------------------------------------------------------------
+
+    @abstractmethod
+    def act(self, action: DebugAction, turn: Turn) -> None:
+        """Apply one action: record facts, put the step's reward parts and outputs in ``turn``; raise a mistake."""
+
+    @abstractmethod
+    def finish(self) -> None:
+        """End the episode now (the step budget ran out): grade it and release what only steps need."""
+
+    @abstractmethod
+    def observe(self, reward: float, parts: rewards.Breakdown, error: str | None = None, **outputs: str | None) -> DebugObservation:
+        """What the agent sees after a step (``outputs``: query_result, tool_output)."""
+
+    @abstractmethod
+    def state_fields(self) -> dict[str, Any]:
+        """The family's own part of ``state()``: attempts, tests passed, the grade."""
+
+    @abstractmethod
+    def files(self) -> dict[str, str]:
+        """The episode's files as they are now: in process only (a replay shows each step's diff from it)."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release what the episode holds (a workspace, a debugging session); safe to call twice."""
+
+    # -- the shared loop ----------------------------------------------------------------------
+
+    def step(self, action: DebugAction) -> DebugObservation:
+        with self.lock:
+            self.last_active = time.monotonic()
+            if self.done:
+                return self.observe(0.0, {}, error="the episode is over; call reset to start a new one")
+            self.step_number += 1
+            self.last_call, self.last_data = {}, {}
+            turn = Turn()
+            try:
+                self.act(action, turn)
+            except self.mistakes as exc:
+                turn.error = str(exc)
+            if not self.done and self.step_number >= self.task.max_steps:
+                self.truncated = True
+                turn.parts.update(rewards.truncation_reward())
+                self.finish()
+            reward = rewards.total(turn.parts)
+            self.cumulative_reward = round(self.cumulative_reward + reward, 6)
+            return self.observe(reward, turn.parts, error=turn.error, query_result=turn.query_result, tool_output=turn.tool_output)
+
+    def arguments(self, action: DebugAction) -> dict[str, Any]:
+        """The action's fields other than its type: a tool's arguments."""
+        return {k: v for k, v in action.model_dump(exclude_unset=True).items() if k not in ("action_type", "metadata")}
+
+    def info(self, error: str | None) -> dict[str, Any]:
+        """The observation's ``info``: the error, a non-default interface, the tool that ran under an alias, the end."""
+        info: dict[str, Any] = {"error": error} if error else {}
+        if self.interface.profile.name != "default":
+            info["interface"] = self.interface.info()
+        if self.last_call:
+            info["call"] = self.last_call  # the tool that ran, and the alias the agent used, if any
+        return info
+
+    def state(self) -> DebugState:
+        return DebugState(
+            episode_id=self.episode_id,
+            step_count=self.step_number,
+            task_id=self.task.id,
+            seed=self.seed,
+            done=self.done,
+            solved=self.solved,
+            gave_up=self.gave_up,
+            truncated=self.truncated,
+            max_steps=self.task.max_steps,
+            tests_total=self.task.tests_total,
+            cumulative_reward=self.cumulative_reward,
+            secret_fingerprint=self.runtime.secret.fingerprint,
+            **self.state_fields(),
+        )

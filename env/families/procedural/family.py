@@ -1,0 +1,57 @@
+"""The procedural family: generated multi-module services under controlled noise and drift (DebugOps-RX), seen
+through partial observability (a file's text only once opened) and graded on the trajectory too.
+
+    PROCEDURAL.builtin()                          # one listed task per difficulty (proc-<level>-test-0)
+    PROCEDURAL.generate("proc-hard-ood-7")        # any other id is generated on request
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+from env.families.base import Family
+from env.families.procedural.episode import ProceduralEpisode
+from env.families.procedural.grader import grade_procedural
+from env.families.procedural.task import CATALOGUE, ProceduralTask, is_procedural_id, load_procedural_task, procedural_task
+from env.interface import Interface, Profile, profile_named
+from env.runtime import Runtime
+
+# One interface: the DebugOps-RX actions plus the file tools, each made partially observable
+# (a file's text is shown only once the agent has opened it).
+PROFILE = Profile(
+    name="default",
+    description="open_file, edit_file, run_tests and analyze_logs, plus the file tools; only opened files are visible",
+    tools=("open_file", "edit_file", "run_tests", "analyze_logs", "list_dir", "view_file", "search", "edit", "replace_text",
+           "create_file", "diff", "submit", "give_up"),
+    names={"view_file": "open_file", "edit": "edit_file", "search": "search_opened", "replace_text": "replace_in_file",
+           "run_tests": "run_tests_short", "submit": "submit_short"},
+)  # fmt: skip
+
+
+class ProceduralFamily(Family):
+    name = "procedural"
+    description = "A generated service with noisy, drifting logs; only opened files are visible"
+    grader = staticmethod(grade_procedural)
+    partial_view: ClassVar[bool] = True
+
+    def load(self, folder: Path, data: dict[str, Any]) -> ProceduralTask:
+        return load_procedural_task(folder, data)
+
+    def builtin(self) -> list[Any]:
+        return [procedural_task(task_id) for task_id in CATALOGUE]
+
+    def generate(self, task_id: str) -> ProceduralTask | None:
+        return procedural_task(task_id) if is_procedural_id(task_id) else None
+
+    def interface(self, profile: str | None = None, edit_gate: bool | None = None, aliases: Any = None) -> Interface:
+        name = profile_named(profile).name
+        if name != "default":
+            raise ValueError(f"procedural tasks have one interface (default); {name!r} would show files the agent has not opened")
+        return Interface.build(PROFILE, PROFILE.tools, edit_gate, aliases)
+
+    def episode(self, runtime: Runtime, task: ProceduralTask, seed: int, episode_id: str, interface: Interface | None = None) -> ProceduralEpisode:
+        return ProceduralEpisode(runtime, task, seed, episode_id, interface or self.interface())
+
+
+PROCEDURAL = ProceduralFamily()
