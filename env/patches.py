@@ -114,6 +114,12 @@ def make_patch(before: Files, after: Files) -> str:
     return "".join(chunks)
 
 
+def patched_paths(patch: str) -> list[str]:
+    """The files a patch creates, changes or deletes (in the order it names them)."""
+    paths = (_clean(d.header.new_path) or _clean(d.header.old_path) for d in _diffs(patch))
+    return list(dict.fromkeys(p for p in paths if p is not None))
+
+
 def touched(files: Files, patch: str) -> list[Location]:
     """Where ``patch`` changes ``files``: line ranges of the original, with their functions."""
     found = []

@@ -23,7 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from env.graders.mechanisms import check_mechanism
-from env.patches import Files, Location, apply_patch, changed_lines, touched
+from env.patches import Files, Location, apply_patch, changed_lines, patched_paths, touched
 
 MAX_FILE_BYTES = 512 * 1024
 _TEST_NAME = re.compile(r"^(test_.*\.py|.*_test\.py|conftest\.py)$")
@@ -143,6 +143,14 @@ class RepoTask(BaseModel):
         if self.test_patch:
             tests = {p: t for p, t in apply_patch(tests, self.test_patch).items() if is_test_path(p)}
         return tests
+
+    @cached_property
+    def test_directives(self) -> list[str]:
+        """The test files a run collects, as SWE-bench's harness does: those FAIL_TO_PASS and PASS_TO_PASS name, and
+        those the test patch touches. Any other test file is never collected, so its import errors touch nothing."""
+        named = [t.split("::")[0] for t in self.fail_to_pass + self.pass_to_pass]
+        patched = [p for p in patched_paths(self.test_patch) if is_test_path(p)] if self.test_patch else []
+        return sorted({p for p in named + patched if p.endswith(".py")})
 
     @property
     def source_files(self) -> Files:

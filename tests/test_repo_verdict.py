@@ -265,3 +265,35 @@ def test_a_hostile_exception_chain_is_capped(runtime, tmp_path):
     task = load_repo_task(repo_fixture.write_task(tmp_path / "deep", files, files, FAIL_TO_PASS=["tests/test_case.py::test_case"], PASS_TO_PASS=[]))
     verdict = run_tests(runtime.sandbox, task, files)
     assert verdict.outcomes == {"tests/test_case.py::test_case": "FAILED"} and "E299: x" in verdict.excerpts["tests/test_case.py::test_case"]
+
+
+def test_only_the_test_files_the_task_names_are_collected(runtime, tmp_path):
+    """SWE-bench's test directives: a test file no FAIL_TO_PASS / PASS_TO_PASS id names (here one that cannot even be
+    imported, as real suites have) is never collected, so it neither fails a run nor invalidates the task."""
+    from env.tasks.validate import validate_task
+
+    broken = "import a_module_this_machine_does_not_have\n\n\ndef test_never_runs():\n    assert False\n"
+    files = {**repo_fixture.buggy_files(), "tests/test_needs_extras.py": broken, "tests/unit/test_file_attr.py": "X = __file__.missing\n"}
+    gold = {**repo_fixture.gold_files(), "tests/test_needs_extras.py": broken, "tests/unit/test_file_attr.py": "X = __file__.missing\n"}
+    task = load_repo_task(repo_fixture.write_task(tmp_path / "extras", files=files, gold=gold))
+    assert task.test_directives == sorted({t.split("::")[0] for t in ALL})
+    verdict = run_tests(runtime.sandbox, task, task.gold_files)
+    assert verdict.outcomes == {t: "PASSED" for t in ALL} and verdict.collect_errors == {} and verdict.error == ""
+    assert not any("test_needs_extras" in t or "unit/" in t for t in verdict.collected)
+    assert validate_task(runtime, task, runs=2).ok
+    # named explicitly, the broken file is collected, and its error is reported
+    chosen = run_tests(runtime.sandbox, task, task.gold_files, ["tests/test_needs_extras.py::test_never_runs"])
+    assert "a_module_this_machine_does_not_have" in "".join(chosen.collect_errors.values())
+
+
+def test_the_test_patch_names_test_files_too(tmp_path):
+    patch = (  # as SWE-bench's test patches are written: git's headers, a new file among them
+        "diff --git a/tests/test_cart.py b/tests/test_cart.py\n--- a/tests/test_cart.py\n+++ b/tests/test_cart.py\n"
+        "@@ -1 +1,2 @@\n import shop\n+# touched\n"
+        "diff --git a/tests/test_new.py b/tests/test_new.py\nnew file mode 100644\n--- /dev/null\n+++ b/tests/test_new.py\n"
+        "@@ -0,0 +1 @@\n+def test_new(): pass\n"
+        "diff --git a/docs/notes.txt b/docs/notes.txt\n--- a/docs/notes.txt\n+++ b/docs/notes.txt\n@@ -1 +1 @@\n-a\n+b\n"
+    )
+    folder = repo_fixture.write_task(tmp_path / "patched", FAIL_TO_PASS=["tests/test_other.py::test_x"], PASS_TO_PASS=[])
+    (folder / "test_patch.diff").write_text(patch, encoding="utf-8")
+    assert load_repo_task(folder).test_directives == ["tests/test_cart.py", "tests/test_new.py", "tests/test_other.py"]

@@ -41,7 +41,6 @@ Status = Literal["PASSED", "FAILED", "ERROR", "SKIPPED", "XFAIL", "XPASS"]
 ROOT = Path(__file__).resolve().parents[2]
 HOST_GRACE_SECONDS = 30.0  # pytest's own start-up and collection, on top of the sandbox's wall clock
 _MAX_RESULT_BYTES = 4 * 1024 * 1024
-_TEST_FILE = re.compile(r"^(test_.*|.*_test)\.py$")
 
 
 class RepoVerdict(BaseModel):
@@ -135,10 +134,9 @@ def run_tests(sandbox: Sandbox, task: RepoTask, files: Files, select: list[str] 
     tree = _TREES.get(task, graded)
     tests = task.grading_tests if graded else task.visible_tests
     source = source_only(files)
-    if select is None:
-        to_collect = sorted(p for p in tests if _TEST_FILE.match(p.rsplit("/", 1)[-1]))
-    else:
-        to_collect = sorted({t.split("::")[0] for t in select if t.split("::")[0] in tests})
+    # Only the files the task names (SWE-bench's test directives): an unnamed file that cannot be imported never counts.
+    named = task.test_directives if select is None else sorted({t.split("::")[0] for t in select})
+    to_collect = [p for p in named if p in tests]
     if not to_collect:
         return RepoVerdict(error="none of the requested tests exist in the task's test files")
     request = {
