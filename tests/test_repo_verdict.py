@@ -9,6 +9,7 @@ import pytest
 
 from env.project import load_repo_task
 from env.verdict.repo_judge import resolution, run_tests
+from env.verdict.testenv import PYTEST
 from tests import repo_fixture
 
 ALL = repo_fixture.F2P + repo_fixture.P2P
@@ -110,9 +111,10 @@ def test_a_missing_requirement_is_reported_not_failed(runtime, tmp_path):
     task = load_repo_task(repo_fixture.write_task(tmp_path / "t", requirements=["surely-not-installed-dist"]))
     verdict = run_tests(runtime.sandbox, task, task.gold_files)
     assert verdict.outcomes == {}
-    assert verdict.error == (
-        "this task needs surely-not-installed-dist installed on the server (pip install surely-not-installed-dist); no test was run"
-    )
+    # its test environment is built from PyPI, where no such distribution exists: the run says so and runs nothing
+    assert verdict.error.startswith(f"the test environment for {PYTEST} with surely-not-installed-dist cannot be built: ")
+    assert "surely-not-installed-dist was not found in the package registry" in verdict.error
+    assert verdict.error.endswith("; no test was run")
 
 
 def test_src_layout_with_pythonpath(runtime, tmp_path):
@@ -197,11 +199,13 @@ def test_containers_write_through_and_exceptions_keep_their_str(runtime, tmp_pat
 
 
 def test_project_files_never_shadow_the_test_process_own_modules(runtime):
-    from env.verdict.split import Remote
+    from env.verdict.host.channel import Channel
+    from env.verdict.host.split import Remote
 
     run = runtime.sandbox.start_repo({"json.py": "X = 1\n", "_pytest/__init__.py": "", "shop/__init__.py": ""}, ["."], {})
     try:
-        finder = Remote(run).install({"json", "_pytest", "pytest", "zoneinfo", "shop"})
+        req_w, resp_r, pid, deadline = run.hand_over()
+        finder = Remote(Channel(req_w, resp_r, -1, pid, deadline, 1.0, runtime.sandbox.limits.reply_bytes)).install({"json", "_pytest", "pytest", "zoneinfo", "shop"})
         assert finder.names == {"shop"}
     finally:
         import sys

@@ -127,9 +127,10 @@ class Sandbox:
         runs = int(os.environ.get("SANDBOX_ZYGOTE_RUNS", "2000"))
         self.zygote: Zygote | None = Zygote(self.config, runs) if warm else None
 
-    def launch(self, req_r: int, resp_w: int, out_fd: int) -> tuple[FreshChild | ZygoteChild, str | None]:
-        """Start a child for one run; returns it and the directory to remove afterwards, if any."""
-        if self.zygote is not None:
+    def launch(self, req_r: int, resp_w: int, out_fd: int, fresh: bool = False) -> tuple[FreshChild | ZygoteChild, str | None]:
+        """Start a child for one run (``fresh``: a new interpreter even where a zygote is warm); returns it and the
+        directory to remove afterwards, if any."""
+        if self.zygote is not None and not fresh:
             try:
                 return self.zygote.spawn(req_r, resp_w, out_fd), None
             except ZygoteError:
@@ -158,11 +159,13 @@ class Sandbox:
             raise RefusedToRun(self.isolation.reason)
         return SandboxRun(self, {"filename": filename, "module": module, "source": source, "explore": explore})
 
-    def start_repo(self, files: dict[str, str | bytes], paths: list[str], environ: dict[str, str]) -> SandboxRun:
-        """A run holding a project's source files; its objects are reached with :meth:`SandboxRun.op`."""
+    def start_repo(self, files: dict[str, str | bytes], paths: list[str], environ: dict[str, str], fresh: bool = False) -> SandboxRun:
+        """A run holding a project's source files; its objects are reached with :meth:`SandboxRun.op`. ``fresh``: a
+        new interpreter, with its own string-hash seed (children of one zygote share theirs), as a test run needs
+        for flaky set and dict orders to show up."""
         if not self.isolation.can_execute:
             raise RefusedToRun(self.isolation.reason)
-        return SandboxRun(self, {"mode": "repo", "files": files, "paths": paths, "env": environ})
+        return SandboxRun(self, {"mode": "repo", "files": files, "paths": paths, "env": environ}, fresh=fresh)
 
     def start_debug(
         self,
@@ -189,6 +192,7 @@ class SandboxRun:
     result: RunResult = field(default_factory=RunResult)
     load_error: RemoteError | None = None
     ready: Any = None  # the child's first reply ("ready"; a debugging session's first stop)
+    fresh: bool = False  # a new interpreter, never a zygote's fork
 
     def __post_init__(self) -> None:
         limits = self.sandbox.limits
@@ -202,8 +206,9 @@ class SandboxRun:
         self._deadline = self._started + limits.wall_seconds
         self._buffer = b""
         self._finished = False
+        self._finished_talking = False
         try:
-            self._child, self._dir = self.sandbox.launch(req_r, resp_w, self._out_fd)
+            self._child, self._dir = self.sandbox.launch(req_r, resp_w, self._out_fd, self.fresh)
         except BaseException:
             for fd in (req_r, resp_w, self._req_w, self._resp_r, self._out_fd):
                 os.close(fd)
@@ -283,8 +288,8 @@ class SandboxRun:
     def _request(self, message: dict, undecoded: bool = False) -> Any:
         if self.result.aborted:
             raise RunAborted(f"not run: {self.result.aborted}")
-        if self._finished:
-            raise RunAborted("the run has finished")
+        if self._finished or self._finished_talking:
+            raise RunAborted("the run has finished" if self._finished else "another process holds the run's conversation")
         if self.load_error is not None:
             raise RunAborted("the module failed to load")
         rid = secrets.randbits(62) + 1
@@ -308,10 +313,23 @@ class SandboxRun:
     def op(self, name: str, args: tuple, kwargs: dict | None = None) -> Any:
         """Repository mode: apply one operation (``call``, ``getattr``, ``eq`` ...) in the child.
 
-        Arguments must already be in the child's wire form (``env.verdict.split`` builds it);
+        Arguments must already be in the child's wire form (``env/verdict/host/split.py`` builds it);
         the reply comes back as parsed JSON, undecoded.
         """
         return self._request({"op": "op", "name": name, "args": args, "kwargs": kwargs or {None: ("d", [])}}, undecoded=True)
+
+    def hand_over(self) -> tuple[int, int, int, float]:
+        """For a trusted process that takes over the conversation (a repository run's test host): the request and
+        reply descriptors, the child's process group and the run's deadline (``time.monotonic``). This object sends
+        and reads nothing more; :meth:`ended` and :meth:`finish` close the run once that process is done."""
+        self._finished_talking = True
+        return self._req_w, self._resp_r, self._child.pid, self._deadline
+
+    def ended(self, aborted: str, timed_out: bool) -> None:
+        """What the process that took the conversation over saw: why the run stopped answering, if it did."""
+        if aborted and not self.result.aborted:
+            self.result.aborted = aborted
+        self.result.timed_out = self.result.timed_out or timed_out
 
     def command(self, message: dict, seconds: float | None = None) -> Any:
         """Debug mode: one command; the wall-clock budget (default: the run's limit) restarts with it."""
@@ -334,9 +352,15 @@ class SandboxRun:
     # -- teardown ----------------------------------------------------------------------------
 
     def _exit_description(self) -> str:
-        code = self._child.wait(timeout=max(0.0, min(1.0, self._deadline - time.monotonic())))
-        if code is None:
-            return "the code's process closed its reply channel"
+        code = self.exit_code(max(0.0, min(1.0, self._deadline - time.monotonic())))
+        return "the code's process closed its reply channel" if code is None else self.exit_description(code)
+
+    def exit_code(self, timeout: float) -> int | None:
+        """The child's exit status, waiting at most ``timeout`` seconds; None while it runs."""
+        return self._child.wait(timeout=timeout)
+
+    def exit_description(self, code: int) -> str:
+        """Why the child ended, for the agent; a CPU-limit kill counts as a time-out."""
         self.result.exit_code = code
         if code < 0:
             name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)

@@ -3,6 +3,7 @@
     python -m env.tasks validate [PATH ...] [--runs 10]      # prove tasks valid (default: every built-in task)
     python -m env.tasks import-swebench INSTANCES --repo PATH_OR_DIR --out TASKS_DIR [--smith] [--env K=V ...]
     python -m env.tasks evaluate PREDICTIONS.jsonl [PATH ...] # grade SWE-bench-format predictions
+    python -m env.tasks prepare [PATH ...]                    # build the tasks' test environments ahead (needs PyPI)
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import sys
 from pathlib import Path
 
 from env.families.registry import TaskLoadError, TaskRegistry, load_task, task_folders
+from env.project import RepoTask
 from env.runtime import Runtime
 from env.sandbox.isolation import probe_isolation
 from env.sandbox.limits import Limits
@@ -20,6 +22,7 @@ from env.sandbox.runner import Sandbox
 from env.tasks.importer import ImportError_, import_instance, read_instances
 from env.tasks.predictions import evaluate, read_predictions
 from env.tasks.validate import table, validate_task
+from env.verdict.testenv import TestEnvError, cache_root, ensure, spec
 
 
 def _runtime(registry: TaskRegistry) -> Runtime:
@@ -76,6 +79,21 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_prepare(args: argparse.Namespace) -> int:
+    registry = _registry(args.paths, with_builtin=not args.paths)
+    wanted = {spec(t.requirements).key: t.requirements for t in registry.all() if isinstance(t, RepoTask)}
+    failures = 0
+    for requirements in wanted.values():
+        try:
+            env = ensure(requirements, build=True)
+            print(f"ready {env.root} ({', '.join(env.requirements) or 'pytest only'})")
+        except TestEnvError as exc:
+            failures += 1
+            print(f"error: {exc}", file=sys.stderr)
+    print(f"{len(wanted) - failures} of {len(wanted)} test environment(s) ready under {cache_root()}")
+    return 1 if failures else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m env.tasks", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -94,6 +112,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("predictions")
     p.add_argument("paths", nargs="*", help="extra task folders (the built-in tasks are always included)")
     p.set_defaults(fn=cmd_evaluate)
+    p = sub.add_parser("prepare", help="build the test environments repository runs need (pytest and each task's requirements)")
+    p.add_argument("paths", nargs="*", help="task folders or directories of them (default: every built-in task)")
+    p.set_defaults(fn=cmd_prepare)
     args = parser.parse_args(argv)
     try:
         return args.fn(args)

@@ -4,29 +4,28 @@
     verdict.outcomes["tests/test_pages.py::test_last"]  # "PASSED" | "FAILED" | "ERROR" | "SKIPPED" | ...
     resolution(verdict.outcomes, task.fail_to_pass, task.pass_to_pass)   # "FULL" | "PARTIAL" | "NO"
 
-Each run starts ``env.verdict.pytest_host`` (pytest and the task's own test files, trusted) which
-starts a sandbox child holding only the project's source files; tests reach the project through
-proxies. Outcomes are the host's explicit per-test records; a test that never reported counts as
+Each run starts a sandbox child holding only the project's source files, then hands its conversation to the
+trusted test process (``env/verdict/host``: pytest and the task's own test files), which runs in the task's test
+environment (``env.verdict.testenv``: pytest and the declared requirements, nothing of the server); tests reach the
+project through proxies. Outcomes are the host's explicit per-test records; a test that never reported counts as
 failed, like the SWE-bench harness does.
 """
 
 from __future__ import annotations
 
 import atexit
-import importlib.metadata
+import contextlib
 import json
 import os
-import pickle
-import re
 import select
 import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -34,11 +33,12 @@ from pydantic import BaseModel, Field
 
 from env.patches import Files
 from env.project import RepoTask, source_only, top_level_names
-from env.sandbox.runner import Sandbox
+from env.sandbox.runner import RefusedToRun, Sandbox, SandboxRun
 from env.scratch import scratch_root
+from env.verdict.testenv import TestEnv, TestEnvError, ensure
 
 Status = Literal["PASSED", "FAILED", "ERROR", "SKIPPED", "XFAIL", "XPASS"]
-ROOT = Path(__file__).resolve().parents[2]
+HOST = Path(__file__).with_name("host")  # started as the package adbg_host, never as part of env
 HOST_GRACE_SECONDS = 30.0  # pytest's own start-up and collection, on top of the sandbox's wall clock
 _MAX_RESULT_BYTES = 4 * 1024 * 1024
 
@@ -71,7 +71,7 @@ def p2p_ok(status: str) -> bool:
     return status in ("PASSED", "XFAIL", "SKIPPED")
 
 
-def resolution(outcomes: dict[str, str], fail_to_pass: list[str], pass_to_pass: list[str]) -> Literal["FULL", "PARTIAL", "NO"]:
+def resolution(outcomes: Mapping[str, str], fail_to_pass: list[str], pass_to_pass: list[str]) -> Literal["FULL", "PARTIAL", "NO"]:
     """FULL: every F2P and P2P test succeeds; PARTIAL: some F2P and every P2P; otherwise NO."""
     f2p = [f2p_ok(outcomes.get(t, "ERROR")) for t in fail_to_pass]
     p2p = all(p2p_ok(outcomes.get(t, "ERROR")) for t in pass_to_pass)
@@ -83,17 +83,6 @@ def resolution(outcomes: dict[str, str], fail_to_pass: list[str], pass_to_pass: 
 
 
 # -- running ------------------------------------------------------------------------------------
-
-
-def missing_requirements(task: RepoTask) -> list[str]:
-    missing = []
-    for requirement in task.requirements:
-        name = re.split(r"[<>=!~;\[ ]", requirement, maxsplit=1)[0]
-        try:
-            importlib.metadata.distribution(name)
-        except importlib.metadata.PackageNotFoundError:
-            missing.append(requirement)
-    return missing
 
 
 class _TestTrees:
@@ -126,11 +115,12 @@ def run_tests(sandbox: Sandbox, task: RepoTask, files: Files, select: list[str] 
     ``graded`` runs use the grading tests (hidden ``test_patch`` applied); the agent's own runs
     use the snapshot's tests. Either way the tests come from the task, never from ``files``.
     """
-    missing = missing_requirements(task)
-    if missing:
-        return RepoVerdict(error=f"this task needs {', '.join(missing)} installed on the server (pip install {' '.join(missing)}); no test was run")
     if not sandbox.isolation.can_execute:
         return RepoVerdict(error=sandbox.isolation.reason)
+    try:
+        env = ensure(task.requirements)
+    except TestEnvError as exc:
+        return RepoVerdict(error=f"{exc}; no test was run")
     tree = _TREES.get(task, graded)
     tests = task.grading_tests if graded else task.visible_tests
     source = source_only(files)
@@ -139,25 +129,72 @@ def run_tests(sandbox: Sandbox, task: RepoTask, files: Files, select: list[str] 
     to_collect = [p for p in named if p in tests]
     if not to_collect:
         return RepoVerdict(error="none of the requested tests exist in the task's test files")
-    request = {
-        "limits": sandbox.limits,
-        "isolation": sandbox.isolation,
-        "tmp_root": sandbox.tmp_root,
-        "files": source,
-        "paths": task.source_paths,
-        "env": dict(task.environment),
-        "names": sorted(top_level_names(source, task.source_paths)),
-        "select": select,
-        "paths_to_collect": [p for p in to_collect if p.endswith(".py")],
-    }
-    return _host(request, tree, sandbox.limits.wall_seconds + HOST_GRACE_SECONDS)
+    started = time.monotonic()
+    try:
+        run = sandbox.start_repo(source, task.source_paths, dict(task.environment), fresh=True)
+    except RefusedToRun as exc:
+        return RepoVerdict(error=str(exc))
+    try:
+        if run.load_error is not None or run.result.aborted:
+            problem = str(run.load_error) if run.load_error else run.result.aborted
+            return RepoVerdict(error=f"the project could not be set up in the sandbox: {problem}")
+        req_w, resp_r, pid, deadline = run.hand_over()
+        request = {
+            "cwd": tree,
+            "names": sorted(top_level_names(source, task.source_paths)),
+            "select": select,
+            "paths_to_collect": to_collect,
+            "pid": pid,
+            "deadline": deadline,
+            "wall_seconds": sandbox.limits.wall_seconds,
+            "reply_bytes": sandbox.limits.reply_bytes,
+        }
+        status_r, status_w = os.pipe()
+        stop = threading.Event()
+        watcher = threading.Thread(target=_watch, args=(run, status_w, stop), daemon=True)
+        watcher.start()
+        try:
+            verdict = _host(env, request, [req_w, resp_r, status_r], sandbox.limits.wall_seconds + HOST_GRACE_SECONDS)
+        finally:
+            stop.set()
+            watcher.join()
+            os.close(status_r)
+        run.ended(verdict.aborted, verdict.timed_out)
+    finally:
+        result = run.finish()
+    verdict.output, verdict.output_truncated = result.output, result.output_truncated
+    verdict.timed_out = verdict.timed_out or result.timed_out
+    verdict.aborted = verdict.aborted or result.aborted
+    verdict.duration_ms = (time.monotonic() - started) * 1000
+    return verdict
+
+
+def _watch(run: SandboxRun, status_w: int, stop: threading.Event) -> None:
+    """Tell the test process how the sandbox child ended, the moment it does (only its parent can know)."""
+    try:
+        while not stop.is_set():
+            code = run.exit_code(0.2)
+            if code is not None:
+                os.write(status_w, run.exit_description(code).encode()[:1000])
+                return
+    finally:
+        os.close(status_w)
+
+
+def _host_path() -> str:
+    """A directory holding only ``adbg_host`` (a link to env/verdict/host): the test process's PYTHONPATH."""
+    root = Path(scratch_root(), "host-path")
+    if not (root / "adbg_host").exists():
+        root.mkdir(exist_ok=True)
+        with contextlib.suppress(FileExistsError):
+            (root / "adbg_host").symlink_to(HOST.resolve(), target_is_directory=True)
+    return str(root)
 
 
 def _host_env() -> dict[str, str]:
     return {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "PYTHONPATH": str(ROOT),
-        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+        "PYTHONPATH": _host_path(),
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONHASHSEED": "0",
         "MALLOC_ARENA_MAX": "2",
@@ -165,24 +202,25 @@ def _host_env() -> dict[str, str]:
 
 
 class HostServer:
-    """The warm path: ``pytest_host --serve``, a fork server with pytest already imported.
+    """The warm path: ``adbg_host.pytest_host --serve`` in one test environment, a fork server with pytest imported.
 
     Replaced when it dies; safe from many threads (one lock around each request and its pid reply).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, env: TestEnv) -> None:
+        self.env = env
         self._lock = threading.Lock()
-        self._proc: subprocess.Popen | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
         self._sock: socket.socket | None = None
 
     def _start(self) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "env.verdict.pytest_host", "--serve", str(theirs.fileno())],
+            [str(self.env.python), "-m", "adbg_host.pytest_host", "--serve", str(theirs.fileno())],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            cwd=str(ROOT),
+            cwd=scratch_root(),
             env=_host_env(),
             pass_fds=(theirs.fileno(),),
             start_new_session=True,
@@ -208,10 +246,8 @@ class HostServer:
 
     def close(self) -> None:
         if self._proc is not None:
-            try:
+            with contextlib.suppress(OSError):
                 os.killpg(self._proc.pid, signal.SIGKILL)
-            except OSError:
-                pass
             self._proc.wait()
             self._proc = None
         if self._sock is not None:
@@ -219,7 +255,27 @@ class HostServer:
             self._sock = None
 
 
-_SERVER = HostServer()
+class _HostServers:
+    """One warm host per test environment, started on first use."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._servers: dict[str, HostServer] = {}
+
+    def get(self, env: TestEnv) -> HostServer:
+        with self._lock:
+            if env.key not in self._servers:
+                self._servers[env.key] = HostServer(env)
+            return self._servers[env.key]
+
+    def close(self) -> None:
+        with self._lock:
+            for server in self._servers.values():
+                server.close()
+            self._servers.clear()
+
+
+_SERVERS = _HostServers()
 WARM = os.environ.get("SANDBOX_HOST_WARM", "on") != "off"
 
 
@@ -229,15 +285,14 @@ def _unnamed_file(prefix: str) -> int:
     return fd
 
 
-def _host(request: dict, cwd: str, timeout: float) -> RepoVerdict:
+def _host(env: TestEnv, request: dict[str, object], channel: list[int], timeout: float) -> RepoVerdict:
     result_fd, err_fd = _unnamed_file("adbg-host-"), _unnamed_file("adbg-host-err-")
-    started = time.monotonic()
     killed, code = False, 0
     try:
         if WARM:
-            killed, code = _run_warm({**request, "cwd": cwd}, result_fd, err_fd, timeout)
+            killed, code = _run_warm(env, request, channel, result_fd, err_fd, timeout)
         else:
-            killed, code = _run_cold(request, cwd, result_fd, err_fd, timeout)
+            killed, code = _run_cold(env, request, channel, result_fd, err_fd, timeout)
         verdict = _parse(os.pread(result_fd, _MAX_RESULT_BYTES, 0).decode("utf-8", "replace"))
         if killed:
             verdict.timed_out = True
@@ -248,26 +303,23 @@ def _host(request: dict, cwd: str, timeout: float) -> RepoVerdict:
     finally:
         os.close(result_fd)
         os.close(err_fd)
-    verdict.duration_ms = (time.monotonic() - started) * 1000
     return verdict
 
 
-def _run_warm(request: dict, result_fd: int, err_fd: int, timeout: float) -> tuple[bool, int]:
+def _run_warm(env: TestEnv, request: dict[str, object], channel: list[int], result_fd: int, err_fd: int, timeout: float) -> tuple[bool, int]:
     request_fd = _unnamed_file("adbg-host-req-")
     done_r, done_w = os.pipe()
     try:
-        os.write(request_fd, pickle.dumps(request))
+        os.write(request_fd, json.dumps(request).encode())
         os.lseek(request_fd, 0, os.SEEK_SET)
-        pid = _SERVER.spawn([request_fd, result_fd, done_w, err_fd])
+        pid = _SERVERS.get(env).spawn([request_fd, result_fd, done_w, err_fd, *channel])
         os.close(done_w)
         done_w = -1
         # The run holds the pipe's write end until it exits: EOF means it is over.
         ready, _, _ = select.select([done_r], [], [], timeout)
         if not ready:
-            try:
+            with contextlib.suppress(OSError):
                 os.killpg(pid, signal.SIGKILL)
-            except OSError:
-                pass
             return True, -9
         return False, 0
     finally:
@@ -276,19 +328,19 @@ def _run_warm(request: dict, result_fd: int, err_fd: int, timeout: float) -> tup
                 os.close(fd)
 
 
-def _run_cold(request: dict, cwd: str, result_fd: int, err_fd: int, timeout: float) -> tuple[bool, int]:
+def _run_cold(env: TestEnv, request: dict[str, object], channel: list[int], result_fd: int, err_fd: int, timeout: float) -> tuple[bool, int]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "env.verdict.pytest_host", str(result_fd)],
+        [str(env.python), "-m", "adbg_host.pytest_host", str(result_fd), *map(str, channel)],
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         stderr=err_fd,
-        cwd=cwd,
+        cwd=str(request["cwd"]),
         env=_host_env(),
-        pass_fds=(result_fd,),
+        pass_fds=(result_fd, *channel),
         start_new_session=True,
     )
     try:
-        proc.communicate(pickle.dumps(request), timeout=timeout)
+        proc.communicate(json.dumps(request).encode(), timeout=timeout)
         return False, proc.returncode
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -315,8 +367,8 @@ def _parse(text: str) -> RepoVerdict:
         elif "fatal" in record:
             verdict.error = record["fatal"]
         elif record.get("done"):
-            for key in ("output", "output_truncated", "timed_out", "aborted"):
-                setattr(verdict, key, record.get(key, getattr(verdict, key)))
+            verdict.aborted = str(record.get("aborted") or "")
+            verdict.timed_out = bool(record.get("timed_out"))
     return verdict
 
 

@@ -1,28 +1,27 @@
 """The trusted test process of a repository run: pytest here, the project's code in the sandbox.
 
-    python -m env.verdict.pytest_host RESULT_FD   < pickled request (from env.verdict.repo_judge)
-    python -m env.verdict.pytest_host --serve FD  (the warm path: a fork server, one fork per run)
+    python -m adbg_host.pytest_host RESULT_FD REQ_W RESP_R STATUS_R  < JSON request (from env.verdict.repo_judge)
+    python -m adbg_host.pytest_host --serve FD               (the warm path: a fork server, one fork per run)
 
-Started by the server with the task's own test files (never the agent's copies) in its working
-directory. It starts one sandbox run holding the project's source files, makes the project's
-top-level names importable as proxies (``env.verdict.split``), runs pytest with plugin
-autoload, caches and bytecode off, and writes one JSON line per event to RESULT_FD: what was
-collected, each test's outcome with a failure excerpt, and a last ``done`` line with the
-sandbox's output and limits. The project's code cannot reach this process or that descriptor.
+Started by the server, in the task's test environment (``env.verdict.testenv``), with the task's own test files
+(never the agent's copies) in its working directory. The server has started the sandbox run holding the project's
+source files and hands over its descriptors; this process makes the project's top-level names importable as proxies
+(``split``), runs pytest with caches and bytecode off, and writes one JSON line per event to RESULT_FD: what was
+collected, each test's outcome with a failure excerpt, and a last ``done`` line saying whether the run stopped
+answering. The project's code cannot reach this process or that descriptor.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import pickle
 import sys
 from typing import Any
 
 import pytest
 
-from env.sandbox.runner import Sandbox
-from env.verdict.split import Remote
+from .channel import Channel
+from .split import Remote
 
 EXCERPT_CHARS = 2000
 # Caches and reports nobody reads, and the end-of-session gc passes that cost ~150 ms a run.
@@ -87,23 +86,18 @@ class Recorder:
         self.emit({"test": nodeid, "status": self.status.get(nodeid, "ERROR"), "excerpt": self.excerpt.get(nodeid, ""), "ops": ops})
 
 
-def host(request: dict, result_fd: int) -> None:
-    """One test run: the sandbox child, the proxies, pytest; records go to ``result_fd``."""
+def host(request: dict[str, Any], result_fd: int, req_w: int, resp_r: int, status_r: int) -> None:
+    """One test run against the sandbox run whose descriptors the server handed over; records go to ``result_fd``."""
     out = os.fdopen(result_fd, "w", encoding="utf-8")
 
-    def emit(record: dict) -> None:
+    def emit(record: dict[str, Any]) -> None:
         out.write(json.dumps(record) + "\n")
         out.flush()
 
     sys.dont_write_bytecode = True
-    sandbox = Sandbox(request["limits"], request["isolation"], request["tmp_root"], warm=False)
-    run = sandbox.start_repo(request["files"], request["paths"], request["env"])
+    channel = Channel(req_w, resp_r, status_r, request["pid"], request["deadline"], request["wall_seconds"], request["reply_bytes"])
     try:
-        if run.load_error is not None or run.result.aborted:
-            problem = str(run.load_error) if run.load_error else run.result.aborted
-            emit({"fatal": f"the project could not be set up in the sandbox: {problem}"})
-            return
-        remote = Remote(run)
+        remote = Remote(channel)
         remote.install(set(request["names"]))
         with open("pytest.ini", "w", encoding="utf-8") as handle:
             handle.write("[pytest]\n")  # the task's own settings never come from a writable place
@@ -112,16 +106,16 @@ def host(request: dict, result_fd: int) -> None:
             args += ["-p", f"no:{plugin}"]
         pytest.main(args + request["paths_to_collect"], plugins=[Recorder(emit, request["select"], remote)])
     finally:
-        result = run.finish()
-        emit({"done": True, **result.model_dump()})
+        emit({"done": True, "aborted": channel.aborted, "timed_out": channel.timed_out})
 
 
 def serve(sock_fd: int) -> None:
     """Fork one host per request; everything slow to import is already imported.
 
-    Each request is a one-byte message carrying four fds (SCM_RIGHTS): the pickled request
-    (a file), the result file, a pipe whose write end the run holds until it exits, and its
-    stderr. The reply is the run's pid. Single-threaded; exited runs are reaped by the kernel.
+    Each request is a one-byte message carrying seven fds (SCM_RIGHTS): the JSON request (a file),
+    the result file, a pipe whose write end the run holds until it exits, its stderr, the
+    sandbox run's request and reply descriptors, and the pipe telling how the sandbox child ended. The reply is the run's pid. Single-threaded;
+    exited runs are reaped by the kernel.
     """
     import gc
     import signal
@@ -133,12 +127,12 @@ def serve(sock_fd: int) -> None:
     gc.freeze()  # what was imported stays shared with every fork, untouched by the collector
     while True:
         try:
-            message, fds, _, _ = socket.recv_fds(sock, 16, 4)
+            message, fds, _, _ = socket.recv_fds(sock, 16, 7)
         except OSError:
             return
-        if not message or len(fds) != 4:
+        if not message or len(fds) != 7:
             return  # the server is gone
-        request_fd, result_fd, done_fd, err_fd = fds
+        request_fd, result_fd, done_fd, err_fd, req_w, resp_r, status_r = fds
         pid = os.fork()
         if pid == 0:
             code = 0
@@ -149,9 +143,9 @@ def serve(sock_fd: int) -> None:
                 os.dup2(err_fd, 2)
                 os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
                 with os.fdopen(request_fd, "rb") as handle:
-                    request = pickle.load(handle)
+                    request = json.load(handle)
                 os.chdir(request["cwd"])
-                host(request, result_fd)
+                host(request, result_fd, req_w, resp_r, status_r)
             except BaseException:
                 __import__("traceback").print_exc()
                 code = 1
@@ -168,7 +162,7 @@ def main() -> int:
     if sys.argv[1] == "--serve":
         serve(int(sys.argv[2]))
         return 0
-    host(pickle.load(sys.stdin.buffer), int(sys.argv[1]))
+    host(json.load(sys.stdin.buffer), int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]))
     return 0
 
 

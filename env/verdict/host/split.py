@@ -1,6 +1,6 @@
 """The split verdict's trusted half: a project's modules as proxies of objects living in the sandbox.
 
-    remote = Remote(sandbox.start_repo(files, paths=["src"], environ={}))
+    remote = Remote(channel)                  # the sandbox run's conversation (channel.py)
     remote.install({"ledger"})                 # `import ledger.accounts` now yields proxies
     from ledger.accounts import Account        # a RemoteClass
     acct = Account("alice")                    # constructed in the sandbox; `acct` is a RemoteObject
@@ -28,7 +28,7 @@ import sys
 import types
 from typing import Any
 
-from env.sandbox.runner import RemoteError, RunAborted, SandboxRun
+from .channel import Channel, RemoteError, RunAborted
 
 _LOCAL_ONLY = ("_adbg_", "_pytest", "_fixture")
 MAX_STAND_INS = 512  # exception classes rebuilt per run: a hostile chain costs the test process nothing more
@@ -54,7 +54,7 @@ def _local_only(name: str) -> bool:
 class Remote:
     """One sandbox run seen from the test process: encodes, decodes and caches proxies."""
 
-    def __init__(self, run: SandboxRun):
+    def __init__(self, run: Channel):
         self.run = run
         self.ops = 0  # requests sent: a test that sends none never touched the project
         self._proxies: dict[int, Any] = {}
@@ -78,14 +78,14 @@ class Remote:
     def install(self, names: set[str]) -> ProjectFinder:
         """Route imports of the project's top-level ``names`` to the sandbox.
 
-        Never a name this process can import itself (the standard library, pytest, installed
-        packages, anything already loaded): a project file called ``json.py`` or ``_pytest/``
-        must not stand in for the test process's own modules.
+        Never a name the test process needs itself (the standard library, pytest and what it has loaded) or finds
+        in the tests tree (a helper module): a project file called ``json.py`` or ``_pytest/`` must not stand in for
+        them. A copy of the project *installed* in the test environment never stands in for the project either:
+        the finder comes first, so the project's names reach the sandbox even where site-packages holds them.
         """
-        own = {n for n in names if n in sys.stdlib_module_names or n in sys.modules or importlib.util.find_spec(n) is not None}
+        own = {n for n in names if n in sys.stdlib_module_names or n in sys.modules}
         finder = ProjectFinder(self, set(names) - own)
-        # Last: a module the test process can find itself (a helper in the tests tree) always wins.
-        sys.meta_path.append(finder)
+        sys.meta_path.insert(0, finder)  # before site-packages; the tests tree is asked first at each import
         return finder
 
     # -- test side -> sandbox ---------------------------------------------------------------
@@ -564,6 +564,15 @@ class _ModuleDict(dict):
 _ABSENT = object()
 
 
+def _in_tests_tree(name: str) -> bool:
+    """Whether a top-level module of that name is on the path outside site-packages (a helper beside the tests)."""
+    here = [p for p in sys.path if not p.rstrip("/").endswith("-packages")]
+    try:
+        return importlib.machinery.PathFinder.find_spec(name, here) is not None  # path entries only: no recursion
+    except (ImportError, ValueError):
+        return False
+
+
 class ProjectFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Imports of the project's top-level names (and everything under them) become proxies."""
 
@@ -571,8 +580,13 @@ class ProjectFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         self.remote, self.names = remote, set(names)
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
-        if fullname.partition(".")[0] not in self.names:
+        top = fullname.partition(".")[0]
+        if top not in self.names:
             return None
+        if top == fullname and _in_tests_tree(top):
+            return None  # the tests' own helper module wins, as it does under plain pytest
+        if top != fullname and not isinstance(sys.modules.get(top), RemoteModule):
+            return None  # a submodule of a package that is not the project's
         return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:

@@ -1,0 +1,108 @@
+"""The trusted test process's end of a sandbox run: requests to the project's process, its replies, the deadline.
+
+    channel = Channel(req_w, resp_r, status_r, pid, deadline, wall_seconds, reply_bytes)   # handed over by the server
+    channel.op("getattr", args, kwargs)                                                   # one operation, its reply
+
+The server starts the sandbox run, reads its first ("ready") reply and hands the conversation over; it watches the
+child (only its parent can learn how it ended, and writes that to ``status_r``'s pipe) and finishes the run (kills
+what is left, reads the output) once this process has ended. Every reason a run stops is worded as the server's. The protocol is the server's
+(``env.sandbox.runner.SandboxRun``): length-prefixed ``marshal`` requests, length-prefixed JSON replies that must
+carry the request's random id and stay under the reply limit. Standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+import marshal
+import os
+import secrets
+import select
+import signal
+import time
+from typing import Any
+
+
+class RunAborted(Exception):
+    """The project's process can answer no more (time limit, a malformed reply, it ended)."""
+
+
+class RemoteError(Exception):
+    """The project's code raised: its type, message, traceback and the raw reply (class chain, arguments)."""
+
+    def __init__(self, exc_type: str, message: str, traceback_text: str, reply: dict[str, Any]):
+        super().__init__(f"{exc_type}: {message}")
+        self.exc_type, self.message, self.traceback_text, self.reply = exc_type, message, traceback_text, reply
+
+
+class Channel:
+    def __init__(self, req_w: int, resp_r: int, status_r: int, pid: int, deadline: float, wall_seconds: float, reply_bytes: int):
+        self.req_w, self.resp_r, self.status_r, self.pid = req_w, resp_r, status_r, pid
+        self.deadline, self.wall_seconds, self.reply_bytes = deadline, wall_seconds, reply_bytes
+        self.aborted = ""
+        self.timed_out = False
+        self._buffer = b""
+
+    def op(self, name: str, args: tuple[Any, ...], kwargs: Any) -> Any:
+        if self.aborted:
+            raise RunAborted(f"not run: {self.aborted}")
+        rid = secrets.randbits(62) + 1
+        self._send({"id": rid, "op": "op", "name": name, "args": args, "kwargs": kwargs})
+        return self._receive(rid)
+
+    def _send(self, message: dict[str, Any]) -> None:
+        data = marshal.dumps(message)
+        data = len(data).to_bytes(4, "big") + data
+        try:
+            while data:
+                data = data[os.write(self.req_w, data) :]
+        except OSError:
+            raise self._abort(self._how_it_ended()) from None
+
+    def _read_exact(self, n: int) -> bytes:
+        while len(self._buffer) < n:
+            remaining = self.deadline - time.monotonic()  # CLOCK_MONOTONIC: the server's clock too
+            if remaining <= 0:
+                self.timed_out = True
+                raise self._abort(f"time limit of {self.wall_seconds:g} s exceeded")
+            ready, _, _ = select.select([self.resp_r], [], [], remaining)
+            if not ready:
+                continue
+            chunk = os.read(self.resp_r, max(65536, n - len(self._buffer)))
+            if not chunk:
+                raise self._abort(self._how_it_ended())
+            self._buffer += chunk
+        data, self._buffer = self._buffer[:n], self._buffer[n:]
+        return data
+
+    def _receive(self, rid: int) -> Any:
+        size = int.from_bytes(self._read_exact(4), "big")
+        if size > self.reply_bytes:
+            raise self._abort(f"a reply of {size} bytes exceeds the {self.reply_bytes}-byte limit")
+        try:
+            reply = json.loads(self._read_exact(size))
+        except (ValueError, RecursionError):
+            raise self._abort("the code's process sent a malformed reply") from None
+        if not isinstance(reply, dict) or reply.get("id") != rid:
+            raise self._abort("the code's process sent a reply that does not match the request")
+        if "exc" in reply:
+            raise RemoteError(str(reply.get("exc")), str(reply.get("msg")), str(reply.get("tb")), reply)
+        return reply.get("ok")
+
+    def _how_it_ended(self) -> str:
+        """The server's account of the child's end (it writes it once the child is gone), else the plain fact."""
+        if self.status_r >= 0:
+            ready, _, _ = select.select([self.status_r], [], [], 2.0)
+            if ready:
+                told = os.read(self.status_r, 1000).decode("utf-8", "replace")
+                if told:
+                    return told
+        return "the code's process closed its reply channel"
+
+    def _abort(self, reason: str) -> RunAborted:
+        if not self.aborted:
+            self.aborted = reason
+            try:  # stop it now, not when the server finishes the run: it may be spinning
+                os.killpg(self.pid, signal.SIGKILL)
+            except OSError:
+                pass
+        return RunAborted(reason)
