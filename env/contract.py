@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from env.models import DebugAction, DebugObservation, DebugState
@@ -40,7 +41,7 @@ class TaskCatalog(Protocol):
 
     def ids(self) -> list[str]: ...
 
-    def all(self) -> list[Task]: ...
+    def all(self) -> Sequence[Task]: ...
 
 
 class Playable(Protocol):

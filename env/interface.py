@@ -134,7 +134,8 @@ def configured_aliases() -> dict[str, Alias]:
     return table
 
 
-def parse_aliases(raw: Any) -> dict[str, Alias]:
+def parse_aliases(raw: object) -> dict[str, Alias]:
+    """A reset's (or ENV_TOOL_ALIASES') alias table, as JSON gives it: {name: tool or {tools, args}}."""
     if not isinstance(raw, dict):
         raise ValueError("aliases must be an object mapping a name to a tool name or {'tools': [...], 'args': {...}}")
     table = {}
@@ -168,7 +169,7 @@ class Interface:
 
     @classmethod
     def build(
-        cls, profile: Profile, tools: tuple[str, ...], edit_gate: bool | None = None, aliases: Any = None, own_actions: tuple[str, ...] = ()
+        cls, profile: Profile, tools: tuple[str, ...], edit_gate: bool | None = None, aliases: object = None, own_actions: tuple[str, ...] = ()
     ) -> Interface:
         """An episode's interface from a reset's choices; ValueError (or ValidationError) with the message the agent sees."""
         if edit_gate is not None and not isinstance(edit_gate, bool):
@@ -223,5 +224,5 @@ class Interface:
             out.append(schema)
         return out
 
-    def info(self) -> dict[str, Any]:
+    def info(self) -> dict[str, str | bool | int]:
         return {"profile": self.profile.name, "edit_gate": self.edit_gate, "unlocked": self.unlocked or not self.edit_gate, "relay": self.relay}

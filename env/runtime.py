@@ -15,7 +15,7 @@ import os
 import threading
 from collections.abc import Callable, Hashable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import TypeVar, cast
 
 from env.contract import TaskCatalog
 from env.debugger.session import DebugSlots
@@ -51,7 +51,7 @@ class Runtime:
         # more judgments at once than cores only slows each of them and leaves the event loop waiting.
         self.judge_slots = judge_slots or max(2, os.cpu_count() or 2)
         self.judging = threading.BoundedSemaphore(self.judge_slots)
-        self._once: dict[Hashable, Any] = {}
+        self._once: dict[Hashable, object] = {}
         self._once_lock = threading.Lock()
         self._once_locks: dict[Hashable, threading.Lock] = {}
 
@@ -80,7 +80,7 @@ class Runtime:
         with lock:
             if key not in self._once:
                 self._once[key] = compute()
-            return self._once[key]  # type: ignore[no-any-return]
+            return cast(T, self._once[key])  # what this key's compute() returned
 
 
 def log_isolation(isolation: Isolation) -> None:

@@ -1,6 +1,6 @@
 """What a task family is, and the step loop every family's episodes share.
 
-    class MyFamily(Family):                 # env/families/<name>/family.py
+    class MyFamily(Family[MyTask]):         # env/families/<name>/family.py
         name = "mine"
         def load(self, folder, data): ...   # a task folder's task.json -> a task
         def interface(self, profile, edit_gate, aliases): ...
@@ -20,7 +20,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypedDict, TypeVar
 
 from env import rewards
 from env.contract import Task
@@ -28,6 +28,8 @@ from env.interface import PROFILES, Interface
 from env.models import DebugAction, DebugObservation, DebugState
 from env.runtime import Runtime
 from env.tools import ToolError
+
+TaskT = TypeVar("TaskT", bound=Task)
 
 # Task data lives beside the package, not in it: tasks/<family>/<id>/ (its grading assets stay unreadable to runs).
 TASKS_DIR = Path(__file__).resolve().parents[2] / "tasks"
@@ -56,43 +58,45 @@ def task_folders(path: Path) -> list[Path]:
     return sorted(p for p in path.iterdir() if (p / "task.json").is_file())
 
 
-class Family(ABC):
-    """One kind of task: how its tasks load, which profiles serve it, what its episodes are, how it grades."""
+class Family(ABC, Generic[TaskT]):
+    """One kind of task (``TaskT``, its task model): how its tasks load, which profiles serve it, what its episodes
+    are, how it grades."""
 
     name: ClassVar[str]
     description: ClassVar[str]
-    # Called with the episode's recorded facts; named here so a reader finds a family's grade from its family.
-    grader: ClassVar[Callable[..., Any]]
+    # Called with the episode's recorded facts (each family its own); named here so a reader finds a family's grade
+    # from its family, never called through Family.
+    grader: ClassVar[Callable[..., object]]
     # The agent sees only the files it has opened: a scripted solver opens a file before editing it.
     partial_view: ClassVar[bool] = False
     # What the agent does: submit a whole corrected module ("code"), or use tools on a workspace ("tools").
     interaction: ClassVar[str] = "tools"
 
     @abstractmethod
-    def load(self, folder: Path, data: dict[str, Any]) -> Task:
+    def load(self, folder: Path, data: dict[str, Any]) -> TaskT:
         """A task folder whose task.json names this family (``data`` is that file); ValueError if it is not valid."""
 
-    def builtin(self) -> list[Task]:
+    def builtin(self) -> list[TaskT]:
         """The tasks every server lists: by default every folder under tasks/<family name>/."""
         folder = TASKS_DIR / self.name
         return [self.load_folder(f) for f in task_folders(folder)] if folder.is_dir() else []
 
-    def load_folder(self, folder: Path) -> Task:
+    def load_folder(self, folder: Path) -> TaskT:
         try:
             return self.load(folder, read_task(folder))
         except ValueError as exc:
             raise TaskLoadError(f"{folder}: {exc}") from None
 
-    def generate(self, task_id: str) -> Task | None:
+    def generate(self, task_id: str) -> TaskT | None:
         """A task made on request from its id (not listed), or None when the id is not this family's."""
         return None
 
     @abstractmethod
-    def interface(self, profile: str | None = None, edit_gate: bool | None = None, aliases: Any = None) -> Interface:
+    def interface(self, profile: str | None = None, edit_gate: bool | None = None, aliases: object = None) -> Interface:
         """The episode's tools under ``profile``; ValueError naming the profiles this family serves when it does not serve it."""
 
     @abstractmethod
-    def episode(self, runtime: Runtime, task: Any, seed: int, episode_id: str, interface: Interface | None = None) -> Episode:
+    def episode(self, runtime: Runtime, task: TaskT, seed: int, episode_id: str, interface: Interface | None = None) -> Episode:
         """A new episode of ``task`` (a task this family loaded), under ``interface`` (the default profile's when None)."""
 
     def own_tools(self) -> list[dict[str, Any]]:
@@ -132,6 +136,16 @@ class Turn:
     tool_output: str | None = None
 
 
+class StateParts(TypedDict, total=False):
+    """A family's own part of ``state()``: fields of :class:`~env.models.DebugState`."""
+
+    attempts_used: int
+    max_attempts: int
+    tests_passed: int
+    queries_used: int
+    grader_score: float | None
+
+
 class Episode(ABC):
     """The step loop: one step at a time (a lock), the step budget, truncation and the reward bookkeeping.
 
@@ -141,11 +155,14 @@ class Episode(ABC):
 
     mistakes: ClassVar[tuple[type[Exception], ...]] = (ToolError,)
 
-    def __init__(self, runtime: Runtime, task: Any, seed: int, episode_id: str, interface: Interface):
+    # A family's episode narrows it to its own task model (``task: RepoTask``).
+    task: Task
+
+    def __init__(self, runtime: Runtime, task: Task, seed: int, episode_id: str, interface: Interface):
         self.runtime, self.task, self.seed, self.episode_id, self.interface = runtime, task, seed, episode_id, interface
         self.lock = threading.Lock()
         self.last_active = time.monotonic()
-        self.last_call: dict[str, Any] = {}
+        self.last_call: dict[str, str] = {}
         self.last_data: dict[str, Any] = {}
         self.step_number = 0
         self.cumulative_reward = 0.0
@@ -162,11 +179,13 @@ class Episode(ABC):
         """End the episode now (the step budget ran out): grade it and release what only steps need."""
 
     @abstractmethod
-    def observe(self, reward: float, parts: rewards.Breakdown, error: str | None = None, **outputs: str | None) -> DebugObservation:
-        """What the agent sees after a step (``outputs``: query_result, tool_output)."""
+    def observe(
+        self, reward: float, parts: rewards.Breakdown, error: str | None = None, query_result: str | None = None, tool_output: str | None = None,
+    ) -> DebugObservation:
+        """What the agent sees after a step (and the step's outputs: a query's answer, a tool's output)."""
 
     @abstractmethod
-    def state_fields(self) -> dict[str, Any]:
+    def state_fields(self) -> StateParts:
         """The family's own part of ``state()``: attempts, tests passed, the grade."""
 
     @abstractmethod

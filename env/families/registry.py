@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from env.families.base import Family, TaskLoadError, read_task, task_folders
 from env.families.classic.family import CLASSIC
@@ -25,7 +26,8 @@ from env.families.repo.family import REPO
 from env.project import RepoTask
 from env.registry import Registry
 
-FAMILIES: Registry[Family] = Registry("family")
+# Looked up by the family a task names: a family of any task model (its episode() takes its own tasks).
+FAMILIES: Registry[Family[Any]] = Registry("family")
 FAMILIES.add(CLASSIC.name, CLASSIC)
 FAMILIES.add(REPO.name, REPO)
 FAMILIES.add(PROCEDURAL.name, PROCEDURAL)
@@ -44,12 +46,13 @@ def load_task(folder: Path) -> Task:
     data = read_task(folder)
     # a SWE-bench instance converted by hand may leave the family out: its FAIL_TO_PASS says what it is
     family = data.get("family", REPO.name if "FAIL_TO_PASS" in data else None)
-    if family not in FAMILIES:
+    if not isinstance(family, str) or family not in FAMILIES:
         raise TaskLoadError(f"{folder}: unknown task family {family!r}; known: {', '.join(FAMILIES)}")
     try:
-        return FAMILIES[family].load(folder, data)
+        task: Task = FAMILIES[family].load(folder, data)
     except ValueError as exc:
         raise TaskLoadError(f"{folder}: {exc}") from None
+    return task
 
 
 class TaskRegistry:
@@ -76,7 +79,7 @@ class TaskRegistry:
         if task_id in self._tasks:
             return self._tasks[task_id]
         for family in FAMILIES.values():
-            made = family.generate(task_id)
+            made: Task | None = family.generate(task_id)
             if made is not None:
                 return made
         raise UnknownTask(task_id)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from fastapi import Cookie, FastAPI, HTTPException
 from openenv.core.env_server.http_server import create_app
@@ -26,6 +26,9 @@ from env.server.environment import DebugEnvironment
 from env.server.episodes import EpisodeNotFound, EpisodeStore
 from env.server.guard import RequestGuard
 
+if TYPE_CHECKING:
+    import gradio as gr
+
 ENV_NAME = "agentdebugger-env"
 VERSION = "1.0.0"
 
@@ -40,8 +43,9 @@ ACTIONS = {
 }
 
 
-# Given the runtime, the ``gradio_builder`` OpenEnv's ``create_app`` mounts at /web when ENABLE_WEB_INTERFACE=true.
-WebUI = Callable[[Runtime], Callable[..., Any]]
+# Given the runtime, the ``gradio_builder`` OpenEnv's ``create_app`` mounts at /web when ENABLE_WEB_INTERFACE=true
+# (called with the library's arguments, it makes the demo's Blocks).
+WebUI = Callable[[Runtime], Callable[..., "gr.Blocks"]]
 
 
 def build_app(runtime: Runtime | None = None, settings: Settings | None = None, web_ui: WebUI | None = None) -> FastAPI:
@@ -147,6 +151,6 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None, 
     return app
 
 
-def _no_web_ui(*_library_args: Any) -> Any:
+def _no_web_ui(*_library_args: object) -> NoReturn:
     raise RuntimeError("ENABLE_WEB_INTERFACE is on, but this app was built without a web UI (build_app(web_ui=...)); "
                        "start the server as env.server.main does")

@@ -17,7 +17,8 @@ import asyncio
 import functools
 import secrets
 import uuid
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar, TypeVarTuple
 
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import EnvironmentMetadata
@@ -30,6 +31,9 @@ from env.runtime import Runtime
 from env.server.episodes import EpisodeIdInUse, EpisodeNotFound, EpisodeStore, StoreFull
 from env.server.transport import HTTP_REQUEST
 
+R = TypeVar("R")
+Ts = TypeVarTuple("Ts")
+
 DEFAULT_TASK = "easy"
 SPLIT = "test"  # every bundled task is an evaluation task
 
@@ -40,8 +44,8 @@ def default_runtime() -> Runtime:
     return Runtime.from_env(TaskRegistry.from_env())
 
 
-def _error_observation(message: str, **fields: Any) -> DebugObservation:
-    return DebugObservation(done=True, reward=0.0, error=message, info={"error": message}, **fields)
+def _error_observation(message: str) -> DebugObservation:
+    return DebugObservation(done=True, reward=0.0, error=message, info={"error": message})
 
 
 class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
@@ -136,7 +140,7 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
 
     # -- async API (what the server calls) ----------------------------------------------------
 
-    async def _offload(self, fn: Any, *args: Any) -> Any:
+    async def _offload(self, fn: Callable[[*Ts], R], *args: *Ts) -> R:
         return await asyncio.get_running_loop().run_in_executor(self._runtime.executor, fn, *args)
 
     async def reset_async(

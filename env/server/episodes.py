@@ -92,9 +92,10 @@ class EpisodeStore:
     def latest(self) -> Playable | None:
         with self._lock:
             self._reap()
-            episode = self._episodes.get(self._latest) if self._latest else None
-            if episode is not None:
-                self._touch(self._latest)
+            latest = self._latest
+            episode = self._episodes.get(latest) if latest else None
+            if latest and episode is not None:
+                self._touch(latest)
             return episode
 
     def find(self, episode_id: str | None, cookie: str | None) -> Playable:

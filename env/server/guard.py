@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import json
 from http.cookies import CookieError, SimpleCookie
-from typing import Any
 from urllib.parse import parse_qsl, quote, unquote
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from env.server.transport import EPISODE_COOKIE, HTTP_REQUEST, HttpRequest
 
@@ -32,7 +33,7 @@ def body_problem(body: bytes) -> str | None:
         return f"the JSON body is nested deeper than {MAX_DEPTH} levels"
     except ValueError as exc:
         return f"the request body is not valid JSON: {exc}"
-    stack: list[tuple[Any, int]] = [(value, 0)]
+    stack: list[tuple[object, int]] = [(value, 0)]
     while stack:
         item, depth = stack.pop()
         if depth > MAX_DEPTH:
@@ -51,16 +52,16 @@ def body_problem(body: bytes) -> str | None:
 
 
 class RequestGuard:
-    def __init__(self, app: Any, max_body_bytes: int):
+    def __init__(self, app: ASGIApp, max_body_bytes: int):
         self.app = app
         self.max_body_bytes = max_body_bytes
 
-    async def _reject(self, send: Any, status: int, message: str) -> None:
+    async def _reject(self, send: Send, status: int, message: str) -> None:
         payload = json.dumps({"detail": message}).encode()
         await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]})
         await send({"type": "http.response.body", "body": payload})
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "websocket":
             await self.app(scope, receive, _capacity_hint(send))
             return
@@ -99,7 +100,7 @@ class RequestGuard:
                 return
             replayed = False
 
-            async def replay() -> Any:
+            async def replay() -> Message:
                 nonlocal replayed
                 if not replayed:
                     replayed = True
@@ -111,10 +112,10 @@ class RequestGuard:
             HTTP_REQUEST.reset(token)
 
 
-def _capacity_hint(send: Any) -> Any:
+def _capacity_hint(send: Send) -> Send:
     """The library's capacity error says the server is full; ours also says how to raise the limit."""
 
-    async def wrapped(message: Any) -> None:
+    async def wrapped(message: Message) -> None:
         text = message.get("text") if message["type"] == "websocket.send" else None
         if text and '"CAPACITY_REACHED"' in text:
             reply = json.loads(text)
@@ -131,7 +132,7 @@ def _capacity_hint(send: Any) -> Any:
     return wrapped
 
 
-def _episode_cookie(scope: Any) -> str | None:
+def _episode_cookie(scope: Scope) -> str | None:
     for name, value in scope.get("headers", []):
         if name == b"cookie":
             try:
@@ -143,10 +144,10 @@ def _episode_cookie(scope: Any) -> str | None:
     return None
 
 
-def _setting_cookie(send: Any, request: HttpRequest) -> Any:
+def _setting_cookie(send: Send, request: HttpRequest) -> Send:
     """``send`` that adds ``Set-Cookie`` naming the episode this request started, if it started one."""
 
-    async def wrapped(message: Any) -> None:
+    async def wrapped(message: Message) -> None:
         if message["type"] == "http.response.start" and request.started:
             # Quoted: an episode_id chosen by the client may hold characters a cookie cannot.
             cookie = f"{EPISODE_COOKIE}={quote(request.started, safe='')}; Path=/; HttpOnly; SameSite=Lax"

@@ -21,7 +21,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _start(args: list[str], ready_path: str, env: dict[str, str], log_path: str | None, timeout_s: float) -> tuple[subprocess.Popen, str]:
+def _start(args: list[str], ready_path: str, env: dict[str, str], log_path: str | None, timeout_s: float) -> tuple[subprocess.Popen[bytes], str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -42,10 +42,10 @@ def _start(args: list[str], ready_path: str, env: dict[str, str], log_path: str 
 
 def start_local_server(
     log_path: str | None = None, timeout_s: float = 60.0, via_uvicorn: bool = False, env: dict[str, str] | None = None
-) -> tuple[subprocess.Popen, str]:
+) -> tuple[subprocess.Popen[bytes], str]:
     args = ["-m", "uvicorn", "env.server.main:app", "--host", "127.0.0.1", "--port", "{port}"] if via_uvicorn else ["-m", "env.server"]
     return _start(args, "/health", {"HOST": "127.0.0.1", **(env or {})}, log_path, timeout_s)
 
 
-def start_local_demo(log_path: str | None = None, timeout_s: float = 120.0) -> tuple[subprocess.Popen, str]:
+def start_local_demo(log_path: str | None = None, timeout_s: float = 120.0) -> tuple[subprocess.Popen[bytes], str]:
     return _start(["app.py"], "/", {"GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_ANALYTICS_ENABLED": "False"}, log_path, timeout_s)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import gc
 import logging
-from typing import Any
 
 from fastapi import FastAPI
 
@@ -28,7 +27,7 @@ def _default_app() -> FastAPI:
     return build_app(web_ui=server_builder)
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> FastAPI:
     # `uvicorn env.server.main:app` builds the app on first access, not on import.
     if name == "app":
         return _default_app()

@@ -1,12 +1,12 @@
 """What a tool is, and the registry tool sets are built from.
 
     @register
-    class ViewFile(Tool):
+    class ViewFile(Tool[ViewFileArgs]):
         name = "view_file"
         description = "Show a file with line numbers"
         Args = ViewFileArgs                       # a pydantic model: validation and JSON schema
 
-        def run(self, ctx, args): return ToolResult(output="...")
+        def run(self, ctx: ToolContext, args: ViewFileArgs) -> ToolResult: return ToolResult(output="...")
 
     TOOLS["view_file"].schema()                   # an OpenAI function-calling tool definition
 
@@ -15,14 +15,22 @@ Adding a tool changes no episode code: an episode looks tools up here by action_
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic_core import ErrorDetails
 
 from env.debugger.session import DebugSession, Project
 from env.project import RepoTask
 from env.registry import Registry
+from env.verdict.repo_judge import RepoVerdict
 from env.workspace import Workspace
+
+if TYPE_CHECKING:  # for annotations only: importing them would load OpenEnv (env.models) with every tool
+    from env.contract import Task
+    from env.runtime import Runtime
+
+ArgsT = TypeVar("ArgsT", bound=BaseModel)
 
 
 class ToolError(ValueError):
@@ -39,25 +47,37 @@ class ToolResult(BaseModel):
     output: str
     data: dict[str, Any] = {}
     edited: bool = False
-    verdict: Any = None  # run_tests: the RepoVerdict the episode's rewards are computed from
+    verdict: RepoVerdict | None = None  # run_tests: the verdict the episode's rewards are computed from
 
 
 class ToolContext:
     """What a tool may touch: the episode's workspace and task, and the services to run tests.
 
+    ``task`` is a repository task, or a classic task whose workbench gives the ``project``.
     ``project`` says what the debugger and script runner run on (a repository task's workspace,
     or a classic task's workbench); the episode's debugging session is made on first use.
     """
 
-    def __init__(self, task: RepoTask | Any, workspace: Workspace, runtime: Any, project: Project | None = None):
+    def __init__(self, task: Task, workspace: Workspace, runtime: Runtime, project: Project | None = None):
         self.task, self.workspace, self.runtime = task, workspace, runtime
-        self.project = project or Project(
-            files=workspace.files,
+        self.project = project or self._repo_project()
+        self._debugger: DebugSession | None = None
+
+    def _repo_project(self) -> Project:
+        task = self.repo_task
+        return Project(
+            files=self.workspace.files,
             paths=task.source_paths,
             environ=dict(task.environment),
             tests=[t for t in dict.fromkeys(task.fail_to_pass + task.pass_to_pass) if t.split("::")[0] in task.visible_tests],
         )
-        self._debugger: DebugSession | None = None
+
+    @property
+    def repo_task(self) -> RepoTask:
+        """The task as a repository (its files, tests and environment): what the test tools and ``diff`` work on."""
+        if not isinstance(self.task, RepoTask):
+            raise ToolError(f"this tool works on repository tasks; {self.task.id!r} is a {self.task.family} task")
+        return self.task
 
     @property
     def debugger(self) -> DebugSession:
@@ -74,7 +94,9 @@ class ToolContext:
             self._debugger.close()
 
 
-class Tool:
+class Tool(Generic[ArgsT]):
+    """A tool whose ``run`` takes ``ArgsT``: an instance of ``Args``, the model ``parse`` validates the call's arguments with."""
+
     name: ClassVar[str]
     description: ClassVar[str]
     Args: ClassVar[type[BaseModel]] = NoArgs
@@ -86,7 +108,7 @@ class Tool:
         except ValidationError as exc:
             raise ToolError(f"{self.name}: " + "; ".join(_describe(e) for e in exc.errors())) from None
 
-    def run(self, ctx: ToolContext, args: Any) -> ToolResult:
+    def run(self, ctx: ToolContext, args: ArgsT) -> ToolResult:
         raise NotImplementedError
 
     @classmethod
@@ -98,7 +120,7 @@ class Tool:
         return {"type": "function", "function": {"name": cls.name, "description": cls.description, "parameters": parameters}}
 
 
-def _describe(error: Any) -> str:
+def _describe(error: ErrorDetails) -> str:
     where = ".".join(str(p) for p in error.get("loc", ())) or "arguments"
     kind = error.get("type")
     if kind == "missing":
@@ -108,9 +130,11 @@ def _describe(error: Any) -> str:
     return f"field '{where}': {error.get('msg')}"
 
 
-TOOLS: Registry[Tool] = Registry("tool")
+# Looked up by the name an action gives: a tool of any argument model (its own ``parse`` makes the ``run`` argument).
+TOOLS: Registry[Tool[Any]] = Registry("tool")
+ToolT = TypeVar("ToolT", bound=Tool[Any])
 
 
-def register(cls: type[Tool]) -> type[Tool]:
+def register(cls: type[ToolT]) -> type[ToolT]:
     TOOLS.add(cls.name, cls())
     return cls

@@ -12,12 +12,12 @@ variables with type names and capped reprs). The session lives in ``ctx.debugger
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from env.debugger.session import DebugError, DebugResult
-from env.tools.base import Tool, ToolContext, ToolError, ToolResult, register
+from env.tools.base import ArgsT, NoArgs, Tool, ToolContext, ToolError, ToolResult, register
 from env.tools.files import MAX_WRITE_CHARS
 from env.workspace import PathError, check_path
 
@@ -39,14 +39,14 @@ def _path(path: str) -> str:
         raise ToolError(str(exc)) from None
 
 
-class _DebugTool(Tool):
-    def run(self, ctx: ToolContext, args: BaseModel) -> ToolResult:
+class _DebugTool(Tool[ArgsT]):
+    def run(self, ctx: ToolContext, args: ArgsT) -> ToolResult:
         try:
             return _result(self.command(ctx, args))
         except DebugError as exc:
             raise ToolError(str(exc)) from None
 
-    def command(self, ctx: ToolContext, args: BaseModel) -> DebugResult:
+    def command(self, ctx: ToolContext, args: ArgsT) -> DebugResult:
         raise NotImplementedError  # each command below defines it
 
 
@@ -57,7 +57,7 @@ class StartArgs(_Args):
 
 
 @register
-class DebugStart(_DebugTool):
+class DebugStart(_DebugTool[StartArgs]):
     name = "debug_start"
     description = (
         "Start a debugging session on a test or a script (ends any running session). It stops at the first line of "
@@ -76,7 +76,7 @@ class BreakArgs(_Args):
 
 
 @register
-class DebugBreak(_DebugTool):
+class DebugBreak(_DebugTool[BreakArgs]):
     name = "debug_break"
     description = "Set a breakpoint at path:line, optionally with a condition. Breakpoints survive edits (they move with the code) and restarts."
     Args = BreakArgs
@@ -91,7 +91,7 @@ class ClearArgs(_Args):
 
 
 @register
-class DebugClear(_DebugTool):
+class DebugClear(_DebugTool[ClearArgs]):
     name = "debug_clear"
     description = "Clear a breakpoint (path and line), every breakpoint in a file (path), or all of them (no arguments)."
     Args = ClearArgs
@@ -103,10 +103,11 @@ class DebugClear(_DebugTool):
 
 
 def _resume(name: str, how: str, description: str) -> None:
-    def command(self: Tool, ctx: ToolContext, args: BaseModel) -> DebugResult:
+    def command(self: _DebugTool[NoArgs], ctx: ToolContext, args: NoArgs) -> DebugResult:
         return ctx.debugger.resume(how)
 
-    register(type(f"Debug{how.title()}", (_DebugTool,), {"name": name, "description": description, "command": command}))
+    made = type(f"Debug{how.title()}", (_DebugTool,), {"name": name, "description": description, "command": command})
+    register(cast("type[_DebugTool[NoArgs]]", made))  # type() says only that it made a class
 
 
 _resume("debug_continue", "continue", "Run until the next breakpoint or the end of the program.")
@@ -120,7 +121,7 @@ class UntilArgs(_Args):
 
 
 @register
-class DebugUntil(_DebugTool):
+class DebugUntil(_DebugTool[UntilArgs]):
     name = "debug_until"
     description = "Run until a line past the current one (or past 'line') is reached in the current function, or it returns."
     Args = UntilArgs
@@ -130,11 +131,11 @@ class DebugUntil(_DebugTool):
 
 
 @register
-class DebugWhere(_DebugTool):
+class DebugWhere(_DebugTool[NoArgs]):
     name = "debug_where"
     description = "Show the stack of the project's frames (frame 0 is the current one)."
 
-    def command(self, ctx: ToolContext, args: BaseModel) -> DebugResult:
+    def command(self, ctx: ToolContext, args: NoArgs) -> DebugResult:
         return ctx.debugger.where()
 
 
@@ -144,7 +145,7 @@ class InspectArgs(_Args):
 
 
 @register
-class DebugInspect(_DebugTool):
+class DebugInspect(_DebugTool[InspectArgs]):
     name = "debug_inspect"
     description = "Show the local (or global) variables of a frame, each with its type and a short repr."
     Args = InspectArgs
@@ -159,7 +160,7 @@ class EvalArgs(_Args):
 
 
 @register
-class DebugEval(_DebugTool):
+class DebugEval(_DebugTool[EvalArgs]):
     name = "debug_eval"
     description = "Evaluate a Python expression in a frame of the stopped program and show its value and type."
     Args = EvalArgs
@@ -174,7 +175,7 @@ class ListArgs(_Args):
 
 
 @register
-class DebugList(_DebugTool):
+class DebugList(_DebugTool[ListArgs]):
     name = "debug_list"
     description = "List the source of the current file around the current line ('->' marks it, 'B' marks breakpoints)."
     Args = ListArgs
@@ -184,11 +185,11 @@ class DebugList(_DebugTool):
 
 
 @register
-class DebugRestart(_DebugTool):
+class DebugRestart(_DebugTool[NoArgs]):
     name = "debug_restart"
     description = "Start the last debugged test or script again on the current code, keeping the breakpoints."
 
-    def command(self, ctx: ToolContext, args: BaseModel) -> DebugResult:
+    def command(self, ctx: ToolContext, args: NoArgs) -> DebugResult:
         return ctx.debugger.restart()
 
 
@@ -198,7 +199,7 @@ class ScriptArgs(_Args):
 
 
 @register
-class RunScript(Tool):
+class RunScript(Tool[ScriptArgs]):
     name = "run_script"
     description = (
         "Run a Python script (a file of the repository, or inline code) in the sandbox, with the project importable. "
@@ -209,7 +210,7 @@ class RunScript(Tool):
     def run(self, ctx: ToolContext, args: ScriptArgs) -> ToolResult:
         if (args.path is None) == (args.code is None):
             raise ToolError("run_script: give exactly one of 'path' (a Python file in the repository) or 'code'")
-        files = dict(ctx.project.files())
+        files: dict[str, str | bytes] = dict(ctx.project.files())
         if args.code is not None:
             if len(args.code) > MAX_WRITE_CHARS or "\0" in args.code:
                 raise ToolError(f"run_script: 'code' must be text of at most {MAX_WRITE_CHARS} characters without NUL")
@@ -233,9 +234,9 @@ class RunScript(Tool):
 
 
 @register
-class NewRelay(Tool):
+class NewRelay(Tool[NoArgs]):
     name = "new_relay"
     description = "Mark a relay boundary (your context was summarised and restarted): the edit gate, if on, locks again."
 
-    def run(self, ctx: ToolContext, args: BaseModel) -> ToolResult:
+    def run(self, ctx: ToolContext, args: NoArgs) -> ToolResult:
         return ToolResult(output="A new relay has started.")

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from env.patches import make_patch
 from env.project import MAX_FILE_BYTES, is_test_path
-from env.tools.base import Tool, ToolContext, ToolError, ToolResult, register
+from env.tools.base import NoArgs, Tool, ToolContext, ToolError, ToolResult, register
 from env.workspace import PathError
 
 MAX_VIEW_LINES = 400
@@ -112,7 +112,7 @@ class ListDirArgs(_Args):
 
 
 @register
-class ListDir(Tool):
+class ListDir(Tool[ListDirArgs]):
     name = "list_dir"
     description = "List a directory of the repository (directories end with '/')."
     Args = ListDirArgs
@@ -136,7 +136,7 @@ class ViewFileArgs(_Args):
 
 
 @register
-class ViewFile(Tool):
+class ViewFile(Tool[ViewFileArgs]):
     name = "view_file"
     description = f"Show a file with line numbers, optionally a line range (at most {MAX_VIEW_LINES} lines at a time)."
     Args = ViewFileArgs
@@ -167,7 +167,7 @@ class SearchArgs(_Args):
 
 
 @register
-class Search(Tool):
+class Search(Tool[SearchArgs]):
     name = "search"
     description = "Find lines containing a text (or matching a regular expression) in the repository's files."
     Args = SearchArgs
@@ -214,7 +214,7 @@ class EditArgs(_Args):
 
 
 @register
-class Edit(Tool):
+class Edit(Tool[EditArgs]):
     name = "edit"
     description = (
         "Replace lines start_line..end_line of a file with new_text (end_line = start_line - 1 inserts). "
@@ -247,7 +247,7 @@ class ReplaceTextArgs(_Args):
 
 
 @register
-class ReplaceText(Tool):
+class ReplaceText(Tool[ReplaceTextArgs]):
     name = "replace_text"
     description = "Replace an exact, unique occurrence of old_text in a file with new_text."
     Args = ReplaceTextArgs
@@ -283,7 +283,7 @@ class CreateFileArgs(_Args):
 
 
 @register
-class CreateFile(Tool):
+class CreateFile(Tool[CreateFileArgs]):
     name = "create_file"
     description = "Create a new text file (it must not exist yet; use edit or replace_text to change a file)."
     Args = CreateFileArgs
@@ -302,10 +302,10 @@ class CreateFile(Tool):
 
 
 @register
-class Diff(Tool):
+class Diff(Tool[NoArgs]):
     name = "diff"
     description = "Show your changes so far as a unified diff against the original repository."
 
-    def run(self, ctx: ToolContext, args: BaseModel) -> ToolResult:
-        patch = make_patch(ctx.task.files, ctx.workspace.files())
+    def run(self, ctx: ToolContext, args: NoArgs) -> ToolResult:
+        patch = make_patch(ctx.repo_task.files, ctx.workspace.files())
         return ToolResult(output=patch or "(no changes)", data={"changed": bool(patch)})

@@ -58,7 +58,7 @@ def command_environment(ctx: ToolContext) -> dict[str, str]:
 
 
 @register
-class RunBash(Tool):
+class RunBash(Tool[RunBashArgs]):
     name = "run_bash"
     description = (
         "Run a bash command in the repository root (your working copy) and show its output and exit status. "

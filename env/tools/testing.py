@@ -9,7 +9,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from env.graders.mechanisms import MECHANISMS, check_mechanism
-from env.tools.base import Tool, ToolContext, ToolError, ToolResult, register
+from env.tools.base import NoArgs, Tool, ToolContext, ToolError, ToolResult, register
 from env.verdict.repo_judge import RepoVerdict, run_tests
 
 MAX_REPORT_CHARS = 8000
@@ -43,8 +43,9 @@ class SubmitArgs(BaseModel):
 def select_tests(ctx: ToolContext, wanted: list[str] | None) -> list[str] | None:
     if wanted is None:
         return None
-    visible = ctx.task.visible_tests
-    known = [t for t in dict.fromkeys(ctx.task.fail_to_pass + ctx.task.pass_to_pass) if t.split("::")[0] in visible]
+    task = ctx.repo_task
+    visible = task.visible_tests
+    known = [t for t in dict.fromkeys(task.fail_to_pass + task.pass_to_pass) if t.split("::")[0] in visible]
     chosen: list[str] = []
     for item in wanted:
         if not isinstance(item, str) or not item.strip():
@@ -86,7 +87,7 @@ def report(verdict: RepoVerdict, expected: list[str] | None = None) -> str:
 
 
 @register
-class RunTests(Tool):
+class RunTests(Tool[RunTestsArgs]):
     name = "run_tests"
     description = (
         "Run the repository's tests (all, or the given test ids / test files) against your current code. "
@@ -96,27 +97,28 @@ class RunTests(Tool):
 
     def run(self, ctx: ToolContext, args: RunTestsArgs) -> ToolResult:
         selected = select_tests(ctx, args.test_ids)
-        verdict = run_tests(ctx.runtime.sandbox, ctx.task, ctx.workspace.files(), selected, graded=False)
+        verdict = run_tests(ctx.runtime.sandbox, ctx.repo_task, ctx.workspace.files(), selected, graded=False)
         expected = [t for t in selected or [] if "::" in t]  # an unselected run may not see hidden tests
         return ToolResult(output=report(verdict, expected), data={"outcomes": dict(verdict.outcomes)}, verdict=verdict)
 
 
 @register
-class Submit(Tool):
+class Submit(Tool[SubmitArgs]):
     name = "submit"
     description = "Submit your changes: every test runs once more and the episode ends with its grade."
     submits = True
     Args = SubmitArgs
 
     def run(self, ctx: ToolContext, args: SubmitArgs) -> ToolResult:
-        verdict = run_tests(ctx.runtime.sandbox, ctx.task, ctx.workspace.files())
-        return ToolResult(output=report(verdict, ctx.task.fail_to_pass + ctx.task.pass_to_pass), verdict=verdict)
+        task = ctx.repo_task
+        verdict = run_tests(ctx.runtime.sandbox, task, ctx.workspace.files())
+        return ToolResult(output=report(verdict, task.fail_to_pass + task.pass_to_pass), verdict=verdict)
 
 
 @register
-class GiveUp(Tool):
+class GiveUp(Tool[NoArgs]):
     name = "give_up"
     description = "End the episode without submitting (scores 0)."
 
-    def run(self, ctx: ToolContext, args: BaseModel) -> ToolResult:
+    def run(self, ctx: ToolContext, args: NoArgs) -> ToolResult:
         return ToolResult(output="You gave up; the episode is over.")

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, Field
 
 from env import rewards
-from env.families.base import Episode, Turn
+from env.families.base import Episode, StateParts, Turn
 from env.families.classic.grader import AttemptFacts, EpisodeFacts, Grade, best_attempt, grade_episode
 from env.families.classic.judge import Verdict, baseline, judge_on, stress_check
 from env.families.classic.queries import QueryError, answer_query
@@ -288,7 +288,7 @@ class ClassicEpisode(Episode):
             info["resolved"] = self.solved
         return info
 
-    def state_fields(self) -> dict[str, Any]:
+    def state_fields(self) -> StateParts:
         return {
             "attempts_used": len(self.attempts),
             "max_attempts": self.task.max_attempts,

@@ -21,7 +21,7 @@ from env.runtime import Runtime
 ORDER = ("easy", "medium", "hard")
 
 
-class ClassicFamily(Family):
+class ClassicFamily(Family[TaskSpec]):
     name = "classic"
     description = "One buggy module and its tests; the agent submits the whole corrected module"
     grader = staticmethod(grade_episode)
@@ -30,10 +30,10 @@ class ClassicFamily(Family):
     def load(self, folder: Path, data: dict[str, Any]) -> TaskSpec:
         return TaskSpec(folder=folder, **data)
 
-    def builtin(self) -> list[Any]:
+    def builtin(self) -> list[TaskSpec]:
         return [self.load_folder(TASKS_DIR / "classic" / name) for name in ORDER]
 
-    def interface(self, profile: str | None = None, edit_gate: bool | None = None, aliases: Any = None) -> Interface:
+    def interface(self, profile: str | None = None, edit_gate: bool | None = None, aliases: object = None) -> Interface:
         chosen = profile_named(profile)
         if chosen.name == "minimal":
             raise ValueError("profile 'minimal' works on repository tasks; classic tasks accept: default, bash, pdb, pdb_shell")

@@ -19,7 +19,7 @@ import re
 from typing import Any
 
 from env import rewards
-from env.families.procedural.grader import Act, ProcFacts, grade_procedural
+from env.families.procedural.grader import Act, ActKind, ProcFacts, grade_procedural
 from env.families.procedural.noise import Emitter, ErrorFact, LogFacts, LogModel
 from env.families.procedural.task import ProceduralTask
 from env.families.procedural.tools import ProcContext, ProcView
@@ -31,8 +31,8 @@ from env.runtime import Runtime
 from env.verdict.repo_judge import run_tests
 
 _FRAME = re.compile(r'File "[^"]*?/adbg-run-[^/"]+/(?P<file>[^"]+)", line \d+, in (?P<function>\S+)')
-_KINDS = {"open_file": "open", "edit_file": "edit", "replace_in_file": "edit", "create_file": "edit",
-          "run_tests_short": "test", "submit_short": "test", "analyze_logs": "logs"}
+_KINDS: dict[str, ActKind] = {"open_file": "open", "edit_file": "edit", "replace_in_file": "edit", "create_file": "edit",
+                              "run_tests_short": "test", "submit_short": "test", "analyze_logs": "logs"}
 
 
 def _logger(file: str) -> str:

@@ -29,7 +29,7 @@ PROFILE = Profile(
 )  # fmt: skip
 
 
-class ProceduralFamily(Family):
+class ProceduralFamily(Family[ProceduralTask]):
     name = "procedural"
     description = "A generated service with noisy, drifting logs; only opened files are visible"
     grader = staticmethod(grade_procedural)
@@ -38,13 +38,13 @@ class ProceduralFamily(Family):
     def load(self, folder: Path, data: dict[str, Any]) -> ProceduralTask:
         return load_procedural_task(folder, data)
 
-    def builtin(self) -> list[Any]:
+    def builtin(self) -> list[ProceduralTask]:
         return [procedural_task(task_id) for task_id in CATALOGUE]
 
     def generate(self, task_id: str) -> ProceduralTask | None:
         return procedural_task(task_id) if is_procedural_id(task_id) else None
 
-    def interface(self, profile: str | None = None, edit_gate: bool | None = None, aliases: Any = None) -> Interface:
+    def interface(self, profile: str | None = None, edit_gate: bool | None = None, aliases: object = None) -> Interface:
         name = profile_named(profile).name
         if name != "default":
             raise ValueError(f"procedural tasks have one interface (default); {name!r} would show files the agent has not opened")

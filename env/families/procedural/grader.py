@@ -33,8 +33,11 @@ from pydantic import BaseModel, Field
 W_CORRECTNESS, W_EFFICIENCY, W_ROBUSTNESS, W_REASONING = 0.4, 0.2, 0.2, 0.2
 
 
+ActKind = Literal["open", "edit", "test", "logs", "other"]
+
+
 class Act(BaseModel):
-    kind: Literal["open", "edit", "test", "logs", "other"]
+    kind: ActKind
     target: str = ""
 
 

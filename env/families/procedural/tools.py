@@ -156,7 +156,7 @@ class RunTestsShort(Tool):
 
     def run(self, ctx: ToolContext, args: RunTestsArgs) -> ToolResult:
         selected = select_tests(ctx, args.test_ids)
-        verdict = run_tests(ctx.runtime.sandbox, ctx.task, ctx.workspace.files(), selected, graded=False)
+        verdict = run_tests(ctx.runtime.sandbox, ctx.repo_task, ctx.workspace.files(), selected, graded=False)
         return ToolResult(output=short_report(verdict), data={"outcomes": dict(verdict.outcomes)}, verdict=verdict)
 
 
@@ -168,5 +168,5 @@ class SubmitShort(Tool):
     Args = SubmitArgs
 
     def run(self, ctx: ToolContext, args: SubmitArgs) -> ToolResult:
-        verdict = run_tests(ctx.runtime.sandbox, ctx.task, ctx.workspace.files())
+        verdict = run_tests(ctx.runtime.sandbox, ctx.repo_task, ctx.workspace.files())
         return ToolResult(output=short_report(verdict), verdict=verdict)

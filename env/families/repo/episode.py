@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from env import rewards
-from env.families.base import Episode, Turn
+from env.families.base import Episode, StateParts, Turn
 from env.families.repo.grader import RepoFacts, RepoGrade, grade_repo
 from env.graders.hypothesis import suspect_matches
 from env.interface import Interface
@@ -88,7 +88,10 @@ class RepoEpisode(Episode):
         """Called after every tool call that succeeded (a family that grades the trajectory records it)."""
 
     def runtime_tests(self) -> RepoVerdict:
-        return TOOLS["submit"].run(self.ctx, None).verdict
+        verdict = TOOLS["submit"].run(self.ctx, None).verdict
+        if verdict is None:  # submit always runs the tests
+            raise RuntimeError("the submit tool returned no verdict")
+        return verdict
 
     def _record_run(self, verdict: RepoVerdict) -> rewards.Breakdown:
         """Progress only beyond the best clean run so far: a run that ran every P2P test and broke none."""
@@ -181,7 +184,7 @@ class RepoEpisode(Episode):
             tool_result=self.last_data,
         )
 
-    def state_fields(self) -> dict[str, Any]:
+    def state_fields(self) -> StateParts:
         return {
             "attempts_used": int(self.submitted),
             "max_attempts": 1,

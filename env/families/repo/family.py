@@ -18,7 +18,7 @@ from env.project import RepoTask, load_repo_task
 from env.runtime import Runtime
 
 
-class RepoFamily(Family):
+class RepoFamily(Family[RepoTask]):
     name = "repo"
     description = "A repository whose FAIL_TO_PASS tests fail; fixed when they pass and PASS_TO_PASS still do"
     grader = staticmethod(grade_repo)
@@ -26,7 +26,7 @@ class RepoFamily(Family):
     def load(self, folder: Path, data: dict[str, Any]) -> RepoTask:
         return load_repo_task(folder, data)
 
-    def interface(self, profile: str | None = None, edit_gate: bool | None = None, aliases: Any = None) -> Interface:
+    def interface(self, profile: str | None = None, edit_gate: bool | None = None, aliases: object = None) -> Interface:
         chosen = profile_named(profile)
         return Interface.build(chosen, chosen.tools, edit_gate, aliases)
 
