@@ -1,6 +1,6 @@
 """The evaluation harness on the command line.
 
-    python -m env.eval run --agent NAME [--profile bash|pdb|pdb_shell|minimal] [--tasks ID ...] [--runs N] --out DIR [--url URL]
+    python -m env.eval run --agent NAME [--profile PROFILE] [--tasks ID ...] [--runs N] --out DIR [--url URL]
     python -m env.eval procedural --out DIR [--agents random heuristic oracle] [--seeds 5] [--splits train ood]
     python -m env.eval report DIR [DIR ...] [--out REPORT_DIR]
     python -m env.eval predictions DIR --agent NAME [--run 0] [--model NAME] > preds.jsonl   # SWE-bench format

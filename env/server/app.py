@@ -139,7 +139,7 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None, 
             "repository_tools": {t["function"]["name"]: t["function"]["description"] for t in tool_schemas()},
             "profiles": {name: p.description for name, p in PROFILES.items()},
             "reset_options": {
-                "profile": "default | bash | pdb | pdb_shell | minimal (the tool interface; see /tasks for each profile's tools)",
+                "profile": " | ".join(PROFILES) + " (the tool interface; see /tasks for each profile's tools)",
                 "edit_gate": "true/false: lock edit tools until a debugger command succeeds in the relay (default: on for pdb)",
                 "aliases": "{name: tool} added to the tool-name alias table",
             },

@@ -14,7 +14,7 @@ from env.families.base import TASKS_DIR, Family
 from env.families.classic.episode import ClassicEpisode
 from env.families.classic.grader import grade_episode
 from env.families.classic.task import TaskSpec
-from env.interface import CLASSIC_ACTIONS, CLASSIC_EXTRA, Interface, profile_named
+from env.interface import CLASSIC_ACTIONS, CLASSIC_EXTRA, PROFILES, Interface, profile_named
 from env.models import ACTION_TYPES, CLASSIC_TOOLS
 from env.runtime import Runtime
 
@@ -36,7 +36,8 @@ class ClassicFamily(Family[TaskSpec]):
     def interface(self, profile: str | None = None, edit_gate: bool | None = None, aliases: object = None) -> Interface:
         chosen = profile_named(profile)
         if chosen.name == "minimal":
-            raise ValueError("profile 'minimal' works on repository tasks; classic tasks accept: default, bash, pdb, pdb_shell")
+            served = ", ".join(name for name in PROFILES if name != "minimal")
+            raise ValueError(f"profile 'minimal' works on repository tasks; classic tasks accept: {served}")
         # the default profile keeps the reference environment's three actions, nothing else
         extra = () if chosen.name == "default" else tuple(t for t in chosen.tools if t in CLASSIC_EXTRA)
         return Interface.build(chosen, CLASSIC_ACTIONS + extra, edit_gate, aliases, own_actions=CLASSIC_ACTIONS)
