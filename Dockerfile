@@ -16,7 +16,10 @@ COPY tasks ./tasks
 COPY openenv.yaml README.md ./
 
 USER app
-ENV HOST=0.0.0.0 PORT=8000 PYTHONUNBUFFERED=1
+# The test environment repository runs need (pytest, nothing of the server), built now while PyPI is reachable;
+# at run time a missing one fails closed instead of being built (ENV_TEST_ENVS_BUILD=off).
+RUN python -m env.tasks prepare
+ENV HOST=0.0.0.0 PORT=8000 PYTHONUNBUFFERED=1 ENV_TEST_ENVS_BUILD=off
 EXPOSE 8000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD python -c "import os, sys, urllib.request; sys.exit(urllib.request.urlopen(f'http://127.0.0.1:{os.environ.get(\"PORT\", \"8000\")}/health', timeout=4).status != 200)"

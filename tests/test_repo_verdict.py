@@ -301,3 +301,90 @@ def test_the_test_patch_names_test_files_too(tmp_path):
     folder = repo_fixture.write_task(tmp_path / "patched", FAIL_TO_PASS=["tests/test_other.py::test_x"], PASS_TO_PASS=[])
     (folder / "test_patch.diff").write_text(patch, encoding="utf-8")
     assert load_repo_task(folder).test_directives == ["tests/test_cart.py", "tests/test_new.py", "tests/test_other.py"]
+
+
+LIBRARY = '''"""lib docs"""
+__version__ = "1.2.3"
+__all__ = ["ident", "make_uuid", "parse", "half"]
+import fractions
+import uuid
+
+
+def ident(x):
+    return x
+
+
+def make_uuid():
+    return uuid.UUID(int=5)
+
+
+def parse(pattern, text):
+    return bool(pattern.match(text)), pattern
+
+
+def half(x):
+    return x / 2 if isinstance(x, fractions.Fraction) else None
+'''
+WHAT_REAL_TESTS_DO = '''import fractions, re, uuid
+import lib
+from lib import half, ident, make_uuid, parse
+
+
+def test_module_metadata():
+    assert lib.__version__ == "1.2.3" and "ident" in lib.__all__ and lib.__doc__ == "lib docs"
+    assert lib.__file__.endswith("lib/__init__.py")
+
+
+def test_values_cross_with_their_types():
+    assert ident(uuid.UUID(int=3)) == uuid.UUID(int=3) and make_uuid() == uuid.UUID(int=5)
+    assert half(fractions.Fraction(1, 3)) == fractions.Fraction(1, 6)
+    matched, pattern = parse(re.compile("a+", re.I), "AAA")
+    assert matched and pattern == re.compile("a+", re.I)
+    assert ident(re.compile(b"x")).pattern == b"x"
+'''
+
+
+def test_what_real_suites_pass_and_read_crosses(runtime, tmp_path):
+    """Module metadata and the value types real suites use (UUID, Fraction, compiled patterns) work under the split."""
+    files = {"lib/__init__.py": LIBRARY, "tests/test_real.py": WHAT_REAL_TESTS_DO}
+    ids = ["tests/test_real.py::test_module_metadata", "tests/test_real.py::test_values_cross_with_their_types"]
+    task = load_repo_task(repo_fixture.write_task(tmp_path / "real", files, files, FAIL_TO_PASS=ids, PASS_TO_PASS=[]))
+    verdict = run_tests(runtime.sandbox, task, files)
+    assert verdict.outcomes == {i: "PASSED" for i in ids}, verdict.excerpts
+
+
+CLI_TESTS = '''import os, runpy, subprocess, sys
+import lib
+
+
+def test_runs_the_project_as_a_program():
+    subprocess.run([sys.executable, "-c", "print(1)"], check=True)
+
+
+def test_runs_a_project_file():
+    runpy.run_path(lib.__file__)
+
+
+def test_reads_a_project_file():
+    with open(lib.__file__) as handle:
+        assert handle.read()
+
+
+def test_still_reads_its_own_tree():
+    with open(__file__) as handle:
+        assert "lib" in handle.read() and lib.__version__ == "1.2.3"
+'''
+
+
+def test_the_trusted_process_never_runs_or_reads_the_project(runtime, tmp_path):
+    """A CLI test, a runpy of a project file or reading one would run (or expose) the agent's code outside the sandbox:
+    each is refused and fails with a message that says why; the test's own tree stays readable."""
+    files = {"lib/__init__.py": LIBRARY, "tests/test_cli.py": CLI_TESTS}
+    ids = [f"tests/test_cli.py::{name}" for name in ("test_runs_the_project_as_a_program", "test_runs_a_project_file", "test_reads_a_project_file")]
+    own = "tests/test_cli.py::test_still_reads_its_own_tree"
+    task = load_repo_task(repo_fixture.write_task(tmp_path / "cli", files, files, FAIL_TO_PASS=ids, PASS_TO_PASS=[own]))
+    verdict = run_tests(runtime.sandbox, task, files)
+    assert verdict.outcomes == {**{i: "FAILED" for i in ids}, own: "PASSED"}, verdict.excerpts
+    assert "Refused: the trusted test process runs no program and reads no project file (subprocess.Popen)" in verdict.excerpts[ids[0]]
+    for test in ids[1:]:
+        assert "the trusted test process runs no program and reads no project file (open " in verdict.excerpts[test]

@@ -305,6 +305,17 @@ def _special(value, kind):
     decimal = sys.modules.get("decimal")
     if decimal is not None and kind is decimal.Decimal:
         return '{"D":' + quote(str(value)) + "}"
+    # Exact types only: a project subclass keeps its own methods, so it stays a handle.
+    uuid = sys.modules.get("uuid")
+    if uuid is not None and kind is uuid.UUID:
+        return '{"U":' + quote(value.hex) + "}"
+    fractions = sys.modules.get("fractions")
+    if fractions is not None and kind is fractions.Fraction:
+        return '{"Q":[%s,%s]}' % (quote(str(value.numerator)), quote(str(value.denominator)))
+    re = sys.modules.get("re")
+    if re is not None and kind is re.Pattern:
+        pattern = value.pattern
+        return '{"R":[%s,%d,%s]}' % (quote(pattern if type(pattern) is str else bytes.decode(pattern, "latin-1")), value.flags, "true" if type(pattern) is bytes else "false")
     return None
 
 
@@ -341,6 +352,18 @@ def _repo_decode(value, handles):
             import decimal
 
             return decimal.Decimal(rest[0])
+        if tag == "U":
+            import uuid
+
+            return uuid.UUID(hex=rest[0])
+        if tag == "Q":
+            import fractions
+
+            return fractions.Fraction(int(rest[0]), int(rest[1]))
+        if tag == "R":
+            import re
+
+            return re.compile(rest[0].encode("latin-1") if rest[2] else rest[0], rest[1])
         raise ValueError("unknown value tag " + repr(tag))
     return value
 

@@ -148,6 +148,7 @@ def run_tests(sandbox: Sandbox, task: RepoTask, files: Files, select: list[str] 
             "deadline": deadline,
             "wall_seconds": sandbox.limits.wall_seconds,
             "reply_bytes": sandbox.limits.reply_bytes,
+            "scratch": sandbox.tmp_root,  # where the sandbox's copy of the project lives: the host never opens it
         }
         status_r, status_w = os.pipe()
         stop = threading.Event()

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from . import guard
 from .channel import Channel
 from .split import Remote
 
@@ -95,6 +96,7 @@ def host(request: dict[str, Any], result_fd: int, req_w: int, resp_r: int, statu
         out.flush()
 
     sys.dont_write_bytecode = True
+    guard.install(request["scratch"], os.getcwd())
     channel = Channel(req_w, resp_r, status_r, request["pid"], request["deadline"], request["wall_seconds"], request["reply_bytes"])
     try:
         remote = Remote(channel)

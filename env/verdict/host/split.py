@@ -20,12 +20,15 @@ from __future__ import annotations
 import builtins
 import datetime as dt
 import decimal
+import fractions
 import importlib.abc
 import importlib.machinery
 import importlib.util
 import operator
+import re
 import sys
 import types
+import uuid
 from typing import Any
 
 from .channel import Channel, RemoteError, RunAborted
@@ -117,6 +120,13 @@ class Remote:
             return {None: ("tz", offset.days, offset.seconds, value.tzname(None))}
         if kind is decimal.Decimal:
             return {None: ("D", str(value))}
+        if kind is uuid.UUID:
+            return {None: ("U", value.hex)}
+        if kind is fractions.Fraction:
+            return {None: ("Q", str(value.numerator), str(value.denominator))}
+        if kind is re.Pattern:
+            text = value.pattern
+            return {None: ("R", text if isinstance(text, str) else text.decode("latin-1"), value.flags, isinstance(text, bytes))}
         raise CannotPass(
             f"cannot pass a {kind.__name__} to the project's code: tests may pass only plain data and "
             "objects the project returned (the code runs in a separate sandbox process)"
@@ -144,6 +154,13 @@ class Remote:
             return str(value["B"]).encode("latin-1")
         if "D" in value:
             return decimal.Decimal(value["D"])
+        if "U" in value:
+            return uuid.UUID(hex=value["U"])
+        if "Q" in value:
+            return fractions.Fraction(int(value["Q"][0]), int(value["Q"][1]))
+        if "R" in value:
+            text, flags, binary = value["R"]
+            return re.compile(text.encode("latin-1") if binary else text, flags)
         if "da" in value:
             return dt.date.fromisoformat(value["da"])
         if "td" in value:
@@ -502,6 +519,15 @@ class RemoteClass(RemoteObject):
             return False
 
 
+# A project module's metadata that tests read (``pkg.__version__``, ``mod.__all__``, ``mod.__file__``), from the
+# sandbox's module; other dunders are the import machinery's, kept here. ``__file__`` names a file in the sandbox,
+# which this process never opens (``guard``'s audit hook refuses it).
+MODULE_METADATA = frozenset({
+    "__file__", "__version__", "__version_info__", "__all__", "__doc__", "__author__", "__license__", "__copyright__",
+    "__email__", "__title__", "__url__", "__description__",
+})  # fmt: skip
+
+
 class RemoteModule(types.ModuleType):
     """A project module: attributes are read from (and written to) the sandbox's module."""
 
@@ -512,13 +538,15 @@ class RemoteModule(types.ModuleType):
 
     def __getattr__(self, name: str) -> Any:
         __tracebackhide__ = True
-        if _local_only(name):
+        if _local_only(name) and name not in MODULE_METADATA:
             raise AttributeError(name)
         return self._adbg_remote.op("getattr", self, name)
 
     def __getattribute__(self, name: str) -> Any:
         if name == "__dict__":  # what monkeypatch reads to restore an attribute: the sandbox's module
             return _ModuleDict(types.ModuleType.__getattribute__(self, "__dict__"), self)
+        if name == "__doc__":  # ModuleType has its own (None): the project's is the one tests read
+            return types.ModuleType.__getattribute__(self, "__getattr__")(name)
         return types.ModuleType.__getattribute__(self, name)
 
     def __setattr__(self, name: str, value: Any) -> None:
