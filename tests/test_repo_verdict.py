@@ -124,13 +124,16 @@ def test_src_layout_with_pythonpath(runtime, tmp_path):
     assert run_tests(runtime.sandbox, task, task.gold_files).outcomes == {t: "PASSED" for t in ALL}
 
 
-def test_passing_a_test_defined_function_is_a_clear_error(runtime, tmp_path):
+def test_passing_a_test_defined_object_is_a_clear_error(runtime, tmp_path):
     files = repo_fixture.buggy_files()
-    files["tests/test_cart.py"] += "\n\ndef test_callback():\n    Cart('x', []).add(lambda: 1)\n"
+    files["tests/test_cart.py"] += "\n\nclass Thing:\n    pass\n\n\ndef test_thing():\n    Cart('x', []).add(Thing())\n"
     task = load_repo_task(repo_fixture.write_task(tmp_path / "cb", files, {**repo_fixture.gold_files(), "tests/test_cart.py": files["tests/test_cart.py"]}))
-    verdict = run_tests(runtime.sandbox, task, task.files, ["tests/test_cart.py::test_callback"])
-    assert verdict.outcomes == {"tests/test_cart.py::test_callback": "FAILED"}
-    assert "cannot pass a function to the project's code" in verdict.excerpts["tests/test_cart.py::test_callback"]
+    verdict = run_tests(runtime.sandbox, task, task.files, ["tests/test_cart.py::test_thing"])
+    assert verdict.outcomes == {"tests/test_cart.py::test_thing": "FAILED"}
+    assert (
+        "CannotPass: cannot pass a Thing to the project's code: tests may pass plain data, functions (called back here) and objects "
+        "the project returned (the code runs in a separate sandbox process)"
+    ) in verdict.excerpts["tests/test_cart.py::test_thing"]
 
 
 def test_host_runs_cold_too(runtime, task, monkeypatch):
@@ -388,3 +391,87 @@ def test_the_trusted_process_never_runs_or_reads_the_project(runtime, tmp_path):
     assert "Refused: the trusted test process runs no program and reads no project file (subprocess.Popen)" in verdict.excerpts[ids[0]]
     for test in ids[1:]:
         assert "the trusted test process runs no program and reads no project file (open " in verdict.excerpts[test]
+
+
+CALLBACK_LIB = '''import warnings
+
+
+def apply(fn, *args, **kwargs):
+    return fn(*args, **kwargs)
+
+
+def retry(fn, times):
+    for _ in range(times):
+        try:
+            return fn()
+        except Exception:
+            pass
+    return "gave up"
+
+
+class Base:
+    def hook(self):
+        return "base"
+
+    def run(self):
+        return self.hook() + "!"
+
+
+class ProjectWarning(UserWarning):
+    pass
+
+
+def old(x):
+    warnings.warn("old() is deprecated", DeprecationWarning, stacklevel=2)
+    warnings.warn("careful", ProjectWarning)
+    return x
+'''
+CALLBACK_TESTS = '''import pytest
+import lib
+from lib import Base, apply, old, retry
+
+
+def test_functions_are_called_back():
+    assert apply(lambda v: v + 1, 1) == 2
+    assert apply(len, [1, 2, 3]) == 3 and apply(int, "7") == 7
+    assert apply(lambda: apply(lambda: "nested")) == "nested"  # the callback calls the project, which calls back
+
+
+def test_a_callback_sees_project_objects():
+    assert apply(lambda b: b.run(), Base()) == "base!"
+
+
+def test_subclasses_of_project_classes():
+    class Mine(Base):
+        greeting = "hi"
+
+        def hook(self):
+            return self.greeting
+
+    assert Mine().run() == "hi!" and isinstance(Mine(), Base)
+
+
+def test_warnings_reach_the_test():
+    with pytest.warns(lib.ProjectWarning, match="careful"):
+        assert old(1) == 1
+    with pytest.deprecated_call():
+        old(2)
+
+
+def test_pytest_fail_in_a_callback_is_the_test_outcome():
+    retry(lambda: pytest.fail("checked in the callback"), 3)  # the project swallows Exception, not the outcome
+'''
+
+
+def test_callbacks_subclasses_and_warnings(runtime, tmp_path):
+    """The test's functions are called back in the trusted process, test classes subclass project classes, the
+    project's warnings reach pytest.warns; and a pytest.fail inside a callback stays the test's outcome even when the
+    project swallows every Exception."""
+    files = {"lib/__init__.py": CALLBACK_LIB, "tests/test_cb.py": CALLBACK_TESTS}
+    ok = ["test_functions_are_called_back", "test_a_callback_sees_project_objects", "test_subclasses_of_project_classes", "test_warnings_reach_the_test"]
+    ids = [f"tests/test_cb.py::{n}" for n in ok]
+    failing = "tests/test_cb.py::test_pytest_fail_in_a_callback_is_the_test_outcome"
+    task = load_repo_task(repo_fixture.write_task(tmp_path / "cb", files, files, FAIL_TO_PASS=[failing], PASS_TO_PASS=ids))
+    verdict = run_tests(runtime.sandbox, task, files)
+    assert verdict.outcomes == {**{i: "PASSED" for i in ids}, failing: "FAILED"}, verdict.excerpts
+    assert "checked in the callback" in verdict.excerpts[failing]

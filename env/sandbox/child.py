@@ -319,20 +319,27 @@ def _special(value, kind):
     return None
 
 
-def _repo_decode(value, handles):
+def _repo_decode(value, state):
+    handles = state["handles"]
     kind = type(value)
     if kind is list:
-        return [_repo_decode(v, handles) for v in value]
+        return [_repo_decode(v, state) for v in value]
     if kind is tuple:
-        return tuple(_repo_decode(v, handles) for v in value)
+        return tuple(_repo_decode(v, state) for v in value)
     if kind is set or kind is frozenset:
-        return kind(_repo_decode(v, handles) for v in value)
+        return kind(_repo_decode(v, state) for v in value)
     if kind is dict:  # every dict arrives wrapped as {None: (tag, payload...)}
         tag, *rest = value[None]
         if tag == "d":
-            return {_repo_decode(k, handles): _repo_decode(v, handles) for k, v in rest[0]}
+            return {_repo_decode(k, state): _repo_decode(v, state) for k, v in rest[0]}
         if tag == "h":
             return handles[rest[0]]
+        if tag == "cb":
+            return _callback(state, rest[0], rest[1])
+        if tag == "bi":
+            import builtins
+
+            return getattr(builtins, rest[0])
         import datetime as dt
 
         if tag in ("dt", "ti"):
@@ -368,6 +375,57 @@ def _repo_decode(value, handles):
     return value
 
 
+class _TestOutcome(BaseException):
+    """The test's own outcome (pytest.fail, skip) raised in a function of the test's that the project called."""
+
+
+def _callback(state, number, name):
+    """A function of the test's: calling it asks the trusted process to run it, and serves the project's requests
+    that call makes meanwhile (it may call the project back)."""
+    import builtins
+
+    def call(*args, **kwargs):
+        cid = state["next_cid"] = state["next_cid"] + 1
+        quote = __import__("_json").encode_basestring_ascii
+        encoder = _RepoEncoder(state)
+        pairs = ",".join("[" + quote(str(k)) + "," + encoder.encode(v) + "]" for k, v in kwargs.items())
+        sys.stdout.flush()
+        _send('{"cb":%d,"cid":%d,"a":%s,"k":[%s]}' % (number, cid, encoder.encode(list(args)), pairs))
+        while True:
+            message = _recv()
+            if message.get("cid") == cid:
+                break
+            _serve_one(message, state)  # the test's function called the project: answer, then keep waiting
+        if "exc" in message:
+            exc_type, text = message["exc"]
+            cls = getattr(builtins, str(exc_type), None)
+            if exc_type == "BaseException":
+                raise _TestOutcome(str(text))  # pytest.fail, skip ...: the test's outcome, not the project's to catch
+            raise (cls if isinstance(cls, type) and issubclass(cls, Exception) else Exception)(str(text))
+        return _repo_decode(message["ok"], state)
+
+    call.__name__ = call.__qualname__ = str(name)[:100]
+    return call
+
+
+def _subclass(name, bases, attrs):
+    """A test's subclass of project classes: a real class here, whose methods the test defined run in the trusted
+    process (each is a callback, given this instance as a project object)."""
+    made = {}
+    for key, (kind, value) in attrs.items():
+        if kind == "method":
+            made[key] = (lambda fn: lambda self, *a, **k: fn(self, *a, **k))(value)
+        elif kind == "static":
+            made[key] = staticmethod(value)
+        elif kind == "class":
+            made[key] = classmethod((lambda fn: lambda cls, *a, **k: fn(cls, *a, **k))(value))
+        elif kind == "property":
+            made[key] = property((lambda fn: lambda self: fn(self))(value))
+        else:
+            made[key] = value
+    return type(str(name), tuple(bases), made)
+
+
 def _repo_ops():
     import importlib
     import operator
@@ -391,6 +449,7 @@ def _repo_ops():
     )
     ops["import"] = importlib.import_module
     ops["data"] = _as_data
+    ops["subclass"] = _subclass
     return ops
 
 
@@ -461,26 +520,51 @@ def _load_repo(setup):
     return root + os.sep
 
 
+MAX_WARNINGS = 100
+
+
+def _serve_one(request, state):
+    """Apply one operation and reply: its value or the project's exception, with the warnings it raised."""
+    import warnings
+
+    rid = request["id"]
+    caught = []
+    try:
+        fn = state["ops"][request["name"]]
+        args = _repo_decode(request.get("args", ()), state)
+        kwargs = _repo_decode(request.get("kwargs", {None: ("d", [])}), state)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")  # the trusted process's filters decide what each one does there
+            result = fn(*args, **kwargs)
+        reply = '{"id":%d,"ok":%s' % (rid, _RepoEncoder(state).encode(result))
+    except BaseException as exc:  # the project's exceptions are data for the tests
+        reply = _repo_exception(rid, exc, state, state["root"])[:-1]
+    sys.stdout.flush()
+    _send(reply + _warnings(caught) + "}")
+
+
+def _warnings(caught):
+    if not caught:
+        return ""
+    quote = __import__("_json").encode_basestring_ascii
+    items = []
+    for w in caught[:MAX_WARNINGS]:
+        category = w.category if isinstance(w.category, type) and issubclass(w.category, Warning) else UserWarning
+        items.append("[%s,%s,%s,%d]" % (__import__("json").dumps(_chain(category)), quote(_safe_str(w.message)[:2000]),
+                                        quote(str(w.filename)[:300]), int(w.lineno or 0)))
+    return ',"w":[' + ",".join(items) + "]"
+
+
 def _serve_repo(root):
-    state = {"handles": {}, "ids": {}}
-    ops = _repo_ops()
+    state = {"handles": {}, "ids": {}, "ops": _repo_ops(), "root": root, "next_cid": 0}
     while True:
         try:
             request = _recv()
         except EOFError:
             return
-        rid = request["id"]
-        if request["op"] == "exit":
+        if request.get("op") == "exit":
             return
-        try:
-            fn = ops[request["name"]]
-            args = _repo_decode(request.get("args", ()), state["handles"])
-            kwargs = _repo_decode(request.get("kwargs", {None: ("d", [])}), state["handles"])
-            reply = '{"id":%d,"ok":%s}' % (rid, _RepoEncoder(state).encode(fn(*args, **kwargs)))
-        except BaseException as exc:  # the project's exceptions are data for the tests
-            reply = _repo_exception(rid, exc, state, root)
-        sys.stdout.flush()
-        _send(reply)
+        _serve_one(request, state)
 
 
 def _run_repo(setup):

@@ -42,12 +42,18 @@ class Channel:
         self.timed_out = False
         self._buffer = b""
 
-    def op(self, name: str, args: tuple[Any, ...], kwargs: Any) -> Any:
+    def op(self, name: str, args: tuple[Any, ...], kwargs: Any) -> dict[str, Any]:
+        """One operation; its reply (``ok``: the value, ``w``: warnings it raised). The project's exception raises
+        :class:`RemoteError`. While it runs, the project may call the test's functions back (``on_callback``)."""
         if self.aborted:
             raise RunAborted(f"not run: {self.aborted}")
         rid = secrets.randbits(62) + 1
         self._send({"id": rid, "op": "op", "name": name, "args": args, "kwargs": kwargs})
         return self._receive(rid)
+
+    def on_callback(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Run a test function the project called (``cb``: its number, ``a``/``k``: its arguments); the reply to send."""
+        raise RunAborted("the project called back a function this run never passed it")
 
     def _send(self, message: dict[str, Any]) -> None:
         data = marshal.dumps(message)
@@ -74,19 +80,23 @@ class Channel:
         data, self._buffer = self._buffer[:n], self._buffer[n:]
         return data
 
-    def _receive(self, rid: int) -> Any:
-        size = int.from_bytes(self._read_exact(4), "big")
-        if size > self.reply_bytes:
-            raise self._abort(f"a reply of {size} bytes exceeds the {self.reply_bytes}-byte limit")
-        try:
-            reply = json.loads(self._read_exact(size))
-        except (ValueError, RecursionError):
-            raise self._abort("the code's process sent a malformed reply") from None
-        if not isinstance(reply, dict) or reply.get("id") != rid:
-            raise self._abort("the code's process sent a reply that does not match the request")
-        if "exc" in reply:
-            raise RemoteError(str(reply.get("exc")), str(reply.get("msg")), str(reply.get("tb")), reply)
-        return reply.get("ok")
+    def _receive(self, rid: int) -> dict[str, Any]:
+        while True:
+            size = int.from_bytes(self._read_exact(4), "big")
+            if size > self.reply_bytes:
+                raise self._abort(f"a reply of {size} bytes exceeds the {self.reply_bytes}-byte limit")
+            try:
+                reply = json.loads(self._read_exact(size))
+            except (ValueError, RecursionError):
+                raise self._abort("the code's process sent a malformed reply") from None
+            if isinstance(reply, dict) and "cb" in reply and "id" not in reply:
+                self._send(self.on_callback(reply))  # then keep waiting for this request's own reply
+                continue
+            if not isinstance(reply, dict) or reply.get("id") != rid:
+                raise self._abort("the code's process sent a reply that does not match the request")
+            if "exc" in reply:
+                raise RemoteError(str(reply.get("exc")), str(reply.get("msg")), str(reply.get("tb")), reply)
+            return reply
 
     def _how_it_ended(self) -> str:
         """The server's account of the child's end (it writes it once the child is gone), else the plain fact."""

@@ -29,6 +29,8 @@ import re
 import sys
 import types
 import uuid
+import warnings
+from collections.abc import Callable
 from typing import Any
 
 from .channel import Channel, RemoteError, RunAborted
@@ -62,6 +64,11 @@ class Remote:
         self.ops = 0  # requests sent: a test that sends none never touched the project
         self._proxies: dict[int, Any] = {}
         self._exceptions: dict[str, type[BaseException]] = {}
+        # The test's functions the project may call back, by number; kept for the run (the project may keep them).
+        self._callbacks: dict[int, Callable[..., Any]] = {}
+        self._callback_numbers: dict[int, int] = {}
+        self._outcome: BaseException | None = None  # a callback's pytest.fail or skip, raised when its operation ends
+        run.on_callback = self.callback  # type: ignore[method-assign]  # the channel asks this run's Remote
 
     # -- requests -------------------------------------------------------------------------
 
@@ -71,12 +78,51 @@ class Remote:
         wire_kwargs = {None: ("d", [(k, self.encode(v)) for k, v in kwargs.items()])}
         self.ops += 1
         try:
-            raw = self.run.op(name, wire_args, wire_kwargs)
+            reply = self.run.op(name, wire_args, wire_kwargs)
         except RemoteError as exc:
+            self.replay_warnings(exc.reply.get("w"))
+            if self._outcome is not None:
+                outcome, self._outcome = self._outcome, None
+                raise outcome from None
             raise self.exception(exc) from None
         except RunAborted as exc:
             raise ProjectStopped(str(exc)) from None
-        return self.decode(raw)
+        self.replay_warnings(reply.get("w"))
+        if self._outcome is not None:
+            outcome, self._outcome = self._outcome, None
+            raise outcome
+        return self.decode(reply.get("ok"))
+
+    def callback(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The project called a function the test passed it: run it here (it is the test's code), reply with its
+        value, or with its exception's type and message (the project sees a builtin of that type, or Exception)."""
+        cid = request.get("cid")
+        function = self._callbacks.get(int(request.get("cb", 0)))
+        if function is None:
+            return {"cid": cid, "exc": ("RuntimeError", "no such function was passed to the project")}
+        try:
+            args = self.decode(request.get("a", []))
+            kwargs = {str(k): self.decode(v) for k, v in request.get("k", [])}
+            return {"cid": cid, "ok": self.encode(function(*args, **kwargs))}
+        except ProjectStopped:
+            raise
+        except Exception as exc:  # the test's own failure (an assertion in its callback) reaches the project
+            return {"cid": cid, "exc": (type(exc).__name__, str(exc)[:2000])}
+        except BaseException as exc:  # pytest.fail / skip, exits: the test's outcome, whatever the project does with it
+            self._outcome = self._outcome or exc
+            return {"cid": cid, "exc": ("BaseException", str(exc)[:2000])}
+
+    def replay_warnings(self, caught: Any) -> None:
+        """Warnings the project raised during one operation, raised again here: the test's filters decide
+        (``pytest.warns``, ``-W error``), as they would in process."""
+        for chain, message, filename, lineno in caught or []:
+            category = self.exception_class(list(chain)) if chain else UserWarning
+            if not (isinstance(category, type) and issubclass(category, Warning)):
+                category = UserWarning
+            instance = category(str(message))
+            if isinstance(instance, StandIn):
+                instance._adbg_message = str(message)  # what str() of a stand-in shows, and pytest.warns(match=) reads
+            warnings.warn_explicit(instance, category, str(filename), int(lineno))
 
     def install(self, names: set[str]) -> ProjectFinder:
         """Route imports of the project's top-level ``names`` to the sandbox.
@@ -127,10 +173,21 @@ class Remote:
         if kind is re.Pattern:
             text = value.pattern
             return {None: ("R", text if isinstance(text, str) else text.decode("latin-1"), value.flags, isinstance(text, bytes))}
+        if getattr(builtins, getattr(value, "__name__", ""), None) is value:
+            return {None: ("bi", value.__name__)}  # len, int, ValueError ...: the sandbox's own builtin
+        if callable(value) and not isinstance(value, type):
+            return {None: ("cb", self._register(value), str(getattr(value, "__name__", "function"))[:100])}
         raise CannotPass(
-            f"cannot pass a {kind.__name__} to the project's code: tests may pass only plain data and "
-            "objects the project returned (the code runs in a separate sandbox process)"
+            f"cannot pass a {kind.__name__} to the project's code: tests may pass plain data, functions (called back "
+            "here) and objects the project returned (the code runs in a separate sandbox process)"
         )
+
+    def _register(self, function: Callable[..., Any]) -> int:
+        number = self._callback_numbers.get(id(function))
+        if number is None:
+            number = self._callback_numbers[id(function)] = len(self._callbacks) + 1
+            self._callbacks[number] = function
+        return number
 
     # -- sandbox -> test side ---------------------------------------------------------------
 
@@ -500,9 +557,23 @@ for _cls in (RemoteList, RemoteDict, RemoteSet):
 
 
 class RemoteClass(RemoteObject):
-    """A project class: calling it constructs in the sandbox; ``isinstance`` asks the sandbox."""
+    """A project class: calling it constructs in the sandbox; ``isinstance`` asks the sandbox.
+
+    ``class Mine(ProjectBase): ...`` in a test makes a real subclass in the sandbox whose methods the test defined
+    are callbacks: the project's code calls them on its own instances, and they run here, given a proxy of it.
+    """
 
     __slots__ = ()
+
+    def __new__(cls, *args: Any) -> Any:
+        if len(args) == 3 and isinstance(args[0], str) and isinstance(args[1], tuple) and isinstance(args[2], dict):
+            return _subclass(*args)  # a class statement with project bases
+        return super().__new__(cls)
+
+    def __init__(self, *args: Any) -> None:
+        if len(args) == 3 and isinstance(args[0], str) and isinstance(args[1], tuple):
+            return  # made by __new__
+        super().__init__(*args)
 
     def __instancecheck__(self, obj: Any) -> bool:
         __tracebackhide__ = True
@@ -526,6 +597,26 @@ MODULE_METADATA = frozenset({
     "__file__", "__version__", "__version_info__", "__all__", "__doc__", "__author__", "__license__", "__copyright__",
     "__email__", "__title__", "__url__", "__description__",
 })  # fmt: skip
+
+
+def _subclass(name: str, bases: tuple[Any, ...], namespace: dict[str, Any]) -> Any:
+    __tracebackhide__ = True
+    remote = next(b._adbg_remote for b in bases if isinstance(b, RemoteClass))
+    attrs: dict[str, tuple[str, Any]] = {}
+    for key, value in namespace.items():
+        if key in ("__module__", "__qualname__", "__classcell__", "__doc__") or key.startswith("_adbg_"):
+            continue
+        if isinstance(value, staticmethod):
+            attrs[key] = ("static", value.__func__)
+        elif isinstance(value, classmethod):
+            attrs[key] = ("class", value.__func__)
+        elif isinstance(value, property) and value.fget is not None:
+            attrs[key] = ("property", value.fget)
+        elif isinstance(value, types.FunctionType):
+            attrs[key] = ("method", value)
+        else:
+            attrs[key] = ("value", value)
+    return remote.op("subclass", name, bases, attrs)
 
 
 class RemoteModule(types.ModuleType):
