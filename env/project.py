@@ -72,6 +72,10 @@ class RepoTask(BaseModel):
     repo: str = Field("", description="owner/name of the upstream repository, if imported")
     base_commit: str = ""
     mechanism: list[str] = Field(default_factory=list, description="The gold fix's mechanism(s), from env.graders.mechanisms (a submit's `mechanism` is scored against it)")
+    sandboxed: list[str] = Field(
+        default_factory=list,
+        description="Tests the split verdict cannot run: they run with the project in the sandbox, forgeable in principle (see trusted)",
+    )
     folder: Path
 
     @field_validator("mechanism")
@@ -99,6 +103,11 @@ class RepoTask(BaseModel):
     def tests_total(self) -> int:
         return len(self.fail_to_pass) + len(self.pass_to_pass)
 
+    @property
+    def trusted(self) -> bool:
+        """Every FAIL_TO_PASS test runs under the split: no code of the agent's can forge what resolves the task."""
+        return not set(self.fail_to_pass) & set(self.sandboxed)
+
     def summary(self) -> dict[str, Any]:
         return {
             "id": self.id,
@@ -110,6 +119,7 @@ class RepoTask(BaseModel):
             "tests_total": self.tests_total,
             "description": self.problem_statement,
             "tags": self.tags,
+            "trusted": self.trusted,
         }
 
     # -- files ----------------------------------------------------------------------------

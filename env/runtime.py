@@ -36,6 +36,8 @@ class Runtime:
         judge_slots: int | None = None, secret: ServerSecret | None = None,
     ):
         self.registry = registry
+        # Rewards of tasks whose FAIL_TO_PASS tests run sandboxed (forgeable in principle) are paid only when asked.
+        self.allow_sandboxed_reward = os.environ.get("ENV_ALLOW_SANDBOXED_REWARD", "0") == "1"
         # What decides a verdict (the race check's scenarios) derives from this and the episode's seed, never the seed alone.
         self.secret = secret or ServerSecret.from_env()
         self.sandbox = sandbox

@@ -24,7 +24,8 @@ from env.families.procedural.model import BUG_TYPES, PRESETS, SPLIT_BASE, SPLIT_
 from env.families.procedural.validate import check
 from env.patches import touched
 from env.project import load_repo_task
-from env.verdict.repo_judge import resolution, run_tests
+from env.verdict.outcome import resolution
+from env.verdict.repo_judge import run_tests
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -71,7 +71,7 @@ def test_a_broken_pass_to_pass_test_costs_its_share(episode):
 def test_submitting_nothing_scores_exactly_zero(episode):
     obs = act(episode, action_type="submit")
     assert obs.done and obs.grader_score == 0.0 and obs.reward == 0.0
-    assert obs.info == {"model_patch": "", "resolved": False}
+    assert obs.info == {"trust": "split", "model_patch": "", "resolved": False}
 
 
 def test_give_up_scores_exactly_zero_even_after_a_fix(episode):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from env import rewards
 from env.families.repo.grader import RepoFacts, grade_repo, localisation
 from env.patches import Location
-from env.verdict.repo_judge import resolution
+from env.verdict.outcome import resolution
 
 GOLD = [Location(file="a.py", function="f", start=10, end=12), Location(file="b.py", function="g", start=5, end=5)]
 

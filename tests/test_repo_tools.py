@@ -34,7 +34,7 @@ def ok(episode, **fields) -> str:
 
 def err(episode, **fields) -> str:
     obs = act(episode, **fields)
-    assert obs.error is not None and obs.info == {"error": obs.error}
+    assert obs.error is not None and obs.info == {"error": obs.error, "trust": "split"}
     assert obs.tool_output is None and not obs.done
     return obs.error
 

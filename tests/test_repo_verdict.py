@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from env.project import load_repo_task
-from env.verdict.repo_judge import resolution, run_tests
+from env.verdict.outcome import resolution
+from env.verdict.repo_judge import run_tests
 from env.verdict.testenv import PYTEST
 from tests import repo_fixture
 
@@ -475,3 +476,52 @@ def test_callbacks_subclasses_and_warnings(runtime, tmp_path):
     verdict = run_tests(runtime.sandbox, task, files)
     assert verdict.outcomes == {**{i: "PASSED" for i in ids}, failing: "FAILED"}, verdict.excerpts
     assert "checked in the callback" in verdict.excerpts[failing]
+
+
+ENUM_LIB = "import enum\n\n\nclass Color(enum.Enum):\n    RED = 1\n\n\ndef name(color):\n    return color.name.lower()\n"
+ENUM_TESTS = (
+    "import enum\nfrom lib import Color, name\n\n\ndef test_is_an_enum():\n    assert issubclass(Color, enum.Enum)\n\n\n"
+    "def test_name():\n    assert name(Color.RED) == 'red'\n"
+)
+FORGER = (  # where pytest shares its process (a sandboxed run), every report it makes from now on says "passed"
+    "try:\n    import _pytest.reports\nexcept ImportError:\n    _pytest = None\n\n\n"
+    "def _passed(self, *args, **kwargs):\n    _made(self, *args, **kwargs)\n    self.outcome = 'passed'\n\n\n"
+    "if _pytest is not None:\n    _made = _pytest.reports.TestReport.__init__\n    _pytest.reports.TestReport.__init__ = _passed\n"
+)
+
+
+def sandboxed_task(tmp_path, lib: str):
+    files = {"lib/__init__.py": lib, "tests/test_enum.py": ENUM_TESTS}
+    boxed, split = "tests/test_enum.py::test_is_an_enum", "tests/test_enum.py::test_name"
+    return load_repo_task(repo_fixture.write_task(tmp_path / "enum", files, files, FAIL_TO_PASS=[split], PASS_TO_PASS=[boxed], sandboxed=[boxed])), boxed, split
+
+
+def test_a_test_the_split_cannot_run_runs_sandboxed_and_says_so(runtime, tmp_path):
+    """issubclass(ProjectClass, enum.Enum) needs the real class: the task declares that test sandboxed; it runs with the
+    project in the sandbox, and its result is marked so. The task stays trusted: its FAIL_TO_PASS test runs split."""
+    task, boxed, split = sandboxed_task(tmp_path, ENUM_LIB)
+    assert task.trusted and task.summary()["trusted"] is True
+    verdict = run_tests(runtime.sandbox, task, task.files)
+    assert verdict.outcomes == {boxed: "PASSED", split: "PASSED"} and verdict.void == "", (verdict.error, verdict.excerpts)
+    assert (verdict.trust(boxed), verdict.trust(split)) == ("sandboxed", "split") and verdict.sandboxed == [boxed]
+    only = run_tests(runtime.sandbox, task, task.files, [boxed])
+    assert only.outcomes == {boxed: "PASSED"} and only.sandboxed == [boxed]
+
+
+def test_a_project_that_rewrites_how_tests_report_voids_its_sandboxed_run(runtime, tmp_path):
+    """The project's code shares the sandboxed run's process: here it makes every test report PASSED. The must-fail
+    canary passes too, so the run is void and every test in it counts as failed; the split test is untouched."""
+    task, boxed, split = sandboxed_task(tmp_path, ENUM_LIB + FORGER)
+    files = {**task.files, "lib/__init__.py": ENUM_LIB.replace("return color.name.lower()", "return 'wrong'") + FORGER}
+    verdict = run_tests(runtime.sandbox, task, files)
+    assert verdict.void == (
+        "the sandboxed run is void: its tamper canaries came out PASSED and PASSED (PASSED and FAILED expected), so the "
+        "project's code changed how tests report; every test in it counts as failed"
+    )
+    assert verdict.outcomes == {boxed: "FAILED", split: "FAILED"}
+
+
+def test_a_task_whose_fail_to_pass_tests_run_sandboxed_is_untrusted(tmp_path):
+    task, boxed, _ = sandboxed_task(tmp_path, ENUM_LIB)
+    untrusted = task.model_copy(update={"fail_to_pass": [boxed], "pass_to_pass": []})
+    assert not untrusted.trusted and untrusted.summary()["trusted"] is False

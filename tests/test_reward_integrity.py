@@ -20,7 +20,7 @@ from env.families.repo.family import REPO
 from env.runtime import Runtime
 from env.secret import SecretError, ServerSecret
 from env.tasks.degenerate import degenerate_policies, hypothesis_weight, noop_variants
-from env.verdict.repo_judge import RepoVerdict
+from env.verdict.outcome import RepoVerdict
 from tests.golden.pins import assert_pinned, pinned, play, played
 from tests.helpers import BUGGY, GOLD, GOOD_HYPOTHESIS, REGISTRY, submit
 

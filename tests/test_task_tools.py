@@ -81,9 +81,9 @@ def test_cli_prints_a_table_and_fails_on_an_invalid_task(tmp_path):
     done = subprocess.run([sys.executable, "-m", "env.tasks", "validate", str(good), str(bad), "--runs", "2"], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 1, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].split() == ["task", "family", "valid", "runs", "seconds", "problems"]
-    assert lines[1].split()[:4] == ["shop-cart", "repo", "yes", "2"]
-    assert lines[2].split()[:4] == ["shop-bad", "repo", "NO", "2"]
+    assert lines[0].split() == ["task", "family", "valid", "trusted", "runs", "seconds", "problems"]
+    assert lines[1].split()[:5] == ["shop-cart", "repo", "yes", "yes", "2"]
+    assert lines[2].split()[:5] == ["shop-bad", "repo", "NO", "yes", "2"]
     assert lines[-1] == "1 invalid task(s): shop-bad"
 
 

@@ -194,6 +194,19 @@ def plots(results: list[dict[str, Any]], curves: dict[str, list[float]], out: Pa
     return made
 
 
+def trust_note(results: list[dict[str, Any]]) -> str:
+    """Which results rest on sandboxed test runs (forgeable in principle by the project's code; see the README)."""
+    untrusted = sorted({r["task_id"] for r in results if r.get("trust") == "sandboxed"})
+    if not untrusted:
+        return "Every result comes from the split verdict: no code of an agent's could forge it."
+    episodes = sum(1 for r in results if r.get("trust") == "sandboxed")
+    return (
+        f"{episodes} of {len(results)} episodes are on tasks whose FAIL_TO_PASS tests run sandboxed, where the project's "
+        f"code shares pytest's process (forgeable in principle; tamper canaries void what they catch): "
+        + ", ".join(f"`{t}`" for t in untrusted)
+    )
+
+
 def report(dirs: list[Path], out: Path) -> str:
     results = load(dirs)
     if not results:
@@ -204,6 +217,7 @@ def report(dirs: list[Path], out: Path) -> str:
     text = "\n\n".join([
         "# Evaluation report",
         f"{len(results)} episodes from {', '.join(map(str, dirs))}.",
+        "## Trust\n\n" + trust_note(results),
         "## Score and solve rate by task\n\nmean score ± std, solved % [Wilson 95% interval]\n\n" + by_task_table(results),
         "## Baseline table\n\n" + baseline_table(results),
         "## pass@k (mean over tasks)\n\n" + pass_table,

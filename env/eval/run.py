@@ -139,6 +139,7 @@ def play(
         "profile": profile,
         "task_id": task["id"],
         "family": task["family"],
+        "trust": "split" if task.get("trusted", True) else "sandboxed",  # how far the results deciding it can be forged
         "run": run,
         "seed": seed,
         "secret_fingerprint": fingerprint,

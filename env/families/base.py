@@ -214,9 +214,15 @@ class Episode(ABC):
                 self.truncated = True
                 turn.parts.update(rewards.truncation_reward())
                 self.finish()
-            reward = rewards.total(turn.parts)
+            if self.unpaid() and turn.parts:  # kept in the breakdown under their names, paid nothing
+                turn.parts = {f"unpaid.{name}": value for name, value in turn.parts.items()}
+            reward = 0.0 if self.unpaid() else rewards.total(turn.parts)
             self.cumulative_reward = round(self.cumulative_reward + reward, 6)
             return self.observe(reward, turn.parts, error=turn.error, query_result=turn.query_result, tool_output=turn.tool_output)
+
+    def unpaid(self) -> str:
+        """Why this episode's step rewards are not paid ("" when they are): a family whose results can be untrusted says so."""
+        return ""
 
     def arguments(self, action: DebugAction) -> dict[str, Any]:
         """The action's fields other than its type: a tool's arguments."""
@@ -229,6 +235,9 @@ class Episode(ABC):
             info["interface"] = self.interface.info()
         if self.last_call:
             info["call"] = self.last_call  # the tool that ran, and the alias the agent used, if any
+        if self.unpaid():
+            info["rewards_paid"] = False
+            info["rewards_note"] = self.unpaid()
         return info
 
     def state(self) -> DebugState:

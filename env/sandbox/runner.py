@@ -102,7 +102,10 @@ class Sandbox:
     pre-imported fork server; otherwise each run starts a fresh interpreter.
     """
 
-    def __init__(self, limits: Limits, isolation: Isolation, tmp_root: str | None = None, warm: bool | None = None, debug: bool = False):
+    def __init__(
+        self, limits: Limits, isolation: Isolation, tmp_root: str | None = None, warm: bool | None = None, debug: bool = False,
+        site: list[str] | None = None, host: str | None = None,
+    ):
         self.limits = limits
         self.isolation = isolation
         self.tmp_root = tmp_root or scratch_root()  # probe_isolation checked scratch_root(); a chosen one is checked here
@@ -120,8 +123,14 @@ class Sandbox:
         if debug:
             # Debugging sessions run pytest inside the child, so they also read the installed
             # packages (read-only; nothing there is secret). Verdict runs never get them.
-            # pytest's logging plugin opens /dev/null for writing.
-            self.config.update(debug=True, site=site_paths(), read_only=debug_paths(), read_write=["/dev/null"], pool=1)
+            # pytest's logging plugin opens /dev/null for writing. ``site``: a test environment's
+            # packages instead of the server's (a sandboxed verdict run); ``host``: the directory of
+            # the trusted test process's modules, whose pytest plugin such a run reports with.
+            packages = site if site is not None else site_paths()
+            read_only = sorted({*run_paths(), *packages}) if site is not None else debug_paths()
+            self.config.update(debug=True, site=packages, read_only=read_only, read_write=["/dev/null"], pool=1)
+            if host is not None:
+                self.config["host"] = host
         if warm is None:
             warm = os.environ.get("SANDBOX_ZYGOTE", "on") != "off"
         runs = int(os.environ.get("SANDBOX_ZYGOTE_RUNS", "2000"))
@@ -166,6 +175,16 @@ class Sandbox:
         if not self.isolation.can_execute:
             raise RefusedToRun(self.isolation.reason)
         return SandboxRun(self, {"mode": "repo", "files": files, "paths": paths, "env": environ}, fresh=fresh)
+
+    def start_pytest(
+        self, files: dict[str, str | bytes], paths: list[str], environ: dict[str, str], collect: list[str], select: list[str]
+    ) -> SandboxRun:
+        """A sandboxed test run: pytest on ``collect`` (keeping the ids in ``select``) with the project, all in the
+        child; ``run.ready`` is its records. Needs a sandbox made with ``debug`` and ``host``."""
+        if not self.isolation.can_execute:
+            raise RefusedToRun(self.isolation.reason)
+        setup = {"mode": "pytest", "files": files, "paths": paths, "env": environ, "collect": collect, "select": select}
+        return SandboxRun(self, setup, fresh=True)
 
     def start_debug(
         self,
@@ -217,7 +236,7 @@ class SandboxRun:
         os.close(resp_w)
         self._send({"config": self.sandbox.config, **self.setup})
         try:
-            self.ready = self._receive(0, undecoded=self.setup.get("mode") == "debug")
+            self.ready = self._receive(0, undecoded=self.setup.get("mode") in ("debug", "pytest"))
         except RemoteError as exc:
             self.load_error = exc
         except RunAborted:

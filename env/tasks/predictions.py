@@ -17,7 +17,8 @@ from env.families.registry import TaskRegistry
 from env.patches import PatchError, apply_patch
 from env.project import RepoTask
 from env.runtime import Runtime
-from env.verdict.repo_judge import resolution, run_tests
+from env.verdict.outcome import resolution
+from env.verdict.repo_judge import run_tests
 
 
 class Prediction(BaseModel):

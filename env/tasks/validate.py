@@ -48,6 +48,7 @@ class TaskValidation(BaseModel):
     checks: list[Check]
     notes: list[str] = Field(default_factory=list)
     seconds: float
+    trusted: bool = Field(True, description="every FAIL_TO_PASS test runs under the split verdict")
 
     @property
     def ok(self) -> bool:
@@ -102,21 +103,27 @@ def validate_task(runtime: Runtime, task: Task, runs: int = 10) -> TaskValidatio
     checks.append(Check(name="gold patch passes every test", ok=not gold_failing, detail=_list(gold_failing)))
     unstable = [name for name, obs in (("buggy", buggy), ("gold", gold)) if any(o.outcomes != obs[0].outcomes for o in obs)]
     checks.append(Check(name=f"identical results over {runs} runs", ok=not unstable, detail=" and ".join(unstable) + (" state differs" if unstable else "")))
-    vacuous = sorted({t for o in gold for t in listed if t in o.outcomes and o.calls.get(t, 0) < 1})
+    boxed = set(getattr(task, "sandboxed", ()))  # run with the project in one process: their reach is not counted
+    vacuous = sorted({t for o in gold for t in listed if t in o.outcomes and o.calls.get(t, 0) < 1 and t not in boxed})
     checks.append(Check(name="no test passes vacuously", ok=not vacuous, detail=(_list(vacuous) + " never reached the project's code") if vacuous else ""))
     unlisted = sorted({t for o in gold for t in o.collected if t not in listed})
     if unlisted:
         notes.append(f"{len(unlisted)} collected tests are in neither list: {_list(unlisted)}")
-    return TaskValidation(task_id=task.id, family=task.family, runs=runs, checks=checks, notes=notes, seconds=round(time.monotonic() - started, 2))
+    if boxed:
+        notes.append(f"{len(boxed)} test(s) run sandboxed (forgeable in principle): {_list(sorted(boxed))}")
+    trusted = bool(task.summary().get("trusted", True))
+    return TaskValidation(
+        task_id=task.id, family=task.family, runs=runs, checks=checks, notes=notes, seconds=round(time.monotonic() - started, 2), trusted=trusted
+    )
 
 
 def table(reports: list[TaskValidation]) -> str:
-    rows = [("task", "family", "valid", "runs", "seconds", "problems")]
+    rows = [("task", "family", "valid", "trusted", "runs", "seconds", "problems")]
     for r in reports:
         problems = "; ".join(f"{c.name}: {c.detail}" if c.detail else c.name for c in r.checks if not c.ok)
-        rows.append((r.task_id, r.family, "yes" if r.ok else "NO", str(r.runs), f"{r.seconds:.1f}", problems or "-"))
-    widths = [max(len(row[i]) for row in rows) for i in range(5)]
-    lines = ["  ".join(cell.ljust(widths[i]) if i < 5 else cell for i, cell in enumerate(row)) for row in rows]
+        rows.append((r.task_id, r.family, "yes" if r.ok else "NO", "yes" if r.trusted else "no", str(r.runs), f"{r.seconds:.1f}", problems or "-"))
+    widths = [max(len(row[i]) for row in rows) for i in range(6)]
+    lines = ["  ".join(cell.ljust(widths[i]) if i < 6 else cell for i, cell in enumerate(row)) for row in rows]
     for r in reports:
         lines += [f"note ({r.task_id}): {n}" for n in r.notes]
     return "\n".join(lines)

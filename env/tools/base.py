@@ -23,7 +23,7 @@ from pydantic_core import ErrorDetails
 from env.debugger.session import DebugSession, Project
 from env.project import RepoTask
 from env.registry import Registry
-from env.verdict.repo_judge import RepoVerdict
+from env.verdict.outcome import RepoVerdict
 from env.workspace import Workspace
 
 if TYPE_CHECKING:  # for annotations only: importing them would load OpenEnv (env.models) with every tool

@@ -10,7 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from env.graders.mechanisms import MECHANISMS, check_mechanism
 from env.tools.base import NoArgs, Tool, ToolContext, ToolError, ToolResult, register
-from env.verdict.repo_judge import RepoVerdict, run_tests
+from env.verdict.outcome import RepoVerdict
+from env.verdict.repo_judge import run_tests
 
 MAX_REPORT_CHARS = 8000
 

@@ -25,61 +25,19 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
-
-from pydantic import BaseModel, Field
 
 from env.patches import Files
 from env.project import RepoTask, source_only, top_level_names
 from env.sandbox.runner import RefusedToRun, Sandbox, SandboxRun
 from env.scratch import scratch_root
+from env.verdict.outcome import RepoVerdict, parse_records
+from env.verdict.sandboxed import run_sandboxed
 from env.verdict.testenv import TestEnv, TestEnvError, ensure
 
-Status = Literal["PASSED", "FAILED", "ERROR", "SKIPPED", "XFAIL", "XPASS"]
 HOST = Path(__file__).with_name("host")  # started as the package adbg_host, never as part of env
 HOST_GRACE_SECONDS = 30.0  # pytest's own start-up and collection, on top of the sandbox's wall clock
 _MAX_RESULT_BYTES = 4 * 1024 * 1024
-
-
-class RepoVerdict(BaseModel):
-    outcomes: dict[str, Status] = Field(default_factory=dict)
-    excerpts: dict[str, str] = Field(default_factory=dict)
-    ops: dict[str, int] = Field(default_factory=dict, description="Requests each test sent to the project's code")
-    collected: list[str] = Field(default_factory=list)
-    collect_errors: dict[str, str] = Field(default_factory=dict)
-    output: str = ""
-    output_truncated: bool = False
-    timed_out: bool = False
-    aborted: str = ""
-    error: str = Field("", description="Why no test could run (set-up failure, missing requirement)")
-    duration_ms: float = 0.0
-
-    def status(self, test_id: str) -> Status:
-        return self.outcomes.get(test_id, "ERROR")
-
-
-# -- SWE-bench's grading rules, as pure functions ----------------------------------------------
-
-
-def f2p_ok(status: str) -> bool:
-    return status in ("PASSED", "XFAIL")
-
-
-def p2p_ok(status: str) -> bool:
-    return status in ("PASSED", "XFAIL", "SKIPPED")
-
-
-def resolution(outcomes: Mapping[str, str], fail_to_pass: list[str], pass_to_pass: list[str]) -> Literal["FULL", "PARTIAL", "NO"]:
-    """FULL: every F2P and P2P test succeeds; PARTIAL: some F2P and every P2P; otherwise NO."""
-    f2p = [f2p_ok(outcomes.get(t, "ERROR")) for t in fail_to_pass]
-    p2p = all(p2p_ok(outcomes.get(t, "ERROR")) for t in pass_to_pass)
-    if f2p and all(f2p) and p2p:
-        return "FULL"
-    if any(f2p) and p2p:
-        return "PARTIAL"
-    return "NO"
 
 
 # -- running ------------------------------------------------------------------------------------
@@ -114,6 +72,7 @@ def run_tests(sandbox: Sandbox, task: RepoTask, files: Files, select: list[str] 
 
     ``graded`` runs use the grading tests (hidden ``test_patch`` applied); the agent's own runs
     use the snapshot's tests. Either way the tests come from the task, never from ``files``.
+    The tests the task declares ``sandboxed`` run in a sandboxed run of their own; the rest under the split.
     """
     if not sandbox.isolation.can_execute:
         return RepoVerdict(error=sandbox.isolation.reason)
@@ -121,15 +80,52 @@ def run_tests(sandbox: Sandbox, task: RepoTask, files: Files, select: list[str] 
         env = ensure(task.requirements)
     except TestEnvError as exc:
         return RepoVerdict(error=f"{exc}; no test was run")
-    tree = _TREES.get(task, graded)
     tests = task.grading_tests if graded else task.visible_tests
-    source = source_only(files)
     # Only the files the task names (SWE-bench's test directives): an unnamed file that cannot be imported never counts.
     named = task.test_directives if select is None else sorted({t.split("::")[0] for t in select})
     to_collect = [p for p in named if p in tests]
     if not to_collect:
         return RepoVerdict(error="none of the requested tests exist in the task's test files")
     started = time.monotonic()
+    boxed = [t for t in task.sandboxed if t.split("::")[0] in to_collect and (select is None or t in select or t.split("::")[0] in select)]
+    split_select = select if select is None else [t for t in select if t not in task.sandboxed]
+    parts = []
+    if split_select is None or split_select:
+        parts.append(_run_split(sandbox, env, task, files, tests, to_collect, split_select, boxed, graded))
+    if boxed:
+        parts.append(run_sandboxed(sandbox, env, task, files, tests, boxed))
+    verdict = merge(parts)
+    verdict.duration_ms = (time.monotonic() - started) * 1000
+    return verdict
+
+
+def merge(parts: list[RepoVerdict]) -> RepoVerdict:
+    """One verdict from a split run and a sandboxed one (each test is in one of them)."""
+    if len(parts) == 1:
+        return parts[0]
+    merged = RepoVerdict()
+    for part in parts:
+        merged.outcomes.update(part.outcomes)
+        merged.excerpts.update(part.excerpts)
+        merged.ops.update(part.ops)
+        merged.collected += part.collected
+        merged.collect_errors.update(part.collect_errors)
+        merged.sandboxed += part.sandboxed
+        merged.output += part.output
+        merged.output_truncated = merged.output_truncated or part.output_truncated
+        merged.timed_out = merged.timed_out or part.timed_out
+        merged.aborted = merged.aborted or part.aborted
+        merged.void = merged.void or part.void
+        merged.error = "; ".join(e for e in (merged.error, part.error) if e)
+    return merged
+
+
+def _run_split(
+    sandbox: Sandbox, env: TestEnv, task: RepoTask, files: Files, tests: Files, to_collect: list[str], select: list[str] | None,
+    elsewhere: list[str], graded: bool,
+) -> RepoVerdict:
+    """The split: the project in a fresh sandbox child, the tests in the trusted test process it hands over to."""
+    source = source_only(files)
     try:
         run = sandbox.start_repo(source, task.source_paths, dict(task.environment), fresh=True)
     except RefusedToRun as exc:
@@ -140,9 +136,10 @@ def run_tests(sandbox: Sandbox, task: RepoTask, files: Files, select: list[str] 
             return RepoVerdict(error=f"the project could not be set up in the sandbox: {problem}")
         req_w, resp_r, pid, deadline = run.hand_over()
         request = {
-            "cwd": tree,
+            "cwd": _TREES.get(task, graded),
             "names": sorted(top_level_names(source, task.source_paths)),
             "select": select,
+            "deselect": elsewhere,  # the task's sandboxed tests: their own run reports them
             "paths_to_collect": to_collect,
             "pid": pid,
             "deadline": deadline,
@@ -166,7 +163,6 @@ def run_tests(sandbox: Sandbox, task: RepoTask, files: Files, select: list[str] 
     verdict.output, verdict.output_truncated = result.output, result.output_truncated
     verdict.timed_out = verdict.timed_out or result.timed_out
     verdict.aborted = verdict.aborted or result.aborted
-    verdict.duration_ms = (time.monotonic() - started) * 1000
     return verdict
 
 
@@ -294,7 +290,7 @@ def _host(env: TestEnv, request: dict[str, object], channel: list[int], timeout:
             killed, code = _run_warm(env, request, channel, result_fd, err_fd, timeout)
         else:
             killed, code = _run_cold(env, request, channel, result_fd, err_fd, timeout)
-        verdict = _parse(os.pread(result_fd, _MAX_RESULT_BYTES, 0).decode("utf-8", "replace"))
+        verdict = parse_records(os.pread(result_fd, _MAX_RESULT_BYTES, 0).decode("utf-8", "replace"))
         if killed:
             verdict.timed_out = True
             verdict.aborted = verdict.aborted or f"the test run exceeded {timeout:g} s and was stopped"
@@ -347,30 +343,6 @@ def _run_cold(env: TestEnv, request: dict[str, object], channel: list[int], resu
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         return True, -9
-
-
-def _parse(text: str) -> RepoVerdict:
-    verdict = RepoVerdict()
-    for line in text.splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if "test" in record:
-            verdict.outcomes[record["test"]] = record["status"]
-            verdict.ops[record["test"]] = int(record.get("ops", 0))
-            if record.get("excerpt"):
-                verdict.excerpts[record["test"]] = record["excerpt"]
-        elif "collected" in record:
-            verdict.collected = record["collected"]
-        elif "collect_error" in record:
-            verdict.collect_errors[record["collect_error"] or "<session>"] = record.get("excerpt", "")
-        elif "fatal" in record:
-            verdict.error = record["fatal"]
-        elif record.get("done"):
-            verdict.aborted = str(record.get("aborted") or "")
-            verdict.timed_out = bool(record.get("timed_out"))
-    return verdict
 
 
 def cleanup() -> None:

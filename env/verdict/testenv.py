@@ -63,6 +63,10 @@ class TestEnv:
         return self.root / "bin" / "python"
 
     @property
+    def site_packages(self) -> Path:
+        return self.root / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+
+    @property
     def ready(self) -> bool:
         return (self.root / "adbg-test-env.json").is_file()
 

@@ -22,7 +22,8 @@ from env.runtime import Runtime
 from env.tools.base import TOOLS, Tool, ToolContext, ToolError, ToolResult, register
 from env.tools.files import EditArgs, ReplaceTextArgs, SearchArgs, ViewFileArgs
 from env.tools.testing import RunTestsArgs, SubmitArgs, select_tests
-from env.verdict.repo_judge import RepoVerdict, run_tests
+from env.verdict.outcome import RepoVerdict
+from env.verdict.repo_judge import run_tests
 from env.workspace import PathError, Workspace, check_path
 
 

@@ -23,7 +23,7 @@ from env.patches import make_patch, touched
 from env.project import RepoTask, source_only
 from env.runtime import Runtime
 from env.tools import TOOLS, ToolContext, run_call
-from env.verdict.repo_judge import RepoVerdict, f2p_ok, p2p_ok, resolution
+from env.verdict.outcome import RepoVerdict, f2p_ok, p2p_ok, resolution
 from env.workspace import Workspace
 
 
@@ -36,12 +36,21 @@ class RepoEpisode(Episode):
         self.ctx = self.context()
         self.submitted = False
         self.last_status: dict[str, str] = {}
+        self.sandboxed_results: set[str] = set()  # tests whose last result came from a sandboxed run
         self.best_f2p = 0  # F2P tests passing in the best clean run so far (the bug passes none)
         self.claim: dict[str, float] = {}
         self.test_runs = 0
         self.final_grade: RepoGrade | None = None
         self.final_verdict: RepoVerdict | None = None
         self.model_patch = ""
+
+    def unpaid(self) -> str:
+        if self.task.trusted or self.runtime.allow_sandboxed_reward:
+            return ""
+        return (
+            "this task's FAIL_TO_PASS tests run sandboxed, where the project's code could forge them: its rewards are not "
+            "paid unless the server runs with ENV_ALLOW_SANDBOXED_REWARD=1"
+        )
 
     def context(self) -> ToolContext:
         """What the episode's tools may touch (a family with tools of its own adds what they need)."""
@@ -103,6 +112,7 @@ class RepoEpisode(Episode):
         self.best_f2p += gain
         broken = [t for t in self.task.pass_to_pass if t in outcomes and not p2p_ok(outcomes[t]) and p2p_ok(self.last_status.get(t, "PASSED"))]
         self.last_status.update(outcomes)
+        self.sandboxed_results = (self.sandboxed_results - set(outcomes)) | set(verdict.sandboxed)
         return rewards.test_run_reward(gain, len(self.task.fail_to_pass), len(broken), len(self.task.pass_to_pass))
 
     def _judge_claim(self, args: dict[str, Any]) -> None:
@@ -154,6 +164,11 @@ class RepoEpisode(Episode):
             breakdown.update(self.claim)
         f2p_passing = sum(f2p_ok(self.last_status.get(t, "")) for t in self.task.fail_to_pass)
         info = self.info(error)
+        # How far the results that decide this task can be trusted, and which of the last results came from a run
+        # the project shared with pytest (forgeable in principle: see env.verdict.sandboxed).
+        info["trust"] = "split" if self.task.trusted else "sandboxed"
+        if self.sandboxed_results:
+            info["sandboxed_tests"] = sorted(self.sandboxed_results)
         if self.done:
             info["model_patch"] = self.model_patch
             info["resolved"] = self.solved

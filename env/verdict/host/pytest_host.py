@@ -37,8 +37,9 @@ def _excerpt(report: Any) -> str:
 class Recorder:
     """A pytest plugin that reports collection and per-test outcomes as they happen."""
 
-    def __init__(self, emit: Any, select: list[str] | None, remote: Remote):
+    def __init__(self, emit: Any, select: list[str] | None, remote: Any, deselect: list[str] | None = None):
         self.emit, self.select, self.remote = emit, select, remote
+        self.deselect = set(deselect or ())  # tests another run reports (a task's sandboxed ones)
         self.status: dict[str, str] = {}
         self.excerpt: dict[str, str] = {}
         self.ops_before: dict[str, int] = {}
@@ -47,12 +48,14 @@ class Recorder:
         self.ops_before[nodeid] = self.remote.ops
 
     def pytest_collection_modifyitems(self, session: Any, config: Any, items: list[Any]) -> None:
-        if self.select is not None:
-            wanted = set(self.select)  # node ids, or whole test files
+        wanted = set(self.select) if self.select is not None else None  # node ids, or whole test files
 
-            def keep(item: Any) -> bool:
-                return item.nodeid in wanted or item.nodeid.split("::")[0] in wanted
+        def keep(item: Any) -> bool:
+            if item.nodeid in self.deselect:
+                return False
+            return wanted is None or item.nodeid in wanted or item.nodeid.split("::")[0] in wanted
 
+        if wanted is not None or self.deselect:
             deselected = [item for item in items if not keep(item)]
             items[:] = [item for item in items if keep(item)]
             config.hook.pytest_deselected(items=deselected)
@@ -106,7 +109,7 @@ def host(request: dict[str, Any], result_fd: int, req_w: int, resp_r: int, statu
         args = ["-q", "--no-header", "--rootdir", ".", "-c", "pytest.ini", "--tb=short", "-W", "ignore::DeprecationWarning"]
         for plugin in UNUSED_PLUGINS:
             args += ["-p", f"no:{plugin}"]
-        pytest.main(args + request["paths_to_collect"], plugins=[Recorder(emit, request["select"], remote)])
+        pytest.main(args + request["paths_to_collect"], plugins=[Recorder(emit, request["select"], remote, request.get("deselect"))])
     finally:
         emit({"done": True, "aborted": channel.aborted, "timed_out": channel.timed_out})
 

@@ -1,0 +1,87 @@
+"""What a repository run found: each test's outcome, and SWE-bench's rules for what the outcomes mean.
+
+    verdict.outcomes["tests/test_pages.py::test_last"]                    # "PASSED" | "FAILED" | "ERROR" | ...
+    resolution(verdict.outcomes, task.fail_to_pass, task.pass_to_pass)   # "FULL" | "PARTIAL" | "NO"
+    verdict.trust("tests/test_pages.py::test_last")                      # "split" | "sandboxed"
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+Status = Literal["PASSED", "FAILED", "ERROR", "SKIPPED", "XFAIL", "XPASS"]
+Trust = Literal["split", "sandboxed"]
+
+
+class RepoVerdict(BaseModel):
+    outcomes: dict[str, Status] = Field(default_factory=dict)
+    excerpts: dict[str, str] = Field(default_factory=dict)
+    ops: dict[str, int] = Field(default_factory=dict, description="Requests each test sent to the project's code")
+    collected: list[str] = Field(default_factory=list)
+    collect_errors: dict[str, str] = Field(default_factory=dict)
+    output: str = ""
+    output_truncated: bool = False
+    timed_out: bool = False
+    aborted: str = ""
+    error: str = Field("", description="Why no test could run (set-up failure, missing requirement)")
+    duration_ms: float = 0.0
+    sandboxed: list[str] = Field(default_factory=list, description="Tests whose outcome came from a sandboxed run (forgeable in principle)")
+    void: str = Field("", description="Why a sandboxed run's outcomes were discarded (its tamper canaries came out wrong)")
+
+    def status(self, test_id: str) -> Status:
+        return self.outcomes.get(test_id, "ERROR")
+
+    def trust(self, test_id: str) -> Trust:
+        """``split``: the outcome is the trusted process's own record; ``sandboxed``: it came from a run the project shared."""
+        return "sandboxed" if test_id in self.sandboxed else "split"
+
+
+# -- SWE-bench's grading rules, as pure functions ----------------------------------------------
+
+
+def f2p_ok(status: str) -> bool:
+    return status in ("PASSED", "XFAIL")
+
+
+def p2p_ok(status: str) -> bool:
+    return status in ("PASSED", "XFAIL", "SKIPPED")
+
+
+def resolution(outcomes: Mapping[str, str], fail_to_pass: list[str], pass_to_pass: list[str]) -> Literal["FULL", "PARTIAL", "NO"]:
+    """FULL: every F2P and P2P test succeeds; PARTIAL: some F2P and every P2P; otherwise NO."""
+    f2p = [f2p_ok(outcomes.get(t, "ERROR")) for t in fail_to_pass]
+    p2p = all(p2p_ok(outcomes.get(t, "ERROR")) for t in pass_to_pass)
+    if f2p and all(f2p) and p2p:
+        return "FULL"
+    if any(f2p) and p2p:
+        return "PARTIAL"
+    return "NO"
+
+
+def parse_records(text: str) -> RepoVerdict:
+    """A run's JSON-lines records (what the test process's Recorder emits) as a verdict."""
+    verdict = RepoVerdict()
+    for line in text.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if "test" in record:
+            verdict.outcomes[record["test"]] = record["status"]
+            verdict.ops[record["test"]] = int(record.get("ops", 0))
+            if record.get("excerpt"):
+                verdict.excerpts[record["test"]] = record["excerpt"]
+        elif "collected" in record:
+            verdict.collected = record["collected"]
+        elif "collect_error" in record:
+            verdict.collect_errors[record["collect_error"] or "<session>"] = record.get("excerpt", "")
+        elif "fatal" in record:
+            verdict.error = record["fatal"]
+        elif record.get("done"):
+            verdict.aborted = str(record.get("aborted") or "")
+            verdict.timed_out = bool(record.get("timed_out"))
+    return verdict
