@@ -28,7 +28,7 @@ def test_a_stopped_server_removes_its_scratch_directories(via_uvicorn):
         assert private.name.startswith(f"adbg-{proc.pid}-")
         assert (private.stat().st_mode & 0o777, private.stat().st_uid) == (0o711, os.geteuid())
         made = sorted(entry.name.split("-")[1] for entry in private.iterdir())
-        assert made == ["procedural", "templates", "tests", "ws", "ws"]
+        assert made == ["host", "procedural", "templates", "tests", "ws", "ws"]  # host: the test process's PYTHONPATH
         assert {entry.stat().st_mode & 0o777 for entry in private.iterdir()} == {0o700}
     finally:
         proc.terminate()

@@ -180,9 +180,9 @@ def _watch(run: SandboxRun, status_w: int, stop: threading.Event) -> None:
 
 def _host_path() -> str:
     """A directory holding only ``adbg_host`` (a link to env/verdict/host): the test process's PYTHONPATH."""
-    root = Path(scratch_root(), "host-path")
+    root = Path(scratch_root(), "adbg-host-path")
     if not (root / "adbg_host").exists():
-        root.mkdir(exist_ok=True)
+        root.mkdir(mode=0o700, exist_ok=True)  # like every scratch entry: the server's uid alone (the host runs as it)
         with contextlib.suppress(FileExistsError):
             (root / "adbg_host").symlink_to(HOST.resolve(), target_is_directory=True)
     return str(root)
