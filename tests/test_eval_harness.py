@@ -16,6 +16,9 @@ def test_oracle_solves_and_random_is_seeded(runtime, tmp_path):
     factory = partial(InProcessDriver, runtime)
     results = run_module.run(factory, "oracle", ["easy", "repo-slice-window"], 1, 2, tmp_path)
     assert {(r["task_id"], r["solved"], r["score"] >= 0.9) for r in results} == {("easy", True, True), ("repo-slice-window", True, True)}
+    assert {r["trust"] for r in results} == {"split"}  # every result says how far it could be forged
+    steps = [json.loads(line) for line in (tmp_path / "steps" / "oracle" / "repo-slice-window" / "run0.jsonl").read_text().splitlines()]
+    assert {s["observation"]["trust"] for s in steps} == {"split"} and {s["observation"]["sandboxed_tests"] for s in steps} == {0}
     first = run_module.run(factory, "random", ["medium"], 2, 1, tmp_path / "a")
     second = run_module.run(factory, "random", ["medium"], 2, 1, tmp_path / "b")
     assert sorted((r["run"], r["actions"], r["rewards"]) for r in first) == sorted((r["run"], r["actions"], r["rewards"]) for r in second)

@@ -44,6 +44,10 @@ def digest(obs: dict[str, Any]) -> dict[str, Any]:
     results = obs.get("test_results") or {}
     if results:
         kept["test_counts"] = {s: list(results.values()).count(s) for s in sorted(set(results.values()))}
+    info = obs.get("info") or {}
+    if "trust" in info:  # split or sandboxed: how far the results in this step could be forged
+        kept["trust"] = info["trust"]
+        kept["sandboxed_tests"] = len(info.get("sandboxed_tests") or [])
     return kept
 
 
