@@ -525,3 +525,30 @@ def test_a_task_whose_fail_to_pass_tests_run_sandboxed_is_untrusted(tmp_path):
     task, boxed, _ = sandboxed_task(tmp_path, ENUM_LIB)
     untrusted = task.model_copy(update={"fail_to_pass": [boxed], "pass_to_pass": []})
     assert not untrusted.trusted and untrusted.summary()["trusted"] is False
+
+
+def test_a_directory_of_tests_named_like_a_project_package_and_doctest_fixtures(runtime, tmp_path):
+    """pyparsing keeps tests beside its examples/ package (no __init__.py); semver's conftest uses doctest_namespace."""
+    files = {
+        "examples/parser.py": "def parse(text):\n    return text.split(',')\n",
+        "examples/test_examples.py": "from examples.parser import parse\n\n\ndef test_parse():\n    assert parse('a,b') == ['a', 'b']\n",
+        "conftest.py": "import pytest\n\n\n@pytest.fixture(autouse=True)\ndef names(doctest_namespace):\n    doctest_namespace['x'] = 1\n",
+    }
+    test = "examples/test_examples.py::test_parse"
+    task = load_repo_task(repo_fixture.write_task(tmp_path / "ex", files, files, FAIL_TO_PASS=[test], PASS_TO_PASS=[]))
+    verdict = run_tests(runtime.sandbox, task, files)
+    assert verdict.outcomes == {test: "PASSED"}, (verdict.excerpts, verdict.collect_errors)
+
+
+def test_ranges_and_the_test_s_iterators_cross(runtime, tmp_path):
+    """more-itertools' tests hand the project ranges, generators, map objects and infinite counters."""
+    lib = "def first(n, items):\n    out = []\n    for item in items:\n        if len(out) == n:\n            break\n        out.append(item)\n    return out\n"
+    test = (
+        "import itertools\nfrom lib import first\n\n\ndef test_iterables():\n    assert first(3, range(10)) == [0, 1, 2]\n"
+        "    assert first(2, (x * x for x in range(5))) == [0, 1]\n    assert first(2, itertools.count(5)) == [5, 6]\n"
+        "    assert first(9, map(str, [1, 2])) == ['1', '2'] and first(1, iter('ab')) == ['a']\n"
+    )
+    files = {"lib/__init__.py": lib, "tests/test_it.py": test}
+    task = load_repo_task(repo_fixture.write_task(tmp_path / "it", files, files, FAIL_TO_PASS=["tests/test_it.py::test_iterables"], PASS_TO_PASS=[]))
+    verdict = run_tests(runtime.sandbox, task, files)
+    assert verdict.outcomes == {"tests/test_it.py::test_iterables": "PASSED"}, verdict.excerpts

@@ -80,7 +80,8 @@ def test_an_installed_copy_never_stands_in_for_the_project(runtime, tmp_path):
 
 def test_declared_requirements_are_installed_for_the_tests(runtime, tmp_path):
     test = "import six\nfrom calc import add\n\n\ndef test_case():\n    assert six.__version__ == '1.16.0' and add(2, 2) == 4\n"
-    task = make_task(tmp_path / "t", {"calc/__init__.py": "def add(a, b):\n    return a + b\n", "tests/test_case.py": test}, requirements=["six==1.16.0"])
+    project = {"calc/__init__.py": "import six\n\n\ndef add(a, b):\n    return a + b if six.PY3 else None\n"}  # the project needs it too
+    task = make_task(tmp_path / "t", {**project, "tests/test_case.py": test}, requirements=["six==1.16.0"])
     verdict = run_tests(runtime.sandbox, task, task.files)
     assert verdict.outcomes == {"tests/test_case.py::test_case": "PASSED"}, (verdict.error, verdict.excerpts)
     assert spec(["six==1.16.0"]).ready

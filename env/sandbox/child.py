@@ -336,6 +336,10 @@ def _repo_decode(value, state):
             return handles[rest[0]]
         if tag == "cb":
             return _callback(state, rest[0], rest[1])
+        if tag == "it":
+            return _TestIterator(_callback(state, rest[0], rest[1]))
+        if tag == "rg":
+            return range(rest[0], rest[1], rest[2])
         if tag == "bi":
             import builtins
 
@@ -406,6 +410,19 @@ def _callback(state, number, name):
 
     call.__name__ = call.__qualname__ = str(name)[:100]
     return call
+
+
+class _TestIterator:
+    """An iterator of the test's (a generator, ``iter(list)``, ``itertools.count()``): each item is pulled from it."""
+
+    def __init__(self, pull):
+        self._pull = pull
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return self._pull()
 
 
 def _subclass(name, bases, attrs):
@@ -590,6 +607,9 @@ def _prepare(config):
     explorer for a verdict sandbox; pytest and the tracer for a debug sandbox."""
     if not config.get("debug"):
         _load_explorer()
+        # A repository task's declared requirements, for the project's own imports (after its own paths: the
+        # project always wins over an installed copy of itself).
+        sys.path.extend(p for p in config.get("site", ()) if p not in sys.path)
         return
     sys.path.extend(p for p in config.get("site", ()) if p not in sys.path)
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # the server's own pytest plugins are not the project's

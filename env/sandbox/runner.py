@@ -120,6 +120,9 @@ class Sandbox:
             "tmp_root": self.tmp_root,
             "pool": int(os.environ.get("SANDBOX_POOL", "4")),
         }
+        if site is not None and not debug:
+            # A verdict run whose project needs installed packages (a task's requirements): read-only, after its paths.
+            self.config.update(site=site, read_only=sorted({*run_paths(), *site}))
         if debug:
             # Debugging sessions run pytest inside the child, so they also read the installed
             # packages (read-only; nothing there is secret). Verdict runs never get them.

@@ -126,6 +126,8 @@ def _run_split(
 ) -> RepoVerdict:
     """The split: the project in a fresh sandbox child, the tests in the trusted test process it hands over to."""
     source = source_only(files)
+    if task.requirements:  # the project imports them too: its sandbox reads the test environment's packages
+        sandbox = _with_packages(sandbox, env)
     try:
         run = sandbox.start_repo(source, task.source_paths, dict(task.environment), fresh=True)
     except RefusedToRun as exc:
@@ -164,6 +166,19 @@ def _run_split(
     verdict.timed_out = verdict.timed_out or result.timed_out
     verdict.aborted = verdict.aborted or result.aborted
     return verdict
+
+
+_PACKAGED: dict[tuple[str, int], Sandbox] = {}
+_PACKAGED_LOCK = threading.Lock()
+
+
+def _with_packages(base: Sandbox, env: TestEnv) -> Sandbox:
+    """The same sandbox, reading the test environment's site-packages too (made once per environment)."""
+    with _PACKAGED_LOCK:
+        key = (env.key, id(base))
+        if key not in _PACKAGED:
+            _PACKAGED[key] = Sandbox(base.limits, base.isolation, base.tmp_root, warm=False, site=[str(env.site_packages)])
+        return _PACKAGED[key]
 
 
 def _watch(run: SandboxRun, status_w: int, stop: threading.Event) -> None:

@@ -26,7 +26,8 @@ from .split import Remote
 
 EXCERPT_CHARS = 2000
 # Caches and reports nobody reads, and the end-of-session gc passes that cost ~150 ms a run.
-UNUSED_PLUGINS = ("cacheprovider", "stepwise", "unraisableexception", "threadexception", "faulthandler", "pastebin", "junitxml", "doctest", "setuponly", "setupplan")
+# (doctest stays: real suites' conftests use its doctest_namespace fixture.)
+UNUSED_PLUGINS = ("cacheprovider", "stepwise", "unraisableexception", "threadexception", "faulthandler", "pastebin", "junitxml", "setuponly", "setupplan")
 
 
 def _excerpt(report: Any) -> str:

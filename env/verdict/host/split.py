@@ -173,6 +173,10 @@ class Remote:
         if kind is re.Pattern:
             text = value.pattern
             return {None: ("R", text if isinstance(text, str) else text.decode("latin-1"), value.flags, isinstance(text, bytes))}
+        if kind is range:
+            return {None: ("rg", value.start, value.stop, value.step)}
+        if hasattr(value, "__next__") and not isinstance(value, type):  # an iterator of the test's: pulled on demand
+            return {None: ("it", self._register(value.__next__), "__next__")}
         if getattr(builtins, getattr(value, "__name__", ""), None) is value:
             return {None: ("bi", value.__name__)}  # len, int, ValueError ...: the sandbox's own builtin
         if callable(value) and not isinstance(value, type):
@@ -684,12 +688,14 @@ _ABSENT = object()
 
 
 def _in_tests_tree(name: str) -> bool:
-    """Whether a top-level module of that name is on the path outside site-packages (a helper beside the tests)."""
+    """Whether a top-level module of that name is on the path outside site-packages (a helper beside the tests). A
+    directory of tests with no ``__init__.py`` is no helper: its name is the project's (``examples/`` holding tests)."""
     here = [p for p in sys.path if not p.rstrip("/").endswith("-packages")]
     try:
-        return importlib.machinery.PathFinder.find_spec(name, here) is not None  # path entries only: no recursion
+        found = importlib.machinery.PathFinder.find_spec(name, here)  # path entries only: no recursion
     except (ImportError, ValueError):
         return False
+    return found is not None and found.origin is not None
 
 
 class ProjectFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
