@@ -552,3 +552,15 @@ def test_ranges_and_the_test_s_iterators_cross(runtime, tmp_path):
     task = load_repo_task(repo_fixture.write_task(tmp_path / "it", files, files, FAIL_TO_PASS=["tests/test_it.py::test_iterables"], PASS_TO_PASS=[]))
     verdict = run_tests(runtime.sandbox, task, files)
     assert verdict.outcomes == {"tests/test_it.py::test_iterables": "PASSED"}, verdict.excerpts
+
+
+def test_a_unittest_test_whose_subtests_fail_fails(runtime, tmp_path):
+    """pytest reports such a test's own call as passed after its failed subtests: the verdict keeps it failed."""
+    test = (
+        "import unittest\nfrom lib import double\n\n\nclass DoubleTest(unittest.TestCase):\n    def test_values(self):\n"
+        "        for n in (1, 2):\n            with self.subTest(n=n):\n                self.assertEqual(double(n), 2 * n)\n"
+    )
+    files = {"lib/__init__.py": "def double(n):\n    return 2 * n if n == 1 else n\n", "tests/test_sub.py": test}
+    test_id = "tests/test_sub.py::DoubleTest::test_values"
+    task = load_repo_task(repo_fixture.write_task(tmp_path / "sub", files, files, FAIL_TO_PASS=[test_id], PASS_TO_PASS=[]))
+    assert run_tests(runtime.sandbox, task, files).outcomes == {test_id: "FAILED"}

@@ -98,7 +98,7 @@ def ensure(requirements: Iterable[str], build: bool | None = None) -> TestEnv:
         )
     with _locks_guard:
         lock = _locks.setdefault(env.key, threading.Lock())
-    with lock, _file_lock(env.root.with_suffix(".lock")):  # one build per key, across threads and processes
+    with lock, file_lock(env.root.with_suffix(".lock")):  # one build per key, across threads and processes
         failed = _failed.get(env.key)
         if failed and time.monotonic() - failed[0] < RETRY_SECONDS:
             raise TestEnvError(failed[1])
@@ -116,7 +116,8 @@ def _describe(env: TestEnv) -> str:
 
 
 @contextlib.contextmanager
-def _file_lock(path: Path) -> Iterator[None]:
+def file_lock(path: Path) -> Iterator[None]:
+    """An exclusive lock on ``path`` (made if missing) across processes, for as long as the block runs."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)

@@ -76,7 +76,9 @@ class Recorder:
                 self.status[node] = "XFAIL" if xfail else "SKIPPED"
         elif report.when == "call":
             if report.passed:
-                self.status[node] = "XPASS" if xfail else "PASSED"
+                # A unittest test whose subtests failed ends with a passing report of its own: it stays failed.
+                if self.status.get(node) != "FAILED":
+                    self.status[node] = "XPASS" if xfail else "PASSED"
             elif report.failed:
                 self.status[node] = "FAILED"
             else:
