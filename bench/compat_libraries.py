@@ -27,6 +27,7 @@ No third-party source is committed: sdists are downloaded at run time with ``pip
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -44,7 +45,8 @@ from env.project import RepoTask, load_repo_task
 from env.sandbox.isolation import probe_isolation
 from env.sandbox.limits import Limits
 from env.sandbox.runner import Sandbox
-from env.verdict.repo_judge import RepoVerdict, run_tests
+from env.verdict.outcome import parse_records
+from env.verdict.repo_judge import HOST, RepoVerdict, run_tests
 from env.verdict.testenv import TestEnv, file_lock
 
 DOWNLOAD_SECONDS = 600.0
@@ -218,13 +220,18 @@ def run_verdict(sandbox: Sandbox, task: RepoTask, select: list[str] | None = Non
 
 # -- plain pytest --------------------------------------------------------------------------------------
 
-# Loaded into plain pytest with -p: records what the verdict's host records, with the same status rules.
+# Loaded into plain pytest with -p: the verdict's own recorder (env/verdict/host/pytest_host.py), so both sides
+# apply one set of status rules; the project runs in this process, so no request is counted.
 _RECORDER = '''
 import json, os
 
+from adbg_host.pytest_host import Recorder
+
 _out = open(os.environ["ADBG_COMPAT_RESULTS"], "w", encoding="utf-8")
-_status = {}
-_excerpt = {}
+
+
+class _InProcess:
+    ops = 0
 
 
 def _emit(record):
@@ -232,37 +239,8 @@ def _emit(record):
     _out.flush()
 
 
-def pytest_collection_modifyitems(session, config, items):
-    _emit({"collected": [item.nodeid for item in items]})
-
-
-def pytest_collectreport(report):
-    if report.failed:
-        _emit({"collect_error": report.nodeid, "excerpt": report.longreprtext[-2000:]})
-
-
-def pytest_runtest_logreport(report):
-    node, xfail = report.nodeid, hasattr(report, "wasxfail")
-    if report.when == "setup":
-        if report.failed:
-            _status[node] = "ERROR"
-        elif report.skipped:
-            _status[node] = "XFAIL" if xfail else "SKIPPED"
-    elif report.when == "call":
-        if report.passed:
-            _status[node] = "XPASS" if xfail else "PASSED"
-        elif report.failed:
-            _status[node] = "FAILED"
-        else:
-            _status[node] = "XFAIL" if xfail else "SKIPPED"
-    elif report.failed:
-        _status[node] = "ERROR"
-    if report.failed and node not in _excerpt:
-        _excerpt[node] = report.longreprtext[-2000:]
-
-
-def pytest_runtest_logfinish(nodeid, location):
-    _emit({"test": nodeid, "status": _status.get(nodeid, "ERROR"), "excerpt": _excerpt.get(nodeid, "")})
+def pytest_configure(config):
+    config.pluginmanager.register(Recorder(_emit, None, _InProcess()), "adbg-compat-recorder")
 '''
 
 
@@ -280,6 +258,11 @@ class PlainRun:
 def _plugin_dir() -> Path:
     folder = sdist_cache() / "plugin"
     path = folder / "adbg_compat_recorder.py"
+    host = folder / "adbg_host"  # the trusted test process's package, as the server starts it
+    if not host.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):
+            host.symlink_to(HOST.resolve(), target_is_directory=True)
     if not path.is_file() or path.read_text(encoding="utf-8") != _RECORDER:
         folder.mkdir(parents=True, exist_ok=True)
         fd, partial = tempfile.mkstemp(dir=folder, suffix=".tmp")
@@ -305,17 +288,11 @@ def run_plain(lib: Library, root: Path, env: TestEnv, files: list[str]) -> Plain
         command = [str(env.python), "-m", "pytest", *NEUTRAL_ARGS, "--rootdir", str(root), "-c", str(ini), "-p", "adbg_compat_recorder", *files]
         started = time.perf_counter()
         done = subprocess.run(command, cwd=root, env=environ, capture_output=True, text=True, timeout=PLAIN_SECONDS)
-        run = PlainRun(seconds=time.perf_counter() - started, exit_code=done.returncode)
-        for line in results.read_text(encoding="utf-8").splitlines() if results.exists() else []:
-            record = json.loads(line)
-            if "test" in record:
-                run.outcomes[record["test"]] = record["status"]
-                if record["excerpt"]:
-                    run.excerpts[record["test"]] = record["excerpt"]
-            elif "collected" in record:
-                run.collected = record["collected"]
-            elif "collect_error" in record:
-                run.collect_errors[record["collect_error"]] = record["excerpt"]
+        recorded = parse_records(results.read_text(encoding="utf-8") if results.exists() else "")
+        run = PlainRun(
+            outcomes=dict(recorded.outcomes), excerpts=recorded.excerpts, collected=recorded.collected,
+            collect_errors=recorded.collect_errors, seconds=time.perf_counter() - started, exit_code=done.returncode,
+        )
         if done.returncode not in (0, 1) or not run.collected:
             run.tail = (done.stdout + done.stderr)[-1500:]
     return run
@@ -364,13 +341,6 @@ class Comparison:
         return len(self.also_passing) / len(self.passing) if self.passing else 1.0
 
 
-def effective(status: str, excerpt: str) -> str:
-    """A test's status, where "PASSED" with a failure excerpt becomes "SUBFAILED": pytest (9) reports a unittest test
-    whose subtests failed as passed (its subtests as SUBFAILED), and both recorders keep its last report; it passes
-    neither here nor there."""
-    return "SUBFAILED" if status == "PASSED" and excerpt else status
-
-
 def ran_under_split(verdict: RepoVerdict, test_id: str) -> bool:
     """Whether the verdict ran this test with the project's code in the sandbox and pytest outside: it reported an
     outcome whose trust is "split" (not one from a sandboxed run; the tasks built here list no sandboxed test). A test
@@ -392,10 +362,10 @@ def _missing(verdict: RepoVerdict, test_id: str) -> str:
 
 def compare(plain: PlainRun, verdict: RepoVerdict) -> Comparison:
     def plain_status(test: str) -> str:
-        return effective(plain.outcomes.get(test, "ERROR"), plain.excerpts.get(test, ""))
+        return plain.outcomes.get(test, "ERROR")
 
     def verdict_status(test: str) -> str:
-        return effective(verdict.outcomes[test], verdict.excerpts.get(test, "")) if test in verdict.outcomes else "NOT RUN"
+        return verdict.outcomes.get(test, "NOT RUN")  # a unittest test whose subtests failed is FAILED on both sides
 
     passing = [t for t in plain.collected if plain_status(t) in OK]
     lost: dict[str, tuple[str, str]] = {}
