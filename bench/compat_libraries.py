@@ -1,17 +1,19 @@
-"""Real libraries' test suites under plain pytest and under the split verdict, side by side.
+"""Real libraries' test suites under plain pytest and under the verdict, side by side.
 
     lib = LIBRARIES["cachetools"]
     tree = fetch_sdist(lib)                         # the sdist from PyPI, cached and extracted once
     env = ensure(lib.requirements)                  # pytest + the suite's requirements (the verdict's own test env)
     plain = run_plain(lib, tree, env, suite_files(lib, tree))
-    task = build_task(lib, tree, folder, plain.collected)
-    verdict = run_verdict(sandbox, task)
+    task = build_task(lib, tree, folder, plain.collected)               # every test under the split
+    placement = place(sandbox, task, files=task.files)                   # env.tasks.placement: what the split cannot run
+    verdict, seconds = run_verdict(sandbox, with_sandboxed(task, placement.sandboxed))
     result = compare(plain, verdict)                # which tests pass under plain pytest but not under the verdict
 
 Why: the verdict runs pytest and the tests in a trusted process and the project's code in a sandbox, reached
-through proxies. Whether real test suites survive that split is measured here, on sdists of small pure-Python
-libraries (issue 19): ``bench/bench_compat.py`` prints the figures for all of them; ``tests/test_compat_real.py``
-pins one library's result.
+through proxies (the split); a test the split cannot run is placed in the task's ``sandboxed`` list and runs with the
+project in one sandbox child instead (forgeable in principle, so counted apart: ``Comparison.under_split``). How much
+of real test suites each mode runs is measured here, on sdists of small pure-Python libraries (issue 19):
+``bench/bench_compat.py`` prints the figures for all of them; ``tests/test_compat_real.py`` pins one library's result.
 
 Fairness of the comparison:
 - both sides run the same files: the sdist tree is copied into the task's ``repo/`` and plain pytest runs there;
@@ -203,6 +205,11 @@ def build_task(lib: Library, tree: Path, folder: Path, test_ids: list[str]) -> R
     return load_repo_task(folder)
 
 
+def with_sandboxed(task: RepoTask, sandboxed: list[str]) -> RepoTask:
+    """The same task whose ``sandboxed`` lists these tests (a placement, or every test of a file to time that mode)."""
+    return task.model_copy(update={"sandboxed": sorted(sandboxed)})
+
+
 def verdict_sandbox(wall_seconds: float = 600.0) -> Sandbox:
     """A sandbox with the server's limits, save the wall clock and CPU time: one run here is a whole test session."""
     isolation = probe_isolation()
@@ -301,16 +308,6 @@ def run_plain(lib: Library, root: Path, env: TestEnv, files: list[str]) -> Plain
 # -- comparing -------------------------------------------------------------------------------------
 
 
-def first_error_line(excerpt: str) -> str:
-    """The first ``E`` line of a failure excerpt (pytest's exception line), else its last non-empty line."""
-    lines = [line.rstrip() for line in excerpt.splitlines()]
-    for line in lines:
-        if line.startswith("E "):
-            return line[1:].strip()
-    rest = [line.strip() for line in lines if line.strip()]
-    return rest[-1] if rest else "(no excerpt)"
-
-
 def normalise(reason: str, width: int = 160) -> str:
     """A reason with what varies between instances blurred (addresses, object reprs), for grouping."""
     reason = re.sub(r"0x[0-9a-fA-F]+", "0x…", reason)
@@ -343,21 +340,9 @@ class Comparison:
 
 def ran_under_split(verdict: RepoVerdict, test_id: str) -> bool:
     """Whether the verdict ran this test with the project's code in the sandbox and pytest outside: it reported an
-    outcome whose trust is "split" (not one from a sandboxed run; the tasks built here list no sandboxed test). A test
-    it never reports ran nowhere."""
+    outcome whose trust is "split" (not one from a sandboxed run, where the task placed the tests the split cannot
+    run). A test it never reports ran nowhere."""
     return test_id in verdict.outcomes and verdict.trust(test_id) == "split"
-
-
-def _missing(verdict: RepoVerdict, test_id: str) -> str:
-    """Why the verdict has no outcome for a test."""
-    file = test_id.split("::")[0]
-    if file in verdict.collect_errors:
-        return verdict.collect_errors[file] or "collection error"
-    if verdict.error or verdict.aborted:
-        return verdict.error or verdict.aborted
-    if verdict.collected and test_id not in verdict.collected:
-        return "not collected under the verdict (no such test id there: a parametrisation built from the project's objects differs)"
-    return "no outcome reported"
 
 
 def compare(plain: PlainRun, verdict: RepoVerdict) -> Comparison:
@@ -373,8 +358,7 @@ def compare(plain: PlainRun, verdict: RepoVerdict) -> Comparison:
         status = verdict_status(test)
         if status in OK:
             continue
-        excerpt = verdict.excerpts.get(test, "") if test in verdict.outcomes else _missing(verdict, test)
-        lost[test] = (status, first_error_line(excerpt))
+        lost[test] = (status, verdict.reason(test))
     return Comparison(
         collected=len(plain.collected),
         passing=passing,

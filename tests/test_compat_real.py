@@ -5,7 +5,8 @@ hand-written fixtures only show what their author thought of. Here the library's
 under plain pytest) runs both ways, as ``bench/bench_compat.py`` does for more libraries (issue 19), and
 ``KNOWN_FAILURES`` pins, grouped by cause, exactly the tests that pass under plain pytest but not yet under the
 verdict. So this test fails on a regression (a test that passed under both fails under the verdict) and on an
-improvement nobody recorded (a listed test passes now: take it off the list).
+improvement nobody recorded (a listed test passes now: take it off the list). Placed as a task's author would place
+them (``python -m env.tasks place``), those tests run sandboxed instead, and the whole suite passes.
 
 The sdist is downloaded at test time with pip (no third-party source is committed) and cached in ENV_SDIST_CACHE
 (default ``~/.cache/agentdebugger/sdists``); without PyPI the test fails and says so.
@@ -19,10 +20,22 @@ from pathlib import Path
 
 import pytest
 
-from bench.compat_libraries import LIBRARIES, Comparison, PlainRun, SdistError, build_task, compare, fetch_sdist, run_plain, suite_files
+from bench.compat_libraries import (
+    LIBRARIES,
+    Comparison,
+    PlainRun,
+    SdistError,
+    build_task,
+    compare,
+    fetch_sdist,
+    run_plain,
+    suite_files,
+    with_sandboxed,
+)
 from env.sandbox.isolation import Isolation
 from env.sandbox.limits import Limits
 from env.sandbox.runner import Sandbox
+from env.tasks.placement import Placement, place
 from env.verdict.repo_judge import RepoVerdict, run_tests
 from env.verdict.testenv import ensure
 
@@ -49,7 +62,7 @@ KNOWN_FAILURES: dict[str, list[str]] = {
         "tests/test_cachedmethod.py::CachedMethodTest::test_weakref",
     ],
     # `class TTLTestCache(TTLCache)` in the tests: `TTLCache.__init__(self, maxsize, ttl=..., timer=...)` from the
-    # subclass reaches the proxy class's own __init__ ("RemoteClass.__init__() got an unexpected keyword argument").
+    # subclass reaches the proxy class's own __init__ ("RemoteObject.__init__() got an unexpected keyword argument").
     "a test class subclassing a project class cannot call the base __init__": [
         "tests/test_tlru.py::TLRUCacheTest::test_defaults",
         "tests/test_tlru.py::TLRUCacheTest::test_delete",
@@ -76,35 +89,13 @@ KNOWN_FAILURES: dict[str, list[str]] = {
         "tests/test_ttl.py::TTLCacheTest::test_popitem",
         "tests/test_ttl.py::TTLCacheTest::test_update",
     ],
-    # CannotPass: instances of classes the tests define (a counting lock, an object whose __eq__ recurses into the
-    # cache, the test's own Cached/Locked objects) cannot be handed to the project's code.
-    "an instance of a test-defined class cannot be passed to the project": [
-        "tests/test_cached.py::CacheWrapperTest::test_decorator_attributes_lock",
-        "tests/test_cached.py::CacheWrapperTest::test_decorator_clear_lock",
-        "tests/test_cached.py::CacheWrapperTest::test_decorator_lock",
-        "tests/test_cached.py::CacheWrapperTest::test_zero_size_cache_decorator_lock",
+    # Objects of the tests' classes cross by reference now; these read a lock's count through the project's wrapper,
+    # whose `cache` / `lock` attributes are the project's copies of dicts the test passed ("0 != 1", "{} is not {}").
+    "the project's wrapper holds copies of what the test passed": [
         "tests/test_cached.py::DictWrapperTest::test_decorator_attributes_lock",
         "tests/test_cached.py::DictWrapperTest::test_decorator_clear_lock",
-        "tests/test_cached.py::DictWrapperTest::test_decorator_lock",
         "tests/test_cachedmethod.py::CachedMethodTest::test_attributes",
         "tests/test_cachedmethod.py::CachedMethodTest::test_attributes_lock",
-        "tests/test_func.py::FIFODecoratorTest::test_decorator_needs_rlock",
-        "tests/test_func.py::LFUDecoratorTest::test_decorator_needs_rlock",
-        "tests/test_func.py::LRUDecoratorTest::test_decorator_needs_rlock",
-        "tests/test_func.py::MRUDecoratorTest::test_decorator_needs_rlock",
-        "tests/test_func.py::RRDecoratorTest::test_decorator_needs_rlock",
-        "tests/test_func.py::TTLDecoratorTest::test_decorator_needs_rlock",
-    ],
-    # `timer=Timer()`: a callable object of the tests' is passed as a bare callback, so the project's
-    # `cache.timer.tick()` finds a function without the object's other attributes.
-    "a callable test object is passed as a bare function": [
-        "tests/test_tlru.py::TLRUCacheTest::test_ttu",
-        "tests/test_tlru.py::TLRUCacheTest::test_ttu_expire",
-        "tests/test_tlru.py::TLRUCacheTest::test_ttu_reverse_insert",
-        "tests/test_tlru.py::TLRUCacheTest::test_ttu_tuple_key",
-        "tests/test_ttl.py::TTLCacheTest::test_ttl",
-        "tests/test_ttl.py::TTLCacheTest::test_ttl_expire",
-        "tests/test_ttl.py::TTLCacheTest::test_ttl_tuple_key",
     ],
     # `repr(cache).startswith(cache.__class__.__name__)`: a proxy's __class__ is the proxy's class, not the project's.
     "obj.__class__ of a proxy is not the project's class": [
@@ -164,6 +155,8 @@ class Runs:
     plain: PlainRun
     verdict: RepoVerdict
     comparison: Comparison
+    placement: Placement  # the split-only run above, then sandboxed what it did not pass
+    placed: RepoVerdict  # the task with that placement
 
 
 @pytest.fixture(scope="module")
@@ -180,9 +173,11 @@ def runs(isolation: Isolation, tmp_path_factory: pytest.TempPathFactory) -> Iter
     sandbox = Sandbox(Limits(wall_seconds=60, cpu_seconds=60), isolation, warm=False)  # one whole test session
     try:
         verdict = run_tests(sandbox, task, task.files)
+        placement = place(sandbox, task, files=task.files, split=verdict)
+        placed = run_tests(sandbox, with_sandboxed(task, placement.sandboxed), task.files)
     finally:
         sandbox.close()
-    yield Runs(plain, verdict, compare(plain, verdict))
+    yield Runs(plain, verdict, compare(plain, verdict), placement, placed)
 
 
 def test_plain_pytest_passes_the_whole_suite(runs: Runs) -> None:
@@ -209,3 +204,12 @@ def test_exactly_the_known_failures_fail_under_the_verdict(runs: Runs) -> None:
 
 def test_nothing_passes_only_under_the_verdict(runs: Runs) -> None:
     assert runs.comparison.gained == []
+
+
+def test_placed_sandboxed_the_tests_the_split_cannot_run_pass_and_the_rest_stay_split(runs: Runs) -> None:
+    lost = set(runs.comparison.lost)
+    assert set(runs.placement.sandboxed) == lost and runs.placement.failing == {}
+    placed = compare(runs.plain, runs.placed)
+    assert len(placed.also_passing) == SUITE_SIZE and placed.lost == {}, placed.lost
+    assert placed.under_split == SUITE_SIZE - len(lost) and set(runs.placed.sandboxed) == lost
+    assert not runs.placed.collect_errors and not runs.placed.error and not runs.placed.void

@@ -125,16 +125,24 @@ def test_src_layout_with_pythonpath(runtime, tmp_path):
     assert run_tests(runtime.sandbox, task, task.gold_files).outcomes == {t: "PASSED" for t in ALL}
 
 
-def test_passing_a_test_defined_object_is_a_clear_error(runtime, tmp_path):
+def test_a_test_defined_object_crosses_by_reference_and_a_module_cannot_cross(runtime, tmp_path):
+    """The project gets a reference to the test's own object (its repr is asked of the trusted process); a module of the
+    trusted process never crosses, with a message that says what may."""
     files = repo_fixture.buggy_files()
-    files["tests/test_cart.py"] += "\n\nclass Thing:\n    pass\n\n\ndef test_thing():\n    Cart('x', []).add(Thing())\n"
+    files["tests/test_cart.py"] += (
+        "\n\nclass Thing:\n    def __repr__(self):\n        return 'a thing'\n\n\n"
+        "def test_thing():\n    Cart('x', []).add(Thing())\n\n\ndef test_module():\n    import os\n    Cart('x', []).add(os)\n"
+    )
     task = load_repo_task(repo_fixture.write_task(tmp_path / "cb", files, {**repo_fixture.gold_files(), "tests/test_cart.py": files["tests/test_cart.py"]}))
-    verdict = run_tests(runtime.sandbox, task, task.files, ["tests/test_cart.py::test_thing"])
-    assert verdict.outcomes == {"tests/test_cart.py::test_thing": "FAILED"}
+    ids = ["tests/test_cart.py::test_thing", "tests/test_cart.py::test_module"]
+    verdict = run_tests(runtime.sandbox, task, task.files, ids)
+    assert verdict.outcomes == {i: "FAILED" for i in ids}
+    assert "shop.errors.OutOfStock: a thing is out of stock" in verdict.excerpts[ids[0]]
     assert (
-        "CannotPass: cannot pass a Thing to the project's code: tests may pass plain data, functions (called back here) and objects "
-        "the project returned (the code runs in a separate sandbox process)"
-    ) in verdict.excerpts["tests/test_cart.py::test_thing"]
+        "CannotPass: cannot pass a module to the project's code (a module): tests may pass plain data, values of the standard "
+        "library's types, functions, classes and objects of their own (called back here) and objects the project returned "
+        "(the code runs in a separate sandbox process)"
+    ) in verdict.excerpts[ids[1]]
 
 
 def test_host_runs_cold_too(runtime, task, monkeypatch):

@@ -245,9 +245,16 @@ class _RepoEncoder(_Encoder):
             return '{"d":[%s],"h":%d}' % (pairs, self.number(value))
         if kind is bytes:
             return '{"B":' + self.quote(bytes.decode(value, "latin-1")) + "}"
+        moment = _moment(value, kind)
+        if moment is not None:  # a datetime or time: its wall clock as text, its tzinfo as a value of its own
+            tag, naive, zone, fold = moment
+            return '{"%s":[%s,%s,%d]}' % (tag, self.quote(naive), "null" if zone is None else self.encode(zone, depth + 1), fold)
         special = _special(value, kind)
         if special is not None:
             return special
+        classes = self.state.get("test_classes")
+        if classes is not None and isinstance(value, classes[""]):  # the test's own object goes back as itself
+            return '{"lo":%d}' % object.__getattribute__(value, "_adbg_number")
         return self.handle(value)
 
     def number(self, value):
@@ -263,8 +270,11 @@ class _RepoEncoder(_Encoder):
         number = self.number(value)
         kind = type(value)
         info = {"h": number, "t": kind.__name__[:100]}
+        dt = sys.modules.get("datetime")
         if isinstance(value, type(sys)):
             info["k"] = "module"
+        elif dt is not None and isinstance(value, dt.tzinfo):
+            info["k"] = "tzinfo"  # the test side's proxy is a tzinfo too: its datetimes accept it
         elif isinstance(value, type):
             info["k"] = "class"
             info["q"] = _qualname(value)
@@ -287,14 +297,22 @@ def _qualname(cls):
     return (str(getattr(cls, "__module__", "?")) + "." + str(getattr(cls, "__qualname__", "?")))[:200]
 
 
+def _moment(value, kind):
+    """(tag, naive isoformat, tzinfo, fold) of an exact datetime or time, else None."""
+    dt = sys.modules.get("datetime")
+    if dt is None or (kind is not dt.datetime and kind is not dt.time):
+        return None
+    naive = value.replace(tzinfo=None, fold=0)
+    return ("dt" if kind is dt.datetime else "ti"), naive.isoformat(), value.tzinfo, value.fold
+
+
 def _special(value, kind):
     dt = sys.modules.get("datetime")
     quote = __import__("_json").encode_basestring_ascii
+    zoneinfo = sys.modules.get("zoneinfo")
+    if zoneinfo is not None and kind is zoneinfo.ZoneInfo and isinstance(getattr(value, "key", None), str):
+        return '{"zi":' + quote(value.key) + "}"  # the same zone from the same tz database on both sides
     if dt is not None:
-        if kind is dt.datetime or kind is dt.time:
-            tag = "dt" if kind is dt.datetime else "ti"
-            zone = getattr(value.tzinfo, "key", None)
-            return '{"%s":%s,"z":%s}' % (tag, quote(value.isoformat()), quote(zone) if isinstance(zone, str) else "null")
         if kind is dt.date:
             return '{"da":' + quote(value.isoformat()) + "}"
         if kind is dt.timedelta:
@@ -338,6 +356,10 @@ def _repo_decode(value, state):
             return _callback(state, rest[0], rest[1])
         if tag == "it":
             return _TestIterator(_callback(state, rest[0], rest[1]))
+        if tag == "lo":
+            return _test_object(state, rest[0], rest[2])
+        if tag == "pk":
+            return _unpickle(rest[0], state)
         if tag == "rg":
             return range(rest[0], rest[1], rest[2])
         if tag == "bi":
@@ -347,12 +369,13 @@ def _repo_decode(value, state):
         import datetime as dt
 
         if tag in ("dt", "ti"):
-            parsed = (dt.datetime if tag == "dt" else dt.time).fromisoformat(rest[0])
-            if rest[1]:
-                import zoneinfo
+            naive, zone, fold = rest[0]
+            parsed = (dt.datetime if tag == "dt" else dt.time).fromisoformat(naive)
+            return parsed.replace(tzinfo=_repo_decode(zone, state), fold=fold)
+        if tag == "zi":
+            import zoneinfo
 
-                parsed = parsed.replace(tzinfo=zoneinfo.ZoneInfo(rest[1]))
-            return parsed
+            return zoneinfo.ZoneInfo(rest[0])
         if tag == "da":
             return dt.date.fromisoformat(rest[0])
         if tag == "td":
@@ -383,33 +406,112 @@ class _TestOutcome(BaseException):
     """The test's own outcome (pytest.fail, skip) raised in a function of the test's that the project called."""
 
 
-def _callback(state, number, name):
-    """A function of the test's: calling it asks the trusted process to run it, and serves the project's requests
-    that call makes meanwhile (it may call the project back)."""
+def _ask(state, number, op, args, kwargs):
+    """Ask the trusted process to apply ``op`` to the test's object ``number`` (None: call it), serving the project's
+    requests that makes meanwhile (the test's code may call the project back)."""
     import builtins
 
+    cid = state["next_cid"] = state["next_cid"] + 1
+    quote = __import__("_json").encode_basestring_ascii
+    encoder = _RepoEncoder(state)
+    pairs = ",".join("[" + quote(str(k)) + "," + encoder.encode(v) + "]" for k, v in kwargs.items())
+    named = "" if op is None else ',"op":' + quote(op)
+    sys.stdout.flush()
+    _send('{"cb":%d,"cid":%d%s,"a":%s,"k":[%s]}' % (number, cid, named, encoder.encode(list(args)), pairs))
+    while True:
+        message = _recv()
+        if message.get("cid") == cid:
+            break
+        _serve_one(message, state)  # the test's function called the project: answer, then keep waiting
+    if "exc" in message:
+        exc_type, text = message["exc"]
+        cls = getattr(builtins, str(exc_type), None)
+        if exc_type == "BaseException":
+            raise _TestOutcome(str(text))  # pytest.fail, skip ...: the test's outcome, not the project's to catch
+        raise (cls if isinstance(cls, type) and issubclass(cls, Exception) else Exception)(str(text))
+    return _repo_decode(message["ok"], state)
+
+
+def _callback(state, number, name):
+    """A function of the test's: calling it asks the trusted process to run it."""
+
     def call(*args, **kwargs):
-        cid = state["next_cid"] = state["next_cid"] + 1
-        quote = __import__("_json").encode_basestring_ascii
-        encoder = _RepoEncoder(state)
-        pairs = ",".join("[" + quote(str(k)) + "," + encoder.encode(v) + "]" for k, v in kwargs.items())
-        sys.stdout.flush()
-        _send('{"cb":%d,"cid":%d,"a":%s,"k":[%s]}' % (number, cid, encoder.encode(list(args)), pairs))
-        while True:
-            message = _recv()
-            if message.get("cid") == cid:
-                break
-            _serve_one(message, state)  # the test's function called the project: answer, then keep waiting
-        if "exc" in message:
-            exc_type, text = message["exc"]
-            cls = getattr(builtins, str(exc_type), None)
-            if exc_type == "BaseException":
-                raise _TestOutcome(str(text))  # pytest.fail, skip ...: the test's outcome, not the project's to catch
-            raise (cls if isinstance(cls, type) and issubclass(cls, Exception) else Exception)(str(text))
-        return _repo_decode(message["ok"], state)
+        return _ask(state, number, None, args, kwargs)
 
     call.__name__ = call.__qualname__ = str(name)[:100]
     return call
+
+
+def _test_proxy_classes():
+    """The classes of proxies of the test's own objects (made once: datetime and collections.abc load on demand)."""
+    import collections.abc
+    import datetime
+
+    def forward(op):
+        def method(self, *args, **kwargs):
+            return _ask(self._adbg_state, self._adbg_number, op, args, kwargs)
+
+        method.__name__ = "__%s__" % op
+        return method
+
+    class TestObject:
+        """An object of the test's (an instance of a class the tests define, a stream, a unittest helper), passed
+        by reference: every attribute, call and operation on it is answered by the trusted process."""
+
+        __slots__ = ("_adbg_state", "_adbg_number")
+
+        def __getattr__(self, name):
+            if name.startswith("__") and name.endswith("__"):
+                raise AttributeError(name)  # protocol probes (copy, pickle, numpy ...) are not the test's
+            return _ask(self._adbg_state, self._adbg_number, "getattr", (name,), {})
+
+        def __setattr__(self, name, value):
+            _ask(self._adbg_state, self._adbg_number, "setattr", (name, value), {})
+
+        def __delattr__(self, name):
+            _ask(self._adbg_state, self._adbg_number, "delattr", (name,), {})
+
+    for op in ("call", "repr", "str", "len", "iter", "next", "getitem", "setitem", "delitem", "contains", "bool",
+               "hash", "eq", "ne", "lt", "le", "gt", "ge", "enter", "exit"):
+        setattr(TestObject, "__%s__" % op, forward(op))
+
+    class TestTzinfo(TestObject, datetime.tzinfo):
+        __slots__ = ()
+
+    for op in ("utcoffset", "dst", "tzname", "fromutc"):
+        setattr(TestTzinfo, op, (lambda name: lambda self, when: _ask(self._adbg_state, self._adbg_number, "method", (name, when), {}))(op))
+
+    class TestMapping(TestObject, collections.abc.Mapping):
+        __slots__ = ()
+
+    for op in ("keys", "items", "values", "get"):
+        setattr(TestMapping, op, (lambda name: lambda self, *a: _ask(self._adbg_state, self._adbg_number, "method", (name, *a), {}))(op))
+    return {"": TestObject, "tzinfo": TestTzinfo, "mapping": TestMapping}
+
+
+def _test_object(state, number, flags):
+    """The one proxy of the test's object ``number`` (the same object twice is the same proxy: ``is``, dict keys)."""
+    known = state.setdefault("test_objects", {})
+    if number not in known:
+        classes = state.get("test_classes") or state.setdefault("test_classes", _test_proxy_classes())
+        made = object.__new__(classes.get(flags, classes[""]))
+        object.__setattr__(made, "_adbg_state", state)
+        object.__setattr__(made, "_adbg_number", number)
+        known[number] = made
+    return known[number]
+
+
+def _unpickle(data, state):
+    """A value of the standard library's or the task's requirements' types, sent as a pickle by the trusted process
+    (a copy: defaultdict, OrderedDict, paths ...); the project objects and test objects inside it are references."""
+    import io
+    import pickle
+
+    class Unpickler(pickle.Unpickler):
+        def persistent_load(self, pid):
+            return _repo_decode(pid, state)
+
+    return Unpickler(io.BytesIO(data)).load()
 
 
 class _TestIterator:

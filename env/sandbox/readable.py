@@ -25,12 +25,14 @@ ETC_READABLE = (
     "/etc/nsswitch.conf", "/etc/passwd", "/etc/group", "/etc/hosts", "/etc/host.conf", "/etc/resolv.conf", "/etc/protocols",
     "/etc/services", "/etc/mime.types", "/etc/os-release", "/etc/magic", "/etc/magic.mime", "/etc/terminfo", "/etc/ssl/certs",
 )  # fmt: skip
+# The system's time zone database (public data): zoneinfo and dateutil's gettz read it, as in any Python process.
+TIME_ZONES = ("/usr/share/zoneinfo", "/etc/localtime", "/etc/timezone")
 DEVICES_READABLE = ("/dev/urandom", "/dev/random", "/dev/zero")
 
 
 def run_paths() -> list[str]:
     paths = sysconfig.get_paths()
-    candidates = [paths["stdlib"], paths["platstdlib"], "/usr/lib", "/lib", "/lib64", "/usr/lib64", "/etc/ld.so.cache"]
+    candidates = [paths["stdlib"], paths["platstdlib"], "/usr/lib", "/lib", "/lib64", "/usr/lib64", "/etc/ld.so.cache", *TIME_ZONES]
     return sorted({p for p in candidates if p and os.path.exists(p)})
 
 

@@ -4,6 +4,9 @@
     python -m env.tasks import-swebench INSTANCES --repo PATH_OR_DIR --out TASKS_DIR [--smith] [--env K=V ...]
     python -m env.tasks evaluate PREDICTIONS.jsonl [PATH ...] # grade SWE-bench-format predictions
     python -m env.tasks prepare [PATH ...]                    # build the tasks' test environments ahead (needs PyPI)
+    python -m env.tasks place PATH ... [--dry-run]            # fill task.json's "sandboxed": the tests the split cannot run
+
+Authoring order for a repository task: import, place (decided on the gold tree, never at grading time), validate.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from env.sandbox.isolation import probe_isolation
 from env.sandbox.limits import Limits
 from env.sandbox.runner import Sandbox
 from env.tasks.importer import ImportError_, import_instance, read_instances
+from env.tasks.placement import Placement, place
 from env.tasks.predictions import evaluate, read_predictions
 from env.tasks.validate import table, validate_task
 from env.verdict.testenv import TestEnvError, cache_root, ensure, spec
@@ -94,6 +98,57 @@ def cmd_prepare(args: argparse.Namespace) -> int:
     return 1 if failures else 0
 
 
+def write_sandboxed(folder: Path, sandboxed: list[str]) -> bool:
+    """Set task.json's "sandboxed", every other key and the key order kept; False when nothing changes."""
+    path = folder / "task.json"
+    text = path.read_text(encoding="utf-8")
+    data = json.loads(text)
+    if data.get("sandboxed", []) == sandboxed:
+        return False
+    data["sandboxed"] = sandboxed  # an existing key keeps its place, a new one goes last
+    indented = next((line for line in text.splitlines()[1:] if line.strip()), "")
+    indent = len(indented) - len(indented.lstrip(" ")) or 2
+    path.write_text(json.dumps(data, indent=indent, ensure_ascii=False) + "\n", encoding="utf-8")
+    return True
+
+
+def report_placement(task: RepoTask, placement: Placement, listed: list[str]) -> str:
+    """What ``place`` decided for one task, for its author."""
+    trusted = task.model_copy(update={"sandboxed": listed}).trusted
+    lines = [
+        f"{task.id}: {len(placement.split)} test(s) run split, {len(placement.sandboxed)} sandboxed, {len(placement.failing)} failing "
+        f"either way; the task is {'trusted' if trusted else 'UNTRUSTED (a FAIL_TO_PASS test runs sandboxed)'}"
+    ]
+    lines += [f"  sandboxed: {t} (the split: {placement.split_reasons[t]})" for t in placement.sandboxed]
+    lines += [f"  back under the split: {t} (it passes there now)" for t in task.sandboxed if t in placement.split]
+    lines += [f"  fails either way: {t}: {why}" for t, why in placement.failing.items()]
+    return "\n".join(lines)
+
+
+def cmd_place(args: argparse.Namespace) -> int:
+    registry = _registry(args.paths, with_builtin=False)
+    runtime = _runtime(registry)
+    if not runtime.sandbox.isolation.can_execute:
+        print(f"error: this host cannot run the verdict: {runtime.sandbox.isolation.reason}", file=sys.stderr)
+        return 2
+    failing = 0
+    for task in registry.all():
+        if not isinstance(task, RepoTask):
+            print(f"{task.id}: not a repository task, every test of it runs where its family runs it")
+            continue
+        placement = place(runtime.sandbox, task)
+        listed = placement.listed(task.sandboxed)
+        print(report_placement(task, placement, listed))
+        failing += bool(placement.failing)
+        if args.dry_run:
+            print(f"  dry run: task.json not written (it would list {len(listed)} sandboxed test(s))")
+        elif write_sandboxed(task.folder, listed):
+            print(f"  wrote {len(listed)} sandboxed test(s) to {task.folder / 'task.json'}")
+        else:
+            print("  task.json unchanged")
+    return 1 if failing else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m env.tasks", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -115,6 +170,11 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("prepare", help="build the test environments repository runs need (pytest and each task's requirements)")
     p.add_argument("paths", nargs="*", help="task folders or directories of them (default: every built-in task)")
     p.set_defaults(fn=cmd_prepare)
+    p = sub.add_parser("place", help="run each task's tests on its gold tree under the split, then sandboxed those it cannot run there; "
+                                     "write those that pass sandboxed to task.json's \"sandboxed\"")  # fmt: skip
+    p.add_argument("paths", nargs="+", help="task folders or directories of them")
+    p.add_argument("--dry-run", action="store_true", help="print the placement, write nothing")
+    p.set_defaults(fn=cmd_place)
     args = parser.parse_args(argv)
     try:
         return args.fn(args)

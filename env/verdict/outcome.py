@@ -3,6 +3,7 @@
     verdict.outcomes["tests/test_pages.py::test_last"]                    # "PASSED" | "FAILED" | "ERROR" | ...
     resolution(verdict.outcomes, task.fail_to_pass, task.pass_to_pass)   # "FULL" | "PARTIAL" | "NO"
     verdict.trust("tests/test_pages.py::test_last")                      # "split" | "sandboxed"
+    verdict.reason("tests/test_pages.py::test_last")                     # why it did not pass, in one line
 """
 
 from __future__ import annotations
@@ -38,6 +39,33 @@ class RepoVerdict(BaseModel):
     def trust(self, test_id: str) -> Trust:
         """``split``: the outcome is the trusted process's own record; ``sandboxed``: it came from a run the project shared."""
         return "sandboxed" if test_id in self.sandboxed else "split"
+
+    def reason(self, test_id: str) -> str:
+        """Why a test did not pass, in one line: the first ``E`` line of its excerpt, or why the run has no outcome
+        for it (its file's collection error, the run's own error)."""
+        if test_id in self.outcomes:
+            if self.void and test_id in self.sandboxed:
+                return self.void
+            return first_error_line(self.excerpts.get(test_id, ""))
+        file = test_id.split("::")[0]
+        for key in (file, "<session>"):
+            if key in self.collect_errors:
+                return first_error_line(self.collect_errors[key] or "collection error")
+        if self.error or self.aborted:
+            return first_error_line(self.error or self.aborted)
+        if self.collected and test_id not in self.collected:
+            return "not collected (no such test id there: a parametrisation built from the project's objects differs)"
+        return "no outcome reported"
+
+
+def first_error_line(excerpt: str) -> str:
+    """The first ``E`` line of a failure excerpt (pytest's exception line), else its last non-empty line."""
+    lines = [line.rstrip() for line in excerpt.splitlines()]
+    for line in lines:
+        if line.startswith("E "):
+            return line[1:].strip()
+    rest = [line.strip() for line in lines if line.strip()]
+    return rest[-1] if rest else "(no excerpt)"
 
 
 # -- SWE-bench's grading rules, as pure functions ----------------------------------------------

@@ -88,10 +88,19 @@ def run_tests(sandbox: Sandbox, task: RepoTask, files: Files, select: list[str] 
         return RepoVerdict(error="none of the requested tests exist in the task's test files")
     started = time.monotonic()
     boxed = [t for t in task.sandboxed if t.split("::")[0] in to_collect and (select is None or t in select or t.split("::")[0] in select)]
-    split_select = select if select is None else [t for t in select if t not in task.sandboxed]
+    # The split collects no file whose every wanted test (named, or selected: a bare file path means the named tests
+    # in it) runs sandboxed: what fails at its module level under the split would be a collection error there, and
+    # would interrupt the split's whole session.
+    listed = task.fail_to_pass + task.pass_to_pass
+    wanted = listed if select is None else [t for t in select if "::" in t] + [t for t in listed if t.split("::")[0] in select]
+    by_file: dict[str, set[str]] = {}
+    for test in wanted:
+        by_file.setdefault(test.split("::")[0], set()).add(test)
+    split_files = [p for p in to_collect if not by_file.get(p) or not by_file[p] <= set(task.sandboxed)]  # no wanted test: as before
+    split_select = select if select is None else [t for t in select if t not in task.sandboxed and t.split("::")[0] in split_files]
     parts = []
-    if split_select is None or split_select:
-        parts.append(_run_split(sandbox, env, task, files, tests, to_collect, split_select, boxed, graded))
+    if split_files and (split_select is None or split_select):
+        parts.append(_run_split(sandbox, env, task, files, tests, split_files, split_select, boxed, graded))
     if boxed:
         parts.append(run_sandboxed(sandbox, env, task, files, tests, boxed))
     verdict = merge(parts)

@@ -24,13 +24,17 @@ import fractions
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import io
 import operator
+import os
+import pickle
 import re
 import sys
 import types
 import uuid
 import warnings
-from collections.abc import Callable
+import zoneinfo
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .channel import Channel, RemoteError, RunAborted
@@ -52,7 +56,17 @@ class ProjectStopped(Exception):
     """The project's process ended (time, CPU or memory limit, or it exited); no call can be answered."""
 
 
+# Dunders that name the project object's own data (a function's name, attrs' and dataclasses' fields), asked of the
+# sandbox; every other dunder is a protocol probe of this process's machinery (pickle, copy, inspect, pytest), answered here.
+_OBJECT_DUNDERS = frozenset({
+    "__name__", "__qualname__", "__wrapped__", "__dataclass_fields__", "__match_args__", "__slots__", "__annotations__",
+    "__defaults__", "__kwdefaults__", "__version__", "__all__",
+})  # fmt: skip
+
+
 def _local_only(name: str) -> bool:
+    if name in _OBJECT_DUNDERS or name.startswith("__attrs_"):
+        return False
     return (name.startswith("__") and name.endswith("__")) or name.startswith(_LOCAL_ONLY)
 
 
@@ -68,6 +82,9 @@ class Remote:
         self._callbacks: dict[int, Callable[..., Any]] = {}
         self._callback_numbers: dict[int, int] = {}
         self._outcome: BaseException | None = None  # a callback's pytest.fail or skip, raised when its operation ends
+        self._classes: dict[int, tuple[int, type]] = {}  # id of a test-defined class -> (its twin's handle, the class)
+        self._shims: dict[int, type] = {}  # a project class -> the local base standing for it beside local bases
+        self.tests_root = os.path.join(os.getcwd(), "")  # the host runs in the task's tests tree
         run.on_callback = self.callback  # type: ignore[method-assign]  # the channel asks this run's Remote
 
     # -- requests -------------------------------------------------------------------------
@@ -103,7 +120,10 @@ class Remote:
         try:
             args = self.decode(request.get("a", []))
             kwargs = {str(k): self.decode(v) for k, v in request.get("k", [])}
-            return {"cid": cid, "ok": self.encode(function(*args, **kwargs))}
+            op = request.get("op")
+            if op is None:
+                return {"cid": cid, "ok": self.encode(function(*args, **kwargs))}
+            return {"cid": cid, "ok": self.encode(self._object_op(function, str(op), args, kwargs))}
         except ProjectStopped:
             raise
         except Exception as exc:  # the test's own failure (an assertion in its callback) reaches the project
@@ -111,6 +131,81 @@ class Remote:
         except BaseException as exc:  # pytest.fail / skip, exits: the test's outcome, whatever the project does with it
             self._outcome = self._outcome or exc
             return {"cid": cid, "exc": ("BaseException", str(exc)[:2000])}
+
+    def _object_op(self, obj: Any, op: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        """The project's operation on an object of the test's it was passed by reference. Its public attributes
+        only: what the project reaches through them is checked (``reachable``), so a test's object never hands it a
+        module or a function of the trusted process's to run here."""
+        if op in ("getattr", "setattr", "delattr", "method"):
+            name = str(args[0]) if args else ""
+            dunder = name.startswith("__") and name.endswith("__")
+            own = self.test_defined(type(obj))  # the tests' own classes: their _private names too, as in process
+            if (dunder and name not in _READABLE_DUNDERS) or (name.startswith("_") and not dunder and not own):
+                raise AttributeError(f"the project may not reach the test's {name!r} (private to the trusted process)")
+            if op == "setattr":
+                return setattr(obj, name, args[1])
+            if op == "delattr":
+                return delattr(obj, name)
+            value = getattr(obj, name)
+            if op == "method":
+                return value(*args[1:], **kwargs)
+            self.reachable(value, obj)
+            return value
+        if op == "exit" and len(args) == 3:  # the project's exception, as the stand-in the test's __exit__ can inspect
+            kind, value, _ = args
+            return type(obj).__exit__(obj, kind, self.local_exception(kind, value), None)
+        forward = _OBJECT_OPS.get(op)
+        if forward is None:
+            raise TypeError(f"no such operation on the test's object: {op}")
+        return forward(obj, *args, **kwargs)
+
+    def reachable(self, value: Any, owner: Any, depth: int = 0) -> None:
+        """Refuse what a test's object would hand the project that the test never passed it: a module, a class or a
+        function from outside the tests tree (``os.system`` held in an attribute). Its own methods, the tests'
+        functions and classes, builtins, data and project objects are fine."""
+        if depth > 8:
+            return
+        if isinstance(value, (list, tuple, set, frozenset)):
+            for item in list(value)[:1000]:
+                self.reachable(item, owner, depth + 1)
+            return
+        if isinstance(value, dict):
+            for item in list(value.values())[:1000]:
+                self.reachable(item, owner, depth + 1)
+            return
+        if type(value) in _SCALARS or _handle_of(value) is not None or isinstance(value, (_Bound, RemoteClass)):
+            return
+        if isinstance(value, types.ModuleType):
+            raise AttributeError("the project may not reach a module of the trusted process")
+        if getattr(builtins, getattr(value, "__name__", ""), None) is value:
+            return  # a builtin: the sandbox's own crosses
+        if isinstance(value, type):
+            if self.test_defined(value):
+                return
+            raise AttributeError(f"the project may not reach the class {value.__qualname__} of the trusted process")
+        if isinstance(value, types.MethodType) and (value.__self__ is owner or self.by_reference(value.__self__)):
+            return
+        code = getattr(value, "__code__", None)
+        if isinstance(code, types.CodeType) and self.in_tests_tree(code.co_filename):
+            return
+        if callable(value) and not self.by_reference(value):
+            raise AttributeError(f"the project may not reach {getattr(value, '__qualname__', type(value).__name__)} of the trusted process")
+
+    def in_tests_tree(self, filename: str) -> bool:
+        return os.path.abspath(filename).startswith(self.tests_root)
+
+    def test_defined(self, kind: type) -> bool:
+        """A class the tests define (in a test file or conftest of this task's tests tree)."""
+        module = sys.modules.get(str(getattr(kind, "__module__", "")))
+        file = getattr(module, "__file__", None)
+        return isinstance(file, str) and self.in_tests_tree(file)
+
+    def by_reference(self, value: Any) -> bool:
+        """Objects the project gets a reference to (never a copy): the tests' own, streams it may write to, context
+        managers and unittest's helpers (``with self.assertRaises(...)`` in a project's test mixin)."""
+        kind = type(value)
+        return (self.test_defined(kind) or isinstance(value, io.IOBase) or kind.__module__ == "unittest.case"
+                or (hasattr(kind, "__enter__") and hasattr(kind, "__exit__")))
 
     def replay_warnings(self, caught: Any) -> None:
         """Warnings the project raised during one operation, raised again here: the test's filters decide
@@ -154,9 +249,12 @@ class Remote:
             return kind(self.encode(v, depth + 1) for v in value)
         if kind is dict:
             return {None: ("d", [(self.encode(k, depth + 1), self.encode(v, depth + 1)) for k, v in value.items()])}
-        if kind is dt.datetime or kind is dt.time:
-            zone = getattr(value.tzinfo, "key", None)
-            return {None: ("dt" if kind is dt.datetime else "ti", value.isoformat(), zone if isinstance(zone, str) else None)}
+        if kind is dt.datetime or kind is dt.time:  # the wall clock as text, its tzinfo as a value of its own
+            zone = None if value.tzinfo is None else self.encode(value.tzinfo, depth + 1)
+            naive = value.replace(tzinfo=None, fold=0).isoformat()
+            return {None: ("dt" if kind is dt.datetime else "ti", (naive, zone, value.fold))}
+        if kind is zoneinfo.ZoneInfo and isinstance(getattr(value, "key", None), str):
+            return {None: ("zi", value.key)}
         if kind is dt.date:
             return {None: ("da", value.isoformat())}
         if kind is dt.timedelta:
@@ -175,16 +273,79 @@ class Remote:
             return {None: ("R", text if isinstance(text, str) else text.decode("latin-1"), value.flags, isinstance(text, bytes))}
         if kind is range:
             return {None: ("rg", value.start, value.stop, value.step)}
+        if isinstance(value, type):
+            if isinstance(value, _ShimMeta) and len(value.__bases__) == 1 and hasattr(value, "_adbg_class"):
+                return self.encode(value._adbg_class, depth)
+            if self.test_defined(value):  # a class of the test's: a twin in the sandbox (attrs' decorators, registries)
+                return {None: ("h", self.sandbox_class(value))}
+            if getattr(builtins, value.__name__, None) is not value:
+                try:  # a class the sandbox can import (the standard library's, the requirements')
+                    return {None: ("pk", self._pickle(value))}
+                except Exception:  # one it cannot: being defined (a requirement decorating it with the project's)
+                    return {None: ("h", self.sandbox_class(value))}
+        elif self.by_reference(value):
+            flags = "tzinfo" if isinstance(value, dt.tzinfo) else "mapping" if isinstance(value, Mapping) else ""
+            return {None: ("lo", self._register(value), kind.__name__[:100], flags)}
         if hasattr(value, "__next__") and not isinstance(value, type):  # an iterator of the test's: pulled on demand
             return {None: ("it", self._register(value.__next__), "__next__")}
         if getattr(builtins, getattr(value, "__name__", ""), None) is value:
             return {None: ("bi", value.__name__)}  # len, int, ValueError ...: the sandbox's own builtin
         if callable(value) and not isinstance(value, type):
             return {None: ("cb", self._register(value), str(getattr(value, "__name__", "function"))[:100])}
+        if not isinstance(value, types.ModuleType):
+            try:  # the standard library's and the requirements' values (defaultdict, OrderedDict, paths): a copy
+                return {None: ("pk", self._pickle(value))}
+            except Exception as exc:
+                reason = f" ({type(exc).__name__}: {str(exc)[:200]})"
+        else:
+            reason = " (a module)"
         raise CannotPass(
-            f"cannot pass a {kind.__name__} to the project's code: tests may pass plain data, functions (called back "
-            "here) and objects the project returned (the code runs in a separate sandbox process)"
+            f"cannot pass a {kind.__name__} to the project's code{reason}: tests may pass plain data, values of the standard "
+            "library's types, functions, classes and objects of their own (called back here) and objects the project "
+            "returned (the code runs in a separate sandbox process)"
         )
+
+    def _pickle(self, value: Any) -> bytes:
+        """A pickle the sandbox loads (with its own copies of the standard library's and requirements' classes);
+        project objects, the test's functions and objects inside it go as references."""
+        remote = self
+        buffer = io.BytesIO()
+
+        class Pickler(pickle.Pickler):
+            def persistent_id(self, obj: Any) -> Any:
+                if obj is value:
+                    return None
+                if _handle_of(obj) is not None or (not isinstance(obj, type) and remote.by_reference(obj)):
+                    return remote.encode(obj)
+                if isinstance(obj, (types.FunctionType, types.MethodType)) and remote.in_tests_tree(obj.__code__.co_filename):
+                    return remote.encode(obj)
+                if isinstance(obj, type) and remote.test_defined(obj):
+                    return remote.encode(obj)
+                return None
+
+        Pickler(buffer, protocol=4).dump(value)
+        return buffer.getvalue()
+
+    def sandbox_class(self, cls: type) -> int:
+        """The handle of ``cls``'s twin in the sandbox: the same name, bases (builtins as the sandbox's, project
+        classes, other test classes' twins) and attributes, whose methods run here as callbacks."""
+        known = self._classes.get(id(cls))
+        if known is not None:
+            return known[0]
+        bases = tuple(object if b is object else b for b in cls.__bases__)
+        for base in bases:
+            if not (base is object or isinstance(base, RemoteClass) or self.test_defined(base)
+                    or getattr(builtins, base.__name__, None) is base):
+                raise CannotPass(f"cannot pass the class {cls.__qualname__} to the project's code: its base {base.__qualname__} "
+                                 "is neither a builtin, a project class nor one the tests define")
+        namespace = {k: v for k, v in vars(cls).items()
+                     if k not in ("__dict__", "__weakref__") and not isinstance(v, (types.GetSetDescriptorType, types.MemberDescriptorType))}
+        namespace["__qualname__"], namespace["__module__"] = cls.__qualname__, cls.__module__
+        twin = _subclass(cls.__name__, bases, namespace, keep_names=True, remote=self)
+        number = _handle_of(twin)
+        assert number is not None
+        self._classes[id(cls)] = (number[1], cls)  # the class kept alive with it, so its id stays its own
+        return number[1]
 
     def _register(self, function: Callable[..., Any]) -> int:
         number = self._callback_numbers.get(id(function))
@@ -200,6 +361,8 @@ class Remote:
             return [self.decode(v) for v in value]
         if not isinstance(value, dict):
             return value
+        if "lo" in value:  # an object of the test's, back from the project: the object itself
+            return self._callbacks[int(value["lo"])]
         if "h" in value and not ({"L", "d", "S"} & value.keys()):
             return self.proxy(value)
         if "L" in value:
@@ -232,12 +395,10 @@ class Remote:
             return dt.timezone(dt.timedelta(days=days, seconds=seconds), name)
         for tag, kind in (("dt", dt.datetime), ("ti", dt.time)):
             if tag in value:
-                parsed = kind.fromisoformat(value[tag])
-                if value.get("z"):
-                    import zoneinfo
-
-                    parsed = parsed.replace(tzinfo=zoneinfo.ZoneInfo(value["z"]))
-                return parsed
+                naive, zone, fold = value[tag]
+                return kind.fromisoformat(naive).replace(tzinfo=self.decode(zone), fold=int(fold))
+        if "zi" in value:
+            return zoneinfo.ZoneInfo(str(value["zi"]))
         raise ValueError("the sandbox sent a value of unknown shape")
 
     def _container(self, kind: type, data: Any, info: dict) -> Any:
@@ -265,6 +426,8 @@ class Remote:
             made = RemoteClass(self, number, str(info.get("q", "?")))
         elif kind == "module":
             made = RemoteModule(str(info.get("t", "module")), self, number)
+        elif kind == "tzinfo":
+            made = RemoteTzinfo(self, number, str(info.get("t", "tzinfo")))
         else:
             made = RemoteObject(self, number, str(info.get("t", "object")))
         self._proxies[number] = made
@@ -300,6 +463,16 @@ class Remote:
             return made
 
         return build(entries[0][0]) if entries else Exception
+
+    def local_exception(self, kind: Any, value: Any) -> Any:
+        """A project exception object (a handle) as an instance of its stand-in class ``kind``."""
+        if not (isinstance(kind, type) and issubclass(kind, StandIn) and isinstance(value, RemoteObject)):
+            return value
+        exc = kind.__new__(kind)
+        exc.args = tuple(self.op("getattr", value, "args"))
+        exc._adbg_message = str(self.op("str", value))
+        exc._adbg_remote, exc._adbg_handle = self, value._adbg_handle
+        return exc
 
     def exception(self, error: RemoteError) -> BaseException:
         reply = error.reply
@@ -458,6 +631,7 @@ class RemoteObject:
         return self._adbg_remote.op("iter", self)
 
 
+RemoteObject.__doc__ = property(lambda self: self._adbg_remote.op("getattr", self, "__doc__"))  # type: ignore[assignment]  # the project's
 for _name in ("repr", "str", "len", "bool", "hash", "next", "abs", "int", "float", "index", "neg", "pos", "invert", "reversed"):
     setattr(RemoteObject, f"__{_name}__", _unary(_name))
 def _compare(name: str):
@@ -488,6 +662,29 @@ for _name in ("and", "or", "xor"):
     setattr(RemoteObject, f"__{_name}__", _binary(_name + "_"))
 for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul"):
     setattr(RemoteObject, f"__r{_name}__", _reflected(_name))
+
+
+class RemoteTzinfo(RemoteObject, dt.tzinfo):
+    """A project's tzinfo (dateutil's tz.gettz(), a custom zone): a real tzinfo here, so the test's own datetimes
+    accept it; datetime asks it for offsets, names and conversions, and the project's code answers."""
+
+    __slots__ = ()
+
+    def utcoffset(self, when: Any) -> Any:
+        __tracebackhide__ = True
+        return self._adbg_remote.op("method", self, "utcoffset", when)
+
+    def dst(self, when: Any) -> Any:
+        __tracebackhide__ = True
+        return self._adbg_remote.op("method", self, "dst", when)
+
+    def tzname(self, when: Any) -> Any:
+        __tracebackhide__ = True
+        return self._adbg_remote.op("method", self, "tzname", when)
+
+    def fromutc(self, when: Any) -> Any:
+        __tracebackhide__ = True
+        return self._adbg_remote.op("method", self, "fromutc", when)
 
 
 def _write_through(base: type, name: str):
@@ -560,6 +757,62 @@ for _cls in (RemoteList, RemoteDict, RemoteSet):
     _cls.__hash__ = None  # type: ignore[assignment]
 
 
+_READABLE_DUNDERS = frozenset({"__name__", "__qualname__", "__doc__"})
+_OBJECT_OPS: dict[str, Callable[..., Any]] = {
+    "call": lambda obj, *a, **k: obj(*a, **k), "repr": repr, "str": str, "len": len, "iter": iter, "next": next,
+    "getitem": operator.getitem, "setitem": operator.setitem, "delitem": operator.delitem, "contains": lambda o, x: x in o,
+    "bool": bool, "hash": hash, "eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le,
+    "gt": operator.gt, "ge": operator.ge, "enter": lambda obj: type(obj).__enter__(obj),
+}  # fmt: skip
+
+
+class _Bound:
+    """A project class's method reached through a test object that inherits it (``class T(ProjectMixin, TestCase)``):
+    it runs in the sandbox, given the test's object by reference as ``self``."""
+
+    def __init__(self, function: Any, owner: Any):
+        self.function, self.owner = function, owner
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True
+        return self.function._adbg_remote.op("call", self.function, self.owner, *args, **kwargs)
+
+
+class _ShimMeta(type):
+    """The metaclass of a class statement naming project classes among its bases (``__mro_entries__``): project bases
+    only make a real subclass in the sandbox; with local bases (unittest.TestCase), a local class whose inherited
+    project methods run in the sandbox (``_Bound``)."""
+
+    def __new__(mcls, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwargs: Any) -> Any:
+        __tracebackhide__ = True
+        originals = namespace.get("__orig_bases__", bases)
+        if "_adbg_class" not in namespace and all(isinstance(b, RemoteClass) for b in originals):
+            return _subclass(name, tuple(originals), namespace)
+        return super().__new__(mcls, name, bases, namespace, **kwargs)
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        if "_adbg_class" in cls.__dict__:  # the stand-in itself is never instantiated: the project class is
+            return cls._adbg_class(*args, **kwargs)
+        return super().__call__(*args, **kwargs)
+
+
+def _shim_getattr(self: Any, name: str) -> Any:
+    __tracebackhide__ = True
+    if _local_only(name):
+        raise AttributeError(name)
+    for klass in type(self).__mro__:
+        project = klass.__dict__.get("_adbg_class")
+        if project is None:
+            continue
+        try:
+            value = getattr(project, name)
+        except AttributeError:
+            continue
+        plain_function = isinstance(value, RemoteObject) and value._adbg_type == "function"  # not a classmethod's bound one
+        return _Bound(value, self) if plain_function else value
+    raise AttributeError(name)
+
+
 class RemoteClass(RemoteObject):
     """A project class: calling it constructs in the sandbox; ``isinstance`` asks the sandbox.
 
@@ -569,15 +822,14 @@ class RemoteClass(RemoteObject):
 
     __slots__ = ()
 
-    def __new__(cls, *args: Any) -> Any:
-        if len(args) == 3 and isinstance(args[0], str) and isinstance(args[1], tuple) and isinstance(args[2], dict):
-            return _subclass(*args)  # a class statement with project bases
-        return super().__new__(cls)
-
-    def __init__(self, *args: Any) -> None:
-        if len(args) == 3 and isinstance(args[0], str) and isinstance(args[1], tuple):
-            return  # made by __new__
-        super().__init__(*args)
+    def __mro_entries__(self, bases: tuple[Any, ...]) -> tuple[type]:
+        """In a class statement's bases, a local class standing for this project class (see ``_ShimMeta``)."""
+        shims = self._adbg_remote._shims
+        number = self._adbg_handle
+        if number not in shims:
+            shims[number] = _ShimMeta(self._adbg_type.rpartition(".")[2] or "ProjectClass", (), {
+                "_adbg_class": self, "__getattr__": _shim_getattr, "__module__": "adbg_host.split"})
+        return (shims[number],)
 
     def __instancecheck__(self, obj: Any) -> bool:
         __tracebackhide__ = True
@@ -603,12 +855,14 @@ MODULE_METADATA = frozenset({
 })  # fmt: skip
 
 
-def _subclass(name: str, bases: tuple[Any, ...], namespace: dict[str, Any]) -> Any:
+def _subclass(name: str, bases: tuple[Any, ...], namespace: dict[str, Any], keep_names: bool = False, remote: Remote | None = None) -> Any:
     __tracebackhide__ = True
-    remote = next(b._adbg_remote for b in bases if isinstance(b, RemoteClass))
+    remote = remote or next(b._adbg_remote for b in bases if isinstance(b, RemoteClass))
     attrs: dict[str, tuple[str, Any]] = {}
     for key, value in namespace.items():
-        if key in ("__module__", "__qualname__", "__classcell__", "__doc__") or key.startswith("_adbg_"):
+        if key in ("__classcell__", "__orig_bases__") or key.startswith("_adbg_"):
+            continue
+        if key in ("__module__", "__qualname__", "__doc__") and not keep_names:
             continue
         if isinstance(value, staticmethod):
             attrs[key] = ("static", value.__func__)
