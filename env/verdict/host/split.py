@@ -670,21 +670,17 @@ class RemoteTzinfo(RemoteObject, dt.tzinfo):
 
     __slots__ = ()
 
-    def utcoffset(self, when: Any) -> Any:
-        __tracebackhide__ = True
-        return self._adbg_remote.op("method", self, "utcoffset", when)
 
-    def dst(self, when: Any) -> Any:
+def _zone_method(name: str):
+    def forward(self: RemoteTzinfo, when: Any) -> Any:
         __tracebackhide__ = True
-        return self._adbg_remote.op("method", self, "dst", when)
+        return self._adbg_remote.op("method", self, name, when)
 
-    def tzname(self, when: Any) -> Any:
-        __tracebackhide__ = True
-        return self._adbg_remote.op("method", self, "tzname", when)
+    return forward
 
-    def fromutc(self, when: Any) -> Any:
-        __tracebackhide__ = True
-        return self._adbg_remote.op("method", self, "fromutc", when)
+
+for _name in ("utcoffset", "dst", "tzname", "fromutc"):
+    setattr(RemoteTzinfo, _name, _zone_method(_name))
 
 
 def _write_through(base: type, name: str):
