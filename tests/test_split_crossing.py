@@ -7,6 +7,8 @@ from __future__ import annotations
 import pytest
 
 from env.project import load_repo_task
+from env.sandbox.limits import Limits, MiB
+from env.sandbox.runner import Sandbox
 from env.verdict.repo_judge import run_tests
 from tests import repo_fixture
 
@@ -64,6 +66,18 @@ def ask_directly(thing, name):
     """What a hostile project can do: skip the proxy and send the trusted process its own request."""
     ask = type(thing).__getattr__.__globals__["_ask"]
     return ask(object.__getattribute__(thing, "_adbg_state"), object.__getattribute__(thing, "_adbg_number"), "getattr", (name,), {})
+
+
+class Grammar:
+    def __ror__(self, other):
+        return "ror:" + other
+
+    def __xor__(self, other):
+        return "xor:%d" % other
+
+
+def size(items):
+    return len(items), sorted(type(i).__name__ for i in items)
 
 
 def register(cls):
@@ -147,6 +161,11 @@ class UsesTheProjectsMixin(lib.Checks, unittest.TestCase):
         self.assert_doubled(2, 5)
 
 
+def test_reflected_bitwise_operators_and_sets_of_objects_cross():
+    assert "x" | lib.Grammar() == "ror:x" and lib.Grammar() ^ 2 == "xor:2"
+    assert lib.size(frozenset({Dog(), lib.zone()})) == (2, ["Fixed", "TestObject"])
+
+
 class Holder:
     helper = staticmethod(os.system)
     module = os
@@ -174,6 +193,7 @@ def test_dunders_of_a_test_object_are_out_of_reach():
 
 PASSING = [
     "test_project_time_zones_are_real_tzinfos_here",
+    "test_reflected_bitwise_operators_and_sets_of_objects_cross",
     "test_the_tests_objects_cross_by_reference",
     "test_values_of_the_standard_library_cross_as_copies",
     "test_the_tests_classes_have_twins_in_the_sandbox",
@@ -204,3 +224,52 @@ def test_a_project_mixin_check_that_fails_fails_the_test(verdict):
     test = f"tests/test_crossing.py::{FAILING}"
     assert verdict.outcomes[test] == "FAILED"
     assert "AssertionError: 4 != 5" in verdict.excerpts[test]
+
+
+HUNGRY = "def hold(mib):\n    return len(bytearray(mib * 1024 * 1024))\n"
+HUNGRY_TEST = "from lib import hold\n\n\ndef test_holds_400_mib():\n    assert hold(400) == 400 * 1024 * 1024\n"
+
+
+@pytest.mark.parametrize(("test_mib", "outcome"), [(1024, "PASSED"), (256, "FAILED")])
+def test_a_repository_test_run_has_its_own_memory_limit(runtime, tmp_path, test_mib, outcome):
+    """A test run's project process gets ``test_memory_bytes`` (a real suite's session), not a snippet's
+    ``memory_bytes``: 400 MiB fit in the default 1 GiB and not in 256 MiB, whatever the snippet limit is."""
+    files = {"lib/__init__.py": HUNGRY, "tests/test_hungry.py": HUNGRY_TEST}
+    test = "tests/test_hungry.py::test_holds_400_mib"
+    task = load_repo_task(repo_fixture.write_task(tmp_path / "hungry", files, files, FAIL_TO_PASS=[test], PASS_TO_PASS=[]))
+    sandbox = Sandbox(Limits(memory_bytes=128 * MiB, test_memory_bytes=test_mib * MiB), runtime.sandbox.isolation)
+    verdict = run_tests(sandbox, task, files)
+    assert verdict.outcomes == {test: outcome}, verdict.excerpts
+    if outcome == "FAILED":
+        assert "MemoryError" in verdict.excerpts[test]
+
+
+def test_a_library_of_the_test_environment_keeps_its_own_copy_of_a_project_name(tmp_path, monkeypatch):
+    """hypothesis imports ``attr``: in the trusted process it gets the test environment's installed attrs, while the
+    tests importing ``attr`` get the project (here a stand-in module for its proxy)."""
+    import builtins
+    import sys
+    import types
+
+    from env.verdict.host.split import LibraryCopies
+
+    site = tmp_path / "lib" / "python3" / "site-packages"
+    site.mkdir(parents=True)
+    (site / "projname.py").write_text("WHO = 'installed'\n")
+    (site / "helperlib.py").write_text("import projname\n\n\ndef who():\n    import projname as again\n    return projname.WHO, again.WHO\n")
+    monkeypatch.syspath_prepend(str(site))
+    proxy = types.ModuleType("projname")
+    proxy.WHO = "project"
+    monkeypatch.setitem(sys.modules, "projname", proxy)
+    monkeypatch.setattr(builtins, "__import__", builtins.__import__)  # restored after the test
+    finder = types.SimpleNamespace(names={"projname"}, enabled=True)
+    LibraryCopies(finder, str(tmp_path / "tests") + "/").install()
+    try:
+        import helperlib
+
+        assert helperlib.who() == ("installed", "installed")  # at import and inside its functions
+        import projname
+
+        assert projname is proxy and projname.WHO == "project" and finder.enabled
+    finally:
+        sys.modules.pop("helperlib", None)

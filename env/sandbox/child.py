@@ -356,6 +356,8 @@ def _repo_decode(value, state):
             return _callback(state, rest[0], rest[1])
         if tag == "it":
             return _TestIterator(_callback(state, rest[0], rest[1]))
+        if tag in ("st", "fs"):
+            return (set if tag == "st" else frozenset)(_repo_decode(v, state) for v in rest[0])
         if tag == "lo":
             return _test_object(state, rest[0], rest[2])
         if tag == "pk":
@@ -566,6 +568,7 @@ def _repo_ops():
         items=lambda obj: tuple(dict.items(obj)) if isinstance(obj, dict) else tuple(obj),
         rop=lambda name, a, b: getattr(operator, name)(b, a),  # reflected operators: b <op> a
     )
+    ops["xor_"] = operator.xor  # the test side names the bitwise operators and_, or_, xor_ alike
     ops["import"] = importlib.import_module
     ops["data"] = _as_data
     ops["subclass"] = _subclass

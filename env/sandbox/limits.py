@@ -19,6 +19,11 @@ class Limits(BaseModel):
     wall_seconds: float = Field(10.0, gt=0, description="Wall clock for one run; the whole process group is killed")
     cpu_seconds: int = Field(10, gt=0, description="RLIMIT_CPU of the run")
     memory_bytes: int = Field(256 * MiB, gt=0, description="RLIMIT_AS of the run")
+    test_memory_bytes: int = Field(
+        1024 * MiB, gt=0,
+        description="RLIMIT_AS of a repository test run instead (the project's process under the split; pytest, the tests and "
+                    "the project when sandboxed): a real suite's session holds far more than one snippet",
+    )  # fmt: skip
     file_bytes: int = Field(8 * MiB, gt=0, description="RLIMIT_FSIZE: largest file the run may write, its output included")
     disk_bytes: int = Field(32 * MiB, gt=0, description="Size of the run directory's tmpfs (with the namespace layer)")
     open_files: int = Field(64, gt=0, description="RLIMIT_NOFILE of the run")
@@ -32,10 +37,15 @@ class Limits(BaseModel):
             "wall_seconds": "SANDBOX_WALL_SECONDS",
             "cpu_seconds": "SANDBOX_CPU_SECONDS",
             "memory_bytes": "SANDBOX_MEMORY_BYTES",
+            "test_memory_bytes": "SANDBOX_TEST_MEMORY_BYTES",
             "output_bytes": "SANDBOX_OUTPUT_BYTES",
         }
         values = {field: os.environ[var] for field, var in names.items() if os.environ.get(var)}
         return cls(**values)
+
+    def for_tests(self) -> Limits:
+        """The same limits for a repository test run: its memory is ``test_memory_bytes``."""
+        return self.model_copy(update={"memory_bytes": self.test_memory_bytes})
 
     def for_child(self) -> dict[str, int]:
         """The subset the child applies to itself as rlimits."""

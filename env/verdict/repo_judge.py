@@ -135,8 +135,8 @@ def _run_split(
 ) -> RepoVerdict:
     """The split: the project in a fresh sandbox child, the tests in the trusted test process it hands over to."""
     source = source_only(files)
-    if task.requirements:  # the project imports them too: its sandbox reads the test environment's packages
-        sandbox = _with_packages(sandbox, env)
+    # A test run's memory limit; the project imports the task's requirements too: its sandbox reads their packages.
+    sandbox = _test_sandbox(sandbox, env if task.requirements else None)
     try:
         run = sandbox.start_repo(source, task.source_paths, dict(task.environment), fresh=True)
     except RefusedToRun as exc:
@@ -177,17 +177,19 @@ def _run_split(
     return verdict
 
 
-_PACKAGED: dict[tuple[str, int], Sandbox] = {}
-_PACKAGED_LOCK = threading.Lock()
+_TEST_SANDBOXES: dict[tuple[str, int], Sandbox] = {}
+_TEST_SANDBOXES_LOCK = threading.Lock()
 
 
-def _with_packages(base: Sandbox, env: TestEnv) -> Sandbox:
-    """The same sandbox, reading the test environment's site-packages too (made once per environment)."""
-    with _PACKAGED_LOCK:
-        key = (env.key, id(base))
-        if key not in _PACKAGED:
-            _PACKAGED[key] = Sandbox(base.limits, base.isolation, base.tmp_root, warm=False, site=[str(env.site_packages)])
-        return _PACKAGED[key]
+def _test_sandbox(base: Sandbox, env: TestEnv | None) -> Sandbox:
+    """The same sandbox with a test run's limits (``Limits.for_tests``), reading the test environment's site-packages
+    too when given one (made once per environment)."""
+    with _TEST_SANDBOXES_LOCK:
+        key = (env.key if env is not None else "", id(base))
+        if key not in _TEST_SANDBOXES:
+            site = [str(env.site_packages)] if env is not None else None
+            _TEST_SANDBOXES[key] = Sandbox(base.limits.for_tests(), base.isolation, base.tmp_root, warm=False, site=site)
+        return _TEST_SANDBOXES[key]
 
 
 def _watch(run: SandboxRun, status_w: int, stop: threading.Event) -> None:

@@ -39,7 +39,7 @@ class _Sandboxes:
         with self._lock:
             if key not in self._made:
                 self._made[key] = Sandbox(
-                    base.limits, base.isolation, base.tmp_root, warm=False, debug=True, site=[str(env.site_packages)], host=str(HOST)
+                    base.limits.for_tests(), base.isolation, base.tmp_root, warm=False, debug=True, site=[str(env.site_packages)], host=str(HOST)
                 )
             return self._made[key]
 

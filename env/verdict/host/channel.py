@@ -86,7 +86,8 @@ class Channel:
             if size > self.reply_bytes:
                 raise self._abort(f"a reply of {size} bytes exceeds the {self.reply_bytes}-byte limit")
             try:
-                reply = json.loads(self._read_exact(size))
+                # surrogatepass: the child writes lone surrogates (a hypothesis-drawn str) as it got them
+                reply = json.loads(self._read_exact(size).decode("utf-8", "surrogatepass"))
             except (ValueError, RecursionError):
                 raise self._abort("the code's process sent a malformed reply") from None
             if isinstance(reply, dict) and "cb" in reply and "id" not in reply:

@@ -30,6 +30,7 @@ import os
 import pickle
 import re
 import sys
+import threading
 import types
 import uuid
 import warnings
@@ -230,6 +231,7 @@ class Remote:
         own = {n for n in names if n in sys.stdlib_module_names or n in sys.modules}
         finder = ProjectFinder(self, set(names) - own)
         sys.meta_path.insert(0, finder)  # before site-packages; the tests tree is asked first at each import
+        LibraryCopies(finder, self.tests_root).install()
         return finder
 
     # -- test side -> sandbox ---------------------------------------------------------------
@@ -245,8 +247,13 @@ class Remote:
             if handle[0] is not self:
                 raise CannotPass("an object from another run")
             return {None: ("h", handle[1])}
-        if kind in (list, tuple, set, frozenset):
+        if kind in (list, tuple):
             return kind(self.encode(v, depth + 1) for v in value)
+        if kind in (set, frozenset):
+            items = tuple(self.encode(v, depth + 1) for v in value)
+            if all(type(i) in _SCALARS or type(i) is tuple and all(type(j) in _SCALARS for j in i) for i in items):
+                return kind(items)
+            return {None: ("st" if kind is set else "fs", items)}  # members that cross as handles or tagged values
         if kind is dict:
             return {None: ("d", [(self.encode(k, depth + 1), self.encode(v, depth + 1)) for k, v in value.items()])}
         if kind is dt.datetime or kind is dt.time:  # the wall clock as text, its tzinfo as a value of its own
@@ -660,8 +667,10 @@ for _name in ("getitem", "add", "sub", "mul", "truediv", "floordiv", "mod", "pow
     setattr(RemoteObject, f"__{_name}__", _binary(_name))
 for _name in ("and", "or", "xor"):
     setattr(RemoteObject, f"__{_name}__", _binary(_name + "_"))
-for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul"):
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "lshift", "rshift"):
     setattr(RemoteObject, f"__r{_name}__", _reflected(_name))
+for _name, _function in (("and", "and_"), ("or", "or_"), ("xor", "xor")):
+    setattr(RemoteObject, f"__r{_name}__", _reflected(_function))  # "a" | grammar: the project's __ror__
 
 
 class RemoteTzinfo(RemoteObject, dt.tzinfo):
@@ -948,15 +957,63 @@ def _in_tests_tree(name: str) -> bool:
     return found is not None and found.origin is not None
 
 
+class LibraryCopies:
+    """A library of the test environment that imports one of the project's names (hypothesis imports ``attr``) gets
+    the environment's own installed copy, as the test machinery it is; the tests get the project. Each import made
+    by a file in site-packages runs with the installed modules in ``sys.modules`` (kept here between imports) and the
+    project's proxies put back after it, so the library's names stay bound to its copy."""
+
+    def __init__(self, finder: ProjectFinder, tests_root: str):
+        self.finder, self.tests_root = finder, tests_root
+        self.copies: dict[str, types.ModuleType] = {}
+        self.real_import = builtins.__import__
+        self.lock = threading.RLock()
+        self.depth = 0
+
+    def install(self) -> None:
+        builtins.__import__ = self.hooked
+
+    def hooked(self, name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0) -> Any:
+        if self.depth == 0 and self._library_wants_project(name, globals, level):
+            return self._import_copy(name, globals, locals, fromlist, level)
+        return self.real_import(name, globals, locals, fromlist, level)
+
+    def _library_wants_project(self, name: str, globals: Any, level: int) -> bool:
+        if not isinstance(globals, dict):
+            return False
+        file = globals.get("__file__")
+        if not isinstance(file, str) or "-packages" + os.sep not in file or os.path.abspath(file).startswith(self.tests_root):
+            return False
+        top = name if level == 0 else str(globals.get("__package__") or "")
+        return top.partition(".")[0] in self.finder.names
+
+    def _import_copy(self, name: str, globals: Any, locals: Any, fromlist: Any, level: int) -> Any:
+        tops = self.finder.names
+        with self.lock:
+            proxies = {k: m for k, m in sys.modules.items() if k.partition(".")[0] in tops}
+            for key in proxies:
+                del sys.modules[key]
+            sys.modules.update(self.copies)
+            self.finder.enabled, self.depth = False, self.depth + 1
+            try:
+                return self.real_import(name, globals, locals, fromlist, level)
+            finally:
+                self.finder.enabled, self.depth = True, self.depth - 1
+                for key in [k for k in sys.modules if k.partition(".")[0] in tops]:
+                    self.copies[key] = sys.modules.pop(key)
+                sys.modules.update(proxies)
+
+
 class ProjectFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Imports of the project's top-level names (and everything under them) become proxies."""
 
     def __init__(self, remote: Remote, names: set[str]):
         self.remote, self.names = remote, set(names)
+        self.enabled = True  # off while a library of the test environment imports its own copy (LibraryCopies)
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
         top = fullname.partition(".")[0]
-        if top not in self.names:
+        if top not in self.names or not self.enabled:
             return None
         if top == fullname and _in_tests_tree(top):
             return None  # the tests' own helper module wins, as it does under plain pytest
