@@ -80,6 +80,18 @@ def size(items):
     return len(items), sorted(type(i).__name__ for i in items)
 
 
+class Box:
+    def __init__(self, value):
+        self.value = value
+
+
+def twice(method):
+    def wrapper(self, *args):
+        return method(self, *args) * 2
+
+    return wrapper
+
+
 def register(cls):
     cls.registered = True
     return cls
@@ -101,8 +113,10 @@ class Checks:
 '''
 
 TESTS = '''import collections
+import copy
 import datetime
 import os
+import pickle
 import unittest
 
 import pytest
@@ -166,6 +180,24 @@ def test_reflected_bitwise_operators_and_sets_of_objects_cross():
     assert lib.size(frozenset({Dog(), lib.zone()})) == (2, ["Fixed", "TestObject"])
 
 
+class Sub(lib.Box):
+    def __init__(self, value):
+        lib.Box.__init__(self, value + 1)  # the project's __init__, not the proxy's
+
+
+class Doubler:
+    @lib.twice  # a project function held by the test's class binds like a function
+    def get(self):
+        return 21
+
+
+def test_explicit_base_methods_decorated_methods_and_pickles_of_project_objects():
+    assert Sub(1).value == 2 and Doubler().get() == 42
+    box = lib.Box(3)
+    clone = pickle.loads(pickle.dumps(box))  # pickled and loaded by the project, in the sandbox
+    assert clone.value == 3 and clone is not box and copy.copy(box).value == 3
+
+
 class Holder:
     helper = staticmethod(os.system)
     module = os
@@ -194,6 +226,7 @@ def test_dunders_of_a_test_object_are_out_of_reach():
 PASSING = [
     "test_project_time_zones_are_real_tzinfos_here",
     "test_reflected_bitwise_operators_and_sets_of_objects_cross",
+    "test_explicit_base_methods_decorated_methods_and_pickles_of_project_objects",
     "test_the_tests_objects_cross_by_reference",
     "test_values_of_the_standard_library_cross_as_copies",
     "test_the_tests_classes_have_twins_in_the_sandbox",

@@ -572,6 +572,9 @@ def _repo_ops():
     ops["import"] = importlib.import_module
     ops["data"] = _as_data
     ops["subclass"] = _subclass
+    # A test's pickle.dumps / copy.copy of a project object: pickled and loaded here, never in the trusted process.
+    ops["pickle"] = lambda obj, protocol: __import__("pickle").dumps(obj, protocol)
+    ops["unpickle"] = lambda data: __import__("pickle").loads(data)
     return ops
 
 

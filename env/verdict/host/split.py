@@ -86,6 +86,7 @@ class Remote:
         self._classes: dict[int, tuple[int, type]] = {}  # id of a test-defined class -> (its twin's handle, the class)
         self._shims: dict[int, type] = {}  # a project class -> the local base standing for it beside local bases
         self.tests_root = os.path.join(os.getcwd(), "")  # the host runs in the task's tests tree
+        _RUNS.append(self)
         run.on_callback = self.callback  # type: ignore[method-assign]  # the channel asks this run's Remote
 
     # -- requests -------------------------------------------------------------------------
@@ -599,6 +600,19 @@ class RemoteObject:
         __tracebackhide__ = True
         return self._adbg_remote.op("call", self, *args, **kwargs)
 
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        # pickle.dumps / copy.copy of a project object: the project pickles it and a load makes a new one there; the
+        # trusted side only ever holds the project's bytes, which it never unpickles itself.
+        __tracebackhide__ = True
+        data = self._adbg_remote.op("pickle", self, protocol if isinstance(protocol, int) else 4)
+        return (_from_sandbox_pickle, (data,))
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        # A project function held by a test's class (``@cachedmethod(...)`` on its method) binds like a function.
+        if instance is None or self._adbg_type != "function":
+            return self
+        return _Bound(self, instance)
+
     def __enter__(self) -> Any:
         __tracebackhide__ = True
         return self._adbg_remote.op("enter", self)
@@ -771,6 +785,16 @@ _OBJECT_OPS: dict[str, Callable[..., Any]] = {
 }  # fmt: skip
 
 
+_RUNS: list[Remote] = []  # this test process's one run (the host serves one request): where project pickles load
+
+
+def _from_sandbox_pickle(data: bytes) -> Any:
+    __tracebackhide__ = True
+    if not _RUNS:
+        raise RuntimeError("a project object's pickle can be loaded only while its run is alive")
+    return _RUNS[-1].op("unpickle", data)
+
+
 class _Bound:
     """A project class's method reached through a test object that inherits it (``class T(ProjectMixin, TestCase)``):
     it runs in the sandbox, given the test's object by reference as ``self``."""
@@ -781,6 +805,12 @@ class _Bound:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         __tracebackhide__ = True
         return self.function._adbg_remote.op("call", self.function, self.owner, *args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:  # the wrapper's own attributes (cachetools' ``method.cache``)
+        __tracebackhide__ = True
+        if name.startswith("_adbg") or name in ("function", "owner"):
+            raise AttributeError(name)
+        return getattr(self.function, name)
 
 
 class _ShimMeta(type):
@@ -818,6 +848,13 @@ def _shim_getattr(self: Any, name: str) -> Any:
     raise AttributeError(name)
 
 
+_EXPLICIT_METHODS = frozenset({
+    "__init__", "__repr__", "__str__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__",
+    "__getitem__", "__setitem__", "__delitem__", "__len__", "__iter__", "__contains__", "__setattr__", "__delattr__",
+    "__enter__", "__exit__", "__call__",
+})  # fmt: skip
+
+
 class RemoteClass(RemoteObject):
     """A project class: calling it constructs in the sandbox; ``isinstance`` asks the sandbox.
 
@@ -826,6 +863,14 @@ class RemoteClass(RemoteObject):
     """
 
     __slots__ = ()
+
+    def __getattribute__(self, name: str) -> Any:
+        # ``Base.__init__(self, ...)`` in a test's subclass: the project's method, not the proxy's own (Python's
+        # implicit special-method lookups never come through here, so proxies still work as proxies).
+        if name in _EXPLICIT_METHODS:
+            __tracebackhide__ = True
+            return object.__getattribute__(self, "_adbg_remote").op("getattr", self, name)
+        return object.__getattribute__(self, name)
 
     def __mro_entries__(self, bases: tuple[Any, ...]) -> tuple[type]:
         """In a class statement's bases, a local class standing for this project class (see ``_ShimMeta``)."""
