@@ -92,6 +92,16 @@ def twice(method):
     return wrapper
 
 
+def arity_probe(action):
+    """pyparsing's _trim_arity, in short: a TypeError raised by the call itself means "fewer arguments"."""
+    try:
+        return action("s", 0, 3)
+    except TypeError as exc:
+        if exc.__traceback__.tb_next is not None:
+            raise
+    return action(3)
+
+
 def register(cls):
     cls.registered = True
     return cls
@@ -198,6 +208,10 @@ def test_explicit_base_methods_decorated_methods_and_pickles_of_project_objects(
     assert clone.value == 3 and clone is not box and copy.copy(box).value == 3
 
 
+def test_a_callers_arity_probe_sees_the_tests_functions_as_they_are():
+    assert lib.arity_probe(lambda t: t * 2) == 6 and lib.arity_probe(lambda s, l, t: (s, l, t)) == ("s", 0, 3)
+
+
 class Holder:
     helper = staticmethod(os.system)
     module = os
@@ -226,6 +240,7 @@ def test_dunders_of_a_test_object_are_out_of_reach():
 PASSING = [
     "test_project_time_zones_are_real_tzinfos_here",
     "test_reflected_bitwise_operators_and_sets_of_objects_cross",
+    "test_a_callers_arity_probe_sees_the_tests_functions_as_they_are",
     "test_explicit_base_methods_decorated_methods_and_pickles_of_project_objects",
     "test_the_tests_objects_cross_by_reference",
     "test_values_of_the_standard_library_cross_as_copies",

@@ -353,7 +353,7 @@ def _repo_decode(value, state):
         if tag == "h":
             return handles[rest[0]]
         if tag == "cb":
-            return _callback(state, rest[0], rest[1])
+            return _callback(state, rest[0], rest[1], rest[2] if len(rest) > 2 else None)
         if tag == "it":
             return _TestIterator(_callback(state, rest[0], rest[1]))
         if tag in ("st", "fs"):
@@ -434,11 +434,19 @@ def _ask(state, number, op, args, kwargs):
     return _repo_decode(message["ok"], state)
 
 
-def _callback(state, number, name):
-    """A function of the test's: calling it asks the trusted process to run it."""
+def _callback(state, number, name, parameters=None):
+    """A function of the test's: calling it asks the trusted process to run it. With ``parameters`` (plain positional
+    names, checked as identifiers on the trusted side and here) it takes exactly those, so a wrong call fails here."""
+    if parameters is not None and len(parameters) <= 32 and all(type(p) is str and p.isidentifier() and not p.startswith("_adbg") for p in parameters):
+        listed = ", ".join(parameters)
+        source = "def call(%s):\n    return _adbg_ask(_adbg_state, _adbg_number, None, (%s), {})\n" % (listed, listed + ("," if len(parameters) == 1 else ""))
+        space = {"_adbg_ask": _ask, "_adbg_state": state, "_adbg_number": number}
+        exec(source, space)  # our own source: the names were checked to be identifiers
+        call = space["call"]
+    else:
 
-    def call(*args, **kwargs):
-        return _ask(state, number, None, args, kwargs)
+        def call(*args, **kwargs):
+            return _ask(state, number, None, args, kwargs)
 
     call.__name__ = call.__qualname__ = str(name)[:100]
     return call

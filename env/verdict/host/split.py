@@ -24,7 +24,9 @@ import fractions
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import inspect
 import io
+import keyword
 import operator
 import os
 import pickle
@@ -299,7 +301,7 @@ class Remote:
         if getattr(builtins, getattr(value, "__name__", ""), None) is value:
             return {None: ("bi", value.__name__)}  # len, int, ValueError ...: the sandbox's own builtin
         if callable(value) and not isinstance(value, type):
-            return {None: ("cb", self._register(value), str(getattr(value, "__name__", "function"))[:100])}
+            return {None: ("cb", self._register(value), str(getattr(value, "__name__", "function"))[:100], _parameters(value))}
         if not isinstance(value, types.ModuleType):
             try:  # the standard library's and the requirements' values (defaultdict, OrderedDict, paths): a copy
                 return {None: ("pk", self._pickle(value))}
@@ -530,6 +532,21 @@ class _Ref:
 
     def __init__(self, remote: Remote, number: int):
         self._adbg_remote, self._adbg_handle = remote, number
+
+
+def _parameters(function: Any) -> list[str] | None:
+    """The names of a function's parameters when they are all plain positional ones without defaults (a parse
+    action's ``lambda s, l, t``), so its stand-in in the sandbox takes exactly those: a caller that probes its arity
+    (pyparsing's _trim_arity) gets the TypeError at the call itself, as in process. None for any other signature."""
+    try:
+        parameters = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    plain = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if len(parameters) > 32 or any(p.kind not in plain or p.default is not p.empty for p in parameters):
+        return None
+    names = [p.name for p in parameters]
+    return names if all(n.isidentifier() and not keyword.iskeyword(n) and not n.startswith("_adbg") for n in names) else None
 
 
 def _handle_of(value: Any) -> tuple[Remote, int] | None:
