@@ -102,6 +102,14 @@ def arity_probe(action):
     return action(3)
 
 
+def in_worker(function, *args):
+    """Calls the test's function from a thread of its own (more_itertools.callback_iter does)."""
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        return sorted(pool.map(function, args))
+
+
 def register(cls):
     cls.registered = True
     return cls
@@ -212,6 +220,14 @@ def test_a_callers_arity_probe_sees_the_tests_functions_as_they_are():
     assert lib.arity_probe(lambda t: t * 2) == 6 and lib.arity_probe(lambda s, l, t: (s, l, t)) == ("s", 0, 3)
 
 
+def test_functions_called_back_from_the_projects_threads_and_the_tests_threads():
+    import concurrent.futures
+
+    assert lib.in_worker(lambda n: lib.offset_of(datetime.datetime(2024, 1, 1, tzinfo=lib.zone())).seconds + n, 1, 2, 3) == [3601, 3602, 3603]
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:  # the test's own threads calling the project at once
+        assert sorted(pool.map(lambda n: lib.Box(n).value, range(20))) == list(range(20))
+
+
 class Holder:
     helper = staticmethod(os.system)
     module = os
@@ -240,6 +256,7 @@ def test_dunders_of_a_test_object_are_out_of_reach():
 PASSING = [
     "test_project_time_zones_are_real_tzinfos_here",
     "test_reflected_bitwise_operators_and_sets_of_objects_cross",
+    "test_functions_called_back_from_the_projects_threads_and_the_tests_threads",
     "test_a_callers_arity_probe_sees_the_tests_functions_as_they_are",
     "test_explicit_base_methods_decorated_methods_and_pickles_of_project_objects",
     "test_the_tests_objects_cross_by_reference",

@@ -413,17 +413,21 @@ def _ask(state, number, op, args, kwargs):
     requests that makes meanwhile (the test's code may call the project back)."""
     import builtins
 
-    cid = state["next_cid"] = state["next_cid"] + 1
+    router = state["router"]
+    cid = router.new_cid()
     quote = __import__("_json").encode_basestring_ascii
     encoder = _RepoEncoder(state)
     pairs = ",".join("[" + quote(str(k)) + "," + encoder.encode(v) + "]" for k, v in kwargs.items())
     named = "" if op is None else ',"op":' + quote(op)
-    sys.stdout.flush()
-    _send('{"cb":%d,"cid":%d%s,"a":%s,"k":[%s]}' % (number, cid, named, encoder.encode(list(args)), pairs))
+    router.send('{"cb":%d,"cid":%d%s,"a":%s,"k":[%s]}' % (number, cid, named, encoder.encode(list(args)), pairs))
     while True:
-        message = _recv()
+        message = router.next(cid)
         if message.get("cid") == cid:
             break
+        if message.get("op") == "exit":  # the run is over: its main loop takes it
+            with router.cond:
+                router.requests.insert(0, message)
+            raise _TestOutcome("the test run ended while the project waited for the test's code")
         _serve_one(message, state)  # the test's function called the project: answer, then keep waiting
     if "exc" in message:
         exc_type, text = message["exc"]
@@ -672,8 +676,7 @@ def _serve_one(request, state):
         reply = '{"id":%d,"ok":%s' % (rid, _RepoEncoder(state).encode(result))
     except BaseException as exc:  # the project's exceptions are data for the tests
         reply = _repo_exception(rid, exc, state, state["root"])[:-1]
-    sys.stdout.flush()
-    _send(reply + _warnings(caught) + "}")
+    state["router"].send(reply + _warnings(caught) + "}")
 
 
 def _warnings(caught):
@@ -688,11 +691,68 @@ def _warnings(caught):
     return ',"w":[' + ",".join(items) + "]"
 
 
+class _Router:
+    """The repository run's channel, shared by the project's threads (a test's function called back from a worker
+    thread): one thread reads at a time, each reply goes to the thread waiting for its cid, and the trusted process's
+    requests go to whichever thread asks next (the one waiting for a reply serves them meanwhile)."""
+
+    def __init__(self):
+        import threading
+
+        self.cond = threading.Condition()
+        self.send_lock = threading.Lock()
+        self.reading = False
+        self.closed = False
+        self.replies = {}
+        self.requests = []
+        self.cid = 0
+
+    def new_cid(self):
+        with self.cond:
+            self.cid += 1
+            return self.cid
+
+    def send(self, text):
+        with self.send_lock:
+            sys.stdout.flush()
+            _send(text)
+
+    def next(self, cid=None):
+        """The reply to ``cid``, or a request to serve (the only thing returned when ``cid`` is None)."""
+        with self.cond:
+            while True:
+                if cid is not None and cid in self.replies:
+                    return self.replies.pop(cid)
+                if self.requests:
+                    return self.requests.pop(0)
+                if self.closed:
+                    raise EOFError
+                if self.reading:
+                    self.cond.wait()
+                    continue
+                self.reading = True
+                self.cond.release()
+                try:
+                    message = _recv()
+                except EOFError:
+                    message = None
+                finally:
+                    self.cond.acquire()
+                    self.reading = False
+                    self.cond.notify_all()
+                if message is None:
+                    self.closed = True
+                elif "cid" in message:
+                    self.replies[message["cid"]] = message
+                else:
+                    self.requests.append(message)
+
+
 def _serve_repo(root):
-    state = {"handles": {}, "ids": {}, "ops": _repo_ops(), "root": root, "next_cid": 0}
+    state = {"handles": {}, "ids": {}, "ops": _repo_ops(), "root": root, "router": _Router()}
     while True:
         try:
-            request = _recv()
+            request = state["router"].next()
         except EOFError:
             return
         if request.get("op") == "exit":

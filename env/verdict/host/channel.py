@@ -18,6 +18,7 @@ import os
 import secrets
 import select
 import signal
+import threading
 import time
 from typing import Any
 
@@ -41,15 +42,19 @@ class Channel:
         self.aborted = ""
         self.timed_out = False
         self._buffer = b""
+        self._lock = threading.RLock()
+        self._awaiting: set[int] = set()  # the operations this process waits for, nested by callbacks
+        self._early: dict[int, dict[str, Any]] = {}  # their replies that came before they were next
 
     def op(self, name: str, args: tuple[Any, ...], kwargs: Any) -> dict[str, Any]:
         """One operation; its reply (``ok``: the value, ``w``: warnings it raised). The project's exception raises
         :class:`RemoteError`. While it runs, the project may call the test's functions back (``on_callback``)."""
-        if self.aborted:
-            raise RunAborted(f"not run: {self.aborted}")
-        rid = secrets.randbits(62) + 1
-        self._send({"id": rid, "op": "op", "name": name, "args": args, "kwargs": kwargs})
-        return self._receive(rid)
+        with self._lock:  # the test's threads take turns: one conversation, one operation (and its callbacks) at a time
+            if self.aborted:
+                raise RunAborted(f"not run: {self.aborted}")
+            rid = secrets.randbits(62) + 1
+            self._send({"id": rid, "op": "op", "name": name, "args": args, "kwargs": kwargs})
+            return self._receive(rid)
 
     def on_callback(self, request: dict[str, Any]) -> dict[str, Any]:
         """Run a test function the project called (``cb``: its number, ``a``/``k``: its arguments); the reply to send."""
@@ -81,23 +86,31 @@ class Channel:
         return data
 
     def _receive(self, rid: int) -> dict[str, Any]:
-        while True:
-            size = int.from_bytes(self._read_exact(4), "big")
-            if size > self.reply_bytes:
-                raise self._abort(f"a reply of {size} bytes exceeds the {self.reply_bytes}-byte limit")
-            try:
-                # surrogatepass: the child writes lone surrogates (a hypothesis-drawn str) as it got them
-                reply = json.loads(self._read_exact(size).decode("utf-8", "surrogatepass"))
-            except (ValueError, RecursionError):
-                raise self._abort("the code's process sent a malformed reply") from None
-            if isinstance(reply, dict) and "cb" in reply and "id" not in reply:
-                self._send(self.on_callback(reply))  # then keep waiting for this request's own reply
-                continue
-            if not isinstance(reply, dict) or reply.get("id") != rid:
-                raise self._abort("the code's process sent a reply that does not match the request")
-            if "exc" in reply:
-                raise RemoteError(str(reply.get("exc")), str(reply.get("msg")), str(reply.get("tb")), reply)
-            return reply
+        # The project's threads may answer out of order: a reply to an operation waiting further up this stack (a
+        # callback's, run while this one waits) is kept for it; any other id is a protocol error.
+        self._awaiting.add(rid)
+        try:
+            while rid not in self._early:
+                size = int.from_bytes(self._read_exact(4), "big")
+                if size > self.reply_bytes:
+                    raise self._abort(f"a reply of {size} bytes exceeds the {self.reply_bytes}-byte limit")
+                try:
+                    # surrogatepass: the child writes lone surrogates (a hypothesis-drawn str) as it got them
+                    reply = json.loads(self._read_exact(size).decode("utf-8", "surrogatepass"))
+                except (ValueError, RecursionError):
+                    raise self._abort("the code's process sent a malformed reply") from None
+                if isinstance(reply, dict) and "cb" in reply and "id" not in reply:
+                    self._send(self.on_callback(reply))  # then keep waiting for this request's own reply
+                    continue
+                if not isinstance(reply, dict) or reply.get("id") not in self._awaiting:
+                    raise self._abort("the code's process sent a reply that does not match the request")
+                self._early[reply["id"]] = reply
+        finally:
+            self._awaiting.discard(rid)
+        reply = self._early.pop(rid)
+        if "exc" in reply:
+            raise RemoteError(str(reply.get("exc")), str(reply.get("msg")), str(reply.get("tb")), reply)
+        return reply
 
     def _how_it_ended(self) -> str:
         """The server's account of the child's end (it writes it once the child is gone), else the plain fact."""
