@@ -49,7 +49,7 @@ from env.sandbox.limits import Limits
 from env.sandbox.runner import Sandbox
 from env.verdict.outcome import parse_records
 from env.verdict.repo_judge import HOST, RepoVerdict, run_tests
-from env.verdict.testenv import TestEnv, file_lock
+from env.verdict.testenv import TestEnv, file_lock, user_cache
 
 DOWNLOAD_SECONDS = 600.0
 PLAIN_SECONDS = 900.0
@@ -109,11 +109,7 @@ LIBRARIES: dict[str, Library] = {
 
 
 def sdist_cache() -> Path:
-    configured = os.environ.get("ENV_SDIST_CACHE")
-    if configured:
-        return Path(configured)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "agentdebugger" / "sdists"
+    return user_cache("ENV_SDIST_CACHE", "sdists")
 
 
 class SdistError(RuntimeError):

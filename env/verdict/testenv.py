@@ -42,12 +42,17 @@ class TestEnvError(RuntimeError):
     __test__ = False  # not a pytest test class, whatever its name
 
 
-def cache_root() -> Path:
-    configured = os.environ.get("ENV_TEST_ENVS")
+def user_cache(variable: str, leaf: str) -> Path:
+    """``$variable`` if set, else ``agentdebugger/<leaf>`` under the user's cache directory (XDG_CACHE_HOME, ~/.cache)."""
+    configured = os.environ.get(variable)
     if configured:
         return Path(configured)
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "agentdebugger" / "test-envs"
+    return Path(base) / "agentdebugger" / leaf
+
+
+def cache_root() -> Path:
+    return user_cache("ENV_TEST_ENVS", "test-envs")
 
 
 @dataclass(frozen=True)
