@@ -371,8 +371,11 @@ class Remote:
             return [self.decode(v) for v in value]
         if not isinstance(value, dict):
             return value
-        if "lo" in value:  # an object of the test's, back from the project: the object itself
-            return self._callbacks[int(value["lo"])]
+        if "lo" in value:  # an object of the test's, back from the project: the object itself (only one it was given)
+            known = self._callbacks.get(value["lo"]) if isinstance(value["lo"], int) else None
+            if known is None:
+                raise ValueError("the sandbox named a test object it was never given")
+            return known
         if "h" in value and not ({"L", "d", "S"} & value.keys()):
             return self.proxy(value)
         if "L" in value:
