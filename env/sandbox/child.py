@@ -255,6 +255,9 @@ class _RepoEncoder(_Encoder):
         classes = self.state.get("test_classes")
         if classes is not None and isinstance(value, classes[""]):  # the test's own object goes back as itself
             return '{"lo":%d}' % object.__getattribute__(value, "_adbg_number")
+        standin = self.state["standins"].get(id(value)) if kind is _FUNCTION else None
+        if standin is not None and standin[1] is value:  # so does the test's function (``wrapper.__wrapped__ is f``)
+            return '{"lo":%d}' % standin[0]
         return self.handle(value)
 
     def number(self, value):
@@ -281,6 +284,9 @@ class _RepoEncoder(_Encoder):
             if issubclass(value, BaseException):
                 info["k"] = "exc"
                 info["m"] = _chain(value)
+        elif isinstance(value, BaseException):
+            info["k"] = "exi"
+            info["m"] = _chain(kind)
         elif callable(value):
             info["k"] = "call"
         else:
@@ -353,7 +359,9 @@ def _repo_decode(value, state):
         if tag == "h":
             return handles[rest[0]]
         if tag == "cb":
-            return _callback(state, rest[0], rest[1], rest[2] if len(rest) > 2 else None)
+            return _callback(state, rest[0], rest[1], rest[2] if len(rest) > 2 else None, rest[3] if len(rest) > 3 else None)
+        if tag == "bm":
+            return __import__("types").MethodType(_repo_decode(rest[0], state), _repo_decode(rest[1], state))
         if tag == "it":
             return _TestIterator(_callback(state, rest[0], rest[1]))
         if tag in ("st", "fs"):
@@ -362,6 +370,11 @@ def _repo_decode(value, state):
             return _test_object(state, rest[0], rest[2])
         if tag == "pk":
             return _unpickle(rest[0], state)
+        if tag == "dv":
+            items = [_repo_decode(v, state) for v in rest[1]]
+            if rest[0] == "items":
+                return dict(items).items()
+            return (dict.fromkeys(items).keys() if rest[0] == "keys" else dict(enumerate(items)).values())
         if tag == "rg":
             return range(rest[0], rest[1], rest[2])
         if tag == "bi":
@@ -429,6 +442,8 @@ def _ask(state, number, op, args, kwargs):
                 router.requests.insert(0, message)
             raise _TestOutcome("the test run ended while the project waited for the test's code")
         _serve_one(message, state)  # the test's function called the project: answer, then keep waiting
+    if "exch" in message:
+        raise state["handles"][message["exch"]]
     if "exc" in message:
         exc_type, text = message["exc"]
         cls = getattr(builtins, str(exc_type), None)
@@ -438,14 +453,80 @@ def _ask(state, number, op, args, kwargs):
     return _repo_decode(message["ok"], state)
 
 
-def _callback(state, number, name, parameters=None):
-    """A function of the test's: calling it asks the trusted process to run it. With ``parameters`` (plain positional
-    names, checked as identifiers on the trusted side and here) it takes exactly those, so a wrong call fails here."""
-    if parameters is not None and len(parameters) <= 32 and all(type(p) is str and p.isidentifier() and not p.startswith("_adbg") for p in parameters):
-        listed = ", ".join(parameters)
-        source = "def call(%s):\n    return _adbg_ask(_adbg_state, _adbg_number, None, (%s), {})\n" % (listed, listed + ("," if len(parameters) == 1 else ""))
-        space = {"_adbg_ask": _ask, "_adbg_state": state, "_adbg_number": number}
-        exec(source, space)  # our own source: the names were checked to be identifiers
+_FUNCTION = type(lambda: None)
+_UNSET = object()  # a stand-in's default the test's function fills in itself
+
+
+def _signature_source(parameters):
+    """``def call(<the test function's parameters>)`` forwarding what the caller gave, or None if ``parameters`` is
+    not a well-formed spec (checked here too: names are identifiers, kinds in order)."""
+    order = {"po": 0, "pk": 1, "va": 2, "ko": 3, "vk": 4}
+    if type(parameters) is not list or len(parameters) > 64:
+        return None
+    heads, positional, keywords, star, stars, last, defaults = [], [], [], None, None, -1, {}
+    for entry in parameters:
+        if type(entry) is not list or len(entry) not in (2, 4) or type(entry[0]) is not str or entry[1] not in order:
+            return None
+        name, kind = entry[0], entry[1]
+        if not name.isidentifier() or name.startswith("_adbg") or __import__("keyword").iskeyword(name) or order[kind] < last:
+            return None
+        if kind in ("va", "vk") and (len(entry) != 2 or (kind == "va" and star) or (kind == "vk" and stars)):
+            return None
+        last = order[kind]
+        if kind == "pk" and last == 1 and heads and heads[-1][1] == "po":
+            heads.append(("/", None))
+        heads.append((name, kind))
+        if len(entry) == 4:
+            defaults[name] = _UNSET if entry[3] else entry[2]
+        if kind in ("po", "pk"):
+            positional.append(name)
+        elif kind == "ko":
+            keywords.append(name)
+        elif kind == "va":
+            star = name
+        else:
+            stars = name
+    if heads and heads[-1][1] == "po":
+        heads.append(("/", None))
+    text, seen_star = [], False
+    for name, kind in heads:
+        if kind == "ko" and not seen_star:
+            text.append("*")
+            seen_star = True
+        if kind == "va":
+            seen_star = True
+        prefix = "*" if kind == "va" else "**" if kind == "vk" else ""
+        text.append(prefix + name + ("=_adbg_d[%r]" % name if name in defaults else ""))
+    body = ["    _adbg_a, _adbg_k, _adbg_gap = [], {}, False"]
+    for name in positional:  # in order until one is left unset; later ones go by name
+        body.append("    if %s is _adbg_unset: _adbg_gap = True" % name)
+        kind = dict(heads)[name]
+        if kind == "po":
+            body.append("    elif not _adbg_gap: _adbg_a.append(%s)" % name)
+        else:
+            body.append("    elif not _adbg_gap: _adbg_a.append(%s)\n    else: _adbg_k[%r] = %s" % (name, name, name))
+    if star:
+        body.append("    _adbg_a.extend(%s)" % star)
+    for name in keywords:
+        body.append("    if %s is not _adbg_unset: _adbg_k[%r] = %s" % (name, name, name))
+    if stars:
+        body.append("    _adbg_k.update(%s)" % stars)
+    body.append("    return _adbg_ask(_adbg_state, _adbg_number, None, tuple(_adbg_a), _adbg_k)")
+    return "def call(%s):\n%s\n" % (", ".join(text), "\n".join(body)), defaults
+
+
+def _callback(state, number, name, parameters=None, about=None):
+    """A function of the test's: calling it asks the trusted process to run it. With ``parameters`` (its signature,
+    checked on the trusted side and here) it takes exactly those, so a wrong call fails here and a caller inspecting
+    it sees the test's parameters. One stand-in per function: the same function twice is the same object here."""
+    by_number = state.setdefault("standin_numbers", {})
+    if number in by_number:
+        return by_number[number]
+    made = _signature_source(parameters) if parameters is not None else None
+    if made is not None:
+        source, defaults = made
+        space = {"_adbg_ask": _ask, "_adbg_state": state, "_adbg_number": number, "_adbg_unset": _UNSET, "_adbg_d": defaults}
+        exec(source, space)  # our own source: every name in it was checked to be an identifier
         call = space["call"]
     else:
 
@@ -453,6 +534,12 @@ def _callback(state, number, name, parameters=None):
             return _ask(state, number, None, args, kwargs)
 
     call.__name__ = call.__qualname__ = str(name)[:100]
+    if type(about) is list and len(about) == 3 and all(a is None or type(a) is str for a in about):
+        qualname, call.__doc__, module = about
+        call.__qualname__ = qualname or call.__qualname__
+        call.__module__ = module
+    state.setdefault("standins", {})[id(call)] = (number, call)
+    by_number[number] = call
     return call
 
 
@@ -484,6 +571,12 @@ def _test_proxy_classes():
 
         def __delattr__(self, name):
             _ask(self._adbg_state, self._adbg_number, "delattr", (name,), {})
+
+        def __copy__(self):  # the test's object copied where it lives (a project object's deepcopy reaches it)
+            return _ask(self._adbg_state, self._adbg_number, "copy", (), {})
+
+        def __deepcopy__(self, memo):
+            return _ask(self._adbg_state, self._adbg_number, "deepcopy", (), {})
 
     for op in ("call", "repr", "str", "len", "iter", "next", "getitem", "setitem", "delitem", "contains", "bool",
                "hash", "eq", "ne", "lt", "le", "gt", "ge", "enter", "exit"):
@@ -541,7 +634,51 @@ class _TestIterator:
         return self._pull()
 
 
-def _subclass(name, bases, attrs):
+def _pickle_here(obj, protocol, state):
+    """A test's pickle.dumps of a project object, made here. Classes made here for the test (its subclasses of
+    project classes, twins of its classes) and its own objects cannot be found by name in this process: they go as
+    references to themselves, which only a load in this same run (``_unpickle_here``) resolves."""
+    import io
+    import pickle
+
+    made_list = state.setdefault("made", [])
+    made = {id(kind): number for number, kind in enumerate(made_list)}
+    test_modules = {kind.__module__ for kind in made_list} - set(sys.modules)
+    proxies = tuple((state.get("test_classes") or {}).values())
+
+    class Pickler(pickle.Pickler):
+        def persistent_id(self, value):
+            if isinstance(value, type) and id(value) not in made and value.__module__ in test_modules:
+                made[id(value)] = len(made_list)  # the project remade a test's class (attrs' slots=True)
+                made_list.append(value)
+            if isinstance(value, type) and id(value) in made:
+                return ("made", made[id(value)])
+            if proxies and type(value) in proxies:
+                flags = next(k for k, v in state["test_classes"].items() if v is type(value))
+                return ("lo", object.__getattribute__(value, "_adbg_number"), flags)
+            return None
+
+    buffer = io.BytesIO()
+    Pickler(buffer, protocol).dump(obj)
+    return buffer.getvalue()
+
+
+def _unpickle_here(data, state):
+    import io
+    import pickle
+
+    class Unpickler(pickle.Unpickler):
+        def persistent_load(self, pid):
+            if type(pid) is tuple and pid[0] == "made":
+                return state.setdefault("made", [])[pid[1]]
+            if type(pid) is tuple and pid[0] == "lo":
+                return _test_object(state, pid[1], pid[2])
+            raise pickle.UnpicklingError("unknown reference in a pickle of this run")
+
+    return Unpickler(io.BytesIO(data)).load()
+
+
+def _subclass(name, bases, attrs, made_here=None):
     """A test's subclass of project classes: a real class here, whose methods the test defined run in the trusted
     process (each is a callback, given this instance as a project object)."""
     made = {}
@@ -556,7 +693,10 @@ def _subclass(name, bases, attrs):
             made[key] = property((lambda fn: lambda self: fn(self))(value))
         else:
             made[key] = value
-    return type(str(name), tuple(bases), made)
+    kind = type(str(name), tuple(bases), made)
+    if made_here is not None:
+        made_here.append(kind)
+    return kind
 
 
 def _repo_ops():
@@ -583,10 +723,8 @@ def _repo_ops():
     ops["xor_"] = operator.xor  # the test side names the bitwise operators and_, or_, xor_ alike
     ops["import"] = importlib.import_module
     ops["data"] = _as_data
-    ops["subclass"] = _subclass
-    # A test's pickle.dumps / copy.copy of a project object: pickled and loaded here, never in the trusted process.
-    ops["pickle"] = lambda obj, protocol: __import__("pickle").dumps(obj, protocol)
-    ops["unpickle"] = lambda data: __import__("pickle").loads(data)
+    ops["copy"] = lambda obj: __import__("copy").copy(obj)
+    ops["deepcopy"] = lambda obj: __import__("copy").deepcopy(obj)
     return ops
 
 
@@ -749,7 +887,11 @@ class _Router:
 
 
 def _serve_repo(root):
-    state = {"handles": {}, "ids": {}, "ops": _repo_ops(), "root": root, "router": _Router()}
+    state = {"handles": {}, "ids": {}, "ops": _repo_ops(), "root": root, "router": _Router(), "made": [], "standins": {}}
+    state["ops"]["subclass"] = lambda name, bases, attrs: _subclass(name, bases, attrs, state["made"])
+    # A test's pickle.dumps of a project object: pickled and loaded here, never in the trusted process.
+    state["ops"]["pickle"] = lambda obj, protocol: _pickle_here(obj, protocol, state)
+    state["ops"]["unpickle"] = lambda data: _unpickle_here(data, state)
     while True:
         try:
             request = state["router"].next()

@@ -18,6 +18,7 @@ project raises can stop the test session itself (``SystemExit`` and friends beco
 from __future__ import annotations
 
 import builtins
+import copy
 import datetime as dt
 import decimal
 import fractions
@@ -131,6 +132,9 @@ class Remote:
         except ProjectStopped:
             raise
         except Exception as exc:  # the test's own failure (an assertion in its callback) reaches the project
+            handle = _handle_of(exc)
+            if handle is not None and handle[0] is self:  # the project's exception the test raised: that very object
+                return {"cid": cid, "exch": handle[1]}
             return {"cid": cid, "exc": (type(exc).__name__, str(exc)[:2000])}
         except BaseException as exc:  # pytest.fail / skip, exits: the test's outcome, whatever the project does with it
             self._outcome = self._outcome or exc
@@ -187,7 +191,9 @@ class Remote:
             if self.test_defined(value):
                 return
             raise AttributeError(f"the project may not reach the class {value.__qualname__} of the trusted process")
-        if isinstance(value, types.MethodType) and (value.__self__ is owner or self.by_reference(value.__self__)):
+        if isinstance(value, (types.MethodType, types.BuiltinMethodType)) and (  # a stream's read: C methods too
+            value.__self__ is owner or self.by_reference(value.__self__)
+        ):
             return
         code = getattr(value, "__code__", None)
         if isinstance(code, types.CodeType) and self.in_tests_tree(code.co_filename):
@@ -283,6 +289,8 @@ class Remote:
             return {None: ("R", text if isinstance(text, str) else text.decode("latin-1"), value.flags, isinstance(text, bytes))}
         if kind is range:
             return {None: ("rg", value.start, value.stop, value.step)}
+        if kind in _DICT_VIEWS:  # a view of the test's dict: the same kind of view, of a copy made now
+            return {None: ("dv", _DICT_VIEWS[kind], [self.encode(v, depth + 1) for v in value])}
         if isinstance(value, type):
             if isinstance(value, _ShimMeta) and len(value.__bases__) == 1 and hasattr(value, "_adbg_class"):
                 return self.encode(value._adbg_class, depth)
@@ -296,12 +304,21 @@ class Remote:
         elif self.by_reference(value):
             flags = "tzinfo" if isinstance(value, dt.tzinfo) else "mapping" if isinstance(value, Mapping) else ""
             return {None: ("lo", self._register(value), kind.__name__[:100], flags)}
-        if hasattr(value, "__next__") and not isinstance(value, type):  # an iterator of the test's: pulled on demand
+        if kind is _Bound:  # a project method reached through a test object: bound to it again in the sandbox
+            return {None: ("bm", self.encode(value.function, depth + 1), self.encode(value.owner, depth + 1))}
+        if hasattr(kind, "__next__"):  # an iterator of the test's: pulled on demand
             return {None: ("it", self._register(value.__next__), "__next__")}
+        if value is NotImplemented:
+            return {None: ("bi", "NotImplemented")}
         if getattr(builtins, getattr(value, "__name__", ""), None) is value:
             return {None: ("bi", value.__name__)}  # len, int, ValueError ...: the sandbox's own builtin
         if callable(value) and not isinstance(value, type):
-            return {None: ("cb", self._register(value), str(getattr(value, "__name__", "function"))[:100], _parameters(value))}
+            if _importable_function(value):  # operator.mul, functools.partial's target...: the sandbox's own
+                try:
+                    return {None: ("pk", self._pickle(value))}
+                except Exception:
+                    pass
+            return {None: ("cb", self._register(value), str(getattr(value, "__name__", "function"))[:100], _parameters(value), _about(value))}
         if not isinstance(value, types.ModuleType):
             try:  # the standard library's and the requirements' values (defaultdict, OrderedDict, paths): a copy
                 return {None: ("pk", self._pickle(value))}
@@ -435,6 +452,10 @@ class Remote:
         kind = info.get("k")
         if kind == "exc":
             made: Any = self.exception_class(list(info.get("m", [])))
+            if issubclass(made, StandIn) and "_adbg_class" not in made.__dict__:
+                made._adbg_class = (self, number)
+        elif kind == "exi":  # an exception object (one the test constructed, one a function returned)
+            made = self._exception_object(list(info.get("m", [])), number)
         elif kind == "class":
             made = RemoteClass(self, number, str(info.get("q", "?")))
         elif kind == "module":
@@ -445,6 +466,20 @@ class Remote:
             made = RemoteObject(self, number, str(info.get("t", "object")))
         self._proxies[number] = made
         return made
+
+    def _exception_object(self, chain: list, number: int) -> BaseException:
+        cls, ref = self.exception_class(chain), _Ref(self, number)
+        args = tuple(self.op("getattr", ref, "args"))
+        if not issubclass(cls, StandIn):
+            try:
+                return cls(*args)
+            except Exception:
+                return cls(str(self.op("str", ref)))
+        exc = cls._adbg_blank()
+        exc.args = args
+        exc._adbg_message = str(self.op("str", ref))
+        exc._adbg_remote, exc._adbg_handle = self, number
+        return exc
 
     def exception_class(self, chain: list) -> type[BaseException]:
         """A local class standing for the project's exception class ``chain[0]``: the same name and the
@@ -481,7 +516,7 @@ class Remote:
         """A project exception object (a handle) as an instance of its stand-in class ``kind``."""
         if not (isinstance(kind, type) and issubclass(kind, StandIn) and isinstance(value, RemoteObject)):
             return value
-        exc = kind.__new__(kind)
+        exc = kind._adbg_blank()
         exc.args = tuple(self.op("getattr", value, "args"))
         exc._adbg_message = str(self.op("str", value))
         exc._adbg_remote, exc._adbg_handle = self, value._adbg_handle
@@ -497,7 +532,7 @@ class Remote:
         except (ValueError, TypeError):
             args = (error.message,)
         if issubclass(cls, StandIn):
-            exc: BaseException = cls.__new__(cls)
+            exc: BaseException = cls._adbg_blank()
             exc.args = args
             exc._adbg_message = error.message
             if isinstance(reply.get("h"), dict):
@@ -513,13 +548,36 @@ class Remote:
 
 
 class StandIn:
-    """Mixin of the local stand-ins for the project's exception classes."""
+    """Mixin of the local stand-ins for the project's exception classes. Constructing one the sandbox named (``raise
+    pp.ParseException(s, loc, msg)`` in a test's parse action) constructs the project's exception there: the test holds
+    a stand-in of that very object, which the project gets back when the test raises it at it."""
 
     _adbg_message = ""
     _adbg_remote: Remote | None = None
     _adbg_handle = 0
+    _adbg_class: tuple[Remote, int] | None = None  # set on a class the sandbox named: its handle there
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True
+        own = cls.__dict__.get("_adbg_class")
+        if own is not None:
+            made = own[0].op("call", _Ref(own[0], own[1]), *args, **kwargs)
+            if isinstance(made, cls):
+                return made
+        return super().__new__(cls, *args)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if self.__dict__.get("_adbg_remote") is None:  # made here: as the builtin base would make it
+            super().__init__(*args)
+
+    @classmethod
+    def _adbg_blank(cls) -> Any:
+        """An instance not constructed by anyone (its fields are filled in from the sandbox's object)."""
+        return super().__new__(cls)
 
     def __str__(self) -> str:
+        if "_adbg_message" not in self.__dict__:  # one the test made here of a class the sandbox never named
+            return super().__str__()
         return self._adbg_message
 
     def __getattr__(self, name: str) -> Any:
@@ -537,19 +595,55 @@ class _Ref:
         self._adbg_remote, self._adbg_handle = remote, number
 
 
-def _parameters(function: Any) -> list[str] | None:
-    """The names of a function's parameters when they are all plain positional ones without defaults (a parse
-    action's ``lambda s, l, t``), so its stand-in in the sandbox takes exactly those: a caller that probes its arity
-    (pyparsing's _trim_arity) gets the TypeError at the call itself, as in process. None for any other signature."""
+def _importable_function(value: Any) -> bool:
+    """A function of the standard library's, which the sandbox can import for itself (a pickle names it)."""
+    if isinstance(value, types.BuiltinFunctionType):
+        owner = getattr(value, "__self__", None)
+        module = owner.__name__ if isinstance(owner, types.ModuleType) else None
+    elif isinstance(value, types.FunctionType):
+        module = value.__module__ if "<" not in value.__qualname__ else None
+    else:
+        return False
+    return isinstance(module, str) and module.split(".")[0] in sys.stdlib_module_names
+
+
+def _about(function: Any) -> list[str | None]:
+    """What a stand-in shows of the test's function: its qualified name, docstring and module (functools.wraps,
+    toolz.memoize copy them)."""
+    def text(name: str, limit: int) -> str | None:
+        value = getattr(function, name, None)
+        return value[:limit] if isinstance(value, str) else None
+
+    return [text("__qualname__", 300), text("__doc__", 20_000), text("__module__", 300)]
+
+
+_DICT_VIEWS = {type({}.keys()): "keys", type({}.values()): "values", type({}.items()): "items"}
+_KINDS = {
+    inspect.Parameter.POSITIONAL_ONLY: "po", inspect.Parameter.POSITIONAL_OR_KEYWORD: "pk",
+    inspect.Parameter.VAR_POSITIONAL: "va", inspect.Parameter.KEYWORD_ONLY: "ko", inspect.Parameter.VAR_KEYWORD: "vk",
+}  # fmt: skip
+
+
+def _parameters(function: Any) -> list[list[Any]] | None:
+    """A test function's signature for its stand-in in the sandbox, which takes exactly those parameters: a caller
+    probing it (pyparsing's _trim_arity, toolz's is_valid_args, inspect.signature) sees what it would in process, and
+    a wrong call fails at the call. Each parameter is [name, kind] or [name, kind, default]: a scalar default as
+    itself, any other as None plus a flag (the stand-in then leaves it to the function). None: no signature."""
     try:
         parameters = list(inspect.signature(function).parameters.values())
     except (TypeError, ValueError):
         return None
-    plain = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    if len(parameters) > 32 or any(p.kind not in plain or p.default is not p.empty for p in parameters):
+    if len(parameters) > 64:
         return None
-    names = [p.name for p in parameters]
-    return names if all(n.isidentifier() and not keyword.iskeyword(n) and not n.startswith("_adbg") for n in names) else None
+    spec: list[list[Any]] = []
+    for p in parameters:
+        if not p.name.isidentifier() or keyword.iskeyword(p.name) or p.name.startswith("_adbg"):
+            return None
+        entry: list[Any] = [p.name, _KINDS[p.kind]]
+        if p.default is not p.empty:
+            entry += [p.default, False] if type(p.default) in _SCALARS else [None, True]
+        spec.append(entry)
+    return spec
 
 
 def _handle_of(value: Any) -> tuple[Remote, int] | None:
@@ -621,11 +715,19 @@ class RemoteObject:
         return self._adbg_remote.op("call", self, *args, **kwargs)
 
     def __reduce_ex__(self, protocol: Any) -> Any:
-        # pickle.dumps / copy.copy of a project object: the project pickles it and a load makes a new one there; the
+        # pickle.dumps of a project object: the project pickles it and a load makes a new one there; the
         # trusted side only ever holds the project's bytes, which it never unpickles itself.
         __tracebackhide__ = True
         data = self._adbg_remote.op("pickle", self, protocol if isinstance(protocol, int) else 4)
         return (_from_sandbox_pickle, (data,))
+
+    def __copy__(self) -> Any:  # copy.copy / deepcopy: made in the sandbox, as the project's class makes it there
+        __tracebackhide__ = True
+        return self._adbg_remote.op("copy", self)
+
+    def __deepcopy__(self, memo: Any) -> Any:
+        __tracebackhide__ = True
+        return self._adbg_remote.op("deepcopy", self)
 
     def __get__(self, instance: Any, owner: Any = None) -> Any:
         # A project function held by a test's class (``@cachedmethod(...)`` on its method) binds like a function.
@@ -672,7 +774,8 @@ class RemoteObject:
         return self._adbg_remote.op("iter", self)
 
 
-RemoteObject.__doc__ = property(lambda self: self._adbg_remote.op("getattr", self, "__doc__"))  # type: ignore[assignment]  # the project's
+_DOC = property(lambda self: self._adbg_remote.op("getattr", self, "__doc__"))  # the project's docstring, not ours
+RemoteObject.__doc__ = _DOC  # type: ignore[assignment]
 for _name in ("repr", "str", "len", "bool", "hash", "next", "abs", "int", "float", "index", "neg", "pos", "invert", "reversed"):
     setattr(RemoteObject, f"__{_name}__", _unary(_name))
 def _compare(name: str):
@@ -800,8 +903,11 @@ _READABLE_DUNDERS = frozenset({"__name__", "__qualname__", "__doc__"})
 _OBJECT_OPS: dict[str, Callable[..., Any]] = {
     "call": lambda obj, *a, **k: obj(*a, **k), "repr": repr, "str": str, "len": len, "iter": iter, "next": next,
     "getitem": operator.getitem, "setitem": operator.setitem, "delitem": operator.delitem, "contains": lambda o, x: x in o,
-    "bool": bool, "hash": hash, "eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le,
-    "gt": operator.gt, "ge": operator.ge, "enter": lambda obj: type(obj).__enter__(obj),
+    "bool": bool, "hash": hash, "enter": lambda obj: type(obj).__enter__(obj), "copy": copy.copy, "deepcopy": copy.deepcopy,
+    # The object's own method, not the operator: the operator would reflect to the project's object, which asks the
+    # sandbox, which reflects back here... NotImplemented crosses, and the sandbox's operator finishes the job.
+    **{op: (lambda name: lambda obj, other: getattr(type(obj), name)(obj, other))(f"__{op}__")
+       for op in ("eq", "ne", "lt", "le", "gt", "ge")},
 }  # fmt: skip
 
 
@@ -925,6 +1031,13 @@ MODULE_METADATA = frozenset({
 })  # fmt: skip
 
 
+# A module's dunders that belong to the import system of the process holding it: never the sandbox's.
+_IMPORT_MACHINERY = frozenset({
+    "__builtins__", "__loader__", "__spec__", "__path__", "__cached__", "__package__", "__name__", "__dict__",
+    "__class__", "__getattr__", "__getattribute__", "__setattr__", "__delattr__", "__dir__", "__init__", "__new__",
+})  # fmt: skip
+
+
 def _subclass(name: str, bases: tuple[Any, ...], namespace: dict[str, Any], keep_names: bool = False, remote: Remote | None = None) -> Any:
     __tracebackhide__ = True
     remote = remote or next(b._adbg_remote for b in bases if isinstance(b, RemoteClass))
@@ -957,9 +1070,21 @@ class RemoteModule(types.ModuleType):
 
     def __getattr__(self, name: str) -> Any:
         __tracebackhide__ = True
-        if _local_only(name) and name not in MODULE_METADATA:
+        if _local_only(name) and name not in MODULE_METADATA and not self._adbg_own_dunder(name):
             raise AttributeError(name)
         return self._adbg_remote.op("getattr", self, name)
+
+    def _adbg_own_dunder(self, name: str) -> bool:
+        """A dunder the project's module itself defines (pyparsing's ``__diag__``), not the import machinery's: asked
+        of the sandbox once per module; protocol probes (``__wrapped__``, ``__test__``) stay answered here."""
+        if not (name.startswith("__") and name.endswith("__")) or name in _IMPORT_MACHINERY:
+            return False
+        known = types.ModuleType.__getattribute__(self, "__dict__").get("_adbg_dunders")
+        if known is None:
+            names = self._adbg_remote.op("dir", self)
+            known = frozenset(n for n in names if isinstance(n, str) and n.startswith("__") and n.endswith("__"))
+            types.ModuleType.__setattr__(self, "_adbg_dunders", known)
+        return name in known
 
     def __getattribute__(self, name: str) -> Any:
         if name == "__dict__":  # what monkeypatch reads to restore an attribute: the sandbox's module
@@ -1096,3 +1221,7 @@ class ProjectFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def exec_module(self, module: types.ModuleType) -> None:
         """Already executed, in the sandbox."""
+
+
+for _kind in (RemoteTzinfo, RemoteClass):  # their own docstrings document this module; tests read the project's
+    _kind.__doc__ = _DOC  # type: ignore[assignment]
