@@ -53,8 +53,7 @@ KNOWN_FAILURES: dict[str, list[str]] = {
         "tests/test_cached.py::DictWrapperTest::test_decorator_clear",
         "tests/test_cached.py::DictWrapperTest::test_decorator_clear_lock",
         "tests/test_cached.py::DictWrapperTest::test_decorator_typed",
-        "tests/test_cachedmethod.py::CachedMethodTest::test_attributes",
-        "tests/test_cachedmethod.py::CachedMethodTest::test_attributes_lock",
+        "tests/test_cached.py::DictWrapperTest::test_decorator_wrapped",
         "tests/test_cachedmethod.py::CachedMethodTest::test_clear",
         "tests/test_cachedmethod.py::CachedMethodTest::test_clear_locked",
         "tests/test_cachedmethod.py::CachedMethodTest::test_dict",
@@ -72,21 +71,6 @@ KNOWN_FAILURES: dict[str, list[str]] = {
         "tests/test_tlru.py::TLRUCacheTest::test_defaults",
         "tests/test_ttl.py::TTLCacheTest::test_defaults",
     ],
-    # `pickle.dumps(cache)` of an instance of the tests' subclass: the project pickles it, and its class is the tests'
-    # twin in the sandbox, which the sandbox cannot import by name.
-    "a project object of a test class's twin cannot be pickled": [
-        "tests/test_tlru.py::TLRUCacheTest::test_pickle",
-        "tests/test_tlru.py::TLRUCacheTest::test_pickle_maxsize",
-        "tests/test_ttl.py::TTLCacheTest::test_pickle",
-        "tests/test_ttl.py::TTLCacheTest::test_pickle_maxsize",
-    ],
-    # `wrapper.__wrapped__ == self.func` (a bound method of the test's comes back as the project's plain function), and
-    # `pickle.loads(pickle.dumps(key))` of a `_HashedTuple` (its `__dict__` is not forwarded).
-    "what the project holds of the test's bound methods and key objects": [
-        "tests/test_cached.py::CacheWrapperTest::test_decorator_wrapped",
-        "tests/test_cached.py::DictWrapperTest::test_decorator_wrapped",
-        "tests/test_keys.py::CacheKeysTest::test_pickle",
-    ],
     # `WeakValueDictionary()` passed to `cachedmethod`: neither the test's own nor picklable (it holds a local function).
     "a WeakValueDictionary cannot be passed to the project": [
         "tests/test_cachedmethod.py::CachedMethodTest::test_weakref",
@@ -94,10 +78,6 @@ KNOWN_FAILURES: dict[str, list[str]] = {
     # `keys.hashkey()` returns a `_HashedTuple` (a tuple subclass): it comes back as a proxy, not a tuple.
     "a project instance of a builtin subclass fails isinstance(x, tuple)": [
         "tests/test_keys.py::CacheKeysTest::test_addkeys",
-    ],
-    # `RRCache(choice=min).choice == min`: the builtin comes back as a proxy of the sandbox's own `min`.
-    "a builtin held by the project comes back as a proxy": [
-        "tests/test_rr.py::RRCacheTest::test_rr",
     ],
 }
 

@@ -127,17 +127,20 @@ def test_src_layout_with_pythonpath(runtime, tmp_path):
 
 def test_a_test_defined_object_crosses_by_reference_and_a_module_cannot_cross(runtime, tmp_path):
     """The project gets a reference to the test's own object (its repr is asked of the trusted process); a module of the
-    trusted process never crosses, with a message that says what may."""
+    trusted process never crosses, with a message that says what may; a standard-library module is named, and the
+    project gets its own."""
     files = repo_fixture.buggy_files()
     files["tests/test_cart.py"] += (
         "\n\nclass Thing:\n    def __repr__(self):\n        return 'a thing'\n\n\n"
-        "def test_thing():\n    Cart('x', []).add(Thing())\n\n\ndef test_module():\n    import os\n    Cart('x', []).add(os)\n"
+        "def test_thing():\n    Cart('x', []).add(Thing())\n\n\ndef test_module():\n    Cart('x', []).add(pytest)\n\n\n"
+        "def test_stdlib_module():\n    import os\n    Cart('x', []).add(os)\n"
     )
     task = load_repo_task(repo_fixture.write_task(tmp_path / "cb", files, {**repo_fixture.gold_files(), "tests/test_cart.py": files["tests/test_cart.py"]}))
-    ids = ["tests/test_cart.py::test_thing", "tests/test_cart.py::test_module"]
+    ids = ["tests/test_cart.py::test_thing", "tests/test_cart.py::test_module", "tests/test_cart.py::test_stdlib_module"]
     verdict = run_tests(runtime.sandbox, task, task.files, ids)
     assert verdict.outcomes == {i: "FAILED" for i in ids}
     assert "shop.errors.OutOfStock: a thing is out of stock" in verdict.excerpts[ids[0]]
+    assert "shop.errors.OutOfStock: <module 'os' (frozen)> is out of stock" in verdict.excerpts[ids[2]]
     assert (
         "CannotPass: cannot pass a module to the project's code (a module): tests may pass plain data, values of the standard "
         "library's types, functions, classes and objects of their own (called back here) and objects the project returned "

@@ -255,6 +255,16 @@ class _RepoEncoder(_Encoder):
         classes = self.state.get("test_classes")
         if classes is not None and isinstance(value, classes[""]):  # the test's own object goes back as itself
             return '{"lo":%d}' % object.__getattribute__(value, "_adbg_number")
+        if kind is type or kind is _BUILTIN_FUNCTION:  # str, len ...: the trusted process's own (it checks the name)
+            name = getattr(value, "__name__", None)
+            if type(name) is str and name in _SHARED_BUILTINS and getattr(__import__("builtins"), name, None) is value:
+                return '{"bi":"%s"}' % name
+        if kind in _DESCRIPTORS:  # object.__lt__, dict.get: the trusted process's own, named by type and attribute
+            owner = getattr(value, "__objclass__", None)
+            name = getattr(value, "__name__", None)
+            if (type(name) is str and getattr(owner, "__name__", None) in _SHARED_BUILTINS
+                    and getattr(__import__("builtins"), owner.__name__, None) is owner and vars(owner).get(name) is value):
+                return '{"bd":[%s,%s]}' % (self.quote(owner.__name__), self.quote(name))
         standin = self.state["standins"].get(id(value)) if kind is _FUNCTION else None
         if standin is not None and standin[1] is value:  # so does the test's function (``wrapper.__wrapped__ is f``)
             return '{"lo":%d}' % standin[0]
@@ -370,6 +380,11 @@ def _repo_decode(value, state):
             return _test_object(state, rest[0], rest[2])
         if tag == "pk":
             return _unpickle(rest[0], state)
+        if tag == "mo":
+            name = str(rest[0])
+            if name.split(".")[0] not in sys.stdlib_module_names:
+                raise ValueError("only the standard library's modules are named across")
+            return __import__("importlib").import_module(name)
         if tag == "dv":
             items = [_repo_decode(v, state) for v in rest[1]]
             if rest[0] == "items":
@@ -432,7 +447,7 @@ def _ask(state, number, op, args, kwargs):
     encoder = _RepoEncoder(state)
     pairs = ",".join("[" + quote(str(k)) + "," + encoder.encode(v) + "]" for k, v in kwargs.items())
     named = "" if op is None else ',"op":' + quote(op)
-    router.send('{"cb":%d,"cid":%d%s,"a":%s,"k":[%s]}' % (number, cid, named, encoder.encode(list(args)), pairs))
+    router.send('{"cb":%d,"cid":%d%s,"a":%s,"k":[%s]%s}' % (number, cid, named, encoder.encode(list(args)), pairs, _output(state)))
     while True:
         message = router.next(cid)
         if message.get("cid") == cid:
@@ -454,6 +469,14 @@ def _ask(state, number, op, args, kwargs):
 
 
 _FUNCTION = type(lambda: None)
+_BUILTIN_FUNCTION = type(len)
+_DESCRIPTORS = (type(object.__lt__), type(str.upper), type(dict.__dict__["fromkeys"]))
+# Builtins that are the same on both sides (types and pure functions); never eval, exec, open, getattr ...
+_SHARED_BUILTINS = frozenset((
+    "object type int float complex bool str bytes bytearray list tuple dict set frozenset range slice memoryview "
+    "property staticmethod classmethod super enumerate zip map filter reversed abs all any ascii bin callable chr "
+    "divmod format hash hex id isinstance issubclass iter len max min next oct ord pow repr round sorted sum"
+).split())
 _UNSET = object()  # a stand-in's default the test's function fills in itself
 
 
@@ -592,7 +615,7 @@ def _test_proxy_classes():
         __slots__ = ()
 
     for op in ("keys", "items", "values", "get"):
-        setattr(TestMapping, op, (lambda name: lambda self, *a: _ask(self._adbg_state, self._adbg_number, "method", (name, *a), {}))(op))
+        setattr(TestMapping, op, (lambda name: lambda self, *a, **k: _ask(self._adbg_state, self._adbg_number, "method", (name, *a), k))(op))
     return {"": TestObject, "tzinfo": TestTzinfo, "mapping": TestMapping}
 
 
@@ -653,6 +676,9 @@ def _pickle_here(obj, protocol, state):
                 made_list.append(value)
             if isinstance(value, type) and id(value) in made:
                 return ("made", made[id(value)])
+            standin = state["standins"].get(id(value)) if type(value) is _FUNCTION else None
+            if standin is not None and standin[1] is value:  # a test's function: itself again on loading
+                return ("sf", standin[0])
             if proxies and type(value) in proxies:
                 flags = next(k for k, v in state["test_classes"].items() if v is type(value))
                 return ("lo", object.__getattribute__(value, "_adbg_number"), flags)
@@ -673,6 +699,8 @@ def _unpickle_here(data, state):
                 return state.setdefault("made", [])[pid[1]]
             if type(pid) is tuple and pid[0] == "lo":
                 return _test_object(state, pid[1], pid[2])
+            if type(pid) is tuple and pid[0] == "sf" and pid[1] in state.get("standin_numbers", {}):
+                return state["standin_numbers"][pid[1]]
             raise pickle.UnpicklingError("unknown reference in a pickle of this run")
 
     return Unpickler(io.BytesIO(data)).load()
@@ -682,15 +710,15 @@ def _subclass(name, bases, attrs, made_here=None):
     """A test's subclass of project classes: a real class here, whose methods the test defined run in the trusted
     process (each is a callback, given this instance as a project object)."""
     made = {}
-    for key, (kind, value) in attrs.items():
+    for key, (kind, value) in attrs.items():  # the test's functions arrive as stand-ins taking their parameters
         if kind == "method":
-            made[key] = (lambda fn: lambda self, *a, **k: fn(self, *a, **k))(value)
+            made[key] = value if type(value) is _FUNCTION else (lambda fn: lambda self, *a, **k: fn(self, *a, **k))(value)
         elif kind == "static":
             made[key] = staticmethod(value)
         elif kind == "class":
-            made[key] = classmethod((lambda fn: lambda cls, *a, **k: fn(cls, *a, **k))(value))
+            made[key] = classmethod(value if type(value) is _FUNCTION else (lambda fn: lambda cls, *a, **k: fn(cls, *a, **k))(value))
         elif kind == "property":
-            made[key] = property((lambda fn: lambda self: fn(self))(value))
+            made[key] = property(value if type(value) is _FUNCTION else (lambda fn: lambda self: fn(self))(value))
         else:
             made[key] = value
     kind = type(str(name), tuple(bases), made)
@@ -814,7 +842,7 @@ def _serve_one(request, state):
         reply = '{"id":%d,"ok":%s' % (rid, _RepoEncoder(state).encode(result))
     except BaseException as exc:  # the project's exceptions are data for the tests
         reply = _repo_exception(rid, exc, state, state["root"])[:-1]
-    state["router"].send(reply + _warnings(caught) + "}")
+    state["router"].send(reply + _warnings(caught) + _output(state) + "}")
 
 
 def _warnings(caught):
@@ -886,12 +914,65 @@ class _Router:
                     self.requests.append(message)
 
 
+MAX_OUTPUT = 4 * 1024 * 1024  # what one run may print for the tests to see; past it, a note says it was cut
+
+
+class _Output:
+    """The project's sys.stdout / sys.stderr: what it prints goes to the trusted process with its next message, and
+    is written there to the test's own stream (capsys, redirect_stdout and pyparsing's debug tests read it)."""
+
+    encoding = "utf-8"
+    errors = "strict"
+
+    def __init__(self, state, key):
+        self.state, self.key = state, key
+
+    def write(self, text):
+        if type(text) is not str:
+            raise TypeError("write() argument must be str, not " + type(text).__name__)
+        state = self.state
+        if state["printed"] < MAX_OUTPUT:
+            kept = text[: MAX_OUTPUT - state["printed"]]
+            state["printed"] += len(text)
+            if len(kept) < len(text):
+                kept += "\n[the project's output past %d characters is not shown]\n" % MAX_OUTPUT
+            state["out"].append((self.key, kept))
+        return len(text)
+
+    def writelines(self, lines):
+        for line in lines:
+            self.write(line)
+
+    def flush(self):
+        pass
+
+    def isatty(self):
+        return False
+
+    def writable(self):
+        return True
+
+    def fileno(self):
+        raise OSError("the project's output goes to the tests, not to a file")
+
+
+def _output(state):
+    """The pending output as a member of the next message (``,"o":[[stream, text], ...]``), then forgotten."""
+    if not state["out"]:
+        return ""
+    pending, state["out"] = state["out"], []
+    quote = __import__("_json").encode_basestring_ascii
+    return ',"o":[' + ",".join('["%s",%s]' % (key, quote(text)) for key, text in pending) + "]"
+
+
 def _serve_repo(root):
     state = {"handles": {}, "ids": {}, "ops": _repo_ops(), "root": root, "router": _Router(), "made": [], "standins": {}}
     state["ops"]["subclass"] = lambda name, bases, attrs: _subclass(name, bases, attrs, state["made"])
     # A test's pickle.dumps of a project object: pickled and loaded here, never in the trusted process.
     state["ops"]["pickle"] = lambda obj, protocol: _pickle_here(obj, protocol, state)
     state["ops"]["unpickle"] = lambda data: _unpickle_here(data, state)
+    state["out"], state["printed"] = [], 0
+    sys.stdout, sys.stderr = _Output(state, "o"), _Output(state, "e")
     while True:
         try:
             request = state["router"].next()

@@ -64,7 +64,7 @@ class ProjectStopped(Exception):
 # sandbox; every other dunder is a protocol probe of this process's machinery (pickle, copy, inspect, pytest), answered here.
 _OBJECT_DUNDERS = frozenset({
     "__name__", "__qualname__", "__wrapped__", "__dataclass_fields__", "__match_args__", "__slots__", "__annotations__",
-    "__defaults__", "__kwdefaults__", "__version__", "__all__",
+    "__defaults__", "__kwdefaults__", "__version__", "__all__", "__subclasses__", "__func__",
 })  # fmt: skip
 
 
@@ -102,6 +102,7 @@ class Remote:
         try:
             reply = self.run.op(name, wire_args, wire_kwargs)
         except RemoteError as exc:
+            self.replay_output(exc.reply.get("o"))
             self.replay_warnings(exc.reply.get("w"))
             if self._outcome is not None:
                 outcome, self._outcome = self._outcome, None
@@ -109,6 +110,7 @@ class Remote:
             raise self.exception(exc) from None
         except RunAborted as exc:
             raise ProjectStopped(str(exc)) from None
+        self.replay_output(reply.get("o"))
         self.replay_warnings(reply.get("w"))
         if self._outcome is not None:
             outcome, self._outcome = self._outcome, None
@@ -119,6 +121,7 @@ class Remote:
         """The project called a function the test passed it: run it here (it is the test's code), reply with its
         value, or with its exception's type and message (the project sees a builtin of that type, or Exception)."""
         cid = request.get("cid")
+        self.replay_output(request.get("o"))  # what the project printed before it called the test's function
         function = self._callbacks.get(int(request.get("cb", 0)))
         if function is None:
             return {"cid": cid, "exc": ("RuntimeError", "no such function was passed to the project")}
@@ -216,6 +219,14 @@ class Remote:
         kind = type(value)
         return (self.test_defined(kind) or isinstance(value, io.IOBase) or kind.__module__ == "unittest.case"
                 or (hasattr(kind, "__enter__") and hasattr(kind, "__exit__")))
+
+    @staticmethod
+    def replay_output(printed: Any) -> None:
+        """What the project printed, written to the test's sys.stdout / sys.stderr as they are now (capsys,
+        ``redirect_stdout``): text only, never interpreted."""
+        for entry in printed if isinstance(printed, list) else ():
+            if isinstance(entry, list) and len(entry) == 2 and isinstance(entry[1], str):
+                (sys.stderr if entry[0] == "e" else sys.stdout).write(entry[1])
 
     def replay_warnings(self, caught: Any) -> None:
         """Warnings the project raised during one operation, raised again here: the test's filters decide
@@ -319,6 +330,8 @@ class Remote:
                 except Exception:
                     pass
             return {None: ("cb", self._register(value), str(getattr(value, "__name__", "function"))[:100], _parameters(value), _about(value))}
+        if isinstance(value, types.ModuleType) and value.__name__.split(".")[0] in sys.stdlib_module_names:
+            return {None: ("mo", value.__name__)}  # the standard library's module: the sandbox imports its own
         if not isinstance(value, types.ModuleType):
             try:  # the standard library's and the requirements' values (defaultdict, OrderedDict, paths): a copy
                 return {None: ("pk", self._pickle(value))}
@@ -388,6 +401,16 @@ class Remote:
             return [self.decode(v) for v in value]
         if not isinstance(value, dict):
             return value
+        if "bi" in value:  # a builtin the sandbox named: ours, if it is one both sides share
+            name = str(value["bi"])
+            if name not in _SHARED_BUILTINS:
+                raise ValueError("the sandbox named a builtin it may not hand the test")
+            return getattr(builtins, name)
+        if "bd" in value:  # a builtin type's own method (object.__lt__, dict.get): ours
+            owner, attribute = (str(v) for v in value["bd"])
+            if owner not in _SHARED_BUILTINS or not isinstance(getattr(builtins, owner), type):
+                raise ValueError("the sandbox named a builtin it may not hand the test")
+            return vars(getattr(builtins, owner))[attribute]
         if "lo" in value:  # an object of the test's, back from the project: the object itself (only one it was given)
             known = self._callbacks.get(value["lo"]) if isinstance(value["lo"], int) else None
             if known is None:
@@ -504,9 +527,9 @@ class Remote:
             if not any(issubclass(p, StandIn) for p in parents):
                 parents.insert(0, StandIn)  # StandIn's __str__ first
             try:
-                made = type(name.rpartition(".")[2] or "ProjectError", tuple(parents), {"__module__": module, "__qualname__": name})
+                made = _StandInMeta(name.rpartition(".")[2] or "ProjectError", tuple(parents), {"__module__": module, "__qualname__": name})
             except TypeError:  # bases a local class cannot combine (builtin layouts): keep the first line
-                made = type(name.rpartition(".")[2] or "ProjectError", (StandIn, parents[-1]), {"__module__": module, "__qualname__": name})
+                made = _StandInMeta(name.rpartition(".")[2] or "ProjectError", (StandIn, parents[-1]), {"__module__": module, "__qualname__": name})
             self._exceptions[qualname] = made
             return made
 
@@ -545,6 +568,20 @@ class Remote:
         if error.traceback_text:
             exc.add_note("in the project's code (sandbox):\n" + error.traceback_text.rstrip())
         return exc
+
+
+class _StandInMeta(type):
+    """The class of a project exception's stand-in: what the local class lacks (``ParseException.explain_exception``,
+    a class attribute) is the project class's, read in the sandbox."""
+
+    def __getattr__(cls, name: str) -> Any:
+        __tracebackhide__ = True
+        if not _local_only(name):
+            for klass in cls.__mro__:
+                own = klass.__dict__.get("_adbg_class")
+                if own is not None:
+                    return own[0].op("getattr", _Ref(own[0], own[1]), name)
+        raise AttributeError(name)
 
 
 class StandIn:
@@ -602,6 +639,8 @@ def _importable_function(value: Any) -> bool:
         module = owner.__name__ if isinstance(owner, types.ModuleType) else None
     elif isinstance(value, types.FunctionType):
         module = value.__module__ if "<" not in value.__qualname__ else None
+    elif isinstance(value, (types.MethodDescriptorType, types.WrapperDescriptorType, types.ClassMethodDescriptorType)):
+        module = getattr(value.__objclass__, "__module__", None)  # str.upper, dict.get
     else:
         return False
     return isinstance(module, str) and module.split(".")[0] in sys.stdlib_module_names
@@ -617,6 +656,12 @@ def _about(function: Any) -> list[str | None]:
     return [text("__qualname__", 300), text("__doc__", 20_000), text("__module__", 300)]
 
 
+# Builtins the project may hand the test as the test's own: types and pure functions, never eval, exec, open ...
+_SHARED_BUILTINS = frozenset((
+    "object type int float complex bool str bytes bytearray list tuple dict set frozenset range slice memoryview "
+    "property staticmethod classmethod super enumerate zip map filter reversed abs all any ascii bin callable chr "
+    "divmod format hash hex id isinstance issubclass iter len max min next oct ord pow repr round sorted sum"
+).split())
 _DICT_VIEWS = {type({}.keys()): "keys", type({}.values()): "values", type({}.items()): "items"}
 _KINDS = {
     inspect.Parameter.POSITIONAL_ONLY: "po", inspect.Parameter.POSITIONAL_OR_KEYWORD: "pk",
@@ -689,7 +734,7 @@ def _unary(name: str):
 class RemoteObject:
     """Any project object: every operation on it runs in the sandbox."""
 
-    __slots__ = ("_adbg_remote", "_adbg_handle", "_adbg_type")
+    __slots__ = ("_adbg_remote", "_adbg_handle", "_adbg_type", "__weakref__")  # weakly referable, as most objects are
 
     def __init__(self, remote: Remote, number: int, type_name: str):
         object.__setattr__(self, "_adbg_remote", remote)
@@ -713,6 +758,15 @@ class RemoteObject:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         __tracebackhide__ = True
         return self._adbg_remote.op("call", self, *args, **kwargs)
+
+    def __dir__(self) -> Any:  # the project object's attributes (pyparsing's ParseResults names its results)
+        __tracebackhide__ = True
+        return [str(n) for n in self._adbg_remote.op("dir", self)]
+
+    @property
+    def __dict__(self) -> Any:  # type: ignore[override]  # vars(obj): the project object's namespace, in the sandbox
+        __tracebackhide__ = True
+        return self._adbg_remote.op("getattr", self, "__dict__")
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         # pickle.dumps of a project object: the project pickles it and a load makes a new one there; the
@@ -1073,6 +1127,12 @@ class RemoteModule(types.ModuleType):
         if _local_only(name) and name not in MODULE_METADATA and not self._adbg_own_dunder(name):
             raise AttributeError(name)
         return self._adbg_remote.op("getattr", self, name)
+
+    def __dir__(self) -> list[str]:  # the sandbox's module's names (six.moves' lazy attributes), and ours
+        __tracebackhide__ = True
+        local = types.ModuleType.__getattribute__(self, "__dict__")
+        names = self._adbg_remote.op("dir", self)
+        return sorted({str(n) for n in names} | {n for n in local if not n.startswith("_adbg")})
 
     def _adbg_own_dunder(self, name: str) -> bool:
         """A dunder the project's module itself defines (pyparsing's ``__diag__``), not the import machinery's: asked
