@@ -119,12 +119,101 @@ def build(cls, *args):
     return cls(*args)
 
 
+__custom__ = "the project's own dunder"
+
+
+class Oops(Exception):
+    code = 7
+
+    def __init__(self, text, number):
+        super().__init__(text, number)
+        self.number = number
+
+    def __str__(self):
+        return "oops %s #%d" % self.args
+
+    @staticmethod
+    def explain(exc):
+        return "explained " + str(exc)
+
+
+class Strict:
+    """attrs' __eq__: NotImplemented for other classes, so Python falls back to identity."""
+
+    def __eq__(self, other):
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return True
+
+    def __ne__(self, other):
+        result = self.__eq__(other)
+        return NotImplemented if result is NotImplemented else not result
+
+
+def catch(function, kinds=(Oops,)):
+    try:
+        function()
+    except kinds as exc:
+        return "caught %s: %s" % (type(exc).__name__, exc)
+    return "nothing raised"
+
+
+def shout(text):
+    print(text)
+    import sys
+
+    print("on stderr", file=sys.stderr)
+    return len(text)
+
+
+def read_all(stream):
+    return stream.read()
+
+
+def take(iterator, n):
+    return [next(iterator) for _ in range(n)]
+
+
+def nth(iterator, n):
+    for _ in range(n):
+        next(iterator)
+    return next(iterator)
+
+
+def signature_of(function):
+    import inspect
+
+    return str(inspect.signature(function)), function.__doc__, function.__qualname__
+
+
+def call(function, *args, **kwargs):
+    return function(*args, **kwargs)
+
+
+def kind_of(value):
+    return type(value).__name__
+
+
+def object_lt():
+    return object.__lt__
+
+
+def hand_eval(thing):
+    """A hostile project: it makes its encoder call eval a builtin both sides share."""
+    space = type(thing).__getattr__.__globals__
+    space["_SHARED_BUILTINS"] = space["_SHARED_BUILTINS"] | {"eval"}
+    return eval
+
+
 class Checks:
     """A test mixin the project ships (like pyparsing.testing): its methods run here, on the test's object."""
 
     def assert_doubled(self, value, expected):
         self.assertEqual(value * 2, expected)
         return "checked"
+
+    def check_twice(self, value):
+        return self.assert_doubled(value, value * 2)  # the mixin's own method, reached through the test's object
 
     def assert_raises_value(self):
         return self.assertRaises(ValueError)
@@ -192,6 +281,9 @@ class UsesTheProjectsMixin(lib.Checks, unittest.TestCase):
     def test_a_failing_mixin_check_fails(self):
         self.assert_doubled(2, 5)
 
+    def test_the_mixins_methods_call_each_other_on_this_test(self):
+        assert self.check_twice(21) == "checked"
+
 
 def test_reflected_bitwise_operators_and_sets_of_objects_cross():
     assert "x" | lib.Grammar() == "ror:x" and lib.Grammar() ^ 2 == "xor:2"
@@ -244,6 +336,87 @@ def test_a_function_of_the_trusted_process_is_out_of_reach():
         lib.peek(Holder(), "helper")
 
 
+class Plain:
+    pass
+
+
+class Fiz(Exception):
+    pass
+
+
+def test_comparisons_with_the_tests_objects_end_and_copies_are_made_where_objects_live():
+    assert lib.Strict() != Plain() and not (lib.Strict() == Plain())  # NotImplemented both ways: identity decides
+    dog = Dog()
+    clone = copy.deepcopy(lib.Box(dog))
+    assert isinstance(clone.value, Dog) and clone.value is not dog  # the test's object deep-copied in the trusted process
+    @lib.register
+    class Point:
+        def __init__(self, x):
+            self.x = x
+
+    again = pickle.loads(pickle.dumps(lib.build(Point, 2)))  # a class made for the test, pickled in the sandbox
+    assert again.x == 2 and again is not None
+
+
+def test_exceptions_cross_as_themselves():
+    def raise_oops():
+        raise lib.Oops("bad", 3)  # constructed in the sandbox: the project catches its own exception
+
+    assert str(lib.Oops("x", 1)) == "oops x #1" and lib.Oops("x", 1).number == 1
+    assert lib.catch(raise_oops) == "caught Oops: oops bad #3"
+    assert lib.Oops.code == 7 and lib.Oops.explain(lib.Oops("y", 2)) == "explained oops y #2"
+
+    def raise_fiz():
+        raise Fiz("fizz")
+
+    assert lib.catch(raise_fiz, (Fiz,)) == "caught Fiz: fizz"  # the test's class, raised there as its twin
+
+
+def test_what_the_project_prints_reaches_the_tests_streams(capsys):
+    assert lib.shout("hello") == 5
+    assert capsys.readouterr() == ("hello\\n", "on stderr\\n")
+
+
+def test_streams_views_signatures_and_builtins_cross():
+    import io
+    import operator
+    import unittest.mock
+    import weakref
+
+    assert lib.read_all(io.StringIO("text")) == "text" and lib.read_all(io.BytesIO(b"raw")) == b"raw"
+    assert lib.size({"a": 1}.keys()) == (1, ["str"]) and lib.size({"a": 1}.items()) == (1, ["tuple"])
+
+    def documented(a, b=2, *rest, c, d=None, **more):
+        """Its docstring."""
+        return (a, b, rest, c, d, more)
+
+    text, doc, qualname = lib.signature_of(documented)
+    assert text == "(a, b=2, *rest, c, d=None, **more)" and doc == "Its docstring." and qualname.endswith("<locals>.documented")
+    assert lib.call(documented, 1, c=3) == (1, 2, (), 3, None, {})
+    assert lib.call(documented, 1, 5, 6, c=3, e=4) == (1, 5, (6,), 3, None, {"e": 4})
+    with pytest.raises(TypeError, match="missing 1 required keyword-only argument: 'c'"):
+        lib.call(documented, 1)
+    assert lib.keep(documented) is documented
+    assert lib.kind_of(operator.mul) == "builtin_function_or_method"  # the sandbox's own operator.mul
+    assert lib.keep(len) is len and lib.keep(int) is int and lib.object_lt() is object.__lt__ and lib.keep(...) is ...
+    mock = unittest.mock.Mock(return_value=5)
+    assert lib.call(mock, 1) == 5
+    mock.assert_called_once_with(1)
+    box = lib.Box(1)
+    assert weakref.ref(box)() is box and vars(box) == {"value": 1} and "value" in dir(box)
+    assert lib.__custom__ == "the project's own dunder" and "Box" in dir(lib)
+
+
+def test_iterators_of_plain_data_are_copied_and_kept_in_step():
+    import itertools
+
+    numbers = iter([1, 2, 3, 4])
+    assert lib.take(numbers, 2) == [1, 2] and next(numbers) == 3  # advanced as far as the project read
+    assert lib.nth(itertools.permutations(range(60), 3), 20000) == next(itertools.islice(itertools.permutations(range(60), 3), 20000, None))
+    generated = (n * n for n in range(5))  # not plain data: pulled item by item
+    assert lib.take(generated, 2) == [0, 1] and next(generated) == 4
+
+
 def test_dunders_of_a_test_object_are_out_of_reach():
     for name in ("__class__", "__dict__", "__init__"):
         with pytest.raises(AttributeError, match=f"the project may not reach the test's '{name}'"):
@@ -251,6 +424,11 @@ def test_dunders_of_a_test_object_are_out_of_reach():
     with pytest.raises(AttributeError, match="the project may not reach a module of the trusted process"):
         lib.ask_directly(Holder(), "module")
     assert lib.peek(Holder(), "_secret") == "mine"  # the tests' own private names are theirs to share
+
+
+def test_the_sandbox_cannot_hand_the_test_a_builtin_outside_the_shared_ones():
+    with pytest.raises(ValueError, match="the sandbox named a builtin it may not hand the test"):
+        lib.hand_eval(Dog())
 '''
 
 PASSING = [
@@ -266,6 +444,13 @@ PASSING = [
     "test_a_module_on_a_test_object_is_out_of_reach",
     "test_a_function_of_the_trusted_process_is_out_of_reach",
     "test_dunders_of_a_test_object_are_out_of_reach",
+    "UsesTheProjectsMixin::test_the_mixins_methods_call_each_other_on_this_test",
+    "test_comparisons_with_the_tests_objects_end_and_copies_are_made_where_objects_live",
+    "test_exceptions_cross_as_themselves",
+    "test_what_the_project_prints_reaches_the_tests_streams",
+    "test_streams_views_signatures_and_builtins_cross",
+    "test_iterators_of_plain_data_are_copied_and_kept_in_step",
+    "test_the_sandbox_cannot_hand_the_test_a_builtin_outside_the_shared_ones",
 ]
 FAILING = "UsesTheProjectsMixin::test_a_failing_mixin_check_fails"
 

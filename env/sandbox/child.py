@@ -255,6 +255,8 @@ class _RepoEncoder(_Encoder):
         classes = self.state.get("test_classes")
         if classes is not None and isinstance(value, classes[""]):  # the test's own object goes back as itself
             return '{"lo":%d}' % object.__getattribute__(value, "_adbg_number")
+        if value is Ellipsis or value is NotImplemented:
+            return '{"bi":"%s"}' % repr(value)
         if kind is type or kind is _BUILTIN_FUNCTION:  # str, len ...: the trusted process's own (it checks the name)
             name = getattr(value, "__name__", None)
             if type(name) is str and name in _SHARED_BUILTINS and getattr(__import__("builtins"), name, None) is value:
@@ -265,6 +267,8 @@ class _RepoEncoder(_Encoder):
             if (type(name) is str and getattr(owner, "__name__", None) in _SHARED_BUILTINS
                     and getattr(__import__("builtins"), owner.__name__, None) is owner and vars(owner).get(name) is value):
                 return '{"bd":[%s,%s]}' % (self.quote(owner.__name__), self.quote(name))
+        if kind is _CopiedIterator:  # and its iterator
+            return '{"lo":%d}' % value.number
         standin = self.state["standins"].get(id(value)) if kind is _FUNCTION else None
         if standin is not None and standin[1] is value:  # so does the test's function (``wrapper.__wrapped__ is f``)
             return '{"lo":%d}' % standin[0]
@@ -372,6 +376,11 @@ def _repo_decode(value, state):
             return _callback(state, rest[0], rest[1], rest[2] if len(rest) > 2 else None, rest[3] if len(rest) > 3 else None)
         if tag == "bm":
             return __import__("types").MethodType(_repo_decode(rest[0], state), _repo_decode(rest[1], state))
+        if tag == "ic":
+            copies = state.setdefault("copied", {})
+            if rest[0] not in copies:
+                copies[rest[0]] = _CopiedIterator(rest[0], __import__("pickle").loads(rest[1]), state)
+            return copies[rest[0]]
         if tag == "it":
             return _TestIterator(_callback(state, rest[0], rest[1]))
         if tag in ("st", "fs"):
@@ -447,7 +456,7 @@ def _ask(state, number, op, args, kwargs):
     encoder = _RepoEncoder(state)
     pairs = ",".join("[" + quote(str(k)) + "," + encoder.encode(v) + "]" for k, v in kwargs.items())
     named = "" if op is None else ',"op":' + quote(op)
-    router.send('{"cb":%d,"cid":%d%s,"a":%s,"k":[%s]%s}' % (number, cid, named, encoder.encode(list(args)), pairs, _output(state)))
+    router.send('{"cb":%d,"cid":%d%s,"a":%s,"k":[%s]%s%s}' % (number, cid, named, encoder.encode(list(args)), pairs, _output(state), _advances(state)))
     while True:
         message = router.next(cid)
         if message.get("cid") == cid:
@@ -459,6 +468,13 @@ def _ask(state, number, op, args, kwargs):
         _serve_one(message, state)  # the test's function called the project: answer, then keep waiting
     if "exch" in message:
         raise state["handles"][message["exch"]]
+    if "exct" in message:  # the test's exception class, as its twin here
+        number, args, text = message["exct"]
+        try:
+            made = state["handles"][number](*_repo_decode(args, state))
+        except Exception:
+            made = Exception(str(text))
+        raise made
     if "exc" in message:
         exc_type, text = message["exc"]
         cls = getattr(builtins, str(exc_type), None)
@@ -475,7 +491,8 @@ _DESCRIPTORS = (type(object.__lt__), type(str.upper), type(dict.__dict__["fromke
 _SHARED_BUILTINS = frozenset((
     "object type int float complex bool str bytes bytearray list tuple dict set frozenset range slice memoryview "
     "property staticmethod classmethod super enumerate zip map filter reversed abs all any ascii bin callable chr "
-    "divmod format hash hex id isinstance issubclass iter len max min next oct ord pow repr round sorted sum"
+    "divmod format hash hex id isinstance issubclass iter len max min next oct ord pow repr round sorted sum "
+    "Ellipsis NotImplemented"
 ).split())
 _UNSET = object()  # a stand-in's default the test's function fills in itself
 
@@ -642,6 +659,41 @@ def _unpickle(data, state):
             return _repo_decode(pid, state)
 
     return Unpickler(io.BytesIO(data)).load()
+
+
+class _CopiedIterator:
+    """This sandbox's copy of a test's iterator of plain data: the items it hands out are counted, and the count goes
+    to the trusted process with the next message, which advances the test's own iterator as far."""
+
+    __slots__ = ("number", "inner", "count", "state")
+
+    def __init__(self, number, inner, state):
+        self.number, self.inner, self.count, self.state = number, inner, 0, state
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        item = next(self.inner)
+        if not self.count:
+            self.state["read"].append(self)
+        self.count += 1
+        return item
+
+    def __length_hint__(self):
+        return __import__("operator").length_hint(self.inner)
+
+
+def _advances(state):
+    """How far the project read the test's copied iterators since the last message (``,"adv":[[number, n], ...]``)."""
+    if not state["read"]:
+        return ""
+    read, state["read"] = state["read"], []
+    counts = []
+    for copied in read:
+        counts.append("[%d,%d]" % (copied.number, copied.count))
+        copied.count = 0
+    return ',"adv":[' + ",".join(counts) + "]"
 
 
 class _TestIterator:
@@ -842,7 +894,7 @@ def _serve_one(request, state):
         reply = '{"id":%d,"ok":%s' % (rid, _RepoEncoder(state).encode(result))
     except BaseException as exc:  # the project's exceptions are data for the tests
         reply = _repo_exception(rid, exc, state, state["root"])[:-1]
-    state["router"].send(reply + _warnings(caught) + _output(state) + "}")
+    state["router"].send(reply + _warnings(caught) + _output(state) + _advances(state) + "}")
 
 
 def _warnings(caught):
@@ -971,7 +1023,7 @@ def _serve_repo(root):
     # A test's pickle.dumps of a project object: pickled and loaded here, never in the trusted process.
     state["ops"]["pickle"] = lambda obj, protocol: _pickle_here(obj, protocol, state)
     state["ops"]["unpickle"] = lambda data: _unpickle_here(data, state)
-    state["out"], state["printed"] = [], 0
+    state["out"], state["printed"], state["read"] = [], 0, []
     sys.stdout, sys.stderr = _Output(state, "o"), _Output(state, "e")
     while True:
         try:

@@ -18,6 +18,7 @@ project raises can stop the test session itself (``SystemExit`` and friends beco
 from __future__ import annotations
 
 import builtins
+import collections
 import copy
 import datetime as dt
 import decimal
@@ -27,6 +28,7 @@ import importlib.machinery
 import importlib.util
 import inspect
 import io
+import itertools
 import keyword
 import operator
 import os
@@ -102,6 +104,7 @@ class Remote:
         try:
             reply = self.run.op(name, wire_args, wire_kwargs)
         except RemoteError as exc:
+            self.advance(exc.reply.get("adv"))
             self.replay_output(exc.reply.get("o"))
             self.replay_warnings(exc.reply.get("w"))
             if self._outcome is not None:
@@ -110,6 +113,7 @@ class Remote:
             raise self.exception(exc) from None
         except RunAborted as exc:
             raise ProjectStopped(str(exc)) from None
+        self.advance(reply.get("adv"))
         self.replay_output(reply.get("o"))
         self.replay_warnings(reply.get("w"))
         if self._outcome is not None:
@@ -121,6 +125,7 @@ class Remote:
         """The project called a function the test passed it: run it here (it is the test's code), reply with its
         value, or with its exception's type and message (the project sees a builtin of that type, or Exception)."""
         cid = request.get("cid")
+        self.advance(request.get("adv"))
         self.replay_output(request.get("o"))  # what the project printed before it called the test's function
         function = self._callbacks.get(int(request.get("cb", 0)))
         if function is None:
@@ -138,6 +143,11 @@ class Remote:
             handle = _handle_of(exc)
             if handle is not None and handle[0] is self:  # the project's exception the test raised: that very object
                 return {"cid": cid, "exch": handle[1]}
+            if self.test_defined(type(exc)):  # one of the tests' exception classes: raised there as its twin
+                try:
+                    return {"cid": cid, "exct": (self.sandbox_class(type(exc)), self.encode(list(exc.args)), str(exc)[:2000])}
+                except (CannotPass, ProjectStopped):
+                    pass
             return {"cid": cid, "exc": (type(exc).__name__, str(exc)[:2000])}
         except BaseException as exc:  # pytest.fail / skip, exits: the test's outcome, whatever the project does with it
             self._outcome = self._outcome or exc
@@ -217,8 +227,15 @@ class Remote:
         """Objects the project gets a reference to (never a copy): the tests' own, streams it may write to, context
         managers and unittest's helpers (``with self.assertRaises(...)`` in a project's test mixin)."""
         kind = type(value)
-        return (self.test_defined(kind) or isinstance(value, io.IOBase) or kind.__module__ == "unittest.case"
+        return (self.test_defined(kind) or isinstance(value, io.IOBase) or kind.__module__ in ("unittest.case", "unittest.mock")
                 or (hasattr(kind, "__enter__") and hasattr(kind, "__exit__")))
+
+    def advance(self, read: Any) -> None:
+        """The test's iterators the sandbox iterates copies of, advanced by as many items as the project read."""
+        for entry in read if isinstance(read, list) else ():
+            iterator = self._callbacks.get(entry[0]) if isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], int) else None
+            if iterator is not None and type(iterator) in _COPYABLE_ITERATORS and isinstance(entry[1], int) and entry[1] > 0:
+                collections.deque(itertools.islice(iterator, entry[1]), maxlen=0)
 
     @staticmethod
     def replay_output(printed: Any) -> None:
@@ -317,10 +334,14 @@ class Remote:
             return {None: ("lo", self._register(value), kind.__name__[:100], flags)}
         if kind is _Bound:  # a project method reached through a test object: bound to it again in the sandbox
             return {None: ("bm", self.encode(value.function, depth + 1), self.encode(value.owner, depth + 1))}
-        if hasattr(kind, "__next__"):  # an iterator of the test's: pulled on demand
-            return {None: ("it", self._register(value.__next__), "__next__")}
-        if value is NotImplemented:
-            return {None: ("bi", "NotImplemented")}
+        if hasattr(kind, "__next__"):  # an iterator of the test's
+            number = self._register(value)
+            copy = _iterator_copy(value) if kind in _COPYABLE_ITERATORS else None
+            if copy is not None:  # of plain data: a copy there, this one advanced as far as the project reads it
+                return {None: ("ic", number, copy)}
+            return {None: ("it", self._register(value.__next__), "__next__")}  # pulled item by item
+        if value is NotImplemented or value is Ellipsis:
+            return {None: ("bi", repr(value))}
         if getattr(builtins, getattr(value, "__name__", ""), None) is value:
             return {None: ("bi", value.__name__)}  # len, int, ValueError ...: the sandbox's own builtin
         if callable(value) and not isinstance(value, type):
@@ -383,6 +404,8 @@ class Remote:
         namespace["__qualname__"], namespace["__module__"] = cls.__qualname__, cls.__module__
         twin = _subclass(cls.__name__, bases, namespace, keep_names=True, remote=self)
         number = _handle_of(twin)
+        if number is None and isinstance(twin, type) and isinstance(twin.__dict__.get("_adbg_class"), tuple):
+            number = twin.__dict__["_adbg_class"]  # an exception class's twin: its stand-in here names it
         assert number is not None
         self._classes[id(cls)] = (number[1], cls)  # the class kept alive with it, so its id stays its own
         return number[1]
@@ -660,8 +683,45 @@ def _about(function: Any) -> list[str | None]:
 _SHARED_BUILTINS = frozenset((
     "object type int float complex bool str bytes bytearray list tuple dict set frozenset range slice memoryview "
     "property staticmethod classmethod super enumerate zip map filter reversed abs all any ascii bin callable chr "
-    "divmod format hash hex id isinstance issubclass iter len max min next oct ord pow repr round sorted sum"
+    "divmod format hash hex id isinstance issubclass iter len max min next oct ord pow repr round sorted sum "
+    "Ellipsis NotImplemented"
 ).split())
+_COPYABLE_ITERATORS = frozenset(
+    {type(iter(x)) for x in ([], (), range(1), range(2**64), "a", "\xe9", b"", bytearray(), set(), {}, {}.values(), {}.items())}
+    | {type(reversed([])), type(reversed(range(1))), enumerate, zip, map, filter, reversed}
+    | {getattr(itertools, n) for n in ("accumulate", "chain", "combinations", "combinations_with_replacement", "compress",
+                                       "count", "cycle", "dropwhile", "filterfalse", "islice", "pairwise", "permutations",
+                                       "product", "repeat", "starmap", "takewhile", "zip_longest") if hasattr(itertools, n)}
+)
+_PLAIN_DATA = frozenset({type(None), bool, int, float, complex, str, bytes, bytearray, tuple, list, set, frozenset, dict})
+MAX_ITERATOR_COPY = 256 * 1024  # bytes of pickle: a bigger iterator is pulled item by item
+
+
+def _iterator_copy(iterator: Any) -> bytes | None:
+    """A pickle of a standard iterator whose state is plain data and whose functions are builtins (``iter(list)``,
+    ``itertools.permutations(range(180), 4)``, ``map(str, ...)``); None for anything else: a generator, an iterator
+    holding the test's objects or functions, one too big. The sandbox iterates its copy at its own speed, and the test's
+    iterator is advanced by as many items as the project read (``Remote.advance``), so both stay where they would be."""
+    allowed = _PLAIN_DATA | _COPYABLE_ITERATORS
+
+    class Pickler(pickle.Pickler):
+        def persistent_id(self, obj: Any) -> Any:
+            kind = type(obj)
+            if kind in allowed or (kind is type and (obj in allowed or getattr(builtins, obj.__name__, None) is obj)):
+                return None
+            if kind is types.BuiltinFunctionType and getattr(builtins, obj.__name__, None) is obj:
+                return None  # iter, len, str.upper's kin: the reducers' own and map's functions
+            raise pickle.PicklingError("not plain data")
+
+    buffer = io.BytesIO()
+    try:
+        Pickler(buffer, protocol=4).dump(iterator)
+    except Exception:  # noqa: BLE001  (anything unpicklable or not plain: pulled item by item instead)
+        return None
+    data = buffer.getvalue()
+    return data if len(data) <= MAX_ITERATOR_COPY else None
+
+
 _DICT_VIEWS = {type({}.keys()): "keys", type({}.values()): "values", type({}.items()): "items"}
 _KINDS = {
     inspect.Parameter.POSITIONAL_ONLY: "po", inspect.Parameter.POSITIONAL_OR_KEYWORD: "pk",
@@ -692,11 +752,10 @@ def _parameters(function: Any) -> list[list[Any]] | None:
 
 
 def _handle_of(value: Any) -> tuple[Remote, int] | None:
-    if isinstance(value, (RemoteObject, _Ref, RemoteModule)):
+    kind = type(value)  # the real type: a Mock(spec=proxy) claims the proxy's __class__ and is no proxy
+    if issubclass(kind, (RemoteObject, _Ref, RemoteModule, RemoteList, RemoteDict, RemoteSet)):
         return value._adbg_remote, value._adbg_handle
-    if isinstance(value, (RemoteList, RemoteDict, RemoteSet)):
-        return value._adbg_remote, value._adbg_handle
-    if isinstance(value, StandIn) and value.__dict__.get("_adbg_remote") is not None:
+    if issubclass(kind, StandIn) and value.__dict__.get("_adbg_remote") is not None:
         return value._adbg_remote, value._adbg_handle
     return None
 
