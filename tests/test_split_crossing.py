@@ -194,6 +194,20 @@ def kind_of(value):
     return type(value).__name__
 
 
+def tag(pattern):
+    """parse.with_pattern: a decorator that sets an attribute on the test's function."""
+
+    def decorate(function):
+        function.pattern = pattern
+        return function
+
+    return decorate
+
+
+def pattern_of(function):
+    return function.pattern
+
+
 def object_lt():
     return object.__lt__
 
@@ -397,6 +411,14 @@ def test_streams_views_signatures_and_builtins_cross():
     with pytest.raises(TypeError, match="missing 1 required keyword-only argument: 'c'"):
         lib.call(documented, 1)
     assert lib.keep(documented) is documented
+
+    @lib.tag("x+")  # the project sets an attribute on the test's function: the test sees it, and the other way round
+    def convert(text):
+        return text
+
+    assert convert.pattern == "x+"
+    convert.pattern = "y+"
+    assert lib.pattern_of(convert) == "y+"
     assert lib.kind_of(operator.mul) == "builtin_function_or_method"  # the sandbox's own operator.mul
     assert lib.keep(len) is len and lib.keep(int) is int and lib.object_lt() is object.__lt__ and lib.keep(...) is ...
     mock = unittest.mock.Mock(return_value=5)

@@ -271,7 +271,11 @@ class _RepoEncoder(_Encoder):
             return '{"lo":%d}' % value.number
         standin = self.state["standins"].get(id(value)) if kind is _FUNCTION else None
         if standin is not None and standin[1] is value:  # so does the test's function (``wrapper.__wrapped__ is f``)
-            return '{"lo":%d}' % standin[0]
+            own = [(k, v) for k, v in list(value.__dict__.items())[:64] if type(k) is str and not k.startswith("__")]
+            if not own:
+                return '{"lo":%d}' % standin[0]
+            pairs = ",".join("[%s,%s]" % (self.quote(k), self.encode(v, depth + 1)) for k, v in own)
+            return '{"lo":%d,"fd":[%s]}' % (standin[0], pairs)  # with what the project set on it (parse.with_pattern)
         return self.handle(value)
 
     def number(self, value):
@@ -373,7 +377,11 @@ def _repo_decode(value, state):
         if tag == "h":
             return handles[rest[0]]
         if tag == "cb":
-            return _callback(state, rest[0], rest[1], rest[2] if len(rest) > 2 else None, rest[3] if len(rest) > 3 else None)
+            made = _callback(state, rest[0], rest[1], rest[2] if len(rest) > 2 else None, rest[3] if len(rest) > 3 else None)
+            for key, item in rest[4] if len(rest) > 4 and type(rest[4]) is list else ():  # the function's own attributes
+                if type(key) is str and not key.startswith("__"):
+                    setattr(made, key, _repo_decode(item, state))
+            return made
         if tag == "bm":
             return __import__("types").MethodType(_repo_decode(rest[0], state), _repo_decode(rest[1], state))
         if tag == "ic":
@@ -484,6 +492,7 @@ def _ask(state, number, op, args, kwargs):
     return _repo_decode(message["ok"], state)
 
 
+_ARITHMETIC = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor", "lshift", "rshift")
 _FUNCTION = type(lambda: None)
 _BUILTIN_FUNCTION = type(len)
 _DESCRIPTORS = (type(object.__lt__), type(str.upper), type(dict.__dict__["fromkeys"]))
@@ -619,7 +628,8 @@ def _test_proxy_classes():
             return _ask(self._adbg_state, self._adbg_number, "deepcopy", (), {})
 
     for op in ("call", "repr", "str", "len", "iter", "next", "getitem", "setitem", "delitem", "contains", "bool",
-               "hash", "eq", "ne", "lt", "le", "gt", "ge", "enter", "exit"):
+               "hash", "eq", "ne", "lt", "le", "gt", "ge", "enter", "exit", "neg", "pos", "abs", "invert", *_ARITHMETIC,
+               *("r" + name for name in _ARITHMETIC)):
         setattr(TestObject, "__%s__" % op, forward(op))
 
     class TestTzinfo(TestObject, datetime.tzinfo):

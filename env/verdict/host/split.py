@@ -350,7 +350,8 @@ class Remote:
                     return {None: ("pk", self._pickle(value))}
                 except Exception:
                     pass
-            return {None: ("cb", self._register(value), str(getattr(value, "__name__", "function"))[:100], _parameters(value), _about(value))}
+            return {None: ("cb", self._register(value), str(getattr(value, "__name__", "function"))[:100], _parameters(value), _about(value),
+                           self._attributes(value, depth))}
         if isinstance(value, types.ModuleType) and value.__name__.split(".")[0] in sys.stdlib_module_names:
             return {None: ("mo", value.__name__)}  # the standard library's module: the sandbox imports its own
         if not isinstance(value, types.ModuleType):
@@ -365,6 +366,19 @@ class Remote:
             "library's types, functions, classes and objects of their own (called back here) and objects the project "
             "returned (the code runs in a separate sandbox process)"
         )
+
+    def _attributes(self, function: Any, depth: int) -> list[list[Any]]:
+        """A test function's own attributes (``parse_unit.regex_group_count = 2``, set by the test or by a project
+        decorator), for its stand-in; the ones that cannot cross stay here."""
+        own = getattr(function, "__dict__", None) if isinstance(function, types.FunctionType) else None
+        pairs = []
+        for key, item in list(own.items())[:64] if isinstance(own, dict) else ():
+            if isinstance(key, str) and not key.startswith("__"):
+                try:
+                    pairs.append([key, self.encode(item, depth + 1)])
+                except CannotPass:
+                    pass
+        return pairs
 
     def _pickle(self, value: Any) -> bytes:
         """A pickle the sandbox loads (with its own copies of the standard library's and requirements' classes);
@@ -438,6 +452,10 @@ class Remote:
             known = self._callbacks.get(value["lo"]) if isinstance(value["lo"], int) else None
             if known is None:
                 raise ValueError("the sandbox named a test object it was never given")
+            if isinstance(known, types.FunctionType) and isinstance(value.get("fd"), list):  # what the project set on it
+                for entry in value["fd"][:64]:
+                    if isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str) and not entry[0].startswith("__"):
+                        setattr(known, entry[0], self.decode(entry[1]))
             return known
         if "h" in value and not ({"L", "d", "S"} & value.keys()):
             return self.proxy(value)
@@ -1021,6 +1039,11 @@ _OBJECT_OPS: dict[str, Callable[..., Any]] = {
     # sandbox, which reflects back here... NotImplemented crosses, and the sandbox's operator finishes the job.
     **{op: (lambda name: lambda obj, other: getattr(type(obj), name)(obj, other))(f"__{op}__")
        for op in ("eq", "ne", "lt", "le", "gt", "ge")},
+    # Arithmetic likewise (dateutil's NotAValue answers ``relativedelta + it``); one the class lacks: NotImplemented.
+    **{op: (lambda name: lambda obj, other: getattr(type(obj), name, lambda *_: NotImplemented)(obj, other))(f"__{op}__")
+       for base in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor", "lshift", "rshift")
+       for op in (base, "r" + base)},
+    **{op: getattr(operator, op) for op in ("neg", "pos", "abs", "invert")},
 }  # fmt: skip
 
 
