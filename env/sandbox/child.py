@@ -728,7 +728,9 @@ def _pickle_here(obj, protocol, state):
 
     made_list = state.setdefault("made", [])
     made = {id(kind): number for number, kind in enumerate(made_list)}
-    test_modules = {kind.__module__ for kind in made_list} - set(sys.modules)
+    # the tests' modules (never imported here), and __main__: what a class the project makes for a caller
+    # (attrs.make_class) names when that caller is this process's dispatcher instead of the test's module
+    test_modules = ({kind.__module__ for kind in made_list} - set(sys.modules)) | {"__main__"}
     proxies = tuple((state.get("test_classes") or {}).values())
 
     class Pickler(pickle.Pickler):

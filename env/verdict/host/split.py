@@ -227,7 +227,8 @@ class Remote:
         """Objects the project gets a reference to (never a copy): the tests' own, streams it may write to, context
         managers and unittest's helpers (``with self.assertRaises(...)`` in a project's test mixin)."""
         kind = type(value)
-        return (self.test_defined(kind) or isinstance(value, io.IOBase) or kind.__module__ in ("unittest.case", "unittest.mock")
+        return (kind is object  # a sentinel: the same object when it comes back
+                or self.test_defined(kind) or isinstance(value, io.IOBase) or kind.__module__ in ("unittest.case", "unittest.mock")
                 or (hasattr(kind, "__enter__") and hasattr(kind, "__exit__")))
 
     def advance(self, read: Any) -> None:
@@ -906,7 +907,6 @@ class RemoteObject:
 
 
 _DOC = property(lambda self: self._adbg_remote.op("getattr", self, "__doc__"))  # the project's docstring, not ours
-RemoteObject.__doc__ = _DOC  # type: ignore[assignment]
 for _name in ("repr", "str", "len", "bool", "hash", "next", "abs", "int", "float", "index", "neg", "pos", "invert", "reversed"):
     setattr(RemoteObject, f"__{_name}__", _unary(_name))
 def _compare(name: str):
@@ -1365,5 +1365,16 @@ class ProjectFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         """Already executed, in the sandbox."""
 
 
-for _kind in (RemoteTzinfo, RemoteClass):  # their own docstrings document this module; tests read the project's
+class _ProjectModuleName:
+    """``proxy.__module__``: the project object's (``C.__init__.__module__`` is the module that made the class)."""
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        __tracebackhide__ = True
+        if instance is None:
+            return __name__
+        return instance._adbg_remote.op("getattr", instance, "__module__")
+
+
+for _kind in (RemoteObject, RemoteTzinfo, RemoteClass):  # their docstrings document this module; tests read the project's
     _kind.__doc__ = _DOC  # type: ignore[assignment]
+    _kind.__module__ = _ProjectModuleName()  # type: ignore[assignment]
