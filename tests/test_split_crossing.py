@@ -122,6 +122,25 @@ def build(cls, *args):
 __custom__ = "the project's own dunder"
 
 
+def _rot13x(name):
+    """A codec the project registers (idna.codec does): its functions run in the sandbox."""
+    import codecs
+
+    if name != "rot13x":
+        return None
+
+    def encode(text, errors="strict"):
+        return codecs.encode(text, "rot13").encode("ascii"), len(text)
+
+    def decode(data, errors="strict"):
+        return codecs.decode(bytes(data).decode("ascii"), "rot13"), len(data)
+
+    return codecs.CodecInfo(encode, decode, name="rot13x")
+
+
+__import__("codecs").register(_rot13x)
+
+
 class Oops(Exception):
     code = 7
 
@@ -427,6 +446,13 @@ def test_streams_views_signatures_and_builtins_cross():
     box = lib.Box(1)
     assert weakref.ref(box)() is box and vars(box) == {"value": 1} and "value" in dir(box)
     assert lib.__custom__ == "the project's own dunder" and "Box" in dir(lib)
+    assert lib.Box.__init__.__module__ == "lib" and lib.Box(1).__module__ == "lib"
+    marker = object()
+    assert lib.keep(marker) is marker  # a sentinel is itself when it comes back
+    assert lib.size(memoryview(b"ab")) == (2, ["int", "int"])
+    assert "abc".encode("rot13x") == b"nop" and b"nop".decode("rot13x") == "abc"  # the project's codec
+    with pytest.raises(LookupError, match="unknown encoding: no-such-codec"):
+        "abc".encode("no-such-codec")
 
 
 def test_iterators_of_plain_data_are_copied_and_kept_in_step():

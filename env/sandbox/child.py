@@ -397,6 +397,8 @@ def _repo_decode(value, state):
             return _test_object(state, rest[0], rest[2])
         if tag == "pk":
             return _unpickle(rest[0], state)
+        if tag == "mv":
+            return memoryview(rest[0]).toreadonly()
         if tag == "mo":
             name = str(rest[0])
             if name.split(".")[0] not in sys.stdlib_module_names:
@@ -812,6 +814,7 @@ def _repo_ops():
         items=lambda obj: tuple(dict.items(obj)) if isinstance(obj, dict) else tuple(obj),
         rop=lambda name, a, b: getattr(operator, name)(b, a),  # reflected operators: b <op> a
     )
+    ops["codec"] = lambda name: __import__("codecs").lookup(name)  # one the project registered, for the tests
     ops["xor_"] = operator.xor  # the test side names the bitwise operators and_, or_, xor_ alike
     ops["import"] = importlib.import_module
     ops["data"] = _as_data

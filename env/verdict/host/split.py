@@ -18,6 +18,7 @@ project raises can stop the test session itself (``SystemExit`` and friends beco
 from __future__ import annotations
 
 import builtins
+import codecs
 import collections
 import copy
 import datetime as dt
@@ -270,7 +271,18 @@ class Remote:
         finder = ProjectFinder(self, set(names) - own)
         sys.meta_path.insert(0, finder)  # before site-packages; the tests tree is asked first at each import
         LibraryCopies(finder, self.tests_root).install()
+        codecs.register(self.find_codec)  # asked last: only for names the standard library does not know
         return finder
+
+    def find_codec(self, name: str) -> codecs.CodecInfo | None:
+        """A codec the project registered in the sandbox (``import idna.codec``): its functions run there."""
+        try:
+            info = self.op("codec", name)
+        except (LookupError, CannotPass, ProjectStopped):
+            return None
+        parts = {part: getattr(info, part) for part in (
+            "encode", "decode", "incrementalencoder", "incrementaldecoder", "streamreader", "streamwriter")}
+        return codecs.CodecInfo(name=str(info.name), **parts)
 
     # -- test side -> sandbox ---------------------------------------------------------------
 
@@ -318,6 +330,8 @@ class Remote:
             return {None: ("R", text if isinstance(text, str) else text.decode("latin-1"), value.flags, isinstance(text, bytes))}
         if kind is range:
             return {None: ("rg", value.start, value.stop, value.step)}
+        if kind is memoryview:  # bytes-like: a read-only view of a copy there
+            return {None: ("mv", value.tobytes())}
         if kind in _DICT_VIEWS:  # a view of the test's dict: the same kind of view, of a copy made now
             return {None: ("dv", _DICT_VIEWS[kind], [self.encode(v, depth + 1) for v in value])}
         if isinstance(value, type):
