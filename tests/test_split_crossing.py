@@ -461,8 +461,8 @@ def test_iterators_of_plain_data_are_copied_and_kept_in_step():
     numbers = iter([1, 2, 3, 4])
     assert lib.take(numbers, 2) == [1, 2] and next(numbers) == 3  # advanced as far as the project read
     assert lib.nth(itertools.permutations(range(60), 3), 20000) == next(itertools.islice(itertools.permutations(range(60), 3), 20000, None))
-    generated = (n * n for n in range(5))  # not plain data: pulled item by item
-    assert lib.take(generated, 2) == [0, 1] and next(generated) == 4
+    generated = (n * n for n in range(5))  # not plain data: pulled item by item, a generator there too
+    assert lib.take(generated, 2) == [0, 1] and next(generated) == 4 and lib.kind_of(generated) == "generator"
 
 
 def test_dunders_of_a_test_object_are_out_of_reach():

@@ -390,7 +390,11 @@ def _repo_decode(value, state):
                 copies[rest[0]] = _CopiedIterator(rest[0], __import__("pickle").loads(rest[1]), state)
             return copies[rest[0]]
         if tag == "it":
-            return _TestIterator(_callback(state, rest[0], rest[1]))
+            made = state.setdefault("iterators", {})  # one stand-in per iterator of the test's
+            if rest[0] not in made:
+                pull = _callback(state, rest[0], rest[1])
+                made[rest[0]] = _test_generator(pull) if len(rest) > 2 and rest[2] == "gen" else _TestIterator(pull)
+            return made[rest[0]]
         if tag in ("st", "fs"):
             return (set if tag == "st" else frozenset)(_repo_decode(v, state) for v in rest[0])
         if tag == "lo":
@@ -706,6 +710,16 @@ def _advances(state):
         counts.append("[%d,%d]" % (copied.number, copied.count))
         copied.count = 0
     return ',"adv":[' + ",".join(counts) + "]"
+
+
+def _test_generator(pull):
+    """A generator of the test's, as a generator here (``isinstance(x, types.GeneratorType)``): each item is pulled."""
+    while True:
+        try:
+            item = pull()
+        except StopIteration:
+            return
+        yield item
 
 
 class _TestIterator:

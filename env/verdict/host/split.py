@@ -88,6 +88,7 @@ class Remote:
         # The test's functions the project may call back, by number; kept for the run (the project may keep them).
         self._callbacks: dict[int, Callable[..., Any]] = {}
         self._callback_numbers: dict[int, int] = {}
+        self._shapes: dict[int, tuple[str, list[list[Any]] | None, list[str | None]]] = {}  # a callback's name, signature, about
         self._outcome: BaseException | None = None  # a callback's pytest.fail or skip, raised when its operation ends
         self._classes: dict[int, tuple[int, type]] = {}  # id of a test-defined class -> (its twin's handle, the class)
         self._shims: dict[int, type] = {}  # a project class -> the local base standing for it beside local bases
@@ -354,7 +355,8 @@ class Remote:
             copy = _iterator_copy(value) if kind in _COPYABLE_ITERATORS else None
             if copy is not None:  # of plain data: a copy there, this one advanced as far as the project reads it
                 return {None: ("ic", number, copy)}
-            return {None: ("it", self._register(value.__next__), "__next__")}  # pulled item by item
+            generator = "gen" if kind is types.GeneratorType else ""  # a generator there too (isinstance checks)
+            return {None: ("it", self._register(value.__next__), "__next__", generator)}  # pulled item by item
         if value is NotImplemented or value is Ellipsis:
             return {None: ("bi", repr(value))}
         if getattr(builtins, getattr(value, "__name__", ""), None) is value:
@@ -365,8 +367,11 @@ class Remote:
                     return {None: ("pk", self._pickle(value))}
                 except Exception:
                     pass
-            return {None: ("cb", self._register(value), str(getattr(value, "__name__", "function"))[:100], _parameters(value), _about(value),
-                           self._attributes(value, depth))}
+            number = self._register(value)
+            shape = self._shapes.get(number)
+            if shape is None:  # what the stand-in takes and shows, worked out once per function
+                shape = self._shapes[number] = (str(getattr(value, "__name__", "function"))[:100], _parameters(value), _about(value))
+            return {None: ("cb", number, *shape, self._attributes(value, depth))}
         if isinstance(value, types.ModuleType) and value.__name__.split(".")[0] in sys.stdlib_module_names:
             return {None: ("mo", value.__name__)}  # the standard library's module: the sandbox imports its own
         if not isinstance(value, types.ModuleType):
