@@ -227,6 +227,14 @@ def pattern_of(function):
     return function.pattern
 
 
+def mark(function):
+    """A hostile project: pytest's names and private ones on the test's function stay in the sandbox."""
+    function.pytestmark = ["skip"]
+    function._private = 1
+    function.public = 2
+    return function
+
+
 def object_lt():
     return object.__lt__
 
@@ -438,6 +446,9 @@ def test_streams_views_signatures_and_builtins_cross():
     assert convert.pattern == "x+"
     convert.pattern = "y+"
     assert lib.pattern_of(convert) == "y+"
+    marked = lib.mark(convert)
+    assert marked is convert and convert.public == 2
+    assert not hasattr(convert, "pytestmark") and not hasattr(convert, "_private")
     assert lib.kind_of(operator.mul) == "builtin_function_or_method"  # the sandbox's own operator.mul
     assert lib.keep(len) is len and lib.keep(int) is int and lib.object_lt() is object.__lt__ and lib.keep(...) is ...
     mock = unittest.mock.Mock(return_value=5)

@@ -271,7 +271,7 @@ class _RepoEncoder(_Encoder):
             return '{"lo":%d}' % value.number
         standin = self.state["standins"].get(id(value)) if kind is _FUNCTION else None
         if standin is not None and standin[1] is value:  # so does the test's function (``wrapper.__wrapped__ is f``)
-            own = [(k, v) for k, v in list(value.__dict__.items())[:64] if type(k) is str and not k.startswith("__")]
+            own = [(k, v) for k, v in list(value.__dict__.items())[:64] if type(k) is str and not k.startswith(("_", "pytest"))]
             if not own:
                 return '{"lo":%d}' % standin[0]
             pairs = ",".join("[%s,%s]" % (self.quote(k), self.encode(v, depth + 1)) for k, v in own)
@@ -379,7 +379,7 @@ def _repo_decode(value, state):
         if tag == "cb":
             made = _callback(state, rest[0], rest[1], rest[2] if len(rest) > 2 else None, rest[3] if len(rest) > 3 else None)
             for key, item in rest[4] if len(rest) > 4 and type(rest[4]) is list else ():  # the function's own attributes
-                if type(key) is str and not key.startswith("__"):
+                if type(key) is str and not key.startswith(("_", "pytest")):
                     setattr(made, key, _repo_decode(item, state))
             return made
         if tag == "bm":

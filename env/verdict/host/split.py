@@ -148,7 +148,9 @@ class Remote:
             if self.test_defined(type(exc)):  # one of the tests' exception classes: raised there as its twin
                 try:
                     return {"cid": cid, "exct": (self.sandbox_class(type(exc)), self.encode(list(exc.args)), str(exc)[:2000])}
-                except (CannotPass, ProjectStopped):
+                except ProjectStopped:
+                    raise
+                except Exception:  # noqa: BLE001  (a class or arguments that cannot cross: its name and message do)
                     pass
             return {"cid": cid, "exc": (type(exc).__name__, str(exc)[:2000])}
         except BaseException as exc:  # pytest.fail / skip, exits: the test's outcome, whatever the project does with it
@@ -393,7 +395,7 @@ class Remote:
         own = getattr(function, "__dict__", None) if isinstance(function, types.FunctionType) else None
         pairs = []
         for key, item in list(own.items())[:64] if isinstance(own, dict) else ():
-            if isinstance(key, str) and not key.startswith("__"):
+            if _function_attribute(key):
                 try:
                     pairs.append([key, self.encode(item, depth + 1)])
                 except CannotPass:
@@ -474,7 +476,7 @@ class Remote:
                 raise ValueError("the sandbox named a test object it was never given")
             if isinstance(known, types.FunctionType) and isinstance(value.get("fd"), list):  # what the project set on it
                 for entry in value["fd"][:64]:
-                    if isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str) and not entry[0].startswith("__"):
+                    if isinstance(entry, list) and len(entry) == 2 and _function_attribute(entry[0]):
                         setattr(known, entry[0], self.decode(entry[1]))
             return known
         if "h" in value and not ({"L", "d", "S"} & value.keys()):
@@ -691,6 +693,12 @@ class _Ref:
 
     def __init__(self, remote: Remote, number: int):
         self._adbg_remote, self._adbg_handle = remote, number
+
+
+def _function_attribute(name: Any) -> bool:
+    """An attribute a project may set on a test's function (``pattern``, ``regex_group_count``): a public name that
+    is not pytest's (marks, fixtures)."""
+    return isinstance(name, str) and name.isidentifier() and not name.startswith(("_", "pytest"))
 
 
 def _importable_function(value: Any) -> bool:
