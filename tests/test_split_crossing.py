@@ -582,3 +582,8 @@ def test_a_library_of_the_test_environment_keeps_its_own_copy_of_a_project_name(
         assert projname is proxy and projname.WHO == "project" and finder.enabled
     finally:
         sys.modules.pop("helperlib", None)
+
+
+def test_what_the_project_prints_is_also_the_runs_own_output(verdict):
+    """The tests see it (capsys above), and so does the agent's run_tests, as before."""
+    assert "hello\n" in verdict.output and "on stderr\n" in verdict.output

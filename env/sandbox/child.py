@@ -1000,17 +1000,19 @@ MAX_OUTPUT = 4 * 1024 * 1024  # what one run may print for the tests to see; pas
 
 class _Output:
     """The project's sys.stdout / sys.stderr: what it prints goes to the trusted process with its next message, and
-    is written there to the test's own stream (capsys, redirect_stdout and pyparsing's debug tests read it)."""
+    is written there to the test's own stream (capsys, redirect_stdout and pyparsing's debug tests read it); it also
+    goes where it went before, the run's own output (the agent's run_tests shows it)."""
 
     encoding = "utf-8"
     errors = "strict"
 
-    def __init__(self, state, key):
-        self.state, self.key = state, key
+    def __init__(self, state, key, original):
+        self.state, self.key, self.original = state, key, original
 
     def write(self, text):
         if type(text) is not str:
             raise TypeError("write() argument must be str, not " + type(text).__name__)
+        self.original.write(text)
         state = self.state
         if state["printed"] < MAX_OUTPUT:
             kept = text[: MAX_OUTPUT - state["printed"]]
@@ -1025,7 +1027,7 @@ class _Output:
             self.write(line)
 
     def flush(self):
-        pass
+        self.original.flush()
 
     def isatty(self):
         return False
@@ -1041,6 +1043,8 @@ def _output(state):
     """The pending output as a member of the next message (``,"o":[[stream, text], ...]``), then forgotten."""
     if not state["out"]:
         return ""
+    sys.stdout.flush()  # the run's own output, in step with the tests'
+    sys.stderr.flush()
     pending, state["out"] = state["out"], []
     quote = __import__("_json").encode_basestring_ascii
     return ',"o":[' + ",".join('["%s",%s]' % (key, quote(text)) for key, text in pending) + "]"
@@ -1053,7 +1057,7 @@ def _serve_repo(root):
     state["ops"]["pickle"] = lambda obj, protocol: _pickle_here(obj, protocol, state)
     state["ops"]["unpickle"] = lambda data: _unpickle_here(data, state)
     state["out"], state["printed"], state["read"] = [], 0, []
-    sys.stdout, sys.stderr = _Output(state, "o"), _Output(state, "e")
+    sys.stdout, sys.stderr = _Output(state, "o", sys.stdout), _Output(state, "e", sys.stderr)
     while True:
         try:
             request = state["router"].next()
