@@ -241,8 +241,8 @@ def object_lt():
 
 def hand_eval(thing):
     """A hostile project: it makes its encoder call eval a builtin both sides share."""
-    space = type(thing).__getattr__.__globals__
-    space["_SHARED_BUILTINS"] = space["_SHARED_BUILTINS"] | {"eval"}
+    state = object.__getattribute__(thing, "_adbg_state")
+    state["shared"] = state["shared"] | {"eval"}
     return eval
 
 

@@ -259,12 +259,12 @@ class _RepoEncoder(_Encoder):
             return '{"bi":"%s"}' % repr(value)
         if kind is type or kind is _BUILTIN_FUNCTION:  # str, len ...: the trusted process's own (it checks the name)
             name = getattr(value, "__name__", None)
-            if type(name) is str and name in _SHARED_BUILTINS and getattr(__import__("builtins"), name, None) is value:
+            if type(name) is str and name in self.state["shared"] and getattr(__import__("builtins"), name, None) is value:
                 return '{"bi":"%s"}' % name
         if kind in _DESCRIPTORS:  # object.__lt__, dict.get: the trusted process's own, named by type and attribute
             owner = getattr(value, "__objclass__", None)
             name = getattr(value, "__name__", None)
-            if (type(name) is str and getattr(owner, "__name__", None) in _SHARED_BUILTINS
+            if (type(name) is str and getattr(owner, "__name__", None) in self.state["shared"]
                     and getattr(__import__("builtins"), owner.__name__, None) is owner and vars(owner).get(name) is value):
                 return '{"bd":[%s,%s]}' % (self.quote(owner.__name__), self.quote(name))
         if kind is _CopiedIterator:  # and its iterator
@@ -502,13 +502,6 @@ _ARITHMETIC = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul
 _FUNCTION = type(lambda: None)
 _BUILTIN_FUNCTION = type(len)
 _DESCRIPTORS = (type(object.__lt__), type(str.upper), type(dict.__dict__["fromkeys"]))
-# Builtins that are the same on both sides (types and pure functions); never eval, exec, open, getattr ...
-_SHARED_BUILTINS = frozenset((
-    "object type int float complex bool str bytes bytearray list tuple dict set frozenset range slice memoryview "
-    "property staticmethod classmethod super enumerate zip map filter reversed abs all any ascii bin callable chr "
-    "divmod format hash hex id isinstance issubclass iter len max min next oct ord pow repr round sorted sum "
-    "Ellipsis NotImplemented"
-).split())
 _UNSET = object()  # a stand-in's default the test's function fills in itself
 
 
@@ -1057,6 +1050,9 @@ def _serve_repo(root):
     state["ops"]["pickle"] = lambda obj, protocol: _pickle_here(obj, protocol, state)
     state["ops"]["unpickle"] = lambda data: _unpickle_here(data, state)
     state["out"], state["printed"], state["read"] = [], 0, []
+    # The builtins both sides share, as the trusted process names them (it checks each one it is sent)
+    state["shared"] = frozenset()
+    state["ops"]["share_builtins"] = lambda names: state.__setitem__("shared", frozenset(n for n in names if type(n) is str))
     sys.stdout, sys.stderr = _Output(state, "o", sys.stdout), _Output(state, "e", sys.stderr)
     while True:
         try:

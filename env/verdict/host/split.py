@@ -275,6 +275,7 @@ class Remote:
         sys.meta_path.insert(0, finder)  # before site-packages; the tests tree is asked first at each import
         LibraryCopies(finder, self.tests_root).install()
         codecs.register(self.find_codec)  # asked last: only for names the standard library does not know
+        self.op("share_builtins", sorted(_SHARED_BUILTINS))  # which builtins the sandbox may name as ours
         return finder
 
     def find_codec(self, name: str) -> codecs.CodecInfo | None:
