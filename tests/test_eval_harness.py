@@ -5,8 +5,13 @@ from __future__ import annotations
 import json
 from functools import partial
 
+import httpx
+import openai
 import pytest
 
+from env.agents import AGENTS
+from env.agents.base import Agent
+from env.agents.retry import ModelUnavailable
 from env.eval import run as run_module
 from env.eval.drivers import InProcessDriver, WsDriver
 from env.eval.report import baseline_table, load, pass_at_k_table, report, who_solved
@@ -43,6 +48,32 @@ def test_a_rerun_completes_only_what_is_missing(runtime, tmp_path):
     assert steps[0]["action"]["action_type"] == "submit_fix" and steps[0]["reward"] == 0.5375
     assert set(steps[0]) == {"step", "task_id", "seed", "secret_fingerprint", "profile", "agent", "action", "observation", "reward", "breakdown", "ms", "tokens", "aliases", "call"}
     assert (steps[0]["task_id"], steps[0]["seed"], steps[0]["profile"], steps[0]["agent"]) == ("easy", run_module.seed_for("easy", 2), "default", "oracle")
+
+
+class _Down(Agent):
+    """An LLM agent whose endpoint fails: retries spent (ModelUnavailable) or bad credentials (HTTP 401)."""
+
+    error: BaseException = ModelUnavailable("the model endpoint failed 5 time(s); last: HTTP 503: busy")
+
+    def act(self, observation):
+        raise self.error
+
+
+def test_a_failing_model_endpoint_stops_the_run_saying_so_and_keeps_what_finished(runtime, tmp_path, monkeypatch):
+    factory = partial(InProcessDriver, runtime)
+    monkeypatch.setattr(run_module, "AGENTS", {"oracle": AGENTS["oracle"], "down": _Down})
+    with pytest.raises(SystemExit) as stopped:
+        run_module.run(factory, "down", ["easy"], 2, 1, tmp_path)
+    assert str(stopped.value) == (
+        "stopped: the model endpoint failed (the model endpoint failed 5 time(s); last: HTTP 503: busy); 0 of 2 episode(s) "
+        f"played, their results are in {tmp_path / 'results.jsonl'}; run the same command again to play the rest"
+    )
+    request = httpx.Request("POST", "https://models.example/v1/chat/completions")
+    monkeypatch.setattr(_Down, "error", openai.AuthenticationError("bad key", response=httpx.Response(401, request=request), body=None))
+    run_module.run(factory, "oracle", ["easy"], 1, 1, tmp_path)  # another arm's finished episode stays
+    with pytest.raises(SystemExit, match=r"^stopped: the model endpoint failed \(HTTP 401: bad key\); 0 of 2 episode"):
+        run_module.run(factory, "down", ["easy"], 2, 2, tmp_path)
+    assert [(r["agent"], r["solved"]) for r in load([tmp_path])] == [("oracle", True)]
 
 
 def test_unknown_tasks_are_refused(runtime, tmp_path):

@@ -8,7 +8,9 @@ write), ``steps/<agent>/<task>/run<N>.jsonl`` one line per step. A rerun skips e
 already in ``results.jsonl`` and replays the rest from scratch, so nothing is lost or counted twice.
 Seeds are fixed: run N of a task always uses the same seed. The same seed gives the same episode
 only under the same server secret (``ENV_SECRET``): every result records the secret's fingerprint,
-and a resumed run under another secret stops and says so instead of mixing two evaluations.
+and a resumed run under another secret stops and says so instead of mixing two evaluations. When the model
+endpoint fails for good (its retries spent, bad credentials, a request it refuses), no further episode starts and the
+run stops naming the error; the episodes already finished stay, and a rerun plays the rest.
 """
 
 from __future__ import annotations
@@ -24,9 +26,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import openai
 from tqdm import tqdm
 
 from env.agents import AGENTS
+from env.agents.retry import ModelUnavailable, describe
 
 DIGEST_FIELDS = ("step_number", "done", "error", "tests_passed", "tests_total", "score_estimate", "grader_score", "step_reward", "cumulative_reward")
 
@@ -206,11 +210,19 @@ def run(
     jobs = [(tasks[t], r) for t in chosen for r in range(runs) if (arm, t, r) not in done]
     lock = threading.Lock()
     results: list[dict[str, Any]] = []
+    failures: list[BaseException] = []  # the model endpoint's first failure: no further episode starts
 
     def job(item: tuple[dict[str, Any], int]) -> None:
         task, r = item
-        with driver_factory() as driver:
-            result = play(driver, agent_name, task, r, out / "steps" / arm / task["id"] / f"run{r}.jsonl", profile, edit_gate)
+        if failures:
+            return
+        try:
+            with driver_factory() as driver:
+                result = play(driver, agent_name, task, r, out / "steps" / arm / task["id"] / f"run{r}.jsonl", profile, edit_gate)
+        except (ModelUnavailable, openai.APIError) as exc:  # spent retries, bad auth, a bad request: every episode would
+            with lock:
+                failures.append(exc)
+            return
         with lock, (out / "results.jsonl").open("a", encoding="utf-8") as handle:
             handle.write(json.dumps(result) + "\n")  # one write: the episode counts once it is here
             results.append(result)
@@ -219,4 +231,11 @@ def run(
     with tqdm(total=len(jobs), desc=arm, unit="episode", file=sys.stderr, disable=not jobs) as bar:
         with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
             list(pool.map(job, jobs))
+    if failures:
+        error = failures[0]
+        reason = str(error) if isinstance(error, ModelUnavailable) else describe(error)
+        raise SystemExit(
+            f"stopped: the model endpoint failed ({reason}); {len(results)} of {len(jobs)} episode(s) played, their results "
+            f"are in {out / 'results.jsonl'}; run the same command again to play the rest"
+        )
     return results
