@@ -485,6 +485,17 @@ def test_dunders_of_a_test_object_are_out_of_reach():
     assert lib.peek(Holder(), "_secret") == "mine"  # the tests' own private names are theirs to share
 
 
+def test_a_test_that_moves_the_clock_does_not_time_the_run_out():
+    import time
+
+    real = time.monotonic
+    time.monotonic = lambda: real() + 10**9  # what freezegun does to the clock a deadline would read
+    try:
+        assert lib.keep(5) == 5 and lib.Box(2).value == 2
+    finally:
+        time.monotonic = real
+
+
 def test_the_sandbox_cannot_hand_the_test_a_builtin_outside_the_shared_ones():
     with pytest.raises(ValueError, match="the sandbox named a builtin it may not hand the test"):
         lib.hand_eval(Dog())
@@ -510,6 +521,7 @@ PASSING = [
     "test_streams_views_signatures_and_builtins_cross",
     "test_iterators_of_plain_data_are_copied_and_kept_in_step",
     "test_the_sandbox_cannot_hand_the_test_a_builtin_outside_the_shared_ones",
+    "test_a_test_that_moves_the_clock_does_not_time_the_run_out",
 ]
 FAILING = "UsesTheProjectsMixin::test_a_failing_mixin_check_fails"
 
