@@ -468,9 +468,11 @@ class Remote:
             return getattr(builtins, name)
         if "bd" in value:  # a builtin type's own method (object.__lt__, dict.get): ours
             owner, attribute = (str(v) for v in value["bd"])
-            if owner not in _SHARED_BUILTINS or not isinstance(getattr(builtins, owner), type):
+            kind = getattr(builtins, owner) if owner in _SHARED_BUILTINS else None
+            found = vars(kind).get(attribute) if isinstance(kind, type) else None
+            if found is None:
                 raise ValueError("the sandbox named a builtin it may not hand the test")
-            return vars(getattr(builtins, owner))[attribute]
+            return found
         if "lo" in value:  # an object of the test's, back from the project: the object itself (only one it was given)
             known = self._callbacks.get(value["lo"]) if isinstance(value["lo"], int) else None
             if known is None:
