@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import difflib
 import posixpath
+import re
 
 import whatthepatch
 from pydantic import BaseModel
@@ -47,9 +48,46 @@ def _clean(path: str | None) -> str | None:
     return norm
 
 
+_HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+
+
+def _sections(patch: str) -> list[str]:
+    """The patch cut into one text per file. whatthepatch reads a plain multi-file diff (``--- a/x`` ... ``--- a/y``
+    with no ``diff`` lines between, as ``diff -u`` of single files or an agent writes it) as one file, so the cut is
+    made here, by the hunks' own line counts: a removed line reading ``--- `` inside a hunk never starts a file."""
+    sections: list[list[str]] = [[]]
+    old_left = new_left = 0
+    has_header = has_paths = False
+    lines = patch.splitlines(keepends=True)
+    for index, line in enumerate(lines):
+        if old_left > 0 or new_left > 0:  # inside a hunk
+            if line.startswith("-"):
+                old_left -= 1
+            elif line.startswith("+"):
+                new_left -= 1
+            elif not line.startswith("\\"):  # context ("\ No newline at end of file" counts for neither)
+                old_left, new_left = old_left - 1, new_left - 1
+            sections[-1].append(line)
+            continue
+        hunk = _HUNK.match(line)
+        if hunk:
+            old_left = int(hunk.group(1)) if hunk.group(1) is not None else 1
+            new_left = int(hunk.group(2)) if hunk.group(2) is not None else 1
+        # a file starts at a `diff` line after another file's header, or at `---`/`+++` after another file's `+++`
+        if (line.startswith("diff ") and has_header) or (
+            has_paths and line.startswith("--- ") and index + 1 < len(lines) and lines[index + 1].startswith("+++ ")
+        ):
+            sections.append([])
+            has_header = has_paths = False
+        has_header = has_header or line.startswith(("diff ", "+++ "))
+        has_paths = has_paths or line.startswith("+++ ")
+        sections[-1].append(line)
+    return ["".join(section) for section in sections if section]
+
+
 def _diffs(patch: str) -> list:
     try:
-        diffs = [d for d in whatthepatch.parse_patch(patch) if d.header is not None]
+        diffs = [d for section in _sections(patch) for d in whatthepatch.parse_patch(section) if d.header is not None]
     except Exception as exc:  # whatthepatch raises its own exception types
         raise PatchError(f"cannot parse the patch: {exc}") from None
     if patch.strip() and not diffs:

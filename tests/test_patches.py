@@ -50,3 +50,16 @@ def test_paths_may_not_leave_the_project():
 def test_garbage_is_not_a_patch():
     with pytest.raises(PatchError, match="^the patch contains no file changes$"):
         apply_patch(BEFORE, "this is not a diff\n")
+
+
+def test_a_plain_multi_file_diff_changes_every_file():
+    """No `diff` lines between files (``diff -u`` of single files, or an agent's patch): each file is its own change,
+    and a removed line reading ``--- ...`` inside a hunk never starts a file."""
+    before = {"q.sql": "-- old comment\nselect 1;\n", "pkg/a.py": "x = 1\n", "b.txt": "end"}
+    patch = (
+        "--- a/q.sql\n+++ b/q.sql\n@@ -1,2 +1,2 @@\n--- old comment\n++- new comment\n select 1;\n"
+        "--- a/pkg/a.py\n+++ b/pkg/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
+        "--- b.txt\n+++ b.txt\n@@ -1 +1 @@\n-end\n\\ No newline at end of file\n+end\n"
+    )
+    assert apply_patch(before, patch) == {"q.sql": "+- new comment\nselect 1;\n", "pkg/a.py": "x = 2\n", "b.txt": "end\n"}
+    assert [location.file for location in touched(before, patch)] == ["q.sql", "pkg/a.py", "b.txt"]
