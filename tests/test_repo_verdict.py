@@ -148,6 +148,23 @@ def test_a_test_defined_object_crosses_by_reference_and_a_module_cannot_cross(ru
     ) in verdict.excerpts[ids[1]]
 
 
+def test_a_project_named_like_a_library_pytest_loaded_is_the_project(runtime, tmp_path):
+    """iniconfig and pygments are loaded by pytest itself: a project of that name is still what the tests import,
+    while pytest keeps reading its ini file with its own copy."""
+    files = {
+        "iniconfig/__init__.py": "def answer():\n    return 42\n",
+        "pygments/__init__.py": "NAME = 'the project'\n",
+        "tests/test_names.py": (
+            "import iniconfig\nimport pygments\n\n\ndef test_the_project():\n"
+            "    assert iniconfig.answer() == 42 and pygments.NAME == 'the project'\n"
+        ),
+    }
+    test = "tests/test_names.py::test_the_project"
+    task = load_repo_task(repo_fixture.write_task(tmp_path / "names", files, files, FAIL_TO_PASS=[test], PASS_TO_PASS=[]))
+    verdict = run_tests(runtime.sandbox, task, task.files)
+    assert verdict.outcomes == {test: "PASSED"}, verdict.excerpts or verdict.error or verdict.collect_errors
+
+
 def test_host_runs_cold_too(runtime, task, monkeypatch):
     from env.verdict import repo_judge
 

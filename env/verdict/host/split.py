@@ -265,15 +265,19 @@ class Remote:
     def install(self, names: set[str]) -> ProjectFinder:
         """Route imports of the project's top-level ``names`` to the sandbox.
 
-        Never a name the test process needs itself (the standard library, pytest and what it has loaded) or finds
-        in the tests tree (a helper module): a project file called ``json.py`` or ``_pytest/`` must not stand in for
+        Never a name the test process needs itself (the standard library, pytest, pluggy, this host) or finds in
+        the tests tree (a helper module): a project file called ``json.py`` or ``_pytest/`` must not stand in for
         them. A copy of the project *installed* in the test environment never stands in for the project either:
-        the finder comes first, so the project's names reach the sandbox even where site-packages holds them.
+        the finder comes first, so the project's names reach the sandbox even where site-packages holds them. A
+        project named like a library pytest has already loaded (``packaging``, ``iniconfig``) is the tests' too:
+        pytest keeps the objects it holds, and its later imports get its own copy (``LibraryCopies``).
         """
-        own = {n for n in names if n in sys.stdlib_module_names or n in sys.modules}
+        own = {n for n in names if n in sys.stdlib_module_names or n in _RUNNER_NAMES or n.startswith("adbg")}
         finder = ProjectFinder(self, set(names) - own)
         sys.meta_path.insert(0, finder)  # before site-packages; the tests tree is asked first at each import
-        LibraryCopies(finder, self.tests_root).install()
+        copies = LibraryCopies(finder, self.tests_root)
+        copies.take_loaded()
+        copies.install()
         codecs.register(self.find_codec)  # asked last: only for names the standard library does not know
         try:
             self.op("share_builtins", sorted(_SHARED_BUILTINS))  # which builtins the sandbox may name as ours
@@ -1200,6 +1204,9 @@ MODULE_METADATA = frozenset({
 })  # fmt: skip
 
 
+# The test runner's own top-level modules: never the project's, whatever the project names its files.
+_RUNNER_NAMES = frozenset({"pytest", "_pytest", "pluggy", "py"})
+
 # A module's dunders that belong to the import system of the process holding it: never the sandbox's.
 _IMPORT_MACHINERY = frozenset({
     "__builtins__", "__loader__", "__spec__", "__path__", "__cached__", "__package__", "__name__", "__dict__",
@@ -1337,6 +1344,13 @@ class LibraryCopies:
 
     def install(self) -> None:
         builtins.__import__ = self.hooked
+
+    def take_loaded(self) -> None:
+        """The test environment's modules already loaded under the project's names, kept for the libraries'
+        imports: the tests' imports find the project instead."""
+        with self.lock:
+            for key in [k for k in sys.modules if k.partition(".")[0] in self.finder.names]:
+                self.copies[key] = sys.modules.pop(key)
 
     def hooked(self, name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0) -> Any:
         if self.depth == 0 and self._library_wants_project(name, globals, level):
