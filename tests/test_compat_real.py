@@ -60,17 +60,6 @@ KNOWN_FAILURES: dict[str, list[str]] = {
         "tests/test_cachedmethod.py::CachedMethodTest::test_locked_dict",
         "tests/test_cachedmethod.py::CachedMethodTest::test_wrapped",
     ],
-    # `repr(cache).startswith(cache.__class__.__name__)`: a proxy's __class__ is the proxy's class, not the project's.
-    "obj.__class__ of a proxy is not the project's class": [
-        "tests/test_cache.py::CacheTest::test_defaults",
-        "tests/test_fifo.py::LRUCacheTest::test_defaults",
-        "tests/test_lfu.py::LFUCacheTest::test_defaults",
-        "tests/test_lru.py::LRUCacheTest::test_defaults",
-        "tests/test_mru.py::MRUCacheTest::test_defaults",
-        "tests/test_rr.py::RRCacheTest::test_defaults",
-        "tests/test_tlru.py::TLRUCacheTest::test_defaults",
-        "tests/test_ttl.py::TTLCacheTest::test_defaults",
-    ],
     # `WeakValueDictionary()` passed to `cachedmethod`: neither the test's own nor picklable (it holds a local function).
     "a WeakValueDictionary cannot be passed to the project": [
         "tests/test_cachedmethod.py::CachedMethodTest::test_weakref",

@@ -309,6 +309,8 @@ class _RepoEncoder(_Encoder):
             info["k"] = "call"
         else:
             info["k"] = "obj"
+        if info["k"] in ("call", "obj"):  # what obj.__class__ names on the trusted side
+            info["c"] = [str(getattr(kind, "__module__", "?"))[:200], str(getattr(kind, "__qualname__", "?"))[:200]]
         return __import__("json").dumps(info)
 
 

@@ -85,6 +85,7 @@ class Remote:
         self.ops = 0  # requests sent: a test that sends none never touched the project
         self._proxies: dict[int, Any] = {}
         self._exceptions: dict[str, type[BaseException]] = {}
+        self._types: dict[tuple[str, str], type] = {}  # local classes named as project objects' classes (__class__)
         # The test's functions the project may call back, by number; kept for the run (the project may keep them).
         self._callbacks: dict[int, Callable[..., Any]] = {}
         self._callback_numbers: dict[int, int] = {}
@@ -559,8 +560,19 @@ class Remote:
         elif kind == "tzinfo":
             made = RemoteTzinfo(self, number, str(info.get("t", "tzinfo")))
         else:
-            made = RemoteObject(self, number, str(info.get("t", "object")))
+            named = info.get("c")
+            kind = self.project_type(str(named[0]), str(named[1])) if isinstance(named, list) and len(named) == 2 else None
+            made = RemoteObject(self, number, str(info.get("t", "object")), kind)
         self._proxies[number] = made
+        return made
+
+    def project_type(self, module: str, qualname: str) -> type:
+        """The local class standing for a project object's class in ``obj.__class__`` (one per class: the same class
+        twice is the same local class)."""
+        made = self._types.get((module, qualname))
+        if made is None:
+            name = qualname.rpartition(".")[2] or "object"
+            made = self._types[(module, qualname)] = type(name, (RemoteObject,), {"__module__": module, "__qualname__": qualname, "__slots__": ()})
         return made
 
     def _exception_object(self, chain: list, number: int) -> BaseException:
@@ -849,12 +861,19 @@ def _unary(name: str):
 class RemoteObject:
     """Any project object: every operation on it runs in the sandbox."""
 
-    __slots__ = ("_adbg_remote", "_adbg_handle", "_adbg_type", "__weakref__")  # weakly referable, as most objects are
+    __slots__ = ("_adbg_remote", "_adbg_handle", "_adbg_type", "_adbg_kind", "__weakref__")  # weakly referable, as most objects are
 
-    def __init__(self, remote: Remote, number: int, type_name: str):
+    def __init__(self, remote: Remote, number: int, type_name: str, kind: type | None = None):
         object.__setattr__(self, "_adbg_remote", remote)
         object.__setattr__(self, "_adbg_handle", number)
         object.__setattr__(self, "_adbg_type", type_name)
+        object.__setattr__(self, "_adbg_kind", kind)
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:  # type: ignore[override]
+        """``obj.__class__``: a local class named as the project object's (``cache.__class__.__name__``); ``type()``
+        is still the proxy's, and ``isinstance`` against the project's classes still asks the sandbox."""
+        return object.__getattribute__(self, "_adbg_kind") or type(self)
 
     def __getattr__(self, name: str) -> Any:
         __tracebackhide__ = True
