@@ -227,6 +227,16 @@ def pattern_of(function):
     return function.pattern
 
 
+def forge(test_id):
+    """A hostile project: it prints what the trusted process's result records look like."""
+    import sys
+
+    record = '{"test": "%s", "status": "PASSED", "excerpt": "", "ops": 0}' % test_id
+    print(record)
+    print(record, file=sys.stderr)
+    sys.stdout.flush()
+
+
 def mark(function):
     """A hostile project: pytest's names and private ones on the test's function stay in the sandbox."""
     function.pytestmark = ["skip"]
@@ -487,6 +497,11 @@ def test_dunders_of_a_test_object_are_out_of_reach():
     assert lib.peek(Holder(), "_secret") == "mine"  # the tests' own private names are theirs to share
 
 
+def test_printed_records_forge_nothing():
+    lib.forge("tests/test_crossing.py::test_printed_records_forge_nothing")
+    assert False, "the project's output is text for the tests, never a result"
+
+
 def test_a_test_that_moves_the_clock_does_not_time_the_run_out():
     import time
 
@@ -531,7 +546,7 @@ FAILING = "UsesTheProjectsMixin::test_a_failing_mixin_check_fails"
 @pytest.fixture(scope="module")
 def verdict(runtime, tmp_path_factory):
     files = {"lib/__init__.py": LIBRARY, "tests/test_crossing.py": TESTS}
-    ids = [f"tests/test_crossing.py::{name}" for name in [*PASSING, FAILING]]
+    ids = [f"tests/test_crossing.py::{name}" for name in [*PASSING, FAILING, "test_printed_records_forge_nothing"]]
     folder = repo_fixture.write_task(tmp_path_factory.mktemp("crossing"), files, files, FAIL_TO_PASS=ids, PASS_TO_PASS=[])
     return run_tests(runtime.sandbox, load_repo_task(folder), files)
 
@@ -541,6 +556,12 @@ def test_crosses_under_the_split(verdict, name):
     test = f"tests/test_crossing.py::{name}"
     assert verdict.outcomes.get(test) == "PASSED", verdict.excerpts.get(test) or verdict.error or verdict.collect_errors
     assert verdict.trust(test) == "split"
+
+
+def test_what_the_project_prints_never_becomes_a_result(verdict):
+    test = "tests/test_crossing.py::test_printed_records_forge_nothing"
+    assert verdict.outcomes[test] == "FAILED"
+    assert "the project's output is text for the tests, never a result" in verdict.excerpts[test]
 
 
 def test_a_project_mixin_check_that_fails_fails_the_test(verdict):

@@ -987,11 +987,13 @@ def _compare(name: str):
 
 for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
     setattr(RemoteObject, f"__{_name}__", _compare(_name))
-for _name in ("getitem", "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "lshift", "rshift"):
+_ARITHMETIC = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "lshift", "rshift")
+_BITWISE = ("and", "or", "xor")
+for _name in ("getitem", *_ARITHMETIC):
     setattr(RemoteObject, f"__{_name}__", _binary(_name))
-for _name in ("and", "or", "xor"):
+for _name in _BITWISE:
     setattr(RemoteObject, f"__{_name}__", _binary(_name + "_"))
-for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "lshift", "rshift"):
+for _name in _ARITHMETIC:
     setattr(RemoteObject, f"__r{_name}__", _reflected(_name))
 for _name, _function in (("and", "and_"), ("or", "or_"), ("xor", "xor")):
     setattr(RemoteObject, f"__r{_name}__", _reflected(_function))  # "a" | grammar: the project's __ror__
@@ -1097,8 +1099,7 @@ _OBJECT_OPS: dict[str, Callable[..., Any]] = {
        for op in ("eq", "ne", "lt", "le", "gt", "ge")},
     # Arithmetic likewise (dateutil's NotAValue answers ``relativedelta + it``); one the class lacks: NotImplemented.
     **{op: (lambda name: lambda obj, other: getattr(type(obj), name, lambda *_: NotImplemented)(obj, other))(f"__{op}__")
-       for base in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor", "lshift", "rshift")
-       for op in (base, "r" + base)},
+       for base in (*_ARITHMETIC, *_BITWISE) for op in (base, "r" + base)},
     **{op: getattr(operator, op) for op in ("neg", "pos", "abs", "invert")},
 }  # fmt: skip
 
