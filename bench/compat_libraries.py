@@ -35,11 +35,8 @@ import os
 import re
 import shutil
 import subprocess
-import sys
-import tarfile
 import tempfile
 import time
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,9 +44,10 @@ from env.project import RepoTask, load_repo_task
 from env.sandbox.isolation import probe_isolation
 from env.sandbox.limits import Limits
 from env.sandbox.runner import Sandbox
+from env.tasks import sdist
 from env.verdict.outcome import parse_records
 from env.verdict.repo_judge import HOST, RepoVerdict, run_tests
-from env.verdict.testenv import TestEnv, file_lock, user_cache
+from env.verdict.testenv import TestEnv
 
 DOWNLOAD_SECONDS = 600.0
 PLAIN_SECONDS = 900.0
@@ -108,59 +106,9 @@ LIBRARIES: dict[str, Library] = {
 # -- sdists ------------------------------------------------------------------------------------------
 
 
-def sdist_cache() -> Path:
-    return user_cache("ENV_SDIST_CACHE", "sdists")
-
-
-class SdistError(RuntimeError):
-    """An sdist could not be downloaded or extracted (the message says why: PyPI unreachable, no such version ...)."""
-
-
-def _archive(folder: Path, lib: Library) -> Path | None:
-    name = "[-_.]".join(re.escape(part) for part in re.split(r"[-_.]+", lib.name))  # sdists spell it either way
-    stem = re.compile(rf"^{name}-{re.escape(lib.version)}\.(tar\.gz|zip)$", re.I)
-    found = [p for p in folder.iterdir() if stem.match(p.name)] if folder.is_dir() else []
-    return found[0] if found else None
-
-
 def fetch_sdist(lib: Library) -> Path:
-    """The extracted sdist of ``lib`` (downloaded from PyPI with pip on first use, then read from the cache)."""
-    cache = sdist_cache()
-    tree = cache / "trees" / f"{lib.name}-{lib.version}"
-    if (tree / ".adbg-complete").is_file():
-        return tree
-    with file_lock(cache / f"{lib.name}-{lib.version}.lock"):
-        if (tree / ".adbg-complete").is_file():
-            return tree
-        archive = _archive(cache / "archives", lib)
-        if archive is None:
-            command = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--no-deps",
-                       "--no-binary", ":all:", lib.pin, "-d", str(cache / "archives")]  # fmt: skip
-            try:
-                done = subprocess.run(command, capture_output=True, text=True, timeout=DOWNLOAD_SECONDS)
-            except subprocess.TimeoutExpired:
-                raise SdistError(f"downloading the sdist of {lib.pin} from PyPI took more than {DOWNLOAD_SECONDS:g} s") from None
-            archive = _archive(cache / "archives", lib)
-            if done.returncode != 0 or archive is None:
-                said = (done.stderr or done.stdout).strip().splitlines()
-                errors = [line for line in said if line.startswith("ERROR")] or said[-5:]  # not pip's warnings
-                raise SdistError(f"cannot download the sdist of {lib.pin} from PyPI (is PyPI reachable?): {' '.join(errors)[-1500:]}")
-        partial = Path(tempfile.mkdtemp(prefix=f".{lib.name}-", dir=cache))
-        try:
-            if archive.name.endswith(".zip"):
-                with zipfile.ZipFile(archive) as zipped:
-                    zipped.extractall(partial)
-            else:
-                with tarfile.open(archive) as tarred:
-                    tarred.extractall(partial, filter="data")
-            (top,) = partial.iterdir()  # an sdist holds one folder, NAME-VERSION/
-            (top / ".adbg-complete").write_text(lib.pin)
-            tree.parent.mkdir(parents=True, exist_ok=True)
-            shutil.rmtree(tree, ignore_errors=True)
-            top.rename(tree)
-        finally:
-            shutil.rmtree(partial, ignore_errors=True)
-    return tree
+    """The extracted sdist of ``lib`` (env.tasks.sdist: downloaded from PyPI on first use, then read from the cache)."""
+    return sdist.fetch(lib.name, lib.version)
 
 
 _TEST_FILE = re.compile(r"^(test_.*|.*_test)\.py$")  # pytest's default python_files
@@ -259,7 +207,7 @@ class PlainRun:
 
 
 def _plugin_dir() -> Path:
-    folder = sdist_cache() / "plugin"
+    folder = sdist.sdist_cache() / "plugin"
     path = folder / "adbg_compat_recorder.py"
     host = folder / "adbg_host"  # the trusted test process's package, as the server starts it
     if not host.exists():

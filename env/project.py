@@ -71,7 +71,14 @@ class RepoTask(BaseModel):
     instance_id: str = Field("", description="The SWE-bench instance id, for exported predictions")
     repo: str = Field("", description="owner/name of the upstream repository, if imported")
     base_commit: str = ""
+    version: str = Field("", description="The release (or SWE-bench version) the snapshot is of")
+    environment_setup_commit: str = Field("", description="SWE-bench's commit whose dependency files the requirements came from")
     mechanism: list[str] = Field(default_factory=list, description="The gold fix's mechanism(s), from env.graders.mechanisms (a submit's `mechanism` is scored against it)")
+    suspect: list[Location] = Field(
+        default_factory=list, description="Where the gold fix changes the buggy files (function, lines): recorded from gold.patch, checked by validate"
+    )
+    difficulty_basis: dict[str, int | bool | None] = Field(default_factory=dict, description="The facts the difficulty was estimated from")
+    synthesis: dict[str, str] = Field(default_factory=dict, description="How a synthesized task's bug was planted (operator, release)")
     sandboxed: list[str] = Field(
         default_factory=list,
         description="Tests the split verdict cannot run: they run with the project in the sandbox, forgeable in principle (see trusted)",

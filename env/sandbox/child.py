@@ -1169,6 +1169,10 @@ def _run_pytest(setup):
         ops = 0  # nothing crosses a process boundary here
 
     recorder = sys.modules["adbg_host.pytest_host"].Recorder(records.append, setup["select"], _NoRemote())
+    plugins = [recorder]
+    measure = _Coverage(root) if setup.get("coverage") else None
+    if measure is not None:
+        plugins.append(measure)
     ini = os.path.join(root, "adbg-pytest.ini")
     with open(ini, "w", encoding="utf-8") as handle:
         handle.write("[pytest]\n")  # the project's own pytest settings are the agent's to write: never read
@@ -1176,11 +1180,58 @@ def _run_pytest(setup):
     for plugin in sys.modules["adbg_host.pytest_host"].UNUSED_PLUGINS:
         args += ["-p", "no:" + plugin]
     try:
-        sys.modules["pytest"].main(args + list(setup["collect"]), plugins=[recorder])
+        if measure is not None:
+            measure.start()
+        sys.modules["pytest"].main(args + list(setup["collect"]), plugins=plugins)
     except BaseException as exc:  # what the project's code did to the session: the run says so, outcomes stand
         records.append({"fatal": "the test session ended early: " + _safe_str(exc)[:300]})
+    if measure is not None:
+        records.append({"coverage": measure.finish()})
     sys.stdout.flush()
     _send(json.dumps({"id": 0, "ok": records}))
+
+
+class _Coverage:
+    """Which lines of the project each test executed (the coverage package, one dynamic context per test): for task
+    synthesis, which mutates covered lines and screens each mutant with the tests that cover it."""
+
+    def __init__(self, root):
+        import coverage  # from the task's test environment
+
+        self.root = root
+        self.cov = coverage.Coverage(data_file=None, config_file=False, include=[root + "*"], auto_data=False)
+
+    def start(self):
+        self.cov.start()
+
+    def pytest_runtest_logstart(self, nodeid, location):
+        self.cov.switch_context(nodeid)
+
+    def pytest_runtest_logfinish(self, nodeid, location):
+        self.cov.switch_context("")
+
+    def finish(self):
+        """{"tests": [ids], "lines": {path: {line: [indices into tests]}}}: compact, a reply has a size limit."""
+        self.cov.stop()
+        data = self.cov.get_data()
+        tests, index, lines = [], {}, {}
+        for path in data.measured_files():
+            if not path.startswith(self.root):
+                continue
+            per_line = {}
+            for line, contexts in sorted(data.contexts_by_lineno(path).items()):
+                ids = []
+                for context in contexts:
+                    if context:
+                        if context not in index:
+                            index[context] = len(tests)
+                            tests.append(context)
+                        ids.append(index[context])
+                if ids:
+                    per_line[str(line)] = sorted(ids)
+            if per_line:
+                lines[path[len(self.root):]] = per_line
+        return {"tests": tests, "lines": lines}
 
 
 def _run(setup):

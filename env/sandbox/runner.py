@@ -180,13 +180,15 @@ class Sandbox:
         return SandboxRun(self, {"mode": "repo", "files": files, "paths": paths, "env": environ}, fresh=fresh)
 
     def start_pytest(
-        self, files: dict[str, str | bytes], paths: list[str], environ: dict[str, str], collect: list[str], select: list[str]
+        self, files: dict[str, str | bytes], paths: list[str], environ: dict[str, str], collect: list[str], select: list[str],
+        coverage: bool = False,
     ) -> SandboxRun:
         """A sandboxed test run: pytest on ``collect`` (keeping the ids in ``select``) with the project, all in the
-        child; ``run.ready`` is its records. Needs a sandbox made with ``debug`` and ``host``."""
+        child; ``run.ready`` is its records. Needs a sandbox made with ``debug`` and ``host``. ``coverage`` adds a
+        record of the lines each test executed (the test environment must hold the coverage package)."""
         if not self.isolation.can_execute:
             raise RefusedToRun(self.isolation.reason)
-        setup = {"mode": "pytest", "files": files, "paths": paths, "env": environ, "collect": collect, "select": select}
+        setup = {"mode": "pytest", "files": files, "paths": paths, "env": environ, "collect": collect, "select": select, "coverage": coverage}
         return SandboxRun(self, setup, fresh=True)
 
     def start_debug(

@@ -5,6 +5,7 @@
     python -m env.tasks evaluate PREDICTIONS.jsonl [PATH ...] # grade SWE-bench-format predictions
     python -m env.tasks prepare [PATH ...]                    # build the tasks' test environments ahead (needs PyPI)
     python -m env.tasks place PATH ... [--dry-run]            # fill task.json's "sandboxed": the tests the split cannot run
+    python -m env.tasks synthesize NAME==VERSION|PATH --n N --out DIR [--requires PIN ...] [--tests PATH ...] [--heuristic]
 
 Authoring order for a repository task: import, place (decided on the gold tree, never at grading time), validate.
 """
@@ -25,6 +26,8 @@ from env.sandbox.runner import Sandbox
 from env.tasks.importer import ImportError_, import_instance, read_instances
 from env.tasks.placement import Placement, place
 from env.tasks.predictions import evaluate, read_predictions
+from env.tasks.sdist import SdistError
+from env.tasks.synthesize import Synthesis, SynthesisError, load_library
 from env.tasks.validate import table, validate_task
 from env.verdict.testenv import TestEnvError, cache_root, ensure, spec
 
@@ -149,6 +152,21 @@ def cmd_place(args: argparse.Namespace) -> int:
     return 1 if failing else 0
 
 
+def cmd_synthesize(args: argparse.Namespace) -> int:
+    try:
+        lib = load_library(args.library, args.requires, args.tests)
+        synthesis = Synthesis(lib, Path(args.out), runs=args.runs, seed=args.seed, heuristic=args.heuristic,
+                              log=lambda line: print(line, file=sys.stderr, flush=True))  # fmt: skip
+        summary = synthesis.run(args.n)
+    except (SynthesisError, SdistError, TestEnvError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(summary.model_dump_json(indent=2))
+    print(f"{summary.valid} valid task(s) of {summary.tried} tried (yield {summary.yield_:.0%}) in {Path(args.out)}; "
+          f"instances: {Path(args.out) / 'instances.jsonl'}")  # fmt: skip
+    return 0 if summary.valid >= args.n else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m env.tasks", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -175,6 +193,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("paths", nargs="+", help="task folders or directories of them")
     p.add_argument("--dry-run", action="store_true", help="print the placement, write nothing")
     p.set_defaults(fn=cmd_place)
+    p = sub.add_parser("synthesize", help="plant bugs in a real library (AST mutations of covered code) and keep those proven valid")
+    p.add_argument("library", help="NAME==VERSION (its sdist from PyPI) or a project folder")
+    p.add_argument("--n", type=int, default=10, help="valid tasks wanted (default 10)")
+    p.add_argument("--out", required=True, help="directory for the task folders, instances.jsonl and the resumable state")
+    p.add_argument("--requires", action="append", default=[], metavar="PIN", help="what the tests import besides pytest (exact pins)")
+    p.add_argument("--tests", action="append", default=None, metavar="PATH", help="test files or folders (default: pytest's naming)")
+    p.add_argument("--runs", type=int, default=3, help="runs of each state the validator compares (default 3)")
+    p.add_argument("--seed", type=int, default=0, help="the order candidates are tried in")
+    p.add_argument("--heuristic", action="store_true", help="also run the heuristic agent on each valid task (a difficulty signal)")
+    p.set_defaults(fn=cmd_synthesize)
     args = parser.parse_args(argv)
     try:
         return args.fn(args)

@@ -84,6 +84,11 @@ def validate_task(runtime: Runtime, task: Task, runs: int = 10) -> TaskValidatio
             checks.append(Check(name="gold patch applies", ok=True))
             tests_touched = sorted(p for p in changed if is_test_path(p))
             checks.append(Check(name="gold patch changes only source files", ok=not tests_touched, detail=_list(tests_touched)))
+            if task.suspect:  # recorded for readers and exports; scoring reads the patch itself
+                derived = [f"{w.file}:{w.function}:{w.start}-{w.end}" for w in task.gold_lines]
+                recorded = [f"{w.file}:{w.function}:{w.start}-{w.end}" for w in task.suspect]
+                checks.append(Check(name="recorded suspect is where the gold patch changes the code", ok=recorded == derived,
+                                    detail="" if recorded == derived else f"recorded {_list(recorded)}, the patch changes {_list(derived)}"))  # fmt: skip
         except PatchError as exc:
             checks.append(Check(name="gold patch applies", ok=False, detail=str(exc)))
             return TaskValidation(task_id=task.id, family=task.family, runs=runs, checks=checks, seconds=time.monotonic() - started)

@@ -32,6 +32,9 @@ class RepoVerdict(BaseModel):
     duration_ms: float = 0.0
     sandboxed: list[str] = Field(default_factory=list, description="Tests whose outcome came from a sandboxed run (forgeable in principle)")
     void: str = Field("", description="Why a sandboxed run's outcomes were discarded (its tamper canaries came out wrong)")
+    covered: dict[str, dict[int, list[str]]] = Field(
+        default_factory=dict, description="Runs that measure coverage: the project lines each test executed, {path: {line: [test ids]}}"
+    )
 
     def status(self, test_id: str) -> Status:
         return self.outcomes.get(test_id, "ERROR")
@@ -107,6 +110,12 @@ def parse_records(text: str) -> RepoVerdict:
             verdict.collected = record["collected"]
         elif "collect_error" in record:
             verdict.collect_errors[record["collect_error"] or "<session>"] = record.get("excerpt", "")
+        elif "coverage" in record:
+            names = record["coverage"].get("tests", [])
+            verdict.covered = {
+                path: {int(line): [names[i] for i in ids] for line, ids in per_line.items()}
+                for path, per_line in record["coverage"].get("lines", {}).items()
+            }
         elif "fatal" in record:
             verdict.error = record["fatal"]
         elif record.get("done"):

@@ -19,7 +19,7 @@ import threading
 from pathlib import Path
 
 from env.patches import Files
-from env.project import RepoTask, source_only
+from env.project import RepoTask, is_test_path, source_only
 from env.sandbox.runner import RefusedToRun, Sandbox
 from env.verdict.outcome import RepoVerdict, parse_records
 from env.verdict.testenv import TestEnv
@@ -55,13 +55,19 @@ def canaries() -> tuple[str, str, str, str]:
     return path, source, f"{path}::{passing}", f"{path}::{failing}"
 
 
-def run_sandboxed(sandbox: Sandbox, env: TestEnv, task: RepoTask, files: Files, tests: Files, select: list[str]) -> RepoVerdict:
+def run_sandboxed(
+    sandbox: Sandbox, env: TestEnv, task: RepoTask, files: Files, tests: Files, select: list[str], coverage: bool = False
+) -> RepoVerdict:
+    """``coverage``: also measure the project lines each test executes (``verdict.covered``; a hint for task
+    synthesis, as forgeable as the run itself)."""
     path, source, must_pass, must_fail = canaries()
     # The project's sources from the agent's files; every test file and conftest from the task, never the agent's.
     project = {**source_only(files), **tests, path: source}
     collect = sorted({t.split("::")[0] for t in select if t.split("::")[0] in tests}) + [path]
     try:
-        run = _SANDBOXES.get(sandbox, env).start_pytest(project, task.source_paths, dict(task.environment), collect, [*select, must_pass, must_fail])
+        run = _SANDBOXES.get(sandbox, env).start_pytest(
+            project, task.source_paths, dict(task.environment), collect, [*select, must_pass, must_fail], coverage=coverage
+        )
     except RefusedToRun as exc:
         return RepoVerdict(error=str(exc))
     try:
@@ -85,5 +91,6 @@ def run_sandboxed(sandbox: Sandbox, env: TestEnv, task: RepoTask, files: Files, 
             "(PASSED and FAILED expected), so the project's code changed how tests report; every test in it counts as failed"
         )
         verdict.outcomes = {t: "FAILED" for t in verdict.outcomes}
+    verdict.covered = {p: lines for p, lines in verdict.covered.items() if not is_test_path(p)}
     verdict.sandboxed = sorted(verdict.outcomes)
     return verdict

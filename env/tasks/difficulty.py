@@ -1,0 +1,100 @@
+"""How hard a repository task is likely to be, from facts about it (never from an agent's words).
+
+    found = estimate(task, "pkg/mod.py", "Class.method", heuristic_solved=False)
+    found.level          # "easy" | "medium" | "hard"
+    found.basis()        # {"fail_to_pass": 3, "call_distance": 2, "heuristic_solved": False}
+
+- FAIL_TO_PASS count: many failing tests triangulate the fault; one is a single clue.
+- Call distance: the fewest calls from a failing test to the faulty function, read from the code (a test naming
+  the function is 1; each function in between adds one; 0 when no chain of names is found).
+- Whether the heuristic baseline (small edits near the traceback) solves it, when that was measured.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from env.project import RepoTask, source_only
+from env.pyparse import parse
+
+MAX_DISTANCE = 6
+
+
+@dataclass(frozen=True)
+class Difficulty:
+    fail_to_pass: int
+    call_distance: int  # 0: no chain found
+    heuristic_solved: bool | None
+
+    @property
+    def level(self) -> str:
+        points = (self.fail_to_pass <= 2) + (self.fail_to_pass == 1) + (self.call_distance == 0 or self.call_distance >= 3)
+        points += self.call_distance >= 4
+        if self.heuristic_solved is not None:
+            points += 1 if not self.heuristic_solved else -1
+        return "easy" if points <= 0 else "medium" if points <= 2 else "hard"
+
+    def basis(self) -> dict[str, int | bool | None]:
+        return {"fail_to_pass": self.fail_to_pass, "call_distance": self.call_distance, "heuristic_solved": self.heuristic_solved}
+
+
+def _names(node: ast.AST) -> set[str]:
+    used = set()
+    for child in ast.walk(node):
+        if isinstance(child, ast.Name):
+            used.add(child.id)
+        elif isinstance(child, ast.Attribute):
+            used.add(child.attr)
+    return used
+
+
+def _definitions(files: dict[str, str]) -> dict[str, set[str]]:
+    """Every function and class name of the project -> the names its body uses (overloads merged)."""
+    calls: dict[str, set[str]] = {}
+    for path, text in files.items():
+        if not path.endswith(".py"):
+            continue
+        try:
+            tree = parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                calls.setdefault(node.name, set()).update(_names(node))
+    return calls
+
+
+def _test_names(task: RepoTask, test_id: str) -> set[str]:
+    """The names a test function's body uses (a parametrised id's brackets dropped)."""
+    path, _, rest = test_id.partition("::")
+    wanted = rest.split("[")[0].split("::")[-1]
+    try:
+        tree = parse(task.files.get(path, ""))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == wanted:
+            return _names(node)
+    return set()
+
+
+def call_distance(task: RepoTask, function: str) -> int:
+    target = function.split(".")[-1]
+    calls = _definitions(source_only(task.files))
+    best = 0
+    for test in task.fail_to_pass:
+        frontier, seen = _test_names(task, test), set()
+        for distance in range(1, MAX_DISTANCE + 1):
+            if target in frontier:
+                best = distance if not best else min(best, distance)
+                break
+            seen |= frontier
+            frontier = {n for name in frontier if name in calls for n in calls[name]} - seen
+            if not frontier:
+                break
+    return best
+
+
+def estimate(task: RepoTask, path: str, function: str, heuristic_solved: bool | None = None) -> Difficulty:
+    return Difficulty(len(task.fail_to_pass), call_distance(task, function), heuristic_solved)

@@ -1,0 +1,98 @@
+"""Source distributions from PyPI, downloaded once and extracted into a cache: real libraries' code and tests.
+
+    tree = fetch("parse", "1.20.2")          # Path to the extracted sdist (PARSE-1.20.2/ contents)
+    name, version = parse_pin("parse==1.20.2")
+    source_root(tree)                        # "src" for a src layout, else "."
+
+No third-party source is committed to this project: importing a real bug, synthesizing tasks from a library and the
+compatibility bench all download sdists at run time with ``pip download`` into ``ENV_SDIST_CACHE`` (default
+``~/.cache/agentdebugger/sdists``). A cut download leaves nothing behind: a tree is renamed into place complete.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import zipfile
+from pathlib import Path
+
+from env.verdict.testenv import file_lock, user_cache
+
+DOWNLOAD_SECONDS = 600.0
+_PIN = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*([A-Za-z0-9][A-Za-z0-9.+!_-]*)\s*$")
+
+
+class SdistError(RuntimeError):
+    """An sdist could not be downloaded or extracted (the message says why: PyPI unreachable, no such version ...)."""
+
+
+def sdist_cache() -> Path:
+    return user_cache("ENV_SDIST_CACHE", "sdists")
+
+
+def parse_pin(pin: str) -> tuple[str, str]:
+    """``NAME==VERSION`` as (name, version); a ValueError saying what is expected otherwise."""
+    found = _PIN.match(pin)
+    if found is None:
+        raise ValueError(f"{pin!r} is not NAME==VERSION (an exact release, e.g. parse==1.20.2)")
+    return found.group(1), found.group(2)
+
+
+def _archive(folder: Path, name: str, version: str) -> Path | None:
+    spelled = "[-_.]".join(re.escape(part) for part in re.split(r"[-_.]+", name))  # sdists spell it either way
+    stem = re.compile(rf"^{spelled}-{re.escape(version)}\.(tar\.gz|zip)$", re.I)
+    found = [p for p in folder.iterdir() if stem.match(p.name)] if folder.is_dir() else []
+    return found[0] if found else None
+
+
+def fetch(name: str, version: str) -> Path:
+    """The extracted sdist of ``name==version`` (downloaded from PyPI with pip on first use, then read from the cache)."""
+    pin = f"{name}=={version}"
+    cache = sdist_cache()
+    tree = cache / "trees" / f"{name}-{version}"
+    if (tree / ".adbg-complete").is_file():
+        return tree
+    with file_lock(cache / f"{name}-{version}.lock"):
+        if (tree / ".adbg-complete").is_file():
+            return tree
+        archive = _archive(cache / "archives", name, version)
+        if archive is None:
+            command = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--no-deps",
+                       "--no-binary", ":all:", pin, "-d", str(cache / "archives")]  # fmt: skip
+            try:
+                done = subprocess.run(command, capture_output=True, text=True, timeout=DOWNLOAD_SECONDS)
+            except subprocess.TimeoutExpired:
+                raise SdistError(f"downloading the sdist of {pin} from PyPI took more than {DOWNLOAD_SECONDS:g} s") from None
+            archive = _archive(cache / "archives", name, version)
+            if done.returncode != 0 or archive is None:
+                said = (done.stderr or done.stdout).strip().splitlines()
+                errors = [line for line in said if line.startswith("ERROR")] or said[-5:]  # not pip's warnings
+                raise SdistError(f"cannot download the sdist of {pin} from PyPI (is PyPI reachable?): {' '.join(errors)[-1500:]}")
+        partial = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=cache))
+        try:
+            if archive.name.endswith(".zip"):
+                with zipfile.ZipFile(archive) as zipped:
+                    zipped.extractall(partial)
+            else:
+                with tarfile.open(archive) as tarred:
+                    tarred.extractall(partial, filter="data")
+            (top,) = partial.iterdir()  # an sdist holds one folder, NAME-VERSION/
+            (top / ".adbg-complete").write_text(pin)
+            tree.parent.mkdir(parents=True, exist_ok=True)
+            shutil.rmtree(tree, ignore_errors=True)
+            top.rename(tree)
+        finally:
+            shutil.rmtree(partial, ignore_errors=True)
+    return tree
+
+
+def source_root(tree: Path) -> str:
+    """The import root of a project: ``src`` when its packages live there (a src layout), else the root itself."""
+    src = tree / "src"
+    if src.is_dir() and any((p / "__init__.py").is_file() or (p.suffix == ".py") for p in src.iterdir()):
+        return "src"
+    return "."

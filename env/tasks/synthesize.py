@@ -1,0 +1,385 @@
+"""Repository tasks synthesized from a real library, with no Docker: plant a bug the library's own tests catch.
+
+    python -m env.tasks synthesize parse==1.20.2 --n 30 --out tasks/synth/parse
+    python -m env.tasks validate tasks/synth/parse          # every task written was already proven valid
+
+1. The baseline, once per library (cached in ``OUT/.synthesis/``): the tests run sandboxed with coverage (which
+   lines each test executes) and under the split verdict (which tests pass there, reaching the project's code).
+   Only tests passing both ways and reaching the project are ever listed: a task is trusted as part 1 defines it.
+2. Candidates: AST mutations (``env.tasks.mutate``) of the covered lines of covered functions, in a seeded order
+   that visits the functions round robin.
+3. Screening, cheap: the tests covering the mutated lines, sandboxed, on the mutated tree. A mutant no test
+   catches is dropped; one whose failing tests are those of a task already kept is a duplicate.
+4. Proof: FAIL_TO_PASS is the failing covering tests, PASS_TO_PASS every other listed test exercising the mutated
+   module, and ``env.tasks.validate`` must prove the task valid over ``--runs`` runs of each state (3 by default).
+5. Each valid task gets a problem statement from its failing tests' output (``env.tasks.statement``), the gold
+   ``suspect`` (the mutated function and lines) and ``mechanism`` (the mutation's), a difficulty estimate
+   (``env.tasks.difficulty``), and is written as a task folder; ``instances.jsonl`` holds them as SWE-smith-style
+   instances (the patch introduces the bug), which ``import-swebench --pypi NAME==VERSION --smith`` reads back.
+
+Resumable: each candidate's decision is appended to ``OUT/.synthesis/ledger.jsonl`` after its task folder (if any)
+is complete, so a cut run started again with the same arguments skips what it decided and goes on.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from env.families.registry import TaskRegistry
+from env.patches import Files, make_patch
+from env.project import RepoTask, is_test_path, load_repo_task, read_tree, source_only
+from env.runtime import Runtime
+from env.sandbox.isolation import probe_isolation
+from env.sandbox.limits import Limits
+from env.sandbox.runner import Sandbox
+from env.tasks import sdist
+from env.tasks.difficulty import Difficulty, estimate
+from env.tasks.mutate import Mutant, mutants
+from env.tasks.statement import problem_statement
+from env.tasks.validate import TaskValidation, validate_task
+from env.verdict.outcome import RepoVerdict, f2p_ok
+from env.verdict.repo_judge import run_tests
+from env.verdict.sandboxed import run_sandboxed
+from env.verdict.testenv import ensure
+
+COVERAGE = "coverage==7.10.7"  # measures the baseline's lines per test; only the synthesis run's environment holds it
+_TEST_FILE = re.compile(r"^(test_.*|.*_test)\.py$")  # pytest's default python_files
+_STATE = ".synthesis"
+
+
+class SynthesisError(RuntimeError):
+    """The library cannot be synthesized from (no tests, none passing, the verdict cannot run here ...)."""
+
+
+@dataclass
+class Library:
+    """A project to synthesize from: its files, where its code and tests are, what its tests need."""
+
+    name: str
+    version: str
+    files: Files
+    source_root: str = "."
+    tests: list[str] = field(default_factory=list)
+    requirements: list[str] = field(default_factory=list)
+
+    @property
+    def environment(self) -> dict[str, str]:
+        return {} if self.source_root == "." else {"PYTHONPATH": self.source_root}
+
+    @property
+    def slug(self) -> str:
+        return re.sub(r"[^A-Za-z0-9._-]+", "-", f"{self.name}-{self.version}")
+
+
+def load_library(source: str, requirements: list[str] | None = None, tests: list[str] | None = None) -> Library:
+    """``NAME==VERSION`` (its sdist from PyPI) or a folder holding a project; its test files are pytest's defaults."""
+    path = Path(source)
+    if path.is_dir():
+        tree, name, version = path, path.resolve().name, "local"
+    else:
+        name, version = sdist.parse_pin(source)
+        tree = sdist.fetch(name, version)
+    files = {p: t for p, t in read_tree(tree).items() if p != ".adbg-complete"}
+    wanted = tests or [p for p in files if is_test_path(p) and _TEST_FILE.match(p.rsplit("/", 1)[-1])]
+    found = sorted(p for p in files if any(p == t or p.startswith(t.rstrip("/") + "/") for t in wanted) and p.endswith(".py"))
+    found = [p for p in found if _TEST_FILE.match(p.rsplit("/", 1)[-1])]
+    if not found:
+        raise SynthesisError(f"{source}: no test files (test_*.py or *_test.py){' under ' + ', '.join(tests) if tests else ''}")
+    return Library(name, version, files, sdist.source_root(tree), found, list(requirements or []))
+
+
+class Baseline(BaseModel):
+    """What the library's clean tree does: the trusted tests and the lines each test covers."""
+
+    trusted: list[str] = Field(description="Tests passing sandboxed and under the split, each reaching the project's code")
+    covered: dict[str, dict[int, list[str]]] = Field(description="{path: {line: [test ids]}} for the project's source files")
+    seconds: float = 0.0
+
+
+class Decision(BaseModel):
+    """One line of the ledger: what became of one candidate."""
+
+    key: str
+    status: str  # valid | invalid | uncaught | duplicate | uncovered | setup
+    task: str = ""
+    detail: str = ""
+    seconds: float = 0.0
+
+
+class Summary(BaseModel):
+    library: str
+    tried: int
+    valid: int
+    by_status: dict[str, int]
+    seconds: float
+    seconds_per_valid: float | None
+    baseline_seconds: float
+
+    @property
+    def yield_(self) -> float:
+        return self.valid / self.tried if self.tried else 0.0
+
+
+def _sandbox() -> Sandbox:
+    isolation = probe_isolation()
+    if not isolation.can_execute:
+        raise SynthesisError(f"this host cannot run the verdict: {isolation.reason}")
+    return Sandbox(Limits(wall_seconds=300, cpu_seconds=300), isolation)
+
+
+def _library_task(lib: Library, folder: Path, tests: list[str]) -> RepoTask:
+    """A task over the clean library whose lists name ``tests``: what the baseline runs."""
+    repo = folder / "repo"
+    if repo.exists():
+        shutil.rmtree(repo)
+    _write_tree(repo, lib.files)
+    (folder / "gold.patch").write_text("", encoding="utf-8")
+    data = {"id": f"baseline-{lib.slug}", "problem_statement": "baseline", "FAIL_TO_PASS": tests,
+            "environment": lib.environment, "requirements": lib.requirements}  # fmt: skip
+    (folder / "task.json").write_text(json.dumps(data), encoding="utf-8")
+    return load_repo_task(folder)
+
+
+def _write_tree(root: Path, files: Files) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def baseline(lib: Library, sandbox: Sandbox, state: Path) -> Baseline:
+    cached = state / "baseline.json"
+    if cached.is_file():
+        return Baseline.model_validate_json(cached.read_text(encoding="utf-8"))
+    started = time.monotonic()
+    task = _library_task(lib, state / "library", lib.tests)
+    measured = run_sandboxed(sandbox, ensure([*lib.requirements, COVERAGE]), task, task.files, task.visible_tests, lib.tests, coverage=True)
+    if measured.error or not measured.outcomes:
+        raise SynthesisError(f"{lib.slug}: the tests did not run sandboxed: {measured.error or measured.aborted or 'no test reported'}")
+    passing = sorted(t for t, s in measured.outcomes.items() if s == "PASSED")
+    split = run_tests(sandbox, task.model_copy(update={"fail_to_pass": passing}), task.files)
+    if split.error:
+        raise SynthesisError(f"{lib.slug}: the tests did not run under the split: {split.error}")
+    trusted = [t for t in passing if split.outcomes.get(t) == "PASSED" and split.ops.get(t, 0) > 0]
+    if not trusted:
+        raise SynthesisError(f"{lib.slug}: no test passes both sandboxed and under the split while reaching the project's code")
+    source = {p for p in source_only(lib.files) if p.endswith(".py")}
+    kept = set(trusted)
+    covered = {p: {line: [t for t in ids if t in kept] for line, ids in lines.items()} for p, lines in measured.covered.items() if p in source}
+    result = Baseline(trusted=trusted, covered=covered, seconds=round(time.monotonic() - started, 2))
+    cached.write_text(result.model_dump_json(), encoding="utf-8")
+    return result
+
+
+def candidates(lib: Library, base: Baseline, seed: int) -> list[Mutant]:
+    """Mutants of covered lines, functions visited round robin in a seeded order (so a short run samples widely)."""
+    by_function: dict[tuple[str, str], list[Mutant]] = {}
+    for path in sorted(base.covered):
+        lines = {line for line, tests in base.covered[path].items() if tests}
+        for mutant in mutants(lib.files[path], path, lines):
+            by_function.setdefault((path, mutant.function), []).append(mutant)
+    rng = random.Random(seed)
+    groups = [by_function[k] for k in sorted(by_function)]
+    rng.shuffle(groups)
+    for group in groups:
+        rng.shuffle(group)
+    order: list[Mutant] = []
+    for i in range(max((len(g) for g in groups), default=0)):
+        order += [g[i] for g in groups if i < len(g)]
+    return order
+
+
+def _read_ledger(path: Path) -> list[Decision]:
+    if not path.is_file():
+        return []
+    decisions = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            decisions.append(Decision.model_validate_json(line))
+        except ValueError:
+            continue  # a line cut by a stop mid-write: that candidate is decided again
+    return decisions
+
+
+@dataclass
+class Synthesis:
+    lib: Library
+    out: Path
+    runs: int = 3
+    seed: int = 0
+    heuristic: bool = False
+    log: Callable[[str], None] = print
+    sandbox: Sandbox = field(default_factory=_sandbox)
+
+    def __post_init__(self) -> None:
+        self.state = self.out / _STATE
+        self.state.mkdir(parents=True, exist_ok=True)
+        self.ledger = self.state / "ledger.jsonl"
+        self.runtime = Runtime(TaskRegistry([]), self.sandbox, workers=2)
+
+    def run(self, n: int) -> Summary:
+        started = time.monotonic()
+        try:
+            return self._run(n)
+        finally:  # every run's wall time counts, a cut one's included (what a resumed synthesis cost in all)
+            with (self.state / "runs.jsonl").open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps({"seconds": round(time.monotonic() - started, 2)}) + "\n")
+
+    def _run(self, n: int) -> Summary:
+        self._started = time.monotonic()
+        base = baseline(self.lib, self.sandbox, self.state)
+        decisions = _read_ledger(self.ledger)
+        decided = {d.key for d in decisions}
+        signatures = {frozenset(t.fail_to_pass): t.id for t in self.tasks()}
+        valid = len(signatures)
+        self.log(f"{self.lib.slug}: {len(base.trusted)} trusted tests; {valid} valid task(s) and {len(decided)} candidate(s) decided before")
+        env = ensure(self.lib.requirements)
+        library = load_repo_task(self.state / "library")
+        for mutant in candidates(self.lib, base, self.seed):
+            if valid >= n:
+                break
+            if mutant.key in decided:
+                continue
+            started = time.monotonic()
+            decision = self._decide(mutant, base, library, env, signatures)
+            decision.seconds = round(time.monotonic() - started, 2)
+            with self.ledger.open("a", encoding="utf-8") as handle:
+                handle.write(decision.model_dump_json() + "\n")
+            decisions.append(decision)
+            valid += decision.status == "valid"
+            self.log(f"  {decision.status:9} {mutant.path}:{mutant.start} {mutant.operator} ({decision.seconds:.1f} s) {decision.task or decision.detail[:120]}")
+        self.write_instances()
+        return self.summary(decisions, base, time.monotonic() - self._started)
+
+    def _decide(self, mutant: Mutant, base: Baseline, library: RepoTask, env: object, signatures: dict[frozenset[str], str]) -> Decision:
+        covering = sorted({t for line in range(mutant.start, mutant.end + 1) for t in base.covered[mutant.path].get(line, [])})
+        if not covering:
+            return Decision(key=mutant.key, status="uncovered", detail="no trusted test executes the mutated lines")
+        files = {**self.lib.files, mutant.path: mutant.source}
+        screen = run_sandboxed(self.sandbox, env, library, files, library.visible_tests, covering)  # type: ignore[arg-type]
+        if screen.error:
+            return Decision(key=mutant.key, status="setup", detail=screen.error)
+        failing = sorted(t for t in covering if not f2p_ok(screen.outcomes.get(t, "ERROR")))
+        if not failing:
+            return Decision(key=mutant.key, status="uncaught", detail=f"the {len(covering)} covering test(s) still pass")
+        if frozenset(failing) in signatures:
+            return Decision(key=mutant.key, status="duplicate", detail=f"fails the same tests as {signatures[frozenset(failing)]}")
+        module_tests = {t for tests in base.covered[mutant.path].values() for t in tests}
+        passing = sorted(module_tests - set(failing))
+        task_id = f"{self.lib.slug}-{mutant.key.rsplit(':', 1)[1][:10]}"
+        folder = self.state / "building" / task_id
+        task = self._write_task(folder, task_id, mutant, failing, passing, screen)
+        report = validate_task(self.runtime, task, runs=self.runs)
+        if not report.ok:
+            shutil.rmtree(folder, ignore_errors=True)
+            return Decision(key=mutant.key, status="invalid", detail=_problems(report))
+        self._difficulty(folder, task, mutant)
+        final = self.out / task_id
+        shutil.rmtree(final, ignore_errors=True)
+        folder.rename(final)
+        signatures[frozenset(failing)] = task_id
+        return Decision(key=mutant.key, status="valid", task=task_id)
+
+    def _write_task(self, folder: Path, task_id: str, mutant: Mutant, failing: list[str], passing: list[str], screen: RepoVerdict) -> RepoTask:
+        shutil.rmtree(folder, ignore_errors=True)
+        buggy = {**self.lib.files, mutant.path: mutant.source}
+        _write_tree(folder / "repo", buggy)
+        (folder / "gold.patch").write_text(make_patch({mutant.path: mutant.source}, {mutant.path: self.lib.files[mutant.path]}), encoding="utf-8")
+        data = {
+            "id": task_id,
+            "name": f"{self.lib.name} {self.lib.version}: {mutant.function} ({mutant.operator.replace('_', ' ')})",
+            "family": "repo",
+            "difficulty": "medium",
+            "tags": ["synthesized", self.lib.name, mutant.operator],
+            "problem_statement": problem_statement(self.lib.name, failing, screen),
+            "FAIL_TO_PASS": failing,
+            "PASS_TO_PASS": passing,
+            "environment": self.lib.environment,
+            "requirements": self.lib.requirements,
+            "max_steps": 40,
+            "instance_id": task_id,
+            "repo": self.lib.name,
+            "version": self.lib.version,
+            "mechanism": list(mutant.mechanisms),
+            "synthesis": {"operator": mutant.operator, "description": mutant.description, "pypi": f"{self.lib.name}=={self.lib.version}"},
+        }
+        (folder / "task.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        data["suspect"] = [where.model_dump() for where in load_repo_task(folder).gold_lines]  # in the buggy file's lines
+        (folder / "task.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        return load_repo_task(folder)
+
+    def _difficulty(self, folder: Path, task: RepoTask, mutant: Mutant) -> None:
+        solved = self._heuristic_solves(task) if self.heuristic else None
+        found: Difficulty = estimate(task, mutant.path, mutant.function, solved)
+        data = json.loads((folder / "task.json").read_text(encoding="utf-8"))
+        data["difficulty"] = found.level
+        data["difficulty_basis"] = found.basis()
+        (folder / "task.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+    def _heuristic_solves(self, task: RepoTask) -> bool:
+        from env.eval.drivers import InProcessDriver  # the evaluation stack, only when asked for
+        from env.eval.run import play
+
+        runtime = Runtime(TaskRegistry([task]), self.sandbox, workers=2)
+        with InProcessDriver(runtime) as driver:
+            entry = driver.task(task.id)
+            result = play(driver, "heuristic", entry or {}, 0, self.state / "heuristic" / f"{task.id}.jsonl")
+        return bool(result["solved"])
+
+    def tasks(self) -> list[RepoTask]:
+        """The valid tasks written so far (folders next to the state folder)."""
+        found = []
+        for folder in sorted(self.out.iterdir()):
+            if folder.name != _STATE and (folder / "task.json").is_file():
+                found.append(load_repo_task(folder))
+        return found
+
+    def write_instances(self) -> Path:
+        """Every task as a SWE-smith-style instance: ``patch`` introduces the bug into the named release."""
+        path = self.out / "instances.jsonl"
+        with path.open("w", encoding="utf-8") as handle:
+            for task in self.tasks():
+                handle.write(json.dumps(instance_of(task, self.lib)) + "\n")
+        return path
+
+    def summary(self, decisions: list[Decision], base: Baseline, this_run: float) -> Summary:
+        """Seconds: the wall time of every run so far (this one included), baseline and candidate generation too."""
+        by_status: dict[str, int] = {}
+        for d in decisions:
+            by_status[d.status] = by_status.get(d.status, 0) + 1
+        valid = by_status.get("valid", 0)
+        runs = self.state / "runs.jsonl"
+        before = [json.loads(line)["seconds"] for line in runs.read_text(encoding="utf-8").splitlines() if line.strip()] if runs.is_file() else []
+        seconds = round(sum(before) + this_run, 1)
+        result = Summary(library=self.lib.slug, tried=len(decisions), valid=valid, by_status=by_status, seconds=seconds,
+                         seconds_per_valid=round(seconds / valid, 1) if valid else None, baseline_seconds=base.seconds)  # fmt: skip
+        (self.state / "summary.json").write_text(result.model_dump_json(indent=2), encoding="utf-8")
+        return result
+
+
+def instance_of(task: RepoTask, lib: Library) -> dict[str, object]:
+    return {
+        "instance_id": task.id,
+        "repo": lib.name,
+        "version": lib.version,
+        "base_commit": "",
+        "patch": make_patch(task.gold_files, task.files),  # the bug, applied to the release (SWE-smith's convention)
+        "FAIL_TO_PASS": json.dumps(task.fail_to_pass),
+        "PASS_TO_PASS": json.dumps(task.pass_to_pass),
+        "problem_statement": task.problem_statement,
+        "requirements": task.requirements,
+        "environment": task.environment,
+    }
+
+
+def _problems(report: TaskValidation) -> str:
+    return "; ".join(f"{c.name}: {c.detail}" if c.detail else c.name for c in report.checks if not c.ok)
