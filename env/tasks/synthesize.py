@@ -23,6 +23,7 @@ is complete, so a cut run started again with the same arguments skips what it de
 
 from __future__ import annotations
 
+import ast
 import json
 import random
 import re
@@ -37,13 +38,14 @@ from pydantic import BaseModel, Field
 from env.families.registry import TaskRegistry
 from env.patches import Files, make_patch
 from env.project import RepoTask, is_test_path, load_repo_task, read_tree, source_only
+from env.pyparse import parse
 from env.runtime import Runtime
 from env.sandbox.isolation import probe_isolation
 from env.sandbox.limits import Limits
 from env.sandbox.runner import Sandbox
 from env.tasks import sdist
 from env.tasks.difficulty import Difficulty, estimate
-from env.tasks.mutate import Mutant, mutants
+from env.tasks.mutate import Mutant, changes_code, mutants
 from env.tasks.statement import problem_statement
 from env.tasks.validate import TaskValidation, validate_task
 from env.verdict.outcome import RepoVerdict, f2p_ok
@@ -109,7 +111,7 @@ class Decision(BaseModel):
     """One line of the ledger: what became of one candidate."""
 
     key: str
-    status: str  # valid | invalid | uncaught | duplicate | uncovered | setup
+    status: str  # valid | invalid | uncaught | duplicate | uncovered | no-op | setup
     task: str = ""
     detail: str = ""
     seconds: float = 0.0
@@ -185,7 +187,7 @@ def candidates(lib: Library, base: Baseline, seed: int) -> list[Mutant]:
     by_function: dict[tuple[str, str], list[Mutant]] = {}
     for path in sorted(base.covered):
         lines = {line for line, tests in base.covered[path].items() if tests}
-        for mutant in mutants(lib.files[path], path, lines):
+        for mutant in mutants(lib.files[path], path, lines, check=False):  # checked when tried (see _decide)
             by_function.setdefault((path, mutant.function), []).append(mutant)
     rng = random.Random(seed)
     groups = [by_function[k] for k in sorted(by_function)]
@@ -225,6 +227,7 @@ class Synthesis:
         self.state.mkdir(parents=True, exist_ok=True)
         self.ledger = self.state / "ledger.jsonl"
         self.runtime = Runtime(TaskRegistry([]), self.sandbox, workers=2)
+        self._dumps: dict[str, str] = {}
 
     def run(self, n: int) -> Summary:
         started = time.monotonic()
@@ -261,6 +264,10 @@ class Synthesis:
         return self.summary(decisions, base, time.monotonic() - self._started)
 
     def _decide(self, mutant: Mutant, base: Baseline, library: RepoTask, env: object, signatures: dict[frozenset[str], str]) -> Decision:
+        if mutant.path not in self._dumps:
+            self._dumps[mutant.path] = ast.dump(parse(self.lib.files[mutant.path]))
+        if not changes_code(mutant.source, self._dumps[mutant.path]):
+            return Decision(key=mutant.key, status="no-op", detail="the mutated file does not parse, or means what the original does")
         covering = sorted({t for line in range(mutant.start, mutant.end + 1) for t in base.covered[mutant.path].get(line, [])})
         if not covering:
             return Decision(key=mutant.key, status="uncovered", detail="no trusted test executes the mutated lines")
