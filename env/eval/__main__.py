@@ -4,6 +4,7 @@
     python -m env.eval procedural --out DIR [--agents random heuristic oracle] [--seeds 5] [--splits train ood]
     python -m env.eval report DIR [DIR ...] [--out REPORT_DIR]
     python -m env.eval predictions DIR --agent NAME [--run 0] [--model NAME] > preds.jsonl   # SWE-bench format
+    python -m env.eval difficulty TASK_DIR ... [--out DIR]     # play the heuristic agent on repository tasks, record difficulty
 """
 
 from __future__ import annotations
@@ -47,7 +48,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--agent", required=True)
     p.add_argument("--run", type=int, default=0, help="which run of each task (default 0)")
     p.add_argument("--model", help="model_name_or_path (default: the agent's name)")
+    p = sub.add_parser("difficulty", help="play the heuristic agent on each repository task folder and record its difficulty")
+    p.add_argument("paths", nargs="+", help="task folders or directories of them (synthesized or imported)")
+    p.add_argument("--out", help="where the episodes' steps go (default: a temporary folder)")
     args = parser.parse_args(argv)
+    if args.command == "difficulty":
+        from env.eval.difficulty import measure
+        from env.sandbox.isolation import probe_isolation
+        from env.sandbox.limits import Limits
+        from env.sandbox.runner import Sandbox
+
+        for task_id, found in measure([Path(p) for p in args.paths], Sandbox(Limits.from_env(), probe_isolation()), Path(args.out) if args.out else None):
+            print(f"{task_id}: {found.level} ({found.basis()})")
+        return 0
     if args.command == "predictions":
         from env.families.registry import TaskRegistry
         from env.tasks.predictions import Prediction

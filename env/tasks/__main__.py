@@ -1,11 +1,11 @@
 """Task tools on the command line.
 
     python -m env.tasks validate [PATH ...] [--runs 10]      # prove tasks valid (default: every built-in task)
-    python -m env.tasks import-swebench INSTANCES --repo PATH_OR_DIR --out TASKS_DIR [--smith] [--env K=V ...]
+    python -m env.tasks import-swebench INSTANCES (--repo PATH_OR_DIR | --pypi NAME==VERSION) --out TASKS_DIR [--smith] [--env K=V ...]
     python -m env.tasks evaluate PREDICTIONS.jsonl [PATH ...] # grade SWE-bench-format predictions
     python -m env.tasks prepare [PATH ...]                    # build the tasks' test environments ahead (needs PyPI)
     python -m env.tasks place PATH ... [--dry-run]            # fill task.json's "sandboxed": the tests the split cannot run
-    python -m env.tasks synthesize NAME==VERSION|PATH --n N --out DIR [--requires PIN ...] [--tests PATH ...] [--heuristic]
+    python -m env.tasks synthesize NAME==VERSION|PATH --n N --out DIR [--requires PIN ...] [--tests PATH ...]
 
 Authoring order for a repository task: import, place (decided on the gold tree, never at grading time), validate.
 """
@@ -67,9 +67,10 @@ def cmd_import(args: argparse.Namespace) -> int:
     failures = 0
     for instance in read_instances(Path(args.instances)):
         try:
-            folder = import_instance(instance, Path(args.repo), out, smith=args.smith, environment=environment)
+            folder = import_instance(instance, Path(args.repo) if args.repo else None, out, smith=args.smith, environment=environment,
+                                     pypi=args.pypi, requirements=args.requires)  # fmt: skip
             print(f"imported {instance.instance_id} -> {folder}")
-        except (ImportError_, ValueError) as exc:
+        except (ImportError_, SdistError, ValueError) as exc:
             failures += 1
             print(f"skipped {instance.instance_id}: {exc}")
     print(f"next: python -m env.tasks validate {out}")
@@ -155,8 +156,7 @@ def cmd_place(args: argparse.Namespace) -> int:
 def cmd_synthesize(args: argparse.Namespace) -> int:
     try:
         lib = load_library(args.library, args.requires, args.tests)
-        synthesis = Synthesis(lib, Path(args.out), runs=args.runs, seed=args.seed, heuristic=args.heuristic,
-                              log=lambda line: print(line, file=sys.stderr, flush=True))  # fmt: skip
+        synthesis = Synthesis(lib, Path(args.out), runs=args.runs, seed=args.seed, log=lambda line: print(line, file=sys.stderr, flush=True))
         summary = synthesis.run(args.n)
     except (SynthesisError, SdistError, TestEnvError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -176,7 +176,10 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(fn=cmd_validate)
     p = sub.add_parser("import-swebench", help="turn SWE-bench / SWE-smith instances into task folders")
     p.add_argument("instances", help="JSON or JSONL file of instances")
-    p.add_argument("--repo", required=True, help="a git clone, or a directory of clones named by instance_id")
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--repo", help="a git clone, or a directory of clones named by instance_id")
+    source.add_argument("--pypi", metavar="NAME[==VERSION]", help="build the repository from this release's sdist (no clone needed)")
+    p.add_argument("--requires", action="append", default=[], metavar="PIN", help="what the tests import besides pytest (exact pins)")
     p.add_argument("--out", required=True, help="directory to write task folders into")
     p.add_argument("--smith", action="store_true", help="SWE-smith instances: the patch introduces the bug")
     p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="environment the tests need, e.g. PYTHONPATH=src")
@@ -201,7 +204,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tests", action="append", default=None, metavar="PATH", help="test files or folders (default: pytest's naming)")
     p.add_argument("--runs", type=int, default=3, help="runs of each state the validator compares (default 3)")
     p.add_argument("--seed", type=int, default=0, help="the order candidates are tried in")
-    p.add_argument("--heuristic", action="store_true", help="also run the heuristic agent on each valid task (a difficulty signal)")
     p.set_defaults(fn=cmd_synthesize)
     args = parser.parse_args(argv)
     try:

@@ -1,19 +1,23 @@
 """How hard a repository task is likely to be, from facts about it (never from an agent's words).
 
-    found = estimate(task, "pkg/mod.py", "Class.method", heuristic_solved=False)
+    found = estimate(task, "Class.method", heuristic_solved=False)
     found.level          # "easy" | "medium" | "hard"
     found.basis()        # {"fail_to_pass": 3, "call_distance": 2, "heuristic_solved": False}
 
 - FAIL_TO_PASS count: many failing tests triangulate the fault; one is a single clue.
 - Call distance: the fewest calls from a failing test to the faulty function, read from the code (a test naming
   the function is 1; each function in between adds one; 0 when no chain of names is found).
-- Whether the heuristic baseline (small edits near the traceback) solves it, when that was measured.
+- Whether the heuristic baseline (small edits near the traceback) solves it, when that was measured: synthesis
+  records the first two; ``python -m env.eval difficulty DIR`` plays the heuristic agent on each task (minutes per
+  task: it runs the tests after every edit it tries) and records the third.
 """
 
 from __future__ import annotations
 
 import ast
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
 from env.project import RepoTask, source_only
 from env.pyparse import parse
@@ -96,5 +100,27 @@ def call_distance(task: RepoTask, function: str) -> int:
     return best
 
 
-def estimate(task: RepoTask, path: str, function: str, heuristic_solved: bool | None = None) -> Difficulty:
+def estimate(task: RepoTask, function: str, heuristic_solved: bool | None = None) -> Difficulty:
     return Difficulty(len(task.fail_to_pass), call_distance(task, function), heuristic_solved)
+
+
+def record(folder: Path, found: Difficulty) -> None:
+    """Write ``difficulty`` and ``difficulty_basis`` into a task folder's task.json (every other key kept)."""
+    path = folder / "task.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["difficulty"] = found.level
+    data["difficulty_basis"] = found.basis()
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+
+def recorded(task: RepoTask) -> Difficulty:
+    """The difficulty facts a task records; its call distance is measured to the gold fix's functions where it
+    records none (an imported or handwritten task)."""
+    basis = task.difficulty_basis
+    solved = basis.get("heuristic_solved")
+    if "call_distance" in basis:
+        distance = int(basis["call_distance"] or 0)
+    else:
+        found = [d for d in (call_distance(task, w.function) for w in task.gold_lines if w.function) if d]
+        distance = min(found, default=0)
+    return Difficulty(len(task.fail_to_pass), distance, None if solved is None else bool(solved))

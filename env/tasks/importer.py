@@ -1,13 +1,21 @@
-"""Import SWE-bench (or SWE-smith) instances as task folders, given local clones of their repositories.
+"""Import SWE-bench (or SWE-smith) instances as task folders, from local clones or from PyPI releases.
 
     python -m env.tasks import-swebench instances.jsonl --repo ~/clones --out my_tasks/
+    python -m env.tasks import-swebench instances.jsonl --pypi parse==1.20.1 --out my_tasks/
     ENV_TASK_DIRS=my_tasks make serve
 
 ``--repo`` is one clone used for every instance, or a directory holding one clone per instance,
 named by ``instance_id``. Each task folder gets the snapshot at ``base_commit`` (text files,
-read with ``git archive``), the gold ``patch``, the hidden ``test_patch`` and ``task.json``.
+read with ``git archive``), the gold ``patch``, the hidden ``test_patch`` and ``task.json``. Where the
+instance names an ``environment_setup_commit`` (SWE-bench's commit whose dependencies build the environment
+of its ``version``), the exact pins of that commit's requirement files become the task's requirements.
+``--pypi NAME==VERSION`` builds the repository from that release's sdist instead, when no clone is at hand
+(``--pypi NAME`` takes the version from each instance's ``version``).
 SWE-smith instances (``--smith``) carry the bug-*inducing* patch: the snapshot is the commit with
 that patch applied, and the gold fix is its reverse.
+
+Every imported task records the gold ``suspect`` (the functions and lines its fix changes) and the ``mechanism``
+its fix reads as (``env.tasks.mechanism``), which a submission's structured hypothesis is scored against.
 """
 
 from __future__ import annotations
@@ -24,7 +32,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from env.patches import Files, apply_patch, make_patch
-from env.project import MAX_FILE_BYTES
+from env.project import MAX_FILE_BYTES, load_repo_task, read_tree, source_only
+from env.tasks import sdist
+from env.tasks.mechanism import infer_mechanisms
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
 
@@ -40,11 +50,15 @@ class Instance(BaseModel):
 
     instance_id: str
     repo: str = ""
-    base_commit: str
+    base_commit: str = ""
+    version: str = ""
+    environment_setup_commit: str = ""
     patch: str
     test_patch: str = ""
     problem_statement: str
     hints_text: str = ""
+    requirements: list[str] = Field(default_factory=list, description="What the tests import besides pytest (exact pins)")
+    environment: dict[str, str] = Field(default_factory=dict)
     fail_to_pass: list[str] = Field(alias="FAIL_TO_PASS")
     pass_to_pass: list[str] = Field(default_factory=list, alias="PASS_TO_PASS")
 
@@ -97,18 +111,88 @@ def snapshot(clone: Path, commit: str) -> Files:
     return files
 
 
-def import_instance(instance: Instance, repo: Path, out: Path, smith: bool = False, environment: dict[str, str] | None = None) -> Path:
+_REQUIREMENT_FILE = re.compile(r"(^|/)([\w.-]*requirements[\w.-]*\.txt|requirements/[\w.-]+\.txt)$")
+_EXACT_PIN = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[\w,.-]+\])?)\s*==\s*([\w.+!-]+)\s*(?:;.*)?(?:#.*)?$")
+
+
+def setup_requirements(clone: Path, commit: str) -> tuple[list[str], list[str]]:
+    """The exact pins of the requirement files at ``commit`` (SWE-bench's environment_setup_commit), and the lines
+    left out (ranges, includes, options: a test environment is built from exact pins only)."""
+    if not re.fullmatch(r"[0-9a-fA-F]{7,40}", commit):
+        raise ImportError_(f"environment_setup_commit {commit!r} is not a commit id")
+    listed = subprocess.run(["git", "-C", str(clone), "ls-tree", "-r", "--name-only", commit], capture_output=True, text=True, check=False)
+    if listed.returncode != 0:
+        raise ImportError_(f"environment_setup_commit {commit} is not in {clone}: {listed.stderr.strip()}")
+    pins: list[str] = []
+    skipped: list[str] = []
+    for path in sorted(p for p in listed.stdout.splitlines() if _REQUIREMENT_FILE.search(p) and "/" not in p.removeprefix("requirements/")):
+        shown = subprocess.run(["git", "-C", str(clone), "show", f"{commit}:{path}"], capture_output=True, text=True, check=False)
+        for raw in shown.stdout.splitlines():
+            line = raw.strip()
+            if not line or line.startswith("#"):
+                continue
+            found = _EXACT_PIN.match(line)
+            if found:
+                pin = f"{found.group(1)}=={found.group(2)}"
+                if pin not in pins:
+                    pins.append(pin)
+            else:
+                skipped.append(f"{path}: {line}")
+    return pins, skipped
+
+
+def pypi_release(pin: str, instance: Instance) -> tuple[str, str]:
+    """``NAME==VERSION``, or ``NAME`` with the instance's own ``version``."""
+    if "==" in pin:
+        return sdist.parse_pin(pin)
+    if not instance.version:
+        raise ImportError_(f"{instance.instance_id}: --pypi {pin} names no version and the instance has no `version`")
+    return sdist.parse_pin(f"{pin}=={instance.version}")
+
+
+def release_files(name: str, version: str) -> tuple[Files, dict[str, str]]:
+    """The text files of a release's sdist, and the environment its layout needs (PYTHONPATH=src for a src layout)."""
+    tree = sdist.fetch(name, version)
+    files = {p: t for p, t in read_tree(tree).items() if p != ".adbg-complete"}
+    root = sdist.source_root(tree)
+    return files, ({} if root == "." else {"PYTHONPATH": root})
+
+
+def import_instance(
+    instance: Instance,
+    repo: Path | None,
+    out: Path,
+    smith: bool = False,
+    environment: dict[str, str] | None = None,
+    pypi: str | None = None,
+    requirements: list[str] | None = None,
+) -> Path:
+    """One task folder from one instance: the snapshot from ``repo`` (a clone) or from the ``pypi`` release."""
     if not _ID.match(instance.instance_id):
         raise ImportError_(f"instance_id {instance.instance_id!r} cannot name a task folder")
     if not instance.fail_to_pass:
         raise ImportError_(f"{instance.instance_id}: FAIL_TO_PASS is empty")
-    files = snapshot(_clone_for(instance, repo), instance.base_commit)
+    pins = [*instance.requirements, *(requirements or [])]
+    layout: dict[str, str] = {}
+    version = instance.version
+    if pypi:
+        name, version = pypi_release(pypi, instance)
+        files, layout = release_files(name, version)
+    else:
+        if repo is None:
+            raise ImportError_(f"{instance.instance_id}: neither a clone (--repo) nor a release (--pypi) to build the repository from")
+        clone = _clone_for(instance, repo)
+        files = snapshot(clone, instance.base_commit)
+        if instance.environment_setup_commit:
+            found, _skipped = setup_requirements(clone, instance.environment_setup_commit)
+            pins += [p for p in found if p not in pins]
     if smith:  # the patch introduces the bug: the task starts from it, the fix undoes it
         buggy = apply_patch(files, instance.patch)
+        fixed = files
         gold_patch = make_patch(buggy, files)
     else:
         buggy = files
-        apply_patch(files, instance.patch)  # fails loudly if the gold patch does not fit the snapshot
+        fixed = apply_patch(files, instance.patch)  # fails loudly if the gold patch does not fit the snapshot
         gold_patch = instance.patch
     folder = out / instance.instance_id
     if folder.exists():
@@ -125,15 +209,21 @@ def import_instance(instance: Instance, repo: Path, out: Path, smith: bool = Fal
         "name": instance.instance_id,
         "family": "repo",
         "difficulty": "medium",
-        "tags": ["imported", "swe-smith" if smith else "swe-bench"],
+        "tags": ["imported", "swe-smith" if smith else "swe-bench"] + (["pypi"] if pypi else []),
         "problem_statement": instance.problem_statement,
         "FAIL_TO_PASS": instance.fail_to_pass,
         "PASS_TO_PASS": instance.pass_to_pass,
         "instance_id": instance.instance_id,
         "repo": instance.repo,
         "base_commit": instance.base_commit,
-        "environment": environment or {},
+        "version": version,
+        "environment_setup_commit": instance.environment_setup_commit,
+        "environment": {**layout, **instance.environment, **(environment or {})},
+        "requirements": pins,
+        "mechanism": infer_mechanisms(source_only(buggy), source_only(fixed)),
         "max_steps": 50,
     }
+    (folder / "task.json").write_text(json.dumps(task, indent=2) + "\n", encoding="utf-8")
+    task["suspect"] = [where.model_dump() for where in load_repo_task(folder).gold_lines]
     (folder / "task.json").write_text(json.dumps(task, indent=2) + "\n", encoding="utf-8")
     return folder

@@ -19,7 +19,7 @@ MAX_TRACE_LINES = 40
 _FRAME = re.compile(r"^(?P<path>[^\s:][^:]*\.py):\d+: in \S+")
 
 
-def test_frames_only(excerpt: str) -> str:
+def keep_test_frames(excerpt: str) -> str:
     """A ``--tb=short`` excerpt keeping the tests' frames and the exception lines (project frames dropped)."""
     kept: list[str] = []
     keeping = True
@@ -40,7 +40,7 @@ def problem_statement(library: str, failing: list[str], verdict: RepoVerdict) ->
     lines += [f"- {test}: {verdict.reason(test)}" for test in failing[:MAX_LISTED]]
     if count > MAX_LISTED:
         lines.append(f"- and {count - MAX_LISTED} more")
-    trace = test_frames_only(verdict.excerpts.get(failing[0], "")) if failing else ""
+    trace = keep_test_frames(verdict.excerpts.get(failing[0], "")) if failing else ""
     if trace:
         lines += ["", f"The output of {failing[0]}:", "", "```", trace, "```"]
     lines += ["", "These tests passed before the latest change to the library's code. Find the cause and fix the code (not the tests)."]

@@ -14,7 +14,7 @@
    module, and ``env.tasks.validate`` must prove the task valid over ``--runs`` runs of each state (3 by default).
 5. Each valid task gets a problem statement from its failing tests' output (``env.tasks.statement``), the gold
    ``suspect`` (the mutated function and lines) and ``mechanism`` (the mutation's), a difficulty estimate
-   (``env.tasks.difficulty``), and is written as a task folder; ``instances.jsonl`` holds them as SWE-smith-style
+   (``env.tasks.difficulty``: ``python -m env.eval difficulty OUT`` adds whether the heuristic agent solves it), and is written as a task folder; ``instances.jsonl`` holds them as SWE-smith-style
    instances (the patch introduces the bug), which ``import-swebench --pypi NAME==VERSION --smith`` reads back.
 
 Resumable: each candidate's decision is appended to ``OUT/.synthesis/ledger.jsonl`` after its task folder (if any)
@@ -44,7 +44,7 @@ from env.sandbox.isolation import probe_isolation
 from env.sandbox.limits import Limits
 from env.sandbox.runner import Sandbox
 from env.tasks import sdist
-from env.tasks.difficulty import Difficulty, estimate
+from env.tasks.difficulty import estimate, record
 from env.tasks.mutate import Mutant, changes_code, mutants
 from env.tasks.statement import problem_statement
 from env.tasks.validate import TaskValidation, validate_task
@@ -218,7 +218,6 @@ class Synthesis:
     out: Path
     runs: int = 3
     seed: int = 0
-    heuristic: bool = False
     log: Callable[[str], None] = print
     sandbox: Sandbox = field(default_factory=_sandbox)
 
@@ -289,7 +288,7 @@ class Synthesis:
         if not report.ok:
             shutil.rmtree(folder, ignore_errors=True)
             return Decision(key=mutant.key, status="invalid", detail=_problems(report))
-        self._difficulty(folder, task, mutant)
+        record(folder, estimate(task, mutant.function))
         final = self.out / task_id
         shutil.rmtree(final, ignore_errors=True)
         folder.rename(final)
@@ -323,24 +322,6 @@ class Synthesis:
         data["suspect"] = [where.model_dump() for where in load_repo_task(folder).gold_lines]  # in the buggy file's lines
         (folder / "task.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
         return load_repo_task(folder)
-
-    def _difficulty(self, folder: Path, task: RepoTask, mutant: Mutant) -> None:
-        solved = self._heuristic_solves(task) if self.heuristic else None
-        found: Difficulty = estimate(task, mutant.path, mutant.function, solved)
-        data = json.loads((folder / "task.json").read_text(encoding="utf-8"))
-        data["difficulty"] = found.level
-        data["difficulty_basis"] = found.basis()
-        (folder / "task.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-
-    def _heuristic_solves(self, task: RepoTask) -> bool:
-        from env.eval.drivers import InProcessDriver  # the evaluation stack, only when asked for
-        from env.eval.run import play
-
-        runtime = Runtime(TaskRegistry([task]), self.sandbox, workers=2)
-        with InProcessDriver(runtime) as driver:
-            entry = driver.task(task.id)
-            result = play(driver, "heuristic", entry or {}, 0, self.state / "heuristic" / f"{task.id}.jsonl")
-        return bool(result["solved"])
 
     def tasks(self) -> list[RepoTask]:
         """The valid tasks written so far (folders next to the state folder)."""

@@ -1,0 +1,187 @@
+"""The parts task synthesis and import are built from, on small sources: mutation operators, the mechanism read
+from a fix, problem statements, difficulty, requirement pins at a SWE-bench environment_setup_commit."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from env.graders.mechanisms import MECHANISMS
+from env.project import load_repo_task
+from env.tasks.difficulty import Difficulty, call_distance
+from env.tasks.importer import ImportError_, setup_requirements
+from env.tasks.mechanism import infer_mechanisms
+from env.tasks.mutate import OPERATORS, mutants
+from env.tasks.sdist import parse_pin
+from env.tasks.statement import keep_test_frames, problem_statement
+from env.verdict.outcome import RepoVerdict
+
+SOURCE = '''"""A module with one of everything the operators mutate."""
+
+LIMIT = 10
+
+
+def window(items, start, size):
+    """The items from start, at most size of them."""
+    if size <= 0:
+        raise ValueError("size must be positive")
+    end = start + size
+    return items[start:end]
+
+
+def total(prices, discount):
+    result = 0
+    for price in prices:
+        result += price
+    if discount and result > LIMIT:
+        result = result - discount
+    return result
+
+
+def lookup(table, key, default):
+    try:
+        return table[key]
+    except KeyError:
+        return default
+
+
+def pair(a, b):
+    return divmod(a, b)
+'''
+
+
+def _diff(before: str, after: str) -> list[str]:
+    return [line for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0) if line[:1] in "+-" and line[:3] not in ("+++", "---")]
+
+
+def test_every_operator_plants_a_bug_in_this_module():
+    found = mutants(SOURCE, "m.py")
+    assert {m.operator for m in found} == set(OPERATORS)
+    assert all(m.function in ("window", "total", "lookup", "pair") for m in found)  # never module-level code
+    assert len({m.key for m in found}) == len(found)  # each file once (the more specific operator names it)
+
+
+@pytest.mark.parametrize(
+    ("operator", "before", "after"),
+    [
+        ("boundary", "    if size <= 0:", "    if size < 0:"),
+        ("slice_off_by_one", "    return items[start:end]", "    return items[start:end + 1]"),
+        ("wrong_exception", "    except KeyError:", "    except IndexError:"),
+        ("negate_condition", "    if discount and result > LIMIT:", "    if not (discount and result > LIMIT):"),
+        ("drop_condition", "    if discount and result > LIMIT:", "    if result > LIMIT:"),
+        ("swap_arguments", "    return divmod(a, b)", "    return divmod(b, a)"),
+        ("swap_operator", "        result += price", "        result -= price"),
+        ("wrong_variable", "    end = start + size", "    end = items + size"),  # the first other local name
+        ("change_constant", "    result = 0", "    result = 1"),
+    ],
+)
+def test_an_operator_changes_one_line_and_keeps_the_rest_of_the_file(operator: str, before: str, after: str):
+    found = [m for m in mutants(SOURCE, "m.py") if m.operator == operator and _diff(SOURCE, m.source) == [f"-{before}", f"+{after}"]]
+    assert len(found) == 1
+    line = SOURCE.splitlines().index(before) + 1
+    assert (found[0].start, found[0].end) == (line, line)
+
+
+def test_dropping_a_statement_removes_its_lines_and_a_lone_return_becomes_pass():
+    dropped = [m for m in mutants(SOURCE, "m.py") if m.operator == "drop_statement" and _diff(SOURCE, m.source) == ["-    end = start + size"]]
+    assert len(dropped) == 1 and dropped[0].mechanisms == ("missing_statement",)
+    lone = [m for m in mutants(SOURCE, "m.py") if m.operator == "drop_return" and m.function == "lookup"]
+    assert [_diff(SOURCE, m.source) for m in lone] == [["-        return table[key]", "+        pass"], ["-        return default", "+        pass"]]
+    loop = [m for m in mutants(SOURCE, "m.py") if m.operator == "drop_statement" and m.start == SOURCE.splitlines().index("        result += price") + 1]
+    assert [_diff(SOURCE, m.source) for m in loop] == [["-        result += price", "+        pass"]]
+
+
+def test_only_covered_lines_are_mutated():
+    line = SOURCE.splitlines().index("    return divmod(a, b)") + 1
+    found = mutants(SOURCE, "m.py", covered={line})
+    assert found and {m.start for m in found} == {line} and {m.function for m in found} == {"pair"}
+
+
+def test_the_mechanism_read_back_from_each_fix_is_the_planted_one():
+    found = mutants(SOURCE, "m.py")
+    for mutant in found:
+        read = infer_mechanisms({"m.py": mutant.source}, {"m.py": SOURCE})  # buggy -> fixed, as a gold patch goes
+        assert set(read) & set(mutant.mechanisms), (mutant.operator, mutant.description, read)
+        assert set(read) <= set(MECHANISMS)
+
+
+def test_a_fix_the_rules_do_not_recognise_names_no_mechanism():
+    before = "def f(x):\n    return [x]\n"
+    after = "def f(x):\n    return {'value': x}\n"
+    assert infer_mechanisms({"f.py": before}, {"f.py": after}) == []
+    assert infer_mechanisms({"f.py": before}, {"f.py": before}) == []
+
+
+def test_the_problem_statement_keeps_the_tests_frames_and_drops_the_projects():
+    excerpt = (
+        "tests/test_m.py:12: in test_window\n    assert window([1, 2, 3], 0, 2) == [1, 2]\n"
+        "m.py:11: in window\n    return items[start:end + 1]\n"
+        "E   assert [1, 2, 3] == [1, 2]\n"
+    )
+    assert keep_test_frames(excerpt) == "tests/test_m.py:12: in test_window\n    assert window([1, 2, 3], 0, 2) == [1, 2]\nE   assert [1, 2, 3] == [1, 2]"
+    verdict = RepoVerdict(outcomes={"tests/test_m.py::test_window": "FAILED"}, excerpts={"tests/test_m.py::test_window": excerpt})
+    statement = problem_statement("m", ["tests/test_m.py::test_window"], verdict)
+    assert statement.startswith("1 test of m fails:\n- tests/test_m.py::test_window: assert [1, 2, 3] == [1, 2]\n")
+    assert "items[start:end" not in statement  # the planted line is the agent's to find
+
+
+def test_difficulty_levels_follow_their_facts():
+    assert Difficulty(5, 1, None).level == "easy"
+    assert Difficulty(1, 2, None).level == "medium"
+    assert Difficulty(1, 4, False).level == "hard"
+    assert Difficulty(1, 0, True).level == "medium"
+    assert Difficulty(2, 1, None).basis() == {"fail_to_pass": 2, "call_distance": 1, "heuristic_solved": None}
+
+
+def test_call_distance_counts_the_functions_between_a_failing_test_and_the_fault(tmp_path: Path):
+    (tmp_path / "repo" / "tests").mkdir(parents=True)
+    (tmp_path / "repo" / "m.py").write_text("def inner(x):\n    return x\n\n\ndef outer(x):\n    return inner(x)\n")
+    (tmp_path / "repo" / "tests" / "test_m.py").write_text("from m import outer, inner\n\n\ndef test_outer():\n    assert outer(1) == 1\n\n\ndef test_inner():\n    assert inner(1) == 1\n")
+    (tmp_path / "gold.patch").write_text("")
+    for tests, distance in ((["tests/test_m.py::test_outer"], 2), (["tests/test_m.py::test_inner"], 1), (["tests/test_m.py::test_outer", "tests/test_m.py::test_inner"], 1)):
+        (tmp_path / "task.json").write_text(json.dumps({"id": "t", "problem_statement": "p", "FAIL_TO_PASS": tests}))
+        assert call_distance(load_repo_task(tmp_path), "inner") == distance
+
+
+def test_requirements_come_from_the_environment_setup_commit_pins_only(tmp_path: Path):
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(tmp_path), *args], capture_output=True, text=True, check=True).stdout.strip()
+
+    git("init", "-q")
+    (tmp_path / "requirements-test.txt").write_text("# tests\npytest-mock==3.14.0\nhypothesis>=6\n-r base.txt\n")
+    (tmp_path / "requirements").mkdir()
+    (tmp_path / "requirements" / "docs.txt").write_text("sphinx==7.4.7 ; python_version >= '3.9'\n")
+    git("add", "-A")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "setup")
+    commit = git("rev-parse", "HEAD")
+    pins, skipped = setup_requirements(tmp_path, commit)
+    assert pins == ["pytest-mock==3.14.0", "sphinx==7.4.7"]
+    assert skipped == ["requirements-test.txt: hypothesis>=6", "requirements-test.txt: -r base.txt"]
+    with pytest.raises(ImportError_, match="is not in"):
+        setup_requirements(tmp_path, "0" * 40)
+    with pytest.raises(ImportError_, match="is not a commit id"):
+        setup_requirements(tmp_path, "HEAD; rm -rf /")
+
+
+def test_a_release_is_named_exactly():
+    assert parse_pin("parse==1.20.2") == ("parse", "1.20.2")
+    assert parse_pin(" python-dateutil == 2.9.0.post0 ") == ("python-dateutil", "2.9.0.post0")
+    for bad in ("parse", "parse>=1.0", "parse==", "==1.0", "parse==1.0; rm"):
+        with pytest.raises(ValueError, match="is not NAME==VERSION"):
+            parse_pin(bad)
+
+
+def test_the_heuristic_agent_s_outcome_is_recorded_as_a_difficulty_signal(isolation, tmp_path: Path):
+    from env.eval.__main__ import main as eval_cli
+
+    shutil.copytree(Path(__file__).resolve().parents[1] / "tasks" / "repo" / "repo-pagination-off-by-one", tmp_path / "task")
+    assert eval_cli(["difficulty", str(tmp_path / "task"), "--out", str(tmp_path / "steps")]) == 0
+    task = load_repo_task(tmp_path / "task")
+    assert task.difficulty_basis == {"fail_to_pass": 6, "call_distance": 1, "heuristic_solved": True}
+    assert task.difficulty == "easy"
+    assert (tmp_path / "steps" / "repo-pagination-off-by-one.jsonl").read_text().count("\n") >= 2  # the episode's steps, kept
