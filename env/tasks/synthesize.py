@@ -56,6 +56,8 @@ from env.verdict.testenv import ensure
 COVERAGE = "coverage==7.10.7"  # measures the baseline's lines per test; only the synthesis run's environment holds it
 _TEST_FILE = re.compile(r"^(test_.*|.*_test)\.py$")  # pytest's default python_files
 _STATE = ".synthesis"
+MIN_RUN_SECONDS = 20.0
+HANG_FACTOR = 5.0
 
 
 class SynthesisError(RuntimeError):
@@ -105,13 +107,18 @@ class Baseline(BaseModel):
     trusted: list[str] = Field(description="Tests passing sandboxed and under the split, each reaching the project's code")
     covered: dict[str, dict[int, list[str]]] = Field(description="{path: {line: [test ids]}} for the project's source files")
     seconds: float = 0.0
+    run_seconds: float = Field(0.0, description="The slowest of the clean runs (sandboxed with coverage, split): what bounds a mutant's")
+
+    def budget(self) -> float:
+        """A mutant's run may take this long before it counts as hanging (a planted endless loop is common)."""
+        return max(MIN_RUN_SECONDS, HANG_FACTOR * self.run_seconds)
 
 
 class Decision(BaseModel):
     """One line of the ledger: what became of one candidate."""
 
     key: str
-    status: str  # valid | invalid | uncaught | duplicate | uncovered | no-op | setup
+    status: str  # valid | invalid | uncaught | duplicate | uncovered | no-op | hangs | setup
     task: str = ""
     detail: str = ""
     seconds: float = 0.0
@@ -164,11 +171,14 @@ def baseline(lib: Library, sandbox: Sandbox, state: Path) -> Baseline:
         return Baseline.model_validate_json(cached.read_text(encoding="utf-8"))
     started = time.monotonic()
     task = _library_task(lib, state / "library", lib.tests)
+    clock = time.monotonic()
     measured = run_sandboxed(sandbox, ensure([*lib.requirements, COVERAGE]), task, task.files, task.visible_tests, lib.tests, coverage=True)
     if measured.error or not measured.outcomes:
         raise SynthesisError(f"{lib.slug}: the tests did not run sandboxed: {measured.error or measured.aborted or 'no test reported'}")
     passing = sorted(t for t, s in measured.outcomes.items() if s == "PASSED")
+    sandboxed_seconds, clock = time.monotonic() - clock, time.monotonic()
     split = run_tests(sandbox, task.model_copy(update={"fail_to_pass": passing}), task.files)
+    slowest = max(sandboxed_seconds, time.monotonic() - clock)
     if split.error:
         raise SynthesisError(f"{lib.slug}: the tests did not run under the split: {split.error}")
     trusted = [t for t in passing if split.outcomes.get(t) == "PASSED" and split.ops.get(t, 0) > 0]
@@ -177,7 +187,7 @@ def baseline(lib: Library, sandbox: Sandbox, state: Path) -> Baseline:
     source = {p for p in source_only(lib.files) if p.endswith(".py")}
     kept = set(trusted)
     covered = {p: {line: [t for t in ids if t in kept] for line, ids in lines.items()} for p, lines in measured.covered.items() if p in source}
-    result = Baseline(trusted=trusted, covered=covered, seconds=round(time.monotonic() - started, 2))
+    result = Baseline(trusted=trusted, covered=covered, seconds=round(time.monotonic() - started, 2), run_seconds=round(slowest, 2))
     cached.write_text(result.model_dump_json(), encoding="utf-8")
     return result
 
@@ -225,6 +235,7 @@ class Synthesis:
         self.state = self.out / _STATE
         self.state.mkdir(parents=True, exist_ok=True)
         self.ledger = self.state / "ledger.jsonl"
+        self.bounded = self.sandbox  # both remade once the baseline says how long a mutant's run may take
         self.runtime = Runtime(TaskRegistry([]), self.sandbox, workers=2)
         self._dumps: dict[str, str] = {}
 
@@ -239,6 +250,9 @@ class Synthesis:
     def _run(self, n: int) -> Summary:
         self._started = time.monotonic()
         base = baseline(self.lib, self.sandbox, self.state)
+        limit = base.budget()
+        self.bounded = Sandbox(Limits(wall_seconds=limit, cpu_seconds=int(limit) + 1), self.sandbox.isolation)
+        self.runtime = Runtime(TaskRegistry([]), self.bounded, workers=2)
         decisions = _read_ledger(self.ledger)
         decided = {d.key for d in decisions}
         signatures = {frozenset(t.fail_to_pass): t.id for t in self.tasks()}
@@ -271,7 +285,9 @@ class Synthesis:
         if not covering:
             return Decision(key=mutant.key, status="uncovered", detail="no trusted test executes the mutated lines")
         files = {**self.lib.files, mutant.path: mutant.source}
-        screen = run_sandboxed(self.sandbox, env, library, files, library.visible_tests, covering)  # type: ignore[arg-type]
+        screen = run_sandboxed(self.bounded, env, library, files, library.visible_tests, covering)  # type: ignore[arg-type]
+        if screen.timed_out:  # an endless loop: each validation run would wait the whole budget, and flakily
+            return Decision(key=mutant.key, status="hangs", detail=f"the covering tests ran past {self.bounded.limits.wall_seconds:g} s")
         if screen.error:
             return Decision(key=mutant.key, status="setup", detail=screen.error)
         failing = sorted(t for t in covering if not f2p_ok(screen.outcomes.get(t, "ERROR")))
