@@ -143,7 +143,10 @@ def synthesized(isolation: Isolation, tmp_path_factory: pytest.TempPathFactory) 
     assert first.valid == 4
     decided = [json.loads(line)["key"] for line in (out / ".synthesis" / "ledger.jsonl").read_text().splitlines()]
     kept_first = {p.name: (p / "task.json").read_text() for p in out.iterdir() if (p / "task.json").is_file()}
+    orphan = out / "parse-1.20.2-orphan"  # a task folder moved into place by a run stopped before its decision was written
+    shutil.copytree(next(p for p in out.iterdir() if (p / "task.json").is_file()), orphan)
     summary = Synthesis(lib, out, runs=3, seed=0, log=lines.append, sandbox=synthesis.sandbox).run(10)  # ... goes on
+    assert not orphan.exists()
     assert summary.valid == 10 and summary.tried >= 10
     ledger = [json.loads(line)["key"] for line in (out / ".synthesis" / "ledger.jsonl").read_text().splitlines()]
     assert ledger[: len(decided)] == decided and len(set(ledger)) == len(ledger)  # nothing decided twice

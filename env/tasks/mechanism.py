@@ -89,7 +89,7 @@ def _classify(buggy: object, fixed: object, ancestors: tuple[ast.AST, ...], fiel
             names.append("wrong_value")
     elif isinstance(buggy, ast.AST) and isinstance(fixed, ast.AST):
         negated = [(x, y) for x, y in ((buggy, fixed), (fixed, buggy)) if isinstance(x, ast.UnaryOp) and isinstance(x.op, ast.Not)]
-        if any(_same(x.operand, y) for x, y in negated):  # type: ignore[attr-defined]
+        if any(_same(x.operand, y) for x, y in negated):
             names.append("wrong_condition")
         elif in_slice and _plus_minus_one(buggy, fixed):
             names.append("off_by_one")

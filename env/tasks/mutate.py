@@ -17,6 +17,7 @@ import hashlib
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 
 from env.pyparse import parse
 
@@ -315,17 +316,17 @@ def mutants(
         nodes = [function, *_own_nodes(function)]
         bounds = {id(b) for n in nodes if isinstance(n, ast.Slice) for b in (n.lower, n.upper, n.step) if b is not None}
         generators: dict[str, Callable[[ast.AST], Iterator[Edit]]] = {
-            "swap_operator": lambda n: _operators(s, n, boundary=False),
-            "boundary": lambda n: _operators(s, n, boundary=True),
-            "negate_condition": lambda n: _negate(s, n),
-            "drop_condition": lambda n: _drop_condition(s, n),
-            "swap_arguments": lambda n: _swap_arguments(s, n),
-            "wrong_variable": lambda n, names=locals_: _wrong_variable(s, n, names),  # type: ignore[misc]
-            "drop_statement": lambda n: _drop_statements(s, n, returns=False),
-            "drop_return": lambda n: _drop_statements(s, n, returns=True),
-            "change_constant": lambda n, bounds=bounds: _change_constant(s, n, bounds),  # type: ignore[misc]
-            "slice_off_by_one": lambda n: _slice(s, n),
-            "wrong_exception": lambda n: _wrong_exception(s, n),
+            "swap_operator": partial(_operators, s, boundary=False),
+            "boundary": partial(_operators, s, boundary=True),
+            "negate_condition": partial(_negate, s),
+            "drop_condition": partial(_drop_condition, s),
+            "swap_arguments": partial(_swap_arguments, s),
+            "wrong_variable": partial(_wrong_variable, s, locals_=locals_),
+            "drop_statement": partial(_drop_statements, s, returns=False),
+            "drop_return": partial(_drop_statements, s, returns=True),
+            "change_constant": partial(_change_constant, s, bounds=bounds),
+            "slice_off_by_one": partial(_slice, s),
+            "wrong_exception": partial(_wrong_exception, s),
         }
         for operator in operators:
             for node in nodes:

@@ -51,7 +51,7 @@ from env.tasks.validate import TaskValidation, validate_task
 from env.verdict.outcome import RepoVerdict, f2p_ok
 from env.verdict.repo_judge import run_tests
 from env.verdict.sandboxed import run_sandboxed
-from env.verdict.testenv import ensure
+from env.verdict.testenv import TestEnv, ensure
 
 COVERAGE = "coverage==7.10.7"  # measures the baseline's lines per test; only the synthesis run's environment holds it
 _TEST_FILE = re.compile(r"^(test_.*|.*_test)\.py$")  # pytest's default python_files
@@ -255,6 +255,10 @@ class Synthesis:
         self.runtime = Runtime(TaskRegistry([]), self.bounded, workers=2)
         decisions = _read_ledger(self.ledger)
         decided = {d.key for d in decisions}
+        recorded = {d.task for d in decisions if d.status == "valid"}
+        for task in self.tasks():  # a folder moved into place just before a stop, its decision never written
+            if task.folder.name not in recorded:
+                shutil.rmtree(task.folder)
         signatures = {frozenset(t.fail_to_pass): t.id for t in self.tasks()}
         valid = len(signatures)
         self.log(f"{self.lib.slug}: {len(base.trusted)} trusted tests; {valid} valid task(s) and {len(decided)} candidate(s) decided before")
@@ -276,7 +280,7 @@ class Synthesis:
         self.write_instances()
         return self.summary(decisions, base, time.monotonic() - self._started)
 
-    def _decide(self, mutant: Mutant, base: Baseline, library: RepoTask, env: object, signatures: dict[frozenset[str], str]) -> Decision:
+    def _decide(self, mutant: Mutant, base: Baseline, library: RepoTask, env: TestEnv, signatures: dict[frozenset[str], str]) -> Decision:
         if mutant.path not in self._dumps:
             self._dumps[mutant.path] = ast.dump(parse(self.lib.files[mutant.path]))
         if not changes_code(mutant.source, self._dumps[mutant.path]):
@@ -285,7 +289,7 @@ class Synthesis:
         if not covering:
             return Decision(key=mutant.key, status="uncovered", detail="no trusted test executes the mutated lines")
         files = {**self.lib.files, mutant.path: mutant.source}
-        screen = run_sandboxed(self.bounded, env, library, files, library.visible_tests, covering)  # type: ignore[arg-type]
+        screen = run_sandboxed(self.bounded, env, library, files, library.visible_tests, covering)
         if screen.timed_out:  # an endless loop: each validation run would wait the whole budget, and flakily
             return Decision(key=mutant.key, status="hangs", detail=f"the covering tests ran past {self.bounded.limits.wall_seconds:g} s")
         if screen.error:
