@@ -15,6 +15,11 @@ class Settings(BaseModel):
     host: str = Field("0.0.0.0", description="HOST")
     port: int = Field(8000, description="PORT")
     access_log: bool = Field(False, description="ENV_ACCESS_LOG: log every request (off: at hundreds of steps a second the log costs the event loop ~6%)")
+    replica: str = Field(
+        "", pattern=r"^([a-z0-9][a-z0-9-]{0,31})?$",
+        description="ENV_REPLICA: this replica's name behind a balancer; HTTP episode ids start with it (`r1.<uuid>`) so the balancer routes on it",
+    )
+    drain_seconds: float = Field(30.0, ge=0, description="ENV_DRAIN_SECONDS: after SIGTERM, how long open sessions may go on before the replica stops")
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -26,5 +31,7 @@ class Settings(BaseModel):
             "host": "HOST",
             "port": "PORT",
             "access_log": "ENV_ACCESS_LOG",
+            "replica": "ENV_REPLICA",
+            "drain_seconds": "ENV_DRAIN_SECONDS",
         }
         return cls(**{field: os.environ[var] for field, var in names.items() if os.environ.get(var)})

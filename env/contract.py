@@ -48,6 +48,11 @@ class Playable(Protocol):
     episode_id: str
     done: bool
 
+    @property
+    def family(self) -> str:
+        """The task's family (what /metrics counts sessions and steps by)."""
+        ...
+
     def observe(self, reward: float, parts: dict[str, float]) -> DebugObservation: ...
 
     def step(self, action: DebugAction) -> DebugObservation: ...

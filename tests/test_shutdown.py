@@ -20,7 +20,8 @@ from env.server.local import start_local_server
 @pytest.mark.parametrize("via_uvicorn", [False, True], ids=["python-m-env.server", "uvicorn-env.server.app-app"])
 def test_a_stopped_server_removes_its_scratch_directories(via_uvicorn):
     root = Path(tempfile.mkdtemp(prefix="adbg-test-scratch-", dir=scratch_root()))  # this server's alone
-    proc, url = start_local_server(via_uvicorn=via_uvicorn, env={"SANDBOX_TMPDIR": str(root)})
+    # ENV_DRAIN_SECONDS=0: the stop itself, not the drain before it (tests/test_replicas.py drains)
+    proc, url = start_local_server(via_uvicorn=via_uvicorn, env={"SANDBOX_TMPDIR": str(root), "ENV_DRAIN_SECONDS": "0"})
     try:
         for task in ("repo-cache-stale", "proc-easy-test-0"):
             assert httpx.post(f"{url}/reset", json={"task_id": task, "seed": 1}, timeout=60).status_code == 200

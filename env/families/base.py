@@ -240,6 +240,10 @@ class Episode(ABC):
             info["rewards_note"] = self.unpaid()
         return info
 
+    @property
+    def family(self) -> str:
+        return self.task.family
+
     def state(self) -> DebugState:
         return DebugState(
             episode_id=self.episode_id,

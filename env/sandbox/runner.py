@@ -22,7 +22,10 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
+import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +37,23 @@ from env.sandbox.limits import Limits
 from env.sandbox.readable import debug_paths, run_paths, site_paths
 from env.sandbox.zygote import Zygote, ZygoteChild, ZygoteError
 from env.scratch import scratch_root
+
+_OBSERVERS: list[weakref.WeakMethod[Callable[[float], None]]] = []
+_OBSERVERS_LOCK = threading.Lock()
+
+
+def observe_runs(method: Callable[[float], None]) -> None:
+    """Call ``method`` (a bound method, held weakly: its object may go) with each finished run's wall seconds."""
+    with _OBSERVERS_LOCK:
+        _OBSERVERS[:] = [ref for ref in _OBSERVERS if ref() is not None]
+        _OBSERVERS.append(weakref.WeakMethod(method))  # type: ignore[arg-type]
+
+
+def _run_finished(seconds: float) -> None:
+    for ref in list(_OBSERVERS):
+        method = ref()
+        if method is not None:
+            method(seconds)
 
 
 class RunAborted(Exception):
@@ -416,6 +436,7 @@ class SandboxRun:
         else:
             self._child.forget()  # it answered everything; its exit status (SIGKILL) says nothing
         self.result.duration_ms = (time.monotonic() - self._started) * 1000
+        _run_finished(self.result.duration_ms / 1000)
         self.result.output, self.result.output_truncated = self._read_output()
         for fd in (self._req_w, self._resp_r, self._out_fd):
             os.close(fd)

@@ -11,7 +11,7 @@ import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from fastapi import Cookie, FastAPI, HTTPException
+from fastapi import Cookie, FastAPI, HTTPException, Response
 from openenv.core.env_server.http_server import create_app
 from openenv.core.env_server.types import ConcurrencyConfig
 
@@ -25,6 +25,8 @@ from env.runtime import Runtime
 from env.server.environment import DebugEnvironment
 from env.server.episodes import EpisodeNotFound, EpisodeStore
 from env.server.guard import RequestGuard
+from env.server.metrics import CONTENT_TYPE, ServerMetrics
+from env.server.replica import Replica
 
 if TYPE_CHECKING:
     import gradio as gr
@@ -52,7 +54,9 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None, 
     settings = settings or Settings.from_env()
     runtime = runtime or Runtime.from_env(TaskRegistry.from_env())
     store = EpisodeStore(settings.http_episodes, settings.session_timeout_s)
-    factory = functools.partial(DebugEnvironment, runtime=runtime, store=store)
+    replica = Replica(settings.replica, settings.drain_seconds)
+    metrics = ServerMetrics(replica, store, settings)
+    factory = functools.partial(DebugEnvironment, runtime=runtime, store=store, replica=replica, metrics=metrics)
     app = create_app(
         factory,
         DebugAction,
@@ -68,14 +72,19 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None, 
     )
     app.version = VERSION
     app.state.runtime, app.state.store, app.state.settings = runtime, store, settings
+    app.state.replica, app.state.metrics = replica, metrics
     # The library's /health only says "healthy"; ours also reports the sandbox's isolation.
     app.router.routes = [r for r in app.router.routes if getattr(r, "path", None) != "/health"]
 
-    @app.get("/health", tags=["Health"], summary="Health check and isolation layers")
-    async def health() -> dict[str, Any]:
+    @app.get("/health", tags=["Health"], summary="Health check and isolation layers (503 while the replica drains)")
+    async def health(response: Response) -> dict[str, Any]:
         iso = runtime.isolation
+        if replica.draining:  # a balancer's health check then sends new sessions elsewhere
+            response.status_code = 503
         return {
-            "status": "healthy",
+            "status": "draining" if replica.draining else "healthy",
+            "replica": replica.name,
+            "unfinished_episodes": unfinished(replica, store),
             "environment": ENV_NAME,
             "version": VERSION,
             "isolation": {
@@ -92,6 +101,10 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None, 
             "secret_generated": runtime.secret.generated,
         }
 
+    @app.get("/metrics", tags=["Health"], summary="Prometheus metrics: sessions by family, steps, sandbox latency, capacity, draining")
+    async def prometheus_metrics() -> Response:
+        return Response(content=metrics.render(), media_type=CONTENT_TYPE)
+
     # The library's /state serves a throw-away environment; ours finds the episode as /step does.
     app.router.routes = [r for r in app.router.routes if getattr(r, "path", None) != "/state"]
 
@@ -101,7 +114,7 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None, 
         try:
             return store.find(episode_id, adbg_episode).state()
         except EpisodeNotFound as exc:
-            raise HTTPException(status_code=404, detail=str(exc)) from None
+            raise HTTPException(status_code=404, detail=replica.lost(episode_id or adbg_episode or "") or str(exc)) from None
 
     @app.get("/tasks", tags=["Environment Info"], summary="Every task with its limits (and a repository task's tools)")
     async def tasks() -> list[dict[str, Any]]:
@@ -123,7 +136,8 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None, 
             "description": DebugEnvironment(runtime).get_metadata().description,
             "endpoints": {
                 "GET /": "this overview",
-                "GET /health": "health and the sandbox's active isolation layers",
+                "GET /health": "health and the sandbox's active isolation layers (503 while the replica drains)",
+                "GET /metrics": "Prometheus metrics (sessions by family, steps, submissions, sandbox run latency, capacity, draining)",
                 "GET /tasks": "tasks with difficulty, limits and test counts",
                 "POST /reset": 'start an episode: {"task_id": "easy", "seed": 1}; the observation carries episode_id',
                 "POST /step": 'act: {"action": {...}, "episode_id": "..."} (without episode_id: the episode the adbg_episode '
@@ -149,6 +163,11 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None, 
 
     app.add_middleware(RequestGuard, max_body_bytes=settings.max_body_bytes)
     return app
+
+
+def unfinished(replica: Replica, store: EpisodeStore) -> int:
+    """Episodes still being played here (WebSocket sessions' and HTTP ones): what a drain waits for."""
+    return sum(1 for e in [*replica.session_episodes(), *store.open_episodes()] if not e.done)
 
 
 def _no_web_ui(*_library_args: object) -> NoReturn:

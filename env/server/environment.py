@@ -29,6 +29,8 @@ from env.families.registry import FAMILIES, TaskRegistry, UnknownTask
 from env.models import DebugAction, DebugObservation, DebugState
 from env.runtime import Runtime
 from env.server.episodes import EpisodeIdInUse, EpisodeNotFound, EpisodeStore, StoreFull
+from env.server.metrics import ServerMetrics
+from env.server.replica import Replica
 from env.server.transport import HTTP_REQUEST
 
 R = TypeVar("R")
@@ -36,6 +38,7 @@ Ts = TypeVarTuple("Ts")
 
 DEFAULT_TASK = "easy"
 SPLIT = "test"  # every bundled task is an evaluation task
+SUBMISSIONS = ("submit_fix", "submit")  # the action types that submit (classic, repository and procedural tasks)
 
 
 @functools.cache
@@ -51,11 +54,20 @@ def _error_observation(message: str) -> DebugObservation:
 class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
     SUPPORTS_CONCURRENT_SESSIONS = True
 
-    def __init__(self, runtime: Runtime | None = None, store: EpisodeStore | None = None):
+    def __init__(
+        self, runtime: Runtime | None = None, store: EpisodeStore | None = None, replica: Replica | None = None, metrics: ServerMetrics | None = None
+    ):
         super().__init__()
         self._runtime = runtime or default_runtime()
         self._store = store
+        self._replica = replica or Replica()
+        self._metrics = metrics
         self._episode: Playable | None = None
+
+    @property
+    def episode(self) -> Playable | None:
+        """This environment's own episode (in process, over WebSocket)."""
+        return self._episode
 
     # -- OpenEnv's task discovery API (GET /{env}/splits, POST /{env}/tasks ...) -----------------
 
@@ -106,7 +118,7 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
             interface = family.interface(options.get("profile"), options.get("edit_gate"), options.get("aliases"))
         except (ValueError, ValidationError) as exc:
             return _error_observation(f"reset: {exc}")
-        return family.episode(self._runtime, task, seed, episode_id or str(uuid.uuid4()), interface)
+        return family.episode(self._runtime, task, seed, self._replica.tag(episode_id or str(uuid.uuid4())), interface)
 
     def reset(
         self, seed: int | None = None, episode_id: str | None = None, task_id: str | None = None, index: int | None = None, **options: Any
@@ -121,6 +133,20 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
         obs = episode.observe(0.0, {})
         # a run records it, so a resumed run or a replay on a server with another secret says so
         obs.info["secret_fingerprint"] = self._runtime.secret.fingerprint
+        if self._replica.name:
+            obs.info["replica"] = self._replica.name
+        return obs
+
+    def _refused(self, reason: str, message: str) -> DebugObservation:
+        if self._metrics is not None:
+            self._metrics.refused(reason)
+        return _error_observation(message)
+
+    def _stepped(self, episode: Playable, action: DebugAction, obs: DebugObservation) -> DebugObservation:
+        if self._metrics is not None:
+            self._metrics.step(episode.family, action.action_type in SUBMISSIONS)
+        if self._replica.draining and not obs.done:
+            obs.info["replica_going_away"] = self._replica.going_away()
         return obs
 
     def step(self, action: DebugAction, timeout_s: float | None = None, **kwargs: Any) -> DebugObservation:
@@ -146,6 +172,8 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
     async def reset_async(
         self, seed: int | None = None, episode_id: str | None = None, task_id: str | None = None, index: int | None = None, **options: Any
     ) -> DebugObservation:
+        if self._replica.draining:
+            return self._refused("draining", self._replica.refusal())
         made = await self._offload(self._new_episode, seed, episode_id, task_id, index, options)
         if isinstance(made, DebugObservation):
             return made
@@ -155,8 +183,12 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
                 self._store.add(made)
             except (StoreFull, EpisodeIdInUse) as exc:
                 await self._offload(made.close)  # a repository episode removes its workspace
-                return _error_observation(str(exc))
+                return self._refused("http_episodes_full" if isinstance(exc, StoreFull) else "episode_id_in_use", str(exc))
             request.started = made.episode_id
+        else:
+            self._replica.sessions.add(self)  # a WebSocket session: counted until it closes
+        if self._episode is not None and self._episode is not made:
+            await self._offload(self._episode.close)  # a second reset on one connection ends the first episode
         self._episode = made
         return self._first_observation(made)
 
@@ -169,16 +201,19 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
             try:
                 episode = self._store.find(episode_id, request.cookie_episode)
             except EpisodeNotFound as exc:
-                return _error_observation(str(exc))
+                named = episode_id or request.cookie_episode or ""
+                return self._refused("unknown_episode", self._replica.lost(named) or str(exc))
         if episode is None:
             return _error_observation("no episode is running; send a reset first")
-        return await self._offload(episode.step, action)
+        obs = await self._offload(episode.step, action)
+        return self._stepped(episode, action, obs)
 
     def close(self) -> None:
         # A WebSocket session's own episode ends with it; HTTP episodes live in the store.
         if self._episode is not None and (self._store is None or self._store.get(self._episode.episode_id) is not self._episode):
             self._episode.close()
         self._episode = None
+        self._replica.sessions.discard(self)
 
     def get_metadata(self) -> EnvironmentMetadata:
         return EnvironmentMetadata(

@@ -119,6 +119,11 @@ class EpisodeStore:
             raise EpisodeNotFound("no HTTP episode is running; call POST /reset first")
         return found
 
+    def open_episodes(self) -> list[Playable]:
+        """The episodes kept now (for /metrics), oldest first."""
+        with self._lock:
+            return list(self._episodes.values())
+
     def __len__(self) -> int:
         with self._lock:
             return len(self._episodes)

@@ -1,9 +1,14 @@
 """The server as it is started: the app with the demo mounted at /web, and its entry point.
 
     uvicorn env.server.main:app --port 8000     # as openenv.yaml says
-    python -m env.server                         # the same, with the settings' host and port
+    python -m env.server                         # the same, with the settings' host and port, and draining on SIGTERM
 
 This module wires the pieces (``build_app`` takes its web UI as an argument); nothing imports it.
+
+SIGTERM (what Kubernetes, Compose and a balancer's orchestration send) drains: /health answers 503 so the balancer
+sends new sessions elsewhere, resets are refused with a message, open episodes go on with a notice of the deadline
+(ENV_DRAIN_SECONDS), and the server stops when none is left unfinished or at the deadline. A second SIGTERM, or
+SIGINT, stops it at once.
 """
 
 from __future__ import annotations
@@ -11,13 +16,20 @@ from __future__ import annotations
 import functools
 import gc
 import logging
+import signal
+import threading
+import time
+from types import FrameType
 
+import uvicorn
 from fastapi import FastAPI
 
 from env.config import Settings
 from env.demo.launch import server_builder
-from env.server.app import build_app
+from env.server.app import build_app, unfinished
 from env.server.signals import exit_cleanly_on_sigterm
+
+log = logging.getLogger("env.server")
 
 
 @functools.cache
@@ -34,9 +46,29 @@ def __getattr__(name: str) -> FastAPI:
     raise AttributeError(name)
 
 
-def main() -> None:
-    import uvicorn
+class DrainingServer(uvicorn.Server):
+    """Uvicorn's server, whose first SIGTERM drains the app's replica before shutting down."""
 
+    def __init__(self, config: uvicorn.Config, app: FastAPI):
+        super().__init__(config)
+        self.replica, self.store = app.state.replica, app.state.store
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        if sig == signal.SIGTERM and not self.replica.draining and self.replica.drain_seconds > 0:
+            self.replica.drain()
+            log.info("SIGTERM: draining for up to %.0f s (%d unfinished episodes)", self.replica.drain_seconds, unfinished(self.replica, self.store))
+            threading.Thread(target=self._stop_when_drained, name="adbg-drain", daemon=True).start()
+            return
+        super().handle_exit(sig, frame)
+
+    def _stop_when_drained(self) -> None:
+        while self.replica.seconds_left() > 0 and unfinished(self.replica, self.store) > 0:
+            time.sleep(0.2)
+        log.info("drained (%d unfinished episodes left): stopping", unfinished(self.replica, self.store))
+        self.should_exit = True
+
+
+def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     settings = Settings.from_env()
     app = build_app(settings=settings, web_ui=server_builder)
@@ -45,4 +77,5 @@ def main() -> None:
     gc.collect()
     gc.freeze()
     exit_cleanly_on_sigterm()
-    uvicorn.run(app, host=settings.host, port=settings.port, ws_max_size=settings.max_body_bytes, access_log=settings.access_log)
+    config = uvicorn.Config(app, host=settings.host, port=settings.port, ws_max_size=settings.max_body_bytes, access_log=settings.access_log)
+    DrainingServer(config, app).run()
