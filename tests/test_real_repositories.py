@@ -145,8 +145,13 @@ def synthesized(isolation: Isolation, tmp_path_factory: pytest.TempPathFactory) 
     kept_first = {p.name: (p / "task.json").read_text() for p in out.iterdir() if (p / "task.json").is_file()}
     orphan = out / "parse-1.20.2-orphan"  # a task folder moved into place by a run stopped before its decision was written
     shutil.copytree(next(p for p in out.iterdir() if (p / "task.json").is_file()), orphan)
+    bundled = Path(__file__).resolve().parents[1] / "tasks" / "repo" / "repo-slice-window"
+    shutil.copytree(bundled, out / "repo-slice-window")  # someone else's task in the same folder: never touched
+    with (out / ".synthesis" / "runs.jsonl").open("a") as handle:
+        handle.write('{"seconds": 1')  # a line cut by a stop mid-write
     summary = Synthesis(lib, out, runs=3, seed=0, log=lines.append, sandbox=synthesis.sandbox).run(10)  # ... goes on
-    assert not orphan.exists()
+    assert not orphan.exists() and (out / "repo-slice-window" / "task.json").read_text() == (bundled / "task.json").read_text()
+    assert summary.seconds > 0
     assert summary.valid == 10 and summary.tried >= 10
     ledger = [json.loads(line)["key"] for line in (out / ".synthesis" / "ledger.jsonl").read_text().splitlines()]
     assert ledger[: len(decided)] == decided and len(set(ledger)) == len(ledger)  # nothing decided twice
@@ -159,7 +164,7 @@ def synthesized(isolation: Isolation, tmp_path_factory: pytest.TempPathFactory) 
 def test_synthesis_writes_ten_valid_distinct_tasks_from_a_real_library(synthesized: tuple[Synthesis, Path]):
     synthesis, out = synthesized
     tasks = synthesis.tasks()
-    assert len(tasks) == 10
+    assert len(tasks) == 10 and "repo-slice-window" not in {t.id for t in tasks}
     assert len({frozenset(t.fail_to_pass) for t in tasks}) == 10  # deduplicated by failing-test signature
     lib = synthesis.lib
     for task in tasks:
@@ -172,6 +177,9 @@ def test_synthesis_writes_ten_valid_distinct_tasks_from_a_real_library(synthesiz
         assert changed == [task.suspect[0].file]
         fixed_lines = set(lib.files[changed[0]].splitlines()) - set(task.files[changed[0]].splitlines())
         assert not any(line.strip() and line.strip() in task.problem_statement for line in fixed_lines)  # never the fix
+        planted = set(task.files[changed[0]].splitlines()) - set(lib.files[changed[0]].splitlines())
+        assert not any(len(line.strip()) > 8 and line.strip() in task.problem_statement for line in planted)  # nor where it is
+        assert task.name.startswith("parse 1.20.2: ") and task.tags == ["synthesized", "parse"]  # nothing naming the bug
         assert all(t.split("[")[0].split("::")[-1] in task.problem_statement for t in task.fail_to_pass[:8])
         assert task.difficulty in ("easy", "medium", "hard") and task.difficulty_basis["fail_to_pass"] == len(task.fail_to_pass)
         assert task.synthesis["pypi"] == LIBRARY

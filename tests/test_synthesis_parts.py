@@ -14,12 +14,12 @@ import pytest
 from env.graders.mechanisms import MECHANISMS
 from env.project import load_repo_task
 from env.tasks.difficulty import Difficulty, call_distance
-from env.tasks.importer import ImportError_, setup_requirements
+from env.tasks.importer import ImportError_, Instance, pypi_release, setup_requirements
 from env.tasks.mechanism import infer_mechanisms
 from env.tasks.mutate import OPERATORS, mutants
 from env.tasks.sdist import parse_pin
 from env.tasks.statement import keep_test_frames, problem_statement
-from env.verdict.outcome import RepoVerdict
+from env.verdict.outcome import RepoVerdict, parse_records
 
 SOURCE = '''"""A module with one of everything the operators mutate."""
 
@@ -153,14 +153,17 @@ def test_requirements_come_from_the_environment_setup_commit_pins_only(tmp_path:
         return subprocess.run(["git", "-C", str(tmp_path), *args], capture_output=True, text=True, check=True).stdout.strip()
 
     git("init", "-q")
-    (tmp_path / "requirements-test.txt").write_text("# tests\npytest-mock==3.14.0\nhypothesis>=6\n-r base.txt\n")
+    (tmp_path / "requirements-test.txt").write_text("# tests\npytest-mock==3.14.0\nhypothesis>=6\n-r base.txt\nSphinx==8.0.0  # docs\n")
     (tmp_path / "requirements").mkdir()
     (tmp_path / "requirements" / "docs.txt").write_text("sphinx==7.4.7 ; python_version >= '3.9'\n")
     git("add", "-A")
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "setup")
     commit = git("rev-parse", "HEAD")
     pins, skipped = setup_requirements(tmp_path, commit)
-    assert pins == ["pytest-mock==3.14.0", "sphinx==7.4.7"]
+    assert pins == ["pytest-mock==3.14.0", "Sphinx==8.0.0"]  # one pin a distribution: the first file's (sorted)
+    (tmp_path / "requirements-test.txt").write_text("pytest-mock==3.14.0\n")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "one pin less")
+    assert setup_requirements(tmp_path, git("rev-parse", "HEAD"))[0] == ["pytest-mock==3.14.0", "sphinx==7.4.7; python_version >= '3.9'"]
     assert skipped == ["requirements-test.txt: hypothesis>=6", "requirements-test.txt: -r base.txt"]
     with pytest.raises(ImportError_, match="is not in"):
         setup_requirements(tmp_path, "0" * 40)
@@ -185,3 +188,64 @@ def test_the_heuristic_agent_s_outcome_is_recorded_as_a_difficulty_signal(isolat
     assert task.difficulty_basis == {"fail_to_pass": 6, "call_distance": 1, "heuristic_solved": True}
     assert task.difficulty == "easy"
     assert (tmp_path / "steps" / "repo-pagination-off-by-one.jsonl").read_text().count("\n") >= 2  # the episode's steps, kept
+
+
+def test_positions_hold_after_a_form_feed_and_a_lone_statement_keeps_its_tabs():
+    source = "\x0c\ndef f(x):\n\ty = x + 1\n\treturn y\n\n\ndef g(items, n):\n\tif n:\n\t\treturn items[n if n > 0 else 0:]\n\treturn items\n"
+    found = mutants(source, "f.py")
+    dropped = [m for m in found if m.operator == "drop_statement" and m.function == "f"]
+    assert [_diff(source, m.source) for m in dropped] == [["-\ty = x + 1"]]
+    lone = [m for m in found if m.operator == "drop_return" and m.function == "g" and m.start == 9]
+    assert [_diff(source, m.source) for m in lone] == [["-\t\treturn items[n if n > 0 else 0:]", "+\t\tpass"]]
+    sliced = sorted(_diff(source, m.source)[1] for m in found if m.operator == "slice_off_by_one")
+    assert sliced == ["+\t\treturn items[(n if n > 0 else 0) + 1:]", "+\t\treturn items[(n if n > 0 else 0) - 1:]"]
+
+
+def test_two_edits_giving_one_file_are_one_candidate():
+    source = "def f(a):\n    a.append(1)\n    a.append(1)\n    return a\n"
+    dropped = [m for m in mutants(source, "f.py") if m.operator == "drop_statement"]
+    assert len(dropped) == 1 and len({m.key for m in mutants(source, "f.py")}) == len(mutants(source, "f.py"))
+
+
+def test_a_coverage_record_is_read_only_when_asked_for_and_only_when_well_formed():
+    good = json.dumps({"coverage": {"tests": ["t.py::a", "t.py::b"], "lines": {"m.py": {"3": [0, 1], "4": [1]}}}})
+    assert parse_records(good, coverage=True).covered == {"m.py": {3: ["t.py::a", "t.py::b"], 4: ["t.py::b"]}}
+    assert parse_records(good).covered == {}  # a grading run never takes one, whatever the project prints
+    for forged in ({"tests": "x", "lines": {}}, {"tests": ["a"], "lines": {"m.py": {"x": [0]}}}, {"tests": ["a"], "lines": {"m.py": 7}},
+                   {"tests": ["a"], "lines": {"m.py": {"3": [5, -1, "0"]}}}, ["not", "a", "record"]):  # fmt: skip
+        verdict = parse_records(json.dumps({"coverage": forged}), coverage=True)
+        assert verdict.covered in ({}, {"m.py": {3: []}})
+
+
+def test_a_release_that_is_not_the_instance_s_version_is_refused():
+    instance = Instance.model_validate({"instance_id": "x", "patch": "", "problem_statement": "p", "FAIL_TO_PASS": '["t.py::a"]', "version": 1.2})
+    assert instance.version == "1.2" and pypi_release("parse==1.2.3", instance) == ("parse", "1.2.3")
+    with pytest.raises(ImportError_, match=r"--pypi parse==1.3.0 is not the instance's version '1.2'"):
+        pypi_release("parse==1.3.0", instance)
+    assert pypi_release("parse", instance) == ("parse", "1.2")
+    shapes = Instance.model_validate({"instance_id": "y", "patch": "", "problem_statement": "p", "FAIL_TO_PASS": ["t.py::a"],
+                                      "PASS_TO_PASS": None, "environment_setup_commit": None, "requirements": "six==1.16.0"})  # fmt: skip
+    assert (shapes.pass_to_pass, shapes.environment_setup_commit, shapes.requirements) == ([], "", ["six==1.16.0"])
+
+
+def test_one_bad_instance_does_not_stop_the_others(tmp_path: Path, capsys):
+    from env.tasks.__main__ import main as tasks_cli
+
+    rows = [{"instance_id": "no-patch", "problem_statement": "p", "FAIL_TO_PASS": "[]"}, {"instance_id": "no-clone", "patch": "", "problem_statement": "p",
+            "FAIL_TO_PASS": '["t.py::a"]', "base_commit": "abc1234"}]  # fmt: skip
+    (tmp_path / "rows.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    assert tasks_cli(["import-swebench", str(tmp_path / "rows.jsonl"), "--repo", str(tmp_path), "--out", str(tmp_path / "out")]) == 1
+    said = capsys.readouterr().out
+    assert "skipped no-patch: 1 validation error for Instance\npatch\n  Field required" in said
+    assert f"skipped no-clone: no-clone: no git clone at {tmp_path} or {tmp_path / 'no-clone'}" in said
+
+
+def test_a_synthesis_folder_belongs_to_one_library(tmp_path: Path, runtime):
+    from env.tasks.synthesize import Library, Synthesis, SynthesisError
+
+    one = Library("one", "1.0", {"one.py": "def f():\n    return 1\n", "test_one.py": "from one import f\n"}, tests=["test_one.py"])
+    Synthesis(one, tmp_path, sandbox=runtime.sandbox)
+    Synthesis(one, tmp_path, sandbox=runtime.sandbox)  # the same library again: resumes
+    other = Library("two", "1.0", one.files, tests=["test_one.py"])
+    with pytest.raises(SynthesisError, match=r"holds the synthesis of one-1.0 .*synthesize two-1.0 with these into another --out"):
+        Synthesis(other, tmp_path, sandbox=runtime.sandbox)

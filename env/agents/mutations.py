@@ -28,9 +28,10 @@ class Mutation:
 
 
 def _offsets(source: str) -> list[int]:
+    # Lines as the parser counts them: str.splitlines would also split at a form feed or U+2028.
     starts, total = [0], 0
-    for line in source.splitlines(keepends=True):
-        total += len(line.encode("utf-8"))
+    for line in source.encode("utf-8").splitlines(keepends=True):
+        total += len(line)
         starts.append(total)
     return starts
 

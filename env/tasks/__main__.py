@@ -23,7 +23,7 @@ from env.runtime import Runtime
 from env.sandbox.isolation import probe_isolation
 from env.sandbox.limits import Limits
 from env.sandbox.runner import Sandbox
-from env.tasks.importer import ImportError_, import_instance, read_instances
+from env.tasks.importer import ImportError_, Instance, import_instance, read_instances
 from env.tasks.placement import Placement, place
 from env.tasks.predictions import evaluate, read_predictions
 from env.tasks.sdist import SdistError
@@ -65,14 +65,16 @@ def cmd_import(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     failures = 0
-    for instance in read_instances(Path(args.instances)):
+    for row in read_instances(Path(args.instances)):
+        name = str(row.get("instance_id", "?"))
         try:
+            instance = Instance.model_validate(row)
             folder = import_instance(instance, Path(args.repo) if args.repo else None, out, smith=args.smith, environment=environment,
                                      pypi=args.pypi, requirements=args.requires)  # fmt: skip
             print(f"imported {instance.instance_id} -> {folder}")
         except (ImportError_, SdistError, ValueError) as exc:
             failures += 1
-            print(f"skipped {instance.instance_id}: {exc}")
+            print(f"skipped {name}: {exc}")
     print(f"next: python -m env.tasks validate {out}")
     return 1 if failures else 0
 

@@ -26,6 +26,7 @@ import re
 import shutil
 import subprocess
 import tarfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -62,21 +63,30 @@ class Instance(BaseModel):
     fail_to_pass: list[str] = Field(alias="FAIL_TO_PASS")
     pass_to_pass: list[str] = Field(default_factory=list, alias="PASS_TO_PASS")
 
-    @field_validator("fail_to_pass", "pass_to_pass", mode="before")
+    @field_validator("fail_to_pass", "pass_to_pass", "requirements", mode="before")
     @classmethod
     def _json_list(cls, value: Any) -> Any:
-        return json.loads(value) if isinstance(value, str) else value
+        if value is None:
+            return []
+        return json.loads(value) if isinstance(value, str) and value.lstrip().startswith("[") else [value] if isinstance(value, str) else value
+
+    @field_validator("version", "environment_setup_commit", "base_commit", "test_patch", "hints_text", mode="before")
+    @classmethod
+    def _text(cls, value: Any) -> Any:
+        # SWE-bench dumps hold `version` as a number in places (3.0) and absent commits as null
+        return "" if value is None else str(value) if isinstance(value, (int, float)) else value
 
 
-def read_instances(path: Path) -> list[Instance]:
-    """A JSON list, one JSON object, or JSON lines."""
+def read_instances(path: Path) -> list[dict[str, Any]]:
+    """A JSON list, one JSON object, or JSON lines: the raw rows (each is validated on its own, so one bad row
+    does not stop the others)."""
     text = path.read_text(encoding="utf-8")
     try:
         data = json.loads(text)
         items = data if isinstance(data, list) else [data]
     except ValueError:
         items = [json.loads(line) for line in text.splitlines() if line.strip()]
-    return [Instance.model_validate(item) for item in items]
+    return [item if isinstance(item, dict) else {"instance_id": str(item)} for item in items]
 
 
 def _clone_for(instance: Instance, repo: Path) -> Path:
@@ -112,7 +122,7 @@ def snapshot(clone: Path, commit: str) -> Files:
 
 
 _REQUIREMENT_FILE = re.compile(r"(^|/)([\w.-]*requirements[\w.-]*\.txt|requirements/[\w.-]+\.txt)$")
-_EXACT_PIN = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[\w,.-]+\])?)\s*==\s*([\w.+!-]+)\s*(?:;.*)?(?:#.*)?$")
+_EXACT_PIN = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[\w,.-]+\])?)\s*==\s*([\w.+!-]+)\s*(?:;[^#]*)?(?:#.*)?$")
 
 
 def setup_requirements(clone: Path, commit: str) -> tuple[list[str], list[str]]:
@@ -124,6 +134,7 @@ def setup_requirements(clone: Path, commit: str) -> tuple[list[str], list[str]]:
     if listed.returncode != 0:
         raise ImportError_(f"environment_setup_commit {commit} is not in {clone}: {listed.stderr.strip()}")
     pins: list[str] = []
+    names: set[str] = set()
     skipped: list[str] = []
     for path in sorted(p for p in listed.stdout.splitlines() if _REQUIREMENT_FILE.search(p) and "/" not in p.removeprefix("requirements/")):
         shown = subprocess.run(["git", "-C", str(clone), "show", f"{commit}:{path}"], capture_output=True, text=True, check=False)
@@ -132,19 +143,24 @@ def setup_requirements(clone: Path, commit: str) -> tuple[list[str], list[str]]:
             if not line or line.startswith("#"):
                 continue
             found = _EXACT_PIN.match(line)
-            if found:
-                pin = f"{found.group(1)}=={found.group(2)}"
-                if pin not in pins:
-                    pins.append(pin)
-            else:
+            name = re.sub(r"[-_.]+", "-", found.group(1).split("[")[0]).lower() if found else ""
+            if found and name not in names:  # one pin per distribution: the first file (sorted) that pins it
+                names.add(name)
+                marker = line.split("#")[0].partition(";")[2].strip()
+                pins.append(f"{found.group(1)}=={found.group(2)}" + (f"; {marker}" if marker else ""))  # uv evaluates markers
+            elif not found:
                 skipped.append(f"{path}: {line}")
     return pins, skipped
 
 
 def pypi_release(pin: str, instance: Instance) -> tuple[str, str]:
-    """``NAME==VERSION``, or ``NAME`` with the instance's own ``version``."""
+    """``NAME==VERSION``, or ``NAME`` with the instance's own ``version`` (then an exact release, as synthesis writes
+    it; SWE-bench's own `version` is a series such as 1.20, which names no sdist: give the release)."""
     if "==" in pin:
-        return sdist.parse_pin(pin)
+        name, version = sdist.parse_pin(pin)
+        if instance.version and version != instance.version and not version.startswith(instance.version + "."):
+            raise ImportError_(f"{instance.instance_id}: --pypi {pin} is not the instance's version {instance.version!r}")
+        return name, version
     if not instance.version:
         raise ImportError_(f"{instance.instance_id}: --pypi {pin} names no version and the instance has no `version`")
     return sdist.parse_pin(f"{pin}=={instance.version}")
@@ -166,6 +182,7 @@ def import_instance(
     environment: dict[str, str] | None = None,
     pypi: str | None = None,
     requirements: list[str] | None = None,
+    say: Callable[[str], None] = print,
 ) -> Path:
     """One task folder from one instance: the snapshot from ``repo`` (a clone) or from the ``pypi`` release."""
     if not _ID.match(instance.instance_id):
@@ -184,8 +201,10 @@ def import_instance(
         clone = _clone_for(instance, repo)
         files = snapshot(clone, instance.base_commit)
         if instance.environment_setup_commit:
-            found, _skipped = setup_requirements(clone, instance.environment_setup_commit)
+            found, skipped = setup_requirements(clone, instance.environment_setup_commit)
             pins += [p for p in found if p not in pins]
+            for line in skipped:
+                say(f"  {instance.instance_id}: not an exact pin, left out of its requirements (add it with --requires): {line}")
     if smith:  # the patch introduces the bug: the task starts from it, the fix undoes it
         buggy = apply_patch(files, instance.patch)
         fixed = files
@@ -215,7 +234,7 @@ def import_instance(
         "PASS_TO_PASS": instance.pass_to_pass,
         "instance_id": instance.instance_id,
         "repo": instance.repo,
-        "base_commit": instance.base_commit,
+        "base_commit": "" if pypi else instance.base_commit,  # a release's sdist is no commit
         "version": version,
         "environment_setup_commit": instance.environment_setup_commit,
         "environment": {**layout, **instance.environment, **(environment or {})},

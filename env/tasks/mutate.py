@@ -62,10 +62,13 @@ class Mutant:
     mechanisms: tuple[str, ...]
 
     @property
+    def digest(self) -> str:
+        """What the project becomes: this file, at this path (two edits giving one file are one mutant)."""
+        return hashlib.sha256(f"{self.path}\0{self.source}".encode()).hexdigest()[:16]
+
+    @property
     def key(self) -> str:
-        """Stable across runs: where, which operator, and what the file becomes."""
-        digest = hashlib.sha256(self.source.encode("utf-8")).hexdigest()[:12]
-        return f"{self.path}:{self.start}:{digest}"
+        return f"{self.path}:{self.digest}"
 
 
 class _Splicer:
@@ -74,9 +77,12 @@ class _Splicer:
     def __init__(self, source: str) -> None:
         self.source = source
         self.data = source.encode("utf-8")
+        # Lines as the parser counts them: bytes split only at \n, \r\n and \r (str.splitlines also splits at a
+        # form feed or U+2028, which would shift every position after one).
+        self.lines = self.data.splitlines(keepends=True)
         self.starts = [0]
-        for line in source.splitlines(keepends=True):
-            self.starts.append(self.starts[-1] + len(line.encode("utf-8")))
+        for line in self.lines:
+            self.starts.append(self.starts[-1] + len(line))
 
     def at(self, line: int, col: int) -> int:
         return self.starts[line - 1] + col
@@ -190,12 +196,12 @@ def _wrong_variable(s: _Splicer, node: ast.AST, locals_: list[str]) -> Iterator[
 
 def _line_block(s: _Splicer, statement: ast.stmt) -> tuple[int, int] | None:
     """The byte span of whole lines a statement occupies alone, or None if it shares a line."""
-    first = s.source.splitlines()[statement.lineno - 1]
+    first = s.lines[statement.lineno - 1]
     if first[: statement.col_offset].strip():
         return None
     last_line = statement.end_lineno or statement.lineno
-    last = s.source.splitlines()[last_line - 1]
-    if last.encode("utf-8")[statement.end_col_offset or 0 :].decode("utf-8", "replace").split("#")[0].strip():
+    last = s.lines[last_line - 1]
+    if last[statement.end_col_offset or 0 :].decode("utf-8", "replace").split("#")[0].strip():
         return None
     return s.at(statement.lineno, 0), s.at(last_line + 1, 0) if last_line < len(s.starts) - 1 else len(s.data)
 
@@ -218,7 +224,7 @@ def _drop_statements(s: _Splicer, node: ast.AST, returns: bool) -> Iterator[Edit
             if len(block) > 1:
                 yield span[0], span[1], "", f"{what} `{text}` was dropped"
             else:  # the block's only statement: it becomes `pass`
-                indent = " " * statement.col_offset
+                indent = s.lines[statement.lineno - 1][: statement.col_offset].decode("utf-8")  # its own spaces or tabs
                 yield span[0], span[1], f"{indent}pass\n", f"{what} `{text}` was dropped"
 
 
@@ -245,8 +251,10 @@ def _slice(s: _Splicer, node: ast.AST) -> Iterator[Edit]:
             if isinstance(bound, ast.Constant) and type(bound.value) is int:
                 yield start, end, str(bound.value + 1), f"the slice bound {text} became {bound.value + 1}"
             elif "\n" not in text:
+                atom = isinstance(bound, (ast.Name, ast.Attribute, ast.Call, ast.Subscript))
+                operand = text if atom else f"({text})"  # `n if c else m` + 1 would move only m
                 for sign in ("+", "-"):
-                    yield start, end, f"{text} {sign} 1", f"the slice bound `{text}` became `{text} {sign} 1`"
+                    yield start, end, f"{operand} {sign} 1", f"the slice bound `{text}` became `{operand} {sign} 1`"
 
 
 def _wrong_exception(s: _Splicer, node: ast.AST) -> Iterator[Edit]:

@@ -32,6 +32,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -56,6 +57,7 @@ from env.verdict.testenv import TestEnv, ensure
 COVERAGE = "coverage==7.10.7"  # measures the baseline's lines per test; only the synthesis run's environment holds it
 _TEST_FILE = re.compile(r"^(test_.*|.*_test)\.py$")  # pytest's default python_files
 _STATE = ".synthesis"
+LOCAL = "local"  # the version of a project given as a folder
 MIN_RUN_SECONDS = 20.0
 HANG_FACTOR = 5.0
 
@@ -80,6 +82,11 @@ class Library:
         return {} if self.source_root == "." else {"PYTHONPATH": self.source_root}
 
     @property
+    def pin(self) -> str:
+        """``name==version`` of a PyPI release; empty for a local folder (nothing to download it from)."""
+        return "" if self.version == LOCAL else f"{self.name}=={self.version}"
+
+    @property
     def slug(self) -> str:
         return re.sub(r"[^A-Za-z0-9._-]+", "-", f"{self.name}-{self.version}")
 
@@ -88,7 +95,7 @@ def load_library(source: str, requirements: list[str] | None = None, tests: list
     """``NAME==VERSION`` (its sdist from PyPI) or a folder holding a project; its test files are pytest's defaults."""
     path = Path(source)
     if path.is_dir():
-        tree, name, version = path, path.resolve().name, "local"
+        tree, name, version = path, path.resolve().name, LOCAL
     else:
         name, version = sdist.parse_pin(source)
         tree = sdist.fetch(name, version)
@@ -118,7 +125,7 @@ class Decision(BaseModel):
     """One line of the ledger: what became of one candidate."""
 
     key: str
-    status: str  # valid | invalid | uncaught | duplicate | uncovered | no-op | hangs | setup
+    status: Literal["valid", "invalid", "uncaught", "duplicate", "uncovered", "no-op", "hangs", "breaks-collection", "setup"]
     task: str = ""
     detail: str = ""
     seconds: float = 0.0
@@ -142,7 +149,8 @@ def _sandbox() -> Sandbox:
     isolation = probe_isolation()
     if not isolation.can_execute:
         raise SynthesisError(f"this host cannot run the verdict: {isolation.reason}")
-    return Sandbox(Limits(wall_seconds=300, cpu_seconds=300), isolation)
+    # The baseline's one reply holds every test's covered lines: a large suite's are megabytes.
+    return Sandbox(Limits(wall_seconds=300, cpu_seconds=300, reply_bytes=64 * 1024 * 1024), isolation)
 
 
 def _library_task(lib: Library, folder: Path, tests: list[str]) -> RepoTask:
@@ -210,6 +218,23 @@ def candidates(lib: Library, base: Baseline, seed: int) -> list[Mutant]:
     return order
 
 
+def _append(path: Path, line: str) -> None:
+    """One JSON line; a line a stop cut short is ended first, so it never swallows this one."""
+    cut = path.is_file() and path.stat().st_size > 0 and not path.read_bytes().endswith(b"\n")
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(("\n" if cut else "") + line + "\n")
+
+
+def _run_seconds(path: Path) -> list[float]:
+    found = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            found.append(float(json.loads(line)["seconds"]))
+        except (ValueError, TypeError, KeyError):
+            continue  # a line cut by a stop mid-write
+    return found
+
+
 def _read_ledger(path: Path) -> list[Decision]:
     if not path.is_file():
         return []
@@ -235,28 +260,40 @@ class Synthesis:
         self.state = self.out / _STATE
         self.state.mkdir(parents=True, exist_ok=True)
         self.ledger = self.state / "ledger.jsonl"
-        self.bounded = self.sandbox  # both remade once the baseline says how long a mutant's run may take
-        self.runtime = Runtime(TaskRegistry([]), self.sandbox, workers=2)
+        self._claim_state()
         self._dumps: dict[str, str] = {}
+
+    def _claim_state(self) -> None:
+        """The state folder belongs to one library, suite and environment: another's baseline would be wrong."""
+        identity = {"library": self.lib.slug, "tests": self.lib.tests, "requirements": self.lib.requirements, "environment": self.lib.environment}
+        path = self.state / "library.json"
+        if path.is_file():
+            recorded = json.loads(path.read_text(encoding="utf-8"))
+            if recorded != identity:
+                raise SynthesisError(
+                    f"{self.out} holds the synthesis of {recorded.get('library')} (its tests or requirements: {recorded}); "
+                    f"synthesize {self.lib.slug} with these into another --out"
+                )
+        else:
+            path.write_text(json.dumps(identity), encoding="utf-8")
 
     def run(self, n: int) -> Summary:
         started = time.monotonic()
         try:
             return self._run(n)
         finally:  # every run's wall time counts, a cut one's included (what a resumed synthesis cost in all)
-            with (self.state / "runs.jsonl").open("a", encoding="utf-8") as handle:
-                handle.write(json.dumps({"seconds": round(time.monotonic() - started, 2)}) + "\n")
+            _append(self.state / "runs.jsonl", json.dumps({"seconds": round(time.monotonic() - started, 2)}))
 
     def _run(self, n: int) -> Summary:
         self._started = time.monotonic()
         base = baseline(self.lib, self.sandbox, self.state)
         limit = base.budget()
-        self.bounded = Sandbox(Limits(wall_seconds=limit, cpu_seconds=int(limit) + 1), self.sandbox.isolation)
-        self.runtime = Runtime(TaskRegistry([]), self.bounded, workers=2)
+        bounded = Sandbox(Limits(wall_seconds=limit, cpu_seconds=int(limit) + 1), self.sandbox.isolation)
+        runtime = Runtime(TaskRegistry([]), bounded, workers=2)
         decisions = _read_ledger(self.ledger)
         decided = {d.key for d in decisions}
         recorded = {d.task for d in decisions if d.status == "valid"}
-        for task in self.tasks():  # a folder moved into place just before a stop, its decision never written
+        for task in self.tasks():  # this synthesis's folder moved into place just before a stop, its decision never written
             if task.folder.name not in recorded:
                 shutil.rmtree(task.folder)
         signatures = {frozenset(t.fail_to_pass): t.id for t in self.tasks()}
@@ -264,23 +301,27 @@ class Synthesis:
         self.log(f"{self.lib.slug}: {len(base.trusted)} trusted tests; {valid} valid task(s) and {len(decided)} candidate(s) decided before")
         env = ensure(self.lib.requirements)
         library = load_repo_task(self.state / "library")
-        for mutant in candidates(self.lib, base, self.seed):
+        order = candidates(self.lib, base, self.seed)
+        if not order:
+            raise SynthesisError(f"{self.lib.slug}: no trusted test executes a line of a function of the project's source: nothing to mutate")
+        for mutant in order:
             if valid >= n:
                 break
             if mutant.key in decided:
                 continue
             started = time.monotonic()
-            decision = self._decide(mutant, base, library, env, signatures)
+            decision = self._decide(mutant, base, library, env, signatures, runtime)
             decision.seconds = round(time.monotonic() - started, 2)
-            with self.ledger.open("a", encoding="utf-8") as handle:
-                handle.write(decision.model_dump_json() + "\n")
+            _append(self.ledger, decision.model_dump_json())
             decisions.append(decision)
             valid += decision.status == "valid"
             self.log(f"  {decision.status:9} {mutant.path}:{mutant.start} {mutant.operator} ({decision.seconds:.1f} s) {decision.task or decision.detail[:120]}")
         self.write_instances()
         return self.summary(decisions, base, time.monotonic() - self._started)
 
-    def _decide(self, mutant: Mutant, base: Baseline, library: RepoTask, env: TestEnv, signatures: dict[frozenset[str], str]) -> Decision:
+    def _decide(
+        self, mutant: Mutant, base: Baseline, library: RepoTask, env: TestEnv, signatures: dict[frozenset[str], str], runtime: Runtime
+    ) -> Decision:
         if mutant.path not in self._dumps:
             self._dumps[mutant.path] = ast.dump(parse(self.lib.files[mutant.path]))
         if not changes_code(mutant.source, self._dumps[mutant.path]):
@@ -289,11 +330,13 @@ class Synthesis:
         if not covering:
             return Decision(key=mutant.key, status="uncovered", detail="no trusted test executes the mutated lines")
         files = {**self.lib.files, mutant.path: mutant.source}
-        screen = run_sandboxed(self.bounded, env, library, files, library.visible_tests, covering)
+        screen = run_sandboxed(runtime.sandbox, env, library, files, library.visible_tests, covering)
         if screen.timed_out:  # an endless loop: each validation run would wait the whole budget, and flakily
-            return Decision(key=mutant.key, status="hangs", detail=f"the covering tests ran past {self.bounded.limits.wall_seconds:g} s")
+            return Decision(key=mutant.key, status="hangs", detail=f"the covering tests ran past {runtime.sandbox.limits.wall_seconds:g} s")
         if screen.error:
             return Decision(key=mutant.key, status="setup", detail=screen.error)
+        if screen.collect_errors:  # a test file no longer imports: the task would fail "collection intact"
+            return Decision(key=mutant.key, status="breaks-collection", detail="; ".join(sorted(screen.collect_errors))[:300])
         failing = sorted(t for t in covering if not f2p_ok(screen.outcomes.get(t, "ERROR")))
         if not failing:
             return Decision(key=mutant.key, status="uncaught", detail=f"the {len(covering)} covering test(s) still pass")
@@ -301,10 +344,10 @@ class Synthesis:
             return Decision(key=mutant.key, status="duplicate", detail=f"fails the same tests as {signatures[frozenset(failing)]}")
         module_tests = {t for tests in base.covered[mutant.path].values() for t in tests}
         passing = sorted(module_tests - set(failing))
-        task_id = f"{self.lib.slug}-{mutant.key.rsplit(':', 1)[1][:10]}"
+        task_id = f"{self.lib.slug}-{mutant.digest[:10]}"
         folder = self.state / "building" / task_id
         task = self._write_task(folder, task_id, mutant, failing, passing, screen)
-        report = validate_task(self.runtime, task, runs=self.runs)
+        report = validate_task(runtime, task, runs=self.runs)
         if not report.ok:
             shutil.rmtree(folder, ignore_errors=True)
             return Decision(key=mutant.key, status="invalid", detail=_problems(report))
@@ -322,10 +365,10 @@ class Synthesis:
         (folder / "gold.patch").write_text(make_patch({mutant.path: mutant.source}, {mutant.path: self.lib.files[mutant.path]}), encoding="utf-8")
         data = {
             "id": task_id,
-            "name": f"{self.lib.name} {self.lib.version}: {mutant.function} ({mutant.operator.replace('_', ' ')})",
+            "name": f"{self.lib.name} {self.lib.version}: {failing[0].split('::')[-1]} fails",  # never where, nor how
             "family": "repo",
             "difficulty": "medium",
-            "tags": ["synthesized", self.lib.name, mutant.operator],
+            "tags": ["synthesized", self.lib.name],  # /tasks publishes tags: the operator would say the mechanism
             "problem_statement": problem_statement(self.lib.name, failing, screen),
             "FAIL_TO_PASS": failing,
             "PASS_TO_PASS": passing,
@@ -334,9 +377,9 @@ class Synthesis:
             "max_steps": 40,
             "instance_id": task_id,
             "repo": self.lib.name,
-            "version": self.lib.version,
+            "version": self.lib.version if self.lib.pin else "",
             "mechanism": list(mutant.mechanisms),
-            "synthesis": {"operator": mutant.operator, "description": mutant.description, "pypi": f"{self.lib.name}=={self.lib.version}"},
+            "synthesis": {"library": self.lib.slug, "operator": mutant.operator, "description": mutant.description, "pypi": self.lib.pin},
         }
         (folder / "task.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
         data["suspect"] = [where.model_dump() for where in load_repo_task(folder).gold_lines]  # in the buggy file's lines
@@ -344,11 +387,13 @@ class Synthesis:
         return load_repo_task(folder)
 
     def tasks(self) -> list[RepoTask]:
-        """The valid tasks written so far (folders next to the state folder)."""
+        """The valid tasks this synthesis wrote so far (other task folders in OUT are not its own: never touched)."""
         found = []
         for folder in sorted(self.out.iterdir()):
             if folder.name != _STATE and (folder / "task.json").is_file():
-                found.append(load_repo_task(folder))
+                task = load_repo_task(folder)
+                if task.synthesis.get("library") == self.lib.slug:
+                    found.append(task)
         return found
 
     def write_instances(self) -> Path:
@@ -366,7 +411,7 @@ class Synthesis:
             by_status[d.status] = by_status.get(d.status, 0) + 1
         valid = by_status.get("valid", 0)
         runs = self.state / "runs.jsonl"
-        before = [json.loads(line)["seconds"] for line in runs.read_text(encoding="utf-8").splitlines() if line.strip()] if runs.is_file() else []
+        before = _run_seconds(runs) if runs.is_file() else []
         seconds = round(sum(before) + this_run, 1)
         result = Summary(library=self.lib.slug, tried=len(decisions), valid=valid, by_status=by_status, seconds=seconds,
                          seconds_per_valid=round(seconds / valid, 1) if valid else None, baseline_seconds=base.seconds)  # fmt: skip
@@ -378,7 +423,7 @@ def instance_of(task: RepoTask, lib: Library) -> dict[str, object]:
     return {
         "instance_id": task.id,
         "repo": lib.name,
-        "version": lib.version,
+        "version": lib.version if lib.pin else "",
         "base_commit": "",
         "patch": make_patch(task.gold_files, task.files),  # the bug, applied to the release (SWE-smith's convention)
         "FAIL_TO_PASS": json.dumps(task.fail_to_pass),

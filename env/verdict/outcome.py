@@ -93,8 +93,23 @@ def resolution(outcomes: Mapping[str, str], fail_to_pass: list[str], pass_to_pas
     return "NO"
 
 
-def parse_records(text: str) -> RepoVerdict:
-    """A run's JSON-lines records (what the test process's Recorder emits) as a verdict."""
+def _covered(record: object) -> dict[str, dict[int, list[str]]]:
+    """A coverage record, checked: it comes from inside the sandbox, so a malformed one is dropped, never trusted."""
+    if not isinstance(record, dict) or not isinstance(record.get("tests"), list) or not isinstance(record.get("lines"), dict):
+        return {}
+    names = record["tests"]
+    try:
+        return {
+            str(path): {int(line): [str(names[i]) for i in ids if type(i) is int and 0 <= i < len(names)] for line, ids in per_line.items()}
+            for path, per_line in record["lines"].items()
+        }
+    except (AttributeError, TypeError, ValueError):
+        return {}
+
+
+def parse_records(text: str, coverage: bool = False) -> RepoVerdict:
+    """A run's JSON-lines records (what the test process's Recorder emits) as a verdict; ``coverage``: keep the
+    coverage record of a run that asked for one (every other run ignores such a record)."""
     verdict = RepoVerdict()
     for line in text.splitlines():
         try:
@@ -111,11 +126,8 @@ def parse_records(text: str) -> RepoVerdict:
         elif "collect_error" in record:
             verdict.collect_errors[record["collect_error"] or "<session>"] = record.get("excerpt", "")
         elif "coverage" in record:
-            names = record["coverage"].get("tests", [])
-            verdict.covered = {
-                path: {int(line): [names[i] for i in ids] for line, ids in per_line.items()}
-                for path, per_line in record["coverage"].get("lines", {}).items()
-            }
+            if coverage:
+                verdict.covered = _covered(record["coverage"])
         elif "fatal" in record:
             verdict.error = record["fatal"]
         elif record.get("done"):

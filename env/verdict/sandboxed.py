@@ -75,7 +75,7 @@ def run_sandboxed(
         problem = str(run.load_error) if run.load_error else run.result.aborted
     finally:
         result = run.finish()
-    verdict = parse_records("\n".join(json.dumps(r) for r in records if isinstance(r, dict)))
+    verdict = parse_records("\n".join(json.dumps(r) for r in records if isinstance(r, dict)), coverage=coverage)
     verdict.output, verdict.output_truncated, verdict.timed_out = result.output, result.output_truncated, result.timed_out
     verdict.aborted = result.aborted
     if problem and not verdict.outcomes:
