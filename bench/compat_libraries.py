@@ -49,7 +49,6 @@ from env.verdict.outcome import parse_records
 from env.verdict.repo_judge import HOST, RepoVerdict, run_tests
 from env.verdict.testenv import TestEnv
 
-DOWNLOAD_SECONDS = 600.0
 PLAIN_SECONDS = 900.0
 NEUTRAL_ARGS = ("-q", "--tb=short", "-W", "ignore::DeprecationWarning", "-p", "no:cacheprovider")  # as the host's
 OK = ("PASSED", "XFAIL")  # what "passes": SWE-bench's FAIL_TO_PASS rule (env.verdict.repo_judge.f2p_ok)
@@ -111,16 +110,13 @@ def fetch_sdist(lib: Library) -> Path:
     return sdist.fetch(lib.name, lib.version)
 
 
-_TEST_FILE = re.compile(r"^(test_.*|.*_test)\.py$")  # pytest's default python_files
-
-
 def suite_files(lib: Library, tree: Path) -> list[str]:
     """The test files of ``lib`` to run, relative to the sdist root (pytest's default naming, minus ``exclude``)."""
     found: set[str] = set()
     for entry in lib.tests:
         path = tree / entry
         candidates = [path] if path.is_file() else list(path.rglob("*.py"))
-        found |= {p.relative_to(tree).as_posix() for p in candidates if _TEST_FILE.match(p.name)}
+        found |= {p.relative_to(tree).as_posix() for p in candidates if sdist.PYTEST_FILE.match(p.name)}
     return sorted(found - set(lib.exclude))
 
 
@@ -135,7 +131,7 @@ def build_task(lib: Library, tree: Path, folder: Path, test_ids: list[str]) -> R
     (nothing here is graded against a fix)."""
     repo = folder / "repo"
     if not repo.exists():
-        shutil.copytree(tree, repo, ignore=shutil.ignore_patterns(".adbg-complete", "__pycache__", "*.pyc"))
+        shutil.copytree(tree, repo, ignore=shutil.ignore_patterns(sdist.COMPLETE, "__pycache__", "*.pyc"))
     (folder / "gold.patch").write_text("", encoding="utf-8")
     data = {
         "id": f"compat-{lib.name}",

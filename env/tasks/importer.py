@@ -33,7 +33,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from env.patches import Files, apply_patch, make_patch
-from env.project import MAX_FILE_BYTES, load_repo_task, read_tree, source_only
+from env.project import MAX_FILE_BYTES, load_repo_task, source_only
 from env.tasks import sdist
 from env.tasks.mechanism import infer_mechanisms
 
@@ -169,9 +169,7 @@ def pypi_release(pin: str, instance: Instance) -> tuple[str, str]:
 def release_files(name: str, version: str) -> tuple[Files, dict[str, str]]:
     """The text files of a release's sdist, and the environment its layout needs (PYTHONPATH=src for a src layout)."""
     tree = sdist.fetch(name, version)
-    files = {p: t for p, t in read_tree(tree).items() if p != ".adbg-complete"}
-    root = sdist.source_root(tree)
-    return files, ({} if root == "." else {"PYTHONPATH": root})
+    return sdist.tree_files(tree), sdist.layout_environment(tree)
 
 
 def import_instance(

@@ -20,9 +20,13 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from env.patches import Files
+from env.project import read_tree
 from env.verdict.testenv import file_lock, user_cache
 
 DOWNLOAD_SECONDS = 600.0
+COMPLETE = ".adbg-complete"  # written last into an extracted tree: the tree is whole
+PYTEST_FILE = re.compile(r"^(test_.*|.*_test)\.py$")  # pytest's default python_files
 _PIN = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*([A-Za-z0-9][A-Za-z0-9.+!_-]*)\s*$")
 
 
@@ -54,10 +58,10 @@ def fetch(name: str, version: str) -> Path:
     pin = f"{name}=={version}"
     cache = sdist_cache()
     tree = cache / "trees" / f"{name}-{version}"
-    if (tree / ".adbg-complete").is_file():
+    if (tree / COMPLETE).is_file():
         return tree
     with file_lock(cache / f"{name}-{version}.lock"):
-        if (tree / ".adbg-complete").is_file():
+        if (tree / COMPLETE).is_file():
             return tree
         archive = _archive(cache / "archives", name, version)
         if archive is None:
@@ -81,13 +85,24 @@ def fetch(name: str, version: str) -> Path:
                 with tarfile.open(archive) as tarred:
                     tarred.extractall(partial, filter="data")
             (top,) = partial.iterdir()  # an sdist holds one folder, NAME-VERSION/
-            (top / ".adbg-complete").write_text(pin)
+            (top / COMPLETE).write_text(pin)
             tree.parent.mkdir(parents=True, exist_ok=True)
             shutil.rmtree(tree, ignore_errors=True)
             top.rename(tree)
         finally:
             shutil.rmtree(partial, ignore_errors=True)
     return tree
+
+
+def tree_files(tree: Path) -> Files:
+    """The text files of a project tree (an extracted sdist or a folder), the cache's own marker left out."""
+    return {p: t for p, t in read_tree(tree).items() if p != COMPLETE}
+
+
+def layout_environment(tree: Path) -> dict[str, str]:
+    """What the tests need to import the project: PYTHONPATH=src for a src layout, nothing otherwise."""
+    root = source_root(tree)
+    return {} if root == "." else {"PYTHONPATH": root}
 
 
 def source_root(tree: Path) -> str:

@@ -38,7 +38,7 @@ from pydantic import BaseModel, Field
 
 from env.families.registry import TaskRegistry
 from env.patches import Files, make_patch
-from env.project import RepoTask, is_test_path, load_repo_task, read_tree, source_only
+from env.project import RepoTask, is_test_path, load_repo_task, source_only
 from env.pyparse import parse
 from env.runtime import Runtime
 from env.sandbox.isolation import probe_isolation
@@ -55,7 +55,6 @@ from env.verdict.sandboxed import run_sandboxed
 from env.verdict.testenv import TestEnv, ensure
 
 COVERAGE = "coverage==7.10.7"  # measures the baseline's lines per test; only the synthesis run's environment holds it
-_TEST_FILE = re.compile(r"^(test_.*|.*_test)\.py$")  # pytest's default python_files
 _STATE = ".synthesis"
 LOCAL = "local"  # the version of a project given as a folder
 MIN_RUN_SECONDS = 20.0
@@ -99,10 +98,9 @@ def load_library(source: str, requirements: list[str] | None = None, tests: list
     else:
         name, version = sdist.parse_pin(source)
         tree = sdist.fetch(name, version)
-    files = {p: t for p, t in read_tree(tree).items() if p != ".adbg-complete"}
-    wanted = tests or [p for p in files if is_test_path(p) and _TEST_FILE.match(p.rsplit("/", 1)[-1])]
-    found = sorted(p for p in files if any(p == t or p.startswith(t.rstrip("/") + "/") for t in wanted) and p.endswith(".py"))
-    found = [p for p in found if _TEST_FILE.match(p.rsplit("/", 1)[-1])]
+    files = sdist.tree_files(tree)
+    wanted = tests or [p for p in files if is_test_path(p)]
+    found = sorted(p for p in files if any(p == t or p.startswith(t.rstrip("/") + "/") for t in wanted) and sdist.PYTEST_FILE.match(p.rsplit("/", 1)[-1]))
     if not found:
         raise SynthesisError(f"{source}: no test files (test_*.py or *_test.py){' under ' + ', '.join(tests) if tests else ''}")
     return Library(name, version, files, sdist.source_root(tree), found, list(requirements or []))
