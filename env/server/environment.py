@@ -38,6 +38,10 @@ Ts = TypeVarTuple("Ts")
 
 DEFAULT_TASK = "easy"
 SPLIT = "test"  # every bundled task is an evaluation task
+NO_EPISODE_ON_CONNECTION = (
+    "no episode is running on this connection; send a reset first. A client that reconnected by itself (its connection "
+    "closed: the replica holding its episode stopped or was killed) starts with none: that episode is lost"
+)
 SUBMISSIONS = ("submit_fix", "submit")  # the action types that submit (classic, repository and procedural tasks)
 
 
@@ -204,7 +208,7 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
                 named = episode_id or request.cookie_episode or ""
                 return self._refused("unknown_episode", self._replica.lost(named) or str(exc))
         if episode is None:
-            return _error_observation("no episode is running; send a reset first")
+            return _error_observation(NO_EPISODE_ON_CONNECTION)
         obs = await self._offload(episode.step, action)
         return self._stepped(episode, action, obs)
 

@@ -3,6 +3,7 @@
     proc, url = start_local_server()      # used by validator.py and the bench scripts
     proc, url = start_local_server(via_uvicorn=True)   # as openenv.yaml starts it: uvicorn env.server.main:app
     proc, url = start_local_demo()        # app.py: the demo's browser test and bench
+    proc, url = start_balancer({"r1": "127.0.0.1:8001", "r2": "127.0.0.1:8002"})   # HAProxy with deploy/haproxy/haproxy.cfg
     ...
     proc.terminate()
 """
@@ -10,6 +11,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -49,3 +51,36 @@ def start_local_server(
 
 def start_local_demo(log_path: str | None = None, timeout_s: float = 120.0) -> tuple[subprocess.Popen[bytes], str]:
     return _start(["app.py"], "/", {"GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_ANALYTICS_ENABLED": "False"}, log_path, timeout_s)
+
+
+HAPROXY_CFG = ROOT / "deploy" / "haproxy" / "haproxy.cfg"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_balancer(replicas: dict[str, str], timeout_s: float = 30.0) -> tuple[subprocess.Popen[bytes], str]:
+    """HAProxy (Debian's) with the deployment's own configuration, on a free loopback port, in front of the replicas
+    ``{"r1": "host:port", "r2": ...}``; ready once a replica answers through it."""
+    haproxy = shutil.which("haproxy") or "/usr/sbin/haproxy"
+    if not Path(haproxy).exists():
+        raise RuntimeError("haproxy is not installed: `make test` installs Debian's (apt-get install haproxy)")
+    port, stats = free_port(), free_port()
+    env = {**os.environ, "ADBG_BIND": f"127.0.0.1:{port}", "ADBG_STATS_BIND": f"127.0.0.1:{stats}", "ADBG_LOG_LEVEL": "err"}
+    env.update({f"ADBG_{name.upper()}": address for name, address in replicas.items()})
+    proc = subprocess.Popen([haproxy, "-W", "-db", "-f", str(HAPROXY_CFG)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            if httpx.get(f"{url}/health", timeout=2).status_code == 200:
+                return proc, url
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    proc.kill()
+    said = proc.stderr.read().decode(errors="replace")[-2000:] if proc.stderr and proc.poll() is not None else ""
+    raise RuntimeError(f"haproxy did not start or reach a replica: {said}")
