@@ -23,23 +23,29 @@ import httpx
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _ready(proc: subprocess.Popen[bytes], url: str, timeout_s: float) -> bool:
+    """Whether ``url`` answered 200 before the process ended or the time ran out (then the process is killed)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            if httpx.get(url, timeout=2).status_code == 200:
+                return True
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)  # still starting (importing Gradio alone takes seconds)
+    proc.kill()
+    return False
+
+
 def _start(args: list[str], ready_path: str, env: dict[str, str], log_path: str | None, timeout_s: float) -> tuple[subprocess.Popen[bytes], str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     args = [a.replace("{port}", str(port)) for a in args]
     log = open(log_path or os.devnull, "w")  # noqa: SIM115 (lives as long as the process)
     proc = subprocess.Popen([sys.executable, *args], cwd=ROOT, env={**os.environ, **env, "PORT": str(port)}, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline and proc.poll() is None:
-        try:
-            if httpx.get(f"{url}{ready_path}", timeout=2).status_code == 200:
-                return proc, url
-        except httpx.HTTPError:
-            time.sleep(0.1)  # still starting (importing Gradio alone takes seconds)
-    proc.kill()
-    raise RuntimeError(f"{' '.join(args)} did not start" + (f"; its log is {log_path}" if log_path else ""))
+    if not _ready(proc, f"{url}{ready_path}", timeout_s):
+        raise RuntimeError(f"{' '.join(args)} did not start" + (f"; its log is {log_path}" if log_path else ""))
+    return proc, url
 
 
 def start_local_server(
@@ -73,14 +79,8 @@ def start_balancer(replicas: dict[str, str], timeout_s: float = 30.0) -> tuple[s
     env.update({f"ADBG_{name.upper()}": address for name, address in replicas.items()})
     proc = subprocess.Popen([haproxy, "-W", "-db", "-f", str(HAPROXY_CFG)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline and proc.poll() is None:
-        try:
-            if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                return proc, url
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    proc.kill()
-    said = proc.stderr.read().decode(errors="replace")[-2000:] if proc.stderr and proc.poll() is not None else ""
-    raise RuntimeError(f"haproxy did not start or reach a replica: {said}")
+    if not _ready(proc, f"{url}/health", timeout_s):
+        proc.wait(timeout=5)
+        said = proc.stderr.read().decode(errors="replace")[-2000:] if proc.stderr else ""
+        raise RuntimeError(f"haproxy did not start or reach a replica: {said}")
+    return proc, url
