@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: serve test bench lock demo browser
+.PHONY: serve test bench lock demo browser haproxy
 
 $(VENV)/.deps: requirements.txt requirements-dev.txt
 	@echo "make: creating $(VENV) and installing the pinned requirements (requirements*.txt); the first time takes a few minutes"
@@ -14,7 +14,7 @@ $(VENV)/.deps: requirements.txt requirements-dev.txt
 serve: $(VENV)/.deps  ## start the server with the built-in tasks on :8000
 	$(PY) -m env.server
 
-test: $(VENV)/.deps browser  ## run the whole test suite
+test: $(VENV)/.deps browser haproxy  ## run the whole test suite
 	$(PY) -m pytest -q --durations=25
 
 demo: $(VENV)/.deps  ## start the Gradio demo on :7860 (the environment runs in-process)
@@ -25,6 +25,12 @@ browser:
 	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || { \
 	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
+
+# The balancer test (tests/test_deploy.py) runs Debian's haproxy (2.6) in front of two replicas on loopback.
+haproxy:
+	@command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || { \
+	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends haproxy >/dev/null; }
 
 bench: $(VENV)/.deps  ## measure latency and throughput (prints figures)
 	$(PY) bench/bench_server.py

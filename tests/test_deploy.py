@@ -13,7 +13,7 @@
   through the balancer, HTTP episodes reaching their replica, and one replica killed.
 
 HAProxy is Debian's package (2.6): ``make haproxy`` installs it (``make test`` does); without it and unable to
-install it, the tests that run it skip and say so.
+install it, the tests that run it fail and say so.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tarfile
 import tempfile
 import threading
 import time
@@ -80,8 +81,8 @@ def wait_for(what: str, check: Callable[[], Any], timeout_s: float, every_s: flo
 
 
 def _find_haproxy() -> str | None:
-    found = os.environ.get("HAPROXY") or shutil.which("haproxy")
-    return found or next((p for p in ("/usr/sbin/haproxy", "/usr/local/sbin/haproxy") if os.access(p, os.X_OK)), None)
+    candidates = (os.environ.get("HAPROXY"), shutil.which("haproxy"), "/usr/sbin/haproxy", "/usr/local/sbin/haproxy")
+    return next((p for p in candidates if p and os.access(p, os.X_OK)), None)
 
 
 @functools.cache
@@ -89,22 +90,24 @@ def _haproxy_or_why() -> tuple[str | None, str]:
     found = _find_haproxy()
     if found is not None:
         return found, ""
-    said = ""
+    said = "make is not installed"
     if shutil.which("make"):  # the Makefile's install step (apt-get, as root or through sudo)
         try:
-            done = subprocess.run(["make", "-s", "haproxy"], cwd=ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600)
-            said = (done.stderr or done.stdout).strip()[-500:]
+            done = subprocess.run(
+                ["make", "-s", "haproxy"], cwd=ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600
+            )
+            said = (done.stderr or done.stdout).strip()[-500:] or f"it exited with {done.returncode}, saying nothing"
         except subprocess.TimeoutExpired:
             said = "make haproxy took more than 600 s"
     found = _find_haproxy()
-    return found, ("" if found else f"haproxy is not installed and `make haproxy` could not install it ({said or 'no make'})")
+    return found, ("" if found else f"haproxy is not installed and `make haproxy` could not install it: {said}")
 
 
 @pytest.fixture(scope="session")
 def haproxy() -> str:
     found, why = _haproxy_or_why()
     if found is None:
-        pytest.skip(f"{why}: install Debian's haproxy package (`make haproxy`) to run the balancer tests")
+        pytest.fail(f"{why}: install Debian's haproxy package (`make haproxy`, which `make test` runs) to run the balancer tests")
     return found
 
 
@@ -115,10 +118,14 @@ class Balancer:
         self.port, self.stats_port = free_port(), free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.stats_url = f"http://127.0.0.1:{self.stats_port}"
-        self.env = {**os.environ, **cfg_env(f"127.0.0.1:{self.port}", servers), "ADBG_STATS_BIND": f"127.0.0.1:{self.stats_port}", "ADBG_LOG_LEVEL": "info"}
+        self.env = {
+            **os.environ,
+            **cfg_env(f"127.0.0.1:{self.port}", servers),
+            "ADBG_STATS_BIND": f"127.0.0.1:{self.stats_port}",
+            "ADBG_LOG_LEVEL": "info",
+        }
         self.log_path = log_dir / "haproxy.log"
-        self.proc = subprocess.Popen([binary, "-f", str(CFG)], env=self.env, stdout=open(self.log_path, "w"), stderr=subprocess.STDOUT,  # noqa: SIM115
-                                     stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+        self.proc = spawn([binary, "-f", str(CFG)], self.env, self.log_path)
         self.servers = list(servers)
 
     def states(self) -> dict[str, str]:
@@ -130,7 +137,13 @@ class Balancer:
     def wait_until(self, wanted: dict[str, str], timeout_s: float) -> float:
         """Seconds until every named server is in the wanted state."""
         start = time.monotonic()
-        wait_for(f"HAProxy to see {wanted} (log: {self.log_path})", lambda: all(self.states().get(k) == v for k, v in wanted.items()), timeout_s)
+
+        def reached() -> bool:
+            if self.proc.poll() is not None:
+                pytest.fail(f"haproxy exited with {self.proc.returncode}:\n{self.log()}")
+            return all(self.states().get(k) == v for k, v in wanted.items())
+
+        wait_for(f"HAProxy to see {wanted} (log: {self.log_path})", reached, timeout_s)
         return time.monotonic() - start
 
     def log(self) -> str:
@@ -140,21 +153,31 @@ class Balancer:
         stop_group(self.proc)
 
 
+def spawn(command: list[str], env: dict[str, str], log_path: Path) -> subprocess.Popen[bytes]:
+    """A process of this test's own, in a process group of its own (so that stop_group ends all of it)."""
+    with open(log_path, "wb") as log:  # the child keeps its own copy of the descriptor
+        return subprocess.Popen(
+            command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+        )
+
+
 def stop_group(proc: subprocess.Popen[Any]) -> None:
-    """Ends a process this test started and everything in its process group."""
-    if proc.poll() is None:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
-        except ProcessLookupError:
-            pass
+    """Ends a process this test started and its process group. The leader is reaped last: until then its id cannot
+    be reused, so the signals reach this test's own processes only."""
+    if proc.returncode is not None:
+        return  # reaped already: its id may be someone else's by now
     try:
-        os.killpg(proc.pid, signal.SIGKILL)  # what the leader left behind (sandbox children)
-    except (ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    except ProcessLookupError:
         pass
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+        time.sleep(0.05)
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # what is left of the group (a replica's sandbox children)
+    except ProcessLookupError:
+        pass
+    proc.wait(timeout=10)
 
 
 def cfg_env(bind: str, servers: dict[str, str]) -> dict[str, str]:
@@ -186,33 +209,48 @@ def compose_spec() -> dict[str, Any]:
         return json.loads(spec.read_text())
     downloads = cache / "compose-spec" / "downloads"
     downloads.mkdir(parents=True, exist_ok=True)
-    archives = lambda: sorted(p for p in downloads.iterdir() if p.name.lower().startswith("docker") and "1.29.2" in p.name)  # noqa: E731
+
+    def archives() -> list[Path]:
+        return sorted(p for p in downloads.iterdir() if p.name.lower().startswith("docker") and "1.29.2" in p.name)
+
     if not archives():
-        command = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--no-deps", COMPOSE_PIN, "-d", str(downloads)]
+        command = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-deps",
+            COMPOSE_PIN,
+            "-d",
+            str(downloads),
+        ]
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=300)
             said = [line for line in (done.stderr or done.stdout).splitlines() if "WARNING" not in line][-5:]
         except subprocess.TimeoutExpired:
             said = ["pip download took more than 300 s"]
         if not archives():
-            pytest.fail(f"the Compose Specification's JSON schema ({SPEC_MEMBER} in {COMPOSE_PIN}) is missing: `pip download {COMPOSE_PIN}` "
-                        f"into {downloads} failed (is PyPI reachable?): {' '.join(said)}")  # fmt: skip
+            pytest.fail(
+                f"the Compose Specification's JSON schema ({SPEC_MEMBER} in {COMPOSE_PIN}) is missing: "
+                f"`pip download {COMPOSE_PIN}` into {downloads} failed (is PyPI reachable?): {' '.join(said)}"
+            )
     archive = archives()[0]
     if archive.suffix in (".whl", ".zip"):
         with zipfile.ZipFile(archive) as zipped:
             names = [n for n in zipped.namelist() if n.endswith(SPEC_MEMBER)]
             data = zipped.read(names[0]) if names else None
     else:
-        import tarfile
-
         with tarfile.open(archive) as tarred:
             members = [m for m in tarred.getmembers() if m.name.endswith(SPEC_MEMBER)]
             extracted = tarred.extractfile(members[0]) if members else None
             data = extracted.read() if extracted else None
     if data is None:
         pytest.fail(f"{archive} has no {SPEC_MEMBER}: the Compose Specification's JSON schema is missing")
-    partial = Path(tempfile.mkstemp(dir=spec.parent, suffix=".partial")[1])
-    partial.write_bytes(data)
+    fd, partial = tempfile.mkstemp(dir=spec.parent, suffix=".partial")
+    with os.fdopen(fd, "wb") as out:
+        out.write(data)
     os.replace(partial, spec)  # complete or absent
     return json.loads(data)
 
@@ -251,6 +289,8 @@ def test_compose_and_the_balancer_name_the_same_replicas():
         assert benv[servers[name]] == f"{name}:{env['PORT']}"  # the balancer reaches it where it listens
         assert str(env["PORT"]) in [str(p) for p in service.get("expose", [])]
         assert "/health" in " ".join(service["healthcheck"]["test"])
+        assert (COMPOSE.parent / service["build"]["context"]).resolve() == ROOT and service["build"]["dockerfile"] == "Dockerfile"
+        assert balancer["depends_on"][name]  # compose starts every replica with the balancer
         secret = str(env["ENV_SECRET"])
         assert re.fullmatch(r"\$\{ENV_SECRET(:?\?[^}]*)?\}", secret), f"{name}: ENV_SECRET must come from the environment, not {secret!r}"
         secrets.add(secret)
@@ -273,10 +313,12 @@ def test_haproxy_accepts_the_configuration(haproxy: str):
 
 
 class StandIn:
-    """A stand-in replica: every request answers with its name, ``GET /health`` 200 or, draining, 503."""
+    """A stand-in replica: every request answers with its name, ``GET /health`` 200 or, draining, 503. Dying, it
+    still passes its health checks but closes every other connection without an answer, as a process killed while
+    it holds a request (deterministic: no health check races the test)."""
 
     def __init__(self, name: str) -> None:
-        self.name, self.draining = name, False
+        self.name, self.draining, self.dying = name, False, False
         stand_in = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -288,13 +330,19 @@ class StandIn:
 
             def answer(self) -> None:
                 self.rfile.read(int(self.headers.get("content-length") or 0))
+                if stand_in.dying and self.path != "/health":
+                    self.close_connection = True
+                    return
                 status = 503 if self.path == "/health" and stand_in.draining else 200
                 body = json.dumps({"replica": stand_in.name}).encode()
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(body)
+                try:
+                    self.wfile.write(body)
+                except ConnectionError:  # a health check reads the status line and hangs up
+                    self.close_connection = True
 
             def log_message(self, *args: object) -> None:
                 pass
@@ -356,7 +404,12 @@ def test_new_episodes_and_unknown_tags_are_balanced_over_the_live_replicas(stand
     balancer, replicas = stand_ins
     url = balancer.url
     cookie = {"adbg_episode": "r1.6f1c"}
-    upgrade = {"connection": "upgrade", "upgrade": "websocket", "sec-websocket-version": "13", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ=="}
+    upgrade = {
+        "connection": "upgrade",
+        "upgrade": "websocket",
+        "sec-websocket-version": "13",
+        "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
+    }
     kinds: dict[str, Callable[[], httpx.Response]] = {
         "POST /reset with an episode's cookie": lambda: httpx.post(f"{url}/reset", json={"task_id": "easy"}, cookies=cookie),
         "WebSocket /ws with an episode's cookie": lambda: httpx.get(f"{url}/ws", headers=upgrade, cookies=cookie),
@@ -387,9 +440,14 @@ def test_a_draining_replica_keeps_its_episodes_and_takes_no_new_ones(stand_ins):
 
 def test_a_dead_replicas_episodes_reach_a_live_one_never_a_balancer_error(stand_ins):
     balancer, replicas = stand_ins
-    replicas["r2"].stop()  # killed: its port refuses connections; HAProxy has not noticed yet
+    replicas["r2"].dying = True  # closes the requests it holds without an answer; its health checks still pass
+    for _ in range(2):
+        assert served_by(step(balancer.url, "r2.6f1c")) == "r1"  # retried, then sent to the live replica
+        assert served_by(step(balancer.url, cookie="r2.6f1c")) == "r1"
+        assert served_by(httpx.post(f"{balancer.url}/reset", json={"task_id": "easy"})) == "r1"
+    replicas["r2"].stop()  # killed: its port refuses connections
     start = time.monotonic()
-    assert served_by(step(balancer.url, "r2.6f1c")) == "r1"  # retried, then sent to the live replica
+    assert served_by(step(balancer.url, "r2.6f1c")) == "r1"
     assert served_by(httpx.get(f"{balancer.url}/state", params={"episode_id": "r2.6f1c"})) == "r1"
     balancer.wait_until({"r2": "DOWN"}, DETECT_S)
     assert time.monotonic() - start < DETECT_S
@@ -411,11 +469,8 @@ class Cluster:
 
 
 def start_replica(name: str, port: int, log_dir: Path) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "HOST": "127.0.0.1", "PORT": str(port), "ENV_REPLICA": name, "ENV_SECRET": TEST_SECRET, "ENV_DRAIN_SECONDS": "2",
-           "PYTHONUNBUFFERED": "1"}  # fmt: skip
-    log = open(log_dir / f"{name}.log", "w")  # noqa: SIM115 (lives as long as the process)
-    return subprocess.Popen([sys.executable, "-m", "env.server"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    env = {"HOST": "127.0.0.1", "PORT": str(port), "ENV_REPLICA": name, "ENV_SECRET": TEST_SECRET, "ENV_DRAIN_SECONDS": "2"}
+    return spawn([sys.executable, "-m", "env.server"], {**os.environ, **env, "PYTHONUNBUFFERED": "1"}, log_dir / f"{name}.log")
 
 
 @pytest.fixture(scope="module")
@@ -426,6 +481,7 @@ def cluster(haproxy: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     balancer: Balancer | None = None
     try:
         for name, port in ports.items():
+
             def healthy(name: str = name, port: int = port) -> bool:
                 if replicas[name].poll() is not None:
                     pytest.fail(f"replica {name} exited with {replicas[name].returncode}: {(log_dir / f'{name}.log').read_text()[-2000:]}")
@@ -458,8 +514,7 @@ def tagged_episodes(url: str) -> dict[str, str]:
     for seed in range(12):
         episode_id = reset_http(url, seed)
         tag = episode_id.partition(".")[0]
-        if tag not in cfg_servers():
-            pytest.xfail(f"needs ENV_REPLICA support in the server (issue 21, in progress): /reset gave {episode_id!r}")
+        assert tag in cfg_servers(), f"/reset through the balancer gave {episode_id!r}, which names no replica"
         found.setdefault(tag, episode_id)
         if len(found) == len(cfg_servers()):
             return found
@@ -468,8 +523,10 @@ def tagged_episodes(url: str) -> dict[str, str]:
 
 def test_health_through_the_balancer(cluster: Cluster):
     response = httpx.get(f"{cluster.balancer.url}/health", timeout=10)
-    assert response.status_code == 200 and response.json()["status"] == "healthy", response.text[:500]
-    fingerprints = {httpx.get(f"http://127.0.0.1:{port}/health", timeout=10).json()["secret_fingerprint"] for port in cluster.ports.values()}
+    assert response.status_code == 200 and response.json()["status"] == "healthy", f"{response.text[:500]}\n{cluster.logs()}"
+    fingerprints = {
+        httpx.get(f"http://127.0.0.1:{port}/health", timeout=10).json()["secret_fingerprint"] for port in cluster.ports.values()
+    }
     assert len(fingerprints) == 1  # one ENV_SECRET on every replica
 
 
@@ -524,7 +581,7 @@ def test_a_killed_replicas_episodes_get_a_clear_error_and_new_ones_land_on_the_s
     victim.wait(timeout=10)
     start = time.monotonic()
     lost = step(url, episodes["r2"])
-    assert lost.status_code == 200, f"the balancer answered {lost.status_code}: {lost.text[:300]}\n{cluster.balancer.log()}"
+    assert lost.status_code == 200, f"the balancer answered {lost.status_code}: {lost.text[:300]}\n{cluster.logs()}"
     error = lost.json()["observation"]["error"] or ""
     assert episodes["r2"] in error, error  # names the episode, never serves another one
     state = httpx.get(f"{url}/state", params={"episode_id": episodes["r2"]}, timeout=30)

@@ -1,0 +1,147 @@
+"""Two replicas behind HAProxy on loopback, with the deployment's own configuration (deploy/haproxy/haproxy.cfg):
+sessions of every family through the balancer, none crossed; then one replica is killed mid-run and nobody is lost
+silently: its sessions get a clear error, the others finish, new sessions land on the survivor, /metrics shows it."""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import pytest
+from openenv.core.generic_client import GenericEnvClient
+
+from env.families.registry import TaskRegistry
+from env.server.environment import NO_EPISODE_ON_CONNECTION
+from env.server.local import start_balancer, start_local_server
+from env.tasks.oracle import oracle_actions
+
+REGISTRY = TaskRegistry.builtin()
+SECRET = {"ENV_SECRET": "the failover test's shared secret"}
+MIXED = ["easy", "medium", "proc-easy-test-3", "repo-slice-window"]
+
+
+class Cluster:
+    def __init__(self) -> None:
+        self.replicas: dict[str, tuple[subprocess.Popen[bytes], str]] = {}
+        for name in ("r1", "r2"):
+            self.replicas[name] = start_local_server(env={"ENV_REPLICA": name, "ENV_DRAIN_SECONDS": "0", **SECRET})
+        self.balancer, self.url = start_balancer({name: url.removeprefix("http://") for name, (_, url) in self.replicas.items()})
+
+    def metrics(self, name: str) -> str:
+        return httpx.get(f"{self.replicas[name][1]}/metrics", timeout=10).text
+
+    def kill(self, name: str) -> None:
+        proc = self.replicas[name][0]
+        proc.kill()  # SIGKILL: no drain, no goodbye
+        proc.wait(timeout=10)
+
+    def close(self) -> None:
+        self.balancer.terminate()
+        self.balancer.wait(timeout=10)
+        for proc, _ in self.replicas.values():
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+                proc.wait(timeout=30)
+
+
+@pytest.fixture()
+def cluster(isolation) -> Iterator[Cluster]:
+    try:
+        made = Cluster()
+    except RuntimeError as exc:
+        pytest.fail(f"the loopback cluster did not start (make test installs haproxy): {exc}")
+    try:
+        yield made
+    finally:
+        made.close()
+
+
+def _metric(text: str, name: str, **labels: str) -> float:
+    total = 0.0
+    for line in text.splitlines():
+        found = re.match(r"^(\w+)(?:\{([^}]*)\})? (\S+)$", line)
+        if found and found.group(1) == name and all(f'{k}="{v}"' in (found.group(2) or "") for k, v in labels.items()):
+            total += float(found.group(3))
+    return total
+
+
+def _ws_episode(url: str, index: int) -> tuple[str, str, float]:
+    task = REGISTRY.get(MIXED[index % len(MIXED)])
+    with GenericEnvClient(base_url=url) as client:
+        first = client.reset(task_id=task.id, seed=index)
+        episode, replica = first.observation["episode_id"], first.observation["info"]["replica"]
+        assert episode.startswith(replica + ".") and first.observation["task_id"] == task.id
+        final = None
+        for action in oracle_actions(task):
+            final = client.step(action)
+            assert final.observation["episode_id"] == episode and final.observation["task_id"] == task.id  # never crossed
+        assert final is not None and final.done
+        return replica, task.id, final.observation["grader_score"] or 0.0
+
+
+def _http_episode(url: str, index: int) -> tuple[str, str, float]:
+    task = REGISTRY.get(MIXED[index % len(MIXED)])
+    with httpx.Client(base_url=url, timeout=120) as client:
+        first = client.post("/reset", json={"task_id": task.id, "seed": 100 + index}).json()["observation"]
+        episode = first["episode_id"]
+        body: dict = {}
+        for action in oracle_actions(task):
+            body = client.post("/step", json={"action": action, "episode_id": episode}).json()
+            assert body["observation"]["episode_id"] == episode and body["observation"]["task_id"] == task.id  # never crossed
+        assert body["done"]
+        return episode.split(".")[0], task.id, body["observation"]["grader_score"] or 0.0
+
+
+def test_sessions_of_every_family_go_through_the_balancer_and_none_is_lost_when_a_replica_dies(cluster: Cluster):
+    with ThreadPoolExecutor(8) as pool:
+        ws = list(pool.map(lambda i: _ws_episode(cluster.url, i), range(32)))
+        http = list(pool.map(lambda i: _http_episode(cluster.url, i), range(8)))
+    assert all(score >= 0.9 for _, _, score in ws + http)  # every one solved by the oracle, on its own episode
+    assert {replica for replica, _, _ in ws} == {"r1", "r2"}  # both replicas took sessions
+    steps = {name: _metric(cluster.metrics(name), "adbg_steps_total") for name in ("r1", "r2")}
+    assert sum(steps.values()) == sum(len(oracle_actions(REGISTRY.get(task))) for _, task, _ in ws + http)
+
+    # Mid-run: sessions open on both replicas, then r1 is killed.
+    clients = [GenericEnvClient(base_url=cluster.url).__enter__() for _ in range(8)]
+    placed = [c.reset(task_id="medium", seed=i).observation["info"]["replica"] for i, c in enumerate(clients)]
+    assert set(placed) == {"r1", "r2"}
+    http_open = []
+    with httpx.Client(base_url=cluster.url, timeout=60) as client:
+        for i in range(6):
+            http_open.append(client.post("/reset", json={"task_id": "easy", "seed": 200 + i}).json()["observation"]["episode_id"])
+    assert {e.split(".")[0] for e in http_open} == {"r1", "r2"}
+    cluster.kill("r1")
+    for client, replica in zip(clients, placed, strict=True):
+        action = oracle_actions(REGISTRY.get("medium"))[-1]
+        if replica == "r1":  # OpenEnv's client reconnects by itself, through the balancer, to r2: a session with no episode
+            lost = client.step(action)
+            assert lost.done and lost.observation["error"] == NO_EPISODE_ON_CONNECTION
+        else:
+            assert client.step(action).done  # the survivor's sessions finish
+    for client in clients:
+        try:
+            client.__exit__(None, None, None)
+        except Exception:  # noqa: BLE001 (closing a connection that died with its replica)
+            pass
+    gone = 0
+    with httpx.Client(base_url=cluster.url, timeout=60) as client:
+        for episode in http_open:
+            body = client.post("/step", json={"action": oracle_actions(REGISTRY.get("easy"))[-1], "episode_id": episode})
+            assert body.status_code == 200
+            obs = body.json()["observation"]
+            if episode.startswith("r1."):
+                gone += 1
+                assert obs["error"] == (f"episode {episode!r} was started on replica 'r1', which is gone (stopped or killed): its episodes are "
+                                        "lost; this is replica 'r2'; call POST /reset to start a new episode")  # fmt: skip
+            else:
+                assert obs["error"] is None and body.json()["done"] and obs["episode_id"] == episode
+        after = [client.post("/reset", json={"task_id": "easy", "seed": 300 + i}).json()["observation"]["episode_id"] for i in range(4)]
+    assert gone >= 1 and all(e.startswith("r2.") for e in after)  # new sessions land on the survivor
+    assert _ws_episode(cluster.url, 1)[0] == "r2"
+    text = cluster.metrics("r2")
+    assert _metric(text, "adbg_refusals_total", reason="unknown_episode") == gone
+    assert _metric(text, "adbg_active_sessions", transport="http") == 4  # the four just started
