@@ -28,9 +28,10 @@ from env.sandbox.runner import Sandbox
 from env.server.app import build_app
 from env.tasks.__main__ import main as tasks_cli
 from env.tasks.importer import release_files
+from env.tasks.library import load_library
 from env.tasks.oracle import oracle_actions
 from env.tasks.sdist import SdistError
-from env.tasks.synthesize import Synthesis, load_library
+from env.tasks.synthesize import Synthesis
 from env.tasks.validate import validate_task
 from env.verdict.repo_judge import run_tests
 from tests.conftest import TEST_SECRET, LiveServer

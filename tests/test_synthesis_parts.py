@@ -241,7 +241,8 @@ def test_one_bad_instance_does_not_stop_the_others(tmp_path: Path, capsys):
 
 
 def test_a_synthesis_folder_belongs_to_one_library(tmp_path: Path, runtime):
-    from env.tasks.synthesize import Library, Synthesis, SynthesisError
+    from env.tasks.library import Library, SynthesisError
+    from env.tasks.synthesize import Synthesis
 
     one = Library("one", "1.0", {"one.py": "def f():\n    return 1\n", "test_one.py": "from one import f\n"}, tests=["test_one.py"])
     Synthesis(one, tmp_path, sandbox=runtime.sandbox)

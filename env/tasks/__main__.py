@@ -24,10 +24,11 @@ from env.sandbox.isolation import probe_isolation
 from env.sandbox.limits import Limits
 from env.sandbox.runner import Sandbox
 from env.tasks.importer import ImportError_, Instance, import_instance, read_instances
+from env.tasks.library import SynthesisError, load_library
 from env.tasks.placement import Placement, place
 from env.tasks.predictions import evaluate, read_predictions
 from env.tasks.sdist import SdistError
-from env.tasks.synthesize import Synthesis, SynthesisError, load_library
+from env.tasks.synthesize import Synthesis
 from env.tasks.validate import table, validate_task
 from env.verdict.testenv import TestEnvError, cache_root, ensure, spec
 

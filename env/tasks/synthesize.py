@@ -3,9 +3,8 @@
     python -m env.tasks synthesize parse==1.20.2 --n 30 --out tasks/synth/parse
     python -m env.tasks validate tasks/synth/parse          # every task written was already proven valid
 
-1. The baseline, once per library (cached in ``OUT/.synthesis/``): the tests run sandboxed with coverage (which
-   lines each test executes) and under the split verdict (which tests pass there, reaching the project's code).
-   Only tests passing both ways and reaching the project are ever listed: a task is trusted as part 1 defines it.
+1. The baseline, once per library (``env.tasks.baseline``, cached in ``OUT/.synthesis/``): which tests pass both
+   sandboxed and under the split, reaching the project's code, and which lines each executes.
 2. Candidates: AST mutations (``env.tasks.mutate``) of the covered lines of covered functions, in a seeded order
    that visits the functions round robin.
 3. Screening, cheap: the tests covering the mutated lines, sandboxed, on the mutated tree. A mutant no test
@@ -14,11 +13,12 @@
    module, and ``env.tasks.validate`` must prove the task valid over ``--runs`` runs of each state (3 by default).
 5. Each valid task gets a problem statement from its failing tests' output (``env.tasks.statement``), the gold
    ``suspect`` (the mutated function and lines) and ``mechanism`` (the mutation's), a difficulty estimate
-   (``env.tasks.difficulty``: ``python -m env.eval difficulty OUT`` adds whether the heuristic agent solves it), and is written as a task folder; ``instances.jsonl`` holds them as SWE-smith-style
-   instances (the patch introduces the bug), which ``import-swebench --pypi NAME==VERSION --smith`` reads back.
+   (``env.tasks.difficulty``; ``python -m env.eval difficulty OUT`` adds whether the heuristic agent solves it), and
+   is written as a task folder; ``instances.jsonl`` holds them as SWE-smith-style instances (the patch introduces
+   the bug), which ``import-swebench --pypi NAME==VERSION --smith`` reads back.
 
-Resumable: each candidate's decision is appended to ``OUT/.synthesis/ledger.jsonl`` after its task folder (if any)
-is complete, so a cut run started again with the same arguments skips what it decided and goes on.
+Resumable: each candidate's decision is appended to ``OUT/.synthesis/ledger.jsonl`` (``env.tasks.ledger``) after
+its task folder (if any) is complete, so a cut run started again with the same arguments skips what it decided.
 """
 
 from __future__ import annotations
@@ -26,107 +26,34 @@ from __future__ import annotations
 import ast
 import json
 import random
-import re
 import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from env.families.registry import TaskRegistry
-from env.patches import Files, make_patch
-from env.project import RepoTask, is_test_path, load_repo_task, source_only
+from env.patches import make_patch
+from env.project import RepoTask, load_repo_task
 from env.pyparse import parse
 from env.runtime import Runtime
 from env.sandbox.isolation import probe_isolation
 from env.sandbox.limits import Limits
 from env.sandbox.runner import Sandbox
-from env.tasks import sdist
+from env.tasks.baseline import Baseline, baseline, write_tree
 from env.tasks.difficulty import estimate, record
+from env.tasks.ledger import Decision, append, read_ledger, run_seconds
+from env.tasks.library import Library, SynthesisError
 from env.tasks.mutate import Mutant, changes_code, mutants
 from env.tasks.statement import problem_statement
 from env.tasks.validate import TaskValidation, validate_task
 from env.verdict.outcome import RepoVerdict, f2p_ok
-from env.verdict.repo_judge import run_tests
 from env.verdict.sandboxed import run_sandboxed
 from env.verdict.testenv import TestEnv, ensure
 
-COVERAGE = "coverage==7.10.7"  # measures the baseline's lines per test; only the synthesis run's environment holds it
 _STATE = ".synthesis"
-LOCAL = "local"  # the version of a project given as a folder
-MIN_RUN_SECONDS = 20.0
-HANG_FACTOR = 5.0
-
-
-class SynthesisError(RuntimeError):
-    """The library cannot be synthesized from (no tests, none passing, the verdict cannot run here ...)."""
-
-
-@dataclass
-class Library:
-    """A project to synthesize from: its files, where its code and tests are, what its tests need."""
-
-    name: str
-    version: str
-    files: Files
-    source_root: str = "."
-    tests: list[str] = field(default_factory=list)
-    requirements: list[str] = field(default_factory=list)
-
-    @property
-    def environment(self) -> dict[str, str]:
-        return {} if self.source_root == "." else {"PYTHONPATH": self.source_root}
-
-    @property
-    def pin(self) -> str:
-        """``name==version`` of a PyPI release; empty for a local folder (nothing to download it from)."""
-        return "" if self.version == LOCAL else f"{self.name}=={self.version}"
-
-    @property
-    def slug(self) -> str:
-        return re.sub(r"[^A-Za-z0-9._-]+", "-", f"{self.name}-{self.version}")
-
-
-def load_library(source: str, requirements: list[str] | None = None, tests: list[str] | None = None) -> Library:
-    """``NAME==VERSION`` (its sdist from PyPI) or a folder holding a project; its test files are pytest's defaults."""
-    path = Path(source)
-    if path.is_dir():
-        tree, name, version = path, path.resolve().name, LOCAL
-    else:
-        name, version = sdist.parse_pin(source)
-        tree = sdist.fetch(name, version)
-    files = sdist.tree_files(tree)
-    wanted = tests or [p for p in files if is_test_path(p)]
-    found = sorted(p for p in files if any(p == t or p.startswith(t.rstrip("/") + "/") for t in wanted) and sdist.PYTEST_FILE.match(p.rsplit("/", 1)[-1]))
-    if not found:
-        raise SynthesisError(f"{source}: no test files (test_*.py or *_test.py){' under ' + ', '.join(tests) if tests else ''}")
-    return Library(name, version, files, sdist.source_root(tree), found, list(requirements or []))
-
-
-class Baseline(BaseModel):
-    """What the library's clean tree does: the trusted tests and the lines each test covers."""
-
-    trusted: list[str] = Field(description="Tests passing sandboxed and under the split, each reaching the project's code")
-    covered: dict[str, dict[int, list[str]]] = Field(description="{path: {line: [test ids]}} for the project's source files")
-    seconds: float = 0.0
-    run_seconds: float = Field(0.0, description="The slowest of the clean runs (sandboxed with coverage, split): what bounds a mutant's")
-
-    def budget(self) -> float:
-        """A mutant's run may take this long before it counts as hanging (a planted endless loop is common)."""
-        return max(MIN_RUN_SECONDS, HANG_FACTOR * self.run_seconds)
-
-
-class Decision(BaseModel):
-    """One line of the ledger: what became of one candidate."""
-
-    key: str
-    status: Literal["valid", "invalid", "uncaught", "duplicate", "uncovered", "no-op", "hangs", "breaks-collection", "setup"]
-    task: str = ""
-    detail: str = ""
-    seconds: float = 0.0
 
 
 class Summary(BaseModel):
@@ -151,53 +78,6 @@ def _sandbox() -> Sandbox:
     return Sandbox(Limits(wall_seconds=300, cpu_seconds=300, reply_bytes=64 * 1024 * 1024), isolation)
 
 
-def _library_task(lib: Library, folder: Path, tests: list[str]) -> RepoTask:
-    """A task over the clean library whose lists name ``tests``: what the baseline runs."""
-    repo = folder / "repo"
-    if repo.exists():
-        shutil.rmtree(repo)
-    _write_tree(repo, lib.files)
-    (folder / "gold.patch").write_text("", encoding="utf-8")
-    data = {"id": f"baseline-{lib.slug}", "problem_statement": "baseline", "FAIL_TO_PASS": tests,
-            "environment": lib.environment, "requirements": lib.requirements}  # fmt: skip
-    (folder / "task.json").write_text(json.dumps(data), encoding="utf-8")
-    return load_repo_task(folder)
-
-
-def _write_tree(root: Path, files: Files) -> None:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-
-
-def baseline(lib: Library, sandbox: Sandbox, state: Path) -> Baseline:
-    cached = state / "baseline.json"
-    if cached.is_file():
-        return Baseline.model_validate_json(cached.read_text(encoding="utf-8"))
-    started = time.monotonic()
-    task = _library_task(lib, state / "library", lib.tests)
-    clock = time.monotonic()
-    measured = run_sandboxed(sandbox, ensure([*lib.requirements, COVERAGE]), task, task.files, task.visible_tests, lib.tests, coverage=True)
-    if measured.error or not measured.outcomes:
-        raise SynthesisError(f"{lib.slug}: the tests did not run sandboxed: {measured.error or measured.aborted or 'no test reported'}")
-    passing = sorted(t for t, s in measured.outcomes.items() if s == "PASSED")
-    sandboxed_seconds, clock = time.monotonic() - clock, time.monotonic()
-    split = run_tests(sandbox, task.model_copy(update={"fail_to_pass": passing}), task.files)
-    slowest = max(sandboxed_seconds, time.monotonic() - clock)
-    if split.error:
-        raise SynthesisError(f"{lib.slug}: the tests did not run under the split: {split.error}")
-    trusted = [t for t in passing if split.outcomes.get(t) == "PASSED" and split.ops.get(t, 0) > 0]
-    if not trusted:
-        raise SynthesisError(f"{lib.slug}: no test passes both sandboxed and under the split while reaching the project's code")
-    source = {p for p in source_only(lib.files) if p.endswith(".py")}
-    kept = set(trusted)
-    covered = {p: {line: [t for t in ids if t in kept] for line, ids in lines.items()} for p, lines in measured.covered.items() if p in source}
-    result = Baseline(trusted=trusted, covered=covered, seconds=round(time.monotonic() - started, 2), run_seconds=round(slowest, 2))
-    cached.write_text(result.model_dump_json(), encoding="utf-8")
-    return result
-
-
 def candidates(lib: Library, base: Baseline, seed: int) -> list[Mutant]:
     """Mutants of covered lines, functions visited round robin in a seeded order (so a short run samples widely)."""
     by_function: dict[tuple[str, str], list[Mutant]] = {}
@@ -214,35 +94,6 @@ def candidates(lib: Library, base: Baseline, seed: int) -> list[Mutant]:
     for i in range(max((len(g) for g in groups), default=0)):
         order += [g[i] for g in groups if i < len(g)]
     return order
-
-
-def _append(path: Path, line: str) -> None:
-    """One JSON line; a line a stop cut short is ended first, so it never swallows this one."""
-    cut = path.is_file() and path.stat().st_size > 0 and not path.read_bytes().endswith(b"\n")
-    with path.open("a", encoding="utf-8") as handle:
-        handle.write(("\n" if cut else "") + line + "\n")
-
-
-def _run_seconds(path: Path) -> list[float]:
-    found = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            found.append(float(json.loads(line)["seconds"]))
-        except (ValueError, TypeError, KeyError):
-            continue  # a line cut by a stop mid-write
-    return found
-
-
-def _read_ledger(path: Path) -> list[Decision]:
-    if not path.is_file():
-        return []
-    decisions = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            decisions.append(Decision.model_validate_json(line))
-        except ValueError:
-            continue  # a line cut by a stop mid-write: that candidate is decided again
-    return decisions
 
 
 @dataclass
@@ -280,7 +131,7 @@ class Synthesis:
         try:
             return self._run(n)
         finally:  # every run's wall time counts, a cut one's included (what a resumed synthesis cost in all)
-            _append(self.state / "runs.jsonl", json.dumps({"seconds": round(time.monotonic() - started, 2)}))
+            append(self.state / "runs.jsonl", json.dumps({"seconds": round(time.monotonic() - started, 2)}))
 
     def _run(self, n: int) -> Summary:
         self._started = time.monotonic()
@@ -288,7 +139,7 @@ class Synthesis:
         limit = base.budget()
         bounded = Sandbox(Limits(wall_seconds=limit, cpu_seconds=int(limit) + 1), self.sandbox.isolation)
         runtime = Runtime(TaskRegistry([]), bounded, workers=2)
-        decisions = _read_ledger(self.ledger)
+        decisions = read_ledger(self.ledger)
         decided = {d.key for d in decisions}
         recorded = {d.task for d in decisions if d.status == "valid"}
         for task in self.tasks():  # this synthesis's folder moved into place just before a stop, its decision never written
@@ -310,7 +161,7 @@ class Synthesis:
             started = time.monotonic()
             decision = self._decide(mutant, base, library, env, signatures, runtime)
             decision.seconds = round(time.monotonic() - started, 2)
-            _append(self.ledger, decision.model_dump_json())
+            append(self.ledger, decision.model_dump_json())
             decisions.append(decision)
             valid += decision.status == "valid"
             self.log(f"  {decision.status:9} {mutant.path}:{mutant.start} {mutant.operator} ({decision.seconds:.1f} s) {decision.task or decision.detail[:120]}")
@@ -359,7 +210,7 @@ class Synthesis:
     def _write_task(self, folder: Path, task_id: str, mutant: Mutant, failing: list[str], passing: list[str], screen: RepoVerdict) -> RepoTask:
         shutil.rmtree(folder, ignore_errors=True)
         buggy = {**self.lib.files, mutant.path: mutant.source}
-        _write_tree(folder / "repo", buggy)
+        write_tree(folder / "repo", buggy)
         (folder / "gold.patch").write_text(make_patch({mutant.path: mutant.source}, {mutant.path: self.lib.files[mutant.path]}), encoding="utf-8")
         data = {
             "id": task_id,
@@ -409,7 +260,7 @@ class Synthesis:
             by_status[d.status] = by_status.get(d.status, 0) + 1
         valid = by_status.get("valid", 0)
         runs = self.state / "runs.jsonl"
-        before = _run_seconds(runs) if runs.is_file() else []
+        before = run_seconds(runs) if runs.is_file() else []
         seconds = round(sum(before) + this_run, 1)
         result = Summary(library=self.lib.slug, tried=len(decisions), valid=valid, by_status=by_status, seconds=seconds,
                          seconds_per_valid=round(seconds / valid, 1) if valid else None, baseline_seconds=base.seconds)  # fmt: skip
