@@ -24,7 +24,6 @@ from bench.compat_libraries import (
     LIBRARIES,
     Comparison,
     PlainRun,
-    SdistError,
     build_task,
     compare,
     fetch_sdist,
@@ -36,6 +35,7 @@ from env.sandbox.isolation import Isolation
 from env.sandbox.limits import Limits
 from env.sandbox.runner import Sandbox
 from env.tasks.placement import Placement, place
+from env.tasks.sdist import SdistError
 from env.verdict.repo_judge import RepoVerdict, run_tests
 from env.verdict.testenv import ensure
 
