@@ -22,7 +22,7 @@ from env.config import Settings
 from env.runtime import Runtime
 from env.server.app import build_app
 from tests.conftest import TEST_SECRET, free_port
-from tests.helpers import GOLD, GOOD_HYPOTHESIS, submit
+from tests.helpers import BUGGY, GOLD, GOOD_HYPOTHESIS, submit
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -120,16 +120,20 @@ def test_metrics_count_sessions_steps_submissions_refusals_and_sandbox_runs(r1: 
 def test_task_and_seed_give_the_same_episode_on_every_replica_sharing_the_secret(runtime: Runtime, isolation):
     other = Runtime(runtime.registry, runtime.sandbox, workers=2, secret=TEST_SECRET)  # a second replica's runtime
     apps = [build_app(runtime=runtime, settings=Settings(replica="r1")), build_app(runtime=other, settings=Settings(replica="r2"))]
-    seen = []
+    seen, judged = [], []
     for app in apps:
         with TestClient(app) as client:
-            obs = [client.post("/reset", json={"task_id": task, "seed": 7}).json()["observation"] for task in ("easy", "proc-hard-test-42", "repo-slice-window")]
+            obs = [client.post("/reset", json={"task_id": task, "seed": 7}).json()["observation"] for task in ("hard", "proc-hard-test-42", "repo-slice-window")]
             for o in obs:
                 assert o["episode_id"].startswith(o["info"]["replica"] + ".")
                 o.pop("episode_id")
                 o["info"].pop("replica")
             seen.append(obs)
-    assert seen[0] == seen[1]
+            # the hidden parameters too: the race task's stress schedule and its verdict on one wrong fix
+            hard = client.post("/reset", json={"task_id": "hard", "seed": 7}).json()["observation"]["episode_id"]
+            wrong = client.post("/step", json={"action": submit(BUGGY["hard"], "a guess"), "episode_id": hard}).json()["observation"]
+            judged.append({k: wrong[k] for k in ("test_results", "tests_passed", "tests_total", "grader_score")})
+    assert seen[0] == seen[1] and judged[0] == judged[1]
 
 
 # -- draining a real server process -----------------------------------------------------------------------------
