@@ -75,7 +75,15 @@ class Replica:
 
     def session_episodes(self) -> list[Playable]:
         """The WebSocket sessions' episodes now (finished ones included)."""
-        return [e for e in (s.episode for s in list(self.sessions)) if e is not None]
+        for _ in range(5):
+            try:
+                sessions = list(self.sessions)
+                break
+            except RuntimeError:  # the drain's thread reads while the event loop adds a session: read again
+                continue
+        else:
+            sessions = []
+        return [e for e in (s.episode for s in sessions) if e is not None]
 
     def refusal(self) -> str:
         return (
