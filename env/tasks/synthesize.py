@@ -137,8 +137,14 @@ class Synthesis:
         self._started = time.monotonic()
         base = baseline(self.lib, self.sandbox, self.state)
         limit = base.budget()
-        bounded = Sandbox(Limits(wall_seconds=limit, cpu_seconds=int(limit) + 1), self.sandbox.isolation)
-        runtime = Runtime(TaskRegistry([]), bounded, workers=2)
+        # Proven under the limits the tasks will be served with (SANDBOX_WALL_SECONDS ...: a task whose runs take longer
+        # than a server allows is not valid there); a mutant's screening stops sooner when the clean runs are quick.
+        served = Limits.from_env()
+        if base.run_seconds > served.wall_seconds:
+            self.log(f"{self.lib.slug}: the clean suite took {base.run_seconds:.1f} s, more than the {served.wall_seconds:g} s a run may take here "
+                     "(SANDBOX_WALL_SECONDS): tasks whose tests take as long will be invalid; raise it here and where they are served")  # fmt: skip
+        bounded = Sandbox(served.model_copy(update={"wall_seconds": min(limit, served.wall_seconds)}), self.sandbox.isolation)
+        runtime = Runtime(TaskRegistry([]), Sandbox(served, self.sandbox.isolation), workers=2)
         decisions = read_ledger(self.ledger)
         decided = {d.key for d in decisions}
         recorded = {d.task for d in decisions if d.status == "valid"}
@@ -159,7 +165,7 @@ class Synthesis:
             if mutant.key in decided:
                 continue
             started = time.monotonic()
-            decision = self._decide(mutant, base, library, env, signatures, runtime)
+            decision = self._decide(mutant, base, library, env, signatures, bounded, runtime)
             decision.seconds = round(time.monotonic() - started, 2)
             append(self.ledger, decision.model_dump_json())
             decisions.append(decision)
@@ -169,7 +175,8 @@ class Synthesis:
         return self.summary(decisions, base, time.monotonic() - self._started)
 
     def _decide(
-        self, mutant: Mutant, base: Baseline, library: RepoTask, env: TestEnv, signatures: dict[frozenset[str], str], runtime: Runtime
+        self, mutant: Mutant, base: Baseline, library: RepoTask, env: TestEnv, signatures: dict[frozenset[str], str], bounded: Sandbox,
+        runtime: Runtime,
     ) -> Decision:
         if mutant.path not in self._dumps:
             self._dumps[mutant.path] = ast.dump(parse(self.lib.files[mutant.path]))
@@ -179,9 +186,9 @@ class Synthesis:
         if not covering:
             return Decision(key=mutant.key, status="uncovered", detail="no trusted test executes the mutated lines")
         files = {**self.lib.files, mutant.path: mutant.source}
-        screen = run_sandboxed(runtime.sandbox, env, library, files, library.visible_tests, covering)
+        screen = run_sandboxed(bounded, env, library, files, library.visible_tests, covering)
         if screen.timed_out:  # an endless loop: each validation run would wait the whole budget, and flakily
-            return Decision(key=mutant.key, status="hangs", detail=f"the covering tests ran past {runtime.sandbox.limits.wall_seconds:g} s")
+            return Decision(key=mutant.key, status="hangs", detail=f"the covering tests ran past {bounded.limits.wall_seconds:g} s")
         if screen.error:
             return Decision(key=mutant.key, status="setup", detail=screen.error)
         if screen.collect_errors:  # a test file no longer imports: the task would fail "collection intact"
