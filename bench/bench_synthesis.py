@@ -28,6 +28,8 @@ LIBRARIES = {  # the pin, and what its tests import besides pytest
     "idna": ("idna==3.10", ()),
     "cachetools": ("cachetools==5.5.0", ()),
     "semver": ("semver==3.0.2", ("packaging==24.1",)),
+    "toolz": ("toolz==1.0.0", ()),
+    "tabulate": ("tabulate==0.9.0", ()),
 }
 DEFAULT = "parse,inflection,jmespath,idna,cachetools"
 
