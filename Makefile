@@ -5,10 +5,11 @@ PY := $(VENV)/bin/python
 
 .PHONY: serve test bench lock demo browser haproxy
 
-$(VENV)/.deps: requirements.txt requirements-dev.txt
+# requirements-ray.txt: the [ray] extra's pins (with the rest), for `python -m env.eval run --ray` and its tests.
+$(VENV)/.deps: requirements.txt requirements-dev.txt requirements-ray.txt
 	@echo "make: creating $(VENV) and installing the pinned requirements (requirements*.txt); the first time takes a few minutes"
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --disable-pip-version-check --progress-bar off -r requirements.txt -r requirements-dev.txt
+	$(PY) -m pip install --disable-pip-version-check --progress-bar off -r requirements.txt -r requirements-dev.txt -r requirements-ray.txt
 	touch $@
 
 serve: $(VENV)/.deps  ## start the server with the built-in tasks on :8000
@@ -35,8 +36,9 @@ haproxy:
 bench: $(VENV)/.deps  ## measure latency and throughput (prints figures)
 	$(PY) bench/bench_server.py
 
-lock:  ## after editing pyproject.toml: refresh uv.lock and both requirements files
+lock:  ## after editing pyproject.toml: refresh uv.lock and the requirements files
 	$(PY) -m pip install --quiet uv
 	$(VENV)/bin/uv lock
 	$(VENV)/bin/uv export --no-hashes --no-dev --format requirements-txt -o requirements.txt
 	$(VENV)/bin/uv export --no-hashes --only-group dev --format requirements-txt -o requirements-dev.txt
+	$(VENV)/bin/uv export --no-hashes --no-dev --extra ray --format requirements-txt -o requirements-ray.txt

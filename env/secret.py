@@ -64,6 +64,10 @@ class ServerSecret:
             handle.write(_secrets.token_hex(32))
         return cls(path.read_text(encoding="utf-8").strip())
 
+    def shared_value(self) -> str:
+        """The secret itself, for the processes that must derive the same verdicts (an evaluation's Ray workers)."""
+        return self._key.decode("utf-8")
+
     def derive(self, *parts: object) -> bytes:
         message = "\0".join(str(p) for p in parts).encode("utf-8")
         return hmac.new(self._key, message, hashlib.sha256).digest()

@@ -1,6 +1,6 @@
 """The evaluation harness on the command line.
 
-    python -m env.eval run --agent NAME [--profile PROFILE] [--tasks ID ...] [--runs N] --out DIR [--url URL]
+    python -m env.eval run --agent NAME [--profile PROFILE] [--tasks ID ...] [--runs N] --out DIR [--url URL] [--ray [ADDRESS]]
     python -m env.eval procedural --out DIR [--agents random heuristic oracle] [--seeds 5] [--splits train ood]
     python -m env.eval report DIR [DIR ...] [--out REPORT_DIR]
     python -m env.eval predictions DIR --agent NAME [--run 0] [--model NAME] > preds.jsonl   # SWE-bench format
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from contextlib import ExitStack
 from functools import partial
 from pathlib import Path
 
@@ -32,6 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--url", help="play on this server over /ws (default: in this process)")
     p.add_argument("--profile", default="default", choices=sorted(PROFILES), help="the tool interface (the arm is AGENT@PROFILE)")
     p.add_argument("--edit-gate", choices=("on", "off"), help="override the profile's edit gate")
+    p.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
+                   help="play the episodes as Ray actors: on a local Ray instance, or on the cluster at ADDRESS (needs pip install -e '.[ray]')")
     p = sub.add_parser("procedural", help="the procedural benchmark table: agents x splits x difficulties, mean ± std over seeds")
     p.add_argument("--agents", nargs="+", default=["random", "heuristic", "oracle"], choices=sorted(AGENTS))
     p.add_argument("--seeds", type=int, default=5, help="generated tasks per split and difficulty")
@@ -40,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--concurrency", type=int, default=2)
     p.add_argument("--out", required=True)
     p.add_argument("--url", help="play on this server over /ws (default: in this process)")
+    p.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
+                   help="play the episodes as Ray actors: on a local Ray instance, or on the cluster at ADDRESS (needs pip install -e '.[ray]')")
     p = sub.add_parser("report", help="Markdown report and PNG plots from result directories")
     p.add_argument("dirs", nargs="+")
     p.add_argument("--out", help="where report.md and the plots go (default: the first directory)")
@@ -73,28 +78,41 @@ def main(argv: list[str] | None = None) -> int:
                 print(Prediction(instance_id=instance, model_name_or_path=args.model or args.agent, model_patch=r["model_patch"]).model_dump_json())
         return 0
     if args.command in ("run", "procedural"):
-        if args.url:
-            from env.eval.drivers import WsDriver
+        if args.ray is not None:
+            try:
+                from env.eval.ray_pool import RayPool
+            except ImportError as exc:
+                print(f"--ray needs Ray, which is not installed here ({exc}): pip install -e '.[ray]'", file=sys.stderr)
+                return 2
+        with ExitStack() as stack:
+            secret: str | None = None
+            if args.url:
+                from env.eval.drivers import WsDriver
 
-            factory = partial(WsDriver, args.url)
-        else:
-            from env.eval.drivers import InProcessDriver
-            from env.families.registry import TaskRegistry
-            from env.runtime import Runtime
-            from env.secret import ServerSecret
+                factory = partial(WsDriver, args.url)
+            else:
+                from env.eval.drivers import InProcessDriver
+                from env.families.registry import TaskRegistry
+                from env.runtime import Runtime
+                from env.secret import ServerSecret
 
-            runtime = Runtime.from_env(TaskRegistry.from_env(), ServerSecret.for_directory(Path(args.out)))
-            factory = partial(InProcessDriver, runtime)
-        if args.command == "procedural":
-            ids = [f"proc-{level}-{split}-{i}" for split in args.splits for level in args.levels for i in range(args.seeds)]
-            for agent in args.agents:
-                run_module.run(factory, agent, ids, 1, args.concurrency, Path(args.out))
-            print(report_module.procedural_table(report_module.load([Path(args.out)])))
+                server_secret = ServerSecret.for_directory(Path(args.out))
+                secret = server_secret.shared_value()
+                runtime = Runtime.from_env(TaskRegistry.from_env(), server_secret)
+                factory = partial(InProcessDriver, runtime)
+            pool = None
+            if args.ray is not None:
+                pool = stack.enter_context(RayPool(args.ray or None, args.url, secret, args.concurrency))
+            if args.command == "procedural":
+                ids = [f"proc-{level}-{split}-{i}" for split in args.splits for level in args.levels for i in range(args.seeds)]
+                for agent in args.agents:
+                    run_module.run(factory, agent, ids, 1, args.concurrency, Path(args.out), pool=pool)
+                print(report_module.procedural_table(report_module.load([Path(args.out)])))
+                return 0
+            gate = None if args.edit_gate is None else args.edit_gate == "on"
+            results = run_module.run(factory, args.agent, args.tasks, args.runs, args.concurrency, Path(args.out), args.profile, gate, pool)
+            print(f"{len(results)} episode(s) played; results in {Path(args.out) / 'results.jsonl'}", file=sys.stderr)
             return 0
-        gate = None if args.edit_gate is None else args.edit_gate == "on"
-        results = run_module.run(factory, args.agent, args.tasks, args.runs, args.concurrency, Path(args.out), args.profile, gate)
-        print(f"{len(results)} episode(s) played; results in {Path(args.out) / 'results.jsonl'}", file=sys.stderr)
-        return 0
     dirs = [Path(d) for d in args.dirs]
     print(report_module.report(dirs, Path(args.out) if args.out else dirs[0]))
     return 0

@@ -22,9 +22,10 @@ import sys
 import threading
 import time
 import zlib
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import openai
 from tqdm import tqdm
@@ -182,10 +183,34 @@ def flags(actions: list[dict[str, Any]]) -> list[str]:
     return found
 
 
+Job = tuple[dict[str, Any], int]  # a task's catalogue entry, and which of its runs
+
+
+class EpisodePool(Protocol):
+    """Somewhere else to play the episodes (``env.eval.ray_pool``): the harness plans and records, the pool plays."""
+
+    def play(
+        self, agent_name: str, jobs: list[Job], profile: str, edit_gate: bool | None, finished: Callable[[dict[str, Any], str], None],
+    ) -> str | None:
+        """Play ``jobs``, calling ``finished(result, steps_jsonl)`` as each ends; the reason it stopped early, or None."""
+        ...
+
+
+def stop_reason(exc: BaseException) -> str:
+    """Why no further episode starts after the model endpoint failed for good."""
+    return f"the model endpoint failed ({exc if isinstance(exc, ModelUnavailable) else describe(exc)})"
+
+
+def steps_path(out: Path, arm: str, task_id: str, run: int) -> Path:
+    return out / "steps" / arm / task_id / f"run{run}.jsonl"
+
+
 def run(
     driver_factory: Any, agent_name: str, task_ids: list[str] | None, runs: int, concurrency: int, out: Path,
-    profile: str = "default", edit_gate: bool | None = None,
+    profile: str = "default", edit_gate: bool | None = None, pool: EpisodePool | None = None,
 ) -> list[dict[str, Any]]:
+    """Play what ``out`` lacks of ``runs`` runs of each task, in threads of this process (each with its own driver
+    from ``driver_factory``) or in ``pool``; ``driver_factory`` also lists the tasks and the secret's fingerprint."""
     out.mkdir(parents=True, exist_ok=True)
     with driver_factory() as probe:
         check_secret(out, probe.fingerprint())
@@ -210,32 +235,42 @@ def run(
     jobs = [(tasks[t], r) for t in chosen for r in range(runs) if (arm, t, r) not in done]
     lock = threading.Lock()
     results: list[dict[str, Any]] = []
-    failures: list[BaseException] = []  # the model endpoint's first failure: no further episode starts
+    stopped: list[str] = []  # why no further episode starts (the model endpoint's first failure)
 
-    def job(item: tuple[dict[str, Any], int]) -> None:
-        task, r = item
-        if failures:
-            return
-        try:
-            with driver_factory() as driver:
-                result = play(driver, agent_name, task, r, out / "steps" / arm / task["id"] / f"run{r}.jsonl", profile, edit_gate)
-        except (ModelUnavailable, openai.APIError) as exc:  # spent retries, bad auth, a bad request: every episode would
-            with lock:
-                failures.append(exc)
-            return
-        with lock, (out / "results.jsonl").open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(result) + "\n")  # one write: the episode counts once it is here
+    def finished(result: dict[str, Any], steps: str | None = None) -> None:
+        with lock:
+            if steps is not None:  # played elsewhere: its steps came back with it
+                path = steps_path(out, arm, result["task_id"], result["run"])
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(steps, encoding="utf-8")
+            with results_file.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(result) + "\n")  # one write: the episode counts once it is here
             results.append(result)
             bar.update(1)
 
+    def job(item: Job) -> None:
+        task, r = item
+        if stopped:
+            return
+        try:
+            with driver_factory() as driver:
+                result = play(driver, agent_name, task, r, steps_path(out, arm, task["id"], r), profile, edit_gate)
+        except (ModelUnavailable, openai.APIError) as exc:  # spent retries, bad auth, a bad request: every episode would
+            with lock:
+                stopped.append(stop_reason(exc))
+            return
+        finished(result)
+
     with tqdm(total=len(jobs), desc=arm, unit="episode", file=sys.stderr, disable=not jobs) as bar:
-        with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
-            list(pool.map(job, jobs))
-    if failures:
-        error = failures[0]
-        reason = str(error) if isinstance(error, ModelUnavailable) else describe(error)
+        if pool is not None:
+            if jobs and (reason := pool.play(agent_name, jobs, profile, edit_gate, finished)):
+                stopped.append(reason)
+        else:
+            with ThreadPoolExecutor(max_workers=max(1, concurrency)) as threads:
+                list(threads.map(job, jobs))
+    if stopped:
         raise SystemExit(
-            f"stopped: the model endpoint failed ({reason}); {len(results)} of {len(jobs)} episode(s) played, their results "
+            f"stopped: {stopped[0]}; {len(results)} of {len(jobs)} episode(s) played, their results "
             f"are in {out / 'results.jsonl'}; run the same command again to play the rest"
         )
     return results

@@ -1,0 +1,120 @@
+"""Distributed evaluation on Ray (`python -m env.eval run ... --ray`), on a local Ray instance started by the run.
+
+Ray runs in the command's own process, never in pytest's: a local instance is started for the run and stopped after it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from env.eval.run import seed_for
+
+pytest.importorskip("ray", reason="Ray is the [ray] extra: pip install -e '.[ray]' (make test installs it)")
+
+from env.eval.ray_pool import RayPool, forwarded_environment  # noqa: E402 (needs Ray)
+
+ROOT = Path(__file__).resolve().parents[1]
+SECRET = "ray-test-secret-0123456789abcdef"
+TASKS = ["easy", "medium", "proc-easy-train-0", "repo-slice-window"]  # every family
+
+
+def evaluate(out: Path, *extra: str, agent: str = "heuristic", tasks: list[str] = TASKS, runs: int = 2, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "env.eval", "run", "--agent", agent, "--tasks", *tasks, "--runs", str(runs), "--out", str(out), *extra]
+    environ = {**os.environ, "ENV_SECRET": SECRET, "RAY_USAGE_STATS_ENABLED": "0", **(env or {})}
+    return subprocess.run(command, cwd=ROOT, env=environ, capture_output=True, text=True, timeout=600)
+
+
+def recorded(out: Path) -> tuple[dict[tuple[str, int], dict], dict[str, list[dict]]]:
+    """Results and steps, less what differs between two runs on one machine: wall times, and the digest of output
+    text that holds pytest's timings and the sandbox's temporary paths (the same in length and meaning)."""
+    results = {}
+    for line in (out / "results.jsonl").read_text().splitlines():
+        try:
+            r = json.loads(line)
+        except ValueError:
+            continue  # the line a crash cut, as the harness reads it
+        r.pop("seconds")
+        results[(r["task_id"], r["run"])] = r
+    steps = {}
+    for path in sorted((out / "steps").rglob("*.jsonl")):
+        rows = [json.loads(line) for line in path.read_text().splitlines()]
+        for row in rows:
+            row.pop("ms")
+            row["observation"].pop("text_sha1")
+        steps[str(path.relative_to(out))] = rows
+    return results, steps
+
+
+def test_a_ray_run_plays_the_same_episodes_as_a_local_run_and_resumes(tmp_path):
+    local = evaluate(tmp_path / "local")
+    assert local.returncode == 0, local.stderr[-3000:]
+    expected_results, expected_steps = recorded(tmp_path / "local")
+    assert len(expected_results) == 8 and {r["seed"] for r in expected_results.values()} == {seed_for(t, n) for t in TASKS for n in (0, 1)}
+    assert {t for (t, _), r in expected_results.items() if r["solved"]} == {"easy", "medium"}  # the heuristic's known record
+    # A cut run on Ray: three episodes already played (the lines a rerun keeps), one steps file of an unfinished one left over.
+    ray_out = tmp_path / "ray"
+    lines = (tmp_path / "local" / "results.jsonl").read_text().splitlines(keepends=True)
+    kept = lines[:3]
+    (ray_out / "steps").mkdir(parents=True)
+    (ray_out / "results.jsonl").write_text("".join(kept) + lines[3][:25])
+    for line in kept:
+        r = json.loads(line)
+        source = tmp_path / "local" / "steps" / "heuristic" / r["task_id"] / f"run{r['run']}.jsonl"
+        (ray_out / "steps" / "heuristic" / r["task_id"]).mkdir(parents=True, exist_ok=True)
+        shutil.copy(source, ray_out / "steps" / "heuristic" / r["task_id"] / source.name)
+    on_ray = evaluate(ray_out, "--ray", "--concurrency", "2")
+    assert on_ray.returncode == 0, on_ray.stderr[-3000:]
+    assert "5 episode(s) played" in on_ray.stderr
+    assert "5/5 [" in on_ray.stderr  # the progress bar moved to the end as episodes came back
+    results, steps = recorded(ray_out)
+    assert results == expected_results
+    assert steps == expected_steps
+    assert {r["secret_fingerprint"] for r in results.values()} == {json.loads(lines[0])["secret_fingerprint"]}
+    again = evaluate(ray_out, "--ray")
+    assert again.returncode == 0 and "0 episode(s) played" in again.stderr  # nothing left: nothing replayed
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_a_model_endpoint_failing_on_a_ray_worker_stops_the_run_saying_so(tmp_path):
+    endpoint = f"http://127.0.0.1:{closed_port()}/v1"  # refuses every connection; the workers read it from the run's environment
+    stopped = evaluate(tmp_path, "--ray", agent="llm", tasks=["easy"], runs=3, env={"API_BASE_URL": endpoint, "LLM_MAX_ATTEMPTS": "1"})
+    assert stopped.returncode == 1, stopped.stderr[-3000:]
+    message = stopped.stderr.strip().splitlines()[-1]
+    assert message.startswith("stopped: the model endpoint failed (the model endpoint failed 1 time(s); last: APIConnectionError: Connection error.)")
+    assert message.endswith(f"episode(s) played, their results are in {tmp_path / 'results.jsonl'}; run the same command again to play the rest")
+    assert not (tmp_path / "results.jsonl").exists() or (tmp_path / "results.jsonl").read_text() == ""
+
+
+def test_workers_get_the_secret_and_the_settings_that_decide_an_episode_and_nothing_else():
+    environ = {"ENV_SECRET": "the-driver's-own-secret-value", "ENV_TASK_DIRS": "/tasks", "SANDBOX_WALL_SECONDS": "30",
+               "DEBUG_MAX_SESSIONS": "4", "LLM_MAX_ATTEMPTS": "2", "API_BASE_URL": "http://models/v1", "MODEL_NAME": "m",
+               "HF_TOKEN": "hf", "OPENAI_API_KEY": "sk", "HOME": "/root", "PATH": "/bin", "AWS_SECRET_ACCESS_KEY": "no"}
+    assert forwarded_environment("the-run's-secret-0123456789", environ) == {
+        "ENV_SECRET": "the-run's-secret-0123456789", "ENV_TASK_DIRS": "/tasks", "SANDBOX_WALL_SECONDS": "30", "DEBUG_MAX_SESSIONS": "4",
+        "LLM_MAX_ATTEMPTS": "2", "API_BASE_URL": "http://models/v1", "MODEL_NAME": "m", "HF_TOKEN": "hf", "OPENAI_API_KEY": "sk",
+    }
+    # Driving a server: the server keeps its secret, and the run has none of its own to pass on.
+    assert "ENV_SECRET" not in RayPool(None, "http://server:8000", None, 2).environment
+    assert RayPool(None, None, "s" * 32, 2).environment["ENV_SECRET"] == "s" * 32
+
+
+def test_without_ray_installed_the_run_says_how_to_get_it(tmp_path):
+    script = "import sys; sys.modules['ray'] = None; from env.eval.__main__ import main; sys.exit(main(sys.argv[1:]))"
+    done = subprocess.run([sys.executable, "-c", script, "run", "--agent", "oracle", "--tasks", "easy", "--out", str(tmp_path), "--ray"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300, env={**os.environ, "ENV_SECRET": SECRET})
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1] == "--ray needs Ray, which is not installed here (import of ray halted; None in sys.modules): pip install -e '.[ray]'"
+    assert not (tmp_path / "results.jsonl").exists()
