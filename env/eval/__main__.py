@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
                 factory = partial(InProcessDriver, runtime)
             pool = None
             if args.ray is not None:
-                pool = stack.enter_context(RayPool(args.ray or None, args.url, secret, args.concurrency))
+                pool = stack.enter_context(RayPool(args.ray or None, args.url, secret, args.concurrency, Path(args.out)))
             if args.command == "procedural":
                 ids = [f"proc-{level}-{split}-{i}" for split in args.splits for level in args.levels for i in range(args.seeds)]
                 for agent in args.agents:

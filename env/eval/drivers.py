@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from openenv.core.generic_client import GenericEnvClient
 
@@ -15,6 +15,18 @@ from env.catalogue import catalogue_entry
 from env.models import DebugAction
 from env.runtime import Runtime
 from env.server.environment import DebugEnvironment
+
+
+class Driver(Protocol):
+    """Where one episode at a time is played; a context manager that frees what it holds on exit."""
+
+    def tasks(self) -> list[dict[str, Any]]: ...
+    def task(self, task_id: str) -> dict[str, Any] | None: ...
+    def fingerprint(self) -> str: ...
+    def reset(self, task_id: str, seed: int, **options: Any) -> dict[str, Any]: ...
+    def step(self, action: dict[str, Any]) -> tuple[dict[str, Any], float, bool]: ...
+    def __enter__(self) -> Driver: ...
+    def __exit__(self, *exc: object) -> None: ...
 
 
 class InProcessDriver:
