@@ -12,7 +12,8 @@
   runs on loopback against stand-in replicas found through a stand-in DNS server: a request naming a pod reaches
   it, absent pods are skipped, a pod that appears later joins, a draining one keeps its episodes.
 - The prometheus-adapter rule of deploy/README.md serves a metric the server exports, under the name the
-  autoscaler's sessions metric asks for.
+  autoscaler's sessions metric asks for, counting only the WebSocket sessions ENV_MAX_SESSIONS caps (not HTTP
+  episodes), so that the autoscaler's target is 70 % of that cap.
 
 HAProxy is Debian's package (2.6), found as tests/test_deploy.py finds it (``make haproxy`` installs it).
 """
@@ -682,3 +683,34 @@ def test_the_adapter_rule_serves_a_metric_the_server_exports_as_the_autoscaler_a
     assert sessions["pods"]["metric"]["name"] == rule["name"]["as"]
     max_sessions = int(literal_env(server_container()).get("ENV_MAX_SESSIONS", Settings.model_fields["max_sessions"].default))
     assert int(sessions["pods"]["target"]["averageValue"]) == int(0.7 * max_sessions)  # 70 %, as the CPU target
+
+
+def selector(query: str, metric: str) -> dict[str, str]:
+    """The label matchers a PromQL query puts on `metric`, besides the adapter's <<.LabelMatchers>> (namespace, pod)."""
+    (matchers,) = re.findall(rf"\b{metric}\{{([^}}]*)\}}", query)
+    assert re.sub(r'\w+="[^"]*"', "", matchers).strip(" ,") == "<<.LabelMatchers>>", matchers  # equality matchers only
+    return dict(re.findall(r'(\w+)="([^"]*)"', matchers))
+
+
+def picked(exposition: str, metric: str, matchers: dict[str, str]) -> list[float]:
+    """The values of the samples of `metric` in one pod's /metrics that `matchers` select."""
+    values = []
+    for line in exposition.splitlines():
+        found = re.match(r"^(\w+)(?:\{([^}]*)\})? (\S+)$", line)
+        if found and found.group(1) == metric and matchers.items() <= dict(re.findall(r'(\w+)="([^"]*)"', found.group(2) or "")).items():
+            values.append(float(found.group(3)))
+    return values
+
+
+def test_the_adapter_rule_counts_the_sessions_env_max_sessions_caps(replica_app: TestClient):
+    counted = selector(adapter_rule()["metricsQuery"], "adbg_active_sessions")
+    for seed in (1, 2):  # two HTTP episodes
+        assert replica_app.post("/reset", json={"task_id": "easy", "seed": seed}).json()["observation"]["error"] is None
+    with replica_app.websocket_connect("/ws") as ws:  # and one WebSocket session
+        ws.send_json({"type": "reset", "data": {"task_id": "easy", "seed": 3}})
+        assert ws.receive_json()["data"]["observation"]["error"] is None
+        exposition = replica_app.get("/metrics").text
+    assert sum(picked(exposition, "adbg_active_sessions", {})) == 3  # all three are open
+    assert sum(picked(exposition, "adbg_active_sessions", counted)) == 1  # the rule counts the session only
+    # The transport it counts is the one ENV_MAX_SESSIONS caps (hpa.yaml's target is 70 % of it), not ENV_HTTP_EPISODES.
+    assert picked(exposition, "adbg_capacity_left", counted) == [Settings.model_fields["max_sessions"].default - 1]
