@@ -317,7 +317,7 @@ class StandIn:
     still passes its health checks but closes every other connection without an answer, as a process killed while
     it holds a request (deterministic: no health check races the test)."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, host: str = "127.0.0.1", port: int = 0) -> None:
         self.name, self.draining, self.dying = name, False, False
         stand_in = self
 
@@ -347,9 +347,9 @@ class StandIn:
             def log_message(self, *args: object) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer((host, port), Handler)
         self.server.daemon_threads = True
-        self.address = f"127.0.0.1:{self.server.server_address[1]}"
+        self.address = f"{host}:{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
 
     def stop(self) -> None:

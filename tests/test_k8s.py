@@ -31,7 +31,6 @@ import struct
 import subprocess
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +48,7 @@ from env.server.app import build_app
 from env.server.episodes import EpisodeStore
 from env.server.metrics import ServerMetrics
 from env.server.replica import Replica
-from tests.test_deploy import _haproxy_or_why, free_port, spawn, stop_group, wait_for
+from tests.test_deploy import StandIn, _haproxy_or_why, free_port, spawn, stop_group, wait_for
 
 ROOT = Path(__file__).resolve().parents[1]
 K8S = ROOT / "deploy" / "k8s"
@@ -510,44 +509,6 @@ class StandInDNS:
         self.sock.close()
 
 
-class PodStandIn:
-    """A stand-in replica on its own loopback address (a pod IP): answers with its name; /health 503 while draining."""
-
-    def __init__(self, name: str, host: str, port: int) -> None:
-        self.name, self.draining = name, False
-        stand_in = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                self.answer()
-
-            def do_POST(self) -> None:
-                self.answer()
-
-            def answer(self) -> None:
-                self.rfile.read(int(self.headers.get("content-length") or 0))
-                body = json.dumps({"replica": stand_in.name}).encode()
-                self.send_response(503 if self.path == "/health" and stand_in.draining else 200)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(body)))
-                self.end_headers()
-                try:
-                    self.wfile.write(body)
-                except ConnectionError:  # a health check reads the status line and hangs up
-                    self.close_connection = True
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer((host, port), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
 class Cluster:
     """The Kubernetes configuration's HAProxy on loopback, its resolvers pointed at a stand-in DNS server."""
 
@@ -581,7 +542,7 @@ class Cluster:
 
     def add(self, n: int) -> None:
         """Pod n starts, and its name resolves (as the headless Service publishes it)."""
-        self.pods[self.pod(n)] = PodStandIn(self.pod(n), self.POD_IPS[n], self.port)
+        self.pods[self.pod(n)] = StandIn(self.pod(n), self.POD_IPS[n], self.port)  # a pod IP, as each pod has its own
         self.dns.names[f"{self.pod(n)}.{self.headless}.test.svc.cluster.test"] = self.POD_IPS[n]
 
     def states(self) -> dict[str, str]:
