@@ -30,6 +30,7 @@ No third-party source is committed: sdists are downloaded at run time with ``pip
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -202,14 +203,20 @@ class PlainRun:
     tail: str = ""  # the end of pytest's output, when something went wrong
 
 
-def _plugin_dir() -> Path:
-    folder = sdist.sdist_cache() / "plugin"
+def plugin_dir() -> Path:
+    # One folder per checkout, in the shared cache: each links to its own trusted host package. A link left by a
+    # checkout since removed or moved (a dangling one) is replaced, atomically, never used.
+    target = HOST.resolve()
+    folder = sdist.sdist_cache() / "plugin" / hashlib.sha256(str(target).encode()).hexdigest()[:16]
     path = folder / "adbg_compat_recorder.py"
     host = folder / "adbg_host"  # the trusted test process's package, as the server starts it
-    if not host.exists():
+    if not (host.is_symlink() and host.resolve() == target):
         folder.mkdir(parents=True, exist_ok=True)
-        with contextlib.suppress(FileExistsError):
-            host.symlink_to(HOST.resolve(), target_is_directory=True)
+        link = folder / f".adbg_host.{os.getpid()}.tmp"
+        with contextlib.suppress(FileNotFoundError):
+            link.unlink()
+        link.symlink_to(target, target_is_directory=True)
+        os.replace(link, host)
     if not path.is_file() or path.read_text(encoding="utf-8") != _RECORDER:
         folder.mkdir(parents=True, exist_ok=True)
         fd, partial = tempfile.mkstemp(dir=folder, suffix=".tmp")
@@ -228,7 +235,7 @@ def run_plain(lib: Library, root: Path, env: TestEnv, files: list[str]) -> Plain
         environ = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": os.environ.get("HOME", scratch),
-            "PYTHONPATH": f"{root / lib.source_root}:{_plugin_dir()}",
+            "PYTHONPATH": f"{root / lib.source_root}:{plugin_dir()}",
             "PYTHONDONTWRITEBYTECODE": "1",
             "ADBG_COMPAT_RESULTS": str(results),
         }

@@ -14,6 +14,7 @@ The sdist is downloaded at test time with pip (no third-party source is committe
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,7 @@ from bench.compat_libraries import (
     build_task,
     compare,
     fetch_sdist,
+    plugin_dir,
     run_plain,
     suite_files,
     with_sandboxed,
@@ -36,7 +38,7 @@ from env.sandbox.limits import Limits
 from env.sandbox.runner import Sandbox
 from env.tasks.placement import Placement, place
 from env.tasks.sdist import SdistError
-from env.verdict.repo_judge import RepoVerdict, run_tests
+from env.verdict.repo_judge import HOST, RepoVerdict, run_tests
 from env.verdict.testenv import ensure
 
 LIB = LIBRARIES["cachetools"]
@@ -134,3 +136,16 @@ def test_placed_sandboxed_the_tests_the_split_cannot_run_pass_and_the_rest_stay_
     assert len(placed.also_passing) == SUITE_SIZE and placed.lost == {}, placed.lost
     assert placed.under_split == SUITE_SIZE - len(lost) and set(runs.placed.sandboxed) == lost
     assert not runs.placed.collect_errors and not runs.placed.error and not runs.placed.void
+
+
+def test_the_recorder_s_host_link_belongs_to_this_checkout_and_a_dangling_one_is_replaced(tmp_path, monkeypatch):
+    monkeypatch.setenv("ENV_SDIST_CACHE", str(tmp_path))
+    target = HOST.resolve()
+    folder = tmp_path / "plugin" / hashlib.sha256(str(target).encode()).hexdigest()[:16]
+    folder.mkdir(parents=True)
+    (folder / "adbg_host").symlink_to(tmp_path / "a-removed-checkout" / "env" / "verdict" / "host")  # as a deleted worktree left it
+    assert plugin_dir() == folder
+    assert (folder / "adbg_host").resolve() == target and (folder / "adbg_host" / "pytest_host.py").is_file()
+    assert (folder / "adbg_compat_recorder.py").is_file() and [p.name for p in folder.iterdir() if p.name.endswith(".tmp")] == []
+    (tmp_path / "plugin" / "0123456789abcdef").mkdir()  # another checkout's folder is left alone
+    assert plugin_dir() == folder and (tmp_path / "plugin" / "0123456789abcdef").is_dir()
