@@ -25,13 +25,16 @@ import zlib
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import openai
 from tqdm import tqdm
 
 from env.agents import AGENTS
 from env.agents.retry import ModelUnavailable, describe
+
+if TYPE_CHECKING:  # the drivers import OpenEnv's server: only their shape is needed here
+    from env.eval.drivers import Driver
 
 DIGEST_FIELDS = ("step_number", "done", "error", "tests_passed", "tests_total", "score_estimate", "grader_score", "step_reward", "cumulative_reward")
 
@@ -97,7 +100,7 @@ def arm_name(agent_name: str, profile: str = "default") -> str:
 
 
 def play(
-    driver: Any, agent_name: str, task: dict[str, Any], run: int, steps_file: Path, profile: str = "default", edit_gate: bool | None = None,
+    driver: Driver, agent_name: str, task: dict[str, Any], run: int, steps_file: Path, profile: str = "default", edit_gate: bool | None = None,
 ) -> dict[str, Any]:
     seed = seed_for(task["id"], run)
     agent = AGENTS[agent_name]()
@@ -206,7 +209,7 @@ def steps_path(out: Path, arm: str, task_id: str, run: int) -> Path:
 
 
 def run(
-    driver_factory: Any, agent_name: str, task_ids: list[str] | None, runs: int, concurrency: int, out: Path,
+    driver_factory: Callable[[], Driver], agent_name: str, task_ids: list[str] | None, runs: int, concurrency: int, out: Path,
     profile: str = "default", edit_gate: bool | None = None, pool: EpisodePool | None = None,
 ) -> list[dict[str, Any]]:
     """Play what ``out`` lacks of ``runs`` runs of each task, in threads of this process (each with its own driver
