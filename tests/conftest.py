@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import functools
+import os
 import random
+import shutil
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import uvicorn
@@ -105,3 +110,35 @@ class LiveServer:
 def live_server(runtime: Runtime) -> Iterator[LiveServer]:
     with LiveServer(build_app(runtime=runtime, settings=Settings(max_sessions=80))) as server:
         yield server
+
+
+# HAProxy for the balancer tests (test_deploy.py, test_k8s.py): Debian's, which `make haproxy` installs.
+def _find_haproxy() -> str | None:
+    candidates = (os.environ.get("HAPROXY"), shutil.which("haproxy"), "/usr/sbin/haproxy", "/usr/local/sbin/haproxy")
+    return next((p for p in candidates if p and os.access(p, os.X_OK)), None)
+
+
+@functools.cache
+def _haproxy_or_why() -> tuple[str | None, str]:
+    found = _find_haproxy()
+    if found is not None:
+        return found, ""
+    said = "make is not installed"
+    if shutil.which("make"):  # the Makefile's install step (apt-get, as root or through sudo)
+        try:
+            done = subprocess.run(
+                ["make", "-s", "haproxy"], cwd=Path(__file__).resolve().parents[1], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600
+            )
+            said = (done.stderr or done.stdout).strip()[-500:] or f"it exited with {done.returncode}, saying nothing"
+        except subprocess.TimeoutExpired:
+            said = "make haproxy took more than 600 s"
+    found = _find_haproxy()
+    return found, ("" if found else f"haproxy is not installed and `make haproxy` could not install it: {said}")
+
+
+@pytest.fixture(scope="session")
+def haproxy() -> str:
+    found, why = _haproxy_or_why()
+    if found is None:
+        pytest.fail(f"{why}: install Debian's haproxy package (`make haproxy`, which `make test` runs) to run the balancer tests")
+    return found

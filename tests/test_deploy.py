@@ -18,11 +18,9 @@ install it, the tests that run it fail and say so.
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
@@ -78,37 +76,6 @@ def wait_for(what: str, check: Callable[[], Any], timeout_s: float, every_s: flo
         if time.monotonic() > deadline:
             pytest.fail(f"{what}: not within {timeout_s:g} s")
         time.sleep(every_s)
-
-
-def _find_haproxy() -> str | None:
-    candidates = (os.environ.get("HAPROXY"), shutil.which("haproxy"), "/usr/sbin/haproxy", "/usr/local/sbin/haproxy")
-    return next((p for p in candidates if p and os.access(p, os.X_OK)), None)
-
-
-@functools.cache
-def _haproxy_or_why() -> tuple[str | None, str]:
-    found = _find_haproxy()
-    if found is not None:
-        return found, ""
-    said = "make is not installed"
-    if shutil.which("make"):  # the Makefile's install step (apt-get, as root or through sudo)
-        try:
-            done = subprocess.run(
-                ["make", "-s", "haproxy"], cwd=ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600
-            )
-            said = (done.stderr or done.stdout).strip()[-500:] or f"it exited with {done.returncode}, saying nothing"
-        except subprocess.TimeoutExpired:
-            said = "make haproxy took more than 600 s"
-    found = _find_haproxy()
-    return found, ("" if found else f"haproxy is not installed and `make haproxy` could not install it: {said}")
-
-
-@pytest.fixture(scope="session")
-def haproxy() -> str:
-    found, why = _haproxy_or_why()
-    if found is None:
-        pytest.fail(f"{why}: install Debian's haproxy package (`make haproxy`, which `make test` runs) to run the balancer tests")
-    return found
 
 
 class Balancer:

@@ -48,7 +48,7 @@ from env.server.app import build_app
 from env.server.episodes import EpisodeStore
 from env.server.metrics import ServerMetrics
 from env.server.replica import Replica
-from tests.test_deploy import StandIn, _haproxy_or_why, free_port, spawn, stop_group, wait_for
+from tests.test_deploy import StandIn, free_port, spawn, stop_group, wait_for
 
 ROOT = Path(__file__).resolve().parents[1]
 K8S = ROOT / "deploy" / "k8s"
@@ -446,14 +446,6 @@ def test_the_balancer_routes_as_part_1_with_the_statefulsets_pods_as_servers():
     (mount,) = container["volumeMounts"]
     (volume,) = balancer()["spec"]["template"]["spec"]["volumes"]
     assert mount["mountPath"] == IMAGE_CONFIG_DIR and volume["configMap"]["name"] == the("ConfigMap")["metadata"]["name"]
-
-
-@pytest.fixture(scope="session")
-def haproxy() -> str:
-    found, why = _haproxy_or_why()
-    if found is None:
-        pytest.fail(f"{why}: install Debian's haproxy package (`make haproxy`, which `make test` runs) to run the balancer tests")
-    return found
 
 
 def balancer_env(**placed: str) -> dict[str, str]:
