@@ -155,16 +155,14 @@ def _safe_str(exc):
 
 
 # ---------------------------------------------------------------------------------------------
-# the harness-owned concurrency driver (the only test code that must share this process)
-
-
-_EXPLORER = None  # env/sandbox/explorer.py, loaded by path before isolation (never in sys.modules)
+# the harness-owned concurrency driver (the only test code that must share this process). It is handed from
+# function to function as an argument and never stored in a global: nothing the submission can walk to by
+# attribute (this file is ``sys.modules["__main__"]``) leads to it.
 
 
 def _load_explorer():
-    global _EXPLORER
-    if _EXPLORER is None:
-        _EXPLORER = _sibling("_adbg_explorer", "explorer.py")
+    """env/sandbox/explorer.py, loaded by path before isolation (never in sys.modules)."""
+    return _sibling("_adbg_explorer", "explorer.py")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -176,8 +174,6 @@ def _load(setup):
     filename = os.path.join(os.getcwd(), setup["filename"])
     with open(filename, "w", encoding="utf-8") as handle:  # for tracebacks (linecache)
         handle.write(setup["source"])
-    if setup.get("explore"):
-        _EXPLORER.install()  # the locks the submission creates are the explorer's models from its first line
     module = types.ModuleType(setup["module"])
     module.__file__ = filename
     sys.modules[setup["module"]] = module
@@ -185,7 +181,7 @@ def _load(setup):
     return module, filename
 
 
-def _serve(module, filename):
+def _serve(module, filename, explorer):
     handles = {}
     while True:
         try:
@@ -198,7 +194,9 @@ def _serve(module, filename):
             return
         try:
             if op == "explore":
-                value = _EXPLORER.explore(module, filename, request["plan"])
+                value = explorer.explore(module, filename, request["plan"])
+            elif op == "hammer":
+                value = explorer.hammer(module, request["plan"])
             else:
                 owner = handles[request["handle"]] if "handle" in request else module
                 member = getattr(owner, request["name"])
@@ -1086,13 +1084,13 @@ def _run_repo(setup):
 
 def _prepare(config):
     """Modules read from the server's tree load before isolation (they are out of reach afterwards): the race
-    explorer for a verdict sandbox; pytest and the tracer for a debug sandbox."""
+    explorer for a verdict sandbox (returned, never stored in a global); pytest and the tracer for a debug sandbox."""
     if not config.get("debug"):
-        _load_explorer()
+        explorer = _load_explorer()
         # A repository task's declared requirements, for the project's own imports (after its own paths: the
         # project always wins over an installed copy of itself).
         sys.path.extend(p for p in config.get("site", ()) if p not in sys.path)
-        return
+        return explorer
     sys.path.extend(p for p in config.get("site", ()) if p not in sys.path)
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # the server's own pytest plugins are not the project's
     sys.modules["_adbg_tracer"] = _sibling("_adbg_tracer", "tracer.py")
@@ -1234,7 +1232,7 @@ class _Coverage:
         return {"tests": tests, "lines": lines}
 
 
-def _run(setup):
+def _run(setup, explorer):
     """Load the submission and answer calls until the server is done with this run."""
     _name_process(b"adbg-run")
     if setup.get("mode") == "repo":
@@ -1251,16 +1249,16 @@ def _run(setup):
         return
     sys.stdout.flush()
     _send('{"id":0,"ok":"ready"}')
-    _serve(module, filename)
+    _serve(module, filename, explorer)
     sys.stdout.flush()
 
 
 def main():
     """The fresh-interpreter path: isolate this process, then run."""
     setup = _recv()
-    _prepare(setup["config"])
+    explorer = _prepare(setup["config"])
     LAYERS.isolate(setup["config"])
-    _run(setup)
+    _run(setup, explorer)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1274,7 +1272,7 @@ ZYGOTE_PRELOAD = (
 )
 
 
-def _pooled_child(config, own, scratch):
+def _pooled_child(config, own, scratch, explorer):
     """A pre-isolated child: every layer applied, then it waits for a run's fds and setup."""
     global REQ_FD, RESP_FD
     import signal
@@ -1299,7 +1297,7 @@ def _pooled_child(config, own, scratch):
     os.close(out_fd)
     REQ_FD, RESP_FD = req_fd, resp_fd
     sys.argv = [sys.argv[0], str(req_fd), str(resp_fd)]
-    _run(_recv())
+    _run(_recv(), explorer)
 
 
 def zygote(ctrl_fd):
@@ -1322,7 +1320,7 @@ def zygote(ctrl_fd):
         __import__(name)
     ctrl = socket.socket(fileno=ctrl_fd)
     config = marshal.loads(ctrl.recv(1 << 20))
-    _prepare(config)
+    explorer = _prepare(config)
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
@@ -1341,7 +1339,7 @@ def zygote(ctrl_fd):
             code = 0
             try:
                 ours.close()
-                _pooled_child(config, theirs, scratch)
+                _pooled_child(config, theirs, scratch, explorer)
                 sys.stdout.flush()
             except BaseException:
                 __import__("traceback").print_exc()  # into the run's output, if it got one

@@ -1,15 +1,16 @@
-"""Controlled interleavings of a submission's own code: the race detector, run inside the sandbox child.
+"""Controlled interleavings of a submission's own code: the race detector's in-process half, run in the sandbox child.
 
-    install()                                   # before the submission loads: modelled locks, a hidden tracer
-    result = explore(module, filename, plan)    # plan: scenarios and schedules from the trusted side
-    # -> {"schedules": [...], "stopped": "..."}: what each schedule observed; the trusted side judges it
+    result = explore(module, filename, plan)    # scenarios and schedules from the trusted side
+    # -> {"schedules": [...], "tampered": [...]}: what each schedule observed; the trusted side judges it
+    result = hammer(module, plan)               # a fresh process: real threads, no tracer, a tiny switch interval
 
-The OS scheduler decides nothing here. Each scenario runs a few worker threads on one fresh object,
-one thread at a time: a thread runs until it reaches a *scheduling point* in the submission's own
-code (before each bytecode that reads or writes shared state: attributes, globals, subscripts,
-closure cells; the `opcode` events of ``sys.settrace``, so ``self.count += 1`` is split between its
-load and its store) or a lock operation, and the schedule says which thread runs next. Two
-strategies share that machinery:
+The OS scheduler decides nothing in ``explore``. Each scenario runs its worker threads on one fresh object,
+one thread at a time: a thread runs until it reaches a *scheduling point* and the schedule says which
+thread runs next. Points sit before every bytecode that may read or write shared state (attributes,
+globals, subscripts, cells, operations on mutable operands) and before every call into C code (so a
+read-modify-write done through ``getattr``/``setattr``, ``operator`` or a container method is split
+between its calls), in the submission's frames and in every Python frame it calls into (the standard
+library's too). Two strategies share that machinery:
 
 - a sweep: two threads, one preemption, at every scheduling point of the first thread in turn, in
   both orders. A lost update between two threads is a depth-2 bug, so the sweep finds it every time;
@@ -17,262 +18,244 @@ strategies share that machinery:
   runs, and at d-1 random points the running thread drops below all others; seeded by the trusted
   side (from the server's secret), for bugs that need three threads or more preemptions.
 
-Locks are modelled (``threading.Lock``, ``RLock`` and ``Condition``, so ``Semaphore``, ``Event`` and
-``Barrier`` too): a thread that finds a lock held is marked blocked and another runs, so a paused
-lock holder never stalls the schedule; all threads blocked is a deadlock. Outside a schedule (the
-sequential tests, in the main thread) the models behave as plain locks.
+Locks are the real ones, never replaced: the decision is made at the real lock call *before* it runs
+(its arguments read off the frame's value stack), so a thread that would block on a lock another paused
+thread holds is parked and another runs, and the real call never blocks; a failed try-acquire lets its
+thread fail once and then waits until the lock is free, so spin locks finish; all threads parked is a
+deadlock. What the submission sees is a plain process: ``threading`` untouched (lock types, reprs,
+identities), ``sys.gettrace()``/``sys.getprofile()`` None (the tracer is installed in C with no Python
+object behind it), worker threads that are ordinary ``threading.Thread`` objects with default names and no
+target or arguments, and no harness object reachable from a module global or a thread through public or
+single-underscore attributes. What an in-process check cannot hide (a frame's ``f_trace_opcodes``,
+timing) is why the trusted side also reviews the lock discipline statically and runs real threads, and
+passes a submission only when every check agrees.
 
-The submission cannot tell it is explored: ``sys.gettrace`` and ``threading.gettrace`` answer None,
-``settrace``/``setprofile`` calls are ignored and reported as tampering, ``threading._time`` is a
-virtual clock, and the workers' names change from schedule to schedule. Standard library only: this
-file is loaded by path in the child before isolation, like the debugger's tracer.
+The tracer reads CPython's frame layout, so it runs only on the versions it is validated on
+(``VALIDATED``) and refuses elsewhere. Standard library only: this file is loaded by path in the child
+before isolation, like the debugger's tracer.
 """
 
 import _thread
+import ctypes
 import dis
-import random
 import sys
 import threading
+import types
 
-# What the submission would reach, kept for the harness.
-_settrace = sys.settrace
-_gettrace = sys.gettrace
-_REAL = {"Lock": threading.Lock, "RLock": threading.RLock, "Condition": threading.Condition}
+VALIDATED = ((3, 11),)  # CPython versions whose frame layout this file reads (see _peek)
+MAX_STEPS = 20_000  # scheduling points in one schedule: a spin that never yields is a failure, not a hang
+QUIET_SECONDS = 3.0  # no scheduling point for this long: a thread blocked or computes where the check cannot look
 
-SHARED = frozenset(
-    {
-        "LOAD_ATTR", "STORE_ATTR", "DELETE_ATTR", "LOAD_METHOD", "LOAD_GLOBAL", "STORE_GLOBAL", "DELETE_GLOBAL",
-        "LOAD_DEREF", "STORE_DEREF", "LOAD_CLASSDEREF", "BINARY_SUBSCR", "STORE_SUBSCR", "DELETE_SUBSCR",
-        "LOAD_NAME", "STORE_NAME",
-    }
+_FILE = (lambda: 0).__code__.co_filename  # this file's frames (the harness) are never traced
+_LOCK = type(_thread.allocate_lock())
+_RLOCK = _thread.RLock
+_IMMUTABLE = (int, float, complex, str, bytes, bool, type(None), range)
+_NOT_STATE = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType, types.MethodType, _LOCK, _RLOCK)
+_PYTHON_CODE = (types.FunctionType, types.MethodType)  # a call into Python: its own frame gets its own points
+_NULL = object()  # an empty stack slot
+_ANY = ("x", None)  # an access that may touch anything (a C call, a subscript, a cell ...)
+
+_active = None  # the Schedule running now, or None
+_tampered = []  # what the submission did to the tracer
+
+
+# -- the tracer: C-level, so that nothing Python-visible holds it ---------------------------------
+
+_EVENT_CALL, _EVENT_OPCODE = 0, 7
+_TRACEFUNC = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.py_object, ctypes.c_int, ctypes.c_void_p)
+_set_trace = ctypes.pythonapi.PyEval_SetTrace
+_set_trace.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+_set_trace.restype = None
+
+
+def _peek(frame, depth):
+    """The value ``depth`` slots below the top of ``frame``'s value stack (CPython 3.11's layout: a
+    PyFrameObject points at its _PyInterpreterFrame at offset 24; that holds ``stacktop`` at 64 and its
+    ``localsplus`` array at 72). Valid during an ``opcode`` event, when the interpreter has synced the top."""
+    base = ctypes.c_void_p.from_address(id(frame) + 24).value
+    top = ctypes.c_int.from_address(base + 64).value
+    slot = ctypes.c_void_p.from_address(base + 72 + 8 * (top - depth)).value
+    return ctypes.cast(slot, ctypes.py_object).value if slot else _NULL
+
+
+def _event(_obj, frame, what, _arg):
+    try:
+        schedule = _active
+        if schedule is None:
+            return 0
+        me = schedule.current
+        if me is None or not me.in_op or me.ident != _thread.get_ident():
+            return 0
+        if what == _EVENT_OPCODE:
+            code = frame.f_code
+            points = _CLASSIFIED.get(code)
+            if points is None:
+                points = _CLASSIFIED[code] = _classify(code)
+            handler = points.get(frame.f_lasti)
+            if handler is not None:
+                handler[0](schedule, me, frame, *handler[1:])
+        elif what == _EVENT_CALL:
+            code = frame.f_code
+            if code is _PROBE_CODE:
+                me.traced = True
+            elif code.co_filename != _FILE:
+                frame.f_trace_opcodes = True
+    except BaseException as exc:  # never into the run's output; the schedule fails closed instead
+        if _active is not None:
+            _active.fail("the concurrency check failed internally (%s: %s)" % (type(exc).__name__, _text(exc)))
+    return 0
+
+
+_TRACER = _TRACEFUNC(_event)
+_TRACER_ADDRESS = ctypes.cast(_TRACER, ctypes.c_void_p)
+_PROBE_CODE = compile("def probe():\n    return 0\n", "<probe>", "exec").co_consts[0]
+_PROBE = types.FunctionType(_PROBE_CODE, {})
+
+
+# -- the scheduling points of one code object -----------------------------------------------------
+
+
+def _point(schedule, me, frame, access=_ANY):
+    schedule.point(me, frame, "", access)
+
+
+def _global_point(schedule, me, frame, name):
+    value = frame.f_globals.get(name, _NULL)
+    if value is not _NULL and not isinstance(value, _NOT_STATE):  # a module global that is state
+        schedule.point(me, frame, "", ("r", "global " + name))
+
+
+def _attr_point(schedule, me, frame, name):
+    if not isinstance(_peek(frame, 1), _NOT_STATE):  # reading a module's or a lock's attribute is not state
+        schedule.point(me, frame, "", ("r", name))
+
+
+def _operands_point(schedule, me, frame, count):
+    if not all(isinstance(_peek(frame, d), _IMMUTABLE) for d in range(1, count + 1)):
+        schedule.point(me, frame)
+
+
+def _call_point(schedule, me, frame, count, kwnames):
+    first = _peek(frame, count + 2)
+    if first is _NULL:
+        func, depth = _peek(frame, count + 1), count
+    else:
+        func, depth = first, count + 1
+    if isinstance(func, _PYTHON_CODE):
+        return  # its frame is traced: its own points
+    args = [_peek(frame, d) for d in range(depth, 0, -1)]
+    positional = args[: len(args) - len(kwnames)]
+    keywords = dict(zip(kwnames, args[len(positional) :]))
+    _c_call(schedule, me, frame, func, positional, keywords)
+
+
+def _call_ex_point(schedule, me, frame, has_kwargs):
+    func = _peek(frame, 3 if has_kwargs else 2)
+    args = _peek(frame, 2 if has_kwargs else 1)
+    keywords = _peek(frame, 1) if has_kwargs else {}
+    if isinstance(func, _PYTHON_CODE):
+        return
+    _c_call(schedule, me, frame, func, list(args) if type(args) is tuple else [], keywords if type(keywords) is dict else {})
+
+
+def _with_point(schedule, me, frame):
+    manager = _peek(frame, 1)
+    if type(manager) in (_LOCK, _RLOCK):
+        schedule.acquire(me, frame, manager, True, -1, "entering `with` on a lock")
+    else:
+        schedule.point(me, frame)
+
+
+_ACQUIRING = frozenset({"acquire", "acquire_lock", "__enter__", "_acquire_restore"})
+
+
+def _c_call(schedule, me, frame, func, args, keywords):
+    """A call into C code: a lock operation decided before it runs, anything else a plain point."""
+    kind = type(func)
+    if kind is types.MethodDescriptorType and func.__objclass__ in (_LOCK, _RLOCK) and args:
+        owner, name, args = args[0], func.__name__, args[1:]
+    elif kind is types.BuiltinMethodType and type(getattr(func, "__self__", None)) in (_LOCK, _RLOCK):
+        owner, name = func.__self__, func.__name__
+    else:
+        if any(not isinstance(a, _IMMUTABLE) for a in args) or any(not isinstance(v, _IMMUTABLE) for v in keywords.values()) or not (
+            kind is types.BuiltinFunctionType and isinstance(getattr(func, "__self__", None), (types.ModuleType, type(None)))
+        ):
+            schedule.point(me, frame)
+        return
+    if name not in _ACQUIRING:
+        released = name in ("release", "release_lock", "__exit__", "_release_save")
+        schedule.point(me, frame, "at a lock call", ("release", schedule.lock_key(owner, frame)) if released else _ANY)
+        return
+    blocking, timeout = True, -1
+    if name in ("acquire", "acquire_lock"):
+        values = list(args) + [None] * 2
+        blocking = keywords.get("blocking", values[0] if len(args) > 0 else True)
+        timeout = keywords.get("timeout", values[1] if len(args) > 1 else -1)
+    if type(blocking) not in (bool, int) or type(timeout) not in (int, float):
+        schedule.fail("line %d calls %s() with arguments the check cannot read" % (frame.f_lineno, name))
+        return
+    schedule.acquire(me, frame, owner, bool(blocking), -1 if blocking and timeout < 0 else timeout, "acquiring a lock")
+
+
+_ALWAYS = frozenset(
+    {"STORE_ATTR", "DELETE_ATTR", "STORE_GLOBAL", "DELETE_GLOBAL", "LOAD_DEREF", "STORE_DEREF", "LOAD_CLASSDEREF", "BINARY_SUBSCR",
+     "STORE_SUBSCR", "DELETE_SUBSCR", "LOAD_NAME", "STORE_NAME", "WITH_EXCEPT_START", "FOR_ITER", "GET_ITER"}
 )
-NAME_STYLES = ("Thread-%d", "Thread-%d (worker)", "ThreadPoolExecutor-0_%d", "worker-%d", "AnyIO worker thread %d", "Dummy-%d")
-MAX_STEPS = 20_000  # scheduling points in one schedule: a spin that never ends is a failure, not a hang
-
-_active = None  # the Schedule running now, or None (the models then behave as plain locks)
-_tampered = []  # what the submission tried: settrace, setprofile ...
+_OPERANDS = {"BINARY_OP": 2, "COMPARE_OP": 2, "CONTAINS_OP": 2, "IS_OP": 0, "UNPACK_SEQUENCE": 1, "UNPACK_EX": 1,
+             "LIST_EXTEND": 1, "SET_UPDATE": 1, "DICT_UPDATE": 1, "DICT_MERGE": 1}
+_KW_NAMES = dis.opmap["KW_NAMES"]
 
 
-class _Abort(BaseException):
-    """Unwinds a worker out of the submission when its schedule is given up (deadlock, step budget)."""
+def _classify(code):
+    """offset -> (handler, *arguments) for every scheduling point of ``code``."""
+    found = {}
+    raw = code.co_code
+    for ins in dis.get_instructions(code):
+        op = ins.opname
+        if op in ("STORE_ATTR", "DELETE_ATTR"):
+            found[ins.offset] = (_point, ("w", code.co_names[ins.arg]))
+        elif op in ("STORE_GLOBAL", "DELETE_GLOBAL"):
+            found[ins.offset] = (_point, ("w", "global " + code.co_names[ins.arg]))
+        elif op in _ALWAYS:
+            found[ins.offset] = (_point,)
+        elif op == "LOAD_GLOBAL":
+            found[ins.offset] = (_global_point, code.co_names[ins.arg >> 1])
+        elif op in ("LOAD_ATTR", "LOAD_METHOD"):
+            found[ins.offset] = (_attr_point, code.co_names[ins.arg])
+        elif _OPERANDS.get(op):
+            found[ins.offset] = (_operands_point, _OPERANDS[op])
+        elif op == "CALL":
+            # KW_NAMES, when present, sits just before this call's PRECALL (two code units of 2 bytes)
+            names = code.co_consts[raw[ins.offset - 5]] if ins.offset >= 6 and raw[ins.offset - 6] == _KW_NAMES else ()
+            found[ins.offset] = (_call_point, ins.arg, tuple(names))
+        elif op == "CALL_FUNCTION_EX":
+            found[ins.offset] = (_call_ex_point, bool(ins.arg & 1))
+        elif op == "BEFORE_WITH":
+            found[ins.offset] = (_with_point,)
+    return found
 
 
-# -- what the submission sees ---------------------------------------------------------------------
+_CLASSIFIED = {}  # code object -> its points
 
 
-def _ignored(name):
-    def call(*args, **kwargs):
-        _tampered.append(name)
+# -- the worker threads -----------------------------------------------------------------------------
 
-    return call
-
-
-class _VirtualClock:
-    """threading._time: advances a microsecond a call, whatever the load, so timing reveals nothing."""
-
-    def __init__(self):
-        self.now = 1000.0
-
-    def __call__(self):
-        self.now += 1e-6
-        return self.now
+_spawning = []
+_spawned = _thread.allocate_lock()
 
 
-def install():
-    """Replace the locks with their models and hide the tracer; called before the submission is loaded."""
-    threading.Lock = ModelLock
-    threading.RLock = ModelRLock
-    threading.Condition = ModelCondition
-    sys.gettrace = lambda: None
-    sys.settrace = _ignored("sys.settrace")
-    sys.setprofile = _ignored("sys.setprofile")
-    for name in ("settrace", "setprofile", "settrace_all_threads", "setprofile_all_threads"):
-        if hasattr(threading, name):
-            setattr(threading, name, _ignored("threading." + name))
-    for name in ("gettrace", "getprofile"):
-        if hasattr(threading, name):
-            setattr(threading, name, lambda: None)
-    sys.getprofile = lambda: None
-    threading._time = _VirtualClock()
-
-
-def _worker():
-    schedule = _active
-    return schedule.by_ident.get(_thread.get_ident()) if schedule is not None else None
-
-
-class ModelLock:
-    def __init__(self):
-        self._real = _thread.allocate_lock()
-        self._waiters = []
-
-    def acquire(self, blocking=True, timeout=-1):
-        me = _worker()
-        if me is None:
-            return self._real.acquire(blocking, timeout)
-        schedule = me.schedule
-        schedule.point(None, "acquiring a lock")
-        while not self._real.acquire(False):
-            if not blocking:
-                return False
-            self._waiters.append(me)
-            schedule.block(me, self)
-        return True
-
-    def release(self):
-        self._real.release()
-        me = _worker()
-        for waiter in self._waiters:
-            waiter.waiting = None
-        self._waiters = []
-        if me is not None:
-            me.schedule.point(None, "having released a lock")
-
-    def locked(self):
-        return self._real.locked()
-
-    def _at_fork_reinit(self):
-        self._real = _thread.allocate_lock()
-        self._waiters = []
-
-    __enter__ = acquire
-
-    def __exit__(self, *exc):
-        self.release()
-
-
-class ModelRLock:
-    def __init__(self):
-        self._lock = ModelLock()
-        self._owner = None
-        self._count = 0
-
-    def acquire(self, blocking=True, timeout=-1):
-        me = _thread.get_ident()
-        if self._owner == me:
-            self._count += 1
-            return True
-        if not self._lock.acquire(blocking, timeout):
-            return False
-        self._owner, self._count = me, 1
-        return True
-
-    def release(self):
-        if self._owner != _thread.get_ident():
-            raise RuntimeError("cannot release un-acquired lock")
-        self._count -= 1
-        if not self._count:
-            self._owner = None
-            self._lock.release()
-
-    __enter__ = acquire
-
-    def __exit__(self, *exc):
-        self.release()
-
-    def _is_owned(self):
-        return self._owner == _thread.get_ident()
-
-    def _release_save(self):
-        state = (self._count, self._owner)
-        self._count, self._owner = 0, None
-        self._lock.release()
-        return state
-
-    def _acquire_restore(self, state):
-        self._lock.acquire()
-        self._count, self._owner = state
-
-    def _at_fork_reinit(self):
-        self._lock._at_fork_reinit()
-        self._owner, self._count = None, 0
-
-
-class ModelCondition:
-    def __init__(self, lock=None):
-        self._lock = lock if lock is not None else ModelRLock()
-        self.acquire, self.release = self._lock.acquire, self._lock.release
-        self._waiters = []  # plain waiters: real locks; explored waiters: workers
-
-    def __enter__(self):
-        return self._lock.__enter__()
-
-    def __exit__(self, *exc):
-        return self._lock.__exit__(*exc)
-
-    def _save(self):
-        return self._lock._release_save() if hasattr(self._lock, "_release_save") else self._lock.release()
-
-    def _restore(self, state):
-        if hasattr(self._lock, "_acquire_restore"):
-            self._lock._acquire_restore(state)
-        else:
-            self._lock.acquire()
-
-    def _is_owned(self):
-        if hasattr(self._lock, "_is_owned"):
-            return self._lock._is_owned()
-        if self._lock.acquire(False):
-            self._lock.release()
-            return False
-        return True
-
-    def wait(self, timeout=None):
-        if not self._is_owned():
-            raise RuntimeError("cannot wait on un-acquired lock")
-        me = _worker()
-        if me is None:
-            waiter = _thread.allocate_lock()
-            waiter.acquire()
-            self._waiters.append(waiter)
-            state = self._save()
-            try:
-                got = waiter.acquire(True, -1 if timeout is None else timeout)
-                if not got and waiter in self._waiters:
-                    self._waiters.remove(waiter)
-                return got
-            finally:
-                self._restore(state)
-        self._waiters.append(me)
-        me.timed = timeout is not None
-        me.waiting = self  # before the release: its scheduling point may already let a notifier run
-        state = self._save()
-        try:
-            if me.waiting is not None:  # not notified while the lock was being released
-                me.schedule.block(me, self)
-            woken = me not in self._waiters
-            if not woken:
-                self._waiters.remove(me)  # a timed wait the schedule ended: it timed out
-            return woken
-        finally:
-            me.timed = False
-            self._restore(state)
-
-    def wait_for(self, predicate, timeout=None):
-        result = predicate()
-        while not result:
-            if not self.wait(timeout) and timeout is not None:
-                return predicate()
-            result = predicate()
-        return result
-
-    def notify(self, n=1):
-        if not self._is_owned():
-            raise RuntimeError("cannot notify on un-acquired lock")
-        for waiter in self._waiters[:n]:
-            self._waiters.remove(waiter)
-            if isinstance(waiter, _Worker):
-                waiter.waiting = None
-            else:
-                waiter.release()
-
-    def notify_all(self):
-        self.notify(len(self._waiters))
-
-    notifyAll = notify_all
-
-
-# -- the schedule --------------------------------------------------------------------------------
+def worker():
+    """A worker thread's body: takes its _Worker, leaves nothing of the harness on its Thread object."""
+    me = _spawning.pop()
+    me.ident = _thread.get_ident()
+    thread = threading.current_thread()
+    thread._target, thread._args, thread._kwargs = None, (), {}
+    _spawned.release()
+    _set_trace(_TRACER_ADDRESS, None)
+    try:
+        me.serve()
+    finally:
+        _set_trace(None, None)
 
 
 class _Worker:
@@ -282,63 +265,135 @@ class _Worker:
         self.token.acquire()
         self.ops = []
         self.results = []
-        self.error = ""
-        self.done = False
-        self.waiting = None
+        self.done = True
+        self.waiting = None  # the lock it waits for
+        self.spin = None  # the lock its try-acquire just failed on: it waits for it at its next point
         self.timed = False
         self.priority = 0
+        self.in_op = False
+        self.traced = False
+        self.ident = 0
+        self.where = None  # the frame of its last point (for a message when it stops making progress)
+        self.trail = []  # per point: (locks held, the access about to happen), for the sweep's reduction
+        self.held = {}  # lock key -> times held
+        self.releasing = None  # the lock key its last point was about to release
         self.thread = None
-        self.released = False  # given up: its token was handed back once, never twice
+
+    def serve(self):
+        while True:
+            self.token.acquire()
+            if self.ops is None:
+                return
+            target = self.schedule.target
+            for name in self.ops:
+                self.in_op = True
+                try:
+                    record = [name, _value(getattr(target, name)()), ""]
+                except BaseException as exc:  # the submission's exception: data for the trusted side
+                    record = [name, None, "ValueError" if type(exc) is ValueError else "other: %s: %s" % (type(exc).__name__, _text(exc))]
+                self.in_op = False
+                self.results.append(record)
+            self.traced = False
+            self.in_op = True
+            _PROBE()  # its call event proves the tracer is still this thread's
+            self.in_op = False
+            if not self.traced:
+                _tampered.append("the tracer was removed")
+            self.schedule.finish(self)
+
+
+def _park():
+    """A stopped schedule's thread waits here for good: the check is over, and nothing it does counts."""
+    forever = _thread.allocate_lock()
+    forever.acquire()
+    forever.acquire()
+
+
+# -- the schedule --------------------------------------------------------------------------------
 
 
 class Schedule:
     """Runs one scenario's workers one at a time, switching where the strategy says."""
 
-    def __init__(self, filename, points, threads):
-        self.filename, self.points = filename, points
+    def __init__(self, filename, threads):
+        self.filename = filename
         self.workers = [_Worker(i, self) for i in range(threads)]
         self.by_ident = {}
         self.finished = _thread.allocate_lock()
         self.finished.acquire()
-        self.guard = _thread.allocate_lock()
-        self._tracer = self._trace  # one bound method: what gettrace() must still return after a schedule
-        for worker in self.workers:
-            worker.thread = threading.Thread(target=self._serve, args=(worker,), daemon=True)
-            worker.thread.start()
-            self.by_ident[worker.thread.ident] = worker
+        self.stopped = ""
+        for me in self.workers:
+            me.thread = threading.Thread(target=worker, daemon=True)
+            _spawning.append(me)
+            _spawned.acquire()
+            me.thread.start()
+            _spawned.acquire()  # until the thread has taken its worker
+            _spawned.release()
+            self.by_ident[me.ident] = me
 
-    # strategy state for one run
     def reset(self, target, ops, first, preempt_at=0, changes=(), priorities=None):
         self.target, self.current, self.steps, self.log, self.stopped = target, None, 0, [], ""
         self.preempt_at, self.changes, self.lowest, self.first_done = preempt_at, set(changes), 0, 0
-        for worker, worker_ops in zip(self.workers, ops, strict=True):
-            worker.ops, worker.results, worker.error, worker.done, worker.waiting = list(worker_ops), [], "", not worker_ops, None
-            worker.released = False
-            worker.priority = priorities[worker.index] if priorities else 0
+        for me, my_ops in zip(self.workers, ops, strict=True):
+            me.ops, me.results, me.done, me.waiting, me.spin, me.timed = list(my_ops), [], not my_ops, None, None, False
+            me.trail, me.held, me.releasing = [], {}, None
+            me.priority = priorities[me.index] if priorities else 0
         self.first = first
 
     def run(self):
         global _active
-        start = self.workers[self.first]
-        self.current = start
+        self.current = self.workers[self.first]
         _active = self
         try:
-            start.token.release()
-            self.finished.acquire()
+            self.current.token.release()
+            seen, quiet = -1, 0.0
+            while not self.finished.acquire(True, 0.25):
+                if self.steps != seen:
+                    seen, quiet = self.steps, 0.0
+                    continue
+                quiet += 0.25
+                if quiet >= QUIET_SECONDS:
+                    frame = self.current.where if self.current is not None else None
+                    line, function = _where(frame, self.filename)
+                    self.stopped = (
+                        "a thread made no progress the check can see for %d s: it blocked or computed inside a call the "
+                        "check cannot look into (last seen at line %d in %s)" % (QUIET_SECONDS, line, function or "?")
+                    )
+                    return
         finally:
             _active = None
 
+    def close(self):
+        if self.stopped:
+            return  # its threads are parked for good
+        for me in self.workers:
+            me.ops = None
+            me.token.release()
+        for me in self.workers:
+            me.thread.join(1.0)
+
+    # -- decisions, made by the running worker in its tracer -------------------------------------
+
+    def _free_for(self, me):
+        lock = me.waiting
+        if lock is None:
+            return True
+        if type(lock) is _RLOCK:
+            owner = _rlock_owner(lock)
+            return owner == 0 or owner == me.ident
+        return not lock.locked()
+
     def _enabled(self):
-        return [w for w in self.workers if not w.done and w.waiting is None]
+        return [w for w in self.workers if not w.done and self._free_for(w)]
 
     def _pick(self, me):
         enabled = self._enabled()
         if not enabled:
             return None
-        if self.priorities_on():
+        if self.changes or any(w.priority for w in self.workers):  # PCT
             if me is not None and self.steps in self.changes:
                 self.lowest -= 1
-                me.priority = self.lowest  # PCT: the running thread drops below every other
+                me.priority = self.lowest  # the running thread drops below every other
             return max(enabled, key=lambda w: (w.priority, -w.index))
         if me is not None and me in enabled:
             if self.steps == self.preempt_at:
@@ -347,38 +402,71 @@ class Schedule:
             return me
         return enabled[0]
 
-    def priorities_on(self):
-        return bool(self.changes) or any(w.priority for w in self.workers)
+    def lock_key(self, lock, frame):
+        """A name for ``lock`` that holds across runs (each run has a fresh object): the attribute of the object
+        under test or the module global that holds it; None when it is elsewhere."""
+        for name, value in _instance_dict(self.target).items():
+            if value is lock:
+                return ("self", name)
+        for name, value in frame.f_globals.items():
+            if value is lock:
+                return ("global", name)
+        return None
 
-    def point(self, frame, note=""):
-        """A scheduling point reached by the running worker (``frame`` None: a lock operation, ``note`` says which)."""
-        me = self.current
-        if self.stopped:
-            raise _Abort
+    def point(self, me, frame, note="", access=_ANY):
+        """A scheduling point reached by the running worker, before ``access``."""
+        if self.stopped or me is not self.current:
+            self.fail("a thread ran outside its schedule")
+            return
+        me.where = frame
+        if me.releasing is not None:
+            key, me.releasing = me.releasing, None
+            if me.held.get(key, 0) > 1:
+                me.held[key] -= 1
+            else:
+                me.held.pop(key, None)
+        if access[0] == "release":
+            me.releasing = access[1]
+        me.trail.append((frozenset(me.held), access))
+        if me.spin is not None:  # its try-acquire failed: it waits until that lock is free
+            me.waiting, me.spin = me.spin, None
+            self._wait(me, frame)
         self.steps += 1
         if self.steps > MAX_STEPS:
-            self.stopped = "its threads did not finish within %d scheduling points" % MAX_STEPS
-            raise _Abort
+            self._stop("its threads did not finish within %d scheduling points" % MAX_STEPS)
         nxt = self._pick(me)
         if nxt is not None and nxt is not me:
             self._switch(me, nxt, frame, note)
 
-    def block(self, me, obj):
-        me.waiting = obj
-        nxt = self._pick(me)
-        if nxt is None:
-            timed = [w for w in self.workers if not w.done and w.timed]
-            if timed:  # only a timed wait can end: virtual time passes
-                timed[0].waiting = None
+    def acquire(self, me, frame, lock, blocking, timeout, note):
+        """Before a real acquire: a point, then park while another thread holds ``lock``, so the call never blocks."""
+        key = self.lock_key(lock, frame)
+        self.point(me, frame, note, ("lock", key))
+        me.waiting = lock
+        free = self._free_for(me)
+        me.waiting = None
+        if not free and (not blocking or timeout == 0):
+            me.spin = lock  # the call fails now, as it would; the thread waits at its next point
+            return
+        if not free:
+            me.waiting, me.timed = lock, timeout > 0
+            self._wait(me, frame)
+        if key is not None:
+            me.held[key] = me.held.get(key, 0) + 1
+
+    def _wait(self, me, frame):
+        while not self._free_for(me):
+            nxt = self._pick(me)
+            if nxt is None:
+                timed = [w for w in self.workers if not w.done and w.timed and w.waiting is not None]
+                if me in timed:
+                    break  # its real call times out (it waits its timeout for real)
+                if not timed:
+                    self._stop("deadlock: every thread waits for a lock another thread holds")
                 nxt = timed[0]
-            else:
-                self.stopped = "deadlock: every thread waits for a lock or a condition"
-                self._release_all()
-                raise _Abort
-        if nxt is not me:
-            self._switch(me, nxt, None, "waiting for a lock or a condition")
-        elif me.waiting is not None:
-            me.waiting = None
+                nxt.waiting = None
+            self._switch(me, nxt, frame, "waiting for a lock")
+        me.waiting, me.timed = None, False
 
     def _switch(self, me, nxt, frame, note=""):
         line, function = _where(frame, self.filename)
@@ -386,81 +474,56 @@ class Schedule:
         self.current = nxt
         nxt.token.release()
         me.token.acquire()
-        if self.stopped:
-            raise _Abort
 
-    def _release_all(self):
-        """A given-up schedule: every other unfinished worker resumes, and unwinds at its next point."""
-        for worker in self.workers:
-            if not worker.done and worker is not self.current and not worker.released:
-                worker.released = True
-                worker.token.release()
+    def _stop(self, reason):
+        self.stopped = reason
+        self.finished.release()
+        _park()
 
-    def _finish(self, me):
-        with self.guard:
-            me.done = True
-            if self.stopped:
-                self._release_all()
-                if all(w.done for w in self.workers):
-                    self.finished.release()
+    def fail(self, reason):
+        """Called from the tracer: the schedule cannot be judged; the calling thread stops here."""
+        if not self.stopped:
+            self._stop(reason)
+        _park()
+
+    def finish(self, me):
+        me.done = True
+        if me.index == self.first and not self.first_done:
+            self.first_done = self.steps
+        nxt = self._pick(None)
+        if nxt is None:
+            if all(w.done for w in self.workers):
+                self.finished.release()
                 return
-            if me.index == self.first and not self.first_done:
-                self.first_done = self.steps
-            nxt = self._pick(None)
-            if nxt is None:
-                if all(w.done for w in self.workers):
-                    self.finished.release()
-                    return
-                self.stopped = "deadlock: every thread left waits for a lock or a condition"
-                self._release_all()
-                return
-            self.log.append((me.index, 0, "", "finished", nxt.index))
-            self.current = nxt
-            nxt.token.release()
+            self.stopped = "deadlock: every thread left waits for a lock another thread holds"
+            self.finished.release()
+            return
+        self.log.append((me.index, 0, "", "finished", nxt.index))
+        self.current = nxt
+        nxt.token.release()
 
-    # the worker threads
-    def _serve(self, worker):
-        _settrace(self._tracer)
-        while True:
-            worker.token.acquire()
-            if worker.ops is None:
-                return
-            try:
-                for name in worker.ops:
-                    worker.results.append([name, _value(getattr(self.target, name)())])
-            except _Abort:
-                worker.error = worker.error or "stopped"
-            except BaseException as exc:  # the submission's exception: reported, never hidden
-                worker.error = "%s: %s" % (type(exc).__name__, _text(exc))
-            if _gettrace() is not self._tracer:
-                _tampered.append("the tracer was removed")
-                _settrace(self._tracer)
-            self._finish(worker)
 
-    def close(self):
-        for worker in self.workers:
-            worker.ops = None
-            worker.token.release()
+def _instance_dict(obj):
+    """``obj``'s attribute dict through the C descriptor only (never a ``__dict__`` the submission defined)."""
+    for klass in type(obj).__mro__:
+        attr = klass.__dict__.get("__dict__")
+        if attr is not None:
+            return attr.__get__(obj) if type(attr) is types.GetSetDescriptorType else {}
+    return {}
 
-    def _trace(self, frame, event, arg):
-        if event == "call" and frame.f_code.co_filename == self.filename and _active is self:
-            frame.f_trace_opcodes = True
-            frame.f_trace_lines = False
-            return self._local
-        return None
 
-    def _local(self, frame, event, arg):
-        if event == "opcode" and _active is self and frame.f_lasti in self.points(frame.f_code):
-            self.point(frame, "")
-        return self._local
+def _rlock_owner(lock):
+    """An RLock's owner thread (0: free), from its C repr: 'owner=N' is the only place it is shown."""
+    text = repr(lock)
+    start = text.find("owner=") + 6
+    end = text.find(" ", start)
+    return int(text[start:end])
 
 
 def _where(frame, filename):
-    """The submission's line and function a switch happened in (a lock operation: its caller's)."""
-    if frame is None:
-        frame = sys._getframe(2)
-        while frame is not None and frame.f_code.co_filename != filename:
-            frame = frame.f_back
+    """The submission's line and function a switch happened in (from a library frame: its nearest caller)."""
+    while frame is not None and frame.f_code.co_filename != filename:
+        frame = frame.f_back
     return (frame.f_lineno, frame.f_code.co_name) if frame is not None else (0, "")
 
 
@@ -475,17 +538,47 @@ def _text(exc):
         return "<unprintable>"
 
 
-class _Points:
-    """Offsets of the scheduling points of each of the submission's code objects (cached)."""
+# -- a self-test of the frame layout, before any submission is judged -------------------------------
 
-    def __init__(self):
-        self.cache = {}
 
-    def __call__(self, code):
-        found = self.cache.get(code)
-        if found is None:
-            found = self.cache[code] = frozenset(i.offset for i in dis.get_instructions(code) if i.opname in SHARED)
-        return found
+def _layout_ok():
+    """The stack read at a ``with`` must find the very object entered, or this interpreter is not one we know."""
+    if sys.implementation.name != "cpython" or sys.version_info[:2] not in VALIDATED:
+        return False
+    marker = _thread.allocate_lock()
+    seen = []
+
+    def probe(_obj, frame, what, _arg):
+        if what == _EVENT_CALL and frame.f_code is _SELF_TEST.__code__:
+            frame.f_trace_opcodes = True
+        elif what == _EVENT_OPCODE and frame.f_code is _SELF_TEST.__code__ and frame.f_code.co_code[frame.f_lasti] == dis.opmap["BEFORE_WITH"]:
+            seen.append(_peek(frame, 1) is marker)
+        return 0
+
+    tracer = _TRACEFUNC(probe)
+    _set_trace(ctypes.cast(tracer, ctypes.c_void_p), None)
+    try:
+        _SELF_TEST(marker)
+    finally:
+        _set_trace(None, None)
+    return seen == [True]
+
+
+def _SELF_TEST(lock):
+    with lock:
+        return 1
+
+
+def refusal():
+    """Why this interpreter cannot run the check ("" when it can)."""
+    version = "%s %d.%d.%d" % (sys.implementation.name, *sys.version_info[:3])
+    if _LAYOUT_OK:
+        return ""
+    return "the concurrency check is validated on CPython %s only; this is %s" % (
+        ", ".join("%d.%d" % v for v in VALIDATED), version)
+
+
+_LAYOUT_OK = _layout_ok()
 
 
 # -- one check: every scenario of the plan ------------------------------------------------------
@@ -494,76 +587,161 @@ class _Points:
 def explore(module, filename, plan):
     """Run the plan's scenarios on fresh instances of ``plan["cls"]``; report what each schedule observed.
 
-    A scenario is {"pre": n increments before the threads start, "threads": [[op, ...], ...]} and either
+    A scenario is {"setup": [op, ...] run before the threads start, "threads": [[op, ...], ...]} and either
     "sweep": true (two threads, one preemption at every point, both orders) or "priorities" and
     "changes" (PCT: fractions of the scenario's length where the running thread is demoted).
-    Stops at the first schedule whose observation is not what a correct object gives.
+    Stops at the first schedule whose observation a correct object could not give. Scenarios with as many
+    threads share one set of workers, as a server's thread pool would.
     """
+    why = refusal()
+    if why:
+        return {"refused": why, "schedules": [], "tampered": []}
     cls = getattr(module, plan["cls"])
-    rng = random.Random(plan["names_seed"])
-    points = _Points()
     observed = []
-    threads = max(len(s["threads"]) for s in plan["scenarios"])
-    schedule = Schedule(filename, points, threads)
+    pace = []  # scheduling points per operation, from the sweeps' runs without preemption
+    schedule = None
     try:
         for number, scenario in enumerate(plan["scenarios"]):
-            for setting in _settings(schedule, cls, scenario):
-                for worker in schedule.workers:
-                    worker.thread.name = rng.choice(NAME_STYLES) % rng.randint(1, 99)
-                result = _run_once(schedule, cls, scenario, **setting)
+            if schedule is None or len(schedule.workers) != len(scenario["threads"]):
+                if schedule is not None:
+                    schedule.close()
+                schedule = Schedule(filename, len(scenario["threads"]))
+            for result in _schedules(schedule, cls, scenario, pace):
                 result["scenario"] = number
                 observed.append(result)
                 if result["stopped"] or _tampered or not _plausible(result, scenario):
+                    result.pop("trails", None)
                     return {"schedules": observed, "tampered": list(dict.fromkeys(_tampered))}
-                del result["log"]  # only a failing schedule's interleaving is explained
+                del result["log"], result["trails"]  # only a failing schedule's interleaving is explained
     finally:
-        schedule.close()
+        if schedule is not None:
+            schedule.close()
     return {"schedules": observed, "tampered": list(dict.fromkeys(_tampered))}
 
 
-def _settings(schedule, cls, scenario):
-    """The schedules of one scenario: its sweep, or its PCT run (after a run that measures its length)."""
+def _schedules(schedule, cls, scenario, pace):
+    """The runs of one scenario: its sweep, or its PCT run (its length estimated from the sweeps' pace)."""
     if scenario.get("sweep"):
+        probes = []
         for first in (0, 1):
             probe = _run_once(schedule, cls, scenario, first=first)
-            yield {"first": first}
+            probes.append(probe)
+            if probe["stopped"] or not _plausible(probe, scenario):
+                yield probe
+                return
+            pace.append(probe["first_steps"] / max(1, len(scenario["threads"][first])))
+        for first in (0, 1):
+            mine, theirs = probes[first]["trails"][first], probes[1 - first]["trails"][1 - first]
+            probes[first]["equivalent"] = [k for k in range(1, probes[first]["first_steps"] + 1) if _equivalent(mine, theirs, k)]
+        for first in (0, 1):
+            probe = probes[first]
+            yield probe
             for preempt_at in range(1, probe["first_steps"] + 1):
-                yield {"first": first, "preempt_at": preempt_at}
+                if preempt_at not in probe["equivalent"]:
+                    yield _run_once(schedule, cls, scenario, first=first, preempt_at=preempt_at)
         return
     priorities = scenario["priorities"]
-    length = _run_once(schedule, cls, scenario, first=priorities.index(max(priorities)), priorities=priorities)["steps"]
-    changes = [1 + int(f * max(1, length)) for f in scenario["changes"]]
-    yield {"first": priorities.index(max(priorities)), "priorities": priorities, "changes": changes}
+    length = max(1, int(sum(pace) / max(1, len(pace)) * sum(len(ops) for ops in scenario["threads"])))
+    changes = [1 + int(f * length) for f in scenario["changes"]]
+    yield _run_once(schedule, cls, scenario, first=priorities.index(max(priorities)), priorities=priorities, changes=changes)
+
+
+def _equivalent(mine, theirs, k):
+    """Whether preempting the first thread at its point ``k`` gives the run without preemption (so it need not
+    run): the first thread then holds a lock that the other thread's very first lock operation asks for, and
+    everything the other thread does before it is a read of something the first thread never writes again.
+    The other thread then parks at once, the first one finishes, and the two run in order. ``mine`` and
+    ``theirs`` are each thread's points in the runs where it went first, alone: the same steps it takes here."""
+    if k > len(mine):
+        return False
+    held = mine[k - 1][0]
+    written = {access[1] for _, access in mine[k - 1 :] if access[0] == "w"}
+    if any(access[0] == "x" for _, access in mine[k - 1 :]):
+        written = None  # the first thread may write anything from here on
+    for _, access in theirs:
+        kind, what = access
+        if kind == "lock":
+            return what is not None and what in held
+        if kind != "r" or written is None or what in written:
+            return False
+    return False
 
 
 def _run_once(schedule, cls, scenario, first=0, preempt_at=0, priorities=None, changes=()):
+    result = {"first": first, "preempt_at": preempt_at, "steps": 0, "first_steps": 0, "stopped": "", "log": [],
+              "results": [], "setup": []}
     target = cls()
-    for _ in range(scenario["pre"]):
-        target.increment()
-    ops = scenario["threads"] + [[]] * (len(schedule.workers) - len(scenario["threads"]))
-    schedule.reset(target, ops, first, preempt_at, changes, priorities)
+    for name in scenario["setup"]:
+        try:
+            result["setup"].append([name, _value(getattr(target, name)()), ""])
+        except ValueError:
+            result["setup"].append([name, None, "ValueError"])
+    schedule.reset(target, scenario["threads"], first, preempt_at, changes, priorities)
     schedule.run()
-    result = {
-        "first": first, "preempt_at": preempt_at, "steps": schedule.steps, "first_steps": schedule.first_done or schedule.steps,
-        "stopped": schedule.stopped, "log": schedule.log[:64],
-        "results": [w.results for w in schedule.workers], "errors": [w.error for w in schedule.workers if w.error],
-    }
-    try:
-        result["count"] = _value(target.get_count())
-        result["peak"] = _value(target.get_peak())
-    except BaseException as exc:
-        result["errors"].append("%s: %s" % (type(exc).__name__, _text(exc)))
+    result.update(
+        steps=schedule.steps, first_steps=schedule.first_done or schedule.steps, stopped=schedule.stopped,
+        log=schedule.log[:64], results=[w.results for w in schedule.workers],
+    )
+    result["trails"] = [list(w.trail) for w in schedule.workers]
+    if not schedule.stopped:
+        try:
+            result["count"] = _value(target.get_count())
+            result["peak"] = _value(target.get_peak())
+        except BaseException as exc:
+            result["stopped"] = "get_count() or get_peak() raised %s: %s" % (type(exc).__name__, _text(exc))
     return result
 
 
 def _plausible(result, scenario):
     """The child's own quick look, only to stop early; the trusted side judges every observation itself."""
-    if result["errors"]:
+    records = [record for thread in result["results"] for record in thread]
+    if any(record[2] not in ("", "ValueError") for record in records):
         return False
-    ops = [op for thread in scenario["threads"] for op in thread]
-    if result.get("count") != scenario["pre"] + ops.count("increment") - ops.count("decrement"):
+    if type(result.get("count")) is not int or type(result.get("peak")) is not int or result["count"] < 0:
         return False
-    returns = [value for thread in result["results"] for op, value in thread if op == "increment"]
-    if not all(type(v) is int for v in returns):
+    if any(record[0] == "reset" for record in records):
+        return True
+    done = [record for record in result["setup"] + records if not record[2]]
+    ops = [record[0] for record in done]
+    if result["count"] != ops.count("increment") - ops.count("decrement"):
         return False
-    return result.get("peak") == max([scenario["pre"], *returns])
+    return result["peak"] == max([0] + [record[1] for record in done if record[0] == "increment" and type(record[1]) is int])
+
+
+# -- the real-threads run: no tracer, real preemption ---------------------------------------------
+
+
+def hammer(module, plan):
+    """``plan["threads"]`` real threads each call increment ``plan["ops"]`` times on one object, then each calls
+    decrement as often, under a tiny switch interval; what a correct object gives is known exactly."""
+    why = refusal()
+    if why:
+        return {"refused": why}
+    cls = getattr(module, plan["cls"])
+    target = cls()
+    sys.setswitchinterval(plan["switch"])
+    report = {}
+    for phase in ("increment", "decrement"):
+        errors = []
+        gate = threading.Barrier(plan["threads"])
+
+        def worker(name=phase, errors=errors, gate=gate):
+            call = getattr(target, name)
+            gate.wait()
+            for _ in range(plan["ops"]):
+                try:
+                    call()
+                except BaseException as exc:
+                    errors.append("%s: %s" % (type(exc).__name__, _text(exc)))
+                    return
+
+        threads = [threading.Thread(target=worker, daemon=True) for _ in range(plan["threads"])]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(plan["seconds"])
+        if any(thread.is_alive() for thread in threads):
+            report[phase] = {"unfinished": True}
+            return report
+        report[phase] = {"count": _value(target.get_count()), "peak": _value(target.get_peak()), "errors": errors[:5]}
+    return report

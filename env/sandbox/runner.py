@@ -184,12 +184,11 @@ class Sandbox:
         if self.zygote is not None:
             self.zygote.close()
 
-    def start(self, source: str, filename: str, module: str, explore: bool = False) -> SandboxRun:
-        """A run that loads one submitted module and answers calls on its names (``explore``: with the race
-        explorer's modelled locks in place before the module loads)."""
+    def start(self, source: str, filename: str, module: str) -> SandboxRun:
+        """A run that loads one submitted module and answers calls on its names."""
         if not self.isolation.can_execute:
             raise RefusedToRun(self.isolation.reason)
-        return SandboxRun(self, {"filename": filename, "module": module, "source": source, "explore": explore})
+        return SandboxRun(self, {"filename": filename, "module": module, "source": source})
 
     def start_repo(self, files: dict[str, str | bytes], paths: list[str], environ: dict[str, str], fresh: bool = False) -> SandboxRun:
         """A run holding a project's source files; its objects are reached with :meth:`SandboxRun.op`. ``fresh``: a
@@ -392,6 +391,10 @@ class SandboxRun:
     def explore(self, plan: dict[str, Any]) -> Any:
         """Run the race explorer's scenarios (env/sandbox/explorer.py) on the loaded module; its observations."""
         return self._request({"op": "explore", "plan": plan})
+
+    def hammer(self, plan: dict[str, Any]) -> Any:
+        """Real threads on the loaded module, no tracer (env/sandbox/explorer.py's ``hammer``); what they left."""
+        return self._request({"op": "hammer", "plan": plan})
 
     # -- teardown ----------------------------------------------------------------------------
 
