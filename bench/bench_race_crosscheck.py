@@ -44,13 +44,13 @@ def main() -> None:
     assert isinstance(task, TaskSpec)
     sandbox = Sandbox(Limits(), probe_isolation())
     secret = ServerSecret("the race cross-check bench's own secret, fixed for reproducible figures")
-    print(f"{'variant':44s} {'kind':8s} {'frontrun':>13s} {'its runs':>8s} {'project':>9s} {'its runs':>8s} {'agree':>6s}")
+    rows = [(name, kind, source) for name, kind, source in variants() if name in theirs]
+    width = max([len("variant"), *(len(name) for name, _, _ in rows)])
+    print(f"{'variant':{width}s} {'kind':8s} {'frontrun':>13s} {'its runs':>8s} {'project':>9s} {'its runs':>8s} {'agree':>6s}")
     notes: list[str] = []
     disagreements = 0
     project_seconds = 0.0
-    for name, kind, source in variants():
-        if name not in theirs:
-            continue
+    for name, kind, source in rows:
         started = time.perf_counter()
         verdicts = [judge(task, source, sandbox, secret.rng("classic", task.id, seed, "verdict")) for seed in range(args.seeds)]
         project_seconds += time.perf_counter() - started
@@ -63,12 +63,14 @@ def main() -> None:
         disagreements += agree == "NO"
         # both may agree and still both be wrong about the variant's kind: flag that too
         mislabelled = agree == "yes" and ours != kind
-        print(f"{name:44s} {kind:8s} {result['verdict']:>13s} {result['interleavings']:8d} {ours:>9s} {schedules:8d} {agree:>6s}"
+        print(f"{name:{width}s} {kind:8s} {result['verdict']:>13s} {result['interleavings']:8d} {ours:>9s} {schedules:8d} {agree:>6s}"
               + (f"   <-- both say it is not {kind}" if mislabelled else ""))
         if agree != "yes" or mislabelled:
             unsettled = [s for s in result["scenarios"] if s["outcome"] != "held"]
             lines = [f"--- {name}: frontrun {result['verdict']}, project {ours}" + (f" ({result['error']})" if result["error"] else "")]
             lines += [f"  frontrun, '{s['scenario']}' ({s['outcome']}, schedule {s['schedule']}):\n    " + s["detail"].replace("\n", "\n    ") for s in unsettled[:1]]
+            if len(unsettled) > 1:
+                lines.append("  frontrun, likewise: " + "; ".join(f"'{s['scenario']}' ({s['outcome']})" for s in unsettled[1:]))
             if not unsettled:
                 lines.append(f"  frontrun: every scenario explored to the end and held ({result['interleavings']} interleavings)")
             failed = [v.stress.message for v in verdicts if v.stress and not v.stress.passed]

@@ -39,7 +39,7 @@ def test_every_correct_style_passes(runtime, name):
     for seed in range(5):
         verdict = check(runtime, CORRECT[name], seed)
         assert verdict.solved, f"{name} failed with seed {seed}: {verdict.stress.message}"
-        assert verdict.stress.schedules >= 60
+        assert verdict.stress.schedules >= 22  # every scenario ran (6 sweeps of two orders, 16 PCT runs at least)
 
 
 @pytest.mark.parametrize("name", list(EVASIVE))
@@ -51,8 +51,8 @@ def test_code_that_tries_to_tell_it_is_explored_gets_no_credit(runtime, name):
         assert not verdict.solved, f"{name} (policy {'on' if policy else 'off'}) was credited"
     if "trace" in name:
         assert "is not allowed" in check(runtime, EVASIVE[name], 1).rejected
-    if "settrace" in name:
-        assert "tried to change how it is traced (threading.settrace): no credit" in check(runtime, EVASIVE[name], 1, policy=False).stress.message
+    if "sys.settrace" in name:
+        assert "tried to change how it is traced (the tracer was removed): no credit" in check(runtime, EVASIVE[name], 1, policy=False).stress.message
 
 
 def test_a_failure_names_the_interleaving_in_the_submissions_lines(runtime):
@@ -63,7 +63,7 @@ def test_a_failure_names_the_interleaving_in_the_submissions_lines(runtime):
         "updates were lost under concurrency (the final count is wrong)."
     )
     assert lines[1] == "The interleaving, in your code's lines:"
-    assert lines[2] == "  1. thread A paused at line 11 in increment (having released a lock): `with self._lock:`; thread B runs"
+    assert lines[2] == "  1. thread A paused at line 14 in increment: `with self._lock:`; thread B runs"
     assert lines[3] == "  2. thread B finished; thread A runs"
 
 

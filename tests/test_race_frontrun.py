@@ -41,8 +41,12 @@ def _counterexample(scenario: ScenarioResult) -> str:
 def test_frontrun_agrees_with_the_projects_verdict(runtime: Runtime, registry: TaskRegistry, frontrun_verdicts: dict[str, VariantResult], name: str, kind: str) -> None:
     theirs = frontrun_verdicts[name]
     if theirs["verdict"] == "inconclusive":
-        unfinished = [f"'{s['scenario']}': {s['detail'].splitlines()[0] if s['detail'] else ''}" for s in theirs["scenarios"] if s["outcome"] != "held"]
-        pytest.skip(f"frontrun is inconclusive on {name!r}: {theirs['error'] or '; '.join(unfinished)}")
+        reasons: dict[str, list[str]] = {}  # one line per distinct reason, not one per scenario
+        for scenario in theirs["scenarios"]:
+            if scenario["outcome"] != "held":
+                reasons.setdefault(scenario["detail"].split(". ")[0], []).append(repr(scenario["scenario"]))
+        why = theirs["error"] or "; ".join(f"{', '.join(names)}: {reason}" for reason, names in reasons.items())
+        pytest.skip(f"frontrun is inconclusive on {name!r}: {why}")
     task = registry.get("hard")
     assert isinstance(task, TaskSpec)
     verdict = judge(task, SOURCES[name], runtime.sandbox, SECRET.rng("classic", "hard", 0, "verdict"))

@@ -15,7 +15,7 @@ import pytest
 
 from env.eval.drivers import InProcessDriver
 from env.eval.run import SecretMismatch, run
-from env.families.classic.judge import _expected_count, explore_plan
+from env.families.classic.concurrency import explore_plan, setup_state
 from env.families.repo.family import REPO
 from env.runtime import Runtime
 from env.secret import SecretError, ServerSecret
@@ -186,7 +186,8 @@ def forge(totals: list[int]) -> str:
 
 def _totals(rng: random.Random) -> list[int]:
     """The final counts a correct counter reaches in each scenario of the plan ``rng`` makes."""
-    return [_expected_count(s) for s in explore_plan(REGISTRY.get("hard").stress, rng)["scenarios"]]
+    scenarios = explore_plan(REGISTRY.get("hard").stress, rng)["scenarios"]
+    return [setup_state(tuple(s["setup"]))[0] + sum(op == "increment" for t in s["threads"] for op in t) - sum(op == "decrement" for t in s["threads"] for op in t) for s in scenarios]
 
 
 def test_the_seed_replay_forge_of_the_race_verdict_fails(runtime):

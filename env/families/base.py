@@ -91,6 +91,10 @@ class Family(ABC, Generic[TaskT]):
         """A task made on request from its id (not listed), or None when the id is not this family's."""
         return None
 
+    def refusal(self, task: TaskT) -> str:
+        """Why this server cannot serve ``task`` faithfully ("" when it can): reset answers it as an error."""
+        return ""
+
     @abstractmethod
     def interface(self, profile: str | None = None, edit_gate: bool | None = None, aliases: object = None) -> Interface:
         """The episode's tools under ``profile``; ValueError naming the profiles this family serves when it does not serve it."""

@@ -185,6 +185,8 @@ def _c_call(schedule, me, frame, func, args, keywords):
     if name not in _ACQUIRING:
         released = name in ("release", "release_lock", "__exit__", "_release_save")
         schedule.point(me, frame, "at a lock call", ("release", schedule.lock_key(owner, frame)) if released else _ANY)
+        if released:
+            schedule.holders.pop(id(owner), None)
         return
     blocking, timeout = True, -1
     if name in ("acquire", "acquire_lock"):
@@ -333,6 +335,7 @@ class Schedule:
 
     def reset(self, target, ops, first, preempt_at=0, changes=(), priorities=None):
         self.target, self.current, self.steps, self.log, self.stopped = target, None, 0, [], ""
+        self.holders = {}  # id(lock) -> the worker whose acquire of it this schedule granted last
         self.preempt_at, self.changes, self.lowest, self.first_done = preempt_at, set(changes), 0, 0
         for me, my_ops in zip(self.workers, ops, strict=True):
             me.ops, me.results, me.done, me.waiting, me.spin, me.timed = list(my_ops), [], not my_ops, None, None, False
@@ -446,11 +449,13 @@ class Schedule:
         free = self._free_for(me)
         me.waiting = None
         if not free and (not blocking or timeout == 0):
-            me.spin = lock  # the call fails now, as it would; the thread waits at its next point
+            if self.holders.get(id(lock)) is not me:  # (a thread asking whether it holds the lock itself waits for nothing)
+                me.spin = lock  # the call fails now, as it would; the thread waits at its next point
             return
         if not free:
             me.waiting, me.timed = lock, timeout > 0
             self._wait(me, frame)
+        self.holders[id(lock)] = me
         if key is not None:
             me.held[key] = me.held.get(key, 0) + 1
 

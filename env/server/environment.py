@@ -118,6 +118,9 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
         seed = secrets.randbits(31) if seed is None else seed
         options = options or {}
         family = FAMILIES[task.family]
+        refused = family.refusal(task)
+        if refused:
+            return _error_observation(f"task {name!r} cannot be served here: {refused}")
         try:
             interface = family.interface(options.get("profile"), options.get("edit_gate"), options.get("aliases"))
         except (ValueError, ValidationError) as exc:

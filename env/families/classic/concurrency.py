@@ -14,6 +14,7 @@ peak to it; ``decrement`` raises ValueError when no connection is left and other
 from __future__ import annotations
 
 import random
+import sys
 from functools import lru_cache
 from typing import Any
 
@@ -22,6 +23,17 @@ from pydantic import BaseModel, Field
 from env.families.classic.task import StressSpec
 
 THREAD_NAMES = "ABCDEF"
+# The CPython versions the in-process check (env/sandbox/explorer.py, which reads the interpreter's frame layout)
+# is validated on; the explorer holds the same list and refuses on its own too. A test keeps the two equal.
+VALIDATED_PYTHON = ((3, 11),)
+
+
+def python_refusal(implementation: str = sys.implementation.name, version: tuple[int, ...] = tuple(sys.version_info[:3])) -> str:
+    """Why this interpreter cannot judge the concurrency task ("" when it can)."""
+    if implementation == "cpython" and version[:2] in VALIDATED_PYTHON:
+        return ""
+    wanted = ", ".join("%d.%d" % v for v in VALIDATED_PYTHON)
+    return f"the concurrency check is validated on CPython {wanted} only; this server runs {implementation} {'.'.join(map(str, version))}"
 OPS = ("increment", "decrement")
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from env.families.base import TASKS_DIR, Family
+from env.families.classic.concurrency import python_refusal
 from env.families.classic.episode import ClassicEpisode
 from env.families.classic.grader import grade_episode
 from env.families.classic.task import TaskSpec
@@ -41,6 +42,9 @@ class ClassicFamily(Family[TaskSpec]):
         # the default profile keeps the reference environment's three actions, nothing else
         extra = () if chosen.name == "default" else tuple(t for t in chosen.tools if t in CLASSIC_EXTRA)
         return Interface.build(chosen, CLASSIC_ACTIONS + extra, edit_gate, aliases, own_actions=CLASSIC_ACTIONS)
+
+    def refusal(self, task: TaskSpec) -> str:
+        return python_refusal() if task.stress is not None else ""
 
     def episode(self, runtime: Runtime, task: TaskSpec, seed: int, episode_id: str, interface: Interface | None = None) -> ClassicEpisode:
         return ClassicEpisode(runtime, task, seed, episode_id, interface or self.interface())
