@@ -31,6 +31,7 @@ from env.pyparse import parse
 
 LOCK_FACTORIES = frozenset({"Lock", "RLock", "Condition", "Semaphore", "BoundedSemaphore"})
 ALLOWED_DUNDER_METHODS = frozenset({"__init__", "__repr__", "__str__"})
+CONTEXT_METHODS = ("__enter__", "__exit__")  # accepted only when they take and release the shared lock, nothing else
 EXPECTED = (
     "The concurrency review expects every read and write of the counter's state, in every method, inside one "
     "`with self._lock:` block (one lock, created in __init__ with threading.Lock() and shared by all methods)."
@@ -67,6 +68,28 @@ def review(source: str, cls_name: str) -> str:
     return ""
 
 
+def _is_super_init(node: ast.AST) -> bool:
+    """``super().__init__()`` as a statement."""
+    if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and not node.value.args and not node.value.keywords):
+        return False
+    func = node.value.func
+    return (
+        isinstance(func, ast.Attribute) and func.attr == "__init__" and isinstance(func.value, ast.Call)
+        and isinstance(func.value.func, ast.Name) and func.value.func.id == "super" and not func.value.args and not func.value.keywords
+    )
+
+
+def _only_call(body: list[ast.stmt], method: str) -> ast.expr | None:
+    """The object of ``<x>.<method>()`` when ``body`` is that one call (an ``__exit__``'s ``return False`` aside)."""
+    calls = [s for s in body if not (isinstance(s, ast.Return) and (s.value is None or (isinstance(s.value, ast.Constant) and s.value.value in (False, None))))]
+    if len(calls) != 1 or not isinstance(calls[0], ast.Expr):
+        return None
+    call = calls[0].value
+    if isinstance(call, ast.Call) and not call.args and not call.keywords and isinstance(call.func, ast.Attribute) and call.func.attr == method:
+        return call.func.value
+    return None
+
+
 def _constant(node: ast.expr) -> bool:
     if isinstance(node, ast.Constant):
         return True
@@ -82,6 +105,8 @@ class _Review:
         self.tree, self.cls_name = tree, cls_name
         self.mod = _Module()
         self.cls: ast.ClassDef | None = None
+        self.classes: dict[str, ast.ClassDef] = {}
+        self.self_lock = ""  # the lock `with self:` holds, when the class is its own context manager
         self.lock_attrs: set[str] = set()
         self.methods: dict[str, ast.FunctionDef] = {}
         self.constant_attrs: set[str] = set()
@@ -115,10 +140,9 @@ class _Review:
                         self.mod.factories[name] = alias.name
             elif isinstance(node, ast.ClassDef):
                 bind(node.name, node)
+                self.classes[node.name] = node
                 if node.name == self.cls_name:
                     self.cls = node
-                else:
-                    raise Refused(node, f"the module defines another class, `{node.name}`, the review cannot follow")
             elif isinstance(node, ast.FunctionDef):
                 bind(node.name, node)
                 if node.decorator_list:
@@ -151,7 +175,11 @@ class _Review:
         for node in self.tree.body:
             if isinstance(node, ast.FunctionDef):
                 self._function_touches_nothing(node)
-        self._class(self.cls)
+        chain = self._chain(self.cls)
+        for name, other in self.classes.items():
+            if other not in chain:
+                raise Refused(other, f"the module defines another class, `{name}`, the review cannot follow")
+        self._class(chain)
 
     def _lock_factory(self, node: ast.expr) -> bool:
         """``threading.Lock()``-style calls (a semaphore only with one permit)."""
@@ -194,11 +222,20 @@ class _Review:
                 if not (isinstance(parent, ast.Attribute) or (isinstance(parent, ast.Call) and parent.func is node)):
                     raise Refused(node, f"uses the imported name `{node.id}` as a value")
             if isinstance(node, ast.Name) and node.id in ("getattr", "setattr", "delattr", "vars", "globals", "locals", "eval", "exec", "type", "super", "__import__"):
-                raise Refused(node, f"uses `{node.id}`")
+                if not (node.id == "super" and id(node) in self._super_inits()):
+                    raise Refused(node, f"uses `{node.id}`")
             if isinstance(node, (ast.Lambda, ast.Yield, ast.YieldFrom, ast.Await, ast.AsyncFunctionDef, ast.AsyncWith, ast.AsyncFor)):
                 raise Refused(node, "uses a lambda, a generator or async code the review cannot follow")
 
     _parent_map: dict[ast.AST, ast.AST] | None = None
+
+    def _super_inits(self) -> set[int]:
+        """The ``super`` names of ``super().__init__()`` statements (the one use of ``super`` the review follows)."""
+        found = set()
+        for node in ast.walk(self.tree):
+            if _is_super_init(node):
+                found.add(id(node.value.func.value.func))  # type: ignore[attr-defined]
+        return found
 
     def _parents(self) -> dict[ast.AST, ast.AST]:
         if self._parent_map is None:
@@ -213,44 +250,93 @@ class _Review:
 
     # -- the class ------------------------------------------------------------------------------
 
-    def _class(self, cls: ast.ClassDef) -> None:
-        if cls.decorator_list or cls.keywords or any(not (isinstance(b, ast.Name) and b.id == "object") for b in cls.bases):
-            raise Refused(cls, f"`{cls.name}` has a base class, a decorator or a metaclass the review cannot follow")
-        for node in cls.body:
-            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
-                continue
-            if isinstance(node, ast.FunctionDef):
-                if node.decorator_list:
-                    raise Refused(node, f"the method `{node.name}` is decorated")
-                if node.name.startswith("__") and node.name.endswith("__") and node.name not in ALLOWED_DUNDER_METHODS:
-                    raise Refused(node, f"the class defines `{node.name}`, which changes how its attributes or instances behave")
-                if node.name in self.methods:
-                    raise Refused(node, f"the method `{node.name}` is defined twice")
-                self.methods[node.name] = node
-                continue
-            if isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets) and _constant(node.value):
-                self.constant_attrs |= {t.id for t in node.targets if isinstance(t, ast.Name)}
-                continue
-            raise Refused(node, f"the class body of `{cls.name}` holds something other than methods and constants")
-        init = self.methods.get("__init__")
-        if init is not None:
-            self._init(init)
+    def _chain(self, cls: ast.ClassDef) -> list[ast.ClassDef]:
+        """``cls`` and the classes of this module it inherits from, base first (one base each, no metaclass)."""
+        chain = [cls]
+        while True:
+            top = chain[0]
+            if top.decorator_list or top.keywords or len(top.bases) > 1:
+                raise Refused(top, f"`{top.name}` has several bases, a decorator or a metaclass the review cannot follow")
+            if not top.bases or (isinstance(top.bases[0], ast.Name) and top.bases[0].id == "object"):
+                return chain
+            base = top.bases[0]
+            if not (isinstance(base, ast.Name) and base.id in self.classes) or self.classes[base.id] in chain:
+                raise Refused(top, f"`{top.name}` inherits from a class the review cannot follow (only classes of this module)")
+            chain.insert(0, self.classes[base.id])
+
+    def _class(self, chain: list[ast.ClassDef]) -> None:
+        """The methods the class ends up with (a subclass's override wins), then the discipline of each."""
+        inits: list[ast.FunctionDef] = []
+        for cls in chain:
+            own: set[str] = set()
+            for node in cls.body:
+                if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+                    continue
+                if isinstance(node, ast.FunctionDef):
+                    if node.decorator_list:
+                        raise Refused(node, f"the method `{node.name}` is decorated")
+                    if node.name.startswith("__") and node.name.endswith("__") and node.name not in ALLOWED_DUNDER_METHODS.union(CONTEXT_METHODS):
+                        raise Refused(node, f"the class defines `{node.name}`, which changes how its attributes or instances behave")
+                    if node.name in own:
+                        raise Refused(node, f"the method `{node.name}` is defined twice")
+                    own.add(node.name)
+                    self.methods[node.name] = node
+                    if node.name == "__init__":
+                        inits.append(node)
+                    continue
+                if isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets) and _constant(node.value):
+                    self.constant_attrs |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+                    continue
+                raise Refused(node, f"the class body of `{cls.name}` holds something other than methods and constants")
+        self._init(self._constructor(inits))
+        self._context_methods()
         for name, method in self.methods.items():
+            if name in CONTEXT_METHODS:
+                continue
             self._self_uses(method)
             if name != "__init__":
                 for node in ast.walk(method):
                     if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node is not method:
                         raise Refused(node, f"`{name}` defines a nested function or class")
         touching = self._touching()
-        regions = {name: self._regions(method, touching) for name, method in self.methods.items() if name != "__init__"}
+        regions = {name: self._regions(method, touching) for name, method in self.methods.items() if name not in ("__init__", *CONTEXT_METHODS)}
         self._check_helpers(regions, touching)
         locks = {lock for per in regions.values() for lock, _ in per[1]}
         if len(locks) > 1:
             raise Refused(self.cls, "the methods hold different locks (" + ", ".join(sorted(f"`{lock}`" for lock in locks)) + "): one lock must guard the state")
 
-    def _init(self, init: ast.FunctionDef) -> None:
+    def _constructor(self, inits: list[ast.FunctionDef]) -> list[ast.stmt]:
+        """The statements construction runs: each ``__init__`` from the most derived, following ``super().__init__()``
+        where it stands first; a base's ``__init__`` that no subclass calls is not run."""
+        if not inits:
+            return []
+        body: list[ast.stmt] = []
+        for init in reversed(inits):
+            calls_base = bool(init.body) and _is_super_init(init.body[0])
+            body = list(init.body[1:] if calls_base else init.body) + body
+            if not calls_base:
+                break
+        for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+            if _is_super_init(node):
+                raise Refused(node, "`super().__init__()` is not the first statement of __init__")
+        return body
+
+    def _context_methods(self) -> None:
+        """``__enter__``/``__exit__`` that only take and release one shared lock make ``with self:`` a held region."""
+        enter, exit_ = self.methods.get("__enter__"), self.methods.get("__exit__")
+        if enter is None and exit_ is None:
+            return
+        taken = _only_call(enter.body[:-1], "acquire") if enter is not None and enter.body else None
+        released = _only_call(exit_.body, "release") if exit_ is not None else None
+        returns_self = enter is not None and isinstance(enter.body[-1], ast.Return) and isinstance(enter.body[-1].value, ast.Name) and enter.body[-1].value.id == "self"
+        lock = self._is_lock(taken) if taken is not None else ""
+        if not (lock and released is not None and self._is_lock(released) == lock and returns_self):
+            raise Refused(enter or exit_, "__enter__/__exit__ do more than take one shared lock (returning self) and release it")
+        self.self_lock = lock
+
+    def _init(self, body: list[ast.stmt]) -> None:
         assigned: dict[str, int] = {}
-        for node in init.body:
+        for node in body:
             if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
                 continue
             if isinstance(node, ast.AnnAssign) and node.value is not None:
@@ -272,8 +358,8 @@ class _Review:
                 self.constant_attrs.add(target.attr)
             else:
                 self.constant_attrs.discard(target.attr)
-        for method in self.methods.values():
-            if method is init:
+        for name, method in self.methods.items():
+            if name == "__init__":
                 continue
             for node in ast.walk(method):
                 if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
@@ -281,7 +367,7 @@ class _Review:
                         raise Refused(node, f"the lock `self.{node.attr}` is replaced outside __init__")
                     self.constant_attrs.discard(node.attr)
         if any(count > 1 for count in assigned.values()):
-            raise Refused(init, "__init__ sets an attribute twice")
+            raise Refused(self.cls, "__init__ sets an attribute twice")
 
     def _self_uses(self, method: ast.FunctionDef) -> None:
         """``self`` only as ``self.<attr>``; a method only called, never handed on; the first parameter named self."""
@@ -292,6 +378,8 @@ class _Review:
         for node in ast.walk(method):
             if isinstance(node, ast.Name) and node.id == "self":
                 parent = parents.get(node)
+                if self.self_lock and isinstance(parent, ast.withitem) and parent.context_expr is node and parent.optional_vars is None:
+                    continue  # `with self:` holds the class's own lock
                 if isinstance(node.ctx, ast.Store) or not isinstance(parent, ast.Attribute):
                     raise Refused(node, f"`{method.name}` uses `self` other than as `self.<name>`")
                 if parent.attr in self.methods and not (isinstance(parents.get(parent), ast.Call) and parents[parent].func is parent):
@@ -307,6 +395,8 @@ class _Review:
             return "self." + node.attr
         if isinstance(node, ast.Name) and node.id in self.mod.lock_globals:
             return node.id
+        if isinstance(node, ast.Name) and node.id == "self" and self.self_lock:
+            return self.self_lock
         return ""
 
     def _accesses(self, node: ast.AST, touching: set[str]) -> list[ast.AST]:
@@ -414,7 +504,7 @@ class _Review:
         held_calls: dict[str, int] = {}
         all_calls: dict[str, int] = {}
         for name, method in self.methods.items():
-            if name == "__init__":
+            if name in ("__init__", *CONTEXT_METHODS):
                 continue
             held_nodes: set[int] = set()
             for _, body, _ in self._held(method):

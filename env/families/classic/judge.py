@@ -113,7 +113,7 @@ def _check(run: SandboxRun, task: TaskSpec, spec: StressSpec, rng: random.Random
     real threads in a process of their own (run beside the first, on another core)."""
     plan = explore_plan(spec, rng)
     with ThreadPoolExecutor(1) as pool:
-        hammered = pool.submit(_hammer, task, source, sandbox, policy_enabled, plan)
+        hammered = pool.submit(real_threads_check, task, source, sandbox, policy_enabled, plan)
         try:
             outcome = judge_exploration(plan, run.explore(plan), source)
         except RemoteError as exc:
@@ -131,7 +131,7 @@ def _check(run: SandboxRun, task: TaskSpec, spec: StressSpec, rng: random.Random
     return outcome
 
 
-def _hammer(task: TaskSpec, source: str, sandbox: Sandbox, policy_enabled: bool, plan: dict[str, Any]) -> str:
+def real_threads_check(task: TaskSpec, source: str, sandbox: Sandbox, policy_enabled: bool, plan: dict[str, Any]) -> str:
     """The real-threads check in a process of its own (no tracer ever ran there): "" or what went wrong."""
     started = _start(task, source, sandbox, policy_enabled)
     if isinstance(started, str):

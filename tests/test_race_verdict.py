@@ -1,0 +1,461 @@
+"""The race verdict's guarantees (issue 31): a check the submitted code can neither see, reach nor slip past.
+
+- Inside the check the code sees what a plain process shows (a list of observations, compared);
+- nothing of the harness is reachable from the module's globals or the threads by public or single-underscore
+  attributes (a walk, made while a schedule runs);
+- read-modify-writes done by C calls and check-then-act races at zero are caught by the explorer itself;
+- a spin lock passes, and a thread that never finishes is reported as such, not as tampering;
+- the static lock-discipline review and the real-threads run, which need no secrecy, must agree;
+- the interpreter is pinned.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import random
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from env.families.classic import judge as judge_module
+from env.families.classic.concurrency import VALIDATED_PYTHON, explore_plan, judge_exploration, judge_hammer, python_refusal
+from env.families.classic.discipline import EXPECTED, review
+from env.families.classic.judge import judge
+from env.secret import ServerSecret
+from tests.helpers import REGISTRY
+from tests.race_variants import CORRECT, EVASIVE, HEAD, LOCKED_DECREMENT, LOCKED_INCREMENT, RACY, TAIL, module
+
+HARD = REGISTRY.get("hard")
+SECRET = ServerSecret("the race verdict tests' own secret, 32+ characters")
+EXPLORER = Path(__file__).resolve().parents[1] / "env" / "sandbox" / "explorer.py"
+
+
+def check(runtime, source: str, seed: int = 1, policy: bool = True):
+    return judge(HARD, source, runtime.sandbox, SECRET.rng("classic", "hard", seed, "verdict"), policy_enabled=policy)
+
+
+def explored(runtime, source: str, seed: int = 1):
+    """The controlled-interleavings check alone (the probes below are correct counters, but no design the static
+    review accepts can walk the process)."""
+    plan = explore_plan(HARD.stress, SECRET.rng("classic", "hard", seed, "verdict"))
+    with runtime.sandbox.start(source, HARD.filename, HARD.module) as run:
+        assert run.load_error is None
+        return judge_exploration(plan, run.explore(plan), source)
+
+
+# -- 1. nothing the code can observe differs under the check ---------------------------------------
+
+OBSERVE = '''
+import re
+import threading
+
+
+def _mask(text):
+    return re.sub(r"0x[0-9a-f]+|[0-9]+", "N", text)
+
+
+def observe():
+    """What a module can ask, through public and single-underscore names, about the process it runs in."""
+    sys = threading._sys
+    lock, rlock, cond = threading.Lock(), threading.RLock(), threading.Condition()
+    me = threading.current_thread()
+    frame = sys._getframe()
+    threads = threading.enumerate()
+    return [
+        isinstance(threading.Lock, type), type(threading.Lock).__name__, type(lock).__name__, _mask(repr(lock)),
+        threading.Lock is threading._allocate_lock, type(threading.RLock).__name__, type(rlock).__name__,
+        _mask(repr(rlock)), threading.RLock().__class__ is threading._CRLock, type(cond).__name__,
+        type(cond._lock).__name__, _mask(repr(cond)), type(threading.Semaphore()).__name__,
+        type(threading.Event()).__name__, threading.Condition is threading._sys.modules["threading"].Condition,
+        sys.gettrace() is None, sys.getprofile() is None, threading.gettrace() is None, threading.getprofile() is None,
+        threading._trace_hook is None, threading._profile_hook is None,
+        threading._time is sys.modules["time"].monotonic, type(threading._time).__name__,
+        type(me).__name__, _mask(me.name), me.daemon, list(me._args), dict(me._kwargs), me is threading.main_thread(),
+        sorted({type(t).__name__ for t in threads}), sorted({_mask(t.name) for t in threads}),
+        sum(1 for t in threads if t is not threading.main_thread() and _mask(t.name) != _mask(me.name)),
+        threading.main_thread().name, frame.f_trace is None, frame.f_trace_lines,
+        "_adbg_explorer" in sys.modules,
+    ]
+'''
+
+
+def _observing_counter(plain: list | None) -> str:
+    """A correct counter that compares, in its first call from a worker thread, what it sees with ``plain``."""
+    check_first = f'''
+PLAIN = {plain!r}
+SEEN = []
+
+
+def _first_look():
+    if threading.current_thread() is threading.main_thread() or SEEN:
+        return
+    SEEN.append(observe())
+'''
+    head = HEAD.replace("import threading\n", OBSERVE + check_first)
+    increment = LOCKED_INCREMENT.replace("    def increment(self):\n", "    def increment(self):\n        _first_look()\n")
+    tail = TAIL.replace(
+        "    def get_count(self):\n",
+        "    def get_count(self):\n        if SEEN and PLAIN is not None and SEEN[0] != PLAIN:\n"
+        "            raise RuntimeError('differs: ' + repr([(i, a, b) for i, (a, b) in enumerate(zip(SEEN[0], PLAIN)) if a != b]))\n",
+    )
+    return head + increment + LOCKED_DECREMENT + tail
+
+
+def _plain_observations(tmp_path: Path) -> list:
+    """The same observation in a plain process: two daemon threads of a plain Thread(target=worker) pool."""
+    source = tmp_path / "connection_counter.py"
+    source.write_text(_observing_counter(None), encoding="utf-8")
+    script = textwrap.dedent(f'''
+        import importlib.util, json, threading
+        spec = importlib.util.spec_from_file_location("connection_counter", {str(source)!r})
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        counter = mod.ConnectionCounter()
+        def worker():
+            counter.increment()
+        threads = [threading.Thread(target=worker, daemon=True) for _ in range(2)]
+        gate = threading.Lock()
+        with gate:
+            for t in threads:
+                t.start()
+        for t in threads:
+            t.join()
+        print(json.dumps(mod.SEEN[0]))
+    ''')
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True).stdout
+    return json.loads(out)
+
+
+def test_inside_the_check_the_code_sees_what_a_plain_process_shows(runtime, tmp_path):
+    plain = _plain_observations(tmp_path)
+    # types, reprs and identities of the locks; the tracer and profiler hooks; the threads' class, names and args
+    assert plain[:4] == [False, "builtin_function_or_method", "lock", "<unlocked _thread.lock object at N>"]
+    assert plain[15:21] == [True] * 6
+    outcome = explored(runtime, _observing_counter(plain))
+    assert outcome.passed, outcome.message
+    assert outcome.message.endswith("no update was lost")
+
+
+def test_the_observation_test_can_fail(runtime, tmp_path):
+    # the same probe against observations a plain process would not give fails with the difference named
+    plain = _plain_observations(tmp_path)
+    plain[0] = True  # what the last build's modelled locks answered to isinstance(threading.Lock, type)
+    outcome = explored(runtime, _observing_counter(plain))
+    assert not outcome.passed
+    assert "RuntimeError: differs: [(0, False, True)]" in outcome.message
+
+
+# -- 2. nothing of the harness is reachable -------------------------------------------------------
+
+WALK = '''
+import _thread
+import threading
+import time
+
+FOUND = []
+DONE = []
+
+
+def _public(name):
+    return isinstance(name, str) and not (name.startswith("__") and name.endswith("__"))
+
+
+def _harness(obj):
+    kind = type(obj)
+    if getattr(kind, "__module__", "") == "_adbg_explorer" or kind.__name__ in ("Schedule", "_Worker"):
+        return True
+    if kind is type(threading) and getattr(obj, "__name__", "") == "_adbg_explorer":
+        return True
+    return callable(obj) and getattr(obj, "__module__", "") == "_adbg_explorer"
+
+
+def _walk(roots):
+    """Every object reachable from ``roots`` through public and single-underscore attributes and container items."""
+    seen, todo = set(), [(root, name) for name, root in roots]
+    while todo and len(seen) < 400_000:
+        obj, path = todo.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if _harness(obj):
+            FOUND.append(path)
+            continue
+        kind = type(obj)
+        if kind in (dict,):
+            items = [(k, v) for k, v in list(obj.items()) if not isinstance(k, str) or _public(k)]
+            todo += [(v, path + "[" + repr(k)[:40] + "]") for k, v in items] + [(k, path + ".key") for k, _ in items]
+        elif kind in (list, tuple, set, frozenset):
+            todo += [(v, path + "[]") for v in list(obj)]
+        elif kind in (int, float, str, bytes, bool, type(None)):
+            continue
+        else:
+            try:
+                attrs = vars(obj)
+            except TypeError:
+                attrs = {}
+            todo += [(v, path + "." + k) for k, v in list(attrs.items()) if _public(k)]
+            for name in getattr(kind, "__slots__", ()) if not isinstance(obj, type) else ():
+                if _public(name) and hasattr(obj, name):
+                    todo.append((getattr(obj, name), path + "." + name))
+    DONE.append(len(seen))
+
+
+def _look_once():
+    if threading.current_thread() is threading.main_thread() or DONE or FOUND or STARTED:
+        return
+    STARTED.append(1)
+    roots = [("globals()", globals()), ("threading.enumerate()", threading.enumerate()), ("threading", threading)]
+    _thread.start_new_thread(_walk, (roots,))  # a plain thread of its own: the schedule never pauses it
+    while not DONE:
+        time.sleep(0.002)
+
+
+STARTED = []
+'''
+
+
+def _walking_counter() -> str:
+    head = HEAD.replace("import threading\n", WALK)
+    increment = LOCKED_INCREMENT.replace("    def increment(self):\n", "    def increment(self):\n        _look_once()\n")
+    tail = TAIL.replace(
+        "    def get_count(self):\n",
+        "    def get_count(self):\n        if FOUND:\n            raise RuntimeError('reached the harness: ' + ', '.join(FOUND[:3]))\n"
+        "        if DONE and DONE[0] < 1000:\n            raise RuntimeError('the walk saw only %d objects' % DONE[0])\n",
+    )
+    return head + increment + LOCKED_DECREMENT + tail
+
+
+def test_no_harness_object_is_reachable_from_the_module_or_the_threads(runtime):
+    outcome = explored(runtime, _walking_counter())
+    assert outcome.passed, outcome.message
+
+
+def test_the_walk_finds_a_harness_object_when_one_is_there(runtime):
+    # the same walk, with the last build's mistake put back by hand: the scheduler handed to a thread
+    leak = _walking_counter().replace(
+        "    STARTED.append(1)\n",
+        "    STARTED.append(1)\n    threading.current_thread()._args = (type('Schedule', (), {})(),)\n",
+    )
+    outcome = explored(runtime, leak)
+    assert not outcome.passed
+    assert "reached the harness: " in outcome.message and "._args[]" in outcome.message
+
+
+# -- 3. the explorer itself catches C-level updates and check-then-act at zero ---------------------
+
+EXPLORER_CATCHES = [
+    "getattr/setattr bound as default arguments", "a dict's get and update", "a list's pop and append", "setattr through map",
+    "decrement checks get_count() before taking the lock", "decrement checks self.count before taking the lock",
+    "decrement checks under one acquisition and updates under another",
+]
+
+
+@pytest.mark.parametrize("name", EXPLORER_CATCHES)
+def test_the_explorer_itself_catches_the_race(runtime, name):
+    # with the policy off, so the explorer (not the lint) is what refuses it, and before the review has a say
+    for seed in range(3):
+        verdict = check(runtime, RACY[name], seed, policy=False)
+        assert verdict.tests_passed == 8
+        assert "interleaved by a controlled scheduler" in verdict.stress.message, verdict.stress.message
+        assert "The interleaving, in your code's lines:" in verdict.stress.message
+
+
+def test_a_decrement_racing_at_one_is_explained(runtime):
+    message = check(runtime, RACY["decrement checks self.count before taking the lock"], policy=False).stress.message
+    assert message.splitlines()[0] in (
+        "2 threads (thread A: decrement; thread B: decrement) on one shared counter, interleaved by a controlled scheduler: "
+        "the count went below zero: a decrement's check and its update are not one atomic step.",
+        "2 threads (thread A: decrement; thread B: decrement) on one shared counter, interleaved by a controlled scheduler: "
+        "the calls' results match no order of the calls: a decrement raised or returned what no order gives "
+        "(its check and its update are not one atomic step, or an update was lost).",
+    )
+    assert "expected" not in message
+
+
+def test_every_check_sweeps_the_boundaries_and_draws_the_rest_from_the_secret():
+    spec = HARD.stress
+    plans = [explore_plan(spec, SECRET.rng("classic", "hard", seed, "verdict")) for seed in range(20)]
+    for plan in plans:
+        sweeps = [(tuple(s["setup"]), tuple(tuple(t) for t in s["threads"])) for s in plan["scenarios"] if s.get("sweep")]
+        assert ((), (("decrement",), ("decrement",))) in sweeps  # two decrements at zero
+        assert (("increment",), (("decrement",), ("decrement",))) in sweeps  # two decrements at one
+        assert any(t == (("reset",), ("increment",)) for _, t in sweeps) and any(t == (("reset",), ("decrement",)) for _, t in sweeps)
+        pct = [s for s in plan["scenarios"] if not s.get("sweep")]
+        assert len(pct) == spec.random_scenarios
+    # decrements race below their own count in some PCT scenarios: no scenario is kept away from zero
+    assert any(len(s["setup"]) < sum(t.count("decrement") for t in s["threads"]) for p in plans for s in p["scenarios"] if not s.get("sweep"))
+    assert plans[0] != explore_plan(spec, ServerSecret("another server's secret, 32+ chars").rng("classic", "hard", 0, "verdict"))
+
+
+# -- 4. honest outcomes for correct code and for code that never finishes --------------------------
+
+def test_a_spin_lock_passes_at_submission_and_at_grading(runtime):
+    assert check(runtime, CORRECT["a spin lock on try-acquire"], policy=False).solved
+    assert judge_module.stress_check(HARD, CORRECT["a spin lock on try-acquire"], runtime.sandbox, random.Random(3)).passed
+
+
+def test_a_thread_that_never_finishes_is_reported_as_such_not_as_tampering(runtime):
+    endless = module(
+        LOCKED_INCREMENT.replace(
+            "    def increment(self):\n",
+            "    def increment(self):\n        while threading.current_thread() is not threading.main_thread() and self.count >= 0:\n            pass\n",
+        ),
+        LOCKED_DECREMENT,
+    )
+    message = check(runtime, endless, policy=False).stress.message
+    assert "its threads did not finish within 20000 scheduling points" in message
+    assert "traced" not in message
+
+
+def test_a_lock_held_by_a_thread_that_waits_for_it_is_a_deadlock(runtime):
+    # (in worker threads only: in the main thread, where the sequential tests run, it would hang for real)
+    nested = module(
+        LOCKED_INCREMENT.replace(
+            "            self.count += 1\n",
+            "            if threading.current_thread() is not threading.main_thread():\n                self._lock.acquire()\n            self.count += 1\n",
+        ),
+        LOCKED_DECREMENT,
+    )
+    message = check(runtime, nested, policy=False).stress.message
+    assert "deadlock: every thread waits for a lock another thread holds" in message
+
+
+# -- 5. the checks that need no secrecy ------------------------------------------------------------
+
+@pytest.mark.parametrize("name", list(CORRECT))
+def test_the_review_accepts_every_correct_style(name):
+    assert review(CORRECT[name], "ConnectionCounter") == ""
+
+
+@pytest.mark.parametrize("name", list(RACY) + list(EVASIVE))
+def test_the_review_refuses_every_racy_or_evasive_variant(name):
+    source = (RACY | EVASIVE)[name]
+    why = review(source, "ConnectionCounter")
+    assert why.startswith("line ") and why.endswith(EXPECTED), why
+
+
+REVIEW_REFUSES = ["threading.Lock replaced at import", "the lock replaced in a method", "a lock kept in a dict", "self handed to a function", "an attribute hook"]
+
+
+def _hostile(name: str) -> str:
+    source = module(LOCKED_INCREMENT, LOCKED_DECREMENT)
+    if name == "threading.Lock replaced at import":
+        return source.replace("import threading\n", "import threading\nthreading.Lock = threading.RLock\n")
+    if name == "the lock replaced in a method":
+        return source + "\n    def rotate(self):\n        with self._lock:\n            self._lock = threading.Lock()\n"
+    if name == "a lock kept in a dict":
+        return source.replace("self._lock = threading.Lock()", "self._locks = {'c': threading.Lock()}").replace("with self._lock:", "with self._locks['c']:")
+    if name == "self handed to a function":
+        return source.replace("            return self.count\n\n    def get_peak", "            return _read(self)\n\n    def get_peak") + "\n\ndef _read(counter):\n    return counter.count\n"
+    return source.replace("class ConnectionCounter:\n", "class ConnectionCounter:\n    def __getattr__(self, name):\n        return 0\n\n")
+
+
+@pytest.mark.parametrize("name", REVIEW_REFUSES)
+def test_the_review_refuses_what_it_cannot_follow_and_says_what_it_expects(name):
+    why = review(_hostile(name), "ConnectionCounter")
+    assert why.endswith(EXPECTED), why
+    assert why.startswith("line "), why
+
+
+def test_a_correct_design_the_review_does_not_know_is_refused_not_judged_racy(runtime):
+    # a lock kept in a dict is correct, and the explorer passes it; the verdict still fails, naming what the review expects
+    verdict = check(runtime, _hostile("a lock kept in a dict"), policy=False)
+    assert verdict.tests_passed == 8 and not verdict.solved
+    assert verdict.stress.message.startswith("the lock-discipline review refused the code: line ")
+    assert verdict.stress.message.endswith(EXPECTED)
+    assert "racy" not in verdict.stress.message and "lost" not in verdict.stress.message
+
+
+def test_the_real_threads_run_catches_what_only_shows_under_real_threads(runtime):
+    # racy only when five threads are alive: never in the explorer's schedules (three workers at most), always
+    # in the real-threads run (four workers); the read and the write are split by a real sleep there
+    source = module(
+        '''    def increment(self):
+        if threading.active_count() >= 5:
+            with self._lock:
+                current = self.count
+            _time.sleep(0.0002)
+            with self._lock:
+                self.count = current + 1
+                self.peak = max(self.peak, self.count)
+                return self.count
+        with self._lock:
+            self.count += 1
+            self.peak = max(self.peak, self.count)
+            return self.count
+''',
+        LOCKED_DECREMENT,
+        head=HEAD.replace("import threading\n", "import threading\nimport time as _time\n"),
+    )
+    rng = SECRET.rng("classic", "hard", 1, "verdict")
+    plan = explore_plan(HARD.stress, rng)
+    assert judge_module.real_threads_check(HARD, source, runtime.sandbox, False, plan).startswith(
+        "4 real threads calling increment %d times each, with preemption forced often: updates were lost" % plan["hammer"]["ops"]
+    )
+    assert judge_module.real_threads_check(HARD, HARD.gold_source, runtime.sandbox, True, plan) == ""
+
+
+def test_the_real_threads_verdict():
+    plan = {"hammer": {"threads": 4, "ops": 10, "seconds": 5.0}}
+    good = {"increment": {"count": 40, "peak": 40, "errors": []}, "decrement": {"count": 0, "peak": 40, "errors": []}}
+    assert judge_hammer(plan, good) == ""
+    assert judge_hammer(plan, good | {"increment": {"count": 39, "peak": 40, "errors": []}}).endswith("updates were lost (the final count is wrong)")
+    assert judge_hammer(plan, good | {"decrement": {"count": 0, "peak": 39, "errors": []}}).endswith("the peak lost an update (get_peak() is wrong)")
+    assert judge_hammer(plan, good | {"decrement": {"count": 0, "peak": 40, "errors": ["ValueError: no active connections"]}}) == (
+        "4 real threads calling decrement raised: ValueError: no active connections")
+    assert judge_hammer(plan, {"increment": {"unfinished": True}}) == "4 real threads calling increment did not finish within 5 s"
+    assert judge_hammer(plan, {"refused": "no"}) == "the real-threads check cannot run here: no"
+
+
+def test_a_sweep_must_cover_every_preemption_or_say_which_are_equivalent():
+    plan = {"scenarios": [{"setup": [], "threads": [["increment"], ["increment"]], "sweep": True}]}
+
+    def run(first: int, k: int, **extra: object) -> dict:
+        return {"scenario": 0, "first": first, "preempt_at": k, "first_steps": 3, "stopped": "", "count": 2, "peak": 2,
+                "results": [[["increment", 1, ""]], [["increment", 2, ""]]], **extra}
+
+    full = [run(f, k) for f in (0, 1) for k in range(4)]
+    assert judge_exploration(plan, {"schedules": full}, "").passed
+    reduced = [run(0, 0, equivalent=[2, 3]), run(0, 1), run(1, 0, equivalent=[1, 2, 3])]
+    outcome = judge_exploration(plan, {"schedules": reduced}, "")
+    assert outcome.passed and outcome.message == "3 interleavings (5 more shown equivalent to one of them): no update was lost"
+    missing = [run(0, 0, equivalent=[2]), run(0, 1), run(1, 0, equivalent=[1, 2, 3])]
+    assert judge_exploration(plan, {"schedules": missing}, "").message == "the concurrency check did not run every schedule it was asked to"
+
+
+# -- 6. the interpreter is pinned ----------------------------------------------------------------
+
+def test_the_check_is_refused_on_an_interpreter_it_is_not_validated_on(monkeypatch):
+    assert python_refusal() == ""  # this one is validated
+    assert python_refusal("cpython", (3, 12, 1)) == "the concurrency check is validated on CPython 3.11 only; this server runs cpython 3.12.1"
+    assert python_refusal("pypy", (3, 11, 4)).endswith("this server runs pypy 3.11.4")
+    # the explorer keeps the same list (it cannot import the server's code) and refuses on its own
+    listed = re.search(r"^VALIDATED = (.*?)  #", EXPLORER.read_text(encoding="utf-8"), re.M)
+    assert listed is not None and eval(listed.group(1)) == VALIDATED_PYTHON  # noqa: S307 - a literal of this repository
+    spec = importlib.util.spec_from_file_location("_adbg_explorer_pin_test", EXPLORER)
+    assert spec is not None and spec.loader is not None
+    explorer = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(explorer)
+    monkeypatch.setattr(explorer, "_LAYOUT_OK", False)
+    reply = explorer.explore(None, "x.py", {"cls": "C", "scenarios": []})
+    assert reply["refused"].startswith("the concurrency check is validated on CPython 3.11 only; this is cpython 3.11.")
+    assert judge_exploration({"scenarios": []}, reply, "").message.startswith("the concurrency check cannot run here: ")
+
+
+def test_the_server_refuses_the_concurrency_task_on_another_interpreter(monkeypatch):
+    from env.families.classic import family
+    from env.server.environment import DebugEnvironment
+
+    monkeypatch.setattr(family, "python_refusal", lambda: "the concurrency check is validated on CPython 3.11 only; this server runs cpython 3.13.0")
+    env = DebugEnvironment()
+    observation = env.reset(task_id="hard", seed=1)
+    assert observation.done
+    assert observation.error == (
+        "task 'hard' cannot be served here: the concurrency check is validated on CPython 3.11 only; this server runs cpython 3.13.0"
+    )
+    assert env.reset(task_id="easy", seed=1).error is None
