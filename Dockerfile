@@ -1,3 +1,5 @@
+# CPython 3.11: the version the `hard` task's concurrency check is validated on (it reads the interpreter's frame
+# layout; on another version the server refuses `hard` and names the version).
 FROM python:3.11-slim
 
 # git: each repository episode's workspace is a one-commit repository; libseccomp2: the sandbox's filter.

@@ -395,7 +395,7 @@ def test_the_real_threads_run_catches_what_only_shows_under_real_threads(runtime
     rng = SECRET.rng("classic", "hard", 1, "verdict")
     plan = explore_plan(HARD.stress, rng)
     assert judge_module.real_threads_check(HARD, source, runtime.sandbox, False, plan).startswith(
-        "4 real threads calling increment %d times each, with preemption forced often: updates were lost" % plan["hammer"]["ops"]
+        f"4 real threads calling increment {plan['hammer']['ops']} times each, with preemption forced often: updates were lost"
     )
     assert judge_module.real_threads_check(HARD, HARD.gold_source, runtime.sandbox, True, plan) == ""
 

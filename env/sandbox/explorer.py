@@ -145,7 +145,7 @@ def _call_point(schedule, me, frame, count, kwnames):
         return  # its frame is traced: its own points
     args = [_peek(frame, d) for d in range(depth, 0, -1)]
     positional = args[: len(args) - len(kwnames)]
-    keywords = dict(zip(kwnames, args[len(positional) :]))
+    keywords = dict(zip(kwnames, args[len(positional) :], strict=True))
     _c_call(schedule, me, frame, func, positional, keywords)
 
 
@@ -162,8 +162,9 @@ def _with_point(schedule, me, frame):
     manager = _peek(frame, 1)
     if type(manager) in (_LOCK, _RLOCK):
         schedule.acquire(me, frame, manager, True, -1, "entering `with` on a lock")
-    else:
-        schedule.point(me, frame)
+    elif not isinstance(getattr(type(manager), "__enter__", None), types.FunctionType):
+        schedule.point(me, frame)  # a context manager in C: anything may happen in its __enter__
+    # (one written in Python runs in a traced frame, with points of its own)
 
 
 _ACQUIRING = frozenset({"acquire", "acquire_lock", "__enter__", "_acquire_restore"})
@@ -408,9 +409,16 @@ class Schedule:
     def lock_key(self, lock, frame):
         """A name for ``lock`` that holds across runs (each run has a fresh object): the attribute of the object
         under test or the module global that holds it; None when it is elsewhere."""
-        for name, value in _instance_dict(self.target).items():
-            if value is lock:
-                return ("self", name)
+        level = [((), self.target)]
+        for _ in range(3):  # the object's attributes, theirs (a Condition's lock), and theirs (a Semaphore's)
+            deeper = []
+            for path, owner in level:
+                for name, value in _instance_dict(owner).items():
+                    if value is lock:
+                        return ("self", *path, name)
+                    if type(value) not in (_LOCK, _RLOCK) and not isinstance(value, _IMMUTABLE):
+                        deeper.append(((*path, name), value))
+            level = deeper
         for name, value in frame.f_globals.items():
             if value is lock:
                 return ("global", name)
@@ -743,8 +751,9 @@ def hammer(module, plan):
         threads = [threading.Thread(target=worker, daemon=True) for _ in range(plan["threads"])]
         for thread in threads:
             thread.start()
+        deadline = threading._time() + plan["seconds"]  # one budget for the phase, not one per thread
         for thread in threads:
-            thread.join(plan["seconds"])
+            thread.join(max(0.0, deadline - threading._time()))
         if any(thread.is_alive() for thread in threads):
             report[phase] = {"unfinished": True}
             return report

@@ -32,7 +32,7 @@ def python_refusal(implementation: str = sys.implementation.name, version: tuple
     """Why this interpreter cannot judge the concurrency task ("" when it can)."""
     if implementation == "cpython" and version[:2] in VALIDATED_PYTHON:
         return ""
-    wanted = ", ".join("%d.%d" % v for v in VALIDATED_PYTHON)
+    wanted = ", ".join(f"{major}.{minor}" for major, minor in VALIDATED_PYTHON)
     return f"the concurrency check is validated on CPython {wanted} only; this server runs {implementation} {'.'.join(map(str, version))}"
 OPS = ("increment", "decrement")
 

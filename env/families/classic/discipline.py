@@ -62,6 +62,8 @@ def review(source: str, cls_name: str) -> str:
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return "the code does not parse"
     try:
+        if not isinstance(tree, ast.Module):
+            return "the code is not a module"
         _Review(tree, cls_name).run()
     except Refused as exc:
         return f"{exc} {EXPECTED}"
@@ -164,11 +166,11 @@ class _Review:
                 raise Refused(node, "the module runs code at import time the review cannot follow")
         if self.cls is None:
             raise Refused(None, f"there is no class `{self.cls_name}` at the module's top level")
-        for node in ast.walk(self.tree):
-            if isinstance(node, ast.Global):
-                for name in node.names:
+        for glob in ast.walk(self.tree):
+            if isinstance(glob, ast.Global):
+                for name in glob.names:
                     if name in self.mod.lock_globals or name in self.mod.imports or name == self.cls_name:
-                        raise Refused(node, f"`{name}` is rebound inside a function")
+                        raise Refused(glob, f"`{name}` is rebound inside a function")
                     self.mod.shared_globals.add(name)
                     self.mod.constant_globals.discard(name)
         self._everywhere()
@@ -295,9 +297,9 @@ class _Review:
                 continue
             self._self_uses(method)
             if name != "__init__":
-                for node in ast.walk(method):
-                    if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node is not method:
-                        raise Refused(node, f"`{name}` defines a nested function or class")
+                for inner in ast.walk(method):
+                    if isinstance(inner, (ast.FunctionDef, ast.ClassDef)) and inner is not method:
+                        raise Refused(inner, f"`{name}` defines a nested function or class")
         touching = self._touching()
         regions = {name: self._regions(method, touching) for name, method in self.methods.items() if name not in ("__init__", *CONTEXT_METHODS)}
         self._check_helpers(regions, touching)
@@ -337,6 +339,7 @@ class _Review:
     def _init(self, body: list[ast.stmt]) -> None:
         assigned: dict[str, int] = {}
         for node in body:
+            target: ast.expr
             if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
                 continue
             if isinstance(node, ast.AnnAssign) and node.value is not None:
@@ -361,11 +364,11 @@ class _Review:
         for name, method in self.methods.items():
             if name == "__init__":
                 continue
-            for node in ast.walk(method):
-                if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
-                    if node.attr in self.lock_attrs:
-                        raise Refused(node, f"the lock `self.{node.attr}` is replaced outside __init__")
-                    self.constant_attrs.discard(node.attr)
+            for sub in ast.walk(method):
+                if isinstance(sub, ast.Attribute) and isinstance(sub.ctx, (ast.Store, ast.Del)):
+                    if sub.attr in self.lock_attrs:
+                        raise Refused(sub, f"the lock `self.{sub.attr}` is replaced outside __init__")
+                    self.constant_attrs.discard(sub.attr)
         if any(count > 1 for count in assigned.values()):
             raise Refused(self.cls, "__init__ sets an attribute twice")
 
@@ -382,7 +385,8 @@ class _Review:
                     continue  # `with self:` holds the class's own lock
                 if isinstance(node.ctx, ast.Store) or not isinstance(parent, ast.Attribute):
                     raise Refused(node, f"`{method.name}` uses `self` other than as `self.<name>`")
-                if parent.attr in self.methods and not (isinstance(parents.get(parent), ast.Call) and parents[parent].func is parent):
+                caller = parents.get(parent)
+                if parent.attr in self.methods and not (isinstance(caller, ast.Call) and caller.func is parent):
                     raise Refused(node, f"`{method.name}` hands the method `{parent.attr}` on instead of calling it")
             if isinstance(node, ast.Name) and node.id in self.mod.lock_globals:
                 parent = parents.get(node)
