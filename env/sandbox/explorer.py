@@ -79,19 +79,20 @@ def _peek(frame, depth):
 
 
 def _event(_obj, frame, what, _arg):
+    # Only worker threads carry this tracer, and only the schedule's current worker runs: the others are parked
+    # inside this function (where CPython sends a thread no further events) or blocked outside the submission.
     try:
         schedule = _active
         if schedule is None:
             return 0
         me = schedule.current
-        if me is None or not me.in_op or me.ident != _thread.get_ident():
+        if me is None or not me.in_op:
             return 0
         if what == _EVENT_OPCODE:
-            code = frame.f_code
-            points = _CLASSIFIED.get(code)
-            if points is None:
-                points = _CLASSIFIED[code] = _classify(code)
-            handler = points.get(frame.f_lasti)
+            handler = _CLASSIFIED.get(frame.f_code)
+            if handler is None:
+                handler = _CLASSIFIED[frame.f_code] = _classify(frame.f_code)
+            handler = handler.get(frame.f_lasti)
             if handler is not None:
                 handler[0](schedule, me, frame, *handler[1:])
         elif what == _EVENT_CALL:
@@ -643,15 +644,25 @@ def _schedules(schedule, cls, scenario, pace):
                 yield probe
                 return
             pace.append(probe["first_steps"] / max(1, len(scenario["threads"][first])))
-        for first in (0, 1):
-            mine, theirs = probes[first]["trails"][first], probes[1 - first]["trails"][1 - first]
-            probes[first]["equivalent"] = [k for k in range(1, probes[first]["first_steps"] + 1) if _equivalent(mine, theirs, k)]
+        trails = [probe["trails"] for probe in probes]  # (read before the probes go out: explore() drops them)
         for first in (0, 1):
             probe = probes[first]
+            mine, serial = trails[first][first], trails[first][1 - first]  # each thread's trail, this one first
+            theirs = trails[1 - first][1 - first]  # the other thread alone, from its start
+            probe["equivalent"] = [1]  # pausing before any shared access is the other order's run without preemption
+            last = theirs  # the other thread's trail in the schedule the previous preemption gave
             yield probe
-            for preempt_at in range(1, probe["first_steps"] + 1):
-                if preempt_at not in probe["equivalent"]:
-                    yield _run_once(schedule, cls, scenario, first=first, preempt_at=preempt_at)
+            for k in range(2, probe["first_steps"] + 1):
+                if _equivalent(mine, theirs, k):
+                    probe["equivalent"].append(k)
+                    last = serial  # that schedule is the serial one: the other thread ran after this one
+                    continue
+                if last is not None and _commutes(mine[k - 2][1], last):
+                    probe["equivalent"].append(k)  # the same schedule as k - 1 (see _commutes)
+                    continue
+                run = _run_once(schedule, cls, scenario, first=first, preempt_at=k)
+                last = run["trails"][1 - first] if not run["stopped"] else None
+                yield run
         return
     priorities = scenario["priorities"]
     length = max(1, int(sum(pace) / max(1, len(pace)) * sum(len(ops) for ops in scenario["threads"])))
@@ -678,6 +689,25 @@ def _equivalent(mine, theirs, k):
         if kind != "r" or written is None or what in written:
             return False
     return False
+
+
+def _commutes(access, trail):
+    """Whether the first thread's ``access`` commutes with everything the other thread did in a schedule: then
+    preempting just after that access gives the same schedule as preempting just before it (the other thread
+    runs from the same state either way, and sees and changes nothing the access touches)."""
+    kind, what = access
+    if kind == "x" or (kind in ("lock", "release") and what is None):
+        return False
+    for _, (other, name) in trail:
+        if other == "x":
+            return False
+        if kind == "r" and other == "w" and name == what:
+            return False
+        if kind == "w" and other in ("r", "w") and name == what:
+            return False
+        if kind in ("lock", "release") and other in ("lock", "release") and (name is None or name == what):
+            return False
+    return True
 
 
 def _run_once(schedule, cls, scenario, first=0, preempt_at=0, priorities=None, changes=()):
