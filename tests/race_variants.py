@@ -255,6 +255,20 @@ RACY.update({
 ''',
         LOCKED_DECREMENT,
     ),
+    "getattr/setattr bound as default arguments, no lock at all": module(
+        '''    def increment(self, _get=getattr, _set=setattr):
+        _set(self, "count", _get(self, "count") + 1)
+        _set(self, "peak", max(_get(self, "peak"), _get(self, "count")))
+        return _get(self, "count")
+''',
+        '''
+    def decrement(self, _get=getattr, _set=setattr):
+        if _get(self, "count") == 0:
+            raise ValueError("no active connections")
+        _set(self, "count", _get(self, "count") - 1)
+        return _get(self, "count")
+''',
+    ),
     "a dict's get and update": module(
         '''    def increment(self):
         self.state.update(count=self.state.get("count", 0) + 1)
@@ -349,14 +363,7 @@ RACY.update({
 
 # 1. Code that asks, through public and single-underscore names, whether it is being checked, and runs the
 # original bug when it believes it is not (the last build's models answered differently from a plain process).
-_WATCHED = '''    def increment(self):
-        if {probe}:
-            with self._lock:
-                self.count += 1
-                if self.count > self.peak:
-                    self.peak = self.count
-                return self.count
-        with self._lock:
+_RACY_UPDATE = '''        with self._lock:
             current = self.count
         with self._lock:
             self.count = current + 1
@@ -364,6 +371,14 @@ _WATCHED = '''    def increment(self):
                 self.peak = self.count
             return self.count
 '''
+_WATCHED = '''    def increment(self):
+        if {probe}:
+            with self._lock:
+                self.count += 1
+                if self.count > self.peak:
+                    self.peak = self.count
+                return self.count
+''' + _RACY_UPDATE
 EVASIVE.update({
     f"locks only when {label}": module(_WATCHED.format(probe=probe), LOCKED_DECREMENT)
     for label, probe in (
@@ -380,14 +395,7 @@ EVASIVE.update({
 # 3. Code that reaches for the scheduler and switches it off, then runs the original bug.
 _REACH = '''    def increment(self):
         {reach}
-        with self._lock:
-            current = self.count
-        with self._lock:
-            self.count = current + 1
-            if self.count > self.peak:
-                self.peak = self.count
-            return self.count
-'''
+''' + _RACY_UPDATE
 EVASIVE.update({
     f"switches the scheduler off through {label}": module(_REACH.format(reach=reach), LOCKED_DECREMENT)
     for label, reach in (
@@ -399,34 +407,19 @@ EVASIVE.update({
 })
 
 # Correct designs the check must pass.
+_HELD_UNTIL_FINALLY = '''        try:
+            self.count += 1
+            if self.count > self.peak:
+                self.peak = self.count
+            return self.count
+        finally:
+            self._lock.release()
+'''
 CORRECT.update({
     "a spin lock on try-acquire": module(
-        '''    def increment(self):
-        while not self._lock.acquire(blocking=False):
-            pass
-        try:
-            self.count += 1
-            if self.count > self.peak:
-                self.peak = self.count
-            return self.count
-        finally:
-            self._lock.release()
-''',
-        LOCKED_DECREMENT,
+        "    def increment(self):\n        while not self._lock.acquire(blocking=False):\n            pass\n" + _HELD_UNTIL_FINALLY, LOCKED_DECREMENT
     ),
-    "acquire with try/finally release": module(
-        '''    def increment(self):
-        self._lock.acquire()
-        try:
-            self.count += 1
-            if self.count > self.peak:
-                self.peak = self.count
-            return self.count
-        finally:
-            self._lock.release()
-''',
-        LOCKED_DECREMENT,
-    ),
+    "acquire with try/finally release": module("    def increment(self):\n        self._lock.acquire()\n" + _HELD_UNTIL_FINALLY, LOCKED_DECREMENT),
     "a private helper called under the lock": module(
         '''    def increment(self):
         with self._lock:

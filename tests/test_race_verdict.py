@@ -96,13 +96,19 @@ def _first_look():
         return
     SEEN.append(observe())
 '''
-    head = HEAD.replace("import threading\n", OBSERVE + check_first)
-    increment = LOCKED_INCREMENT.replace("    def increment(self):\n", "    def increment(self):\n        _first_look()\n")
-    tail = TAIL.replace(
-        "    def get_count(self):\n",
-        "    def get_count(self):\n        if SEEN and PLAIN is not None and SEEN[0] != PLAIN:\n"
-        "            raise RuntimeError('differs: ' + repr([(i, a, b) for i, (a, b) in enumerate(zip(SEEN[0], PLAIN)) if a != b]))\n",
+    verdict = (
+        "        if SEEN and PLAIN is not None and SEEN[0] != PLAIN:\n"
+        "            raise RuntimeError('differs: ' + repr([(i, a, b) for i, (a, b) in enumerate(zip(SEEN[0], PLAIN)) if a != b]))\n"
     )
+    return _probe_counter(OBSERVE + check_first, "_first_look()", verdict)
+
+
+def _probe_counter(prelude: str, first: str, verdict: str) -> str:
+    """The correct counter with ``prelude`` at the top of the module, ``first`` run at the start of each increment,
+    and ``verdict`` at the start of get_count (which the explorer calls after every schedule)."""
+    head = HEAD.replace("import threading\n", prelude)
+    increment = LOCKED_INCREMENT.replace("    def increment(self):\n", f"    def increment(self):\n        {first}\n")
+    tail = TAIL.replace("    def get_count(self):\n", "    def get_count(self):\n" + verdict)
     return head + increment + LOCKED_DECREMENT + tail
 
 
@@ -220,14 +226,11 @@ STARTED = []
 
 
 def _walking_counter() -> str:
-    head = HEAD.replace("import threading\n", WALK)
-    increment = LOCKED_INCREMENT.replace("    def increment(self):\n", "    def increment(self):\n        _look_once()\n")
-    tail = TAIL.replace(
-        "    def get_count(self):\n",
-        "    def get_count(self):\n        if FOUND:\n            raise RuntimeError('reached the harness: ' + ', '.join(FOUND[:3]))\n"
-        "        if DONE and DONE[0] < 1000:\n            raise RuntimeError('the walk saw only %d objects' % DONE[0])\n",
+    verdict = (
+        "        if FOUND:\n            raise RuntimeError('reached the harness: ' + ', '.join(FOUND[:3]))\n"
+        "        if DONE and DONE[0] < 1000:\n            raise RuntimeError('the walk saw only %d objects' % DONE[0])\n"
     )
-    return head + increment + LOCKED_DECREMENT + tail
+    return _probe_counter(WALK, "_look_once()", verdict)
 
 
 def test_no_harness_object_is_reachable_from_the_module_or_the_threads(runtime):
@@ -249,6 +252,7 @@ def test_the_walk_finds_a_harness_object_when_one_is_there(runtime):
 # -- 3. the explorer itself catches C-level updates and check-then-act at zero ---------------------
 
 EXPLORER_CATCHES = [
+    "getattr/setattr bound as default arguments, no lock at all",
     "getattr/setattr bound as default arguments", "a dict's get and update", "a list's pop and append", "setattr through map",
     "decrement checks get_count() before taking the lock", "decrement checks self.count before taking the lock",
     "decrement checks under one acquisition and updates under another",
@@ -299,29 +303,22 @@ def test_a_spin_lock_passes_at_submission_and_at_grading(runtime):
     assert judge_module.stress_check(HARD, CORRECT["a spin lock on try-acquire"], runtime.sandbox, random.Random(3)).passed
 
 
+def _in_workers(before: str, code: str) -> str:
+    """The correct counter with ``code`` run before the line ``before`` of increment, in worker threads only (in the
+    main thread, where the sequential tests run, it would hang for real)."""
+    indent = before[: len(before) - len(before.lstrip())]
+    guarded = f"{indent}if threading.current_thread() is not threading.main_thread():\n{indent}    {code}\n"
+    return module(LOCKED_INCREMENT.replace(before, guarded + before, 1), LOCKED_DECREMENT)
+
+
 def test_a_thread_that_never_finishes_is_reported_as_such_not_as_tampering(runtime):
-    endless = module(
-        LOCKED_INCREMENT.replace(
-            "    def increment(self):\n",
-            "    def increment(self):\n        while threading.current_thread() is not threading.main_thread() and self.count >= 0:\n            pass\n",
-        ),
-        LOCKED_DECREMENT,
-    )
-    message = check(runtime, endless, policy=False).stress.message
+    message = check(runtime, _in_workers("        with self._lock:\n", "while self.count >= 0: pass"), policy=False).stress.message
     assert "its threads did not finish within 20000 scheduling points" in message
     assert "traced" not in message
 
 
 def test_a_lock_held_by_a_thread_that_waits_for_it_is_a_deadlock(runtime):
-    # (in worker threads only: in the main thread, where the sequential tests run, it would hang for real)
-    nested = module(
-        LOCKED_INCREMENT.replace(
-            "            self.count += 1\n",
-            "            if threading.current_thread() is not threading.main_thread():\n                self._lock.acquire()\n            self.count += 1\n",
-        ),
-        LOCKED_DECREMENT,
-    )
-    message = check(runtime, nested, policy=False).stress.message
+    message = check(runtime, _in_workers("            self.count += 1\n", "self._lock.acquire()"), policy=False).stress.message
     assert "deadlock: every thread waits for a lock another thread holds" in message
 
 
