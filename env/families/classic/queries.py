@@ -105,8 +105,8 @@ def _error_explanation(task: TaskSpec, verdict: Verdict | None, target: str | No
         lines.append(f"{test.id}: {kind}.\n{test.message}")
     if verdict.stress is not None and not verdict.stress.passed and not target:
         lines.append(
-            "concurrency check: threads interleaved by a controlled scheduler changed one shared counter, "
-            f"and the result was wrong.\n{verdict.stress.message}"
+            "concurrency check (controlled interleavings, a review of the lock discipline and real threads; all three "
+            f"must pass): it failed.\n{verdict.stress.message}"
         )
     if verdict.rejected:
         lines.insert(0, f"The code was not run: {verdict.rejected}")

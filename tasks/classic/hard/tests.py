@@ -1,8 +1,12 @@
 """Sequential tests for ConnectionCounter. `sol` is your module; each call runs in the sandbox.
 
-Every submission is also run under a concurrency check: a controlled scheduler interleaves two or three
-threads calling increment and decrement on one shared counter at every point that matters, and the
-final count and peak must be exact after every interleaving.
+Every submission is also run under a concurrency check, which passes only when three checks agree:
+- a controlled scheduler interleaves two or three threads calling increment, decrement and reset on one
+  shared counter (from zero upwards) at every point that matters; every interleaving must give the results
+  of some order of the calls (return values, ValueErrors, the final count and peak);
+- a review of the source: every read and write of the counter's state, in every method, inside one
+  `with self._lock:` block (one lock, created in __init__ and shared by all methods);
+- real threads hammering one counter.
 """
 
 from env.families.classic.checks import raises
