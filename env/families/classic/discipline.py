@@ -377,8 +377,19 @@ class _Review:
         args = method.args
         if not args.args or args.args[0].arg != "self" or args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
             raise Refused(method, f"the method `{method.name}` does not take plain `self` first")
+        module_names = self.mod.imports | self.mod.lock_globals | self.mod.shared_globals | self.mod.constant_globals | self.mod.functions
+        for arg in args.args[1:]:
+            if arg.arg in module_names or arg.arg == "self":
+                raise Refused(arg, f"the parameter `{arg.arg}` of `{method.name}` hides a name of the module")
         parents = self._parents()
         for node in ast.walk(method):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id in module_names:
+                raise Refused(node, f"`{method.name}` hides the module's name `{node.id}` with a local one")
+            if _is_super_init(node) and method.name != "__init__":
+                raise Refused(node, f"`{method.name}` runs __init__ again (it would replace the lock)")
+            if isinstance(node, ast.Attribute) and node.attr not in ("acquire", "release") and self._is_lock(node.value):
+                if not (isinstance(node.value, ast.Name) and node.value.id == "self"):  # (`self.x` is state, not the lock's)
+                    raise Refused(node, f"`{method.name}` uses `{node.attr}` of the lock; only acquire and release are followed")
             if isinstance(node, ast.Name) and node.id == "self":
                 parent = parents.get(node)
                 if self.self_lock and isinstance(parent, ast.withitem) and parent.context_expr is node and parent.optional_vars is None:
@@ -388,6 +399,8 @@ class _Review:
                 caller = parents.get(parent)
                 if parent.attr in self.methods and not (isinstance(caller, ast.Call) and caller.func is parent):
                     raise Refused(node, f"`{method.name}` hands the method `{parent.attr}` on instead of calling it")
+                if parent.attr == "__init__":
+                    raise Refused(node, f"`{method.name}` runs __init__ again (it would replace the lock)")
             if isinstance(node, ast.Name) and node.id in self.mod.lock_globals:
                 parent = parents.get(node)
                 if isinstance(node.ctx, ast.Store) or not (isinstance(parent, (ast.withitem, ast.Attribute))):
