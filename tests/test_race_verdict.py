@@ -75,7 +75,7 @@ def observe():
         sys.gettrace() is None, sys.getprofile() is None, threading.gettrace() is None, threading.getprofile() is None,
         threading._trace_hook is None, threading._profile_hook is None,
         threading._time is sys.modules["time"].monotonic, type(threading._time).__name__,
-        type(me).__name__, _mask(me.name), me.daemon, list(me._args), dict(me._kwargs), me is threading.main_thread(),
+        type(me).__name__, _mask(me.name), me.daemon, list(me._args), dict(me._kwargs), type(me._target).__name__, me._target.__name__, me is threading.main_thread(),
         sorted({type(t).__name__ for t in threads}), sorted({_mask(t.name) for t in threads}),
         sum(1 for t in threads if t is not threading.main_thread() and _mask(t.name) != _mask(me.name)),
         threading.main_thread().name, frame.f_trace is None, frame.f_trace_lines,

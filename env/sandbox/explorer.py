@@ -111,6 +111,9 @@ _TRACER = _TRACEFUNC(_event)
 _TRACER_ADDRESS = ctypes.cast(_TRACER, ctypes.c_void_p)
 _PROBE_CODE = compile("def probe():\n    return 0\n", "<probe>", "exec").co_consts[0]
 _PROBE = types.FunctionType(_PROBE_CODE, {})
+# What a worker thread shows as its target: a plain function, as a plain thread's is, that holds and does nothing
+# (no globals, no closure), so neither `_target is None` nor a walk from it tells or reaches anything.
+_TARGET = types.FunctionType(compile("def worker():\n    pass\n", "<string>", "exec").co_consts[0], {})
 
 
 # -- the scheduling points of one code object -----------------------------------------------------
@@ -253,7 +256,7 @@ def worker():
     me = _spawning.pop()
     me.ident = _thread.get_ident()
     thread = threading.current_thread()
-    thread._target, thread._args, thread._kwargs = None, (), {}
+    thread._target, thread._args, thread._kwargs = _TARGET, (), {}
     _spawned.release()
     _set_trace(_TRACER_ADDRESS, None)
     try:
