@@ -65,6 +65,8 @@ for _profile in (
 
 def profile_named(name: str | None) -> Profile:
     """The registered profile (``default`` when none is named); ValueError listing them when there is no such one."""
+    if name is not None and not isinstance(name, str):  # over /ws and in a reset's body it arrives unvalidated
+        raise ValueError(f"'profile' must be a string naming a profile, not {type(name).__name__}; available: {', '.join(PROFILES)}")
     chosen = name or "default"
     if chosen not in PROFILES:
         raise ValueError(f"unknown profile {chosen!r}; available: {', '.join(PROFILES)}")

@@ -203,6 +203,30 @@ def test_malformed_bodies_get_a_clear_4xx(client, body, status, detail):
     assert client.get("/health").status_code == 200
 
 
+@pytest.mark.parametrize(
+    "path, body, detail",
+    [
+        # numbers JSON does not have: Python's parser took them, and the 422 answer could not be encoded (a 500)
+        ("/reset", b'{"task_id": "easy", "seed": NaN}', "the JSON body holds NaN, which is not a JSON number"),
+        ("/reset", b'{"task_id": "easy", "seed": Infinity}', "the JSON body holds Infinity, which is not a JSON number"),
+        ("/reset", b'{"task_id": "easy", "seed": -Infinity}', "the JSON body holds -Infinity, which is not a JSON number"),
+        ("/reset", b'{"task_id": "easy", "seed": 1e400}', "the JSON body holds the number 1e400, too large for a float"),
+        ("/step", b'{"action": {"action_type": "give_up"}, "timeout_s": NaN}', "the JSON body holds NaN, which is not a JSON number"),
+    ],
+)
+def test_numbers_json_does_not_have_get_a_clear_400(client, path, body, detail):
+    r = client.post(path, content=body, headers={"content-type": "application/json"})
+    assert (r.status_code, r.json()) == (400, {"detail": detail})
+
+
+@pytest.mark.parametrize("profile", [["pdb"], {"a": 1}, 5])
+def test_a_profile_that_is_not_a_string_is_an_agent_mistake(client, profile):
+    r = client.post("/reset", json={"task_id": "easy", "profile": profile})
+    assert r.status_code == 200
+    error = r.json()["observation"]["error"]
+    assert error.startswith(f"reset: 'profile' must be a string naming a profile, not {type(profile).__name__}; available: default, ")
+
+
 def test_a_huge_body_is_refused_before_it_is_read(client):
     body = json.dumps({"action": {"action_type": "submit_fix", "fixed_code": "x" * (2 * 1024 * 1024), "hypothesis": "h"}})
     r = client.post("/step", content=body, headers={"content-type": "application/json"})

@@ -1,8 +1,8 @@
 """ASGI guard in front of the app: caps and checks request bodies before anything parses them.
 
 * bodies over the cap get 413 before they are read whole;
-* bodies that are not UTF-8 JSON, nest deeper than 64 levels or hold a lone surrogate get 400
-  (the library would otherwise answer some of these with a 500);
+* bodies that are not UTF-8 JSON, nest deeper than 64 levels, hold a lone surrogate or a number JSON does not
+  have (NaN, Infinity, 1e400) get 400 (the library would otherwise answer some of these with a 500);
 * a WebSocket capacity error says how to raise the limit;
 * every HTTP request gets its query parameters and episode cookie in :data:`HTTP_REQUEST`, and a response
   to a request that started an episode sets that cookie (see ``transport``).
@@ -23,10 +23,28 @@ from env.server.transport import EPISODE_COOKIE, HTTP_REQUEST, HttpRequest
 MAX_DEPTH = 64
 
 
+class _NotANumber(ValueError):
+    """A number JSON does not have: NaN, Infinity, or one too large for a float (Python's parser takes them, and
+    the library's 422 answer could not then be encoded: a 500)."""
+
+
+def _no_constant(name: str) -> float:
+    raise _NotANumber(f"the JSON body holds {name}, which is not a JSON number")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise _NotANumber(f"the JSON body holds the number {text[:40]}, too large for a float")
+    return value
+
+
 def body_problem(body: bytes) -> str | None:
     """Why this JSON body is unacceptable, or None."""
     try:
-        value = json.loads(body)
+        value = json.loads(body, parse_constant=_no_constant, parse_float=_finite)
+    except _NotANumber as exc:
+        return str(exc)
     except UnicodeDecodeError:
         return "the request body is not valid UTF-8"
     except RecursionError:
