@@ -227,6 +227,13 @@ def test_a_profile_that_is_not_a_string_is_an_agent_mistake(client, profile):
     assert error.startswith(f"reset: 'profile' must be a string naming a profile, not {type(profile).__name__}; available: default, ")
 
 
+@pytest.mark.parametrize("headers, shown", [({}, "missing"), ({"content-type": "text/plain"}, "'text/plain'")])
+def test_a_body_without_a_json_content_type_is_told_so(client, headers, shown):
+    r = client.post("/reset", content=b'{"task_id": "easy"}', headers=headers)
+    assert r.status_code == 415
+    assert r.json() == {"detail": f"the request body must be JSON sent with content-type: application/json (this request's content-type: {shown})"}
+
+
 def test_a_huge_body_is_refused_before_it_is_read(client):
     body = json.dumps({"action": {"action_type": "submit_fix", "fixed_code": "x" * (2 * 1024 * 1024), "hypothesis": "h"}})
     r = client.post("/step", content=body, headers={"content-type": "application/json"})

@@ -11,7 +11,10 @@ import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from fastapi import Cookie, FastAPI, HTTPException, Response
+from fastapi import Cookie, FastAPI, HTTPException, Request, Response
+from fastapi.exception_handlers import request_validation_exception_handler
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
 from openenv.core.env_server.http_server import create_app
 from openenv.core.env_server.types import ConcurrencyConfig
 
@@ -71,6 +74,7 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None, 
         title_override="AgentDebuggerEnv",
     )
     app.version = VERSION
+    app.add_exception_handler(RequestValidationError, _invalid_request)
     app.state.runtime, app.state.store, app.state.settings = runtime, store, settings
     app.state.replica, app.state.metrics = replica, metrics
     # The library's /health only says "healthy"; ours also reports the sandbox's isolation.
@@ -168,6 +172,17 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None, 
 def unfinished(replica: Replica, store: EpisodeStore) -> int:
     """Episodes still being played here (WebSocket sessions' and HTTP ones): what a drain waits for."""
     return sum(1 for e in [*replica.session_episodes(), *store.open_episodes()] if not e.done)
+
+
+async def _invalid_request(request: Request, exc: Exception) -> Response:
+    """FastAPI's 422, except that a body sent without a JSON content-type is a 415 that says so (the 422 only said
+    the input should be a valid dictionary, which is true of what the client meant to send)."""
+    assert isinstance(exc, RequestValidationError)
+    declared = request.headers.get("content-type", "")
+    if declared.split(";")[0].strip().lower() != "application/json" and any(tuple(e.get("loc", ()))[:1] == ("body",) for e in exc.errors()):
+        shown = f"'{declared[:80]}'" if declared else "missing"
+        return JSONResponse(status_code=415, content={"detail": f"the request body must be JSON sent with content-type: application/json (this request's content-type: {shown})"})
+    return await request_validation_exception_handler(request, exc)
 
 
 def _no_web_ui(*_library_args: object) -> NoReturn:
