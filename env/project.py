@@ -9,6 +9,10 @@
 Folder layout: ``task.json`` (FAIL_TO_PASS / PASS_TO_PASS as lists or JSON-encoded strings),
 ``repo/`` (the buggy snapshot), ``gold.patch`` (the fix, non-test files), optionally
 ``test_patch.diff`` (tests the agent never sees, applied before grading).
+
+Held-out tests (``HELD_OUT`` in task.json) are ids from FAIL_TO_PASS / PASS_TO_PASS that the agent never sees:
+their code lives only in ``test_patch.diff`` and their names in no observation, listing or export. They decide
+the resolution with the visible ones; after a graded run the agent learns only how many of them failed.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from env.graders.mechanisms import check_mechanism
 from env.patches import Files, Location, apply_patch, changed_lines, patched_paths, touched
@@ -65,6 +69,11 @@ class RepoTask(BaseModel):
     problem_statement: str
     fail_to_pass: list[str] = Field(alias="FAIL_TO_PASS", min_length=1)
     pass_to_pass: list[str] = Field(default_factory=list, alias="PASS_TO_PASS")
+    held_out: list[str] = Field(
+        default_factory=list,
+        alias="HELD_OUT",
+        description="Ids of FAIL_TO_PASS / PASS_TO_PASS tests the agent never sees (their code is in test_patch.diff only)",
+    )
     environment: dict[str, str] = Field(default_factory=dict, description="e.g. PYTHONPATH=src for a src/ layout")
     requirements: list[str] = Field(default_factory=list, description="Distributions the tests need (pip names)")
     max_steps: int = Field(30, gt=0)
@@ -90,13 +99,31 @@ class RepoTask(BaseModel):
     def _known_mechanisms(cls, value: list[str]) -> list[str]:
         return [check_mechanism(v) for v in value]
 
-    @field_validator("fail_to_pass", "pass_to_pass", mode="before")
+    @field_validator("fail_to_pass", "pass_to_pass", "held_out", mode="before")
     @classmethod
     def _json_list(cls, value: Any) -> Any:
         # SWE-bench's dataset files store both lists as JSON-encoded strings.
         return json.loads(value) if isinstance(value, str) else value
 
     # -- the same surface as a classic task, for /tasks and the registry --------------------
+
+    @model_validator(mode="after")
+    def _held_out_are_listed(self) -> RepoTask:
+        stray = [t for t in self.held_out if t not in self.fail_to_pass and t not in self.pass_to_pass]
+        if stray:
+            raise ValueError(f"HELD_OUT names tests that are neither FAIL_TO_PASS nor PASS_TO_PASS: {', '.join(stray[:4])}")
+        return self
+
+    @property
+    def visible_fail_to_pass(self) -> list[str]:
+        """The FAIL_TO_PASS tests the agent may see and run."""
+        held = set(self.held_out)
+        return [t for t in self.fail_to_pass if t not in held]
+
+    @property
+    def visible_pass_to_pass(self) -> list[str]:
+        held = set(self.held_out)
+        return [t for t in self.pass_to_pass if t not in held]
 
     @property
     def description(self) -> str:
