@@ -8,7 +8,8 @@
 
 Folder layout: ``task.json`` (FAIL_TO_PASS / PASS_TO_PASS as lists or JSON-encoded strings),
 ``repo/`` (the buggy snapshot), ``gold.patch`` (the fix, non-test files), optionally
-``test_patch.diff`` (tests the agent never sees, applied before grading).
+``test_patch.diff`` (tests the agent never sees, applied before grading), ``overfit.patch`` (a fix that
+fits only the visible tests, kept to prove the held-out tests catch it).
 
 Held-out tests (``HELD_OUT`` in task.json) are ids from FAIL_TO_PASS / PASS_TO_PASS that the agent never sees:
 their code lives only in ``test_patch.diff`` and their names in no observation, listing or export. They decide
@@ -169,6 +170,13 @@ class RepoTask(BaseModel):
     @cached_property
     def test_patch(self) -> str:
         path = self.folder / "test_patch.diff"
+        return path.read_text(encoding="utf-8") if path.exists() else ""
+
+    @cached_property
+    def overfit_patch(self) -> str:
+        """A plausible fix that passes every visible test but not the held-out ones (``overfit.patch``, never shown
+        to agents): the validator proves it is not resolved."""
+        path = self.folder / "overfit.patch"
         return path.read_text(encoding="utf-8") if path.exists() else ""
 
     @cached_property
