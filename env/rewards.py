@@ -76,11 +76,19 @@ def total(parts: Breakdown) -> float:
 #
 # | event (repository task)                                   | reward                          |
 # |-----------------------------------------------------------|---------------------------------|
-# | a run of every PASS_TO_PASS test, none broken, passes more   | +0.30 x gain / number of F2P |
-# | FAIL_TO_PASS tests than any earlier such run                 |   tests                      |
+# | a clean run (every P2P test it may run ran, none broke)      | +0.30 x gain / number of F2P |
+# | passes more FAIL_TO_PASS tests than any earlier clean run    |   tests (held-out included)  |
 # | a PASS_TO_PASS test fails where its previous run passed      | -0.20 / number of P2P tests  |
-# | submit, and the task is resolved (every F2P and P2P passes)  | +0.50                        |
+# | submit, and the task is resolved (every F2P and P2P passes,  | +0.50                        |
+# |   held-out ones included)                                    |                              |
 # | the episode is truncated at max_steps                        | -0.20                        |
+#
+# Held-out tests: ``run_tests`` runs the visible tests only, so its progress counts visible F2P tests over the whole
+# F2P list (an overfit's progress is the visible share); ``submit`` runs the held-out ones too (counted, never shown),
+# so the rest of the progress and the resolved bonus need every held-out test. A clean run needs every visible P2P
+# test, and on submit every held-out one. run_tests does not run the held-out tests, even to report a count: the
+# project's code sees their inputs and decides their outcomes, so a count (or a reward) after each of many runs would
+# carry the inputs out bit by bit; and it would double every run's cost.
 
 F2P_PROGRESS = 0.30
 P2P_REGRESSION = 0.20

@@ -31,5 +31,5 @@ class OracleAgent(Agent):
 
 def _a_visible_test(task: Any) -> str:
     if isinstance(task, RepoTask):
-        return next(t for t in task.fail_to_pass + task.pass_to_pass if t.split("::")[0] in task.visible_tests)
+        return next(t for t in task.visible_fail_to_pass + task.visible_pass_to_pass if t.split("::")[0] in task.visible_tests)
     return task.tests[0][0]

@@ -16,6 +16,12 @@ that patch applied, and the gold fix is its reverse.
 
 Every imported task records the gold ``suspect`` (the functions and lines its fix changes) and the ``mechanism``
 its fix reads as (``env.tasks.mechanism``), which a submission's structured hypothesis is scored against.
+
+Held-out tests, as SWE-bench keeps its test patch from the agent: every FAIL_TO_PASS / PASS_TO_PASS test whose code
+the instance's ``test_patch`` adds or changes (and any the instance itself names in ``HELD_OUT``, as synthesis's
+instances do) is listed in ``HELD_OUT``; its code is removed from repo/'s test files and lives only in
+test_patch.diff (rewritten, when code had to be removed, as the diff from repo/'s tests to the graded ones). A task
+whose every FAIL_TO_PASS test is held out stays valid: its problem statement is the agent's evidence.
 """
 
 from __future__ import annotations
@@ -32,9 +38,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from env.patches import Files, apply_patch, make_patch
-from env.project import MAX_FILE_BYTES, load_repo_task, source_only
+from env.patches import Files, PatchError, apply_patch, make_patch
+from env.project import MAX_FILE_BYTES, is_test_path, load_repo_task, source_only
 from env.tasks import sdist
+from env.tasks.holdout import changed_tests, expand, strip_tests
 from env.tasks.mechanism import infer_mechanisms
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
@@ -62,8 +69,9 @@ class Instance(BaseModel):
     environment: dict[str, str] = Field(default_factory=dict)
     fail_to_pass: list[str] = Field(alias="FAIL_TO_PASS")
     pass_to_pass: list[str] = Field(default_factory=list, alias="PASS_TO_PASS")
+    held_out: list[str] = Field(default_factory=list, alias="HELD_OUT", description="Tests to hold out besides those test_patch adds or changes")
 
-    @field_validator("fail_to_pass", "pass_to_pass", "requirements", mode="before")
+    @field_validator("fail_to_pass", "pass_to_pass", "requirements", "held_out", mode="before")
     @classmethod
     def _json_list(cls, value: Any) -> Any:
         if value is None:
@@ -211,6 +219,7 @@ def import_instance(
         buggy = files
         fixed = apply_patch(files, instance.patch)  # fails loudly if the gold patch does not fit the snapshot
         gold_patch = instance.patch
+    buggy, test_patch, held = hold_out(instance, buggy)
     folder = out / instance.instance_id
     if folder.exists():
         shutil.rmtree(folder)
@@ -219,8 +228,8 @@ def import_instance(
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     (folder / "gold.patch").write_text(gold_patch, encoding="utf-8")
-    if instance.test_patch:
-        (folder / "test_patch.diff").write_text(instance.test_patch, encoding="utf-8")
+    if test_patch:
+        (folder / "test_patch.diff").write_text(test_patch, encoding="utf-8")
     task = {
         "id": instance.instance_id,
         "name": instance.instance_id,
@@ -230,6 +239,7 @@ def import_instance(
         "problem_statement": instance.problem_statement,
         "FAIL_TO_PASS": instance.fail_to_pass,
         "PASS_TO_PASS": instance.pass_to_pass,
+        **({"HELD_OUT": held} if held else {}),
         "instance_id": instance.instance_id,
         "repo": instance.repo,
         "base_commit": "" if pypi else instance.base_commit,  # a release's sdist is no commit
@@ -244,3 +254,24 @@ def import_instance(
     task["suspect"] = [where.model_dump() for where in load_repo_task(folder).gold_lines]
     (folder / "task.json").write_text(json.dumps(task, indent=2) + "\n", encoding="utf-8")
     return folder
+
+
+def hold_out(instance: Instance, buggy: Files) -> tuple[Files, str, list[str]]:
+    """The snapshot without the held-out tests' code, the test patch that puts it back, and the held-out ids (see the
+    module's docstring)."""
+    listed = list(dict.fromkeys(instance.fail_to_pass + instance.pass_to_pass))
+    stray = [t for t in instance.held_out if t not in listed]
+    if stray:
+        raise ImportError_(f"{instance.instance_id}: HELD_OUT names tests in neither list: {', '.join(stray[:4])}")
+    base = {p: t for p, t in buggy.items() if is_test_path(p)}
+    try:
+        graded = {p: t for p, t in apply_patch(base, instance.test_patch).items() if is_test_path(p)} if instance.test_patch else base
+    except PatchError as exc:
+        raise ImportError_(f"{instance.instance_id}: test_patch does not apply to the snapshot: {exc}") from None
+    held = expand(changed_tests(base, graded, listed) + instance.held_out, listed)
+    if not held:
+        return buggy, instance.test_patch, []
+    visible = strip_tests(base, held)
+    if visible == base:  # the held-out code was only added by test_patch: the instance's own patch is kept as it is
+        return buggy, instance.test_patch, held
+    return {**buggy, **visible}, make_patch(visible, graded), held

@@ -11,6 +11,9 @@
    catches is dropped; one whose failing tests are those of a task already kept is a duplicate.
 4. Proof: FAIL_TO_PASS is the failing covering tests, PASS_TO_PASS every other listed test exercising the mutated
    module, and ``env.tasks.validate`` must prove the task valid over ``--runs`` runs of each state (3 by default).
+   Held out (``hold_out``): with two or more failing test functions, a third of them (at least one, never all) and a
+   third of the passing covering ones, chosen by a hash of the task id; their code is only in test_patch.diff, their
+   ids in HELD_OUT, and the problem statement is written from the visible failing tests alone.
 5. Each valid task gets a problem statement from its failing tests' output (``env.tasks.statement``), the gold
    ``suspect`` (the mutated function and lines) and ``mechanism`` (the mutation's), a difficulty estimate
    (``env.tasks.difficulty``; ``python -m env.eval difficulty OUT`` adds whether the heuristic agent solves it), and
@@ -36,7 +39,7 @@ from pydantic import BaseModel
 
 from env.families.registry import TaskRegistry
 from env.patches import make_patch
-from env.project import RepoTask, load_repo_task
+from env.project import RepoTask, is_test_path, load_repo_task
 from env.pyparse import parse
 from env.runtime import Runtime
 from env.sandbox.isolation import probe_isolation
@@ -44,6 +47,7 @@ from env.sandbox.limits import Limits
 from env.sandbox.runner import Sandbox
 from env.tasks.baseline import Baseline, baseline, write_tree
 from env.tasks.difficulty import estimate, record
+from env.tasks.holdout import expand, function_key, share, strip_tests
 from env.tasks.ledger import Decision, append, read_ledger, run_seconds
 from env.tasks.library import Library, SynthesisError
 from env.tasks.mutate import Mutant, changes_code, mutants
@@ -202,7 +206,8 @@ class Synthesis:
         passing = sorted(module_tests - set(failing))
         task_id = f"{self.lib.slug}-{mutant.digest[:10]}"
         folder = self.state / "building" / task_id
-        task = self._write_task(folder, task_id, mutant, failing, passing, screen)
+        held = hold_out(task_id, failing, [t for t in covering if t not in failing], passing)
+        task = self._write_task(folder, task_id, mutant, failing, passing, screen, held)
         report = validate_task(runtime, task, runs=self.runs)
         if not report.ok:
             shutil.rmtree(folder, ignore_errors=True)
@@ -214,20 +219,28 @@ class Synthesis:
         signatures[frozenset(failing)] = task_id
         return Decision(key=mutant.key, status="valid", task=task_id)
 
-    def _write_task(self, folder: Path, task_id: str, mutant: Mutant, failing: list[str], passing: list[str], screen: RepoVerdict) -> RepoTask:
+    def _write_task(
+        self, folder: Path, task_id: str, mutant: Mutant, failing: list[str], passing: list[str], screen: RepoVerdict, held: list[str]
+    ) -> RepoTask:
         shutil.rmtree(folder, ignore_errors=True)
         buggy = {**self.lib.files, mutant.path: mutant.source}
-        write_tree(folder / "repo", buggy)
+        tests = {p: t for p, t in buggy.items() if is_test_path(p)}
+        visible = strip_tests(tests, held)
+        write_tree(folder / "repo", {**buggy, **visible})
         (folder / "gold.patch").write_text(make_patch({mutant.path: mutant.source}, {mutant.path: self.lib.files[mutant.path]}), encoding="utf-8")
+        if held:
+            (folder / "test_patch.diff").write_text(make_patch(visible, tests), encoding="utf-8")
+        shown = [t for t in failing if t not in held]  # the statement and the name speak of visible tests only
         data = {
             "id": task_id,
-            "name": f"{self.lib.name} {self.lib.version}: {failing[0].split('::')[-1]} fails",  # never where, nor how
+            "name": f"{self.lib.name} {self.lib.version}: {shown[0].split('::')[-1]} fails",  # never where, nor how
             "family": "repo",
             "difficulty": "medium",
             "tags": ["synthesized", self.lib.name],  # /tasks publishes tags: the operator would say the mechanism
-            "problem_statement": problem_statement(self.lib.name, failing, screen),
+            "problem_statement": problem_statement(self.lib.name, shown, screen),
             "FAIL_TO_PASS": failing,
             "PASS_TO_PASS": passing,
+            **({"HELD_OUT": held} if held else {}),
             "environment": self.lib.environment,
             "requirements": self.lib.requirements,
             "max_steps": 40,
@@ -284,10 +297,24 @@ def instance_of(task: RepoTask, lib: Library) -> dict[str, object]:
         "patch": make_patch(task.gold_files, task.files),  # the bug, applied to the release (SWE-smith's convention)
         "FAIL_TO_PASS": json.dumps(task.fail_to_pass),
         "PASS_TO_PASS": json.dumps(task.pass_to_pass),
+        **({"HELD_OUT": json.dumps(task.held_out)} if task.held_out else {}),  # the importer strips their code again
         "problem_statement": task.problem_statement,
         "requirements": task.requirements,
         "environment": task.environment,
     }
+
+
+def hold_out(task_id: str, failing: list[str], covering_passing: list[str], passing: list[str]) -> list[str]:
+    """The tests a synthesized task keeps from the agent: with two or more failing test functions, a third of them (at
+    least one, never all: the statement needs a visible failure) and a third of the passing covering functions that
+    have no failing case; none with one failing function (the bug must fail a held-out test, and that one is the
+    agent's only evidence). Chosen by a hash of the task id and each test's function: the same task, the same split."""
+    if len({function_key(t) for t in failing}) < 2:
+        return []
+    f2p = share(failing, 1 / 3, task_id, minimum=1, keep=1)
+    failing_keys = {function_key(t) for t in failing}
+    p2p = share([t for t in covering_passing if function_key(t) not in failing_keys], 1 / 3, task_id)
+    return expand(f2p + p2p, failing + passing)
 
 
 def _problems(report: TaskValidation) -> str:

@@ -8,6 +8,11 @@ every FAIL_TO_PASS test and passes every PASS_TO_PASS test; the gold state passe
 every run gives identical outcomes; and no test passes vacuously (each one reached the project's
 code, none was skipped or expected to fail). Classic and repository tasks go through the same
 checks; only how one state is run differs.
+
+A repository task with held-out tests (``HELD_OUT``) also proves: their code is only in test_patch.diff, the
+buggy state fails at least one of them, the gold patch is resolved under the graded run (``run_graded``: the
+visible tests as the agent runs them, the held-out ones apart), and its ``overfit.patch`` (a fix fitted to the
+visible tests) passes every visible test yet is not resolved. A bundled task (under tasks/repo/) must have both.
 """
 
 from __future__ import annotations
@@ -18,12 +23,14 @@ from concurrent.futures import ThreadPoolExecutor
 
 from pydantic import BaseModel, Field
 
+from env.families.base import TASKS_DIR
 from env.families.classic.judge import judge_on
 from env.families.registry import Task
-from env.patches import PatchError
+from env.patches import PatchError, apply_patch
 from env.project import RepoTask, is_test_path
 from env.runtime import Runtime
-from env.verdict.repo_judge import run_tests
+from env.verdict.outcome import RepoVerdict, f2p_ok, p2p_ok, resolution
+from env.verdict.repo_judge import run_graded, run_tests
 
 
 class Check(BaseModel):
@@ -111,6 +118,8 @@ def validate_task(runtime: Runtime, task: Task, runs: int = 10) -> TaskValidatio
     boxed = set(getattr(task, "sandboxed", ()))  # run with the project in one process: their reach is not counted
     vacuous = sorted({t for o in gold for t in listed if t in o.outcomes and o.calls.get(t, 0) < 1 and t not in boxed})
     checks.append(Check(name="no test passes vacuously", ok=not vacuous, detail=(_list(vacuous) + " never reached the project's code") if vacuous else ""))
+    if isinstance(task, RepoTask):
+        checks += held_out_checks(runtime, task, buggy)
     unlisted = sorted({t for o in gold for t in o.collected if t not in listed})
     if unlisted:
         notes.append(f"{len(unlisted)} collected tests are in neither list: {_list(unlisted)}")
@@ -120,6 +129,60 @@ def validate_task(runtime: Runtime, task: Task, runs: int = 10) -> TaskValidatio
     return TaskValidation(
         task_id=task.id, family=task.family, runs=runs, checks=checks, notes=notes, seconds=round(time.monotonic() - started, 2), trusted=trusted
     )
+
+
+def _bundled(task: RepoTask) -> bool:
+    return task.folder.resolve().is_relative_to((TASKS_DIR / "repo").resolve())
+
+
+def _defined(text: str, test_id: str) -> bool:
+    """Whether a test file's text defines the function a test id names (its parametrisation aside)."""
+    name = test_id.split("::")[-1].split("[")[0]
+    return f"def {name}(" in text
+
+
+def held_out_checks(runtime: Runtime, task: RepoTask, buggy: list[Observation]) -> list[Check]:
+    """What makes a repository task's held-out tests hold: see the module's docstring."""
+    checks: list[Check] = []
+    if _bundled(task):  # every bundled task keeps tests from the agent, and proves an overfit fails them
+        checks.append(Check(name="bundled task holds out tests (HELD_OUT)", ok=bool(task.held_out),
+                            detail="" if task.held_out else "task.json names no HELD_OUT tests"))  # fmt: skip
+        checks.append(Check(name="bundled task records an overfit (overfit.patch)", ok=bool(task.overfit_patch),
+                            detail="" if task.overfit_patch else f"no overfit.patch in {task.folder.name}"))  # fmt: skip
+    if not task.held_out and not task.overfit_patch:
+        return checks
+    if task.held_out:
+        shown = sorted(t for t in task.held_out if _defined(task.visible_tests.get(t.split("::")[0], ""), t))
+        absent = sorted(t for t in task.held_out if not _defined(task.grading_tests.get(t.split("::")[0], ""), t))
+        checks.append(Check(name="held-out tests are only in test_patch.diff", ok=not shown and not absent,
+                            detail=(f"repo/ holds {_list(shown)}" if shown else f"test_patch.diff does not define {_list(absent)}") if shown or absent else ""))  # fmt: skip
+        caught = any(o.outcomes.get(t) != "PASSED" for o in buggy for t in task.held_out)
+        checks.append(Check(name="buggy state fails a held-out test", ok=caught, detail="" if caught else "the bug passes every held-out test"))
+    states = {"gold": task.gold_files}
+    if task.overfit_patch:
+        try:
+            states["overfit"] = apply_patch(task.files, task.overfit_patch)
+        except PatchError as exc:
+            checks.append(Check(name="overfit.patch applies", ok=False, detail=str(exc)))
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        graded = dict(zip(states, pool.map(lambda files: run_graded(runtime.sandbox, task, files), states.values()), strict=True))
+    gold = _resolution(task, graded["gold"])
+    checks.append(Check(name="gold patch is resolved under the graded run", ok=gold == "FULL",
+                        detail="" if gold == "FULL" else f"{gold}: {graded['gold'].error or 'a test fails'}"))  # fmt: skip
+    if "overfit" in graded:
+        verdict = graded["overfit"]
+        visible = [(t, f2p_ok) for t in task.visible_fail_to_pass] + [(t, p2p_ok) for t in task.visible_pass_to_pass]
+        failing = [t for t, ok in visible if not ok(verdict.outcomes.get(t, "ERROR"))]
+        checks.append(Check(name="overfit.patch passes every visible test", ok=not failing,
+                            detail=f"it fails {_list(failing)}" if failing else ""))  # fmt: skip
+        fitted = _resolution(task, verdict)
+        checks.append(Check(name="overfit.patch is not resolved", ok=fitted != "FULL",
+                            detail="it is resolved: no held-out test catches it" if fitted == "FULL" else ""))  # fmt: skip
+    return checks
+
+
+def _resolution(task: RepoTask, verdict: RepoVerdict) -> str:
+    return resolution(verdict.graded_outcomes(), task.fail_to_pass, task.pass_to_pass)
 
 
 def table(reports: list[TaskValidation]) -> str:

@@ -69,7 +69,8 @@ class ToolContext:
             files=self.workspace.files,
             paths=task.source_paths,
             environ=dict(task.environment),
-            tests=[t for t in dict.fromkeys(task.fail_to_pass + task.pass_to_pass) if t.split("::")[0] in task.visible_tests],
+            # the visible ones only: a held-out test's name must not appear in the debugger's list of tests either
+            tests=[t for t in dict.fromkeys(task.visible_fail_to_pass + task.visible_pass_to_pass) if t.split("::")[0] in task.visible_tests],
         )
 
     @property

@@ -1,7 +1,9 @@
 """Test tools of the repository interface: run_tests, and the two that end an episode (submit, give_up).
 
 ``run_tests`` always uses the task's own test files, restored: edits to tests in the workspace
-change nothing, so an agent cannot pass by rewriting them.
+change nothing, so an agent cannot pass by rewriting them. It runs the visible tests only: a held-out
+test's id answers as any unknown id does. ``submit`` runs the held-out tests too, in a run of their own
+(``env.verdict.repo_judge.run_graded``); its report says only how many of them failed.
 """
 
 from __future__ import annotations
@@ -9,9 +11,10 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from env.graders.mechanisms import MECHANISMS, check_mechanism
+from env.held_out import held_out_line
 from env.tools.base import NoArgs, Tool, ToolContext, ToolError, ToolResult, register
-from env.verdict.outcome import RepoVerdict
-from env.verdict.repo_judge import run_tests
+from env.verdict.outcome import RepoVerdict, held_out_failed
+from env.verdict.repo_judge import run_graded, run_tests
 
 MAX_REPORT_CHARS = 8000
 
@@ -46,7 +49,8 @@ def select_tests(ctx: ToolContext, wanted: list[str] | None) -> list[str] | None
         return None
     task = ctx.repo_task
     visible = task.visible_tests
-    known = [t for t in dict.fromkeys(task.fail_to_pass + task.pass_to_pass) if t.split("::")[0] in visible]
+    # Held-out ids are not known here: one named by an agent is an unknown id like any other (same answer, same run).
+    known = [t for t in dict.fromkeys(task.visible_fail_to_pass + task.visible_pass_to_pass) if t.split("::")[0] in visible]
     chosen: list[str] = []
     for item in wanted:
         if not isinstance(item, str) or not item.strip():
@@ -63,15 +67,18 @@ def select_tests(ctx: ToolContext, wanted: list[str] | None) -> list[str] | None
     return list(dict.fromkeys(chosen))
 
 
-def report(verdict: RepoVerdict, expected: list[str] | None = None) -> str:
+def report(verdict: RepoVerdict, expected: list[str] | None = None, held_out: int | None = None) -> str:
+    """What a run shows the agent: the visible tests' outcomes, excerpts and the project's output; ``held_out`` (a
+    graded run's count of failed held-out tests) adds ``held_out_line``, right after the summary so no cut drops it."""
+    extra = [held_out_line(held_out)] if held_out is not None else []
     if verdict.error:
-        return f"No tests ran: {verdict.error}"
+        return "\n".join([f"No tests ran: {verdict.error}", *extra])
     counts: dict[str, int] = {}
     for status in verdict.outcomes.values():
         counts[status] = counts.get(status, 0) + 1
     missing = [t for t in (expected or []) if t not in verdict.outcomes]
-    summary = ", ".join(f"{n} {s.lower()}" for s, n in sorted(counts.items())) or "no tests ran"
-    lines = [summary + (f", {len(missing)} did not run" if missing else "")]
+    summary = ", ".join(f"{n} {s.lower()}" for s, n in sorted(counts.items())) or ("no visible tests ran" if extra else "no tests ran")
+    lines = [summary + (f", {len(missing)} did not run" if missing else ""), *extra]
     if verdict.aborted:
         lines.append(f"The project's process stopped: {verdict.aborted}")
     for node, excerpt in verdict.collect_errors.items():
@@ -112,8 +119,9 @@ class Submit(Tool[SubmitArgs]):
 
     def run(self, ctx: ToolContext, args: SubmitArgs) -> ToolResult:
         task = ctx.repo_task
-        verdict = run_tests(ctx.runtime.sandbox, task, ctx.workspace.files())
-        return ToolResult(output=report(verdict, task.fail_to_pass + task.pass_to_pass), verdict=verdict)
+        verdict = run_graded(ctx.runtime.sandbox, task, ctx.workspace.files())
+        failed = held_out_failed(verdict.held_out, task.held_out, task.fail_to_pass) if verdict.held_out is not None else None
+        return ToolResult(output=report(verdict, task.visible_fail_to_pass + task.visible_pass_to_pass, failed), verdict=verdict)
 
 
 @register

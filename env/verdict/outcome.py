@@ -35,6 +35,15 @@ class RepoVerdict(BaseModel):
     covered: dict[str, dict[int, list[str]]] = Field(
         default_factory=dict, description="Runs that measure coverage: the project lines each test executed, {path: {line: [test ids]}}"
     )
+    held_out: dict[str, Status] | None = Field(
+        None,
+        description="An agent-facing graded run: the held-out tests' outcomes (a missing one failed), from a run of their own; "
+        "they decide the grade and never reach the agent. None: the held-out tests did not run",
+    )
+
+    def graded_outcomes(self) -> dict[str, Status]:
+        """Every outcome that decides the grade: the visible tests' and, when they ran, the held-out ones'."""
+        return {**self.outcomes, **(self.held_out or {})}
 
     def status(self, test_id: str) -> Status:
         return self.outcomes.get(test_id, "ERROR")
@@ -80,6 +89,12 @@ def f2p_ok(status: str) -> bool:
 
 def p2p_ok(status: str) -> bool:
     return status in ("PASSED", "XFAIL", "SKIPPED")
+
+
+def held_out_failed(held_out: Mapping[str, str], ids: list[str], fail_to_pass: list[str]) -> int:
+    """How many of the held-out tests ``ids`` did not succeed (SWE-bench's rule for their list; missing: failed)."""
+    f2p = set(fail_to_pass)
+    return sum(not (f2p_ok if t in f2p else p2p_ok)(held_out.get(t, "ERROR")) for t in ids)
 
 
 def resolution(outcomes: Mapping[str, str], fail_to_pass: list[str], pass_to_pass: list[str]) -> Literal["FULL", "PARTIAL", "NO"]:

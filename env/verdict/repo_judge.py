@@ -87,11 +87,16 @@ def run_tests(sandbox: Sandbox, task: RepoTask, files: Files, select: list[str] 
     if not to_collect:
         return RepoVerdict(error="none of the requested tests exist in the task's test files")
     started = time.monotonic()
-    boxed = [t for t in task.sandboxed if t.split("::")[0] in to_collect and (select is None or t in select or t.split("::")[0] in select)]
+    # An ungraded run never names a held-out test, not even to the sandboxed run's pytest (the project shares its process).
+    hidden = set() if graded else set(task.held_out)
+    boxed = [
+        t for t in task.sandboxed
+        if t not in hidden and t.split("::")[0] in to_collect and (select is None or t in select or t.split("::")[0] in select)
+    ]  # fmt: skip
     # The split collects no file whose every wanted test (named, or selected: a bare file path means the named tests
     # in it) runs sandboxed: what fails at its module level under the split would be a collection error there, and
     # would interrupt the split's whole session.
-    listed = task.fail_to_pass + task.pass_to_pass
+    listed = [t for t in task.fail_to_pass + task.pass_to_pass if t not in hidden]
     wanted = listed if select is None else [t for t in select if "::" in t] + [t for t in listed if t.split("::")[0] in select]
     by_file: dict[str, set[str]] = {}
     for test in wanted:
@@ -106,6 +111,38 @@ def run_tests(sandbox: Sandbox, task: RepoTask, files: Files, select: list[str] 
     verdict = merge(parts)
     verdict.duration_ms = (time.monotonic() - started) * 1000
     return verdict
+
+
+def run_graded(sandbox: Sandbox, task: RepoTask, files: Files) -> RepoVerdict:
+    """The run that grades an agent (``submit``, and the state graded at ``max_steps``): what the agent may be shown, and
+    the held-out tests' outcomes beside it (``verdict.held_out``), never mixed.
+
+    Without held-out tests it is one graded run. With them, two runs in fresh sandbox children, the visible one first:
+    the visible tests exactly as the agent's ``run_tests`` runs them (their outcomes, excerpts and the project's output
+    are the report), then the held-out tests alone on the grading tree, of which only the outcomes are kept. The
+    project's code sees a held-out test's inputs and could print them, stash them for a visible test's failure message
+    or name them in an error: nothing of that second run but its outcomes ever leaves this function.
+    """
+    verdict, hidden = graded_parts(sandbox, task, files)
+    if hidden is not None:
+        verdict.held_out = {t: hidden.outcomes[t] for t in task.held_out if t in hidden.outcomes}
+    return verdict
+
+
+def graded_parts(sandbox: Sandbox, task: RepoTask, files: Files) -> tuple[RepoVerdict, RepoVerdict | None]:
+    """The two runs of ``run_graded`` whole, for the trusted side (the validator reads the held-out run's reach too):
+    the visible run, and the held-out run (None for a task without held-out tests, graded in one run)."""
+    if not task.held_out:
+        return run_tests(sandbox, task, files), None
+    visible = task.visible_fail_to_pass + task.visible_pass_to_pass
+    verdict = run_tests(sandbox, task, files, graded=False) if visible else RepoVerdict()
+    return verdict, run_tests(sandbox, task, files, select=list(task.held_out), graded=True)
+
+
+def tree_of(task: RepoTask, graded: bool) -> str:
+    """The directory the trusted test process runs in for ``task`` (``graded``: the held-out tests' files too). It lies
+    in the server's scratch directory, which no sandboxed run may read (``env.sandbox.readable``)."""
+    return _TREES.get(task, graded)
 
 
 def merge(parts: list[RepoVerdict]) -> RepoVerdict:

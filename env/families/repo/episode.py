@@ -7,6 +7,8 @@
 
 An action's ``action_type`` names a tool; its other fields are the tool's arguments. Rewards and
 the grade come from ``env.rewards`` and ``env.families.repo.grader``, computed from recorded facts.
+Held-out tests' outcomes (a graded run's ``verdict.held_out``) are kept apart from ``last_status``, the
+visible tests' outcomes every observation shows: they enter rewards and the grade, never a view.
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ class RepoEpisode(Episode):
         self.workspace = Workspace.create(task, runtime.sandbox.tmp_root)
         self.ctx = self.context()
         self.submitted = False
-        self.last_status: dict[str, str] = {}
+        self.last_status: dict[str, str] = {}  # the visible tests' latest outcomes: what observations show
+        self.held_status: dict[str, str] = {}  # the held-out tests' latest outcomes (graded runs only): never shown
         self.sandboxed_results: set[str] = set()  # tests whose last result came from a sandboxed run
         self.best_f2p = 0  # F2P tests passing in the best clean run so far (the bug passes none)
         self.claim: dict[str, float] = {}
@@ -62,11 +65,14 @@ class RepoEpisode(Episode):
         return make_patch(self.task.source_files, source_only(self.workspace.files()))
 
     def facts(self, verdict: RepoVerdict | None, patch: str) -> RepoFacts:
-        outcomes = verdict.outcomes if verdict else self.last_status
+        outcomes = verdict.graded_outcomes() if verdict else {**self.last_status, **self.held_status}
+        held = set(self.task.held_out)
         return RepoFacts(
             resolution=resolution(outcomes, self.task.fail_to_pass, self.task.pass_to_pass) if outcomes else "NO",
             f2p_passed=sum(f2p_ok(outcomes.get(t, "ERROR")) for t in self.task.fail_to_pass),
             f2p_total=len(self.task.fail_to_pass),
+            held_out_f2p_passed=sum(f2p_ok(outcomes.get(t, "ERROR")) for t in self.task.fail_to_pass if t in held),
+            held_out_f2p_total=sum(t in held for t in self.task.fail_to_pass),
             changed=bool(patch),
             gave_up=self.gave_up,
             edited=touched(self.task.files, patch) if patch else [],
@@ -103,16 +109,25 @@ class RepoEpisode(Episode):
         return verdict
 
     def _record_run(self, verdict: RepoVerdict) -> rewards.Breakdown:
-        """Progress only beyond the best clean run so far: a run that ran every P2P test and broke none."""
+        """Progress only beyond the best clean run so far: a run that ran every P2P test it may run (the visible ones;
+        a graded run the held-out ones too, a missing one failed) and broke none. F2P tests count over the whole list,
+        held-out ones included, so the visible tests alone pay only their share (see ``env.rewards``)."""
         self.test_runs += 1
-        outcomes = verdict.outcomes
+        visible = verdict.outcomes
+        held = {t: verdict.held_out.get(t, "ERROR") for t in self.task.held_out} if verdict.held_out is not None else {}
+        outcomes = {**visible, **held}
         passing = sum(f2p_ok(outcomes.get(t, "")) for t in self.task.fail_to_pass)
-        clean = all(t in outcomes and p2p_ok(outcomes[t]) for t in self.task.pass_to_pass)
+        required = self.task.visible_pass_to_pass + [t for t in self.task.pass_to_pass if t in held]
+        clean = all(t in outcomes and p2p_ok(outcomes[t]) for t in required)
         gain = max(0, passing - self.best_f2p) if clean else 0
         self.best_f2p += gain
-        broken = [t for t in self.task.pass_to_pass if t in outcomes and not p2p_ok(outcomes[t]) and p2p_ok(self.last_status.get(t, "PASSED"))]
-        self.last_status.update(outcomes)
-        self.sandboxed_results = (self.sandboxed_results - set(outcomes)) | set(verdict.sandboxed)
+        before = {**self.last_status, **self.held_status}
+        broken = [t for t in self.task.pass_to_pass if t in outcomes and not p2p_ok(outcomes[t]) and p2p_ok(before.get(t, "PASSED"))]
+        hidden = set(self.task.held_out)
+        # A held-out id never enters what observations show, even one a visible run happened to report.
+        self.last_status.update({t: s for t, s in visible.items() if t not in hidden})
+        self.held_status.update(held)
+        self.sandboxed_results = (self.sandboxed_results - set(visible)) | (set(verdict.sandboxed) - hidden)
         return rewards.test_run_reward(gain, len(self.task.fail_to_pass), len(broken), len(self.task.pass_to_pass))
 
     def _judge_claim(self, args: dict[str, Any]) -> None:

@@ -4,12 +4,15 @@
                          edited=[...], gold=[...], steps_used=6, max_steps=30))
 
 score = 0.7 x resolution + 0.2 x localisation + 0.1 x efficiency, and exactly 0.0 when the agent
-changed no source file or gave up. Localisation pays only when the trusted outcome improved (FULL
-or PARTIAL: at least one F2P test passes and no P2P test broke): an edit next to the bug that
+changed no source file or gave up. Localisation pays only when the trusted outcome improved (the
+resolution term is above 0: FULL, or PARTIAL with a share above 0): an edit next to the bug that
 fixes nothing earns nothing, however close it is. Efficiency pays only when resolved.
 
-- resolution: 1.0 when FULL (every F2P and P2P passes); 0.5 x (F2P passing / F2P) when PARTIAL
-  (some F2P pass, no P2P broke); 0 otherwise.
+- resolution: 1.0 when FULL (every F2P and P2P passes, the held-out ones included); 0.5 x the F2P
+  share when PARTIAL (some F2P pass, no P2P broke); 0 otherwise. The F2P share is F2P passing / F2P;
+  when the task holds out F2P tests it is min(visible F2P share, held-out F2P share), so fitting the
+  visible tests earns nothing by itself: an overfit that fixes no held-out F2P test has resolution 0,
+  hence no localisation either, and grades exactly 0.0.
 - localisation: the mean of three overlaps between the agent's patch and the gold patch:
   files (|edited ∩ gold| / |edited ∪ gold|), functions (gold functions the agent edited / gold
   functions), lines (gold hunks within 3 lines of an edited hunk / gold hunks).
@@ -30,14 +33,39 @@ LINE_SLACK = 3
 
 class RepoFacts(BaseModel):
     resolution: Literal["FULL", "PARTIAL", "NO"]
-    f2p_passed: int
-    f2p_total: int
+    f2p_passed: int = Field(description="FAIL_TO_PASS tests passing, held-out ones included")
+    f2p_total: int = Field(description="FAIL_TO_PASS tests, held-out ones included")
+    held_out_f2p_passed: int = Field(0, description="Of f2p_passed, the held-out ones")
+    held_out_f2p_total: int = Field(0, description="Of f2p_total, the held-out ones")
     changed: bool = Field(description="The agent's patch changes at least one source (non-test) file")
     gave_up: bool = False
     edited: list[Location] = Field(default_factory=list)
     gold: list[Location] = Field(default_factory=list)
     steps_used: int
     max_steps: int
+
+    def f2p_share(self) -> float:
+        """The F2P share PARTIAL credit pays for: min(visible, held-out) when tests are held out (a test nobody may see
+        decides as much as the ones the agent can fit), else passing / total."""
+        if not self.f2p_total:
+            return 0.0
+        if not self.held_out_f2p_total:
+            return self.f2p_passed / self.f2p_total
+        held = self.held_out_f2p_passed / self.held_out_f2p_total
+        visible_total = self.f2p_total - self.held_out_f2p_total
+        if not visible_total:  # every F2P test held out (an imported task: the issue text is the evidence)
+            return held
+        return min((self.f2p_passed - self.held_out_f2p_passed) / visible_total, held)
+
+    def resolution_score(self) -> float:
+        if self.resolution == "FULL":
+            return 1.0
+        return 0.5 * self.f2p_share() if self.resolution == "PARTIAL" else 0.0
+
+    @property
+    def improved(self) -> bool:
+        """The trusted outcome is better than the bug's, by the resolution term (what localisation-like terms wait for)."""
+        return self.resolution_score() > 0
 
 
 class RepoGrade(BaseModel):
@@ -63,14 +91,8 @@ def localisation(edited: list[Location], gold: list[Location]) -> dict[str, floa
 def grade_repo(facts: RepoFacts) -> RepoGrade:
     if not facts.changed or facts.gave_up:
         return RepoGrade(score=0.0, components={"resolution": 0.0, "localisation": 0.0, "efficiency": 0.0})
-    if facts.resolution == "FULL":
-        resolution = 1.0
-    elif facts.resolution == "PARTIAL" and facts.f2p_total:
-        resolution = 0.5 * facts.f2p_passed / facts.f2p_total
-    else:
-        resolution = 0.0
-    improved = facts.resolution in ("FULL", "PARTIAL")
-    loc = localisation(facts.edited, facts.gold) if improved else {"files": 0.0, "functions": 0.0, "lines": 0.0}
+    resolution = facts.resolution_score()
+    loc = localisation(facts.edited, facts.gold) if facts.improved else {"files": 0.0, "functions": 0.0, "lines": 0.0}
     loc_score = sum(loc.values()) / 3
     efficiency = max(0.0, 1 - facts.steps_used / facts.max_steps) if facts.resolution == "FULL" else 0.0
     score = W_RESOLUTION * resolution + W_LOCALISATION * loc_score + W_EFFICIENCY * efficiency
