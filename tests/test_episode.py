@@ -35,9 +35,11 @@ def test_solving_easy_on_the_first_attempt(env):
     env.reset(task_id="easy", seed=1)
     obs = act(env, **submit(GOLD["easy"], GOOD_HYPOTHESIS["easy"]))
     assert obs.done and obs.tests_passed == 8
-    assert obs.reward == obs.step_reward == 0.5375
+    # Progress counts the 13 held-out cases too: the bug passes 6 of 8 tests and (seed 1) 6 of 13 cases, the gold all 21.
+    assert "0 held-out tests failed" in obs.current_error_output
+    assert obs.reward == obs.step_reward == round(0.15 * 9 / 21 + 0.5, 6) == 0.564286
     assert obs.grader_score == 0.96
-    assert obs.breakdown["progress"] == 0.0375 and obs.breakdown["solve_bonus"] == 0.5
+    assert obs.breakdown["progress"] == 0.064286 and obs.breakdown["solve_bonus"] == 0.5
     assert obs.breakdown["grader.efficiency"] == 0.8
     assert env.state.solved and env.state.attempts_used == 1
 
@@ -45,7 +47,8 @@ def test_solving_easy_on_the_first_attempt(env):
 def test_solving_medium_and_hard(env):
     env.reset(task_id="medium", seed=1)
     obs = act(env, **submit(GOLD["medium"], GOOD_HYPOTHESIS["medium"]))
-    assert obs.done and obs.reward == round(0.15 * 4 / 10 + 0.5, 6)
+    # 10 tests and 11 held-out cases; the bug passes 6 and (seed 1) 5 of them
+    assert obs.done and obs.reward == round(0.15 * 10 / 21 + 0.5, 6)
     assert obs.grader_score == round(0.6 + 0.2 * 6 / 7 + 0.15 + 0.05, 6)
     env.reset(task_id="hard", seed=1)
     obs = act(env, **submit(GOLD["hard"], GOOD_HYPOTHESIS["hard"]))
@@ -77,7 +80,8 @@ def test_no_change_is_stagnation_and_regression_is_scaled(env):
     broken = BUGGY["medium"].replace("return validate_password(password, record[\"password_hash\"])", "return None")
     obs = act(env, **submit(broken, "maybe"))
     assert obs.tests_passed == 4
-    assert obs.reward == -0.02  # 2 of 10 lost: -0.10 x 2/10
+    assert "9 held-out tests failed" in obs.current_error_output  # of 11; 3 more than the bug
+    assert obs.reward == round(-0.10 * 5 / 21, 6)  # 2 tests and 3 cases lost of 21
 
 
 def test_missing_hypothesis_costs_and_does_not_run(env):
@@ -146,7 +150,7 @@ def test_policy_violation_counts_as_a_failed_attempt(env):
     obs = act(env, **submit("import os\n" + GOLD["easy"], "the loop condition"))
     assert obs.tests_passed == 0 and obs.attempts_remaining == 4
     assert obs.current_error_output.startswith("Not run: line 1: import of 'os' is not allowed in this task")
-    assert obs.reward == -0.075  # 6 tests lost: -0.10 x 6/8
+    assert obs.reward == round(-0.10 * 12 / 21, 6)  # 6 tests and (seed 1) 6 held-out cases lost, of 21
 
 
 def test_a_timed_out_submission(runtime, isolation):

@@ -1,6 +1,6 @@
 """The episode grade on hand-built facts: every component and every correction of the reference."""
 
-from env.families.classic.grader import AttemptFacts, EpisodeFacts, baseline_credit, best_attempt, grade_episode
+from env.families.classic.grader import AttemptFacts, EpisodeFacts, baseline_credit, best_attempt, grade_episode, held_out_credit
 
 
 def facts(attempts, total=8, max_attempts=5, baseline=6, **kw):
@@ -30,11 +30,11 @@ def test_unsolved_gets_no_efficiency_or_early_credit():
     assert g.score == 0.375
 
 
-def test_code_no_better_than_the_bug_earns_no_test_credit():
-    # A no-op edit of the bug passes what the bug passes: only the hypothesis can pay.
+def test_code_no_better_than_the_bug_earns_nothing_even_with_the_right_diagnosis():
+    # A no-op edit of the bug passes what the bug passes: the hypothesis pays only with a fix.
     g = grade_episode(facts([AttemptFacts(tests_passed=6, solved=False, hypothesis_score=1.0)]))
-    assert g.components == {"test_credit": 0.0, "efficiency": 0.0, "hypothesis": 1.0, "early_solve": 0.0}
-    assert g.score == 0.15
+    assert g.components == {"test_credit": 0.0, "efficiency": 0.0, "hypothesis": 0.0, "early_solve": 0.0}
+    assert g.score == 0.0
     assert grade_episode(facts([AttemptFacts(tests_passed=6, solved=False, hypothesis_score=0.0)])).score == 0.0
 
 
@@ -69,8 +69,47 @@ def test_hard_buggy_like_submission_gets_no_sequential_credit():
     # Passes every sequential test but never the stress check: nothing for sequential or stress.
     attempt = AttemptFacts(tests_passed=8, solved=False, stress_passed=False, hypothesis_score=1.0)
     g = grade_episode(concurrency([attempt], False, 0))
-    assert g.components == {"sequential": 0.0, "stress": 0.0, "hypothesis": 1.0, "efficiency": 0.0}
-    assert g.score == 0.2
+    assert g.components == {"sequential": 0.0, "stress": 0.0, "hypothesis": 0.0, "efficiency": 0.0}
+    assert g.score == 0.0
+
+
+def test_hard_hypothesis_pays_only_when_the_graded_stress_check_passed():
+    # Passed at submission, failed again at grading: no fix, so the right diagnosis earns nothing either.
+    attempt = AttemptFacts(tests_passed=8, solved=True, stress_passed=True, hypothesis_score=1.0)
+    assert grade_episode(concurrency([attempt], False, 0)).components["hypothesis"] == 0.0
+    assert grade_episode(concurrency([attempt], True, 0)).components["hypothesis"] == 1.0
+
+
+def test_a_table_of_the_visible_answers_earns_nothing():
+    # easy: every visible test passes, but the 13 held-out cases fare as on the bug (6 of 13): no credit at all.
+    lookup = AttemptFacts(tests_passed=8, held_out_passed=6, solved=False, hypothesis_score=1.0)
+    g = grade_episode(facts([lookup], held_out_total=13, held_out_baseline=6))
+    assert g.components == {"test_credit": 0.0, "efficiency": 0.0, "hypothesis": 0.0, "early_solve": 0.0}
+    assert g.score == 0.0
+    assert g.failure_modes["test_suite_overconfidence"] == 1.0
+
+
+def test_credit_is_the_smaller_of_the_visible_and_held_out_credits():
+    # Both visible failures fixed (1.0) but only 3 of the 7 held-out failures (3/7): credit 3/7.
+    partial = AttemptFacts(tests_passed=8, held_out_passed=9, solved=False, hypothesis_score=1.0)
+    g = grade_episode(facts([partial], held_out_total=13, held_out_baseline=6))
+    assert g.components == {"test_credit": 0.428571, "efficiency": 0.0, "hypothesis": 1.0, "early_solve": 0.0}
+    assert g.score == 0.407143
+    # Every held-out case but a visible test still failing: the visible side bounds it.
+    g = grade_episode(facts([AttemptFacts(tests_passed=7, held_out_passed=13, solved=False)], held_out_total=13, held_out_baseline=6))
+    assert g.components["test_credit"] == 0.5
+
+
+def test_solved_needs_every_held_out_case():
+    gold = AttemptFacts(tests_passed=8, held_out_passed=13, solved=True, hypothesis_score=1.0)
+    assert grade_episode(facts([gold], held_out_total=13, held_out_baseline=6)).score == 0.96
+
+
+def test_held_out_credit_edges():
+    assert held_out_credit(0, 0, 0) == 1.0  # no held-out cases: the visible tests decide
+    assert held_out_credit(5, 5, 5) == 1.0  # the bug fails none: full unless one broke
+    assert held_out_credit(4, 5, 5) == 0.0
+    assert held_out_credit(4, 6, 13) == 0.0  # never below 0
 
 
 def test_hard_fix_scores_full():

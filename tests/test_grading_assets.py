@@ -40,9 +40,13 @@ def assets(registry: TaskRegistry) -> Iterator[list[str]]:
     found = [
         str(registry.get("medium").folder / "fix.py"),
         str(registry.get("hard").folder / "fix.py"),
+        str(registry.get("easy").folder / "held_out.py"),  # the held-out cases' categories and how they are drawn
+        str(registry.get("medium").folder / "held_out.py"),
         str(registry.get("medium").folder / "task.json"),  # the gold hypothesis, suspect and mechanism
         str(registry.get("repo-cache-stale").folder / "task.json"),  # the named tests and the gold suspect
         str(registry.get("repo-cache-stale").folder / "gold.patch"),
+        str(registry.get("repo-cache-stale").folder / "test_patch.diff"),  # the held-out tests
+        str(registry.get("repo-cache-stale").folder / "overfit.patch"),
         str(registry.get("proc-easy-test-0").folder / "gold.patch"),
         str(registry.get("proc-easy-test-0").folder / "task.json"),
         str(other / "app.py"),

@@ -153,3 +153,90 @@ def test_a_denial_does_not_launder_a_wrong_cause_beside_it(task_id, data):
 @pytest.mark.parametrize("task_id", sorted(TASKS))
 def test_the_right_fields_alone_score_full(task_id):
     assert judge_hypothesis("", TASKS[task_id].hypothesis, **right_fields(task_id)).score == 1.0
+
+
+# -- one claim, and only this bug's: the gold location with a wrong cause, and other tasks' vocabulary ----------
+
+JOINS = ["{l} {c}", "{l}: it {c}", "{c} in {l}", "the bug is that {l} {c}", "{l} {c}, so the tests fail"]
+CROSS = ["{l} {c}", "{c} in {l}", "{l} {c}, causing the failure", "{l}: {c}"]
+
+
+def own(task_id: str, part: str) -> list[str]:
+    return getattr(TASKS[task_id].hypothesis.phrases, part)
+
+
+def foreign(task_id: str, part: str) -> list[str]:
+    return [p for other in sorted(TASKS) if other != task_id for p in own(other, part)]
+
+
+@pytest.mark.parametrize("task_id", sorted(TASKS))
+def test_every_way_to_name_the_gold_location_and_mechanism_scores_full(task_id):
+    rules = TASKS[task_id].hypothesis
+    for location in own(task_id, "location"):
+        for mechanism in own(task_id, "mechanism"):
+            assert judge_hypothesis(f"{location} {mechanism}", rules).score == 1.0, (location, mechanism)
+
+
+@pytest.mark.parametrize("task_id", sorted(TASKS))
+def test_each_listed_wrong_cause_is_read_as_a_wrong_claim(task_id):
+    rules = TASKS[task_id].hypothesis
+    assert len(own(task_id, "wrong")) >= 8
+    for cause in own(task_id, "wrong"):
+        assert judge_hypothesis(f"it {cause}", rules).wrong_claim, cause
+
+
+@pytest.mark.parametrize("task_id", sorted(TASKS))
+@SETTINGS
+@given(data=st.data())
+def test_the_gold_location_with_a_wrong_cause_scores_zero(task_id, data):
+    rules = TASKS[task_id].hypothesis
+    location = data.draw(st.sampled_from(own(task_id, "location")), label="location")
+    cause = data.draw(st.sampled_from(own(task_id, "wrong")), label="cause")
+    template = data.draw(st.sampled_from(JOINS), label="template")
+    text = template.format(l=location, c=cause)
+    assert judge_hypothesis(text, rules).score == 0.0
+    # naming the gold mechanism as well does not launder the wrong cause
+    mechanism = data.draw(st.sampled_from(own(task_id, "mechanism")), label="mechanism")
+    assert judge_hypothesis(f"{text}, and {location} {mechanism}", rules).score == 0.0
+    assert judge_hypothesis(text, rules, **right_fields(task_id)).score == 0.0
+
+
+@pytest.mark.parametrize("task_id", sorted(TASKS))
+@SETTINGS
+@given(data=st.data())
+def test_cross_task_texts_score_zero(task_id, data):
+    rules = TASKS[task_id].hypothesis
+    template = data.draw(st.sampled_from(CROSS), label="template")
+    # this task's location with another task's mechanism, and another task's location with this task's mechanism
+    mixed = [
+        template.format(l=data.draw(st.sampled_from(own(task_id, "location"))), c=data.draw(st.sampled_from(foreign(task_id, "mechanism")))),
+        template.format(l=data.draw(st.sampled_from(foreign(task_id, "location"))), c=data.draw(st.sampled_from(own(task_id, "mechanism")))),
+    ]
+    # both tasks' location and mechanism in one sentence: "The loop in increment skips the last element, causing a lost update."
+    other = data.draw(st.sampled_from([t for t in sorted(TASKS) if t != task_id]), label="other")
+    first, second = data.draw(st.permutations([task_id, other]), label="order")
+    mixed.append(
+        f"{data.draw(st.sampled_from(own(first, 'location')))} in {data.draw(st.sampled_from(own(second, 'location')))} "
+        f"{data.draw(st.sampled_from(own(first, 'mechanism')))}, causing it to {data.draw(st.sampled_from(own(second, 'mechanism')))}"
+    )
+    for text in mixed:
+        assert judge_hypothesis(text, rules).score == 0.0, text
+
+
+@pytest.mark.parametrize(
+    ("task_id", "text"),
+    [
+        ("easy", "the loop's mid rounding skips the last element"),
+        ("medium", "hash_password uses an MD5 digest instead of SHA-256"),
+        ("hard", "decrement raises ValueError at zero instead of clamping, a lost update"),
+        ("easy", "The loop in increment skips the last element, causing a lost update."),
+        ("hard", "The loop in increment skips the last element, causing a lost update."),
+    ],
+)
+def test_the_reviewed_wrong_diagnoses_score_zero(task_id, text):
+    assert judge_hypothesis(text, TASKS[task_id].hypothesis).score == 0.0
+
+
+def test_a_location_and_a_word_of_the_code_is_no_mechanism():
+    # "digest" is what the code computes, not what is wrong with it: the location alone is half.
+    assert judge_hypothesis("hash_password digest", TASKS["medium"].hypothesis).score == 0.5

@@ -19,7 +19,7 @@ from env.families.classic.concurrency import explore_plan, setup_state
 from env.families.repo.family import REPO
 from env.runtime import Runtime
 from env.secret import SecretError, ServerSecret
-from env.tasks.degenerate import degenerate_policies, hypothesis_weight, noop_variants
+from env.tasks.degenerate import degenerate_policies, noop_variants
 from env.verdict.outcome import RepoVerdict
 from tests.golden.pins import assert_pinned, pinned, play, played
 from tests.helpers import BUGGY, GOLD, GOOD_HYPOTHESIS, REGISTRY, submit
@@ -44,9 +44,10 @@ def outcome(observations: list) -> tuple[float, float]:
 # -- degenerate policies ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("kind", ["wrong", "stuffed"])
+@pytest.mark.parametrize("kind", ["wrong", "stuffed", "correct"])
 @pytest.mark.parametrize("task_id", CLASSIC_IDS)
 def test_degenerate_classic_policies_score_exactly_zero(runtime, task_id, kind):
+    # With the gold hypothesis too: a diagnosis pays only with a fix (issue 32; it paid the hypothesis weight before).
     exact = {}
     for name, actions in degenerate_policies(REGISTRY.get(task_id), kind).items():
         observations = play(runtime, task_id, actions)[1]
@@ -55,19 +56,6 @@ def test_degenerate_classic_policies_score_exactly_zero(runtime, task_id, kind):
         assert total <= 0.0, f"{task_id} {name} summed {total}"
         exact[name] = played(observations)
     assert_pinned("rewards.json", ["degenerate", task_id, kind], exact)
-
-
-@pytest.mark.parametrize("task_id", CLASSIC_IDS)
-def test_degenerate_classic_policies_earn_at_most_the_hypothesis_weight_with_the_right_hypothesis(runtime, task_id):
-    task = REGISTRY.get(task_id)
-    exact = {}
-    for name, actions in degenerate_policies(task, "correct").items():
-        observations = play(runtime, task_id, actions)[1]
-        grade, total = outcome(observations)
-        assert grade <= hypothesis_weight(task), f"{task_id} {name} graded {grade}"
-        assert total <= 0.0, f"{task_id} {name} summed {total}"
-        exact[name] = played(observations)
-    assert_pinned("rewards.json", ["degenerate", task_id, "correct"], exact)
 
 
 @pytest.mark.parametrize("task_id", REPO_IDS + PROCEDURAL_SAMPLE)
@@ -95,12 +83,13 @@ def test_the_noop_family_covers_comments_extra_functions_renamed_locals_and_reor
 
 
 @pytest.mark.parametrize("task_id", ["easy", "medium"])
-def test_a_noop_edit_earns_no_test_credit(runtime, task_id):
+def test_a_noop_edit_earns_nothing_even_with_the_right_diagnosis(runtime, task_id):
     code = noop_variants(REGISTRY.get(task_id))["extra_function"]
     _, observations = play(runtime, task_id, [submit(code, GOOD_HYPOTHESIS[task_id])])
     last = observations[-1]
     assert last.breakdown["grader.test_credit"] == 0.0
-    assert last.grader_score == 0.15  # the hypothesis weight, and nothing else
+    assert last.breakdown["grader.hypothesis"] == 0.0  # the hypothesis weight (0.15) before issue 32
+    assert last.grader_score == 0.0
     assert step_parts(observations[1]) == {"stagnation": -0.05}
 
 
@@ -129,7 +118,12 @@ def test_progress_pays_once_per_test_gained(runtime):
     actions = [submit(partial, GOOD_HYPOTHESIS["easy"]), submit(BUGGY["easy"] + "\n# again\n", "x"), submit(partial, GOOD_HYPOTHESIS["easy"])]
     _, observations = play(runtime, "easy", actions)
     assert [o.tests_passed for o in observations[1:4]] == [7, 6, 7]
-    assert [step_parts(o) for o in observations[1:4]] == [{"progress": 0.01875}, {"regression": -0.0125}, {"stagnation": -0.05}]
+    # Of 8 tests and 13 held-out cases: the bug passes 6 and 6, the partial fix 7 and 12 (it fails one-element finds).
+    assert [step_parts(o) for o in observations[1:4]] == [
+        {"progress": round(0.15 * 7 / 21, 6)},
+        {"regression": round(-0.10 * 7 / 21, 6)},
+        {"stagnation": -0.05},
+    ]
 
 
 def _verdict(task, f2p_passing: int, p2p_broken: int) -> RepoVerdict:

@@ -49,13 +49,26 @@ from pydantic import BaseModel, Field
 from env.patches import Location
 
 
+class ClaimPhrases(BaseModel):
+    """Plain phrases of a task's vocabulary, for the property tests: every location with every mechanism must read
+    as the right claim; any of them with a wrong cause, or with another task's vocabulary, as a wrong one."""
+
+    location: list[str] = Field(default_factory=list, description="Ways to name the gold location")
+    mechanism: list[str] = Field(default_factory=list, description="Ways to name the gold mechanism")
+    wrong: list[str] = Field(default_factory=list, description="Plausible causes that are not this bug")
+
+
 class HypothesisRules(BaseModel):
-    """Regular expressions (case-insensitive) that grade a hypothesis; a classic task's task.json holds them."""
+    """Regular expressions (case-insensitive) that grade a hypothesis; a classic task's task.json holds them.
+
+    ``wrong`` lists the plausible wrong causes of this bug and the other classic tasks' locations and mechanisms
+    (a text that names one claims a cause this bug does not have)."""
 
     location: list[str]
     mechanism: list[str]
     symptom: list[str] = Field(default_factory=list, description="Where the failure shows, not where it comes from")
     wrong: list[str] = Field(default_factory=list, description="Causes that are not this bug")
+    phrases: ClaimPhrases = Field(default_factory=ClaimPhrases)
 
 
 class GoldClaim(BaseModel):

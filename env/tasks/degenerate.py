@@ -6,17 +6,16 @@
 Each policy tries to earn reward or grade without improving a trusted test outcome: giving up,
 resubmitting the bug, the bug with a no-op edit (a comment, an extra function, a renamed local,
 reordered imports), a stuffed hypothesis, query spam, alternating a broken submission with the bug,
-an edit next to the bug, and test-run spam. With a wrong or stuffed hypothesis each must score
-exactly 0.0; with the gold hypothesis at most the grade's hypothesis weight (classic tasks only:
-the repository grades have no hypothesis term).
+a table of the visible tests' answers in front of the bug, an edit next to the bug, and test-run spam.
+Each must score exactly 0.0 with any hypothesis, the gold one included: a diagnosis pays only with a fix.
 """
 
 from __future__ import annotations
 
 import ast
+import copy
 from typing import Any, Literal
 
-from env.families.classic.grader import CONCURRENCY_WEIGHTS, STANDARD_WEIGHTS
 from env.families.classic.task import TaskSpec
 from env.families.registry import FAMILIES, Task
 from env.project import RepoTask, source_only
@@ -113,6 +112,47 @@ def broken(source: str) -> str:
     return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
 
 
+class _Recorder:
+    """Stands in for ``sol`` in a visible test: calls the gold module in this process and records every answer."""
+
+    def __init__(self, namespace: dict[str, Any]):
+        self._namespace, self.answers = namespace, {}
+
+    def __getattr__(self, name: str) -> Any:
+        def call(*args: Any) -> Any:
+            value = self._namespace[name](*copy.deepcopy(args))
+            self.answers[(name, repr(args))] = value
+            return value
+
+        return call
+
+
+def lookup_table(task: TaskSpec) -> str | None:
+    """The bug plus a table of the visible tests' answers: passes every visible test and keeps the bug for every
+    other input (what a policy that fits the visible tests writes). None for a task whose functions take objects
+    (the concurrency task: its visible tests all pass on the bug already)."""
+    if task.stress is not None:
+        return None
+    namespace: dict[str, Any] = {}
+    exec(compile(task.gold_source, f"<gold {task.id}>", "exec"), namespace)  # the task's own gold module, never agent code
+    recorder = _Recorder(namespace)
+    for _, test in task.tests:
+        test(recorder)
+    names = sorted({name for name, _ in recorder.answers})
+    tree = parse(task.buggy_source)
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name in names:
+            node.name = f"_buggy_{node.name}"
+    wrappers = "".join(
+        f"\n\ndef {name}(*args):\n    key = ({name!r}, repr(args))\n    if key in _ANSWERS:\n        return _ANSWERS[key]\n"
+        f"    return _buggy_{name}(*args)\n"
+        for name in names
+    )
+    table = "_ANSWERS = {\n" + "".join(f"    {key!r}: {value!r},\n" for key, value in recorder.answers.items()) + "}\n"
+    # The buggy functions call each other by their public names, which are now the wrappers: still the bug.
+    return table + "\n\n" + ast.unparse(tree) + "\n" + wrappers
+
+
 def _submit(code: str, hypothesis: str) -> dict[str, Any]:
     return {"action_type": "submit_fix", "fixed_code": code, "hypothesis": hypothesis}
 
@@ -130,6 +170,8 @@ def classic_policies(task: TaskSpec, kind: HypothesisKind) -> dict[str, list[dic
     }
     for name, code in noops.items():
         policies[f"bug_plus_{name}"] = [_submit(code, h)] * 2 + give_up
+    if (table := lookup_table(task)) is not None:
+        policies["lookup_table"] = [_submit(table, h)] + give_up
     return policies
 
 
@@ -168,9 +210,3 @@ def degenerate_policies(task: Task, hypothesis: HypothesisKind = "wrong") -> dic
         return repo_policies(task)
     return classic_policies(task, hypothesis)
 
-
-def hypothesis_weight(task: Task) -> float:
-    """The most a degenerate policy may score with a correct hypothesis: the grade's hypothesis weight."""
-    if isinstance(task, RepoTask):
-        return 0.0
-    return (CONCURRENCY_WEIGHTS if task.stress is not None else STANDARD_WEIGHTS)["hypothesis"]

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from env import rewards
 from env.families.base import Episode, StateParts, Turn
 from env.families.classic.grader import AttemptFacts, EpisodeFacts, Grade, best_attempt, grade_episode
-from env.families.classic.judge import Verdict, baseline, judge_on, stress_check
+from env.families.classic.judge import Verdict, baseline, held_out_baseline, judge_on, stress_check
 from env.families.classic.queries import QueryError, answer_query
 from env.families.classic.task import TaskSpec, normalized_ast
 from env.families.classic.workbench import Workbench
@@ -112,13 +112,15 @@ class ClassicEpisode(Episode):
         self._bench: Workbench | None = None
         # The concurrency check's scenarios: reproducible for whoever holds the server's secret, unpredictable from the seed.
         self.rng = runtime.secret.rng("classic", task.id, seed, "verdict")
+        # Held-out cases: like the scenarios, fixed by the secret and the seed; never in an observation or the state.
+        self.held_out = task.held_out_cases(runtime.secret.rng("classic", task.id, seed, "held-out"))
+        self._held_out_baseline: int | None = None  # what the bug passes of them: measured at the first submission
         first = baseline(runtime, task)
         self.initial_output = first.report()
         self.current_code = task.buggy_source
         self.current_output = self.initial_output
         self.tests_passed = first.tests_passed
         self.baseline_passed = first.tests_passed
-        self.best_passed = first.tests_passed  # the best trusted outcome so far: what progress is measured against
         self.last_verdict: Verdict = first
         self.attempts: list[Attempt] = []
         self.queries = 0
@@ -126,10 +128,24 @@ class ClassicEpisode(Episode):
 
     # -- facts and grades ---------------------------------------------------------------------
 
+    @property
+    def held_out_baseline(self) -> int:
+        if self._held_out_baseline is None:
+            self._held_out_baseline = held_out_baseline(self.runtime, self.task, self.held_out)
+        return self._held_out_baseline
+
+    def best_passed(self) -> int:
+        """The best trusted outcome so far (visible tests and held-out cases passing; at first the bug's own):
+        what progress is measured against."""
+        outcomes = [a.facts.tests_passed + a.facts.held_out_passed for a in self.attempts]
+        return max([self.baseline_passed + self.held_out_baseline, *outcomes])
+
     def facts(self, grade_attempt: int | None = None, grade_stress_passed: bool = False) -> EpisodeFacts:
         return EpisodeFacts(
             tests_total=self.task.tests_total,
             baseline_passed=self.baseline_passed,
+            held_out_total=len(self.held_out),
+            held_out_baseline=self._held_out_baseline or 0,
             max_attempts=self.task.max_attempts,
             concurrency=self.task.stress is not None,
             attempts=[a.facts for a in self.attempts],
@@ -163,13 +179,17 @@ class ClassicEpisode(Episode):
     def _submit(self, code: str, hypothesis: str | None, suspect: str | None = None, mechanism: str | None = None) -> rewards.Breakdown:
         if not (hypothesis or "").strip() and suspect is None and mechanism is None:
             return rewards.missing_hypothesis_reward()
-        verdict = judge_on(self.runtime, self.task, code, self.rng)
+        best = self.best_passed()
+        verdict = judge_on(self.runtime, self.task, code, self.rng, held_out=self.held_out)
         tree = normalized_ast(code)
         gold = GoldClaim(locations=self.task.gold_locations, mechanisms=self.task.mechanism)
         judgement = judge_hypothesis(hypothesis, self.task.hypothesis, suspect=suspect, mechanism=mechanism, gold=gold)
-        delta_zero = verdict.tests_passed <= self.best_passed
+        # Progress counts the held-out cases too: fitting the visible tests is a small share of it.
+        passed, total = verdict.tests_passed + verdict.held_out_passed, self.task.tests_total + len(self.held_out)
+        delta_zero = passed <= best
         facts = AttemptFacts(
             tests_passed=verdict.tests_passed,
+            held_out_passed=verdict.held_out_passed,
             solved=verdict.solved,
             same_as_buggy=bool(tree) and tree == self.task.buggy_ast,
             repeated=bool(tree) and any(a.tree == tree for a in self.attempts),
@@ -180,8 +200,7 @@ class ClassicEpisode(Episode):
             follows_red_herring=judgement.follows_red_herring,
             wrong_claim=judgement.wrong_claim,
         )
-        parts = rewards.submission_reward(self.best_passed, verdict.tests_passed, self.task.tests_total, verdict.solved, verdict.timed_out)
-        self.best_passed = max(self.best_passed, verdict.tests_passed)
+        parts = rewards.submission_reward(best, passed, total, verdict.solved, verdict.timed_out)
         output = verdict.report()
         elapsed = verdict.run.duration_ms if verdict.run else 0.0
         self.attempts.append(Attempt(code=code, tree=tree, hypothesis=hypothesis or "", output=output, execution_time_ms=elapsed, facts=facts))

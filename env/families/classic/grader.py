@@ -6,16 +6,21 @@
 Standard tasks: 0.60 test_credit + 0.20 efficiency + 0.15 hypothesis + 0.05 early_solve.
 Concurrency task: 0.40 sequential + 0.30 stress + 0.20 hypothesis + 0.10 efficiency.
 
-Every component but the hypothesis pays only for trusted test outcomes better than the buggy
-code's own (its baseline):
-- test_credit: the best attempt's (tests passing - tests the bug passes) / tests the bug fails,
-  never below 0: a no-op, the bug with comments or an extra function, or any code no better
-  than the bug earns nothing, and breaking a test the bug passed cancels a fixed one;
+Every component pays only for trusted test outcomes better than the buggy code's own (its baseline),
+and what decides them includes the episode's held-out cases (``held_out.py``: drawn from the server's
+secret and the seed, never shown; the agent learns only how many failed):
+- test_credit: the best attempt's min(visible credit, held-out credit), each (passing - passing on the
+  bug) / failing on the bug, never below 0: a no-op, the bug with comments or an extra function, or any
+  code no better than the bug earns nothing, breaking a test the bug passed cancels a fixed one, and a
+  table of the visible tests' answers, which fixes no held-out case, earns nothing either;
+- hypothesis: the mean hypothesis score of the graded attempts, paid only when the trusted outcome
+  improved (test_credit above 0, or on the concurrency task the graded stress check passed): a right
+  diagnosis with nothing fixed earns nothing;
 - sequential (concurrency task, where the bug passes every sequential test): the share of
   sequential tests passed, counted only for a submission that passed the full stress check;
 - stress: 1.0 when the graded submission passed the full stress check when submitted and again
   at grading (the same check, never a weaker one), else 0;
-- efficiency and early_solve: only for a solved task.
+- efficiency and early_solve: only for a solved task (every visible test and held-out case passing).
 A submission with the buggy code's AST is no submission, so giving up at once, submitting
 nothing or resubmitting the bug scores exactly 0.0.
 """
@@ -31,6 +36,7 @@ class AttemptFacts(BaseModel):
     """What one executed submission did (recorded by the episode)."""
 
     tests_passed: int
+    held_out_passed: int = Field(0, description="Held-out cases passed (of EpisodeFacts.held_out_total)")
     solved: bool
     same_as_buggy: bool = False
     repeated: bool = Field(False, description="Same AST as an earlier attempt")
@@ -46,6 +52,8 @@ class EpisodeFacts(BaseModel):
     tests_total: int
     baseline_passed: int = Field(description="Tests the buggy code itself passes")
     max_attempts: int
+    held_out_total: int = Field(0, description="The episode's held-out cases")
+    held_out_baseline: int = Field(0, description="Held-out cases the buggy code itself passes")
     concurrency: bool = False
     attempts: list[AttemptFacts] = Field(default_factory=list)
     queries: int = 0
@@ -71,7 +79,10 @@ def best_attempt(attempts: list[AttemptFacts]) -> int | None:
     graded = [i for i, a in enumerate(attempts) if not a.same_as_buggy]
     if not graded:
         return None
-    return max(graded, key=lambda i: (attempts[i].solved, bool(attempts[i].stress_passed), attempts[i].tests_passed, i))
+    return max(
+        graded,
+        key=lambda i: (attempts[i].solved, bool(attempts[i].stress_passed), attempts[i].tests_passed + attempts[i].held_out_passed, i),
+    )
 
 
 def baseline_credit(tests_passed: int, baseline_passed: int, tests_total: int) -> float:
@@ -82,16 +93,37 @@ def baseline_credit(tests_passed: int, baseline_passed: int, tests_total: int) -
     return max(0.0, (tests_passed - baseline_passed) / failing)
 
 
+def held_out_credit(passed: int, baseline: int, total: int) -> float:
+    """``baseline_credit`` over the held-out cases; 1.0 with none (the visible tests decide alone), and when the
+    bug fails none of them, 1.0 only if none broke."""
+    if total == 0:
+        return 1.0
+    if baseline >= total:
+        return 1.0 if passed >= total else 0.0
+    return baseline_credit(passed, baseline, total)
+
+
+def test_credit(attempt: AttemptFacts, facts: EpisodeFacts) -> float:
+    """An attempt's credit: the smaller of its visible and held-out credits, so fitting one side earns nothing."""
+    visible = baseline_credit(attempt.tests_passed, facts.baseline_passed, facts.tests_total)
+    return min(visible, held_out_credit(attempt.held_out_passed, facts.held_out_baseline, facts.held_out_total))
+
+
 def failure_modes(facts: EpisodeFacts) -> dict[str, float]:
     """The reference README's four failure modes, each a fraction in [0, 1]."""
     n = len(facts.attempts)
     hypotheses = facts.attempts
-    overconfident = [a for a in facts.attempts if a.tests_passed == facts.tests_total and a.stress_passed is False]
+    # Trusting the visible suite: every visible test passed, but the held-out cases or the stress check did not.
+    overconfident = [
+        a
+        for a in facts.attempts
+        if a.tests_passed == facts.tests_total and (a.stress_passed is False or a.held_out_passed < facts.held_out_total)
+    ]
     return {
         "red_herring_susceptibility": round(sum(a.follows_red_herring or a.wrong_claim for a in hypotheses) / n, 4) if n else 0.0,
         "stagnation": round(sum(a.repeated or a.no_progress or a.same_as_buggy for a in facts.attempts) / n, 4) if n else 0.0,
         "exploration_ratio": round(facts.queries / (facts.queries + n), 4) if facts.queries + n else 0.0,
-        "test_suite_overconfidence": round(len(overconfident) / n, 4) if (n and facts.concurrency) else 0.0,
+        "test_suite_overconfidence": round(len(overconfident) / n, 4) if n else 0.0,
     }
 
 
@@ -101,7 +133,7 @@ def grade_episode(facts: EpisodeFacts) -> Grade:
     if not graded:
         names = CONCURRENCY_WEIGHTS if facts.concurrency else STANDARD_WEIGHTS
         return Grade(score=0.0, components={k: 0.0 for k in names}, failure_modes=modes)
-    hypothesis = sum(a.hypothesis_score for a in graded) / len(graded)
+    mean_hypothesis = sum(a.hypothesis_score for a in graded) / len(graded)
     solved_at = next((i + 1 for i, a in enumerate(facts.attempts) if a.solved and not a.same_as_buggy), None)
     if facts.concurrency:
         stress_ok = [a for a in graded if a.stress_passed]
@@ -110,15 +142,16 @@ def grade_episode(facts: EpisodeFacts) -> Grade:
         components = {
             "sequential": max((a.tests_passed for a in stress_ok), default=0) / facts.tests_total,
             "stress": 1.0 if graded_passed else 0.0,
-            "hypothesis": hypothesis,
+            "hypothesis": mean_hypothesis if graded_passed else 0.0,
             "efficiency": 1.0 if solved_at is not None and solved_at <= CONCURRENCY_EFFICIENT_ATTEMPTS else 0.0,
         }
         weights = CONCURRENCY_WEIGHTS
     else:
+        credit = max(test_credit(a, facts) for a in graded)
         components = {
-            "test_credit": max(baseline_credit(a.tests_passed, facts.baseline_passed, facts.tests_total) for a in graded),
+            "test_credit": credit,
             "efficiency": max(0.0, (facts.max_attempts - solved_at) / facts.max_attempts) if solved_at else 0.0,
-            "hypothesis": hypothesis,
+            "hypothesis": mean_hypothesis if credit > 0 else 0.0,
             "early_solve": 1.0 if solved_at and solved_at <= math.ceil(facts.max_attempts / EARLY_FRACTION) else 0.0,
         }
         weights = STANDARD_WEIGHTS

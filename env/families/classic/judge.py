@@ -14,6 +14,7 @@ from __future__ import annotations
 import linecache
 import random
 import traceback
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
@@ -23,9 +24,12 @@ from env.families.classic.concurrency import StressOutcome, explore_plan, judge_
 from env.families.classic.discipline import review
 from env.families.classic.remote import Solution
 from env.families.classic.task import StressSpec, TaskSpec
+from env.held_out import held_out_line
 from env.runtime import Runtime
 from env.sandbox.policy import PolicyViolation, check_source
 from env.sandbox.runner import RefusedToRun, RemoteError, RunAborted, RunResult, Sandbox, SandboxRun
+
+Cases = Sequence[tuple[str, Callable[[Any], None]]]  # (case id, a trusted check taking `sol`)
 
 
 class TestOutcome(BaseModel):
@@ -40,6 +44,9 @@ class TestOutcome(BaseModel):
 class Verdict(BaseModel):
     tests: list[TestOutcome] = Field(default_factory=list)
     tests_total: int
+    # Only counts: which held-out case failed, and with what input, is never kept where a report could show it.
+    held_out_total: int = 0
+    held_out_passed: int = 0
     stress: StressOutcome | None = None
     run: RunResult | None = None
     rejected: str = Field("", description="Why the code was not run at all (policy, size, refused)")
@@ -54,7 +61,11 @@ class Verdict(BaseModel):
 
     @property
     def solved(self) -> bool:
-        return self.tests_passed == self.tests_total and (self.stress is None or self.stress.passed)
+        return (
+            self.tests_passed == self.tests_total
+            and self.held_out_passed == self.held_out_total
+            and (self.stress is None or self.stress.passed)
+        )
 
     def report(self) -> str:
         lines: list[str] = []
@@ -69,6 +80,8 @@ class Verdict(BaseModel):
         failed = sum(1 for t in self.tests if t.outcome == "failed")
         errors = sum(1 for t in self.tests if t.outcome == "error")
         lines.append(f"{self.tests_passed} passed, {failed} failed, {errors} errors (of {self.tests_total} tests)")
+        if self.held_out_total:
+            lines.append(held_out_line(self.held_out_total - self.held_out_passed))
         if self.run is not None:
             if self.run.aborted:
                 lines.append(f"Run ended early: {self.run.aborted}")
@@ -155,19 +168,40 @@ def _start(task: TaskSpec, source: str, sandbox: Sandbox, policy_enabled: bool) 
         return str(exc)
 
 
+def held_out_check(task: TaskSpec, source: str, sandbox: Sandbox, policy_enabled: bool, cases: Cases) -> int:
+    """How many held-out ``cases`` pass, in a process of their own whose output nobody reads: what the code
+    printed while it ran them would show their inputs."""
+    started = _start(task, source, sandbox, policy_enabled)
+    if isinstance(started, str):
+        return 0
+    with started as run:
+        if run.load_error is not None or run.result.aborted:
+            return 0
+        sol = Solution(run, task.module)
+        return sum(_outcome(case_id, fn, sol, "").outcome == "passed" for case_id, fn in cases)
+
+
 def judge(
-    task: TaskSpec, source: str, sandbox: Sandbox, rng: random.Random, policy_enabled: bool = True, with_stress: bool = True
+    task: TaskSpec,
+    source: str,
+    sandbox: Sandbox,
+    rng: random.Random,
+    policy_enabled: bool = True,
+    with_stress: bool = True,
+    held_out: Cases = (),
 ) -> Verdict:
-    """Run every test of ``task`` (and, ``with_stress``, its stress check) against ``source``."""
+    """Run every test of ``task`` (and, ``with_stress``, its stress check; and the episode's ``held_out`` cases,
+    counted only) against ``source``."""
     stress_spec = task.stress if with_stress else None
     test_file = str(task.folder / "tests.py")
     started = _start(task, source, sandbox, policy_enabled)
     if isinstance(started, str):
         errors = [TestOutcome(id=tid, outcome="error", message="not run") for tid, _ in task.tests]
         stress = StressOutcome(passed=False, message="not run") if stress_spec else None
-        return Verdict(tests=errors, tests_total=task.tests_total, stress=stress, rejected=started)
+        return Verdict(tests=errors, tests_total=task.tests_total, stress=stress, rejected=started, held_out_total=len(held_out))
     with started as run:
-        if run.load_error is not None or run.result.aborted:
+        loaded = run.load_error is None and not run.result.aborted
+        if not loaded:
             why = run.load_error.traceback_text.rstrip() if run.load_error else run.result.aborted
             tests = [TestOutcome(id=tid, outcome="error", message=f"your module failed to load:\n{why}") for tid, _ in task.tests]
             stress = StressOutcome(passed=False, message="not run: the module failed to load") if stress_spec else None
@@ -175,7 +209,8 @@ def judge(
             sol = Solution(run, task.module)
             tests = [_run_one(tid, fn, sol, test_file) for tid, fn in task.tests]
             stress = _check(run, task, stress_spec, rng, source, sandbox, policy_enabled) if stress_spec else None
-    return Verdict(tests=tests, tests_total=task.tests_total, stress=stress, run=run.result)
+    passed = held_out_check(task, source, sandbox, policy_enabled, held_out) if held_out and loaded else 0
+    return Verdict(tests=tests, tests_total=task.tests_total, stress=stress, run=run.result, held_out_total=len(held_out), held_out_passed=passed)
 
 
 def stress_check(task: TaskSpec, source: str, sandbox: Sandbox, rng: random.Random, policy_enabled: bool = True) -> StressOutcome:
@@ -190,10 +225,18 @@ def stress_check(task: TaskSpec, source: str, sandbox: Sandbox, rng: random.Rand
         return _check(run, task, task.stress, rng, source, sandbox, policy_enabled)
 
 
-def judge_on(runtime: Runtime, task: TaskSpec, source: str, rng: random.Random, with_stress: bool = True) -> Verdict:
+def judge_on(runtime: Runtime, task: TaskSpec, source: str, rng: random.Random, with_stress: bool = True, held_out: Cases = ()) -> Verdict:
     """``judge`` on the runtime's sandbox, within its judging slots."""
     with runtime.judging:  # the sandbox's wall clock starts inside, so waiting here never counts against a run
-        return judge(task, source, runtime.sandbox, rng, runtime.static_check, with_stress=with_stress)
+        return judge(task, source, runtime.sandbox, rng, runtime.static_check, with_stress=with_stress, held_out=held_out)
+
+
+def held_out_baseline(runtime: Runtime, task: TaskSpec, cases: Cases) -> int:
+    """How many of an episode's held-out cases the buggy code itself passes (what credit is measured from)."""
+    if not cases:
+        return 0
+    with runtime.judging:
+        return held_out_check(task, task.buggy_source, runtime.sandbox, runtime.static_check, cases)
 
 
 def baseline(runtime: Runtime, task: TaskSpec) -> Verdict:

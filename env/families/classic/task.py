@@ -5,13 +5,16 @@
     spec.buggy_source       # what the agent starts from
 
 Folder layout: ``task.json``, ``buggy.py`` (the module as shipped), ``fix.py`` (the gold fix,
-never shown to the agent or the sandbox), ``tests.py`` (trusted tests taking ``sol``).
+never shown to the agent or the sandbox), ``tests.py`` (trusted tests taking ``sol``), and
+``held_out.py`` (``cases(rng)``: trusted cases drawn per episode from the server's secret, never shown;
+a task whose verdict is already secret, like the concurrency check, may have none).
 """
 
 from __future__ import annotations
 
 import ast
 import importlib.util
+import random
 from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
@@ -106,6 +109,22 @@ class TaskSpec(BaseModel):
     @property
     def tests_total(self) -> int:
         return len(self.tests)
+
+    @cached_property
+    def _held_out_module(self) -> ModuleType | None:
+        path = self.folder / "held_out.py"
+        if not path.is_file():
+            return None
+        spec = importlib.util.spec_from_file_location(f"adbg_task_held_out_{self.id}", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    def held_out_cases(self, rng: random.Random) -> list[tuple[str, Callable[[Any], None]]]:
+        """This episode's held-out cases (``rng`` from the server's secret and the seed); [] if the task has none."""
+        module = self._held_out_module
+        return [] if module is None else list(module.cases(rng))
 
     def summary(self) -> dict[str, Any]:
         return {
