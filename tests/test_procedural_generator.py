@@ -88,8 +88,10 @@ def assert_valid(task: GeneratedTask) -> None:
     report = task.validation
     assert report is not None and report.ok, report.problems if report else "no report"
     f2p, p2p = task.fail_to_pass, task.pass_to_pass
-    assert 1 <= len(f2p) <= 3
-    assert len(p2p) >= 3 and not set(f2p) & set(p2p)
+    held = set(task.held_out)
+    assert 1 <= len([t for t in f2p if t not in held]) <= 3  # the bound is on the visible ones
+    assert held & set(f2p) and held <= set(f2p) | set(p2p)
+    assert len([t for t in p2p if t not in held]) >= 3 and not set(f2p) & set(p2p)
     assert len(report.buggy) == len(report.gold) == 2
     for run in report.buggy:
         assert {t: run[t] for t in f2p} == {t: run[t] for t in f2p if run[t] in ("FAILED", "ERROR")}

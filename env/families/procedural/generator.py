@@ -17,14 +17,35 @@ iterating in fixed orders, so the same parameters give the same bytes on any mac
    the chosen site's failing tests show the symptom in a caller when the service allows it, and
    which tests a suite holds never tells which site was chosen; the gold service, and the buggy
    one (``bugs.inject``);
-4. validation, in process (``validate.check_files``: two runs of the buggy and two of the gold
-   files): the tests that fail on the buggy files are FAIL_TO_PASS, the others PASS_TO_PASS. The
-   chosen site's witnesses must be among the failing tests; when more than 3 fail (a defect in a
-   function many tests use), the other failing tests are dropped from the suite and it runs again.
+4. held-out tests (``held_out``): the visible suite rebuilt from the same world with its entities in
+   other roles (another product quoted at the break, another customer locked out, the other EU
+   region), plus explicit witnesses at other sizes and thresholds for the sites whose tests take no
+   role; only tests whose inputs differ from every visible test and whose imports reach the fault's
+   module are kept. They go to ``tests/test_<kind>_other_inputs.py``, files that exist only in the
+   task's ``test_patch.diff`` (never in ``files``/``repo/``), their ids in ``held_out`` (HELD_OUT);
+5. validation, in process, in one session (``validate.check_states``: two runs of the buggy and two
+   of the gold files, held-out tests included, and one run of the visible tests on the gold code of
+   the faulty function instrumented to record the arguments they pass it): the tests that fail on
+   the buggy files are FAIL_TO_PASS, the others PASS_TO_PASS, held-out ones included. The chosen
+   site's witnesses must be among the failing tests; when more than 3 visible tests fail (a defect
+   in a function many tests use), the other failing visible tests are dropped from the suite and it
+   runs again. The 1-3 bound is on the visible FAIL_TO_PASS tests only: every held-out test the
+   defect fails is held-out FAIL_TO_PASS (never seen, they need not single the defect out), and at
+   least one must be. A held-out test that does not pass on the gold files in every run (a role the
+   rotation broke) is dropped and the session runs again, so the report is of the files as kept;
+6. the overfit (``held_out.overfit_source``): the fault's module with the faulty function
+   dispatching on its arguments and its module's state (as plain data) to the gold code for exactly
+   the keys the recording saw and to the buggy code otherwise: a lookup table of the visible tests.
+   One more run proves it passes every visible test and fails a held-out FAIL_TO_PASS test; it is
+   written to ``overfit.patch``. When it cannot fail one (the visible inputs already cover every
+   input where the defect shows, as in a boundary both of whose edges are tested, or the function
+   takes no input: a threshold, a snapshot, a default list), the task has no overfit: about 1 task
+   in 6 (measured over 60 ids of every preset and split).
    The task keeps the ``CheckReport`` of the runs its lists were judged on (``task.validation``,
-   exactly what ``validate.check(task)`` computes). A draft that is not valid is not repaired: the
-   generator draws again from the same random stream (another site or module set), so generation
-   stays deterministic; after ``MAX_ATTEMPTS`` invalid drafts it raises ``GenerationError``.
+   exactly what ``validate.check(task)`` computes, the overfit's run included). A draft that is not
+   valid, or that has no held-out FAIL_TO_PASS test, is not repaired: the generator draws again
+   from the same random stream (another site or module set), so generation stays deterministic;
+   after ``MAX_ATTEMPTS`` invalid drafts it raises ``GenerationError``.
 
 The facts the noise and drift model needs (every function's calls and log templates) are read from
 the generated code with ``ast``, not declared by hand.
@@ -36,9 +57,11 @@ import ast
 import hashlib
 import json
 import random
+import threading
+import time
 from dataclasses import dataclass
 
-from env.families.procedural import blocks, bugs
+from env.families.procedural import blocks, bugs, held_out
 from env.families.procedural.blocks import KINDS, Test, World, closure, ordered
 from env.families.procedural.model import (
     BUG_TYPES,
@@ -54,7 +77,7 @@ from env.families.procedural.model import (
     GeneratedTask,
     split_seed,
 )
-from env.families.procedural.validate import check_files, report
+from env.families.procedural.validate import check_states, report, run_states
 from env.patches import Files
 from env.pyparse import parse
 
@@ -389,31 +412,81 @@ def _statement(draft: Draft) -> str:
     )
 
 
-def _attempt(rng: random.Random, w: World, all_sites: list[bugs.Site], n_files: int, bug: BugType) -> tuple[Draft, list[str], list[str], CheckReport]:
-    """One draft and its check: (draft, FAIL_TO_PASS, PASS_TO_PASS, report), ``draft`` holding the files as kept."""
+@dataclass
+class Checked:
+    """A draft as validated: its lists (held-out ids included), the report, the held-out files and the overfit."""
+
+    draft: Draft
+    fail_to_pass: list[str]
+    pass_to_pass: list[str]
+    report: CheckReport
+    held_out: list[str]
+    held_out_files: Files
+    overfit: Files
+
+
+def _attempt(rng: random.Random, w: World, all_sites: list[bugs.Site], other_sites: list[bugs.Site], n_files: int, bug: BugType) -> Checked:
+    """One draft and its check, ``draft`` holding the files as kept."""
     plan = _plan(rng, n_files, bug, all_sites)
     if plan is None:
         raise _Redraw(f"no set of {n_files} modules holds a {bug} site")
     draft = _assemble(w, plan, all_sites)
-    dropped: set[str] = set()
-    for _ in range(4):
+    held_tests = held_out.held_out_tests(w, plan.kinds, draft.tests, other_sites, plan.site.kind)
+    fault_path, function = f"{w.pkg}/{plan.site.kind}.py", plan.site.function
+    dropped: set[str] = set()  # visible tests left out: a defect many tests show
+    unsound: set[str] = set()  # held-out tests that do not pass on the gold files every time (a role the rotation broke)
+    for _ in range(6):
         buggy_files, gold_files = draft.render(dropped)
-        # A first judgement with the defect's own tests as FAIL_TO_PASS; its runs also tell which tests really fail.
-        tests = sorted(f"tests/test_{kind}.py::{t.name}" for kind, kept in draft.tests.items() for t in kept)
-        tests = [test for test in tests if test not in dropped]
-        first = check_files(buggy_files, gold_files, draft.expected, [t for t in tests if t not in draft.expected], RERUNS)
-        failing = sorted(test for test, status in first.buggy[0].items() if status in ("FAILED", "ERROR"))
+        kept = {k: [t for t in tests if held_out.held_out_id(k, t) not in unsound] for k, tests in held_tests.items()}
+        held_files = {held_out.held_out_file(k): blocks.test_file(w, k, tests) for k, tests in kept.items() if tests}
+        held = sorted(held_out.held_out_id(k, t) for k, tests in kept.items() for t in tests)
+        visible = sorted(f"tests/test_{kind}.py::{t.name}" for kind, tests in draft.tests.items() for t in tests)
+        visible = [test for test in visible if test not in dropped]
+        # One session: the buggy and gold files twice each (held-out tests included), and the gold code of the faulty
+        # function recording the arguments the visible tests (only they) pass it, for the overfit's table.
+        token = f"{plan.site.id}|{id(draft)}|{threading.get_ident()}|{time.monotonic_ns()}"
+        # Only the test files that can reach the fault's module: the others never call the function.
+        reach = {f"tests/test_{k}.py" for k, tests in draft.tests.items() if plan.site.kind in closure({k, *(u for t in tests for u in t.uses)})}
+        recording = {p: text for p, text in gold_files.items() if not p.startswith("tests/") or p in reach}
+        recording[fault_path] = held_out.recording_source(buggy_files[fault_path], gold_files[fault_path], function, token)
+        try:
+            first, extra = check_states(buggy_files, gold_files, draft.expected, [t for t in visible if t not in draft.expected], RERUNS,
+                                        held_files, held, extra={"recording": recording})
+        finally:
+            keys = held_out.take(token)
+        if any(status != "PASSED" for status in extra["recording"].values()):
+            raise _Redraw(f"{plan.site.id}: the visible tests do not all pass with the recording in place")
+        failing = sorted(test for test in visible if first.buggy[0].get(test) in ("FAILED", "ERROR"))
         missing = [test for test in draft.expected if test not in failing]
         if missing:
             raise _Redraw(f"{plan.site.id}: the defect's tests pass on the buggy files: {', '.join(missing)}")
-        if len(failing) <= MAX_FAIL_TO_PASS:
-            pass_to_pass = sorted(set(first.buggy[0]) - set(failing))
-            final = first if failing == draft.expected else report(failing, pass_to_pass, first.buggy, first.gold, first.seconds)
-            draft.buggy, draft.gold = buggy_files, gold_files
-            return draft, failing, pass_to_pass, final
-        keep = (draft.expected + [t for t in failing if t not in draft.expected])[:MAX_FAIL_TO_PASS]
-        dropped |= set(failing) - set(keep)
-    raise _Redraw(f"{plan.site.id}: more than {MAX_FAIL_TO_PASS} tests keep failing")
+        if len(failing) > MAX_FAIL_TO_PASS:
+            keep = (draft.expected + [t for t in failing if t not in draft.expected])[:MAX_FAIL_TO_PASS]
+            dropped |= set(failing) - set(keep)
+            continue
+        runs = first.buggy + first.gold
+        bad = {test for test in held if any(run.get(test) != runs[0].get(test) for run in first.buggy)
+               or any(run.get(test) != "PASSED" for run in first.gold)}
+        if bad:
+            unsound |= bad
+            continue  # judged again without them, so the report is of the files as kept
+        held_failing = [test for test in held if first.buggy[0].get(test) in ("FAILED", "ERROR")]
+        if not held_failing:
+            raise _Redraw(f"{plan.site.id}: no held-out test fails on the defect")
+        fail_to_pass = sorted(failing + held_failing)
+        pass_to_pass = sorted(set(first.buggy[0]) - set(fail_to_pass))
+        judged = report(fail_to_pass, pass_to_pass, first.buggy, first.gold, first.seconds, held)
+        overfit = {fault_path: held_out.overfit_source(buggy_files[fault_path], gold_files[fault_path], function, keys)}
+        started = time.monotonic()
+        fitted = run_states({"overfit": {**buggy_files, **overfit, **held_files}})["overfit"]
+        with_overfit = report(fail_to_pass, pass_to_pass, first.buggy, first.gold, first.seconds + time.monotonic() - started, held, fitted)
+        if with_overfit.ok or not judged.ok:
+            judged = with_overfit
+        else:
+            overfit = {}  # the visible tests' inputs already cover every input where the defect shows (documented)
+        draft.buggy, draft.gold = buggy_files, gold_files
+        return Checked(draft, fail_to_pass, pass_to_pass, judged, held, held_files, overfit)
+    raise _Redraw(f"{plan.site.id}: more than {MAX_FAIL_TO_PASS} tests keep failing, or held-out tests keep failing on the gold files")
 
 
 class _Redraw(Exception):
@@ -427,13 +500,15 @@ def _generate(n_files: int, bug: BugType, noise: float, drift: float, seed: int,
     rng = random.Random(key)
     world = blocks.draw_world(rng)
     all_sites = bugs.sites(world)
+    other_sites = bugs.sites(held_out.rotate(world))  # the held-out tests' witnesses: the same sites, other inputs
     history: list[str] = []
     for _ in range(MAX_ATTEMPTS):
         try:
-            draft, fail_to_pass, pass_to_pass, checked = _attempt(rng, world, all_sites, n_files, bug)
+            made = _attempt(rng, world, all_sites, other_sites, n_files, bug)
         except _Redraw as why:
             history.append(str(why))
             continue
+        draft, fail_to_pass, pass_to_pass, checked = made.draft, made.fail_to_pass, made.pass_to_pass, made.report
         if not checked.ok:
             history.append(f"{draft.plan.site.id}: " + "; ".join(checked.problems[:3]))
             continue
@@ -454,6 +529,9 @@ def _generate(n_files: int, bug: BugType, noise: float, drift: float, seed: int,
             gold_files=draft.gold,
             fail_to_pass=fail_to_pass,
             pass_to_pass=pass_to_pass,
+            held_out=made.held_out,
+            held_out_files=made.held_out_files,
+            overfit=made.overfit,
             fault=f"{fault_file}::{site.function}",
             functions=functions(draft.buggy, world.pkg),
             problem_statement=_statement(draft),
@@ -486,8 +564,9 @@ def sample(difficulty: str, split: str, index: int) -> GeneratedTask:
 
 
 def digest(task: GeneratedTask) -> str:
-    """sha256 of the task's files (buggy and gold), for comparing generations byte for byte."""
-    data = json.dumps({"files": task.files, "gold": task.gold_files}, sort_keys=True, ensure_ascii=False)
+    """sha256 of the task's files (buggy, gold, held-out tests, overfit), for comparing generations byte for byte."""
+    data = json.dumps({"files": task.files, "gold": task.gold_files, "held_out": task.held_out_files, "overfit": task.overfit},
+                      sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(data.encode("utf-8")).hexdigest()
 
 

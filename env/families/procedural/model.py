@@ -76,6 +76,8 @@ class CheckReport(BaseModel):
     buggy: list[dict[str, Outcome]] = Field(description="one {test id: outcome} per run")
     gold: list[dict[str, Outcome]]
     seconds: float
+    held_out: list[str] = Field(default_factory=list, description="the ids in the lists the agent never sees")
+    overfit: dict[str, Outcome] | None = Field(None, description="one run of the lookup-table fix, when the task has one")
 
 
 class FunctionInfo(BaseModel):
@@ -102,8 +104,11 @@ class GeneratedTask(BaseModel):
     package: str
     files: dict[str, str] = Field(description="the buggy project, tests included")
     gold_files: dict[str, str] = Field(description="the same paths, fixed")
-    fail_to_pass: list[str]
+    fail_to_pass: list[str] = Field(description="every FAIL_TO_PASS test, held-out ones included")
     pass_to_pass: list[str]
+    held_out: list[str] = Field(default_factory=list, description="ids of FAIL_TO_PASS / PASS_TO_PASS tests the agent never sees")
+    held_out_files: dict[str, str] = Field(default_factory=dict, description="their test files: only in test_patch.diff, never in files")
+    overfit: dict[str, str] = Field(default_factory=dict, description="the fault file fitted to the visible tests only (empty: none made)")
     fault: str = Field(description="file::function holding the defect; the gold fix changes only that function")
     functions: list[FunctionInfo]
     problem_statement: str
@@ -121,6 +126,16 @@ class GeneratedTask(BaseModel):
     def gold_patch(self) -> str:
         return make_patch(self.files, self.gold_files)
 
+    @property
+    def test_patch(self) -> str:
+        """The held-out test files as new files: applied only for graded runs."""
+        return make_patch({}, self.held_out_files)
+
+    @property
+    def overfit_patch(self) -> str:
+        """The lookup-table fix (empty when none could be made)."""
+        return make_patch(self.files, {**self.files, **self.overfit}) if self.overfit else ""
+
     def repo_task_data(self) -> dict[str, Any]:
         """``task.json`` of the task folder: what ``load_repo_task`` / ``RepoTask`` read."""
         return {
@@ -132,17 +147,22 @@ class GeneratedTask(BaseModel):
             "problem_statement": self.problem_statement,
             "FAIL_TO_PASS": list(self.fail_to_pass),
             "PASS_TO_PASS": list(self.pass_to_pass),
+            "HELD_OUT": list(self.held_out),
             "environment": dict(self.environment),
             "max_steps": self.max_steps,
         }
 
     def write(self, folder: Path) -> Path:
-        """The task as a folder: ``task.json``, the buggy snapshot in ``repo/`` and ``gold.patch``."""
+        """The task as a folder: ``task.json``, the buggy snapshot in ``repo/``, ``gold.patch``, the held-out tests in
+        ``test_patch.diff`` (never in ``repo/``) and, when one was made, ``overfit.patch``."""
         for rel, text in sorted(self.files.items()):
             path = folder / "repo" / rel
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
         (folder / "gold.patch").write_text(self.gold_patch, encoding="utf-8")
+        (folder / "test_patch.diff").write_text(self.test_patch, encoding="utf-8")
+        if self.overfit:
+            (folder / "overfit.patch").write_text(self.overfit_patch, encoding="utf-8")
         (folder / "task.json").write_text(json.dumps(self.repo_task_data(), indent=2) + "\n", encoding="utf-8")
         return folder
 

@@ -6,8 +6,9 @@
 
 An id names a difficulty preset, a split and an index within the split's seed range; the same id
 is the same task, byte for byte, on any machine. A task is written as an ordinary task folder
-(``task.json``, ``repo/``, ``gold.patch``) whose ``task.json`` also carries the procedural facts
-(noise, drift, the fault, the project's functions), so it loads like any other family.
+(``task.json``, ``repo/``, ``gold.patch``, the held-out tests in ``test_patch.diff`` and their ids in
+``HELD_OUT``, the lookup-table ``overfit.patch`` when one was made) whose ``task.json`` also carries the
+procedural facts (noise, drift, the fault, the project's functions), so it loads like any other family.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from env.families.procedural.noise import LogModel
 from env.families.procedural.task import ProceduralTask
+from env.held_out import held_out_line
 from env.runtime import Runtime
 from env.tools.base import TOOLS, Tool, ToolContext, ToolError, ToolResult, register
 from env.tools.files import EditArgs, ReplaceTextArgs, SearchArgs, ViewFileArgs
@@ -132,20 +133,27 @@ class AnalyzeLogs(Tool):
         return ToolResult(output="\n".join(view.shown_logs), data={"lines": len(view.shown_logs)})
 
 
-def short_report(verdict: RepoVerdict) -> str:
-    """Statuses and each failure's first line: no traceback, so no source line of any file."""
+def short_report(verdict: RepoVerdict, held_out: list[str] | None = None) -> str:
+    """Statuses and each failure's first line: no traceback, so no source line of any file.
+
+    Tests in ``held_out`` are never named: a graded run's report ends with how many of them failed, nothing else.
+    """
     if verdict.error:
         return f"No tests ran: {verdict.error.splitlines()[0]}"
+    hidden = set(held_out or [])
+    outcomes = {t: s for t, s in verdict.outcomes.items() if t not in hidden}
     counts: dict[str, int] = {}
-    for status in verdict.outcomes.values():
+    for status in outcomes.values():
         counts[status] = counts.get(status, 0) + 1
     lines = [", ".join(f"{n} {s.lower()}" for s, n in sorted(counts.items())) or "no tests ran"]
-    for test, status in verdict.outcomes.items():
+    for test, status in outcomes.items():
         if status in ("PASSED", "SKIPPED", "XFAIL"):
             continue
         excerpt = [line.strip() for line in verdict.excerpts.get(test, "").splitlines() if line.strip().startswith("E ")]
         first = excerpt[0][1:].strip() if excerpt else ""
         lines.append(f"{status} {test}" + (f": {first[:300]}" if first else ""))
+    if hidden:  # a graded run: a held-out test that did not run counts as failed
+        lines.append(held_out_line(sum(1 for t in hidden if verdict.outcomes.get(t, "ERROR") != "PASSED")))
     return "\n".join(lines)
 
 
@@ -170,4 +178,4 @@ class SubmitShort(Tool):
 
     def run(self, ctx: ToolContext, args: SubmitArgs) -> ToolResult:
         verdict = run_tests(ctx.runtime.sandbox, ctx.repo_task, ctx.workspace.files())
-        return ToolResult(output=short_report(verdict), verdict=verdict)
+        return ToolResult(output=short_report(verdict, ctx.repo_task.held_out), verdict=verdict)

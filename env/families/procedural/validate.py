@@ -6,7 +6,11 @@
 
 A task is valid when every FAIL_TO_PASS test fails on the buggy files and passes on the gold files,
 every PASS_TO_PASS test passes on both, each run of a state gives the same outcomes, and the tests
-collected are exactly FAIL_TO_PASS + PASS_TO_PASS (1-3 of the first, at least 3 of the second).
+collected are exactly FAIL_TO_PASS + PASS_TO_PASS (1-3 visible ones of the first, at least 3 visible
+ones of the second). Held-out tests (their files only in the task's test patch) run in every state
+and count in both lists; at least one of them must be FAIL_TO_PASS. When the task has an overfit (a
+lookup-table fix of the visible tests), one run of it must pass every visible test and fail at least
+one held-out FAIL_TO_PASS test.
 
 The generated code is ours, so it runs in this process, not in the sandbox: every state (buggy and
 gold, once per rerun) is written to its own directory of one temporary tree and all of them run in
@@ -34,7 +38,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import CodeType
 from typing import Any
@@ -209,13 +213,29 @@ def run_states(states: dict[str, Files]) -> dict[str, dict[str, str]]:
     return {label: dict(sorted(plugin.outcomes.get(label, {}).items())) for label in states}
 
 
-def judge(fail_to_pass: list[str], pass_to_pass: list[str], buggy: list[dict[str, str]], gold: list[dict[str, str]]) -> list[str]:
-    """What makes these outcomes an invalid task (empty: valid)."""
+def judge(
+    fail_to_pass: list[str],
+    pass_to_pass: list[str],
+    buggy: Sequence[Mapping[str, str]],
+    gold: Sequence[Mapping[str, str]],
+    held_out: list[str] | None = None,
+    overfit: Mapping[str, str] | None = None,
+) -> list[str]:
+    """What makes these outcomes an invalid task (empty: valid).
+
+    ``held_out`` are the ids of the lists the agent never sees: the 1-3 bound is on the visible FAIL_TO_PASS
+    tests, and at least one held-out test must be FAIL_TO_PASS. ``overfit`` (one run of the lookup-table fix)
+    must pass every visible test and fail at least one held-out FAIL_TO_PASS test.
+    """
     problems = []
-    if not 1 <= len(fail_to_pass) <= 3:
-        problems.append(f"FAIL_TO_PASS holds {len(fail_to_pass)} tests; 1-3 expected")
-    if len(pass_to_pass) < 3:
-        problems.append(f"PASS_TO_PASS holds {len(pass_to_pass)} tests; at least 3 expected")
+    held = set(held_out or [])
+    visible_f2p = [t for t in fail_to_pass if t not in held]
+    if not 1 <= len(visible_f2p) <= 3:
+        problems.append(f"FAIL_TO_PASS holds {len(visible_f2p)} visible tests; 1-3 expected")
+    if len([t for t in pass_to_pass if t not in held]) < 3:
+        problems.append(f"PASS_TO_PASS holds {len([t for t in pass_to_pass if t not in held])} visible tests; at least 3 expected")
+    if held_out is not None and not held & set(fail_to_pass):
+        problems.append("no held-out test is FAIL_TO_PASS")
     listed = set(fail_to_pass) | set(pass_to_pass)
     for state, runs in (("buggy", buggy), ("gold", gold)):
         for number, outcomes in enumerate(runs, start=1):
@@ -233,30 +253,80 @@ def judge(fail_to_pass: list[str], pass_to_pass: list[str], buggy: list[dict[str
             if number > 1 and outcomes != runs[0]:
                 changed = sorted(t for t in set(outcomes) | set(runs[0]) if outcomes.get(t) != runs[0].get(t))
                 problems.append(f"run {number} of the {state} files differs from run 1: {', '.join(changed)}")
+    if overfit is not None:
+        for test in sorted(listed - held):
+            if overfit.get(test, "ERROR") != "PASSED":
+                problems.append(f"{test}: visible, but {overfit.get(test, 'ERROR')} on the overfit")
+        if not any(overfit.get(test, "ERROR") != "PASSED" for test in fail_to_pass if test in held):
+            problems.append("the overfit passes every held-out FAIL_TO_PASS test")
     return problems
 
 
 def check(task: GeneratedTask, reruns: int = 2) -> CheckReport:
-    """Run the task's tests ``reruns`` times on the buggy and on the gold files, and judge them."""
-    return check_files(task.files, task.gold_files, task.fail_to_pass, task.pass_to_pass, reruns)
+    """Run the task's tests (held-out ones included) ``reruns`` times on the buggy and on the gold files, and once
+    on the overfit when the task has one, and judge them."""
+    overfit = {**task.files, **task.overfit} if task.overfit else None
+    return check_files(task.files, task.gold_files, task.fail_to_pass, task.pass_to_pass, reruns, task.held_out_files, task.held_out, overfit)
 
 
-def check_files(files: Files, gold_files: Files, fail_to_pass: list[str], pass_to_pass: list[str], reruns: int = 2) -> CheckReport:
-    """``check`` for a task not made yet: its files and test lists."""
+def check_files(
+    files: Files,
+    gold_files: Files,
+    fail_to_pass: list[str],
+    pass_to_pass: list[str],
+    reruns: int = 2,
+    held_out_files: Files | None = None,
+    held_out: list[str] | None = None,
+    overfit_files: Files | None = None,
+) -> CheckReport:
+    """``check`` for a task not made yet: its files, its held-out test files and the lists."""
+    return check_states(files, gold_files, fail_to_pass, pass_to_pass, reruns, held_out_files, held_out, overfit_files)[0]
+
+
+def check_states(
+    files: Files,
+    gold_files: Files,
+    fail_to_pass: list[str],
+    pass_to_pass: list[str],
+    reruns: int = 2,
+    held_out_files: Files | None = None,
+    held_out: list[str] | None = None,
+    overfit_files: Files | None = None,
+    extra: dict[str, Files] | None = None,
+) -> tuple[CheckReport, dict[str, dict[str, str]]]:
+    """``check_files``, with ``extra`` states run in the same session (their outcomes are returned, not judged).
+
+    The held-out test files join every judged state (buggy, gold, overfit); ``extra`` states hold what they are given.
+    """
     if reruns < 1:
         raise ValueError(f"reruns must be at least 1, got {reruns}")
     started = time.monotonic()
+    hidden = held_out_files or {}
     states: dict[str, Files] = {}
     for number in range(reruns):
-        states[f"buggy{number}"] = files
-        states[f"gold{number}"] = gold_files
+        states[f"buggy{number}"] = {**files, **hidden}
+        states[f"gold{number}"] = {**gold_files, **hidden}
+    if overfit_files is not None:
+        states["overfit"] = {**overfit_files, **hidden}
+    states.update(extra or {})
     outcomes = run_states(states)
     buggy = [outcomes[f"buggy{number}"] for number in range(reruns)]
     gold = [outcomes[f"gold{number}"] for number in range(reruns)]
-    return report(fail_to_pass, pass_to_pass, buggy, gold, time.monotonic() - started)
+    overfit = outcomes.get("overfit") if overfit_files is not None else None
+    checked = report(fail_to_pass, pass_to_pass, buggy, gold, time.monotonic() - started, held_out, overfit)
+    return checked, {name: outcomes[name] for name in extra or {}}
 
 
-def report(fail_to_pass: list[str], pass_to_pass: list[str], buggy: list[dict[str, str]], gold: list[dict[str, str]], seconds: float) -> CheckReport:
+def report(
+    fail_to_pass: list[str],
+    pass_to_pass: list[str],
+    buggy: Sequence[Mapping[str, str]],
+    gold: Sequence[Mapping[str, str]],
+    seconds: float,
+    held_out: list[str] | None = None,
+    overfit: Mapping[str, str] | None = None,
+) -> CheckReport:
     """The judgement of runs already made, for these test lists."""
-    problems = judge(fail_to_pass, pass_to_pass, buggy, gold)
-    return CheckReport(ok=not problems, problems=problems, buggy=buggy, gold=gold, seconds=round(seconds, 4))  # type: ignore[arg-type]
+    problems = judge(fail_to_pass, pass_to_pass, buggy, gold, held_out, overfit)
+    return CheckReport(ok=not problems, problems=problems, buggy=buggy, gold=gold, seconds=round(seconds, 4),  # type: ignore[arg-type]
+                       held_out=list(held_out or []), overfit=overfit)  # type: ignore[arg-type]
