@@ -6,8 +6,10 @@
 Checks: every endpoint answers as documented and openenv.yaml lists the server's tasks; on every task the
 oracle (the gold fix with its hypothesis, read from the local task folders) scores >= 0.9 and a do-nothing
 agent (give_up at once) exactly 0.0; every degenerate policy (env.tasks.degenerate: the bug resubmitted or
-with a no-op edit, a stuffed hypothesis, query or test-run spam, alternating, an edit next to the bug)
-scores exactly 0.0 and its step rewards sum to <= 0; every score lies in [0, 1]; the same seed and actions
+with a no-op edit, a stuffed hypothesis, query or test-run spam, alternating, an edit next to the bug), played
+with the gold hypothesis, scores exactly 0.0 and its step rewards sum to <= 0; each task's recorded overfit
+(env.tasks.oracle.overfit_actions: a table of the visible tests' answers on classic tasks, which must score 0.0,
+overfit.patch elsewhere) is not resolved; every score lies in [0, 1]; the same seed and actions
 twice give identical rewards; concurrent episodes stay isolated. Exits 1 and lists the failures if any check fails.
 """
 
@@ -27,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 from env.families.registry import TaskRegistry  # noqa: E402
 from env.server.local import start_local_server  # noqa: E402
 from env.tasks.degenerate import degenerate_policies  # noqa: E402
-from env.tasks.oracle import oracle_actions  # noqa: E402
+from env.tasks.oracle import oracle_actions, overfit_actions  # noqa: E402
 
 TASK_WORKERS = 4  # tasks checked at once: their episodes are independent, and the server serves many
 
@@ -101,12 +103,23 @@ def check_task(url: str, registry: TaskRegistry, task_id: str) -> Check:
         idle = play(http, task_id, 1, [{"action_type": "give_up"}])
         check(f"{task_id}: a do-nothing agent scores exactly 0.0", idle[-1]["observation"]["grader_score"] == 0.0, f"{idle[-1]['observation']['grader_score']}")
         cheats = []
-        for name, actions in degenerate_policies(task, "wrong").items():
+        # with the gold hypothesis: a diagnosis pays only with a fix, so the one that would pay is the one to play
+        for name, actions in degenerate_policies(task, "correct").items():
             bodies = play(http, task_id, 1, actions + [{"action_type": "give_up"}])
             grade, total = bodies[-1]["observation"]["grader_score"], round(sum(b["reward"] for b in bodies), 6)
             if grade != 0.0 or total > 0.0:
                 cheats.append(f"{name}: grade {grade}, rewards {total}")
         check(f"{task_id}: every degenerate policy scores exactly 0.0 and earns no reward", not cheats, "; ".join(cheats))
+        overfit = overfit_actions(task)
+        if overfit is not None:
+            last = play(http, task_id, 1, overfit + [{"action_type": "give_up"}])[-1]["observation"]
+            # a classic overfit fixes no held-out case, so it earns nothing; a repository one may fix a held-out test
+            ceiling = 0.0 if task.family == "classic" else (score or 0.0) - 1e-9
+            check(
+                f"{task_id}: the recorded overfit (it fits only the visible tests) is not resolved",
+                last["info"].get("resolved") is False and (last["grader_score"] or 0.0) <= ceiling,
+                f"resolved {last['info'].get('resolved')}, grade {last['grader_score']}",
+            )
         if task.family == "repo":
             mixed = [{"action_type": "run_tests"}, {"action_type": "list_dir"}] + gold
         elif task.family == "procedural":  # the logs drift with the seed: same seed, same rewards

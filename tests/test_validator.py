@@ -15,6 +15,8 @@ def test_the_validator_passes_against_the_server(live_server, capsys):
     out = capsys.readouterr().out
     assert "FAIL" not in out and out.rstrip().endswith("all checks passed")
     assert "PASS  hard: the oracle scores >= 0.9" in out and "PASS  16 concurrent episodes stay isolated" in out
+    for task_id in ("easy", "medium", "repo-slice-window", "proc-easy-test-0"):  # the overfits the held-out tests catch
+        assert f"PASS  {task_id}: the recorded overfit (it fits only the visible tests) is not resolved" in out
 
 
 def test_the_validator_fails_when_code_cannot_run(registry, capsys):

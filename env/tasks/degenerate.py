@@ -6,8 +6,11 @@
 Each policy tries to earn reward or grade without improving a trusted test outcome: giving up,
 resubmitting the bug, the bug with a no-op edit (a comment, an extra function, a renamed local,
 reordered imports), a stuffed hypothesis, query spam, alternating a broken submission with the bug,
-a table of the visible tests' answers in front of the bug, an edit next to the bug, and test-run spam.
-Each must score exactly 0.0 with any hypothesis, the gold one included: a diagnosis pays only with a fix.
+an edit next to the bug, and test-run spam. Each must score exactly 0.0 with any hypothesis, the gold one
+included (a diagnosis pays only with a fix), and its step rewards sum to <= 0.
+
+``lookup_table`` writes a classic task's overfit: a table of the visible tests' answers in front of the bug.
+Its progress reward is a small share (the held-out cases count too), its grade exactly 0.0.
 """
 
 from __future__ import annotations
@@ -170,8 +173,6 @@ def classic_policies(task: TaskSpec, kind: HypothesisKind) -> dict[str, list[dic
     }
     for name, code in noops.items():
         policies[f"bug_plus_{name}"] = [_submit(code, h)] * 2 + give_up
-    if (table := lookup_table(task)) is not None:
-        policies["lookup_table"] = [_submit(table, h)] + give_up
     return policies
 
 

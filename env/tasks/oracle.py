@@ -14,13 +14,32 @@ from __future__ import annotations
 from typing import Any
 
 from env.families.registry import FAMILIES, Task
+from env.patches import Files, apply_patch
 from env.project import RepoTask, source_only
+from env.tasks.degenerate import lookup_table
 
 
 def oracle_actions(task: Task) -> list[dict[str, Any]]:
     if not isinstance(task, RepoTask):
         return [{"action_type": "submit_fix", "fixed_code": task.gold_source, "hypothesis": task.gold_hypothesis}]
-    before, after = source_only(task.files), source_only(task.gold_files)
+    return rewrite_actions(task, task.gold_files)
+
+
+def overfit_actions(task: Task) -> list[dict[str, Any]] | None:
+    """The task's recorded overfit played through the API (a fix that fits only the visible tests: the held-out
+    tests must keep it unresolved), or None if the task has none. Classic tasks: a table of the visible tests'
+    answers in front of the bug (``env.tasks.degenerate.lookup_table``)."""
+    if not isinstance(task, RepoTask):
+        table = lookup_table(task)
+        return None if table is None else [{"action_type": "submit_fix", "fixed_code": table, "hypothesis": task.gold_hypothesis}]
+    if not task.overfit_patch:
+        return None
+    return rewrite_actions(task, apply_patch(task.files, task.overfit_patch))
+
+
+def rewrite_actions(task: RepoTask, target: Files) -> list[dict[str, Any]]:
+    """Actions that turn the task's source files into ``target``'s with the file tools, then ``submit``."""
+    before, after = source_only(task.files), source_only(target)
     actions: list[dict[str, Any]] = []
     opened: set[str] = set()
     partial_view = FAMILIES[task.family].partial_view  # only an opened file can be edited
