@@ -173,20 +173,25 @@ def test_synthesis_writes_ten_valid_distinct_tasks_from_a_real_library(synthesiz
         assert not set(task.fail_to_pass) & set(task.pass_to_pass)
         assert task.mechanism and set(task.mechanism) <= set(MECHANISMS)
         assert task.suspect == task.gold_lines and len(task.suspect) >= 1
-        assert task.gold_files == {p: t for p, t in lib.files.items()}  # the fix restores the release exactly
-        changed = [p for p in task.files if task.files[p] != lib.files[p]]
+        assert {**task.gold_files, **task.grading_tests} == lib.files  # the fix and the held-out tests restore the release exactly
+        changed = [p for p in task.source_files if task.files[p] != lib.files[p]]
         assert changed == [task.suspect[0].file]
         fixed_lines = set(lib.files[changed[0]].splitlines()) - set(task.files[changed[0]].splitlines())
         assert not any(line.strip() and line.strip() in task.problem_statement for line in fixed_lines)  # never the fix
         planted = set(task.files[changed[0]].splitlines()) - set(lib.files[changed[0]].splitlines())
         assert not any(len(line.strip()) > 8 and line.strip() in task.problem_statement for line in planted)  # nor where it is
         assert task.name.startswith("parse 1.20.2: ") and task.tags == ["synthesized", "parse"]  # nothing naming the bug
-        assert all(t.split("[")[0].split("::")[-1] in task.problem_statement for t in task.fail_to_pass[:8])
+        assert all(t.split("[")[0].split("::")[-1] in task.problem_statement for t in task.visible_fail_to_pass[:8])
+        assert not any(f"- {t}:" in task.problem_statement for t in task.held_out)  # held-out tests are never named
+        failing_functions = {t.split("[")[0] for t in task.fail_to_pass}
+        assert bool(set(task.held_out) & set(task.fail_to_pass)) == (len(failing_functions) >= 2) and task.visible_fail_to_pass
         assert task.difficulty in ("easy", "medium", "hard") and task.difficulty_basis["fail_to_pass"] == len(task.fail_to_pass)
         assert task.synthesis["pypi"] == LIBRARY
     instances = [json.loads(line) for line in (out / "instances.jsonl").read_text().splitlines()]
     assert sorted(i["instance_id"] for i in instances) == sorted(t.id for t in tasks)
     assert all(isinstance(i["FAIL_TO_PASS"], str) for i in instances)  # SWE-bench's JSON-encoded lists
+    assert any(t.held_out for t in tasks) and all(bool(i.get("HELD_OUT")) == bool(t.held_out) for i, t in zip(
+        sorted(instances, key=lambda i: i["instance_id"]), sorted(tasks, key=lambda t: t.id), strict=True))  # fmt: skip
 
 
 def test_synthesized_instances_import_back_from_pypi_as_the_same_tasks(synthesized: tuple[Synthesis, Path], tmp_path: Path):
@@ -196,6 +201,7 @@ def test_synthesized_instances_import_back_from_pypi_as_the_same_tasks(synthesiz
         again = load_repo_task(tmp_path / task.id)
         assert (again.files, again.gold_files) == (task.files, task.gold_files)
         assert (again.fail_to_pass, again.pass_to_pass, again.suspect) == (task.fail_to_pass, task.pass_to_pass, task.suspect)
+        assert (again.held_out, again.grading_tests) == (task.held_out, task.grading_tests)  # held out again, the same ones
         assert set(task.mechanism) & set(again.mechanism)  # the fix read back names the planted bug's mechanism
 
 
