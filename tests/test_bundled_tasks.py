@@ -63,7 +63,8 @@ def test_a_bundled_task_is_solved_over_ws_with_the_gold_edits(live_server):
         first = client.reset(task_id=task.id, seed=1)
         assert first.observation["family"] == "repo" and first.observation["task_description"] == task.problem_statement
         tests = client.step({"action_type": "run_tests"})
-        assert tests.reward == 0.0 and all(tests.observation["test_results"][t] in ("FAILED", "ERROR") for t in task.fail_to_pass)
+        assert tests.reward == 0.0 and all(tests.observation["test_results"][t] in ("FAILED", "ERROR") for t in task.visible_fail_to_pass)
+        assert not set(task.held_out) & set(tests.observation["test_results"])  # the held-out tests never show
         actions = oracle_actions(task)
         for action in actions[:-1]:
             assert client.step(action).observation["error"] is None
