@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from env.families.registry import TaskRegistry
 from env.families.repo.family import REPO
 from env.families.repo.grader import RepoFacts, grade_repo
-from env.families.registry import TaskRegistry
 from env.held_out import held_out_line
 from env.models import DebugAction
 from env.patches import apply_patch, make_patch
