@@ -101,7 +101,7 @@ class ProceduralEpisode(RepoEpisode):
     def grade(self, facts: RepoFacts) -> RepoGrade:
         proc = ProcFacts(
             resolved=facts.resolution == "FULL",
-            improved=facts.resolution in ("FULL", "PARTIAL"),
+            improved=facts.improved,  # the min rule: fitting the visible tests alone is no improvement
             gave_up=facts.gave_up,
             changed=facts.changed,
             steps_used=facts.steps_used,

@@ -5,8 +5,9 @@
 
 score = 0.4 x correctness + 0.2 x efficiency + 0.2 x robustness + 0.2 x reasoning, each in [0, 1],
 and exactly 0.0 when the agent changed no source file or gave up. Efficiency, robustness and
-reasoning pay only when the trusted outcome improved (at least one FAIL_TO_PASS test passes at the
-end and no PASS_TO_PASS test broke): how an agent worked is worth nothing if it fixed nothing.
+reasoning pay only when the trusted outcome improved (a FAIL_TO_PASS test passes at the end, a held-out one
+too when the task holds some out, and no PASS_TO_PASS test broke): how an agent worked is worth nothing if it
+fixed nothing, and fitting the visible tests alone fixes nothing.
 With the actions in order
 (``open`` a file, ``edit`` a file, ``test`` run, ``logs`` read, anything else):
 
@@ -43,7 +44,7 @@ class Act(BaseModel):
 
 class ProcFacts(BaseModel):
     resolved: bool
-    improved: bool = Field(description="At least one F2P test passes at the end and no P2P test broke")
+    improved: bool = Field(description="F2P tests pass at the end (visible and held-out ones) and no P2P test broke")
     gave_up: bool = False
     changed: bool = Field(description="the agent's patch changes at least one source file")
     steps_used: int

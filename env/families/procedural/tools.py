@@ -23,8 +23,8 @@ from env.runtime import Runtime
 from env.tools.base import TOOLS, Tool, ToolContext, ToolError, ToolResult, register
 from env.tools.files import EditArgs, ReplaceTextArgs, SearchArgs, ViewFileArgs
 from env.tools.testing import RunTestsArgs, SubmitArgs, select_tests
-from env.verdict.outcome import RepoVerdict
-from env.verdict.repo_judge import run_tests
+from env.verdict.outcome import RepoVerdict, held_out_failed
+from env.verdict.repo_judge import run_graded, run_tests
 from env.workspace import PathError, Workspace, check_path
 
 
@@ -133,15 +133,15 @@ class AnalyzeLogs(Tool):
         return ToolResult(output="\n".join(view.shown_logs), data={"lines": len(view.shown_logs)})
 
 
-def short_report(verdict: RepoVerdict, held_out: list[str] | None = None) -> str:
+def short_report(verdict: RepoVerdict, held_out_failed: int | None = None) -> str:
     """Statuses and each failure's first line: no traceback, so no source line of any file.
 
-    Tests in ``held_out`` are never named: a graded run's report ends with how many of them failed, nothing else.
+    A graded run's report ends with how many held-out tests failed (``held_out_failed``), nothing else of them: they
+    ran in a run of their own (``run_graded``), so its outcomes, excerpts and output are never in ``verdict.outcomes``.
     """
     if verdict.error:
         return f"No tests ran: {verdict.error.splitlines()[0]}"
-    hidden = set(held_out or [])
-    outcomes = {t: s for t, s in verdict.outcomes.items() if t not in hidden}
+    outcomes = dict(verdict.outcomes)
     counts: dict[str, int] = {}
     for status in outcomes.values():
         counts[status] = counts.get(status, 0) + 1
@@ -152,8 +152,8 @@ def short_report(verdict: RepoVerdict, held_out: list[str] | None = None) -> str
         excerpt = [line.strip() for line in verdict.excerpts.get(test, "").splitlines() if line.strip().startswith("E ")]
         first = excerpt[0][1:].strip() if excerpt else ""
         lines.append(f"{status} {test}" + (f": {first[:300]}" if first else ""))
-    if hidden:  # a graded run: a held-out test that did not run counts as failed
-        lines.append(held_out_line(sum(1 for t in hidden if verdict.outcomes.get(t, "ERROR") != "PASSED")))
+    if held_out_failed is not None:
+        lines.append(held_out_line(held_out_failed))
     return "\n".join(lines)
 
 
@@ -177,5 +177,7 @@ class SubmitShort(Tool):
     Args = SubmitArgs
 
     def run(self, ctx: ToolContext, args: SubmitArgs) -> ToolResult:
-        verdict = run_tests(ctx.runtime.sandbox, ctx.repo_task, ctx.workspace.files())
-        return ToolResult(output=short_report(verdict, ctx.repo_task.held_out), verdict=verdict)
+        task = ctx.repo_task
+        verdict = run_graded(ctx.runtime.sandbox, task, ctx.workspace.files())
+        failed = held_out_failed(verdict.held_out, task.held_out, task.fail_to_pass) if verdict.held_out is not None else None
+        return ToolResult(output=short_report(verdict, failed), verdict=verdict)
