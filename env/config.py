@@ -9,7 +9,15 @@ from pydantic import BaseModel, Field
 
 class Settings(BaseModel):
     max_sessions: int = Field(256, gt=0, description="ENV_MAX_SESSIONS: concurrent WebSocket sessions")
-    session_timeout_s: float = Field(3600.0, gt=0, description="ENV_SESSION_TIMEOUT_S: idle time before a session or HTTP episode is dropped")
+    session_timeout_s: float = Field(
+        600.0, gt=0, description="ENV_SESSION_TIMEOUT_S: time without a message after which a WebSocket session or an HTTP episode is closed",
+    )
+    first_reset_timeout_s: float = Field(
+        60.0, gt=0, description="ENV_FIRST_RESET_TIMEOUT_S: the same limit for a WebSocket connection that has not sent its first reset",
+    )
+    single_user: bool = Field(
+        False, description="ENV_SINGLE_USER: a /step or /state naming no episode gets the latest HTTP episode (one client per server only)",
+    )
     http_episodes: int = Field(1024, gt=0, description="ENV_HTTP_EPISODES: HTTP episodes kept at once")
     max_body_bytes: int = Field(1024 * 1024, gt=0, description="ENV_MAX_BODY_BYTES: largest request body or WebSocket message")
     host: str = Field("0.0.0.0", description="HOST")
@@ -26,6 +34,8 @@ class Settings(BaseModel):
         names = {
             "max_sessions": "ENV_MAX_SESSIONS",
             "session_timeout_s": "ENV_SESSION_TIMEOUT_S",
+            "first_reset_timeout_s": "ENV_FIRST_RESET_TIMEOUT_S",
+            "single_user": "ENV_SINGLE_USER",
             "http_episodes": "ENV_HTTP_EPISODES",
             "max_body_bytes": "ENV_MAX_BODY_BYTES",
             "host": "HOST",

@@ -12,7 +12,7 @@ from env.config import Settings
 from env.families.classic.episode import ClassicEpisode
 from env.families.classic.family import CLASSIC
 from env.server.app import build_app
-from env.server.episodes import EpisodeStore, StoreFull
+from env.server.episodes import EpisodeNotFound, EpisodeStore, NoEpisodeNamed, StoreFull
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -54,7 +54,9 @@ def test_an_expired_episode_is_a_clear_error_over_http(runtime):
         time.sleep(0.3)
         r = client.post("/step", json={"action": {"action_type": "give_up"}, "episode_id": episode})
     assert r.status_code == 200
-    assert r.json()["observation"]["error"] == f"unknown or expired episode_id '{episode}'; call POST /reset to start an episode"
+    assert r.json()["observation"]["error"] == (
+        f"episode_id '{episode}' was closed after 0.2 s without a request (ENV_SESSION_TIMEOUT_S); call POST /reset to start a new episode"
+    )
 
 
 def test_a_full_store_refuses_new_http_episodes_clearly(runtime):
@@ -63,8 +65,9 @@ def test_a_full_store_refuses_new_http_episodes_clearly(runtime):
         r = client.post("/reset", json={"task_id": "easy"})
     assert r.status_code == 200
     assert r.json()["observation"]["error"] == (
-        "1 HTTP episodes are open; finish one, wait 3600 s for idle ones to expire, use the WebSocket endpoint /ws, "
-        "or start the server with a higher ENV_HTTP_EPISODES (now 1)"
+        "1 HTTP episodes are open; retry in 600 s, when the longest idle one closes unless it is used (an episode closes "
+        "after 600 s without a request), finish one, use the WebSocket endpoint /ws, or start the server with a higher "
+        "ENV_HTTP_EPISODES (now 1)"
     )
 
 
@@ -96,3 +99,33 @@ def test_the_store_evicts_the_least_recently_used_finished_episode(runtime):
     store.get("a")  # now b is the least recently used
     store.add(make(runtime, "d"))
     assert store.get("b") is None and all(store.get(k) is episodes[k] for k in "ac")
+
+
+def test_idle_closes_are_counted_named_and_timed(runtime):
+    """Issue 33: a request naming an episode closed for idleness is told so, the capacity error says when to retry,
+    and a request naming no episode never gets one (unless the store is single-user)."""
+    now = [0.0]
+    store = EpisodeStore(capacity=2, idle_timeout=10.0, clock=lambda: now[0])
+    store.add(make(runtime, "a"))
+    with pytest.raises(NoEpisodeNamed):
+        store.find(None, None)
+    now[0] = 4.0
+    store.add(make(runtime, "b"))
+    now[0] = 6.5
+    with pytest.raises(StoreFull, match=r"^2 HTTP episodes are open; retry in 4 s, when the longest idle one closes"):
+        store.add(make(runtime, "c"))
+    now[0] = 10.5
+    store.reap()
+    assert (store.idle_closes, len(store)) == (1, 1)
+    with pytest.raises(EpisodeNotFound) as gone:
+        store.find("a", None)
+    assert str(gone.value) == "episode_id 'a' was closed after 10 s without a request (ENV_SESSION_TIMEOUT_S); call POST /reset to start a new episode"
+    with pytest.raises(EpisodeNotFound) as gone:
+        store.find(None, "a")
+    assert str(gone.value) == (
+        "the episode your adbg_episode cookie names ('a') was closed after 10 s without a request (ENV_SESSION_TIMEOUT_S); "
+        "call POST /reset to start a new episode"
+    )
+    single = EpisodeStore(capacity=2, idle_timeout=10.0, single_user=True)
+    single.add(make(runtime, "s"))
+    assert single.find(None, None).episode_id == "s"

@@ -46,3 +46,18 @@ def test_the_docker_healthcheck_follows_port(live_server):
     assert ok.returncode == 0, ok.stderr
     closed = subprocess.run(["sh", "-c", command], env={"PORT": "1"}, capture_output=True, timeout=30, check=False)
     assert closed.returncode != 0 and b"Connection refused" in closed.stderr
+
+
+def test_curl_without_a_cookie_jar_from_the_readme(live_server):
+    """The README's second curl block sends the episode_id itself (no jar: a request naming no episode reaches none)."""
+    readme = (ROOT / "README.md").read_text()
+    first = readme.split("<!-- curl-example -->")[1].split("```bash")[1].split("```")[0]
+    show = first.split("jar=$(mktemp)")[0]  # the `show` function
+    block = readme.split("Without the jar, the same steps read:")[1].split("```bash")[1].split("```")[0]
+    script = (show + block).replace("http://localhost:8000", live_server.url)
+    done = subprocess.run(["bash", "-euo", "pipefail", "-c", script], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    stepped, state = done.stdout.splitlines()
+    episode = json.loads(stepped)["episode_id"]
+    assert json.loads(stepped) == {"reward": 0.0, "done": True, "episode_id": episode, "tests_passed": 6, "tests_total": 8, "grader_score": 0.0}
+    assert (json.loads(state)["episode_id"], json.loads(state)["step_count"]) == (episode, 1)

@@ -5,7 +5,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
+from fastapi.testclient import TestClient
 
+from env.config import Settings
+from env.server.app import build_app
 from tests.helpers import GOLD, GOOD_HYPOTHESIS, REGISTRY, submit
 
 
@@ -71,13 +74,40 @@ def test_a_whole_episode_over_plain_http(client):
     assert (state["episode_id"], state["step_count"], state["solved"], state["attempts_used"]) == (episode, 2, True, 1)
 
 
-def test_step_without_episode_id_continues_the_latest_http_episode(client):
-    client.post("/reset", json={"task_id": "easy", "seed": 2})
-    latest = client.post("/reset", json={"task_id": "hard", "seed": 2}).json()["observation"]["episode_id"]
-    client.cookies.clear()  # as curl: neither an episode_id nor a cookie
-    obs = client.post("/step", json={"action": {"action_type": "give_up"}}).json()["observation"]
-    assert obs["episode_id"] == latest and obs["task_id"] == "hard"
-    assert client.get("/state").json()["episode_id"] == latest
+NO_EPISODE_NAMED = (
+    "this request names no episode; an episode is reached only by its own client, in one of three ways: the episode_id "
+    'from /reset\'s observation (in the /step body: {"action": {...}, "episode_id": "..."}; on /state: ?episode_id=...), '
+    "the adbg_episode cookie /reset set (keep cookies: curl -b/-c, requests.Session, httpx.Client), or a session "
+    "(WebSocket /ws, or an OpenEnv MCP session)"
+)
+
+
+def test_a_request_naming_no_episode_reaches_none_not_another_client_s(app):
+    """Issue 33: an anonymous /state read a victim's code and hypotheses, and its give_up ended the victim's episode."""
+    with TestClient(app) as victim, TestClient(app) as attacker:
+        episode = victim.post("/reset", json={"task_id": "hard", "seed": 2}).json()["observation"]["episode_id"]
+        r = attacker.get("/state")
+        assert (r.status_code, r.json()) == (400, {"detail": NO_EPISODE_NAMED})
+        r = attacker.post("/step", json={"action": {"action_type": "give_up"}})
+        assert r.status_code == 200 and r.json()["done"] is True
+        assert r.json()["observation"]["error"] == NO_EPISODE_NAMED and r.json()["observation"]["episode_id"] != episode
+        query = {"action_type": "query_context", "query_type": "test_details", "query_target": "test_starts_at_zero"}
+        obs = victim.post("/step", json={"action": query}).json()["observation"]
+        assert (obs["episode_id"], obs["step_number"], obs["error"]) == (episode, 1, None)
+        assert victim.get("/state").json()["step_count"] == 1
+    assert 'adbg_refusals_total{reason="no_episode_named"}' in TestClient(app).get("/metrics").text
+
+
+def test_single_user_mode_is_opt_in_and_reported(runtime):
+    with TestClient(build_app(runtime=runtime, settings=Settings(single_user=True))) as client:
+        assert client.get("/health").json()["single_user"] is True
+        client.post("/reset", json={"task_id": "easy", "seed": 2})
+        latest = client.post("/reset", json={"task_id": "hard", "seed": 2}).json()["observation"]["episode_id"]
+        client.cookies.clear()  # as curl without a cookie jar
+        obs = client.post("/step", json={"action": {"action_type": "give_up"}}).json()["observation"]
+        assert (obs["episode_id"], obs["task_id"]) == (latest, "hard")
+        assert client.get("/state").json()["episode_id"] == latest
+    assert Settings().single_user is False
 
 
 def test_clients_that_keep_cookies_need_no_episode_id(live_server):

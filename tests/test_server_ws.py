@@ -50,7 +50,7 @@ def test_a_ws_episode_is_not_the_latest_http_episode(live_server):
     http_episode = httpx.post(f"{live_server.url}/reset", json={"task_id": "medium"}).json()["observation"]["episode_id"]
     with GenericEnvClient(base_url=live_server.url) as client:
         client.reset(task_id="easy")
-        step = httpx.post(f"{live_server.url}/step", json={"action": {"action_type": "give_up"}}).json()
+        step = httpx.post(f"{live_server.url}/step", json={"action": {"action_type": "give_up"}, "episode_id": http_episode}).json()
         assert step["observation"]["episode_id"] == http_episode
 
 

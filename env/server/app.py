@@ -26,8 +26,9 @@ from env.interface import ALIASES, PROFILES, tool_schemas
 from env.models import ACTION_TYPES, QUERY_TYPES, DebugAction, DebugObservation, DebugState
 from env.runtime import Runtime
 from env.server.environment import DebugEnvironment
-from env.server.episodes import EpisodeNotFound, EpisodeStore
+from env.server.episodes import EpisodeNotFound, EpisodeStore, NoEpisodeNamed
 from env.server.guard import RequestGuard
+from env.server.idle import IdleSessions
 from env.server.metrics import CONTENT_TYPE, ServerMetrics
 from env.server.replica import Replica
 
@@ -56,9 +57,10 @@ WebUI = Callable[[Runtime], Callable[..., "gr.Blocks"]]
 def build_app(runtime: Runtime | None = None, settings: Settings | None = None, web_ui: WebUI | None = None) -> FastAPI:
     settings = settings or Settings.from_env()
     runtime = runtime or Runtime.from_env(TaskRegistry.from_env())
-    store = EpisodeStore(settings.http_episodes, settings.session_timeout_s)
+    store = EpisodeStore(settings.http_episodes, settings.session_timeout_s, single_user=settings.single_user)
     replica = Replica(settings.replica, settings.drain_seconds)
-    metrics = ServerMetrics(replica, store, settings)
+    idle = IdleSessions(settings.session_timeout_s, settings.first_reset_timeout_s)
+    metrics = ServerMetrics(replica, store, settings, idle)
     factory = functools.partial(DebugEnvironment, runtime=runtime, store=store, replica=replica, metrics=metrics)
     app = create_app(
         factory,
@@ -66,7 +68,9 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None, 
         DebugObservation,
         env_name=ENV_NAME,
         state_cls=DebugState,
-        concurrency_config=ConcurrencyConfig(max_concurrent_envs=settings.max_sessions, session_timeout=settings.session_timeout_s),
+        # The guard closes idle WebSockets itself, with a reason (the library's reaper would free the slot and leave
+        # the socket open, and it takes state messages for silence); its reaper remains for HTTP MCP sessions.
+        concurrency_config=ConcurrencyConfig(max_concurrent_envs=settings.max_sessions, session_timeout=2 * settings.session_timeout_s),
         # With ENABLE_WEB_INTERFACE=true the library mounts a UI at /web: ours, alone (the library's playground
         # shares one environment between all visitors, which our sessions must never do).
         gradio_builder=web_ui(runtime) if web_ui is not None else _no_web_ui,
@@ -76,7 +80,7 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None, 
     app.version = VERSION
     app.add_exception_handler(RequestValidationError, _invalid_request)
     app.state.runtime, app.state.store, app.state.settings = runtime, store, settings
-    app.state.replica, app.state.metrics = replica, metrics
+    app.state.replica, app.state.metrics, app.state.idle = replica, metrics, idle
     # The library's /health only says "healthy"; ours also reports the sandbox's isolation.
     app.router.routes = [r for r in app.router.routes if getattr(r, "path", None) != "/health"]
 
@@ -100,6 +104,8 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None, 
                 "shell_refusal": iso.shell_refusal,
             },
             "http_episodes": len(store),
+            # ENV_SINGLE_USER: requests naming no episode get the latest one, whoever started it
+            "single_user": settings.single_user,
             # names the secret the verdicts derive from (never the secret): replicas and resumed runs must agree
             "secret_fingerprint": runtime.secret.fingerprint,
             "secret_generated": runtime.secret.generated,
@@ -107,6 +113,7 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None, 
 
     @app.get("/metrics", tags=["Health"], summary="Prometheus metrics: sessions by family, steps, sandbox latency, capacity, draining")
     async def prometheus_metrics() -> Response:
+        store.reap()  # HTTP episodes idle past the limit are closed lazily: count them now
         return Response(content=metrics.render(), media_type=CONTENT_TYPE)
 
     # The library's /state serves a throw-away environment; ours finds the episode as /step does.
@@ -114,9 +121,11 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None, 
 
     @app.get("/state", tags=["State Management"], summary="An HTTP episode's state", response_model=DebugState)
     def state(episode_id: str | None = None, adbg_episode: str | None = Cookie(None)) -> DebugState:
-        """?episode_id=..., else the episode the adbg_episode cookie names, else the latest HTTP episode."""
+        """?episode_id=..., else the episode the adbg_episode cookie names (400 when neither is sent)."""
         try:
             return store.find(episode_id, adbg_episode).state()
+        except NoEpisodeNamed as exc:
+            raise HTTPException(status_code=400, detail=str(exc)) from None
         except EpisodeNotFound as exc:
             raise HTTPException(status_code=404, detail=replica.lost(episode_id or adbg_episode or "") or str(exc)) from None
 
@@ -145,8 +154,8 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None, 
                 "GET /tasks": "tasks with difficulty, limits and test counts",
                 "POST /reset": 'start an episode: {"task_id": "easy", "seed": 1}; the observation carries episode_id',
                 "POST /step": 'act: {"action": {...}, "episode_id": "..."} (without episode_id: the episode the adbg_episode '
-                "cookie from /reset names, else the latest HTTP episode)",
-                "GET /state": "episode state (?episode_id=..., else the adbg_episode cookie, else the latest HTTP episode)",
+                "cookie from /reset names)",
+                "GET /state": "episode state (?episode_id=..., else the adbg_episode cookie)",
                 "GET /schema": "JSON schemas of action, observation and state",
                 "GET /metadata": "environment metadata",
                 "POST /mcp": "MCP JSON-RPC endpoint",
@@ -165,7 +174,7 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None, 
             "tasks": [task.summary() for task in runtime.registry.all()],
         }
 
-    app.add_middleware(RequestGuard, max_body_bytes=settings.max_body_bytes)
+    app.add_middleware(RequestGuard, max_body_bytes=settings.max_body_bytes, idle=idle)
     return app
 
 

@@ -6,8 +6,8 @@
 
 Over WebSocket each connection owns one instance and its episode. Over plain HTTP the library
 builds a throw-away instance per request, so episodes live in the server's EpisodeStore and are
-found by the ``episode_id`` the observation carries, else by the episode cookie ``/reset`` set, else
-as the most recent HTTP episode (``EpisodeStore.find``).
+found by the ``episode_id`` the observation carries, else by the episode cookie ``/reset`` set
+(``EpisodeStore.find``); a request naming neither reaches no episode.
 Blocking work (sandbox runs) goes to the runtime's worker threads, never the event loop.
 """
 
@@ -28,7 +28,7 @@ from env.contract import Playable
 from env.families.registry import FAMILIES, TaskRegistry, UnknownTask
 from env.models import DebugAction, DebugObservation, DebugState
 from env.runtime import Runtime
-from env.server.episodes import EpisodeIdInUse, EpisodeNotFound, EpisodeStore, StoreFull
+from env.server.episodes import EpisodeIdInUse, EpisodeNotFound, EpisodeStore, NoEpisodeNamed, StoreFull
 from env.server.metrics import ServerMetrics
 from env.server.replica import Replica
 from env.server.transport import HTTP_REQUEST
@@ -209,7 +209,8 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
                 episode = self._store.find(episode_id, request.cookie_episode)
             except EpisodeNotFound as exc:
                 named = episode_id or request.cookie_episode or ""
-                return self._refused("unknown_episode", self._replica.lost(named) or str(exc))
+                reason = "no_episode_named" if isinstance(exc, NoEpisodeNamed) else "unknown_episode"
+                return self._refused(reason, self._replica.lost(named) or str(exc))
         if episode is None:
             return _error_observation(NO_EPISODE_ON_CONNECTION)
         obs = await self._offload(episode.step, action)

@@ -3,7 +3,8 @@
 * bodies over the cap get 413 before they are read whole;
 * bodies that are not UTF-8 JSON, nest deeper than 64 levels, hold a lone surrogate or a number JSON does not
   have (NaN, Infinity, 1e400) get 400 (the library would otherwise answer some of these with a 500);
-* a WebSocket capacity error says how to raise the limit;
+* a session WebSocket (``/ws``, ``/mcp``) idle past its limit is closed with a reason (``idle``), its messages are
+  held to the body rules (answered in-band), and its capacity error says when to retry and how to raise the limit;
 * every HTTP request gets its query parameters and episode cookie in :data:`HTTP_REQUEST`, and a response
   to a request that started an episode sets that cookie (see ``transport``).
 
@@ -18,7 +19,10 @@ from urllib.parse import parse_qsl, quote, unquote
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from env.server.idle import Connection, IdleSessions
 from env.server.transport import EPISODE_COOKIE, HTTP_REQUEST, HttpRequest
+
+SESSION_SOCKETS = ("/ws", "/mcp")  # the library's WebSocket routes that hold a session slot
 
 MAX_DEPTH = 64
 
@@ -41,16 +45,25 @@ def _finite(text: str) -> float:
 
 def body_problem(body: bytes) -> str | None:
     """Why this JSON body is unacceptable, or None."""
+    return parse_body(body)[1]
+
+
+def parse_body(body: bytes) -> tuple[object, str | None]:
+    """The JSON value of ``body`` and None, or None and why it is unacceptable."""
     try:
         value = json.loads(body, parse_constant=_no_constant, parse_float=_finite)
     except _NotANumber as exc:
-        return str(exc)
+        return None, str(exc)
     except UnicodeDecodeError:
-        return "the request body is not valid UTF-8"
+        return None, "the request body is not valid UTF-8"
     except RecursionError:
-        return f"the JSON body is nested deeper than {MAX_DEPTH} levels"
+        return None, f"the JSON body is nested deeper than {MAX_DEPTH} levels"
     except ValueError as exc:
-        return f"the request body is not valid JSON: {exc}"
+        return None, f"the request body is not valid JSON: {exc}"
+    return value, _value_problem(value)
+
+
+def _value_problem(value: object) -> str | None:
     stack: list[tuple[object, int]] = [(value, 0)]
     while stack:
         item, depth = stack.pop()
@@ -70,9 +83,10 @@ def body_problem(body: bytes) -> str | None:
 
 
 class RequestGuard:
-    def __init__(self, app: ASGIApp, max_body_bytes: int):
+    def __init__(self, app: ASGIApp, max_body_bytes: int, idle: IdleSessions | None = None):
         self.app = app
         self.max_body_bytes = max_body_bytes
+        self.idle = idle
 
     async def _reject(self, send: Send, status: int, message: str) -> None:
         payload = json.dumps({"detail": message}).encode()
@@ -81,7 +95,11 @@ class RequestGuard:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "websocket":
-            await self.app(scope, receive, _capacity_hint(send))
+            if scope.get("path") in SESSION_SOCKETS and self.idle is not None:
+                conn = self.idle.watch(scope, receive, send)
+                await self.app(scope, self._checked(conn, scope.get("path") == "/mcp"), _capacity_hint(conn.send, self.idle))
+            else:
+                await self.app(scope, receive, _capacity_hint(send, self.idle))
             return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
@@ -130,8 +148,40 @@ class RequestGuard:
             HTTP_REQUEST.reset(token)
 
 
-def _capacity_hint(send: Send) -> Send:
-    """The library's capacity error says the server is full; ours also says how to raise the limit."""
+    def _checked(self, conn: Connection, mcp: bool) -> Receive:
+        """A session socket's ``receive``: a message that is not UTF-8 JSON text within the size cap (the body rules
+        of HTTP) is answered here with an error frame and never reaches the library (a lone surrogate or a deep
+        nesting made it drop the session); a reset starts the connection's longer idle limit."""
+
+        async def receive() -> Message:
+            while True:
+                message = await conn.receive()
+                if message["type"] != "websocket.receive":
+                    return message
+                text = message.get("text")
+                raw = text.encode("utf-8", "surrogatepass") if text is not None else message.get("bytes") or b""
+                if len(raw) > self.max_body_bytes:
+                    problem: str | None = f"message of {len(raw)} bytes exceeds the limit of {self.max_body_bytes} bytes"
+                else:
+                    value, problem = parse_body(raw)
+                if problem:
+                    await conn.send({"type": "websocket.send", "text": _error_frame(problem.replace("request body", "message").replace("JSON body", "message"), mcp)})
+                    continue
+                if isinstance(value, dict) and value.get("type") == "reset":
+                    conn.started = True
+                return {"type": "websocket.receive", "text": raw.decode("utf-8")}
+
+        return receive
+
+
+def _error_frame(message: str, mcp: bool) -> str:
+    if mcp:
+        return json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": message}})
+    return json.dumps({"type": "error", "data": {"message": message, "code": "INVALID_JSON"}})
+
+
+def _capacity_hint(send: Send, idle: IdleSessions | None) -> Send:
+    """The library's capacity error says the server is full; ours also says when to retry and how to raise the limit."""
 
     async def wrapped(message: Message) -> None:
         text = message.get("text") if message["type"] == "websocket.send" else None
@@ -139,11 +189,18 @@ def _capacity_hint(send: Send) -> Send:
             reply = json.loads(text)
             data = reply.get("data", {}) if reply.get("type") == "error" else {}
             if data.get("code") == "CAPACITY_REACHED":
-                data["message"] = (
-                    f"{data.get('message', 'the server is at capacity').rstrip()} Each WebSocket connection holds one session until it "
-                    f"closes: close sessions you no longer use, or start the server with a higher ENV_MAX_SESSIONS (now "
-                    f"{data.get('max_sessions')})."
+                retry = idle.retry_after() if idle is not None else None
+                when = (
+                    f"Retry in {retry} s: a session idle that long is closed by then (ENV_SESSION_TIMEOUT_S={idle.idle_s:g}, "
+                    f"ENV_FIRST_RESET_TIMEOUT_S={idle.first_reset_s:g} before its first reset). " if idle is not None else ""
                 )
+                data["message"] = (
+                    f"{data.get('message', 'the server is at capacity').rstrip()} {when}Each WebSocket connection holds one session "
+                    f"until it closes or idles out: close sessions you no longer use, or start the server with a higher "
+                    f"ENV_MAX_SESSIONS (now {data.get('max_sessions')})."
+                )
+                if retry is not None:
+                    data["retry_after_s"] = retry
                 message = {**message, "text": json.dumps(reply)}
         await send(message)
 

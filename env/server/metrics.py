@@ -1,6 +1,6 @@
 """``GET /metrics``: what a replica is doing, in the Prometheus text format (``prometheus-client``).
 
-    metrics = ServerMetrics(replica, store, settings)
+    metrics = ServerMetrics(replica, store, settings, idle)
     metrics.step("repo", submitted=True)          # on every step
     metrics.refused("draining")                   # a reset refused, a capacity error ...
     metrics.render()                              # the exposition, for the route
@@ -16,13 +16,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from env.config import Settings
 from env.contract import Playable
 from env.sandbox.runner import observe_runs
 from env.server.episodes import EpisodeStore
+from env.server.idle import IdleSessions
 from env.server.replica import Replica
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -32,10 +33,10 @@ _RUN_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 3
 class _Live(Collector):
     """Gauges read from the replica and the store at each scrape (nothing to keep in step)."""
 
-    def __init__(self, replica: Replica, store: EpisodeStore, settings: Settings):
-        self.replica, self.store, self.settings = replica, store, settings
+    def __init__(self, replica: Replica, store: EpisodeStore, settings: Settings, idle: IdleSessions | None):
+        self.replica, self.store, self.settings, self.idle = replica, store, settings, idle
 
-    def collect(self) -> Iterator[GaugeMetricFamily]:
+    def collect(self) -> Iterator[GaugeMetricFamily | CounterMetricFamily]:
         ws: list[Playable] = self.replica.session_episodes()
         http = self.store.open_episodes()
         active = GaugeMetricFamily("adbg_active_sessions", "Open (unfinished) episodes, by task family and transport", labels=["family", "transport"])
@@ -51,18 +52,22 @@ class _Live(Collector):
         capacity.add_metric(["ws"], max(0, self.settings.max_sessions - len(self.replica.sessions)))
         capacity.add_metric(["http"], max(0, self.settings.http_episodes - len(http)))
         yield capacity
+        closes = CounterMetricFamily("adbg_idle_closes", "Sessions closed for idleness, by transport (ws: /ws and /mcp sockets)", labels=["transport"])
+        closes.add_metric(["ws"], self.idle.closes if self.idle is not None else 0)
+        closes.add_metric(["http"], self.store.idle_closes)
+        yield closes
         yield GaugeMetricFamily("adbg_draining", "1 while the replica drains after SIGTERM (no new sessions)", value=int(self.replica.draining))
         yield GaugeMetricFamily("adbg_drain_seconds_left", "Seconds until a draining replica stops (0 when not draining)", value=self.replica.seconds_left() if self.replica.draining else 0.0)
 
 
 class ServerMetrics:
-    def __init__(self, replica: Replica, store: EpisodeStore, settings: Settings):
+    def __init__(self, replica: Replica, store: EpisodeStore, settings: Settings, idle: IdleSessions | None = None):
         self.registry = CollectorRegistry()
         self.steps = Counter("adbg_steps", "Steps taken, by task family", ["family"], registry=self.registry)
         self.submissions = Counter("adbg_submissions", "Submissions (submit, submit_fix), by task family", ["family"], registry=self.registry)
         self.refusals = Counter("adbg_refusals", "Episodes or requests refused, by reason", ["reason"], registry=self.registry)
         self.sandbox_runs = Histogram("adbg_sandbox_run_seconds", "Wall time of each sandbox run of this process", buckets=_RUN_BUCKETS, registry=self.registry)
-        self.registry.register(_Live(replica, store, settings))
+        self.registry.register(_Live(replica, store, settings, idle))
         observe_runs(self._run_finished)
 
     def _run_finished(self, seconds: float) -> None:
