@@ -35,18 +35,21 @@ def test_task_is_valid_over_ten_runs(runtime, task_id):
     assert report.notes == []  # the lists name every collected test
 
 
-def documented_tasks() -> dict[str, tuple[str, int, int]]:
-    """The README's repository table: | `repo-...` | difficulty | category | F2P | P2P | files |"""
+def documented_tasks() -> dict[str, tuple[str, int, int, int, int]]:
+    """The README's repository table: | `repo-...` | difficulty | category | F2P | P2P | held out (n F2P) | files |"""
     rows = {}
     for line in README.read_text().splitlines():
-        m = re.match(r"\|\s*`(repo-[\w-]+)`\s*\|\s*(\w+)\s*\|[^|]*\|\s*(\d+)\s*\|\s*(\d+)\s*\|", line)
+        m = re.match(r"\|\s*`(repo-[\w-]+)`\s*\|\s*(\w+)\s*\|[^|]*\|\s*(\d+)\s*\|\s*(\d+)\s*\|\s*(\d+) \((\d+) F2P\)\s*\|", line)
         if m:
-            rows[m.group(1)] = (m.group(2), int(m.group(3)), int(m.group(4)))
+            rows[m.group(1)] = (m.group(2), *(int(m.group(i)) for i in range(3, 7)))
     return rows
 
 
 def test_readme_documents_every_task_as_it_is():
-    assert documented_tasks() == {t.id: (t.difficulty, len(t.fail_to_pass), len(t.pass_to_pass)) for t in REPO_TASKS}
+    assert documented_tasks() == {
+        t.id: (t.difficulty, len(t.visible_fail_to_pass), len(t.visible_pass_to_pass), len(t.held_out), len(set(t.held_out) & set(t.fail_to_pass)))
+        for t in REPO_TASKS
+    }
 
 
 def test_tasks_endpoint_lists_family_difficulty_and_tools(client):
