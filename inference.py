@@ -15,14 +15,21 @@ grade in [0, 1]. Retries, errors, tokens and where the results went are written 
 
 One episode's failure does not end the run. The model endpoint's transient errors (timeouts, lost
 connections, HTTP 408, 429, 5xx) are retried with exponential backoff (env.agents.retry); when the
-attempts are spent, or on any other error (bad auth, the environment's connection closing, an unknown
-task, a profile the task lacks), the episode ends with ``[END] success=false`` and the steps and rewards so
-far, its error is recorded, and the next task starts.
+attempts are spent, or on another episode's own error (a bad request, the environment's connection
+closing, an unknown task, a profile the task lacks), the episode ends with ``[END] success=false`` and the
+steps and rewards so far, its error is recorded, and the next task starts. A model reply that cannot be
+parsed, as many times as the agent asks again, is recorded as its step's error (and the episode's).
+
+A permanent error stops the run, since every further episode would fail the same way: the model endpoint
+answering HTTP 401, 403 or 404 (or naming the model unknown), or refusing connections until the attempts
+are spent (exit status 3); the environment server not reachable at ENV_BASE_URL, checked before the first
+episode and after any episode that could not reach it, with two retries (exit status 4). stderr names the
+URL. The exit status is 0 when the run completed, failed episodes included, and 2 when a setting is
+invalid.
 
 After every episode RESULTS_PATH (default inference_results.json) is rewritten, atomically, with every
 episode so far (success, score, steps, rewards, tokens, seconds, profile, aliases, error); ``complete``
-turns true after the last. The exit status is 0 when the run completed, failed episodes included, and 2
-when a setting is invalid.
+turns true after the last, and ``stopped`` holds the message of a permanent error that ended the run.
 
 Environment: API_BASE_URL, MODEL_NAME, HF_TOKEN, ENV_BASE_URL, RESULTS_PATH; PROFILE chooses the tool
 interface (default, bash, pdb, pdb_shell, minimal: the model is offered that profile's tools, as /tasks
@@ -39,8 +46,11 @@ import random
 import sys
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+
+import httpx
+import openai
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -51,10 +61,72 @@ from env.eval.baseline_log import BENCHMARK, end_line, start_line, step_line  # 
 from env.eval.drivers import WsDriver  # noqa: E402
 
 DEFAULT_TASKS = ["easy", "medium", "hard"]
+EXIT_INVALID_SETTING, EXIT_MODEL, EXIT_ENVIRONMENT = 2, 3, 4
+ENV_RETRY_DELAYS_S = (0.5, 1.0)  # a server that is restarting gets 1.5 s; one that is down is reported soon
+MODEL_UNKNOWN_CODES = frozenset({"model_not_found", "model_not_supported"})  # OpenAI's and Hugging Face's router's
 
 
 class TaskUnavailable(LookupError):
     """The environment does not offer this task (or not with the chosen profile)."""
+
+
+class RunStopped(Exception):
+    """A permanent error: every further episode would fail the same way, so the run stops with ``status``."""
+
+    def __init__(self, message: str, status: int):
+        super().__init__(message)
+        self.status = status
+
+
+def causes(exc: BaseException) -> list[BaseException]:
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and all(current is not seen for seen in chain):
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    return chain
+
+
+def unreachable(exc: BaseException) -> bool:
+    """Nothing answered at the address: refused, unknown host, no route (not a timeout or a dropped connection)."""
+    return any(isinstance(e, httpx.ConnectError | ConnectionRefusedError) for e in causes(exc))
+
+
+def environment_unreachable(exc: BaseException) -> bool:
+    return unreachable(exc) and not isinstance(exc, ModelUnavailable | openai.APIError)  # those are the model endpoint's
+
+
+def model_stop(exc: BaseException, settings: Settings) -> RunStopped | None:
+    """The model endpoint's error as a reason to stop, if it is one that the next request would meet too."""
+    where = f"the model endpoint {settings.api_base}"
+    if isinstance(exc, ModelUnavailable):
+        if not unreachable(exc):
+            return None  # timeouts, 429 and 5xx until the attempts were spent: the next episode may fare better
+        return RunStopped(f"{where} is not reachable ({exc}); check API_BASE_URL", EXIT_MODEL)
+    if not isinstance(exc, openai.APIStatusError):
+        return None
+    said = describe(exc)
+    if exc.status_code in (401, 403):
+        return RunStopped(f"{where} refused the credentials ({said}); check HF_TOKEN", EXIT_MODEL)
+    if exc.status_code == 404 or exc.code in MODEL_UNKNOWN_CODES:
+        return RunStopped(f"{where} does not know the model {settings.model!r} ({said}); check MODEL_NAME and API_BASE_URL", EXIT_MODEL)
+    return None
+
+
+def check_environment(url: str, delays: tuple[float, ...] = ENV_RETRY_DELAYS_S) -> None:
+    """Raise RunStopped unless the environment server answers /health, trying again after each of ``delays``."""
+    for attempt, wait in enumerate((*delays, None), start=1):
+        try:
+            httpx.get(f"{url.rstrip('/')}/health", timeout=30).raise_for_status()
+            return
+        except httpx.HTTPError as exc:
+            last = describe(exc)
+            if wait is None:
+                break
+            note(f"the environment server at {url} did not answer ({last}); retry {attempt}/{len(delays)} in {wait:.1f}s")
+            time.sleep(wait)
+    raise RunStopped(f"the environment server at {url} is not reachable ({last}, {len(delays) + 1} attempts); "
+                     "start it (make serve) or set ENV_BASE_URL", EXIT_ENVIRONMENT)
 
 
 @dataclass(frozen=True)
@@ -95,6 +167,7 @@ class Episode:
     cumulative_reward: float | None = None
     aliases: list[tuple[str, str]] = field(default_factory=list)
     error: str | None = None
+    stop: RunStopped | None = field(default=None, repr=False, compare=False)  # not in the results file
 
 
 def emit(line: str) -> None:
@@ -145,16 +218,29 @@ def play(task_id: str, settings: Settings, connect: Callable[[str], WsDriver], m
                 finally:  # a turn that failed has spent tokens too
                     used = agent.usage()
                     episode.tokens += used.get("prompt_tokens", 0) + used.get("completion_tokens", 0)
+                unparsed = getattr(agent, "unparsed", None)  # the action is the agent's own, not the model's
+                if unparsed:
+                    episode.error = unparsed
+                    note(f"{task_id}: {unparsed}")
                 obs, reward, done = env.step(action)
                 episode.steps += 1
                 episode.rewards.append(reward)
-                emit(step_line(episode.steps, action, reward, done, obs.get("error")))
+                error = "; ".join(e for e in (unparsed, obs.get("error")) if e)
+                emit(step_line(episode.steps, action, reward, done, error or None))
             episode.score = float(obs.get("grader_score") or 0.0)
             episode.cumulative_reward = obs.get("cumulative_reward")
             episode.success = solved(env, obs)
-    except Exception as exc:  # noqa: BLE001 (the model, the environment or the task: the run goes on to the next task)
+    except Exception as exc:  # noqa: BLE001 (the model, the environment or the task: the run goes on, unless it cannot)
         episode.error = str(exc) if isinstance(exc, TaskUnavailable | ModelUnavailable) else describe(exc)  # those two say what failed
+        if environment_unreachable(exc):
+            episode.error = f"the environment server at {settings.env_url} did not answer: {episode.error}"  # httpx names no URL
         note(f"{task_id}: episode failed after {episode.steps} step(s): {episode.error}")
+        episode.stop = model_stop(exc, settings)
+        if episode.stop is None and environment_unreachable(exc):
+            try:
+                check_environment(settings.env_url)
+            except RunStopped as stop:
+                episode.stop = stop
     finally:
         episode.seconds = round(time.monotonic() - started, 2)
         episode.aliases = list(getattr(agent, "aliases_used", []))
@@ -174,7 +260,7 @@ def main(argv: list[str]) -> int:
         settings = Settings.from_env()
     except ValueError as exc:
         note(f"inference.py: {exc}")
-        return 2
+        return EXIT_INVALID_SETTING
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(message)s")  # the retries' warnings
     task_ids = list(dict.fromkeys(DEFAULT_TASKS + argv))
 
@@ -184,14 +270,28 @@ def main(argv: list[str]) -> int:
     header = {"model": settings.model, "api_base_url": settings.api_base, "env": BENCHMARK, "profile": settings.profile}
     results: list[dict[str, object]] = []
     write_results(settings.results_path, {**header, "complete": False, "results": results})
+    try:
+        check_environment(settings.env_url)  # before any episode: a server that is down would fail every one
+    except RunStopped as stop:
+        return stopped(stop, settings.results_path, {**header, "complete": False, "results": results})
     for task_id in task_ids:
         episode = play(task_id, settings, WsDriver, make_agent)
-        results.append(asdict(episode))
-        write_results(settings.results_path, {**header, "complete": len(results) == len(task_ids), "results": results})
+        results.append({f.name: getattr(episode, f.name) for f in fields(episode) if f.name != "stop"})
+        payload = {**header, "complete": len(results) == len(task_ids), "results": results}
+        write_results(settings.results_path, payload)
         note(f"{task_id}: success={str(episode.success).lower()} score={episode.score:.3f} steps={episode.steps} "
              f"tokens={episode.tokens} seconds={episode.seconds} profile={settings.profile}")
+        if episode.stop is not None:
+            return stopped(episode.stop, settings.results_path, {**payload, "complete": False})
     note(f"results written to {settings.results_path}")
     return 0  # failed episodes are results (success=false, their error recorded), not a failed run
+
+
+def stopped(stop: RunStopped, path: Path, payload: Mapping[str, object]) -> int:
+    write_results(path, {**payload, "stopped": str(stop)})
+    note(f"results so far written to {path}")
+    note(f"inference.py: stopped: {stop}")
+    return stop.status
 
 
 if __name__ == "__main__":

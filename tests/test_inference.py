@@ -23,6 +23,7 @@ from env.agents.llm import LLMAgent
 from env.agents.retry import ModelUnavailable, RetryPolicy
 from env.eval.baseline_log import action_summary, end_line, start_line, step_line
 from env.tasks.oracle import oracle_actions
+from tests.conftest import free_port
 from tests.helpers import GOLD, GOOD_HYPOTHESIS, REGISTRY
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,17 +50,19 @@ EASY_LINES = [
     f"[START] task=easy env=agentdebugger-env model={MODEL}",
     '[STEP] step=1 action=query_context(query_type:"test_details", query_target:"test_finds_last_element") reward=0.00 done=false error=null',
     f'[STEP] step=2 action=submit_fix(fixed_code:<{len(GOLD["easy"])} chars>, hypothesis:"The while loop condition left < right is off by one: the...") '
-    "reward=0.54 done=true error=null",
-    "[END] success=true steps=2 score=0.960 rewards=0.00,0.54",
+    "reward=0.55 done=true error=null",
+    "[END] success=true steps=2 score=0.960 rewards=0.00,0.55",
 ]
 MEDIUM_LINES = [
     f"[START] task=medium env=agentdebugger-env model={MODEL}",
     "[STEP] step=1 action=give_up reward=0.00 done=true error=null",
     "[END] success=false steps=1 score=0.000 rewards=0.00",
 ]
+UNPARSED = ("the model's reply could not be parsed (4 replies; the last: no tool call and no JSON object with an \"action_type\"); "
+            "expected one call of one of these tools: submit_fix, query_context, give_up, or a JSON object with an \"action_type\"")
 HARD_LINES = [
     f"[START] task=hard env=agentdebugger-env model={MODEL}",
-    '[STEP] step=1 action=give_up(final_diagnosis:"the model\'s replies could not be parsed") reward=0.00 done=true error=null',
+    f'[STEP] step=1 action=give_up(final_diagnosis:"the model\'s replies could not be parsed") reward=0.00 done=true error={UNPARSED}',
     "[END] success=false steps=1 score=0.000 rewards=0.00",
 ]
 REPO_LINES = [  # the observation's info["resolved"] says success
@@ -82,7 +85,7 @@ PROTOCOL = re.compile(
 class FakeModel:
     """An OpenAI-compatible chat endpoint on a free port. It answers each request with the script's next reply; with
     ``fail_every=n`` each n-th request instead fails (503 and 429 in turn) without using a reply; a ``HANG`` entry is
-    read, handed to ``on_hang`` and never answered."""
+    read, handed to ``on_hang`` and never answered; a ``{"status": n, "error": {...}}`` entry is answered with that error."""
 
     def __init__(self, script: list[dict], fail_every: int = 0, on_hang: Callable[[], None] | None = None) -> None:
         self.script, self.fail_every, self.on_hang = list(script), fail_every, on_hang
@@ -104,6 +107,9 @@ class FakeModel:
                     if model.on_hang is not None:
                         model.on_hang()
                     model.release.wait(60)  # until the test ends: the client's timeout must fire first
+                    return
+                if message is not None and "status" in message:
+                    self.reply(message["status"], {"error": message["error"]})
                     return
                 if failing:
                     status = 503 if (number // model.fail_every) % 2 else 429
@@ -186,12 +192,12 @@ def test_inference_plays_easy_medium_hard_and_reports_an_unknown_task(live_serve
     assert {k: results[k] for k in ("model", "env", "profile", "complete")} == {"model": MODEL, "env": "agentdebugger-env", "profile": "default", "complete": True}
     assert all(isinstance(r["seconds"], float) for r in results["results"])
     assert without_timing(results) == [
-        {"task_id": "easy", "profile": "default", "success": True, "score": 0.96, "steps": 2, "rewards": [0.0, 0.5375], "tokens": 330,
-         "cumulative_reward": 0.5375, "aliases": [["query", "query_context"]], "error": None},
+        {"task_id": "easy", "profile": "default", "success": True, "score": 0.96, "steps": 2, "rewards": [0.0, 0.55], "tokens": 330,
+         "cumulative_reward": 0.55, "aliases": [["query", "query_context"]], "error": None},
         {"task_id": "medium", "profile": "default", "success": False, "score": 0.0, "steps": 1, "rewards": [0.0], "tokens": 110,
          "cumulative_reward": 0.0, "aliases": [], "error": None},
         {"task_id": "hard", "profile": "default", "success": False, "score": 0.0, "steps": 1, "rewards": [0.0], "tokens": 440,
-         "cumulative_reward": 0.0, "aliases": [], "error": None},
+         "cumulative_reward": 0.0, "aliases": [], "error": UNPARSED},
         {"task_id": REPO_TASK, "profile": "default", "success": True, "score": 0.993333, "steps": 2, "rewards": [0.0, 0.8], "tokens": 220,
          "cumulative_reward": 0.8, "aliases": [], "error": None},
         {"task_id": "no-such-task", "profile": "default", "success": False, "score": 0.0, "steps": 0, "rewards": [], "tokens": 0,
@@ -212,7 +218,7 @@ def test_inference_retries_every_third_request_and_gets_the_same_results(live_se
     assert done.stderr.count("model request failed (HTTP 503: ") == 2 and done.stderr.count("model request failed (HTTP 429: ") == 2
     results = json.loads((tmp_path / "results.json").read_text())
     assert [(r["task_id"], r["success"], r["score"], r["rewards"], r["tokens"], r["error"]) for r in results["results"]] == [
-        ("easy", True, 0.96, [0.0, 0.5375], 330, None), ("medium", False, 0.0, [0.0], 110, None), ("hard", False, 0.0, [0.0], 440, None),
+        ("easy", True, 0.96, [0.0, 0.55], 330, None), ("medium", False, 0.0, [0.0], 110, None), ("hard", False, 0.0, [0.0], 440, UNPARSED),
         (REPO_TASK, True, 0.993333, [0.0, 0.8], 220, None), ("no-such-task", False, 0.0, [], 0, "unknown task 'no-such-task'"),
     ]
 
@@ -239,7 +245,7 @@ def test_a_hanging_model_fails_one_episode_and_the_run_goes_on(live_server, tmp_
     results = json.loads(path.read_text())
     assert results["complete"] is True
     assert [(r["task_id"], r["success"], r["steps"], r["rewards"], r["error"]) for r in results["results"]] == [
-        ("easy", True, 2, [0.0, 0.5375], None), ("medium", False, 0, [], error), ("hard", False, 1, [0.0], None),
+        ("easy", True, 2, [0.0, 0.55], None), ("medium", False, 0, [], error), ("hard", False, 1, [0.0], None),
     ]
 
 
@@ -249,6 +255,71 @@ def test_invalid_retry_settings_stop_the_run_before_any_episode(monkeypatch, tmp
     assert inference.main([]) == 2
     out, err = capsys.readouterr()
     assert out == "" and "LLM_MAX_ATTEMPTS must be at least 1, not '0'" in err and not (tmp_path / "r.json").exists()
+
+
+# -- permanent errors stop the run, naming the URL -------------------------------------------------
+
+
+def refused(status: int, message: str, code: str) -> dict:
+    return {"status": status, "error": {"message": message, "type": "invalid_request_error", "code": code}}
+
+
+EASY_FAILED = [f"[START] task=easy env=agentdebugger-env model={MODEL}", "[END] success=false steps=0 score=0.000 rewards="]
+
+
+@pytest.mark.parametrize(("reply", "said"), [
+    (refused(401, "Invalid credentials", "invalid_api_key"), "refused the credentials (HTTP 401: Error code: 401 - Invalid credentials); check HF_TOKEN"),
+    (refused(404, "The model does not exist", "model_not_found"),
+     f"does not know the model '{MODEL}' (HTTP 404: Error code: 404 - The model does not exist); check MODEL_NAME and API_BASE_URL"),
+], ids=["401", "404"])
+def test_a_model_endpoint_that_refuses_the_request_stops_the_run_with_status_3(live_server, tmp_path, reply, said):
+    model = FakeModel([reply])
+    done = run_inference(model, live_server.url, tmp_path / "results.json")
+    stop = f"the model endpoint {model.url} {said}"
+    assert done.returncode == 3, done.stderr[-3000:]
+    assert protocol_only(done.stdout) == EASY_FAILED  # medium and hard would fail the same way: they are not started
+    assert done.stderr.splitlines()[-1] == f"inference.py: stopped: {stop}"
+    assert len(model.requests) == 1  # not retried
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert (results["complete"], results["stopped"], [r["task_id"] for r in results["results"]]) == (False, stop, ["easy"])
+
+
+def test_a_model_endpoint_nobody_listens_on_stops_the_run_after_the_retries(live_server, tmp_path):
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    done = run_inference(FakeModel([]), live_server.url, tmp_path / "results.json", API_BASE_URL=url, LLM_MAX_ATTEMPTS="2")
+    assert done.returncode == 3, done.stderr[-3000:]
+    assert protocol_only(done.stdout) == EASY_FAILED
+    assert "model request failed (APIConnectionError: Connection error.); retry 1/1" in done.stderr
+    assert done.stderr.splitlines()[-1] == (f"inference.py: stopped: the model endpoint {url} is not reachable (the model endpoint failed 2 "
+                                            "time(s); last: APIConnectionError: Connection error.); check API_BASE_URL")
+
+
+def test_an_environment_server_nobody_listens_on_stops_the_run_before_any_episode(tmp_path):
+    url = f"http://127.0.0.1:{free_port()}"
+    model = FakeModel([])
+    done = run_inference(model, url, tmp_path / "results.json")
+    stop = (f"the environment server at {url} is not reachable (ConnectError: [Errno 111] Connection refused, 3 attempts); "
+            "start it (make serve) or set ENV_BASE_URL")
+    assert done.returncode == 4, done.stderr[-3000:]
+    assert done.stdout == "" and model.requests == []
+    assert done.stderr.splitlines() == [
+        f"the environment server at {url} did not answer (ConnectError: [Errno 111] Connection refused); retry 1/2 in 0.5s",
+        f"the environment server at {url} did not answer (ConnectError: [Errno 111] Connection refused); retry 2/2 in 1.0s",
+        f"results so far written to {tmp_path / 'results.json'}",
+        f"inference.py: stopped: {stop}",
+    ]
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert (results["complete"], results["results"], results["stopped"]) == (False, [], stop)
+
+
+def test_an_environment_server_gone_mid_run_stops_it_after_that_episode(capsys):
+    url = f"http://127.0.0.1:{free_port()}"
+    settings = inference.Settings("http://model", MODEL, "", url, Path("unused.json"), "default", RetryPolicy())
+    episode = inference.play("easy", settings, inference.WsDriver, lambda: pytest.fail("no episode, no agent"))
+    assert episode.error == f"the environment server at {url} did not answer: ConnectError: [Errno 111] Connection refused"
+    assert episode.stop is not None and episode.stop.status == 4
+    assert str(episode.stop).startswith(f"the environment server at {url} is not reachable (ConnectError: [Errno 111] Connection refused, 3 attempts)")
+    assert capsys.readouterr().out.splitlines() == EASY_FAILED
 
 
 # -- one episode, in process -----------------------------------------------------------------------

@@ -8,7 +8,8 @@
   action types). A model that answers in text may write one JSON action instead.
 - A malformed reply (no tool call and no JSON action, arguments that are not a JSON object, an
   unknown tool) is answered with the exact error and retried, up to ``retries`` times; then the
-  agent gives up the episode rather than crash.
+  agent gives up the episode rather than crash, and ``unparsed`` says why (what the last reply
+  lacked and what was expected), for the harness to record as the step's error.
 - Names models reach for (``str_replace``, ``cat``, ``bash``, ``finish`` ...) are mapped onto the
   registered tools by ``ALIASES``; every aliased call is recorded in ``aliases_used``.
 - Relays: after ``relay_turns`` turns the model writes a summary that starts a fresh context (and the
@@ -104,6 +105,7 @@ class LLMAgent(Agent):
         self.pending_call: str | None = None
         self.turns = self.relays = self.turns_in_relay = 0
         self.aliases_used: list[tuple[str, str]] = []
+        self.unparsed: str | None = None  # why the last action was not the model's (its replies could not be parsed)
         self._usage = {"prompt_tokens": 0, "completion_tokens": 0}
 
     def usage(self) -> dict[str, int]:
@@ -113,6 +115,7 @@ class LLMAgent(Agent):
 
     def act(self, observation: Observation) -> Action:
         self._usage = {"prompt_tokens": 0, "completion_tokens": 0}
+        self.unparsed = None
         if self.turns > 0:
             self._answer(observation_text(observation))
         self.turns += 1
@@ -126,12 +129,17 @@ class LLMAgent(Agent):
             if "new_relay" in self.names:  # tell the server, so its edit gate locks again for the new context
                 self.turns_in_relay = 0  # the marker is not one of the new relay's model turns
                 return {"action_type": "new_relay"}
+        reason = ""
         for _ in range(self.retries + 1):
             message = self._complete(tools=True)
             try:
                 return self._action(message)
             except Malformed as exc:
                 self._answer(f"Your reply could not be used: {exc}. Call exactly one of these tools: {', '.join(self.names)}.")
+                reason = str(exc)
+        # The step that follows is the agent's, not the model's: the harness must record why (``unparsed``).
+        self.unparsed = (f"the model's reply could not be parsed ({self.retries + 1} replies; the last: {reason}); expected one call of "
+                         f"one of these tools: {', '.join(self.names)}, or a JSON object with an \"action_type\"")
         return {"action_type": "give_up", "final_diagnosis": "the model's replies could not be parsed"} if "give_up" in self.names else {"action_type": "submit"}
 
     def _complete(self, tools: bool) -> Any:

@@ -2,8 +2,8 @@
 
     [START] task=easy env=agentdebugger-env model=meta-llama/Llama-3.1-70B-Instruct
     [STEP] step=1 action=query_context(query_type:"test_details", query_target:"test_finds_last_element") reward=0.00 done=false error=null
-    [STEP] step=2 action=submit_fix(fixed_code:<379 chars>, hypothesis:"The while loop condition left < right is off by one: the...") reward=0.54 done=true error=null
-    [END] success=true steps=2 score=0.960 rewards=0.00,0.54
+    [STEP] step=2 action=submit_fix(fixed_code:<379 chars>, hypothesis:"The while loop condition left < right is off by one: the...") reward=0.55 done=true error=null
+    [END] success=true steps=2 score=0.960 rewards=0.00,0.55
 
 Every field is one line: an action's arguments are summarised (code by its length, long text cut) and an
 error's whitespace, newlines included, collapses to single spaces, so a line never breaks.
