@@ -392,3 +392,79 @@ def test_the_minimal_profile_shows_the_files_cat_printed(runtime) -> None:
     session.act({"action_type": "test"})
     assert session.shown == "src/sensorkit/window.py"
     session.close()
+
+
+# -- scratch folders: nothing outlives the demo ------------------------------------------------------
+
+SCRATCH_PROCESS = """
+import time
+from env.demo import scratch
+from env.server.signals import exit_cleanly_on_sigterm
+exit_cleanly_on_sigterm()
+print(scratch.new_folder(), flush=True)
+time.sleep(60)
+"""
+
+
+def scratch_process(tmp_path):
+    """A process that opens one scratch folder under ``tmp_path`` (its TMPDIR), says where, and waits."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    process = subprocess.Popen([sys.executable, "-c", SCRATCH_PROCESS], cwd=Path(__file__).resolve().parents[1],
+                               env={"PATH": "/usr/bin:/bin", "TMPDIR": str(tmp_path)}, stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    return process, Path(process.stdout.readline().strip())
+
+
+def test_a_session_s_download_folder_carries_the_pid_and_goes_with_the_session(runtime, tmp_path, monkeypatch) -> None:
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from env.demo.ui import _save
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    session = DemoSession(lambda: InProcessDriver(runtime))
+    session.start(summary(runtime, "easy"), "default", 1)
+    saved = _save(session)
+    assert saved is not None
+    folder = Path(saved).parent
+    assert folder.name.startswith(f"adbg-demo-{os.getpid()}-") and [p.name for p in folder.iterdir()] == ["trajectory-easy-seed1.json"]
+    session.close()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_scratch_folders_go_at_exit_and_a_killed_process_s_at_the_next_start(tmp_path) -> None:
+    import os
+    import signal
+
+    from env.demo import scratch
+
+    stopped, stopped_folder = scratch_process(tmp_path)
+    killed, killed_folder = scratch_process(tmp_path)
+    assert stopped_folder.is_dir() and stopped_folder.name.startswith(f"adbg-demo-{stopped.pid}-")
+    stopped.send_signal(signal.SIGTERM)
+    assert stopped.wait(30) == 0 and not stopped_folder.exists()  # SIGTERM exits normally: atexit removes it
+    killed.kill()
+    assert killed.wait(30) == -signal.SIGKILL and killed_folder.is_dir()  # nothing runs on SIGKILL
+    mine = tmp_path / f"adbg-demo-{os.getpid()}-open"  # a live process's folder
+    unnamed = tmp_path / "adbg-demo-k2x9q7w1"  # named before folders carried the PID: whose it is is unknown
+    mine.mkdir()
+    unnamed.mkdir()
+    assert scratch.sweep(tmp_path) == [killed_folder]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([mine.name, unnamed.name])
+
+
+def test_building_the_demo_sweeps_the_folders_of_dead_demos(runtime, tmp_path, monkeypatch) -> None:
+    import tempfile
+
+    from env.demo.launch import local_demo
+
+    killed, folder = scratch_process(tmp_path)
+    killed.kill()
+    killed.wait(30)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    local_demo(runtime)
+    assert list(tmp_path.iterdir()) == []

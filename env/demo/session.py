@@ -13,12 +13,11 @@ observation is kept, and the episode can go on or be restarted.
 from __future__ import annotations
 
 import logging
-import shutil
 import threading
 from collections.abc import Callable
 from typing import Any
 
-from env.demo import view
+from env.demo import scratch, view
 from env.demo.trajectory import Trajectory, TrajectoryStep
 
 log = logging.getLogger("adbg.demo")
@@ -143,7 +142,7 @@ class DemoSession:
         with self._lock:
             self._close_driver()
             if self.folder is not None:
-                shutil.rmtree(self.folder, ignore_errors=True)
+                scratch.remove(self.folder)
                 self.folder = None
 
     def _close_driver(self) -> None:

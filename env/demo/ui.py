@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import random
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ import gradio as gr
 import pandas as pd
 
 from env.agents import AGENTS
-from env.demo import commands, view
+from env.demo import commands, scratch, view
 from env.demo.session import DemoError, DemoSession, Driver, describe
 from env.demo.trajectory import Frame, TrajectoryError, load, replay
 from env.families.classic.episode import MAX_TEXT_FIELD
@@ -107,11 +106,11 @@ HISTORY_HEADERS = ["step", "action", "reward", "tests", "error"]
 
 def _save(session: DemoSession) -> str | None:
     """The episode so far, as the download button's file: one file per session, rewritten at each step and
-    removed with the session (Gradio serves a copy from its cache, which ``delete_cache`` empties)."""
+    removed with the session, or at exit (Gradio serves a copy from its cache, which ``delete_cache`` empties)."""
     if not session.task:
         return None
     if session.folder is None:
-        session.folder = tempfile.mkdtemp(prefix="adbg-demo-")
+        session.folder = scratch.new_folder()
     path = Path(session.folder) / f"trajectory-{session.task['id']}-seed{session.seed}.json"
     for old in Path(session.folder).iterdir():
         if old != path:
@@ -123,6 +122,7 @@ def _save(session: DemoSession) -> str | None:
 def build_demo(driver_factory: Callable[[], Driver], replay_env: Callable[[], Any], default_task: str = "easy") -> gr.Blocks:
     """``driver_factory`` opens one episode's connection (in-process or to a server); ``replay_env`` gives an
     in-process ``DebugEnvironment`` that replays saved trajectories."""
+    scratch.sweep()  # what demos killed before they could exit left behind
     catalogue = Catalogue(driver_factory)
     choices = catalogue.choices()
     first = default_task if default_task in catalogue.listed else choices[0][1]
