@@ -34,6 +34,10 @@ from websockets.protocol import State
 
 from env.wire import ActionFields, DebugAction, DebugObservation, DebugState
 
+# The close code of a session the server ended for idleness (env.server.idle.IDLE_CLOSE_CODE; not imported: the
+# client imports nothing of the server).
+IDLE_CLOSE_CODE = 4408
+
 __all__ = ["DebugAction", "DebugEnvClient", "DebugObservation", "DebugState", "ServerError", "StepResult"]
 
 T = TypeVar("T")
@@ -231,6 +235,11 @@ class DebugEnvClient:
         return self
 
     async def _request_async(self, message: Payload, parse: Callable[[Payload], T]) -> T:
+        old = self._ws
+        if old is not None and old.state is State.CLOSED and old.close_code == IDLE_CLOSE_CODE and message.get("type") != "reset":
+            # A step on a fresh connection would only say that no episode runs there: say why the episode ended.
+            self._ws = self._ws_loop = None
+            raise ServerError(f"Server error: the server closed this session: {old.close_reason}; its episode is over, send a reset (code: IDLE_TIMEOUT)")
         await self._connect_async()
         ws = self._ws
         assert ws is not None

@@ -100,3 +100,22 @@ def test_an_idle_http_episode_is_closed_counted_and_named(runtime):
 def test_settings_have_the_documented_defaults():
     settings = Settings()
     assert (settings.session_timeout_s, settings.first_reset_timeout_s, settings.single_user) == (600.0, 60.0, False)
+
+
+def test_the_client_says_why_its_session_ended_and_resets_on_a_new_one(runtime):
+    from env.client import IDLE_CLOSE_CODE as CLIENT_CODE
+    from env.client import DebugAction, DebugEnvClient, ServerError
+    from tests.conftest import LiveServer
+
+    assert CLIENT_CODE == IDLE_CLOSE_CODE
+    with LiveServer(build_app(runtime=runtime, settings=Settings(session_timeout_s=0.3))) as server, DebugEnvClient(server.url) as client:
+        client.reset(task_id="easy", seed=1)
+        time.sleep(0.6)
+        with pytest.raises(ServerError) as ended:
+            client.step(DebugAction(action_type="give_up"))
+        assert str(ended.value) == (
+            "Server error: the server closed this session: idle 0.3 s (ENV_SESSION_TIMEOUT_S): session closed; reconnect and reset; "
+            "its episode is over, send a reset (code: IDLE_TIMEOUT)"
+        )
+        assert client.reset(task_id="easy", seed=1).observation.tests_passed == 6
+        assert client.step(DebugAction(action_type="give_up")).done is True
