@@ -49,7 +49,7 @@ def verdicts(runtime) -> dict[tuple[str, str], RepoVerdict]:
         return run_tests(runtime.sandbox, task, _files(task, job[1]), graded=True)
 
     with ThreadPoolExecutor(max_workers=8) as pool:
-        return dict(zip(jobs, pool.map(grade, jobs)))
+        return dict(zip(jobs, pool.map(grade, jobs), strict=True))
 
 
 def _ok(verdict: RepoVerdict) -> None:
