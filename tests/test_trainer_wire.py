@@ -110,7 +110,11 @@ def test_a_full_server_says_how_to_raise_the_limit(runtime):
 
         reply = asyncio.run(run())
     assert reply["type"] == "error" and reply["data"]["code"] == "CAPACITY_REACHED"
+    retry = reply["data"]["retry_after_s"]  # when the first held session would be closed for idleness
+    assert 590 < retry <= 600
     assert reply["data"]["message"] == (
-        "Server at capacity: 2/2 sessions active. Cannot accept new connections. Each WebSocket connection holds one session "
-        "until it closes: close sessions you no longer use, or start the server with a higher ENV_MAX_SESSIONS (now 2)."
+        f"Server at capacity: 2/2 sessions active. Cannot accept new connections. Retry in {retry} s: a session idle that long "
+        "is closed by then (ENV_SESSION_TIMEOUT_S=600, ENV_FIRST_RESET_TIMEOUT_S=60 before its first reset). Each WebSocket "
+        "connection holds one session until it closes or idles out: close sessions you no longer use, or start the server "
+        "with a higher ENV_MAX_SESSIONS (now 2)."
     )
