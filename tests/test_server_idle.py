@@ -1,6 +1,7 @@
 """Issue 33 item 3: idle sessions end with a reason the client can read; a full server says when to retry; a session
 in use is never cut. Limits are tiny here (the defaults are 600 s, and 60 s before the first reset)."""
 
+import asyncio
 import json
 import time
 
@@ -10,7 +11,8 @@ from starlette.websockets import WebSocketDisconnect
 
 from env.config import Settings
 from env.server.app import build_app
-from env.server.idle import IDLE_CLOSE_CODE
+from env.server.guard import RequestGuard
+from env.server.idle import IDLE_CLOSE_CODE, IdleSessions
 
 RESET = json.dumps({"type": "reset", "data": {"task_id": "easy", "seed": 1}})
 QUERY = json.dumps({"type": "step", "data": {"action_type": "query_context", "query_type": "function_signature", "query_target": "binary_search"}})
@@ -119,3 +121,24 @@ def test_the_client_says_why_its_session_ended_and_resets_on_a_new_one(runtime):
         )
         assert client.reset(task_id="easy", seed=1).observation.tests_passed == 6
         assert client.step(DebugAction(action_type="give_up")).done is True
+
+
+def test_a_step_longer_than_the_limit_is_not_idleness():
+    """The clock runs only while the server waits for the client: an app that takes 0.6 s to answer (twice the
+    limit) answers, and the connection goes on until the client has been silent for the limit."""
+
+    async def slow_app(scope, receive, send):  # accepts, answers each message after 0.6 s
+        assert (await receive())["type"] == "websocket.connect"
+        await send({"type": "websocket.accept"})
+        while (message := await receive())["type"] == "websocket.receive":
+            await asyncio.sleep(0.6)
+            await send({"type": "websocket.send", "text": "answer to " + message["text"]})
+
+    guarded = RequestGuard(slow_app, max_body_bytes=1024, idle=IdleSessions(idle_s=0.3, first_reset_s=0.3))
+    with TestClient(guarded).websocket_connect("/ws") as ws:  # not entered: the stub has no lifespan
+        ws.send_text(RESET)
+        assert ws.receive_text() == "answer to " + RESET
+        ws.send_text(QUERY)
+        assert ws.receive_text() == "answer to " + QUERY
+        frame, code, _ = closed_with(ws)  # then silence: closed
+    assert (frame["data"]["code"], code) == ("IDLE_TIMEOUT", IDLE_CLOSE_CODE)
