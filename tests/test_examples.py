@@ -17,12 +17,12 @@ def run_example(name: str, url: str) -> str:
 def test_http_example(live_server):
     out = run_example("http_episode.py", live_server.url)
     assert "6/8 tests pass on the buggy code" in out
-    assert out.rstrip().endswith("reward 0.5375, done True, tests 8/8, grade 0.96")
+    assert out.rstrip().endswith("reward 0.564286, done True, tests 8/8, grade 0.96")
 
 
 def test_websocket_example(live_server):
     out = run_example("ws_episode.py", live_server.url)
-    assert out.splitlines() == ["6/8 tests pass on the buggy code", "reward 0.5375, done True, tests 8/8, grade 0.96"]
+    assert out.splitlines() == ["6/8 tests pass on the buggy code", "reward 0.564286, done True, tests 8/8, grade 0.96"]
 
 
 def test_curl_flow_from_the_readme(live_server):

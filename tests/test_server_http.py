@@ -68,7 +68,7 @@ def test_a_whole_episode_over_plain_http(client):
     assert step.status_code == 200 and step.json()["reward"] == 0.0
     assert step.json()["observation"]["query_result"].startswith("def hash_password(password):")
     done = client.post("/step", json={"action": submit(GOLD["medium"], GOOD_HYPOTHESIS["medium"]), "episode_id": episode}).json()
-    assert done["done"] is True and done["reward"] == 0.56
+    assert done["done"] is True and done["reward"] == 0.571429
     assert done["observation"]["grader_score"] == round(0.6 + 0.2 * 6 / 7 + 0.15 + 0.05, 6)
     state = client.get("/state", params={"episode_id": episode}).json()
     assert (state["episode_id"], state["step_count"], state["solved"], state["attempts_used"]) == (episode, 2, True, 1)
