@@ -107,13 +107,39 @@ def rewrite(task: RepoTask, target: dict[str, str], partial: bool) -> list[dict]
     return actions + [{"action_type": "submit"}]
 
 
+def latency(runtime: Runtime, registry: TaskRegistry, runs: int) -> None:
+    """The classic verdict's cost of the held-out cases (a sandbox child of their own): medians in the same run."""
+    import random
+    import statistics
+
+    from env.families.classic.judge import judge_on
+
+    for task_id in ("easy", "medium"):
+        task = registry.get(task_id)
+        cases = task.held_out_cases(random.Random(1))
+        plain, held = [], []
+        for i in range(runs):
+            t = time.perf_counter()
+            judge_on(runtime, task, task.gold_source, random.Random(i))
+            plain.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            judge_on(runtime, task, task.gold_source, random.Random(i), held_out=cases)
+            held.append(time.perf_counter() - t)
+        a, b = statistics.median(plain) * 1000, statistics.median(held) * 1000
+        print(f"{task_id}: gold verdict p50 {a:.1f} ms visible tests only, {b:.1f} ms with {len(cases)} held-out cases ({b / a:.2f}x)")
+    print()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     parser.add_argument("--tasks-from", type=Path, default=ROOT / "tasks", help="where the overfit patches are read from")
+    parser.add_argument("--latency", type=int, default=0, metavar="N", help="also time N gold verdicts with and without the held-out cases")
     args = parser.parse_args()
     registry = TaskRegistry.builtin()
     runtime = Runtime(registry, Sandbox(Limits(), probe_isolation(disabled=set(), allow_unsafe=False)), workers=8, secret=ServerSecret("b" * 32))
+    if args.latency:
+        latency(runtime, registry, args.latency)
     env = DebugEnvironment(runtime)
     attacks: list[tuple[str, str, list[dict]]] = []
     for task_id in ("easy", "medium"):
