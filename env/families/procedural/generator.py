@@ -187,18 +187,6 @@ class Draft:
         return {**self.buggy, **tests}, {**self.gold, **tests}
 
 
-def _witnesses(site: bugs.Site, kinds: frozenset[str]) -> list[bugs.Witness]:
-    """The site's tests this service carries: the downstream ones when any fits, else the direct one.
-
-    The same rule holds for every site, chosen or not, so which tests a suite has never tells which
-    site holds the defect.
-    """
-    present = [w for w in site.witnesses if closure(w.needs) <= kinds]
-    if any(not w.direct for w in present):
-        present = [w for w in present if not w.direct]  # the symptom shows in a caller
-    return present
-
-
 def _assemble(w: World, plan: Plan, all_sites: list[bugs.Site]) -> Draft:
     kinds = plan.kinds
     present = ordered(kinds)
@@ -206,14 +194,14 @@ def _assemble(w: World, plan: Plan, all_sites: list[bugs.Site]) -> Draft:
     tests: dict[str, dict[str, Test]] = {k: {t.name: t for t in modules[k].tests} for k in present}
     for s in all_sites:
         if s.kind in kinds:
-            for wt in _witnesses(s, kinds):
+            for wt in s.carried(kinds):
                 if tests[wt.kind].setdefault(wt.test.name, wt.test) != wt.test:
                     raise GenerationError(f"two different tests named {wt.test.name} in tests/test_{wt.kind}.py")
     strays = sorted({u for k in present for t in tests[k].values() for u in t.uses} - kinds)
     if strays:
         raise GenerationError(f"tests import modules the service does not have: {', '.join(strays)}")
     chosen = plan.site
-    included = _witnesses(chosen, kinds)
+    included = chosen.carried(kinds)
     pkg = w.pkg
     gold: Files = {f"{pkg}/__init__.py": f'"""{pkg}: the back end of an online {w.theme.shop}."""\n', "README.md": blocks.readme(w, present)}
     for k in present:

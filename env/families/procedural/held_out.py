@@ -33,7 +33,7 @@ from collections.abc import Iterable
 
 from env.families.procedural import blocks, bugs
 from env.families.procedural.blocks import KINDS, Test, World, closure, lit, q, t
-from env.families.procedural.bugs.injection import _function_node
+from env.families.procedural.bugs.injection import function_node
 from env.families.procedural.bugs.site import Witness
 from env.pyparse import parse
 
@@ -170,12 +170,6 @@ def _extra(w: World) -> dict[str, list[Witness]]:
 # -- the held-out tests -----------------------------------------------------------------------------
 
 
-def _witnesses(site: bugs.Site, kinds: frozenset[str]) -> list[Witness]:
-    from env.families.procedural.generator import _witnesses as visible_rule  # the one rule the visible suite follows
-
-    return visible_rule(site, kinds)
-
-
 def held_out_tests(
     w: World, kinds: frozenset[str], visible: dict[str, list[Test]], other_sites: list[bugs.Site], reaching: str
 ) -> dict[str, list[Test]]:
@@ -205,7 +199,7 @@ def held_out_tests(
     extra = _extra(w)
     for site in other_sites:
         if site.kind in kinds:
-            for witness in _witnesses(site, kinds):
+            for witness in site.carried(kinds):
                 add(witness.kind, witness.test)
             for witness in extra.get(site.id, []):
                 if closure(witness.needs) <= kinds:
@@ -263,7 +257,7 @@ def take(token: str) -> list[str]:
 
 def _span(tree: ast.AST, dotted: str) -> tuple[int, int, int]:
     """(first line, last line, indent) of a function or method, 0-based lines."""
-    node = _function_node(tree, dotted)
+    node = function_node(tree, dotted)
     assert isinstance(node, ast.FunctionDef)
     first = min([node.lineno] + [d.lineno for d in node.decorator_list]) - 1
     return first, (node.end_lineno or node.lineno), node.col_offset

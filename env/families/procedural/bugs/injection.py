@@ -14,7 +14,7 @@ class InjectionError(ValueError):
     pass
 
 
-def _function_node(tree: ast.AST, dotted: str) -> ast.AST:
+def function_node(tree: ast.AST, dotted: str) -> ast.AST:
     scope: list[ast.stmt] = list(getattr(tree, "body", []))
     node: ast.AST | None = None
     for part in dotted.split("."):
@@ -28,7 +28,7 @@ def _function_node(tree: ast.AST, dotted: str) -> ast.AST:
 
 def inject(source: str, site: Site) -> str:
     """``source`` with the site's defect: its gold text replaced, inside its function only."""
-    node = _function_node(parse(source), site.function)
+    node = function_node(parse(source), site.function)
     lines = source.splitlines(keepends=True)
     start, end = node.lineno - 1, node.end_lineno or node.lineno  # type: ignore[attr-defined]
     body = "".join(lines[start:end])

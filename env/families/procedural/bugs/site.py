@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from env.families.procedural.blocks import Test
+from env.families.procedural.blocks import Test, closure
 from env.families.procedural.model import BugType
 
 
@@ -29,6 +29,17 @@ class Site:
     buggy: str
     title: str
     witnesses: tuple[Witness, ...]
+
+    def carried(self, kinds: frozenset[str]) -> list[Witness]:
+        """The site's tests a service of ``kinds`` carries: the downstream ones when any fits, else the direct one.
+
+        The same rule holds for every site, chosen or not, so which tests a suite has never tells which
+        site holds the defect (the held-out suite follows it too).
+        """
+        present = [w for w in self.witnesses if closure(w.needs) <= kinds]
+        if any(not w.direct for w in present):
+            present = [w for w in present if not w.direct]  # the symptom shows in a caller
+        return present
 
 
 class Sites:
