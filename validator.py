@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -27,6 +28,7 @@ ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 
 from env.families.registry import TaskRegistry  # noqa: E402
+from env.sandbox.lifetime import adopt, exit_cleanly_on_sigterm, parent_env, started  # noqa: E402
 from env.server.local import start_local_server  # noqa: E402
 from env.tasks.degenerate import degenerate_policies  # noqa: E402
 from env.tasks.oracle import oracle_actions, overfit_actions  # noqa: E402
@@ -167,7 +169,10 @@ def main(argv: list[str] | None = None) -> int:
     proc = None
     url = args.url
     if url is None:
-        proc, url = start_local_server()
+        # The server dies with this process (PR_SET_PDEATHSIG, tied to the thread that starts it: only the main one
+        # is sure to live as long as the process).
+        proc, url = start_local_server(env=parent_env() if threading.current_thread() is threading.main_thread() else {})
+        adopt(proc)  # on SIGTERM it goes first, so that the checks in flight fail at once instead of holding the exit up
     try:
         failures = run_checks(url.rstrip("/"))
     finally:
@@ -184,4 +189,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    started()
+    exit_cleanly_on_sigterm()
     sys.exit(main())

@@ -1,6 +1,6 @@
 """The sandbox child: loads one submitted module and answers calls from the trusted side.
 
-``env.sandbox.runner`` starts this file as ``python -I -S -B -X utf8 child.py REQ_FD RESP_FD`` in
+``env.sandbox.runner`` starts this file as ``python -I -S -B -X utf8 child.py REQ_FD RESP_FD PARENT`` in
 the run's private directory, with a near-empty environment, stdout/stderr going to a capped file,
 one pipe carrying requests and one carrying replies. Each frame is a 4-byte big-endian length and a
 payload: requests are ``marshal`` data written by the trusted parent; replies are JSON that the
@@ -1253,11 +1253,11 @@ def _run(setup, explorer):
     sys.stdout.flush()
 
 
-def main():
-    """The fresh-interpreter path: isolate this process, then run."""
+def main(parent):
+    """The fresh-interpreter path: isolate this process (dying with ``parent``), then run."""
     setup = _recv()
     explorer = _prepare(setup["config"])
-    LAYERS.isolate(setup["config"])
+    LAYERS.isolate(setup["config"], parent)
     _run(setup, explorer)
 
 
@@ -1272,8 +1272,9 @@ ZYGOTE_PRELOAD = (
 )
 
 
-def _pooled_child(config, own, scratch, explorer):
-    """A pre-isolated child: every layer applied, then it waits for a run's fds and setup."""
+def _pooled_child(config, own, scratch, explorer, parent):
+    """A pre-isolated child: every layer applied (it dies with the zygote, ``parent``), then it waits for a run's
+    fds and setup."""
     global REQ_FD, RESP_FD
     import signal
     import socket
@@ -1285,7 +1286,7 @@ def _pooled_child(config, own, scratch, explorer):
     os.closerange(fd + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
     os.setsid()  # its own process group: the server kills the whole group
     os.chdir(scratch)
-    LAYERS.isolate(config)
+    LAYERS.isolate(config, parent)
     _name_process(b"adbg-idle")
     _, fds, _, _ = socket.recv_fds(own, 64, 3)
     own.close()
@@ -1300,14 +1301,19 @@ def _pooled_child(config, own, scratch, explorer):
     _run(_recv(), explorer)
 
 
-def zygote(ctrl_fd):
+def zygote(ctrl_fd, parent):
     """Keep a few pre-isolated children ready and hand each run's fds to one of them.
 
     The first message on the SOCK_SEQPACKET control socket is the sandbox's configuration; each
     later one is a run, with its three fds attached (SCM_RIGHTS). The reply is the child's pid;
     when a run's child exits, its status follows. This process stays single-threaded, never runs
     submitted code, and removes each child's scratch directory once it has exited.
+
+    It dies with the server (``parent``), and its children with it. A ``stop`` message (the server
+    replaces this zygote) leaves the runs in flight to the server; the socket closing without one
+    means the server is gone, and every child is killed.
     """
+    LAYERS.die_with_parent(parent)
     import collections
     import json
     import select
@@ -1328,6 +1334,8 @@ def zygote(ctrl_fd):
     pool = collections.deque()  # (pid, socket, scratch) of idle, pre-isolated children
     running = {}  # pid -> scratch of children serving a run
     uid = config["layers"].get("uid")
+    me = os.getpid()
+    abandoned = False
 
     def fork_pooled():
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -1339,7 +1347,7 @@ def zygote(ctrl_fd):
             code = 0
             try:
                 ours.close()
-                _pooled_child(config, theirs, scratch, explorer)
+                _pooled_child(config, theirs, scratch, explorer, me)
                 sys.stdout.flush()
             except BaseException:
                 __import__("traceback").print_exc()  # into the run's output, if it got one
@@ -1390,8 +1398,11 @@ def zygote(ctrl_fd):
             if ctrl in ready:
                 message, fds, _, _ = socket.recv_fds(ctrl, 65536, 3)
                 if not message:
-                    return  # the server is gone
+                    abandoned = True  # the server is gone
+                    return
                 request = marshal.loads(message)
+                if request.get("stop"):
+                    return
                 pid = hand_over(fds)
                 for fd in fds:
                     os.close(fd)
@@ -1406,8 +1417,13 @@ def zygote(ctrl_fd):
                 pass
             sock.close()
             running[pid] = scratch
-        # Runs still in flight end by their server-side deadline at the latest.
+        # Runs still in flight end by their server-side deadline at the latest, or now if nobody is left to read them.
         for pid, scratch in running.items():
+            if abandoned:
+                try:
+                    os.killpg(pid, signal.SIGKILL)
+                except OSError:
+                    pass
             try:
                 os.waitpid(pid, 0)
             except ChildProcessError:
@@ -1419,7 +1435,9 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["--probe"]:
         LAYERS.probe(sys.argv[2] or None, int(sys.argv[3]) if sys.argv[3] else None)
     elif sys.argv[1:2] == ["--zygote"]:
-        zygote(int(sys.argv[2]))
+        parent = LAYERS.parent_from_argv()
+        zygote(int(sys.argv[2]), parent)
     else:
+        parent = LAYERS.parent_from_argv()
         REQ_FD, RESP_FD = int(sys.argv[1]), int(sys.argv[2])
-        main()
+        main(parent)

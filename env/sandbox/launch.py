@@ -3,7 +3,9 @@
 The runner (a child on the cold path), the zygote and run_bash's launcher start theirs alike, so
 they share this: no site and no environment but what the caller passes, stdin on /dev/null, no
 inherited fd but those named, and a session of its own, whose process group ``kill_group`` ends
-with everything the process left in it.
+with everything the process left in it. Each dies with this process (``env.sandbox.lifetime``): it is started
+on a thread that lives as long as the process and told its parent's pid (the last argument: the scripts pop it
+before anything else reads ``sys.argv``; nothing is added to their environment), for PR_SET_PDEATHSIG.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+
+from env.sandbox.lifetime import spawn
 
 CHILD = Path(__file__).with_name("child.py")  # runs, the zygote and the start-up probe
 SHELL_CHILD = Path(__file__).with_name("shell_child.py")  # run_bash's launcher
@@ -36,9 +40,10 @@ def start(
     pass_fds: Sequence[int],
     cwd: str | Path | None = None,
 ) -> subprocess.Popen:
-    """``script`` in a new session (process group): the caller's kill reaches all it starts."""
-    return subprocess.Popen(
-        python_command(script, *args),
+    """``script`` in a new session (process group): the caller's kill reaches all it starts; this process's
+    death (however it comes) kills it."""
+    return spawn(lambda: subprocess.Popen(
+        python_command(script, *args, str(os.getpid())),
         stdin=subprocess.DEVNULL,
         stdout=stdout,
         stderr=stderr,
@@ -47,7 +52,7 @@ def start(
         close_fds=True,
         pass_fds=tuple(pass_fds),
         start_new_session=True,
-    )
+    ))
 
 
 def kill_group(pid: int) -> None:

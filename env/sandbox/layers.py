@@ -133,15 +133,32 @@ def drop_uid(uid):
     os.setresuid(uid, uid, uid)
 
 
-def isolate(setup):
+def parent_from_argv():
+    """The pid this process must die with: the last argument ``env.sandbox.launch.start`` adds, removed from argv."""
+    return int(sys.argv.pop())
+
+
+def die_with_parent(parent):
+    """SIGKILL this process when ``parent`` dies (PR_SET_PDEATHSIG); exit now if it already has. A change of uid
+    clears the request: call it after ``drop_uid``."""
+    if parent is None:
+        return
+    load_libc()[1].prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def isolate(setup, parent=None):
     """The sandbox child's layers, in this order: the uid before the user namespace (inside it, the uid could no
-    longer be changed), seccomp after the namespaces (its filter denies unshare and mount), rlimits last."""
+    longer be changed), seccomp after the namespaces (its filter denies unshare and mount), rlimits last.
+    ``parent``: the pid this process dies with (after the uid change, which would clear it; before seccomp)."""
     # Below the server in CPU priority, so a busy sandbox never slows the API down.
     os.nice(setup["nice"])
     was_root = os.geteuid() == 0
     layers = setup["layers"]
     if layers.get("uid") is not None and was_root:
         drop_uid(layers["uid"])
+    die_with_parent(parent)
     ctypes, libc = load_libc()
     pr_set_no_new_privs = 38
     libc.prctl(pr_set_no_new_privs, 1, 0, 0, 0)

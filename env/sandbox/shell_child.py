@@ -1,6 +1,6 @@
 """The shell launcher: isolates itself, then runs one ``/bin/bash -c COMMAND`` in the workspace.
 
-``env.sandbox.shell`` starts this file as ``python -I -S -B -X utf8 shell_child.py SETUP_FD STATUS_FD``
+``env.sandbox.shell`` starts this file as ``python -I -S -B -X utf8 shell_child.py SETUP_FD STATUS_FD PARENT``
 with the workspace as its working directory, stdin on /dev/null and stdout/stderr on one pipe that
 the parent reads and caps. The setup (command, environment, layers, limits, Landlock paths) arrives as
 ``marshal`` data on SETUP_FD, written by the trusted parent only; the launcher answers on STATUS_FD
@@ -45,7 +45,7 @@ def _layers_module(code):
     return module
 
 
-def _isolate(iso, setup):
+def _isolate(iso, setup, parent):
     """Every layer the host offers, with ``iso`` (layers.py), in the order the kernel needs; returns whether a PID
     namespace exists."""
     os.umask(0o022)  # what the command creates stays readable by the server
@@ -56,6 +56,7 @@ def _isolate(iso, setup):
     ctypes, libc = iso.load_libc()  # imported while the standard library is surely readable
     if dropped:
         iso.drop_uid(layers["uid"])
+    iso.die_with_parent(parent)  # after the uid change, which would clear it
     libc.prctl(PR_SET_NAME, b"adbg-shell", 0, 0, 0)
     libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     if layers.get("netns"):
@@ -129,11 +130,11 @@ def _kill_own_domain():
 
 
 def main():
-    setup_fd, status_fd = int(sys.argv[1]), int(sys.argv[2])
+    setup_fd, status_fd, parent = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])  # parent: env.sandbox.launch
     os.set_inheritable(status_fd, False)  # bash and its children never see the status pipe
     try:
         setup = marshal.loads(_read_all(setup_fd))
-        pid_ns, libc = _isolate(_layers_module(marshal.loads(setup["layers_code"])), setup)
+        pid_ns, libc = _isolate(_layers_module(marshal.loads(setup["layers_code"])), setup, parent)
         pid = os.fork()
     except BaseException as exc:  # fail closed: the command does not run
         os.write(status_fd, ("E" + type(exc).__name__ + ": " + str(exc)).encode("utf-8", "replace")[:4000])

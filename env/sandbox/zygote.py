@@ -125,8 +125,10 @@ class _ZygoteProcess:
     def stop(self) -> None:
         self.alive = False
         try:
-            # shutdown, not just close: it wakes our blocked reader and the zygote sees EOF and exits
-            # (its children belong to their runs, which kill them).
+            # "stop": the runs in flight are still ours (they kill their children); a bare EOF would mean we are gone.
+            with self._send_lock:
+                self.sock.send(marshal.dumps({"stop": 1}))
+            # shutdown, not just close: it wakes our blocked reader and the zygote sees EOF and exits.
             self.sock.shutdown(socket.SHUT_RDWR)
             self.sock.close()
         except OSError:

@@ -9,6 +9,9 @@ _problem = port_problem(os.environ.get("HOST") or "0.0.0.0", int(_port)) if _por
 if _problem:
     sys.exit(f"env.server: {_problem}")
 
+from env.sandbox.lifetime import started  # noqa: E402
+
+started()  # dies with a parent that asks for it (the validator); sweeps the scratch of processes killed outright
 from env.server.main import main  # noqa: E402
 
 main()

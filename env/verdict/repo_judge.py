@@ -29,6 +29,7 @@ from pathlib import Path
 
 from env.patches import Files
 from env.project import RepoTask, source_only, top_level_names
+from env.sandbox.lifetime import parent_env, spawn
 from env.sandbox.runner import RefusedToRun, Sandbox, SandboxRun
 from env.scratch import scratch_root
 from env.verdict.outcome import RepoVerdict, parse_records
@@ -275,16 +276,21 @@ class HostServer:
 
     def _start(self) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self._proc = subprocess.Popen(
-            [str(self.env.python), "-m", "adbg_host.pytest_host", "--serve", str(theirs.fileno())],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            cwd=scratch_root(),
-            env=_host_env(),
-            pass_fds=(theirs.fileno(),),
-            start_new_session=True,
-        )
+        try:
+            self._proc = spawn(lambda: subprocess.Popen(  # it dies with this process (env.sandbox.lifetime)
+                [str(self.env.python), "-m", "adbg_host.pytest_host", "--serve", str(theirs.fileno())],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                cwd=scratch_root(),
+                env={**_host_env(), **parent_env()},
+                pass_fds=(theirs.fileno(),),
+                start_new_session=True,
+            ))
+        except BaseException:
+            ours.close()
+            theirs.close()
+            raise
         theirs.close()
         self._sock = ours
 
@@ -389,16 +395,16 @@ def _run_warm(env: TestEnv, request: dict[str, object], channel: list[int], resu
 
 
 def _run_cold(env: TestEnv, request: dict[str, object], channel: list[int], result_fd: int, err_fd: int, timeout: float) -> tuple[bool, int]:
-    proc = subprocess.Popen(
+    proc = spawn(lambda: subprocess.Popen(
         [str(env.python), "-m", "adbg_host.pytest_host", str(result_fd), *map(str, channel)],
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         stderr=err_fd,
         cwd=str(request["cwd"]),
-        env=_host_env(),
+        env={**_host_env(), **parent_env()},
         pass_fds=(result_fd, *channel),
         start_new_session=True,
-    )
+    ))
     try:
         proc.communicate(json.dumps(request).encode(), timeout=timeout)
         return False, proc.returncode

@@ -9,6 +9,9 @@ source files and hands over its descriptors; this process makes the project's to
 (``split``), runs pytest with caches and bytecode off, and writes one JSON line per event to RESULT_FD: what was
 collected, each test's outcome with a failure excerpt, and a last ``done`` line saying whether the run stopped
 answering. The project's code cannot reach this process or that descriptor.
+
+Nothing here outlives the server: this process dies with the server named in ``ADBG_PARENT`` (env.sandbox.lifetime),
+and each fork of the warm path with this process (PR_SET_PDEATHSIG, then a check that the parent is still there).
 """
 
 from __future__ import annotations
@@ -28,6 +31,18 @@ EXCERPT_CHARS = 2000
 # Caches and reports nobody reads, and the end-of-session gc passes that cost ~150 ms a run.
 # (doctest stays: real suites' conftests use its doctest_namespace fixture.)
 UNUSED_PLUGINS = ("cacheprovider", "stepwise", "unraisableexception", "threadexception", "faulthandler", "pastebin", "junitxml", "setuponly", "setupplan")
+
+
+def die_with(parent: int | None) -> None:
+    """SIGKILL this process when ``parent`` dies; exit now if it already has."""
+    if parent is None:
+        return
+    import ctypes
+    import signal
+
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 def _excerpt(report: Any) -> str:
@@ -130,6 +145,7 @@ def serve(sock_fd: int) -> None:
     import socket
 
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    me = os.getpid()
     sock = socket.socket(fileno=sock_fd)
     gc.collect()
     gc.freeze()  # what was imported stays shared with every fork, untouched by the collector
@@ -145,6 +161,7 @@ def serve(sock_fd: int) -> None:
         if pid == 0:
             code = 0
             try:
+                die_with(me)
                 sock.close()
                 os.setsid()  # the server kills the run's whole group on a timeout
                 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
@@ -167,6 +184,8 @@ def serve(sock_fd: int) -> None:
 
 
 def main() -> int:
+    parent = os.environ.pop("ADBG_PARENT", "")
+    die_with(int(parent) if parent.isdigit() else None)
     if sys.argv[1] == "--serve":
         serve(int(sys.argv[2]))
         return 0
