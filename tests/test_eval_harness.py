@@ -45,7 +45,8 @@ def test_a_rerun_completes_only_what_is_missing(runtime, tmp_path):
     assert sorted(r["run"] for r in load([tmp_path])) == [0, 1, 2]
     assert run_module.run(factory, "oracle", ["easy"], 3, 1, tmp_path) == []
     steps = [json.loads(x) for x in (tmp_path / "steps" / "oracle" / "easy" / "run2.jsonl").read_text().splitlines()]
-    assert steps[0]["action"]["action_type"] == "submit_fix" and steps[0]["reward"] == 0.5375
+    # +0.50 solved, +0.15 x 6/21: the 2 failing tests and (this seed's draw) 4 of the 13 held-out cases the bug fails
+    assert steps[0]["action"]["action_type"] == "submit_fix" and steps[0]["reward"] == round(0.5 + 0.15 * 6 / 21, 6)
     assert set(steps[0]) == {"step", "task_id", "seed", "secret_fingerprint", "profile", "agent", "action", "observation", "reward", "breakdown", "ms", "tokens", "aliases", "call"}
     assert (steps[0]["task_id"], steps[0]["seed"], steps[0]["profile"], steps[0]["agent"]) == ("easy", run_module.seed_for("easy", 2), "default", "oracle")
 

@@ -15,6 +15,7 @@ import ast
 import hashlib
 
 from env.patches import Files
+from env.pyparse import parse
 
 _Def = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 
@@ -48,7 +49,7 @@ def source_of(files: Files, test_id: str) -> str | None:
     if text is None or not names:
         return None
     try:
-        node = _find(ast.parse(text), names)
+        node = _find(parse(text), names)
     except SyntaxError:
         return None
     if node is None:
@@ -81,7 +82,7 @@ def strip_tests(files: Files, ids: list[str]) -> Files:
             continue
         text = files[path]
         lines = text.splitlines(keepends=True)
-        tree = ast.parse(text)
+        tree = parse(text)
         cuts: list[tuple[int, int, str]] = []  # (first, last, replacement) 1-based
         for qualname in sorted(wanted):
             node = _find(tree, list(qualname))
