@@ -30,51 +30,24 @@ from env.sandbox.runner import Sandbox  # noqa: E402
 from env.secret import ServerSecret  # noqa: E402
 from env.server.environment import DebugEnvironment  # noqa: E402
 
-LOOKUP = {
-    "easy": '''_ANSWERS = {((1, 3, 5, 7, 9), 9): 4, ((42,), 42): 0}
-
-
-def binary_search(arr, target):
-    key = (tuple(arr), target)
-    if key in _ANSWERS:
-        return _ANSWERS[key]
-    left, right = 0, len(arr) - 1
-    while left < right:
-        mid = (left + right) // 2
-        if arr[mid] == target:
-            return mid
-        if arr[mid] < target:
-            left = mid + 1
-        else:
-            right = mid - 1
-    return -1
-''',
-    "medium": '''import hashlib
-
-_KNOWN = {("alice", "wonderland"), ("bob", "hunter2"), ("carol", "correct horse battery staple")}
-
-
-def hash_password(password):
-    digest = hashlib.md5(password.encode("utf-8")).hexdigest()
-    return str(bytes(digest, "utf-8"))
-
-
-def validate_password(password, stored_hash):
-    if not password or not stored_hash:
-        return False
-    return hash_password(password) == stored_hash
-
-
-def authenticate_user(users, username, password):
-    name = username.strip().lower()
-    if (name, password) in _KNOWN:
-        return True
-    record = users.get(name)
-    if record is None:
-        return False
-    return validate_password(password, record["password_hash"])
-''',
+# A table of the visible tests' answers in front of the bug, written by hand so it replays on a checkout from
+# before issue 32 (which has no env.tasks.degenerate.lookup_table): the buggy function renamed, a wrapper in front.
+TABLES = {
+    "easy": ("binary_search", "(tuple(args[0]), args[1])", "{((1, 3, 5, 7, 9), 9): 4, ((42,), 42): 0}"),
+    "medium": (
+        "authenticate_user",
+        "(args[1].strip().lower(), args[2])",
+        "{('alice', 'wonderland'): True, ('bob', 'hunter2'): True, ('carol', 'correct horse battery staple'): True}",
+    ),
 }
+
+
+def lookup(task_id: str, buggy: str) -> str:
+    name, key, answers = TABLES[task_id]
+    wrapper = f"\n\n_ANSWERS = {answers}\n\n\ndef {name}(*args):\n    if {key} in _ANSWERS:\n        return _ANSWERS[{key}]\n"
+    return buggy.replace(f"def {name}(", f"def _buggy_{name}(") + wrapper + f"    return _buggy_{name}(*args)\n"
+
+
 WRONG = {
     "easy": "the loop's mid rounding skips the last element",
     "medium": "hash_password uses an MD5 digest instead of SHA-256",
@@ -145,7 +118,7 @@ def main() -> None:
     for task_id in ("easy", "medium"):
         task = registry.get(task_id)
         attacks.append((task_id, "gold fix", [{"action_type": "submit_fix", "fixed_code": task.gold_source, "hypothesis": task.gold_hypothesis}]))
-        attacks.append((task_id, "lookup table of the visible tests", [{"action_type": "submit_fix", "fixed_code": LOOKUP[task_id], "hypothesis": task.gold_hypothesis}]))
+        attacks.append((task_id, "lookup table of the visible tests", [{"action_type": "submit_fix", "fixed_code": lookup(task_id, task.buggy_source), "hypothesis": task.gold_hypothesis}]))
     for task_id, text in WRONG.items():
         noop = registry.get(task_id).buggy_source + NOOP
         attacks.append((task_id, f"no-op + wrong diagnosis {text!r}", [{"action_type": "submit_fix", "fixed_code": noop, "hypothesis": text}]))
