@@ -43,15 +43,22 @@ def scratch_base() -> str:
     return tempfile.gettempdir()
 
 
-def process_start(pid: int) -> int | None:
-    """When ``pid`` started (clock ticks after boot), or None if it does not exist or this host has no /proc."""
+def _stat(pid: int) -> tuple[str, int] | None:
+    """The state and start time (clock ticks after boot) of ``pid``; None if it does not exist or there is no /proc."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as handle:
             stat = handle.read()
     except OSError:
         return None
     # The command name (field 2) may hold spaces and parentheses: count fields after its last ")".
-    return int(stat[stat.rindex(b")") + 2 :].split()[19])
+    fields = stat[stat.rindex(b")") + 2 :].split()
+    return fields[0].decode(), int(fields[19])
+
+
+def process_start(pid: int) -> int | None:
+    """When ``pid`` started (clock ticks after boot), or None if it does not exist or this host has no /proc."""
+    stat = _stat(pid)
+    return None if stat is None else stat[1]
 
 
 def alive(pid: int) -> bool:
@@ -69,8 +76,15 @@ def _owner_gone(pid: int, started: int | None) -> bool:
         return False
     if not alive(pid):
         return True
-    now = process_start(pid)
-    return started is not None and now is not None and now != started  # the PID was reused
+    stat = _stat(pid)
+    if stat is None:
+        return False  # no /proc: a live PID is all we know
+    if stat[0] == "Z":  # ended, not yet reaped (its parent died too, and this container's init does not reap)...
+        try:
+            return len(os.listdir(f"/proc/{pid}/task")) <= 1  # ... unless only its first thread has ended
+        except OSError:
+            return True
+    return started is not None and stat[1] != started  # the PID was reused
 
 
 def sweep(base: str | Path | None = None, prefix: str = PREFIX) -> list[Path]:
