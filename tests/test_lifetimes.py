@@ -309,3 +309,56 @@ def test_the_validator_takes_its_server_and_the_server_s_children_with_it(bases)
         # flight fail at once): its folder is left for the next start to sweep; the validator's own only on SIGKILL.
         expected = {servers[signum], proc.pid} if signum == signal.SIGKILL else {servers[signum]}
         assert sorted(int(p.name.split("-")[1]) for p in sweep(bases[signum])) == sorted(expected)
+
+
+# -- in this process: what dying with the parent must not break ----------------------------------------------------
+
+
+def test_a_fork_server_started_from_a_thread_that_ends_lives_on(isolation):
+    """PR_SET_PDEATHSIG follows the thread that forked: a zygote started by a worker thread that then ends (as
+    idle server threads do) must not die with it. ``spawn`` starts it on a thread that lives as long as the process."""
+    from env.sandbox.limits import Limits
+    from env.sandbox.runner import Sandbox
+
+    sandbox = Sandbox(Limits(), isolation)
+    try:
+        answers: list[object] = []
+
+        def first_run() -> None:
+            with sandbox.start("def f():\n    return 1\n", "m.py", "m") as run:
+                answers.append(run.call("f"))
+
+        worker = threading.Thread(target=first_run)
+        worker.start()
+        worker.join()
+        zygote = sandbox.zygote.pid if sandbox.zygote else None
+        assert answers == [1] and zygote is not None
+        time.sleep(0.3)  # a signal sent at the thread's exit has arrived by now
+        assert (_stat(zygote) or ("X",))[0] not in ("X", "Z")
+        with sandbox.start("def f():\n    return 2\n", "m.py", "m") as run:
+            assert run.call("f") == 2
+        assert sandbox.zygote is not None and sandbox.zygote.pid == zygote  # the same one: it never failed
+    finally:
+        sandbox.close()
+
+
+def test_a_replaced_zygote_leaves_its_runs_in_flight_to_finish(isolation, monkeypatch):
+    """A zygote replaced after its quota of runs says "stop" and waits for its runs in flight, however long (their own
+    deadlines end them): its children die with it now, so killing it after a grace would kill them too. The grace
+    (shortened here) is for ``close`` alone."""
+    from env.sandbox import zygote
+    from env.sandbox.limits import Limits
+    from env.sandbox.runner import Sandbox
+
+    monkeypatch.setenv("SANDBOX_ZYGOTE_RUNS", "1")
+    monkeypatch.setattr(zygote, "CLOSE_GRACE_S", 0.1)
+    sandbox = Sandbox(Limits(), isolation)
+    try:
+        with sandbox.start("import time\ndef f():\n    time.sleep(0.5)\n    return 3\n", "m.py", "m") as first:
+            old = sandbox.zygote.pid if sandbox.zygote else None
+            with sandbox.start("def g():\n    return 4\n", "m.py", "m") as second:  # replaces the zygote
+                assert second.call("g") == 4
+            assert sandbox.zygote is not None and sandbox.zygote.pid != old
+            assert first.call("f") == 3
+    finally:
+        sandbox.close()

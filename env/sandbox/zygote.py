@@ -23,6 +23,7 @@ from concurrent.futures import Future
 from env.sandbox.launch import CHILD, start
 
 SPAWN_TIMEOUT_S = 10.0
+CLOSE_GRACE_S = 5.0  # Zygote.close: how long runs in flight may keep the zygote before it is killed (and they with it)
 
 
 class ZygoteError(RuntimeError):
@@ -122,7 +123,9 @@ class _ZygoteProcess:
             self._state.wait_for(lambda: pid in self._exits or not self.alive, timeout)
             return self._exits.pop(pid, None)
 
-    def stop(self) -> None:
+    def stop(self, grace: float | None = None) -> None:
+        """Ask the zygote to exit once its runs in flight are over; after ``grace`` seconds (None: never), kill it,
+        and with it those runs (its children die with it)."""
         self.alive = False
         try:
             # "stop": the runs in flight are still ours (they kill their children); a bare EOF would mean we are gone.
@@ -134,7 +137,7 @@ class _ZygoteProcess:
         except OSError:
             pass
         try:
-            self.proc.wait(timeout=5)
+            self.proc.wait(timeout=grace)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
@@ -158,7 +161,7 @@ class Zygote:
         with self._lock:
             current = self._current
             if current is None or not current.alive or current.runs >= self.max_runs:
-                if current is not None:
+                if current is not None:  # replaced: its runs in flight finish (their own deadlines kill them)
                     threading.Thread(target=current.stop, daemon=True).start()
                     self.restarts += 1
                 current = self._current = _ZygoteProcess(self.config)
@@ -179,5 +182,5 @@ class Zygote:
     def close(self) -> None:
         with self._lock:
             if self._current is not None:
-                self._current.stop()
+                self._current.stop(CLOSE_GRACE_S)
                 self._current = None
