@@ -362,3 +362,29 @@ def test_a_replaced_zygote_leaves_its_runs_in_flight_to_finish(isolation, monkey
             assert first.call("f") == 3
     finally:
         sandbox.close()
+
+
+def test_a_program_run_with_die_with_caller_dies_with_the_process():
+    """The test environments' builds (uv): a killed process takes the program it was waiting for with it."""
+    script = (
+        "import subprocess, sys, threading, time\n"
+        "from env.sandbox.lifetime import die_with_caller\n"
+        "threading.Thread(target=subprocess.run, args=(['sleep', '60'],), kwargs={'preexec_fn': die_with_caller()}, daemon=True).start()\n"
+        "time.sleep(60)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 20
+        while not (tree := descendants(proc.pid)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [cmdline(pid) for pid in tree] == ["sleep 60 "]
+        os.kill(proc.pid, signal.SIGKILL)
+        assert proc.wait(5) == -signal.SIGKILL
+        deadline = time.monotonic() + GONE_WITHIN_S
+        while survivors(tree) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert survivors(tree) == {}
+    finally:
+        with contextlib.suppress(OSError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()

@@ -31,6 +31,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from env.sandbox.lifetime import die_with_caller
+
 PYTEST = f"pytest=={importlib.metadata.version('pytest')}"
 PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}.{sys.version_info.micro}"
 BUILD_SECONDS = 600.0
@@ -152,7 +154,7 @@ def _build(env: TestEnv) -> None:
     ]  # fmt: skip
     try:
         for command in commands:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=BUILD_SECONDS, env=_uv_env())
+            done = subprocess.run(command, capture_output=True, text=True, timeout=BUILD_SECONDS, env=_uv_env(), preexec_fn=die_with_caller())
             if done.returncode != 0:
                 raise TestEnvError(f"the test environment for {_describe(env)} cannot be built: {(done.stderr or done.stdout).strip()[-1500:]}")
         (partial / "adbg-test-env.json").write_text(json.dumps({"python": PYTHON, "pytest": PYTEST, "requirements": env.requirements}))
