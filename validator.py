@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 
 from env.families.registry import TaskRegistry  # noqa: E402
-from env.sandbox.lifetime import adopt, exit_cleanly_on_sigterm, parent_env, started  # noqa: E402
+from env.sandbox.lifetime import adopt, command, parent_env  # noqa: E402
 from env.server.local import start_local_server  # noqa: E402
 from env.tasks.degenerate import degenerate_policies  # noqa: E402
 from env.tasks.oracle import oracle_actions, overfit_actions  # noqa: E402
@@ -189,6 +189,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    started()
-    exit_cleanly_on_sigterm()
-    sys.exit(main())
+    sys.exit(command(main))  # nothing it starts outlives it; a SIGTERM exits 143 (env.sandbox.lifetime)

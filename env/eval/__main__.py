@@ -19,7 +19,7 @@ from env.agents import AGENTS
 from env.eval import report as report_module
 from env.eval import run as run_module
 from env.interface import PROFILES
-from env.sandbox.lifetime import exit_cleanly_on_sigterm, started
+from env.sandbox.lifetime import command
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -121,6 +121,4 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     # Nothing this command starts outlives it, and what killed runs left on the scratch disk goes (env.sandbox.lifetime).
-    started()
-    exit_cleanly_on_sigterm()
-    sys.exit(main())
+    sys.exit(command(main))

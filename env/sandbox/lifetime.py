@@ -4,6 +4,7 @@
     die_with_parent()           # first thing in a child started so (a server under the validator)
     exit_cleanly_on_sigterm()   # in a command's main thread: SIGTERM kills our children, then exits normally
     started()                   # at a command's start: die_with_parent, and sweep the scratch of dead processes
+    sys.exit(command(main))     # a command's __main__: both, then main(); 143 after a SIGTERM, however main ended
 
 Each child we start asks the kernel for SIGKILL when its parent dies (``PR_SET_PDEATHSIG``, set by the child
 itself: ``layers.die_with_parent`` in sandbox processes, ``adbg_host.pytest_host`` in test hosts) and checks
@@ -38,6 +39,7 @@ from env.scratch import sweep
 PARENT = "ADBG_PARENT"  # the environment variable naming the pid a child must die with
 PR_SET_PDEATHSIG = 1
 EXIT_GRACE_S = 10.0
+SIGTERM_EXIT = 128 + signal.SIGTERM  # what a shell reports for a process ended by SIGTERM
 T = TypeVar("T")
 
 
@@ -48,6 +50,7 @@ class Stopping(OSError):
 _lock = threading.Lock()
 _children: dict[int, tuple[subprocess.Popen, bool]] = {}  # pid -> (process, leads its own group) to kill on SIGTERM
 _stopping = False
+_terminated = False
 _thread: threading.Thread | None = None
 _thread_pid = 0
 _jobs: queue.SimpleQueue[tuple[Callable[[], object], Future]] = queue.SimpleQueue()
@@ -141,10 +144,12 @@ def die_with_caller() -> Callable[[], None]:
     return preexec
 
 
-def exit_cleanly_on_sigterm(code: int = 128 + signal.SIGTERM) -> None:
+def exit_cleanly_on_sigterm(code: int = SIGTERM_EXIT) -> None:
     """SIGTERM: kill our children, exit through SystemExit (atexit runs), and for certain within ``EXIT_GRACE_S``."""
 
     def stop(signum: int, frame: FrameType | None) -> None:
+        global _terminated
+        _terminated = True
         stop_children()
         timer = threading.Timer(EXIT_GRACE_S, os._exit, (code,))
         timer.daemon = True
@@ -160,3 +165,19 @@ def started() -> None:
     for it, and remove the scratch folders of processes killed outright (``env.scratch.sweep``)."""
     die_with_parent()
     sweep()
+
+
+def command(main: Callable[[], int]) -> int:
+    """A command's whole run (``sys.exit(command(main))`` in its ``__main__``): ``started``, the SIGTERM handler, then
+    ``main``; its exit status, or ``SIGTERM_EXIT`` once a SIGTERM came, whatever ``main`` did next. The SystemExit the
+    handler raises may surface as another exception (a cleanup on its way up failing because the children are gone),
+    or be caught and turned into "checks failed": the status says what happened, not what followed."""
+    started()
+    exit_cleanly_on_sigterm()
+    try:
+        code = main()
+    except BaseException:
+        if _terminated:
+            return SIGTERM_EXIT
+        raise
+    return SIGTERM_EXIT if _terminated else code

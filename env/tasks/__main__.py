@@ -21,7 +21,7 @@ from env.families.registry import TaskLoadError, TaskRegistry, load_task, task_f
 from env.project import RepoTask
 from env.runtime import Runtime
 from env.sandbox.isolation import probe_isolation
-from env.sandbox.lifetime import exit_cleanly_on_sigterm, started
+from env.sandbox.lifetime import command
 from env.sandbox.limits import Limits
 from env.sandbox.runner import Sandbox
 from env.tasks.importer import ImportError_, Instance, import_instance, read_instances
@@ -219,6 +219,4 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     # Nothing this command starts outlives it, and what killed runs left on the scratch disk goes (env.sandbox.lifetime).
-    started()
-    exit_cleanly_on_sigterm()
-    sys.exit(main())
+    sys.exit(command(main))
