@@ -185,7 +185,7 @@ def test_synthesis_writes_ten_valid_distinct_tasks_from_a_real_library(synthesiz
         assert not any(f"- {t}:" in task.problem_statement for t in task.held_out)  # held-out tests are never named
         failing_functions = {t.split("[")[0] for t in task.fail_to_pass}
         assert bool(set(task.held_out) & set(task.fail_to_pass)) == (len(failing_functions) >= 2) and task.visible_fail_to_pass
-        assert task.difficulty in ("easy", "medium", "hard") and task.difficulty_basis["fail_to_pass"] == len(task.fail_to_pass)
+        assert task.difficulty in ("easy", "medium", "hard") and task.difficulty_basis["fail_to_pass"] == len(task.visible_fail_to_pass)
         assert task.synthesis["pypi"] == LIBRARY
     instances = [json.loads(line) for line in (out / "instances.jsonl").read_text().splitlines()]
     assert sorted(i["instance_id"] for i in instances) == sorted(t.id for t in tasks)

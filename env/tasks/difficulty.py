@@ -4,7 +4,8 @@
     found.level          # "easy" | "medium" | "hard"
     found.basis()        # {"fail_to_pass": 3, "call_distance": 2, "heuristic_solved": False}
 
-- FAIL_TO_PASS count: many failing tests triangulate the fault; one is a single clue.
+- The visible FAIL_TO_PASS count: many failing tests triangulate the fault; one is a single clue (the held-out ones
+  are no clue: the agent never sees them).
 - Call distance: the fewest calls from a failing test to the faulty function, read from the code (a test naming
   the function is 1; each function in between adds one; 0 when no chain of names is found).
 - Whether the heuristic baseline (small edits near the traceback) solves it, when that was measured: synthesis
@@ -87,7 +88,7 @@ def call_distance(task: RepoTask, function: str) -> int:
     target = function.split(".")[-1]
     calls = _definitions(source_only(task.files))
     best = 0
-    for test in task.fail_to_pass:
+    for test in task.visible_fail_to_pass:  # what the agent sees; held-out tests are not in task.files
         frontier, seen = _test_names(task, test), set()
         for distance in range(1, MAX_DISTANCE + 1):
             if target in frontier:
@@ -101,7 +102,7 @@ def call_distance(task: RepoTask, function: str) -> int:
 
 
 def estimate(task: RepoTask, function: str, heuristic_solved: bool | None = None) -> Difficulty:
-    return Difficulty(len(task.fail_to_pass), call_distance(task, function), heuristic_solved)
+    return Difficulty(len(task.visible_fail_to_pass), call_distance(task, function), heuristic_solved)
 
 
 def record(folder: Path, found: Difficulty) -> None:
@@ -123,4 +124,4 @@ def recorded(task: RepoTask) -> Difficulty:
     else:
         found = [d for d in (call_distance(task, w.function) for w in task.gold_lines if w.function) if d]
         distance = min(found, default=0)
-    return Difficulty(len(task.fail_to_pass), distance, None if solved is None else bool(solved))
+    return Difficulty(len(task.visible_fail_to_pass), distance, None if solved is None else bool(solved))
