@@ -375,8 +375,11 @@ def test_a_program_run_with_die_with_caller_dies_with_the_process():
     proc = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, start_new_session=True)
     try:
         deadline = time.monotonic() + 20
-        while not (tree := descendants(proc.pid)) and time.monotonic() < deadline:
+        # the child is listed from its fork on, still showing python's command line until its exec: wait for the exec
+        tree = descendants(proc.pid)
+        while [cmdline(pid) for pid in tree] != ["sleep 60 "] and time.monotonic() < deadline:
             time.sleep(0.05)
+            tree = descendants(proc.pid)
         assert [cmdline(pid) for pid in tree] == ["sleep 60 "]
         os.kill(proc.pid, signal.SIGKILL)
         assert proc.wait(5) == -signal.SIGKILL
