@@ -1,7 +1,7 @@
 """Services shared by every episode of one server: tasks, the sandbox and the worker threads.
 
     runtime = Runtime.from_env(TaskRegistry.from_env())     # what the server builds once at start-up
-    with runtime.judging: ...                                # trusted Python work that holds the GIL
+    with runtime.cpu.owner(episode_id): ...                  # runs started inside share the CPU slots fairly
     runtime.once(("classic-baseline", task.id), compute)     # a deterministic result, computed once
 
 Holds no episode state, and the server's secret (``env.secret``). The only cache is ``once``: what is
@@ -24,6 +24,7 @@ from env.sandbox.limits import Limits
 from env.sandbox.policy import Policy
 from env.sandbox.runner import Sandbox
 from env.sandbox.shell import ShellLimits, ShellRunner
+from env.sandbox.slots import CpuSlots
 from env.secret import ServerSecret
 
 log = logging.getLogger("agentdebugger")
@@ -33,7 +34,7 @@ T = TypeVar("T")
 class Runtime:
     def __init__(
         self, registry: TaskCatalog, sandbox: Sandbox, workers: int = 32, static_check: bool = True, debug_sessions: int = 64,
-        judge_slots: int | None = None, secret: ServerSecret | None = None,
+        cpu_slots: int | None = None, secret: ServerSecret | None = None,
     ):
         self.registry = registry
         # Rewards of tasks whose FAIL_TO_PASS tests run sandboxed (forgeable in principle) are paid only when asked.
@@ -49,10 +50,9 @@ class Runtime:
         self.static_check = static_check
         # Sandbox runs block on pipes, not on the CPU: threads keep the event loop free.
         self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="adbg-run")
-        # ... but judging a classic submission runs its trusted tests here, Python work that holds the GIL:
-        # more judgments at once than cores only slows each of them and leaves the event loop waiting.
-        self.judge_slots = judge_slots or max(2, os.cpu_count() or 2)
-        self.judging = threading.BoundedSemaphore(self.judge_slots)
+        # ... but runs compute (a classic judgment's trusted tests in these threads, holding the GIL; the code in its
+        # child): one CPU slot per core, held only while a run computes and handed out fairly across episodes.
+        self.cpu = CpuSlots(cpu_slots or max(2, os.cpu_count() or 2))
         self._once: dict[Hashable, object] = {}
         self._once_lock = threading.Lock()
         self._once_locks: dict[Hashable, threading.Lock] = {}
@@ -67,7 +67,7 @@ class Runtime:
             workers=int(os.environ.get("ENV_WORKERS", "32")),
             static_check=Policy.for_task(frozenset()).enabled,
             debug_sessions=int(os.environ.get("DEBUG_MAX_SESSIONS", "64")),
-            judge_slots=int(os.environ.get("ENV_JUDGE_SLOTS", "0")) or None,
+            cpu_slots=int(os.environ.get("ENV_CPU_SLOTS", "0")) or None,
             secret=secret,
         )
 

@@ -246,13 +246,13 @@ def variables_the_server_reads() -> set[str]:
 
 def test_every_environment_variable_set_is_one_the_server_reads():
     read = variables_the_server_reads()
-    assert {"PORT", "ENV_REPLICA", "ENV_SECRET", "ENV_DRAIN_SECONDS", "SANDBOX_WALL_SECONDS", "ENV_JUDGE_SLOTS"} <= read  # found
+    assert {"PORT", "ENV_REPLICA", "ENV_SECRET", "ENV_DRAIN_SECONDS", "SANDBOX_WALL_SECONDS", "ENV_CPU_SLOTS"} <= read  # found
     assert "ENV_REPLIKA" not in read and "SANDBOX_ALLOW_UNSAFE" in read
     env = env_of(server_container())
     assert set(env) <= read, f"set in server.yaml but read nowhere in env/: {sorted(set(env) - read)}"
     assert "SANDBOX_ALLOW_UNSAFE" not in env  # development only: the deployment fails closed
     assert env["ENV_REPLICA"]["valueFrom"] == {"fieldRef": {"fieldPath": "metadata.name"}}  # each pod its own name
-    assert env["ENV_JUDGE_SLOTS"]["valueFrom"]["resourceFieldRef"] == {"containerName": server_container()["name"], "resource": "requests.cpu", "divisor": "1"}
+    assert env["ENV_CPU_SLOTS"]["valueFrom"]["resourceFieldRef"] == {"containerName": server_container()["name"], "resource": "requests.cpu", "divisor": "1"}
     for name, value in literal_env(server_container()).items():
         field = next((f for f, spec in Settings.model_fields.items() if (spec.description or "").startswith(f"{name}:")), None)
         if field is not None:

@@ -210,14 +210,15 @@ class Episode(ABC):
             self.step_number += 1
             self.last_call, self.last_data = {}, {}
             turn = Turn()
-            try:
-                self.act(action, turn)
-            except self.mistakes as exc:
-                turn.error = str(exc)
-            if not self.done and self.step_number >= self.task.max_steps:
-                self.truncated = True
-                turn.parts.update(rewards.truncation_reward())
-                self.finish()
+            with self.runtime.cpu.owner(self.episode_id):  # the step's runs share the CPU slots fairly with other episodes
+                try:
+                    self.act(action, turn)
+                except self.mistakes as exc:
+                    turn.error = str(exc)
+                if not self.done and self.step_number >= self.task.max_steps:
+                    self.truncated = True
+                    turn.parts.update(rewards.truncation_reward())
+                    self.finish()
             if self.unpaid() and turn.parts:  # kept in the breakdown under their names, paid nothing
                 turn.parts = {f"unpaid.{name}": value for name, value in turn.parts.items()}
             reward = 0.0 if self.unpaid() else rewards.total(turn.parts)

@@ -35,6 +35,7 @@ from env.sandbox.isolation import Isolation, scratch_exposure
 from env.sandbox.launch import CHILD, kill_group, start
 from env.sandbox.limits import Limits
 from env.sandbox.readable import debug_paths, run_paths, site_paths
+from env.sandbox.slots import TICK_S, Claim, Meter, current_claim
 from env.sandbox.zygote import Zygote, ZygoteChild, ZygoteError
 from env.scratch import scratch_root
 
@@ -239,6 +240,12 @@ class SandboxRun:
 
     def __post_init__(self) -> None:
         limits = self.sandbox.limits
+        # A CPU slot for the run's owner (env.sandbox.slots), taken before the wall clock starts; given back while the
+        # child only waits, and at the end.
+        self.claim: Claim | None = current_claim()
+        self._meter: Meter | None = None
+        if self.claim is not None:
+            self.claim.hold()
         # The output file has no name: only this process and the child hold it.
         handle, path = tempfile.mkstemp(prefix="adbg-out-", dir=self.sandbox.tmp_root)
         os.unlink(path)
@@ -255,7 +262,12 @@ class SandboxRun:
         except BaseException:
             for fd in (req_r, resp_w, self._req_w, self._resp_r, self._out_fd):
                 os.close(fd)
+            if self.claim is not None:
+                self.claim.release()
             raise
+        if self.claim is not None:
+            child = self._child.pid
+            self._meter = self.claim.meter(lambda: [child])
         os.close(req_r)
         os.close(resp_w)
         self._send({"config": self.sandbox.config, **self.setup})
@@ -265,6 +277,8 @@ class SandboxRun:
             self.load_error = exc
         except RunAborted:
             pass  # reported through result.aborted / timed_out
+        if self.setup.get("mode") == "debug" and self.claim is not None:
+            self.claim.release()  # at its first stop the session waits for the agent's commands
 
     # -- protocol --------------------------------------------------------------------------
 
@@ -283,8 +297,10 @@ class SandboxRun:
             if remaining <= 0:
                 self.result.timed_out = True
                 raise self._abort(f"time limit of {self.sandbox.limits.wall_seconds:g} s exceeded")
-            ready, _, _ = select.select([self._resp_r], [], [], remaining)
+            ready, _, _ = select.select([self._resp_r], [], [], remaining if self._meter is None else min(remaining, TICK_S))
             if not ready:
+                if self._meter is not None:
+                    self._meter.tick()  # an idle child gives its slot back; one computing again takes one
                 continue
             chunk = os.read(self._resp_r, max(65536, n - len(self._buffer)))
             if not chunk:
@@ -336,6 +352,8 @@ class SandboxRun:
         if self.load_error is not None:
             raise RunAborted("the module failed to load")
         rid = secrets.randbits(62) + 1
+        if self.claim is not None:
+            self._deadline += self.claim.hold()  # the child waits for this request: waiting for a slot is not its time
         self._send({"id": rid, **message})
         return self._receive(rid, undecoded)
 
@@ -368,6 +386,20 @@ class SandboxRun:
         self._finished_talking = True
         return self._req_w, self._resp_r, self._child.pid, self._deadline
 
+    def give_back_slot(self) -> None:
+        """The trusted side waits on something other than this run (which waits for its next request): no CPU slot
+        until the next request takes one again. Holding one here could wait forever on a run that needs it."""
+        if self.claim is not None:
+            self.claim.release()
+
+    def meter(self, *others: int) -> Meter | None:
+        """For whoever waits on the run after :meth:`hand_over`: its claim's meter over the child and ``others`` (the
+        process that took the conversation over); None when the run claims no slot."""
+        if self.claim is None:
+            return None
+        child = self._child.pid
+        return self.claim.meter(lambda: [child, *others])
+
     def ended(self, aborted: str, timed_out: bool) -> None:
         """What the process that took the conversation over saw: why the run stopped answering, if it did."""
         if aborted and not self.result.aborted:
@@ -377,7 +409,11 @@ class SandboxRun:
     def command(self, message: dict, seconds: float | None = None) -> Any:
         """Debug mode: one command; the wall-clock budget (default: the run's limit) restarts with it."""
         self._deadline = time.monotonic() + (seconds or self.sandbox.limits.wall_seconds)
-        return self._request(message, undecoded=True)
+        try:
+            return self._request(message, undecoded=True)
+        finally:
+            if self.claim is not None:
+                self.claim.release()  # a session waits between commands (at a breakpoint, for the agent): no slot
 
     def output_from(self, offset: int) -> tuple[str, int]:
         """What the code printed since ``offset`` (capped), and the new offset."""
@@ -432,6 +468,8 @@ class SandboxRun:
         # The child flushed its output before its last reply, so nothing is lost by killing it
         # now; killing the group also reaps anything the code left behind in it.
         self._kill()
+        if self.claim is not None:
+            self.claim.release()
         if self.result.aborted:
             code = self._child.wait(timeout=5.0)
             if self.result.exit_code is None:

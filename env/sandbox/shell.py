@@ -49,6 +49,7 @@ from env.sandbox.limits import rlimits_of
 from env.sandbox.readable import shell_paths
 from env.sandbox.runner import RefusedToRun
 from env.sandbox.seccomp import compile_filter
+from env.sandbox.slots import TICK_S, Claim, Meter, current_claim
 from env.scratch import scratch_root
 
 MiB = 1024 * 1024
@@ -248,9 +249,14 @@ class ShellRunner:
             raise ValueError("the command contains a NUL character")
         # Outside the workspace, so nothing written there becomes part of the agent's patch.
         tmp = tempfile.mkdtemp(prefix="adbg-sh-", dir=self.tmp_root)
+        claim = current_claim()  # a CPU slot for the episode, before the command's clock starts (env.sandbox.slots)
         try:
-            return self._run(root, command, self.environment(tmp, env or {}), tmp)
+            if claim is not None:
+                claim.hold()
+            return self._run(root, command, self.environment(tmp, env or {}), tmp, claim)
         finally:
+            if claim is not None:
+                claim.release()
             _remove_tree(tmp)
             if self.isolation.uid is not None:
                 # Back to the server's uid: a later command of another episode under the same uid finds nothing it owns.
@@ -258,7 +264,7 @@ class ShellRunner:
             if os.geteuid() != 0:
                 _restore_access(root)
 
-    def _run(self, root: Path, command: str, env: dict[str, str], tmp: str) -> ShellResult:
+    def _run(self, root: Path, command: str, env: dict[str, str], tmp: str, claim: Claim | None) -> ShellResult:
         uid = self.isolation.uid
         if uid is not None:
             _chown_tree(root, uid)
@@ -297,7 +303,8 @@ class ShellRunner:
                     cgroup.remove()
                     cgroup = None
             owned.remove(setup_w)  # the supervisor closes it once the setup is written
-            return _Supervisor(self.limits, popen, cgroup is not None, out_r, status_r, started).run(setup, setup_w)
+            meter = claim.meter(lambda: [popen.pid]) if claim is not None else None
+            return _Supervisor(self.limits, popen, cgroup is not None, out_r, status_r, started, meter).run(setup, setup_w)
         finally:
             for fd in owned:
                 os.close(fd)
@@ -309,8 +316,10 @@ class ShellRunner:
 class _Supervisor:
     """One call, from the launcher's start until every process of the command is gone."""
 
-    def __init__(self, limits: ShellLimits, popen: subprocess.Popen, in_cgroup: bool, out_r: int, status_r: int, started: float):
-        self.limits, self.popen, self.in_cgroup = limits, popen, in_cgroup
+    def __init__(
+        self, limits: ShellLimits, popen: subprocess.Popen, in_cgroup: bool, out_r: int, status_r: int, started: float, meter: Meter | None = None,
+    ):
+        self.limits, self.popen, self.in_cgroup, self.meter = limits, popen, in_cgroup, meter
         self.out_r, self.status_r, self.started = out_r, status_r, started
         self.capture = _Capture(limits.output_bytes, max(limits.file_bytes, limits.output_bytes))
         self.status = b""
@@ -382,7 +391,10 @@ class _Supervisor:
                 watch = [fd for fd, is_open in ((self.out_r, self.out_open), (self.status_r, self.status_open)) if is_open]
                 if launcher_fd is not None:
                     watch.append(launcher_fd)
-                ready = _ready(watch, remaining if launcher_fd is not None else min(remaining, 0.05))
+                wait = remaining if launcher_fd is not None else min(remaining, 0.05)
+                ready = _ready(watch, wait if self.meter is None else min(wait, TICK_S))
+                if self.meter is not None:
+                    self.meter.tick()  # a command that only waits (sleep, a blocked read) holds no CPU slot
                 if self.status_r in ready:
                     self.read_status()
                 if self.out_r in ready:

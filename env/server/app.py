@@ -60,7 +60,7 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None, 
     store = EpisodeStore(settings.http_episodes, settings.session_timeout_s, single_user=settings.single_user)
     replica = Replica(settings.replica, settings.drain_seconds)
     idle = IdleSessions(settings.session_timeout_s, settings.first_reset_timeout_s)
-    metrics = ServerMetrics(replica, store, settings, idle)
+    metrics = ServerMetrics(replica, store, settings, idle, runtime.cpu)
     factory = functools.partial(DebugEnvironment, runtime=runtime, store=store, replica=replica, metrics=metrics)
     app = create_app(
         factory,

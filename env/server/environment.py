@@ -125,7 +125,9 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
             interface = family.interface(options.get("profile"), options.get("edit_gate"), options.get("aliases"))
         except (ValueError, ValidationError) as exc:
             return _error_observation(f"reset: {exc}")
-        return family.episode(self._runtime, task, seed, self._replica.tag(episode_id or str(uuid.uuid4())), interface)
+        episode_id = self._replica.tag(episode_id or str(uuid.uuid4()))
+        with self._runtime.cpu.owner(episode_id):  # the first runs (a baseline, a workspace's) share the CPU slots fairly
+            return family.episode(self._runtime, task, seed, episode_id, interface)
 
     def reset(
         self, seed: int | None = None, episode_id: str | None = None, task_id: str | None = None, index: int | None = None, **options: Any

@@ -22,6 +22,7 @@ from prometheus_client.registry import Collector
 from env.config import Settings
 from env.contract import Playable
 from env.sandbox.runner import observe_runs
+from env.sandbox.slots import CpuSlots
 from env.server.episodes import EpisodeStore
 from env.server.idle import IdleSessions
 from env.server.replica import Replica
@@ -33,8 +34,8 @@ _RUN_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 3
 class _Live(Collector):
     """Gauges read from the replica and the store at each scrape (nothing to keep in step)."""
 
-    def __init__(self, replica: Replica, store: EpisodeStore, settings: Settings, idle: IdleSessions | None):
-        self.replica, self.store, self.settings, self.idle = replica, store, settings, idle
+    def __init__(self, replica: Replica, store: EpisodeStore, settings: Settings, idle: IdleSessions | None, cpu: CpuSlots | None):
+        self.replica, self.store, self.settings, self.idle, self.cpu = replica, store, settings, idle, cpu
 
     def collect(self) -> Iterator[GaugeMetricFamily | CounterMetricFamily]:
         ws: list[Playable] = self.replica.session_episodes()
@@ -56,18 +57,24 @@ class _Live(Collector):
         closes.add_metric(["ws"], self.idle.closes if self.idle is not None else 0)
         closes.add_metric(["http"], self.store.idle_closes)
         yield closes
+        if self.cpu is not None:
+            yield GaugeMetricFamily("adbg_cpu_slots_busy", f"CPU slots held by computing runs (of {self.cpu.count})", value=self.cpu.busy)
+            yield GaugeMetricFamily("adbg_cpu_slots_queued", "Runs waiting for a CPU slot", value=self.cpu.queued)
+            yield CounterMetricFamily("adbg_cpu_slot_wait_seconds", "Seconds runs spent waiting for a CPU slot, in all", value=self.cpu.waited_s)
         yield GaugeMetricFamily("adbg_draining", "1 while the replica drains after SIGTERM (no new sessions)", value=int(self.replica.draining))
         yield GaugeMetricFamily("adbg_drain_seconds_left", "Seconds until a draining replica stops (0 when not draining)", value=self.replica.seconds_left() if self.replica.draining else 0.0)
 
 
 class ServerMetrics:
-    def __init__(self, replica: Replica, store: EpisodeStore, settings: Settings, idle: IdleSessions | None = None):
+    def __init__(
+        self, replica: Replica, store: EpisodeStore, settings: Settings, idle: IdleSessions | None = None, cpu: CpuSlots | None = None,
+    ):
         self.registry = CollectorRegistry()
         self.steps = Counter("adbg_steps", "Steps taken, by task family", ["family"], registry=self.registry)
         self.submissions = Counter("adbg_submissions", "Submissions (submit, submit_fix), by task family", ["family"], registry=self.registry)
         self.refusals = Counter("adbg_refusals", "Episodes or requests refused, by reason", ["reason"], registry=self.registry)
         self.sandbox_runs = Histogram("adbg_sandbox_run_seconds", "Wall time of each sandbox run of this process", buckets=_RUN_BUCKETS, registry=self.registry)
-        self.registry.register(_Live(replica, store, settings, idle))
+        self.registry.register(_Live(replica, store, settings, idle, cpu))
         observe_runs(self._run_finished)
 
     def _run_finished(self, seconds: float) -> None:

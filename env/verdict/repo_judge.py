@@ -31,6 +31,7 @@ from env.patches import Files
 from env.project import RepoTask, source_only, top_level_names
 from env.sandbox.lifetime import parent_env, spawn
 from env.sandbox.runner import RefusedToRun, Sandbox, SandboxRun
+from env.sandbox.slots import TICK_S, Meter
 from env.scratch import scratch_root
 from env.verdict.outcome import RepoVerdict, parse_records
 from env.verdict.sandboxed import run_sandboxed
@@ -201,7 +202,7 @@ def _run_split(
         watcher = threading.Thread(target=_watch, args=(run, status_w, stop), daemon=True)
         watcher.start()
         try:
-            verdict = _host(env, request, [req_w, resp_r, status_r], sandbox.limits.wall_seconds + HOST_GRACE_SECONDS)
+            verdict = _host(env, request, [req_w, resp_r, status_r], sandbox.limits.wall_seconds + HOST_GRACE_SECONDS, run)
         finally:
             stop.set()
             watcher.join()
@@ -351,14 +352,14 @@ def _unnamed_file(prefix: str) -> int:
     return fd
 
 
-def _host(env: TestEnv, request: dict[str, object], channel: list[int], timeout: float) -> RepoVerdict:
+def _host(env: TestEnv, request: dict[str, object], channel: list[int], timeout: float, run: SandboxRun) -> RepoVerdict:
     result_fd, err_fd = _unnamed_file("adbg-host-"), _unnamed_file("adbg-host-err-")
     killed, code = False, 0
     try:
         if WARM:
-            killed, code = _run_warm(env, request, channel, result_fd, err_fd, timeout)
+            killed, code = _run_warm(env, request, channel, result_fd, err_fd, timeout, run)
         else:
-            killed, code = _run_cold(env, request, channel, result_fd, err_fd, timeout)
+            killed, code = _run_cold(env, request, channel, result_fd, err_fd, timeout, run)
         verdict = parse_records(os.pread(result_fd, _MAX_RESULT_BYTES, 0).decode("utf-8", "replace"))
         if killed:
             verdict.timed_out = True
@@ -372,7 +373,23 @@ def _host(env: TestEnv, request: dict[str, object], channel: list[int], timeout:
     return verdict
 
 
-def _run_warm(env: TestEnv, request: dict[str, object], channel: list[int], result_fd: int, err_fd: int, timeout: float) -> tuple[bool, int]:
+def _wait_done(done_r: int, deadline: float, meter: Meter | None) -> bool:
+    """Wait for the test process to close ``done_r`` (True) or for ``deadline`` (False), ticking ``meter``: the run's
+    CPU slot is held only while its processes compute."""
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return False
+        ready, _, _ = select.select([done_r], [], [], remaining if meter is None else min(remaining, TICK_S))
+        if ready:
+            return True
+        if meter is not None:
+            meter.tick()
+
+
+def _run_warm(
+    env: TestEnv, request: dict[str, object], channel: list[int], result_fd: int, err_fd: int, timeout: float, run: SandboxRun,
+) -> tuple[bool, int]:
     request_fd = _unnamed_file("adbg-host-req-")
     done_r, done_w = os.pipe()
     try:
@@ -382,8 +399,7 @@ def _run_warm(env: TestEnv, request: dict[str, object], channel: list[int], resu
         os.close(done_w)
         done_w = -1
         # The run holds the pipe's write end until it exits: EOF means it is over.
-        ready, _, _ = select.select([done_r], [], [], timeout)
-        if not ready:
+        if not _wait_done(done_r, time.monotonic() + timeout, run.meter(pid)):
             with contextlib.suppress(OSError):
                 os.killpg(pid, signal.SIGKILL)
             return True, -9
@@ -394,7 +410,9 @@ def _run_warm(env: TestEnv, request: dict[str, object], channel: list[int], resu
                 os.close(fd)
 
 
-def _run_cold(env: TestEnv, request: dict[str, object], channel: list[int], result_fd: int, err_fd: int, timeout: float) -> tuple[bool, int]:
+def _run_cold(
+    env: TestEnv, request: dict[str, object], channel: list[int], result_fd: int, err_fd: int, timeout: float, run: SandboxRun,
+) -> tuple[bool, int]:
     proc = spawn(lambda: subprocess.Popen(
         [str(env.python), "-m", "adbg_host.pytest_host", str(result_fd), *map(str, channel)],
         stdin=subprocess.PIPE,
@@ -406,8 +424,19 @@ def _run_cold(env: TestEnv, request: dict[str, object], channel: list[int], resu
         start_new_session=True,
     ))
     try:
-        proc.communicate(json.dumps(request).encode(), timeout=timeout)
-        return False, proc.returncode
+        assert proc.stdin is not None
+        with contextlib.suppress(BrokenPipeError), proc.stdin:  # a process that died early is reported by its exit
+            proc.stdin.write(json.dumps(request).encode())
+        deadline, meter = time.monotonic() + timeout, run.meter(proc.pid)
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise subprocess.TimeoutExpired(proc.args, timeout)
+            try:
+                return False, proc.wait(remaining if meter is None else min(remaining, TICK_S))
+            except subprocess.TimeoutExpired:
+                if meter is not None:
+                    meter.tick()  # the run's CPU slot: held only while the test process or the project computes
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()

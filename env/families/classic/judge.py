@@ -11,6 +11,7 @@ missing replies and exceptions are never evidence of passing.
 
 from __future__ import annotations
 
+import contextvars
 import linecache
 import random
 import traceback
@@ -126,13 +127,15 @@ def _check(run: SandboxRun, task: TaskSpec, spec: StressSpec, rng: random.Random
     real threads in a process of their own (run beside the first, on another core)."""
     plan = explore_plan(spec, rng)
     with ThreadPoolExecutor(1) as pool:
-        hammered = pool.submit(real_threads_check, task, source, sandbox, policy_enabled, plan)
+        # in this thread's context: the second run claims a CPU slot for the same owner (env.sandbox.slots)
+        hammered = pool.submit(contextvars.copy_context().run, real_threads_check, task, source, sandbox, policy_enabled, plan)
         try:
             outcome = judge_exploration(plan, run.explore(plan), source)
         except RemoteError as exc:
             outcome = StressOutcome(passed=False, message=f"the concurrency check could not run: the code raised\n{exc.traceback_text}".rstrip())
         except RunAborted as exc:
             outcome = StressOutcome(passed=False, message=f"the concurrency check could not finish: {exc}")
+        run.give_back_slot()  # waiting for the other run, which may need a slot itself, must hold none
         why = hammered.result()
     if not outcome.passed:
         return outcome
@@ -226,19 +229,21 @@ def stress_check(task: TaskSpec, source: str, sandbox: Sandbox, rng: random.Rand
 
 
 def judge_on(runtime: Runtime, task: TaskSpec, source: str, rng: random.Random, with_stress: bool = True, held_out: Cases = ()) -> Verdict:
-    """``judge`` on the runtime's sandbox, within its judging slots."""
-    with runtime.judging:  # the sandbox's wall clock starts inside, so waiting here never counts against a run
-        return judge(task, source, runtime.sandbox, rng, runtime.static_check, with_stress=with_stress, held_out=held_out)
+    """``judge`` on the runtime's sandbox: its runs share the CPU slots with the episode's owner set on this thread."""
+    return judge(task, source, runtime.sandbox, rng, runtime.static_check, with_stress=with_stress, held_out=held_out)
 
 
 def held_out_baseline(runtime: Runtime, task: TaskSpec, cases: Cases) -> int:
     """How many of an episode's held-out cases the buggy code itself passes (what credit is measured from)."""
     if not cases:
         return 0
-    with runtime.judging:
-        return held_out_check(task, task.buggy_source, runtime.sandbox, runtime.static_check, cases)
+    return held_out_check(task, task.buggy_source, runtime.sandbox, runtime.static_check, cases)
 
 
 def baseline(runtime: Runtime, task: TaskSpec) -> Verdict:
     """The buggy code's own run, as the agent first sees it (no stress test: that is the trap); once per task."""
-    return runtime.once(("classic-baseline", task.id), lambda: judge_on(runtime, task, task.buggy_source, random.Random(0), with_stress=False))
+    def compute() -> Verdict:
+        with runtime.cpu.owner(f"baseline:{task.id}"):  # shared by every episode of the task: owned by none of them
+            return judge_on(runtime, task, task.buggy_source, random.Random(0), with_stress=False)
+
+    return runtime.once(("classic-baseline", task.id), compute)
