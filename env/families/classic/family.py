@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
-from env.families.base import TASKS_DIR, Family
+from env.families.base import Family
 from env.families.classic.concurrency import python_refusal
 from env.families.classic.episode import ClassicEpisode
 from env.families.classic.grader import grade_episode
@@ -18,8 +18,6 @@ from env.families.classic.task import TaskSpec
 from env.interface import CLASSIC_ACTIONS, CLASSIC_EXTRA, PROFILES, Interface, profile_named
 from env.models import ACTION_TYPES, CLASSIC_TOOLS
 from env.runtime import Runtime
-
-ORDER = ("easy", "medium", "hard")
 
 
 class ClassicFamily(Family[TaskSpec]):
@@ -32,7 +30,8 @@ class ClassicFamily(Family[TaskSpec]):
         return TaskSpec(folder=folder, **data)
 
     def builtin(self) -> list[TaskSpec]:
-        return [self.load_folder(TASKS_DIR / "classic" / name) for name in ORDER]
+        """Every folder under tasks/classic/, listed in their task.json's ``order``: none is left out by a list here."""
+        return sorted(super().builtin(), key=lambda task: (task.order, task.id))
 
     def interface(self, profile: str | None = None, edit_gate: bool | None = None, aliases: object = None) -> Interface:
         chosen = profile_named(profile)

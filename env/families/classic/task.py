@@ -46,6 +46,7 @@ class TaskSpec(BaseModel):
     difficulty: Literal["easy", "medium", "hard"]
     family: str
     description: str
+    order: int = Field(description="Where the task is listed among the classic tasks (lower first; ties by id)")
     max_attempts: int = Field(gt=0)
     max_steps: int = Field(gt=0)
     module: str
