@@ -592,3 +592,21 @@ def test_a_unittest_test_whose_subtests_fail_fails(runtime, tmp_path):
     test_id = "tests/test_sub.py::DoubleTest::test_values"
     task = load_repo_task(repo_fixture.write_task(tmp_path / "sub", files, files, FAIL_TO_PASS=[test_id], PASS_TO_PASS=[]))
     assert run_tests(runtime.sandbox, task, files).outcomes == {test_id: "FAILED"}
+
+
+def test_a_test_sandbox_belongs_to_the_sandbox_it_was_made_from(isolation):
+    """Keyed by the base sandbox itself (weakly), not by its id(), which Python reuses once the object is gone."""
+    import gc
+
+    from env.sandbox.limits import Limits
+    from env.sandbox.runner import Sandbox
+    from env.verdict import repo_judge
+
+    first, second = Sandbox(Limits(wall_seconds=3), isolation, warm=False), Sandbox(Limits(wall_seconds=4), isolation, warm=False)
+    made = repo_judge._test_sandbox(first, None)
+    assert made is repo_judge._test_sandbox(first, None) and made.limits == first.limits.for_tests()
+    assert repo_judge._test_sandbox(second, None).limits == second.limits.for_tests() != made.limits
+    before = len(repo_judge._TEST_SANDBOXES)
+    del first
+    gc.collect()
+    assert len(repo_judge._TEST_SANDBOXES) == before - 1

@@ -25,6 +25,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import weakref
 from pathlib import Path
 
 from env.patches import Files
@@ -216,19 +217,22 @@ def _run_split(
     return verdict
 
 
-_TEST_SANDBOXES: dict[tuple[str, int], Sandbox] = {}
+# base sandbox -> test environment's key -> its test sandbox; weak: an id() key could name a later sandbox after a
+# first one is gone, which would hand it the other's limits and isolation
+_TEST_SANDBOXES: weakref.WeakKeyDictionary[Sandbox, dict[str, Sandbox]] = weakref.WeakKeyDictionary()
 _TEST_SANDBOXES_LOCK = threading.Lock()
 
 
 def _test_sandbox(base: Sandbox, env: TestEnv | None) -> Sandbox:
     """The same sandbox with a test run's limits (``Limits.for_tests``), reading the test environment's site-packages
-    too when given one (made once per environment)."""
+    too when given one (made once per environment and base sandbox)."""
     with _TEST_SANDBOXES_LOCK:
-        key = (env.key if env is not None else "", id(base))
-        if key not in _TEST_SANDBOXES:
+        made = _TEST_SANDBOXES.setdefault(base, {})
+        key = env.key if env is not None else ""
+        if key not in made:
             site = [str(env.site_packages)] if env is not None else None
-            _TEST_SANDBOXES[key] = Sandbox(base.limits.for_tests(), base.isolation, base.tmp_root, warm=False, site=site)
-        return _TEST_SANDBOXES[key]
+            made[key] = Sandbox(base.limits.for_tests(), base.isolation, base.tmp_root, warm=False, site=site)
+        return made[key]
 
 
 def _watch(run: SandboxRun, status_w: int, stop: threading.Event) -> None:
