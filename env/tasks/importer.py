@@ -206,6 +206,7 @@ def import_instance(
             raise ImportError_(f"{instance.instance_id}: neither a clone (--repo) nor a release (--pypi) to build the repository from")
         clone = _clone_for(instance, repo)
         files = snapshot(clone, instance.base_commit)
+        layout = sdist.files_layout(files)  # a src layout (namespace packages too) needs PYTHONPATH=src, as a release's does
         if instance.environment_setup_commit:
             found, skipped = setup_requirements(clone, instance.environment_setup_commit)
             pins += [p for p in found if p not in pins]
