@@ -182,6 +182,65 @@ BUG_LIST: list[RealBug] = [
     RealBug("sqlparse", "0.4.3", "0.4.4", ("tests/test_regressions.py::test_comment_between_cte_clauses_issue632",), ("sqlparse/sql.py",),
             "Statement.get_type() returns 'UNKNOWN' for a WITH statement that has a comment between its CTE clauses "
             "(WITH foo AS (...), -- comment\n bar AS (...) SELECT ...) instead of 'SELECT'.", slug="cte"),  # fmt: skip
+    RealBug("isodate", "0.6.0", "0.6.1", ("src/isodate/tests/test_duration.py::DurationTest::test_associative",
+                                          "src/isodate/tests/test_duration.py::DurationTest::test_totimedelta"),
+            ("src/isodate/duration.py",), "Adding a Duration with fractional years or months (Duration(years=1.5)) to a date, "
+            "or subtracting it, fails with TypeError: integer argument expected, got float; the result should be the date "
+            "moved by the whole years and months.", ("six==1.16.0",), kind="src"),  # fmt: skip
+    RealBug("python-dotenv", "1.0.0", "1.0.1", ("tests/test_zip_imports.py::test_load_dotenv_gracefully_handles_zip_imports_when_no_env_file",
+                                                "tests/test_zip_imports.py::test_load_dotenv_outside_zip_file_when_called_in_zipfile"),
+            ("src/dotenv/main.py",), "load_dotenv() called from code imported out of a zip file fails (find_dotenv walks "
+            "the call stack to a frame whose file does not exist on disk) instead of finding the .env file beside the "
+            "caller or the working directory.", ("click==8.1.7", "sh==2.0.6"), kind="src,conftest"),  # fmt: skip
+    RealBug("semver", "3.0.2", "3.0.3", ("tests/test_subclass.py::test_compare_with_subclass",), ("src/semver/version.py",),
+            "Comparing an instance of a subclass of Version with a plain Version (or with another subclass instance) "
+            "raises TypeError instead of comparing the versions: the comparison operators should accept any Version.",
+            kind="src"),  # fmt: skip
+    RealBug("jinja2", "3.1.3", "3.1.4", ("tests/test_filters.py::TestFilter::test_xmlattr_key_invalid[/]",
+                                         "tests/test_filters.py::TestFilter::test_xmlattr_key_invalid[=]",
+                                         "tests/test_filters.py::TestFilter::test_xmlattr_key_invalid[>]"),
+            ("src/jinja2/filters.py",), "The xmlattr filter still accepts keys containing '/', '>' or '=', which can "
+            "inject attributes or close the tag in the rendered markup; such keys must be refused with a ValueError.",
+            JINJA2, kind="src,conftest,suite>500", slug="xmlattr"),  # fmt: skip
+    RealBug("sqlparse", "0.5.0", "0.5.1", ("tests/test_split.py::test_split_multiple_case_in_begin",), ("sqlparse/engine/statement_splitter.py",),
+            "sqlparse.split() cuts a BEGIN ... END block in two when the block holds more than one CASE expression: "
+            "the statement splitter loses track of the nesting at the second CASE's END.", slug="split"),  # fmt: skip
+    RealBug("sqlparse", "0.5.0", "0.5.1", ("tests/test_tokenize.py::test_parse_order[ASC NULLS FIRST]",
+                                           "tests/test_tokenize.py::test_parse_order[DESC NULLS LAST]",
+                                           "tests/test_tokenize.py::test_parse_order[NULLS FIRST]"),
+            ("sqlparse/keywords.py",), "ORDER BY ... NULLS FIRST / NULLS LAST is not lexed as one ordering keyword: "
+            "'NULLS FIRST' comes out as separate tokens instead of a single Keyword.Order token.", slug="nulls"),  # fmt: skip
+    RealBug("sqlparse", "0.5.0", "0.5.1", ("tests/test_format.py::TestFormat::test_strip_comments_multi",
+                                           "tests/test_format.py::TestFormat::test_strip_comments_preserves_whitespace"),
+            ("sqlparse/filters/others.py",), "format(sql, strip_comments=True) removes a comment together with the "
+            "whitespace around it, gluing the tokens on either side together (select a--c\nfrom b becomes 'select afrom b').",
+            slug="comments"),  # fmt: skip
+    RealBug("click", "8.1.7", "8.1.8", ("tests/test_types.py::test_invalid_path_with_esc_sequence",), ("src/click/types.py",),
+            "A click.Path that must not be a directory reports 'Directory 'C:\\temp' is a directory.' with the file name "
+            "unquoted, so escape sequences in it are printed as they are; the name should be shown as its repr.",
+            kind="src,conftest,suite>500", slug="path"),  # fmt: skip
+    RealBug("click", "8.1.7", "8.1.8", ("tests/test_commands.py::test_help_param_priority", "tests/test_defaults.py::test_flag_default_map",
+                                        "tests/test_options.py::test_show_default_with_empty_string"),
+            ("src/click/core.py",), "Three option-handling faults in click.core: --help is processed after an eager "
+            "option that exits, so it never shows; a flag's default from default_map is ignored; and show_default on an "
+            "option whose default is the empty string shows nothing instead of [default: ].", kind="src,conftest,suite>500",
+            slug="core"),  # fmt: skip
+    RealBug("xmltodict", "0.13.0", "0.14.0", ("tests/test_xmltodict.py::XMLToDictTestCase::test_streaming_attrs",
+                                              "tests/test_dicttoxml.py::DictToXMLTestCase::test_pretty_print_with_int_indent"),
+            ("xmltodict.py",), "Two faults of xmltodict: in streaming mode (item_depth, item_callback) the attributes of "
+            "the streamed items are lost, and unparse(..., pretty=True, indent=2) fails because an integer indent is "
+            "not turned into that many spaces."),  # fmt: skip
+    RealBug("pathspec", "0.12.0", "0.12.1", ("tests/test_03_pathspec.py::PathSpecTest::test_01_match_file_3_unmatch",),
+            ("pathspec/pathspec.py",), "PathSpec.match_file() returns None, not False, for a file no pattern matches "
+            "(PathSpec.from_lines('gitwildmatch', ['*.txt', '!test/']).match_file('unmatch.bin')): it must return a bool."),  # fmt: skip
+    RealBug("more-itertools", "10.3.0", "10.4.0", ("tests/test_more.py::DistinctPermutationsTests::test_unhashable",
+                                                   "tests/test_more.py::DistinctPermutationsTests::test_unsortable",
+                                                   "tests/test_more.py::DistinctPermutationsTests::test_unsortable_r",
+                                                   "tests/test_more.py::DistinctPermutationsTests::test_unsorted_equivalent"),
+            ("more_itertools/more.py", "more_itertools/recipes.py"), "distinct_permutations() fails on items that cannot be "
+            "sorted or hashed (a mix of int and str, lists, sets): it sorts its input, so "
+            "distinct_permutations([1, 'a', 1]) raises TypeError instead of yielding each distinct permutation once.",
+            kind="suite>500"),  # fmt: skip
 ]
 BUGS: dict[str, RealBug] = {b.instance_id: b for b in BUG_LIST}
 
