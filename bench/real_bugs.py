@@ -241,6 +241,21 @@ BUG_LIST: list[RealBug] = [
             "sorted or hashed (a mix of int and str, lists, sets): it sorts its input, so "
             "distinct_permutations([1, 'a', 1]) raises TypeError instead of yielding each distinct permutation once.",
             kind="suite>500"),  # fmt: skip
+    RealBug("boltons", "23.0.0", "23.1.0", ("tests/test_cacheutils.py::test_lru_dict_replacement[LRI]",
+                                            "tests/test_cacheutils.py::test_lru_dict_replacement[LRU]"),
+            ("boltons/cacheutils.py",), "Setting a key that is already in an LRI or LRU cache updates the cache's own "
+            "link but not the dict underneath, so cache[key] = new_value leaves cache[key] (and dict(cache)) at the old "
+            "value.", slug="cache"),  # fmt: skip
+    RealBug("boltons", "23.0.0", "23.1.0", ("tests/test_funcutils_fb_py3.py::test_copy_function_kw_defaults_py3",),
+            ("boltons/funcutils.py",), "funcutils.copy_function() drops the defaults of keyword-only arguments: the copy "
+            "of def f(a, *, b=2) raises TypeError when called without b.", slug="copy"),  # fmt: skip
+    RealBug("boltons", "23.0.0", "23.1.0", ("tests/test_dictutils.py::test_omd_pickle",), ("boltons/dictutils.py",),
+            "An OrderedMultiDict does not survive pickling: pickle.loads(pickle.dumps(omd)) fails or loses the values "
+            "of repeated keys, since unpickling sets items before the linked list is set up.", slug="omd"),  # fmt: skip
+    RealBug("boltons", "23.0.0", "23.1.0", ("tests/test_tbutils_parsed_exc.py::test_parsed_exc_with_anchor",), ("boltons/tbutils.py",),
+            "ParsedException.from_string() misreads a Python 3.11 traceback whose frames carry anchor lines (~~~^^^ "
+            "under the failing expression): the anchor line is taken as the next frame, so the frames come out wrong.",
+            slug="anchor"),  # fmt: skip
 ]
 BUGS: dict[str, RealBug] = {b.instance_id: b for b in BUG_LIST}
 
