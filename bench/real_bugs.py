@@ -73,8 +73,8 @@ def _with_extra(files: Files, bug: RealBug) -> Files:
 
 
 def gold_and_tests(bug: RealBug) -> tuple[Files, str, str]:
-    """The buggy snapshot, the gold patch (the fix's files, buggy -> fixed release) and the test patch (the F2P files,
-    buggy release -> fixed release's tests plus ``extra_tests``)."""
+    """The buggy snapshot, the gold patch (the fix's files, buggy -> fixed release) and the test patch (the F2P files and
+    the test data files, buggy release -> fixed release's, plus ``extra_tests``)."""
     old, new = _release(bug.name, bug.buggy), _release(bug.name, bug.fixed)
     missing = [p for p in bug.code if p not in old or p not in new]
     if missing:
@@ -82,8 +82,12 @@ def gold_and_tests(bug: RealBug) -> tuple[Files, str, str]:
     gold = make_patch({p: old[p] for p in bug.code}, {p: new[p] for p in bug.code})
     if not gold.strip():
         raise ValueError(f"{bug.instance_id}: the releases do not differ in {', '.join(bug.code)}")
-    graded = _with_extra({p: new[p] for p in bug.test_files if p in new}, bug)
-    tests = make_patch({p: old[p] for p in bug.test_files if p in old}, graded)
+    # The named test files, and the test data the later release added or changed (a test reads its input from
+    # tests/files/...). Other test modules stay out: each one the patch touches is collected in every run.
+    data = [p for p in new if is_test_path(p) and not p.endswith(".py") and old.get(p) != new[p]]
+    touched = sorted(set(bug.test_files) | set(data))
+    graded = _with_extra({p: new[p] for p in touched if p in new}, bug)
+    tests = make_patch({p: old[p] for p in touched if p in old}, graded)
     return old, gold, tests
 
 
@@ -130,7 +134,8 @@ def pass_to_pass(bug: RealBug) -> list[str]:
     after = _plain(apply_patch(apply_patch(old, gold), tests), bug.name, bug.fixed, list(bug.requirements), bug.test_files)
     wrong = [t for t in bug.fail_to_pass if after.get(t) != "PASSED" or before.get(t) == "PASSED"]
     if wrong:
-        raise ValueError(f"{bug.instance_id}: not failing before and passing after under plain pytest: {', '.join(wrong)}")
+        said = ", ".join(f"{t} ({before.get(t, 'missing')} before, {after.get(t, 'missing')} after)" for t in wrong)
+        raise ValueError(f"{bug.instance_id}: not failing before and passing after under plain pytest: {said}")
     return sorted(t for t, s in after.items() if s == "PASSED" and before.get(t) == "PASSED")
 
 
@@ -210,20 +215,17 @@ BUG_LIST: list[RealBug] = [
                                            "tests/test_tokenize.py::test_parse_order[NULLS FIRST]"),
             ("sqlparse/keywords.py",), "ORDER BY ... NULLS FIRST / NULLS LAST is not lexed as one ordering keyword: "
             "'NULLS FIRST' comes out as separate tokens instead of a single Keyword.Order token.", slug="nulls"),  # fmt: skip
-    RealBug("sqlparse", "0.5.0", "0.5.1", ("tests/test_format.py::TestFormat::test_strip_comments_multi",
-                                           "tests/test_format.py::TestFormat::test_strip_comments_preserves_whitespace"),
-            ("sqlparse/filters/others.py",), "format(sql, strip_comments=True) removes a comment together with the "
-            "whitespace around it, gluing the tokens on either side together (select a--c\nfrom b becomes 'select afrom b').",
-            slug="comments"),  # fmt: skip
+    RealBug("sqlparse", "0.5.0", "0.5.1", ("tests/test_format.py::test_strip_ws_removes_trailing_ws_in_groups",),
+            ("sqlparse/filters/others.py",), "format(sql, strip_whitespace=True) leaves the whitespace at the end of a "
+            "group (a parenthesised sub-select ending in a newline) in place, so the formatted statement keeps a "
+            "trailing space before the closing parenthesis.", slug="stripws"),  # fmt: skip
     RealBug("click", "8.1.7", "8.1.8", ("tests/test_types.py::test_invalid_path_with_esc_sequence",), ("src/click/types.py",),
             "A click.Path that must not be a directory reports 'Directory 'C:\\temp' is a directory.' with the file name "
             "unquoted, so escape sequences in it are printed as they are; the name should be shown as its repr.",
             kind="src,conftest,suite>500", slug="path"),  # fmt: skip
-    RealBug("click", "8.1.7", "8.1.8", ("tests/test_commands.py::test_help_param_priority", "tests/test_defaults.py::test_flag_default_map",
-                                        "tests/test_options.py::test_show_default_with_empty_string"),
-            ("src/click/core.py",), "Three option-handling faults in click.core: --help is processed after an eager "
-            "option that exits, so it never shows; a flag's default from default_map is ignored; and show_default on an "
-            "option whose default is the empty string shows nothing instead of [default: ].", kind="src,conftest,suite>500",
+    RealBug("click", "8.1.7", "8.1.8", ("tests/test_options.py::test_show_default_with_empty_string",), ("src/click/core.py",),
+            "An option with show_default=True whose default is the empty string shows no default in --help: the help "
+            "line should end with [default: \"\"] rather than hide that there is one.", kind="src,conftest,suite>500",
             slug="core"),  # fmt: skip
     RealBug("xmltodict", "0.13.0", "0.14.0", ("tests/test_xmltodict.py::XMLToDictTestCase::test_streaming_attrs",
                                               "tests/test_dicttoxml.py::DictToXMLTestCase::test_pretty_print_with_int_indent"),
@@ -256,6 +258,11 @@ BUG_LIST: list[RealBug] = [
             "ParsedException.from_string() misreads a Python 3.11 traceback whose frames carry anchor lines (~~~^^^ "
             "under the failing expression): the anchor line is taken as the next frame, so the frames come out wrong.",
             slug="anchor"),  # fmt: skip
+    RealBug("wcwidth", "0.2.12", "0.2.13", ("tests/test_core.py::test_kr_jamo", "tests/test_core.py::test_kr_jamo_filler"),
+            ("wcwidth/table_wide.py", "wcwidth/table_zero.py", "wcwidth/wcwidth.py"), "wcswidth() measures decomposed "
+            "Korean Hangul wrongly: the medial vowel and final consonant jamo (U+1160..U+11FF) that combine with a "
+            "leading consonant into one wide syllable are counted as wide instead of zero width, and so is the Hangul "
+            "jungseong filler."),  # fmt: skip
 ]
 BUGS: dict[str, RealBug] = {b.instance_id: b for b in BUG_LIST}
 
