@@ -34,6 +34,7 @@ from env.runtime import Runtime
 from env.sandbox.isolation import probe_isolation
 from env.sandbox.limits import Limits
 from env.sandbox.runner import Sandbox
+from env.tasks.predictions import Prediction, write_predictions
 from env.tasks.validate import validate_task
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -71,8 +72,8 @@ def _no_op(task: RepoTask, bug: RealBug) -> str:
 def round_trip(task: RepoTask, bug: RealBug, work: Path) -> str:
     """Grade the gold patch and the buggy tree as SWE-bench predictions with ``python -m env.tasks evaluate``."""
     preds = work / f"{bug.instance_id}.predictions.jsonl"
-    rows = [{"instance_id": bug.instance_id, "model_name_or_path": name, "model_patch": patch} for name, patch in (("gold", task.gold_patch), ("buggy", _no_op(task, bug)))]
-    preds.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    write_predictions([Prediction(instance_id=task.instance_id, model_name_or_path=name, model_patch=patch)
+                       for name, patch in (("gold", task.gold_patch), ("buggy", _no_op(task, bug)))], preds)  # fmt: skip
     done = _tasks(["evaluate", str(preds), str(task.folder)])
     results = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     if len(results) != 2:
