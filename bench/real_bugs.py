@@ -1,7 +1,7 @@
 """Real historic bugs from PyPI release pairs, as SWE-bench instances built at run time (issue 34 item 2).
 
-    bug = BUGS["cachetools-5.5.1"]
-    instance = build_instance(bug)           # the official SWE-bench fields; FAIL_TO_PASS / PASS_TO_PASS JSON-encoded
+    bug = BUGS["pathspec-0_12_1"]
+    instance = build_instance(bug, pass_to_pass(bug))   # the official SWE-bench fields; the test lists JSON-encoded
     python bench/real_bugs.py discover NAME OLD NEW [--tests DIR] [--requires PIN]   # candidates for a new entry
 
 Each bug is a release that fixed a behaviour of the release before it: the buggy snapshot is the earlier release's
@@ -263,6 +263,9 @@ BUG_LIST: list[RealBug] = [
             "Korean Hangul wrongly: the medial vowel and final consonant jamo (U+1160..U+11FF) that combine with a "
             "leading consonant into one wide syllable are counted as wide instead of zero width, and so is the Hangul "
             "jungseong filler."),  # fmt: skip
+    RealBug("toml", "0.10.1", "0.10.2", ("tests/test_api.py::test_deepcopy_timezone",), ("toml/tz.py",),
+            "copy.deepcopy() of a document holding an offset datetime fails: toml.loads('dob = 1979-05-24T07:32:00-08:00') "
+            "gives a datetime whose TomlTz tzinfo cannot be deep-copied (its __init__ needs the raw offset)."),  # fmt: skip
 ]
 BUGS: dict[str, RealBug] = {b.instance_id: b for b in BUG_LIST}
 
