@@ -35,7 +35,7 @@ def git(root: Path, *args: str) -> str:
 def imported(tmp_path: Path, files: dict[str, str], fixed: dict[str, str], f2p: list[str], p2p: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, Path]:
     """Commit ``files`` to a fresh clone, write its instance and run import-swebench: (exit code, output, task folder)."""
     clone = tmp_path / "clone"
-    clone.mkdir()
+    clone.mkdir(parents=True)
     git(clone, "init", "-q")
     for rel, text in files.items():
         (clone / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -140,3 +140,23 @@ def test_the_gold_patch_as_a_prediction_is_resolved_and_the_buggy_tree_is_not(ru
     capsys.readouterr()
     assert tasks_cli(["evaluate", str(tmp_path / "preds.jsonl"), str(folder)]) == 0
     assert json.loads(capsys.readouterr().out.splitlines()[0])["resolution"] == "FULL"
+
+
+def test_no_place_writes_the_folder_only_and_a_host_that_cannot_run_the_verdict_says_so(tmp_path, capsys, monkeypatch, isolation):
+    files = {"calc/__init__.py": "from calc.core import add\n", "calc/core.py": CORE,
+             "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 4\n\n\ndef test_nothing():\n    assert True\n"}  # fmt: skip
+    code, out, folder = imported(tmp_path / "a", files, {**files, "calc/core.py": FIXED}, ["tests/test_calc.py::test_add"], ["tests/test_calc.py::test_nothing"], capsys)
+    assert code == 0 and "dropped from PASS_TO_PASS: tests/test_calc.py::test_nothing" in out
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "instances.jsonl").write_text((tmp_path / "a" / "instances.jsonl").read_text())
+    argv = ["import-swebench", str(tmp_path / "b" / "instances.jsonl"), "--repo", str(tmp_path / "a" / "clone"), "--out", str(tmp_path / "b" / "tasks")]
+    capsys.readouterr()
+    assert tasks_cli([*argv, "--no-place"]) == 0
+    assert capsys.readouterr().out.splitlines() == [f"imported acme__calc-1 -> {tmp_path / 'b' / 'tasks' / 'acme__calc-1'}", f"next: python -m env.tasks validate {tmp_path / 'b' / 'tasks'}"]
+    data = json.loads((tmp_path / "b" / "tasks" / "acme__calc-1" / "task.json").read_text())
+    assert "sandboxed" not in data and "dropped" not in data and data["PASS_TO_PASS"] == ["tests/test_calc.py::test_nothing"]
+    blind = isolation.model_copy(update={"can_execute": False, "reason": "no user namespaces on this host"})
+    monkeypatch.setattr("env.tasks.__main__.probe_isolation", lambda: blind)
+    assert tasks_cli(argv) == 1  # fail closed: an unplaced task is not reported as imported cleanly
+    said = capsys.readouterr().out.splitlines()
+    assert said[-2] == "invalid acme__calc-1: not placed: this host cannot run the verdict: no user namespaces on this host"
