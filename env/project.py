@@ -93,6 +93,10 @@ class RepoTask(BaseModel):
         default_factory=list,
         description="Tests the split verdict cannot run: they run with the project in the sandbox, forgeable in principle (see trusted)",
     )
+    dropped: dict[str, str] = Field(
+        default_factory=dict,
+        description="PASS_TO_PASS tests the import left out, each with why (SWE-bench's rule: a PASS_TO_PASS test is one the gold passes)",
+    )
     folder: Path
 
     @field_validator("mechanism")
@@ -207,6 +211,13 @@ class RepoTask(BaseModel):
     @property
     def source_files(self) -> Files:
         return source_only(self.files)
+
+    @cached_property
+    def data_files(self) -> Files:
+        """The snapshot's files outside the tests that are no Python module (README, JSON, fixtures' inputs): tests read
+        them by path from the repository, so the test process's tree holds them too. Modules stay out of it, or they
+        would shadow the project's code the tests must reach in the sandbox."""
+        return {p: t for p, t in self.files.items() if not is_test_path(p) and not p.endswith((".py", ".pyi"))}
 
     @cached_property
     def gold_locations(self) -> list[Location]:

@@ -172,11 +172,14 @@ def test_host_runs_cold_too(runtime, task, monkeypatch):
     assert run_tests(runtime.sandbox, task, task.gold_files).outcomes == {t: "PASSED" for t in ALL}
 
 
-def test_test_tree_holds_only_test_files(task):
+def test_test_tree_holds_the_test_files_and_the_data_files_never_a_project_module(task):
+    # The repository's data files (README.md here) are there for tests that read them by path (issue 34); a project
+    # module never is: it would shadow the project the tests must reach in the sandbox.
     from env.verdict.repo_judge import _TREES
 
     tree = Path(_TREES.get(task, graded=True))
-    assert sorted(p.relative_to(tree).as_posix() for p in tree.rglob("*") if p.is_file() and "__pycache__" not in p.parts and p.name != "pytest.ini") == ["tests/test_cart.py"]
+    assert sorted(p.relative_to(tree).as_posix() for p in tree.rglob("*") if p.is_file() and "__pycache__" not in p.parts and p.name != "pytest.ini") == ["README.md", "tests/test_cart.py"]
+    assert (tree / "README.md").read_text() == task.files["README.md"]
 
 
 TAGS = '''class NotFound(KeyError):

@@ -1,19 +1,21 @@
 """Task tools on the command line.
 
     python -m env.tasks validate [PATH ...] [--runs 10]      # prove tasks valid (default: every built-in task)
-    python -m env.tasks import-swebench INSTANCES (--repo PATH_OR_DIR | --pypi NAME==VERSION) --out TASKS_DIR [--smith] [--env K=V ...]
+    python -m env.tasks import-swebench INSTANCES (--repo PATH_OR_DIR | --pypi NAME==VERSION) --out TASKS_DIR [--smith] [--env K=V ...] [--no-place]
     python -m env.tasks evaluate PREDICTIONS.jsonl [PATH ...] # grade SWE-bench-format predictions
     python -m env.tasks prepare [PATH ...]                    # build the tasks' test environments ahead (needs PyPI)
     python -m env.tasks place PATH ... [--dry-run]            # fill task.json's "sandboxed": the tests the split cannot run
     python -m env.tasks synthesize NAME==VERSION|PATH --n N --out DIR [--requires PIN ...] [--tests PATH ...]
 
-Authoring order for a repository task: import, place (decided on the gold tree, never at grading time), validate.
+Authoring order for a repository task: import (which places the tests itself, on the gold tree, never at grading time,
+and drops the PASS_TO_PASS tests the gold does not pass), validate. ``place`` re-places a task after its tests change.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -29,6 +31,8 @@ from env.tasks.library import SynthesisError, load_library
 from env.tasks.placement import Placement, place
 from env.tasks.predictions import evaluate, read_predictions
 from env.tasks.sdist import SdistError
+from env.tasks.settle import report as settle_report
+from env.tasks.settle import settle
 from env.tasks.synthesize import Synthesis
 from env.tasks.validate import table, validate_task
 from env.verdict.testenv import TestEnvError, cache_root, ensure, spec
@@ -67,16 +71,28 @@ def cmd_import(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     failures = 0
+    sandbox: Sandbox | None = None
     for row in read_instances(Path(args.instances)):
         name = str(row.get("instance_id", "?"))
         try:
             instance = Instance.model_validate(row)
             folder = import_instance(instance, Path(args.repo) if args.repo else None, out, smith=args.smith, environment=environment,
                                      pypi=args.pypi, requirements=args.requires)  # fmt: skip
-            print(f"imported {instance.instance_id} -> {folder}")
         except (ImportError_, SdistError, ValueError) as exc:
             failures += 1
             print(f"skipped {name}: {exc}")
+            continue
+        print(f"imported {instance.instance_id} -> {folder}")
+        if args.no_place:
+            continue
+        sandbox = sandbox or Sandbox(Limits.from_env(), probe_isolation())
+        settled = settle(sandbox, folder)
+        print("\n".join(settle_report(settled)))
+        if settled.problems:
+            failures += 1
+            if any(p.startswith("FAIL_TO_PASS") for p in settled.problems):  # it can never be valid: not left to be served
+                shutil.rmtree(folder)
+            print(f"invalid {instance.instance_id}: {'; '.join(settled.problems)}" + (" (folder removed)" if not folder.exists() else ""))
     print(f"next: python -m env.tasks validate {out}")
     return 1 if failures else 0
 
@@ -187,6 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", required=True, help="directory to write task folders into")
     p.add_argument("--smith", action="store_true", help="SWE-smith instances: the patch introduces the bug")
     p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="environment the tests need, e.g. PYTHONPATH=src")
+    p.add_argument("--no-place", action="store_true", help="write the task folders only: no placement, no PASS_TO_PASS dropped (run place later)")
     p.set_defaults(fn=cmd_import)
     p = sub.add_parser("evaluate", help="grade SWE-bench-format predictions (instance_id, model_name_or_path, model_patch)")
     p.add_argument("predictions")

@@ -12,7 +12,9 @@ of its ``version``), the exact pins of that commit's requirement files become th
 ``--pypi NAME==VERSION`` builds the repository from that release's sdist instead, when no clone is at hand
 (``--pypi NAME`` takes the version from each instance's ``version``).
 SWE-smith instances (``--smith``) carry the bug-*inducing* patch: the snapshot is the commit with
-that patch applied, and the gold fix is its reverse.
+that patch applied, and the gold fix is its reverse. Either source's layout is read from its files: a module under
+``src/`` (a namespace package's too) makes the task's environment PYTHONPATH=src. The command then settles each task
+on its gold tree (``env.tasks.settle``: placement, and the PASS_TO_PASS tests the gold does not pass dropped).
 
 Every imported task records the gold ``suspect`` (the functions and lines its fix changes) and the ``mechanism``
 its fix reads as (``env.tasks.mechanism``), which a submission's structured hypothesis is scored against.
@@ -206,6 +208,7 @@ def import_instance(
             raise ImportError_(f"{instance.instance_id}: neither a clone (--repo) nor a release (--pypi) to build the repository from")
         clone = _clone_for(instance, repo)
         files = snapshot(clone, instance.base_commit)
+        layout = sdist.files_layout(files)  # a src layout (namespace packages too) needs PYTHONPATH=src, as a release's does
         if instance.environment_setup_commit:
             found, skipped = setup_requirements(clone, instance.environment_setup_commit)
             pins += [p for p in found if p not in pins]

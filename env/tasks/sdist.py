@@ -21,7 +21,7 @@ import zipfile
 from pathlib import Path
 
 from env.patches import Files
-from env.project import read_tree
+from env.project import is_test_path, read_tree
 from env.verdict.testenv import file_lock, user_cache
 
 DOWNLOAD_SECONDS = 600.0
@@ -101,13 +101,21 @@ def tree_files(tree: Path) -> Files:
 
 def layout_environment(tree: Path) -> dict[str, str]:
     """What the tests need to import the project: PYTHONPATH=src for a src layout, nothing otherwise."""
-    root = source_root(tree)
-    return {} if root == "." else {"PYTHONPATH": root}
+    return files_layout(tree_files(tree))
 
 
 def source_root(tree: Path) -> str:
     """The import root of a project: ``src`` when its packages live there (a src layout), else the root itself."""
-    src = tree / "src"
-    if src.is_dir() and any((p / "__init__.py").is_file() or (p.suffix == ".py") for p in src.iterdir()):
-        return "src"
-    return "."
+    return files_source_root(tree_files(tree))
+
+
+def files_source_root(files: Files) -> str:
+    """``source_root`` of a project given as its files: ``src`` when a module lies under ``src/`` outside the tests, at
+    any depth (a namespace package, ``src/ns/pkg/``, has no ``__init__.py`` of its own at ``src/ns/``)."""
+    return "src" if any(p.startswith("src/") and p.endswith(".py") and not is_test_path(p) for p in files) else "."
+
+
+def files_layout(files: Files) -> dict[str, str]:
+    """``layout_environment`` of a project given as its files (a clone's snapshot or a release's)."""
+    root = files_source_root(files)
+    return {} if root == "." else {"PYTHONPATH": root}

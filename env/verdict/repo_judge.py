@@ -47,7 +47,8 @@ _MAX_RESULT_BYTES = 4 * 1024 * 1024
 
 
 class _TestTrees:
-    """Each task's test files written once to a private directory the host runs in."""
+    """Each task's test files (and the repository's data files they may read) written once to a private directory the
+    host runs in."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -58,7 +59,7 @@ class _TestTrees:
         with self._lock:
             if key not in self._dirs:
                 root = tempfile.mkdtemp(prefix=f"adbg-tests-{task.id[:40]}-", dir=scratch_root())
-                for rel, text in (task.grading_tests if graded else task.visible_tests).items():
+                for rel, text in {**task.data_files, **(task.grading_tests if graded else task.visible_tests)}.items():
                     path = Path(root, rel)
                     path.parent.mkdir(parents=True, exist_ok=True)
                     path.write_text(text, encoding="utf-8")
