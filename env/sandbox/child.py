@@ -307,6 +307,8 @@ class _RepoEncoder(_Encoder):
             info["k"] = "call"
         else:
             info["k"] = "obj"
+            if kind is _GENERATOR:  # iter() of it is itself and it has no len(): the trusted side knows without asking
+                info["g"] = 1
         if info["k"] in ("call", "obj"):  # what obj.__class__ names on the trusted side
             info["c"] = [str(getattr(kind, "__module__", "?"))[:200], str(getattr(kind, "__qualname__", "?"))[:200]]
         return __import__("json").dumps(info)
@@ -500,6 +502,7 @@ def _ask(state, number, op, args, kwargs):
 
 _ARITHMETIC = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor", "lshift", "rshift")
 _FUNCTION = type(lambda: None)
+_GENERATOR = type((lambda: (yield))())
 _BUILTIN_FUNCTION = type(len)
 _DESCRIPTORS = (type(object.__lt__), type(str.upper), type(dict.__dict__["fromkeys"]))
 _UNSET = object()  # a stand-in's default the test's function fills in itself
@@ -830,6 +833,55 @@ def _repo_ops():
     return ops
 
 
+MAX_PULL = 512  # items one "pull" hands over at most
+MAX_PULL_TEXT = 256 * 1024  # characters of encoded items after which a pull stops (the reply limit is far above)
+
+
+class _Encoded(str):
+    """A reply value already encoded (a pull's items, each encoded as it was made)."""
+
+
+def _plain_hashable(value, depth=0):
+    """A value the trusted side gets as its own hashable data: hashing or comparing it there runs no project code and
+    cannot fail (exact types only: a subclass stays a handle)."""
+    kind = type(value)
+    if kind is tuple:
+        return depth < MAX_DEPTH and all(_plain_hashable(v, depth + 1) for v in tuple.__iter__(value))
+    return value is None or kind is bool or kind is int or kind is float or kind is str or kind is bytes
+
+
+def _pull(obj, mode, state):
+    """Items of a project iterator the test's consumer takes all of (``list(it)``, ``sorted(it)``: mode "all"), or
+    takes while each is plain hashable data (``set(it)``: mode "plain", which stops after the first item that is not,
+    the one where the consumer could stop or run project code). Pulled one by one with next() as the single "next"
+    operation would be, in this thread; an exception that ends the pull (StopIteration included) is kept and raised
+    by the next "next" operation on the iterator, where the consumer would have met it (a pull after it pulls
+    nothing more)."""
+    encoded, size, ended = [], 0, id(obj) in state["pending"]
+    while not ended and len(encoded) < MAX_PULL and size < MAX_PULL_TEXT:
+        try:
+            item = next(obj)
+        except BaseException as exc:  # noqa: B036  (the project's, including StopIteration: raised again when asked)
+            state["pending"][id(obj)] = exc
+            ended = True
+            break
+        text = _RepoEncoder(state).encode(item)
+        encoded.append(text)
+        size += len(text)
+        if mode != "all" and not _plain_hashable(item):
+            break
+    # (items, ended): ended says the next "next" raises what the pull met
+    return _Encoded('{"T":[{"T":[%s]},%s]}' % (",".join(encoded), "true" if ended else "false"))
+
+
+def _next(obj, state):
+    """next(): the exception a pull met on this iterator first, if one is kept."""
+    pending = state["pending"].pop(id(obj), None) if state["pending"] else None
+    if pending is not None:
+        raise pending
+    return next(obj)
+
+
 def _exit_with(obj, exc, kind, message):
     """``__exit__`` while an exception propagates: the project's own exception object, or a builtin one
     of the test's exception type (or Exception) carrying its message."""
@@ -867,8 +919,8 @@ def _repo_exception(rid, exc, state, root):
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(root)]
     detail = "".join(traceback.format_list(frames[-12:])) + "".join(traceback.format_exception_only(type(exc), exc))
     quote = __import__("_json").encode_basestring_ascii
-    try:
-        args = _RepoEncoder(state).encode(list(exc.args))
+    try:  # the tuple it is: a list would cross as a project list, refreshed by one more request per exception
+        args = _RepoEncoder(state).encode(tuple.__getitem__(exc.args, slice(None)) if isinstance(exc.args, tuple) else list(exc.args))
     except BaseException:
         args = "[" + quote(_safe_str(exc)[:2000]) + "]"
     mro = __import__("json").dumps(_chain(type(exc)))
@@ -913,7 +965,7 @@ def _serve_one(request, state):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")  # the trusted process's filters decide what each one does there
             result = fn(*args, **kwargs)
-        reply = '{"id":%d,"ok":%s' % (rid, _RepoEncoder(state).encode(result))
+        reply = '{"id":%d,"ok":%s' % (rid, result if type(result) is _Encoded else _RepoEncoder(state).encode(result))
     except BaseException as exc:  # the project's exceptions are data for the tests
         reply = _repo_exception(rid, exc, state, state["root"])[:-1]
     state["router"].send(reply + _warnings(caught) + _output(state) + _advances(state) + "}")
@@ -1049,6 +1101,9 @@ def _serve_repo(root):
     # A test's pickle.dumps of a project object: pickled and loaded here, never in the trusted process.
     state["ops"]["pickle"] = lambda obj, protocol: _pickle_here(obj, protocol, state)
     state["ops"]["unpickle"] = lambda data: _unpickle_here(data, state)
+    state["pending"] = {}  # id of an iterator (alive: it has a handle) -> the exception a pull of it met
+    state["ops"]["next"] = lambda obj: _next(obj, state)
+    state["ops"]["pull"] = lambda obj, mode: _pull(obj, mode, state)
     state["out"], state["printed"], state["read"] = [], 0, []
     # The builtins both sides share, as the trusted process names them (it checks each one it is sent)
     state["shared"] = frozenset()

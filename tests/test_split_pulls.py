@@ -1,0 +1,213 @@
+"""The split's batched pulls (issue 34 item 3): a project iterator that a consumer takes whole (``list``, ``sorted``,
+``set`` of plain data) crosses in batches; every other pull is one request, so the project's code runs exactly when
+and as far as it would in process: side effects between items, consumers that stop early, test code between items,
+exceptions part-way, project objects among the items."""
+
+from __future__ import annotations
+
+import pytest
+
+from env.project import load_repo_task
+from env.verdict.repo_judge import run_tests
+from tests import repo_fixture
+
+LIBRARY = '''LOG = []
+
+
+def numbers(n):
+    for i in range(n):
+        LOG.append(i)
+        yield i
+
+
+def log():
+    return tuple(LOG)
+
+
+def reset():
+    del LOG[:]
+
+
+class Loud:
+    """Hashing it is project code: the log shows when the consumer hashed it."""
+
+    def __hash__(self):
+        LOG.append("hash")
+        return 7
+
+
+def mixed():
+    LOG.append("a")
+    yield 1
+    LOG.append("b")
+    yield Loud()
+    LOG.append("c")
+    yield 2
+
+
+def unhashable():
+    LOG.append("a")
+    yield 1
+    LOG.append("b")
+    yield [2]
+    LOG.append("c")  # set() stops at the list: never run
+    yield 3
+
+
+def failing():
+    LOG.append("a")
+    yield 1
+    LOG.append("b")
+    raise ValueError("after one")
+
+
+def calling(function, n):
+    for i in range(n):
+        LOG.append(i)
+        yield function(i)
+
+
+class Box:
+    def __init__(self, items):
+        self.items = items
+
+    def __iter__(self):
+        return iter(self.items)
+'''
+
+TESTS = '''import functools
+
+from lib import Box, calling, failing, log, mixed, numbers, reset, unhashable
+
+
+def test_list_takes_every_item():
+    reset()
+    assert list(numbers(1200)) == list(range(1200))
+    assert log() == tuple(range(1200))
+
+
+def test_sorted_tuple_set_frozenset():
+    reset()
+    assert sorted(numbers(5)) == [0, 1, 2, 3, 4]
+    assert tuple(numbers(3)) == (0, 1, 2)
+    assert set(numbers(4)) == {0, 1, 2, 3}
+    assert frozenset(numbers(2)) == frozenset({0, 1})
+    assert log() == (0, 1, 2, 3, 4, 0, 1, 2, 0, 1, 2, 3, 0, 1)
+
+
+def test_a_for_loop_runs_the_generator_one_item_at_a_time():
+    reset()
+    for i in numbers(5):
+        assert log() == tuple(range(i + 1))
+
+
+def test_next_runs_one_item():
+    reset()
+    g = numbers(5)
+    assert next(g) == 0 and log() == (0,)
+    assert list(g) == [1, 2, 3, 4]
+    assert log() == (0, 1, 2, 3, 4)
+
+
+def test_any_stops_where_it_would():
+    reset()
+    assert any(i == 2 for i in numbers(100))
+    assert log() == (0, 1, 2)
+    reset()
+    assert any(numbers(100))  # 0 is falsy, 1 is not
+    assert log() == (0, 1)
+
+
+def test_test_code_between_items_sees_the_project_as_it_would():
+    reset()
+    seen = list(map(lambda i: (i, log()), numbers(3)))
+    assert seen == [(0, (0,)), (1, (0, 1)), (2, (0, 1, 2))]
+    reset()
+    total = functools.reduce(lambda a, b: a + b + len(log()), numbers(3))
+    assert total == 0 + 1 + 2 + 2 + 3
+
+
+def test_set_hashes_a_project_object_between_its_items():
+    reset()
+    assert len(set(mixed())) == 3
+    assert log() == ("a", "b", "hash", "c")
+
+
+def test_set_stops_at_an_unhashable_item():
+    reset()
+    try:
+        set(unhashable())
+    except TypeError:
+        pass
+    else:
+        raise AssertionError("a list is not hashable")
+    assert log() == ("a", "b")
+
+
+def test_an_exception_part_way_comes_after_the_items():
+    reset()
+    got = []
+    try:
+        got.extend(failing())
+    except ValueError as exc:
+        assert str(exc) == "after one"
+    assert got == [1] and log() == ("a", "b")
+    reset()
+    try:
+        list(failing())
+    except ValueError as exc:
+        assert str(exc) == "after one"
+    else:
+        raise AssertionError("the generator raises")
+    assert log() == ("a", "b")
+
+
+def test_the_projects_calls_to_the_test_interleave_as_they_would():
+    calls = []
+
+    def record(i):
+        calls.append((i, log()))
+        return -i
+
+    reset()
+    assert list(calling(record, 3)) == [0, -1, -2]
+    assert calls == [(0, (0,)), (1, (0, 1)), (2, (0, 1, 2))]
+
+
+def test_a_project_iterable():
+    assert list(Box([3, 1, 2])) == [3, 1, 2]
+    assert sorted(Box([3, 1, 2])) == [1, 2, 3]
+'''
+
+NAMES = [
+    "test_list_takes_every_item", "test_sorted_tuple_set_frozenset", "test_a_for_loop_runs_the_generator_one_item_at_a_time",
+    "test_next_runs_one_item", "test_any_stops_where_it_would", "test_test_code_between_items_sees_the_project_as_it_would",
+    "test_set_hashes_a_project_object_between_its_items", "test_set_stops_at_an_unhashable_item",
+    "test_an_exception_part_way_comes_after_the_items", "test_the_projects_calls_to_the_test_interleave_as_they_would",
+    "test_a_project_iterable",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def verdict(runtime, tmp_path_factory):
+    files = {"lib/__init__.py": LIBRARY, "tests/test_pulls.py": TESTS}
+    ids = [f"tests/test_pulls.py::{name}" for name in NAMES]
+    folder = repo_fixture.write_task(tmp_path_factory.mktemp("pulls"), files, files, FAIL_TO_PASS=ids, PASS_TO_PASS=[])
+    return run_tests(runtime.sandbox, load_repo_task(folder), files)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_pulls_as_in_process(verdict, name):
+    test = f"tests/test_pulls.py::{name}"
+    assert verdict.outcomes.get(test) == "PASSED", verdict.excerpts.get(test) or verdict.error or verdict.collect_errors
+    assert verdict.trust(test) == "split"
+
+
+def test_a_whole_list_crosses_in_batches(verdict):
+    # reset, the call, three pulls of at most 512 items (the last meets the end), next() raising StopIteration, log
+    assert verdict.ops["tests/test_pulls.py::test_list_takes_every_item"] == 7
+
+
+def test_a_for_loop_asks_for_every_item(verdict):
+    # reset, the call, six next() (the sixth raises StopIteration), and a log() per item
+    assert verdict.ops["tests/test_pulls.py::test_a_for_loop_runs_the_generator_one_item_at_a_time"] == 13
