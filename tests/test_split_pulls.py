@@ -86,6 +86,13 @@ def test_list_takes_every_item():
     assert log() == tuple(range(1200))
 
 
+def test_a_warm_call_site_batches_too():
+    # run often enough for the interpreter to specialise the calls (3.11: the PRECALL of a builtin class calls it)
+    for n in range(40):
+        assert list(numbers(n % 3)) == list(range(n % 3))
+        assert set(numbers(2)) == {0, 1}
+
+
 def test_sorted_tuple_set_frozenset():
     reset()
     assert sorted(numbers(5)) == [0, 1, 2, 3, 4]
@@ -180,7 +187,7 @@ def test_a_project_iterable():
 '''
 
 NAMES = [
-    "test_list_takes_every_item", "test_sorted_tuple_set_frozenset", "test_a_for_loop_runs_the_generator_one_item_at_a_time",
+    "test_list_takes_every_item", "test_a_warm_call_site_batches_too", "test_sorted_tuple_set_frozenset", "test_a_for_loop_runs_the_generator_one_item_at_a_time",
     "test_next_runs_one_item", "test_any_stops_where_it_would", "test_test_code_between_items_sees_the_project_as_it_would",
     "test_set_hashes_a_project_object_between_its_items", "test_set_stops_at_an_unhashable_item",
     "test_an_exception_part_way_comes_after_the_items", "test_the_projects_calls_to_the_test_interleave_as_they_would",
@@ -206,6 +213,11 @@ def test_pulls_as_in_process(verdict, name):
 def test_a_whole_list_crosses_in_batches(verdict):
     # reset, the call, three pulls of at most 512 items (the last meets the end), next() raising StopIteration, log
     assert verdict.ops["tests/test_pulls.py::test_list_takes_every_item"] == 7
+
+
+def test_a_warm_call_site_batches_as_a_cold_one(verdict):
+    # per round: each call, one pull meeting the end, and the next() raising StopIteration
+    assert verdict.ops["tests/test_pulls.py::test_a_warm_call_site_batches_too"] == 40 * 6
 
 
 def test_a_for_loop_asks_for_every_item(verdict):

@@ -795,10 +795,14 @@ def _call_site(code: types.CodeType, offset: int) -> tuple[str, str] | None:
     except Exception:  # noqa: BLE001  (bytecode this cannot read: no batching)
         return None
     at = next((n for n, i in enumerate(instructions) if i.offset == offset), None)
+    if at is not None and instructions[at].opname == "PRECALL" and at + 1 < len(instructions):
+        at += 1  # 3.11 once the call site is specialised: PRECALL makes the call of a builtin class itself
     if at is None or instructions[at].opname != "CALL" or instructions[at].arg != 1:
         return None
     at -= 1
     if at >= 0 and instructions[at].opname == "PRECALL":  # 3.11
+        if instructions[at].arg != 1:
+            return None
         at -= 1
     depth = 0  # stack slots the instructions from here to the call leave: the argument's one, then the callee
     while at >= 0:
