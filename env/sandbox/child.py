@@ -502,6 +502,7 @@ def _ask(state, number, op, args, kwargs):
 
 _ARITHMETIC = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor", "lshift", "rshift")
 _FUNCTION = type(lambda: None)
+_BUILTINS = __import__("builtins").__dict__
 _GENERATOR = type((lambda: (yield))())
 _BUILTIN_FUNCTION = type(len)
 _DESCRIPTORS = (type(object.__lt__), type(str.upper), type(dict.__dict__["fromkeys"]))
@@ -913,25 +914,62 @@ def _as_data(obj):
     raise TypeError(type(obj).__name__ + " is not a data type")
 
 
+def _project_frames(tb, root, keep=12):
+    """The last ``keep`` frames of the traceback that are in the project's files, as ``traceback.extract_tb`` gives
+    them; source positions are worked out for those frames only (for every frame, they cost more than the rest of a
+    reply: a generator's StopIteration is an exception too)."""
+    import traceback
+
+    position = getattr(traceback, "_get_code_position", None)
+    extract = getattr(traceback.StackSummary, "_extract_from_extended_frame_gen", None)
+    if position is None or extract is None:  # another Python's traceback module: the public, slower way
+        return [f for f in traceback.extract_tb(tb) if f.filename.startswith(root)][-keep:]
+    kept = []
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.startswith(root):
+            kept.append(tb)
+        tb = tb.tb_next
+
+    def frames():
+        for entry in kept[-keep:]:
+            where = position(entry.tb_frame.f_code, entry.tb_lasti)
+            yield entry.tb_frame, ((entry.tb_lineno,) + tuple(where[1:]) if where[0] is None else where)
+
+    return extract(frames())
+
+
+_CHAINS = {}  # id of an exception class -> (the class, kept alive so the id stays its own; its chain as JSON)
+
+
+def _chain_text(cls):
+    known = _CHAINS.get(id(cls))
+    if known is None or known[0] is not cls:
+        known = _CHAINS[id(cls)] = (cls, __import__("json").dumps(_chain(cls)))
+    return known[1]
+
+
 def _repo_exception(rid, exc, state, root):
     import traceback
 
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(root)]
-    detail = "".join(traceback.format_list(frames[-12:])) + "".join(traceback.format_exception_only(type(exc), exc))
+    frames = _project_frames(exc.__traceback__, root)
+    detail = "".join(traceback.format_list(frames)) + "".join(traceback.format_exception_only(type(exc), exc))
     quote = __import__("_json").encode_basestring_ascii
     try:  # the tuple it is: a list would cross as a project list, refreshed by one more request per exception
         args = _RepoEncoder(state).encode(tuple.__getitem__(exc.args, slice(None)) if isinstance(exc.args, tuple) else list(exc.args))
     except BaseException:
         args = "[" + quote(_safe_str(exc)[:2000]) + "]"
-    mro = __import__("json").dumps(_chain(type(exc)))
+    # The object's handle, for the stand-in of a project exception class; a builtin one is rebuilt from its
+    # arguments on the trusted side, which never asks for it (and keeping each StopIteration alive costs memory).
+    kind = type(exc)
+    handle = "null" if getattr(kind, "__module__", None) == "builtins" and _BUILTINS.get(kind.__name__) is kind else _RepoEncoder(state).handle(exc)
     return '{"id":%d,"exc":%s,"msg":%s,"tb":%s,"m":%s,"a":%s,"h":%s}' % (
         rid,
-        quote(type(exc).__name__[:100]),
+        quote(kind.__name__[:100]),
         quote(_safe_str(exc)[:2000]),
         quote(detail[-6000:]),
-        mro,
+        _chain_text(kind),
         args,
-        _RepoEncoder(state).handle(exc),
+        handle,
     )
 
 
