@@ -223,3 +223,9 @@ def test_a_warm_call_site_batches_as_a_cold_one(verdict):
 def test_a_for_loop_asks_for_every_item(verdict):
     # reset, the call, six next() (the sixth raises StopIteration), and a log() per item
     assert verdict.ops["tests/test_pulls.py::test_a_for_loop_runs_the_generator_one_item_at_a_time"] == 13
+
+
+def test_a_call_back_costs_no_request_of_its_own(verdict):
+    # reset, the call, one pull (the project calls the test's function three times, which calls log() each time),
+    # next() raising StopIteration: the arguments of a call back cross as a tuple, never a list to refresh
+    assert verdict.ops["tests/test_pulls.py::test_the_projects_calls_to_the_test_interleave_as_they_would"] == 7

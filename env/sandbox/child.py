@@ -472,7 +472,8 @@ def _ask(state, number, op, args, kwargs):
     encoder = _RepoEncoder(state)
     pairs = ",".join("[" + quote(str(k)) + "," + encoder.encode(v) + "]" for k, v in kwargs.items())
     named = "" if op is None else ',"op":' + quote(op)
-    router.send('{"cb":%d,"cid":%d%s,"a":%s,"k":[%s]%s%s}' % (number, cid, named, encoder.encode(list(args)), pairs, _output(state), _advances(state)))
+    # the arguments as the tuple they are: a list would cross as a project list, refreshed by a request when unpacked
+    router.send('{"cb":%d,"cid":%d%s,"a":%s,"k":[%s]%s%s}' % (number, cid, named, encoder.encode(tuple(args)), pairs, _output(state), _advances(state)))
     while True:
         message = router.next(cid)
         if message.get("cid") == cid:

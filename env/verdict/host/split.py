@@ -42,7 +42,7 @@ import types
 import uuid
 import warnings
 import zoneinfo
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .channel import Channel, RemoteError, RunAborted
@@ -200,7 +200,7 @@ class Remote:
             self._outcome = self._outcome or exc
             return {"cid": cid, "exc": ("BaseException", str(exc)[:2000])}
 
-    def _object_op(self, obj: Any, op: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    def _object_op(self, obj: Any, op: str, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
         """The project's operation on an object of the test's it was passed by reference. Its public attributes
         only: what the project reaches through them is checked (``reachable``), so a test's object never hands it a
         module or a function of the trusted process's to run here."""
