@@ -54,6 +54,17 @@ def unhashable():
     yield 3
 
 
+def numbers_then_text():
+    LOG.append("a")
+    yield 1
+    LOG.append("b")
+    yield 2.5
+    LOG.append("c")
+    yield "x"
+    LOG.append("d")  # sum() and max() stop at "x": never run
+    yield 3
+
+
 def failing():
     LOG.append("a")
     yield 1
@@ -77,7 +88,7 @@ class Box:
 
 TESTS = '''import functools
 
-from lib import Box, calling, failing, log, mixed, numbers, reset, unhashable
+from lib import Box, calling, failing, log, mixed, numbers, numbers_then_text, reset, unhashable
 
 
 def test_list_takes_every_item():
@@ -151,6 +162,25 @@ def test_set_stops_at_an_unhashable_item():
     assert log() == ("a", "b")
 
 
+def test_sum_min_max_take_numbers():
+    reset()
+    assert sum(numbers(700)) == 699 * 700 // 2
+    assert max(numbers(3)) == 2 and min(numbers(2)) == 0
+    assert log() == tuple(range(700)) + (0, 1, 2, 0, 1)
+
+
+def test_sum_and_max_stop_at_an_item_that_is_no_number():
+    for consumer in (sum, max):
+        reset()
+        try:
+            consumer(numbers_then_text())
+        except TypeError:
+            pass
+        else:
+            raise AssertionError("text is no number")
+        assert log() == ("a", "b", "c")
+
+
 def test_an_exception_part_way_comes_after_the_items():
     reset()
     got = []
@@ -190,6 +220,7 @@ NAMES = [
     "test_list_takes_every_item", "test_a_warm_call_site_batches_too", "test_sorted_tuple_set_frozenset", "test_a_for_loop_runs_the_generator_one_item_at_a_time",
     "test_next_runs_one_item", "test_any_stops_where_it_would", "test_test_code_between_items_sees_the_project_as_it_would",
     "test_set_hashes_a_project_object_between_its_items", "test_set_stops_at_an_unhashable_item",
+    "test_sum_min_max_take_numbers", "test_sum_and_max_stop_at_an_item_that_is_no_number",
     "test_an_exception_part_way_comes_after_the_items", "test_the_projects_calls_to_the_test_interleave_as_they_would",
     "test_a_project_iterable",
 ]  # fmt: skip
@@ -218,6 +249,12 @@ def test_a_whole_list_crosses_in_batches(verdict):
 def test_a_warm_call_site_batches_as_a_cold_one(verdict):
     # per round: each call, one pull meeting the end, and the next() raising StopIteration
     assert verdict.ops["tests/test_pulls.py::test_a_warm_call_site_batches_too"] == 40 * 6
+
+
+def test_sum_takes_numbers_in_batches(verdict):
+    # reset, then per consumer the call, its pulls (sum: two of at most 512 items, the last meeting the end; max, min:
+    # one) and next() raising StopIteration; log
+    assert verdict.ops["tests/test_pulls.py::test_sum_min_max_take_numbers"] == 1 + 4 + 3 + 3 + 1
 
 
 def test_a_for_loop_asks_for_every_item(verdict):

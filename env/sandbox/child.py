@@ -843,6 +843,9 @@ class _Encoded(str):
     """A reply value already encoded (a pull's items, each encoded as it was made)."""
 
 
+_NUMBERS = (int, float, bool)  # exact types: adding or comparing them runs no project code and cannot fail
+
+
 def _plain_hashable(value, depth=0):
     """A value the trusted side gets as its own hashable data: hashing or comparing it there runs no project code and
     cannot fail (exact types only: a subclass stays a handle)."""
@@ -854,8 +857,9 @@ def _plain_hashable(value, depth=0):
 
 def _pull(obj, mode, state):
     """Items of a project iterator the test's consumer takes all of (``list(it)``, ``sorted(it)``: mode "all"), or
-    takes while each is plain hashable data (``set(it)``: mode "plain", which stops after the first item that is not,
-    the one where the consumer could stop or run project code). Pulled one by one with next() as the single "next"
+    takes while each is plain hashable data (``set(it)``: mode "plain") or a plain number (``sum(it)``, ``max(it)``:
+    mode "numbers"); those two stop after the first item that is not, the one where the consumer could stop or run
+    project code. Pulled one by one with next() as the single "next"
     operation would be, in this thread; an exception that ends the pull (StopIteration included) is kept and raised
     by the next "next" operation on the iterator, where the consumer would have met it (a pull after it pulls
     nothing more)."""
@@ -870,7 +874,7 @@ def _pull(obj, mode, state):
         text = _RepoEncoder(state).encode(item)
         encoded.append(text)
         size += len(text)
-        if mode != "all" and not _plain_hashable(item):
+        if mode != "all" and not (_plain_hashable(item) if mode == "plain" else type(item) in _NUMBERS):
             break
     # (items, ended): ended says the next "next" raises what the pull met
     return _Encoded('{"T":[{"T":[%s]},%s]}' % (",".join(encoded), "true" if ended else "false"))

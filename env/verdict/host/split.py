@@ -762,8 +762,10 @@ class _Ref:
 # C functions that, called on an iterator, take every item before they return or run anything else (so pulling
 # them in batches runs no project code they would not run, in the same order): "all" whatever the items; "plain"
 # while each item is plain hashable data (hashing a project object would ask the project between two items, and an
-# unhashable one stops the consumer).
-_CONSUMERS = ((list, "all"), (tuple, "all"), (sorted, "all"), (set, "plain"), (frozenset, "plain"))
+# unhashable one stops the consumer); "numbers" while each is an int, float or bool (adding or comparing anything
+# else may run project code or fail, and stop the consumer).
+_CONSUMERS = ((list, "all"), (tuple, "all"), (sorted, "all"), (set, "plain"), (frozenset, "plain"),
+              (sum, "numbers"), (min, "numbers"), (max, "numbers"))
 _CALL_SITES: dict[tuple[types.CodeType, int], tuple[str, str] | None] = {}
 _LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
 
