@@ -1,7 +1,8 @@
-"""The split's batched pulls (issue 34 item 3): a project iterator that a consumer takes whole (``list``, ``sorted``,
-``set`` of plain data) crosses in batches; every other pull is one request, so the project's code runs exactly when
-and as far as it would in process: side effects between items, consumers that stop early, test code between items,
-exceptions part-way, project objects among the items."""
+"""The split's batched pulls and fused method calls (issue 34 item 3): a project iterator that a consumer takes whole
+(``list``, ``sorted``, ``set`` of plain data) crosses in batches; every other pull is one request, so the project's
+code runs exactly when and as far as it would in process: side effects between items, consumers that stop early, test
+code between items, exceptions part-way, project objects among the items. ``obj.method(x)`` whose arguments are local
+names or constants is one request; with an argument that may run project code, the read and the call stay apart."""
 
 from __future__ import annotations
 
@@ -78,6 +79,23 @@ def calling(function, n):
         yield function(i)
 
 
+class Traced:
+    """Every attribute read is logged: the log shows when the test's reads and calls reached the project."""
+
+    value = 5
+
+    def __getattribute__(self, name):
+        LOG.append("get " + name)
+        return object.__getattribute__(self, name)
+
+    def echo(self, x):
+        LOG.append(("call", x))
+        return x
+
+    def named(self, name, obj):
+        return name, obj
+
+
 class Box:
     def __init__(self, items):
         self.items = items
@@ -88,7 +106,8 @@ class Box:
 
 TESTS = '''import functools
 
-from lib import Box, calling, failing, log, mixed, numbers, numbers_then_text, reset, unhashable
+import lib
+from lib import Box, Traced, calling, failing, log, mixed, numbers, numbers_then_text, reset, unhashable
 
 
 def test_list_takes_every_item():
@@ -211,6 +230,48 @@ def test_the_projects_calls_to_the_test_interleave_as_they_would():
     assert calls == [(0, (0,)), (1, (0, 1)), (2, (0, 1, 2))]
 
 
+def test_a_method_call_reads_then_calls():
+    t = Traced()
+    reset()
+    got = t.echo(1)  # outside an assert: pytest rewrites one to read the method apart from its call
+    assert got == 1
+    assert log() == ("get echo", ("call", 1))
+
+
+def test_an_argument_read_from_the_project_comes_between_read_and_call():
+    t, other = Traced(), Traced()
+    reset()
+    got = t.echo(other.value)
+    assert got == 5
+    assert log() == ("get echo", "get value", ("call", 5))
+
+
+def test_a_method_read_apart_from_its_call():
+    t = Traced()
+    reset()
+    method = t.echo
+    assert log() == ("get echo",)
+    assert method(2) == 2
+    assert log() == ("get echo", ("call", 2))
+
+
+def test_keyword_arguments_of_any_name_and_a_missing_method():
+    t = Traced()
+    assert t.named(name="n", obj="o") == ("n", "o")
+    try:
+        t.missing(1)
+    except AttributeError as exc:
+        assert str(exc) == "'Traced' object has no attribute 'missing'"
+    else:
+        raise AssertionError("no such method")
+
+
+def test_a_module_function():
+    lib.reset()
+    got = lib.log()
+    assert got == ()
+
+
 def test_a_project_iterable():
     assert list(Box([3, 1, 2])) == [3, 1, 2]
     assert sorted(Box([3, 1, 2])) == [1, 2, 3]
@@ -222,7 +283,9 @@ NAMES = [
     "test_set_hashes_a_project_object_between_its_items", "test_set_stops_at_an_unhashable_item",
     "test_sum_min_max_take_numbers", "test_sum_and_max_stop_at_an_item_that_is_no_number",
     "test_an_exception_part_way_comes_after_the_items", "test_the_projects_calls_to_the_test_interleave_as_they_would",
-    "test_a_project_iterable",
+    "test_a_project_iterable", "test_a_method_call_reads_then_calls",
+    "test_an_argument_read_from_the_project_comes_between_read_and_call", "test_a_method_read_apart_from_its_call",
+    "test_keyword_arguments_of_any_name_and_a_missing_method", "test_a_module_function",
 ]  # fmt: skip
 
 
@@ -266,3 +329,12 @@ def test_a_call_back_costs_no_request_of_its_own(verdict):
     # reset, the call, one pull (the project calls the test's function three times, which calls log() each time),
     # next() raising StopIteration: the arguments of a call back cross as a tuple, never a list to refresh
     assert verdict.ops["tests/test_pulls.py::test_the_projects_calls_to_the_test_interleave_as_they_would"] == 7
+
+
+def test_a_method_call_is_one_request(verdict):
+    # Traced(), reset, t.echo(1) as one request, log
+    assert verdict.ops["tests/test_pulls.py::test_a_method_call_reads_then_calls"] == 4
+    # Traced() twice, reset, t.echo read, other.value read, the call, log
+    assert verdict.ops["tests/test_pulls.py::test_an_argument_read_from_the_project_comes_between_read_and_call"] == 7
+    # lib.reset() and lib.log(): one request each
+    assert verdict.ops["tests/test_pulls.py::test_a_module_function"] == 2

@@ -880,6 +880,11 @@ def _pull(obj, mode, state):
     return _Encoded('{"T":[{"T":[%s]},%s]}' % (",".join(encoded), "true" if ended else "false"))
 
 
+def _callattr(obj, name, /, *args, **kwargs):
+    """``obj.name(...)`` in one request: the attribute read, then the call (keyword arguments of any name)."""
+    return getattr(obj, name)(*args, **kwargs)
+
+
 def _next(obj, state):
     """next(): the exception a pull met on this iterator first, if one is kept."""
     pending = state["pending"].pop(id(obj), None) if state["pending"] else None
@@ -1147,6 +1152,7 @@ def _serve_repo(root):
     state["pending"] = {}  # id of an iterator (alive: it has a handle) -> the exception a pull of it met
     state["ops"]["next"] = lambda obj: _next(obj, state)
     state["ops"]["pull"] = lambda obj, mode: _pull(obj, mode, state)
+    state["ops"]["callattr"] = _callattr
     state["out"], state["printed"], state["read"] = [], 0, []
     # The builtins both sides share, as the trusted process names them (it checks each one it is sent)
     state["shared"] = frozenset()

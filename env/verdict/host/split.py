@@ -829,6 +829,68 @@ def _call_site(code: types.CodeType, offset: int) -> tuple[str, str] | None:
     return None
 
 
+class _MethodCall:
+    """``target.name`` that the caller's very next step calls (``_method_call``): the attribute read and the call made
+    in one request ("callattr"), in the same order and thread as two would make them; it is never seen otherwise."""
+
+    __slots__ = ("remote", "target", "name")
+
+    def __init__(self, remote: Remote, target: Any, name: str):
+        self.remote, self.target, self.name = remote, target, name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True
+        return self.remote.op("callattr", self.target, self.name, *args, **kwargs)
+
+
+_METHOD_SITES: dict[tuple[types.CodeType, int], str | None] = {}
+_QUIET_LOADS = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_CONST", "LOAD_DEREF"})  # they run no code at all
+
+
+def _method_call(frame: types.FrameType, name: str) -> bool:
+    """Whether the frame is reading attribute ``name`` to call it at once: a method load whose arguments are only
+    local names, constants and globals, so nothing (no project code) can run between the read and the call."""
+    key = (frame.f_code, frame.f_lasti)
+    site = _METHOD_SITES.get(key, "")
+    if site == "":
+        site = _METHOD_SITES[key] = _method_site(*key) if len(_METHOD_SITES) < 100_000 else None
+    return site == name
+
+
+def _method_site(code: types.CodeType, offset: int) -> str | None:
+    """The attribute the method load at ``offset`` reads, if the instructions after it up to its call are quiet
+    loads (``_QUIET_LOADS``, globals) and nothing jumps into them; None otherwise."""
+    try:
+        instructions = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+    except Exception:  # noqa: BLE001  (bytecode this cannot read: no fusing)
+        return None
+    at = next((n for n, i in enumerate(instructions) if i.offset == offset), None)
+    if at is None:
+        return None
+    load = instructions[at]
+    # LOAD_ATTR too: 3.11 reads ``module.function`` for a call that way. The value read is the callee when the call
+    # right after takes exactly the quiet loads between them as its arguments.
+    if load.opname not in ("LOAD_METHOD", "LOAD_ATTR"):
+        return None
+    count, at = 0, at + 1
+    while at < len(instructions):
+        instruction = instructions[at]
+        if instruction.is_jump_target:
+            return None
+        if not (instruction.opname in _QUIET_LOADS or instruction.opname == "LOAD_GLOBAL" and not instruction.arg & 1):
+            break
+        count, at = count + 1, at + 1
+    if at < len(instructions) and instructions[at].opname == "KW_NAMES":
+        at += 1
+    if at < len(instructions) and instructions[at].opname == "PRECALL":  # 3.11
+        if instructions[at].arg != count:
+            return None
+        at += 1
+    if at < len(instructions) and instructions[at].opname == "CALL" and instructions[at].arg == count and not instructions[at].is_jump_target:
+        return load.argval if isinstance(load.argval, str) else None
+    return None
+
+
 def _function_attribute(name: Any) -> bool:
     """An attribute a project may set on a test's function (``pattern``, ``regex_group_count``): a public name that
     is not pytest's (marks, fixtures)."""
@@ -993,6 +1055,8 @@ class RemoteObject:
         __tracebackhide__ = True
         if _local_only(name):
             raise AttributeError(name)
+        if _method_call(sys._getframe(1), name):
+            return _MethodCall(self._adbg_remote, self, name)
         return self._adbg_remote.op("getattr", self, name)
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -1396,6 +1460,8 @@ class RemoteModule(types.ModuleType):
         __tracebackhide__ = True
         if _local_only(name) and name not in MODULE_METADATA and not self._adbg_own_dunder(name):
             raise AttributeError(name)
+        if _method_call(sys._getframe(1), name):
+            return _MethodCall(self._adbg_remote, self, name)
         return self._adbg_remote.op("getattr", self, name)
 
     def __dir__(self) -> list[str]:  # the sandbox's module's names (six.moves' lazy attributes), and ours
