@@ -26,15 +26,18 @@ MAX_ITEMS = 100_000
 # framing
 
 
+_INBOX = bytearray()  # read ahead from REQ_FD: a request's length and body come with one read, not two
+
+
 def _read_exact(n):
-    chunks = []
-    while n:
-        chunk = os.read(REQ_FD, n)
+    while len(_INBOX) < n:
+        chunk = os.read(REQ_FD, max(65536, n - len(_INBOX)))
         if not chunk:
             raise EOFError
-        chunks.append(chunk)
-        n -= len(chunk)
-    return b"".join(chunks)
+        _INBOX.extend(chunk)
+    data = bytes(_INBOX[:n])
+    del _INBOX[:n]
+    return data
 
 
 def _recv():
