@@ -1152,6 +1152,9 @@ def _serve_repo(root):
     # A test's pickle.dumps of a project object: pickled and loaded here, never in the trusted process.
     state["ops"]["pickle"] = lambda obj, protocol: _pickle_here(obj, protocol, state)
     state["ops"]["unpickle"] = lambda data: _unpickle_here(data, state)
+    # Wire of the speed-ups (env/verdict/host/split.py is the other half): "pull" [iterator, mode] answers
+    # {"T": [{"T": [items]}, ended]}; "callattr" [obj, name, args...] is getattr then call; a handle's "g": 1 marks a
+    # generator; "next" raises first what a pull met.
     state["pending"] = {}  # id of an iterator (alive: it has a handle) -> the exception a pull of it met
     state["ops"]["next"] = lambda obj: _next(obj, state)
     state["ops"]["pull"] = lambda obj, mode: _pull(obj, mode, state)

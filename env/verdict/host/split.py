@@ -9,7 +9,10 @@
 The tests and their expected values stay in this (trusted) process; the project's code never runs
 here. What crosses is plain data (exact types: tuple, set, bytes, datetime, Decimal ...) and
 numbered handles; every operation on a handle (attribute, call, ``==``, ``len``, iteration ...)
-is one request to the sandbox. The project's exceptions come back as local stand-in classes
+is one request to the sandbox, with two exceptions that change no order in which the project's code
+runs: ``obj.method(x)`` whose arguments are quiet loads is one request (``_method_call``), and a
+project iterator that ``list``, ``sorted``, ``set`` or ``sum`` takes whole crosses in batches
+(``Remote.next``). The project's exceptions come back as local stand-in classes
 with the same names and class chain, so ``pytest.raises(ProjectError)`` works, and nothing the
 project raises can stop the test session itself (``SystemExit`` and friends become
 :class:`ProjectExit`).
@@ -1043,7 +1046,8 @@ class RemoteObject:
         object.__setattr__(self, "_adbg_handle", number)
         object.__setattr__(self, "_adbg_type", type_name)
         object.__setattr__(self, "_adbg_kind", kind)
-        object.__setattr__(self, "_adbg_generator", generator)  # a generator there: iter() is itself, len() fails
+        # a generator there (the handle's "g": 1, see child.py's _serve_repo for the wire): iter() is itself, len() fails
+        object.__setattr__(self, "_adbg_generator", generator)
 
     @property  # type: ignore[misc]
     def __class__(self) -> type:  # type: ignore[override]
