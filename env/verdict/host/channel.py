@@ -45,6 +45,7 @@ class Channel:
         self._lock = threading.RLock()
         self._awaiting: set[int] = set()  # the operations this process waits for, nested by callbacks
         self._early: dict[int, dict[str, Any]] = {}  # their replies that came before they were next
+        self._random, self._random_at = b"", 0  # unguessable bytes for request ids, read from the OS a page at a time
 
     def op(self, name: str, args: tuple[Any, ...], kwargs: Any) -> dict[str, Any]:
         """One operation; its reply (``ok``: the value, ``w``: warnings it raised). The project's exception raises
@@ -52,7 +53,10 @@ class Channel:
         with self._lock:  # the test's threads take turns: one conversation, one operation (and its callbacks) at a time
             if self.aborted:
                 raise RunAborted(f"not run: {self.aborted}")
-            rid = secrets.randbits(62) + 1
+            if self._random_at + 8 > len(self._random):
+                self._random, self._random_at = secrets.token_bytes(4096), 0
+            rid = (int.from_bytes(self._random[self._random_at : self._random_at + 8], "big") >> 2) + 1  # 62 bits, never 0
+            self._random_at += 8
             self._send({"id": rid, "op": "op", "name": name, "args": args, "kwargs": kwargs})
             return self._receive(rid)
 

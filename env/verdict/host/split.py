@@ -9,7 +9,10 @@
 The tests and their expected values stay in this (trusted) process; the project's code never runs
 here. What crosses is plain data (exact types: tuple, set, bytes, datetime, Decimal ...) and
 numbered handles; every operation on a handle (attribute, call, ``==``, ``len``, iteration ...)
-is one request to the sandbox. The project's exceptions come back as local stand-in classes
+is one request to the sandbox, with two exceptions that change no order in which the project's code
+runs: ``obj.method(x)`` whose arguments are quiet loads is one request (``_method_call``), and a
+project iterator that ``list``, ``sorted``, ``set`` or ``sum`` takes whole crosses in batches
+(``Remote.next``). The project's exceptions come back as local stand-in classes
 with the same names and class chain, so ``pytest.raises(ProjectError)`` works, and nothing the
 project raises can stop the test session itself (``SystemExit`` and friends become
 :class:`ProjectExit`).
@@ -23,6 +26,7 @@ import collections
 import copy
 import datetime as dt
 import decimal
+import dis
 import fractions
 import importlib.abc
 import importlib.machinery
@@ -41,7 +45,7 @@ import types
 import uuid
 import warnings
 import zoneinfo
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .channel import Channel, RemoteError, RunAborted
@@ -93,6 +97,10 @@ class Remote:
         self._outcome: BaseException | None = None  # a callback's pytest.fail or skip, raised when its operation ends
         self._classes: dict[int, tuple[int, type]] = {}  # id of a test-defined class -> (its twin's handle, the class)
         self._shims: dict[int, type] = {}  # a project class -> the local base standing for it beside local bases
+        # Project iterators an exhaustive consumer took (``list(it)``): handle -> (its frame's id, code, instruction,
+        # mode); and the items a pull brought that the consumer has yet to take.
+        self._consumers: dict[int, tuple[int, types.CodeType, int, str]] = {}
+        self._pulled: dict[int, collections.deque[Any]] = {}
         self.tests_root = os.path.join(os.getcwd(), "")  # the host runs in the task's tests tree
         _RUNS.append(self)
         run.on_callback = self.callback  # type: ignore[method-assign]  # the channel asks this run's Remote
@@ -123,6 +131,43 @@ class Remote:
             outcome, self._outcome = self._outcome, None
             raise outcome
         return self.decode(reply.get("ok"))
+
+    def iterated(self, iterator: Any, caller: types.FrameType) -> None:
+        """``iter()`` of a project object gave ``iterator``; if the caller's instruction is a call of a consumer that
+        takes every item (``list``, ``sorted``, ``set`` ...: ``_consumer``), remember it: its pulls are batched."""
+        handle = _handle_of(iterator)
+        if handle is None or handle[0] is not self:
+            return
+        mode = _consumer(caller)
+        if mode is None:
+            self._consumers.pop(handle[1], None)
+        else:
+            self._consumers[handle[1]] = (id(caller), caller.f_code, caller.f_lasti, mode)
+
+    def next(self, iterator: Any, caller: types.FrameType) -> Any:
+        """``next()`` of a project iterator. Items a pull already brought come first. While the consumer that took
+        the iterator is still the one pulling (the same frame, at the same call instruction: a C function such as
+        ``list()``, with no code of the test's between its pulls), items come by the hundred (``pull``), never past
+        what that consumer takes; any other next() is one request."""
+        __tracebackhide__ = True
+        number = iterator._adbg_handle
+        pulled = self._pulled.get(number)
+        if pulled:
+            return pulled.popleft()
+        consumer = self._consumers.get(number)
+        if consumer is None:
+            return self.op("next", iterator)
+        if consumer[:3] != (id(caller), caller.f_code, caller.f_lasti):
+            self._consumers.pop(number, None)  # someone else pulls now: item by item
+            return self.op("next", iterator)
+        batch, ended = self.op("pull", iterator, consumer[3])
+        items = collections.deque(batch)
+        if ended:  # the pull met the iterator's end or an exception: the "next" after its items raises it
+            self._consumers.pop(number, None)
+        if not items:
+            return self.op("next", iterator)
+        self._pulled[number] = items
+        return items.popleft()
 
     def callback(self, request: dict[str, Any]) -> dict[str, Any]:
         """The project called a function the test passed it: run it here (it is the test's code), reply with its
@@ -158,7 +203,7 @@ class Remote:
             self._outcome = self._outcome or exc
             return {"cid": cid, "exc": ("BaseException", str(exc)[:2000])}
 
-    def _object_op(self, obj: Any, op: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    def _object_op(self, obj: Any, op: str, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
         """The project's operation on an object of the test's it was passed by reference. Its public attributes
         only: what the project reaches through them is checked (``reachable``), so a test's object never hands it a
         module or a function of the trusted process's to run here."""
@@ -562,7 +607,7 @@ class Remote:
         else:
             named = info.get("c")
             kind = self.project_type(str(named[0]), str(named[1])) if isinstance(named, list) and len(named) == 2 else None
-            made = RemoteObject(self, number, str(info.get("t", "object")), kind)
+            made = RemoteObject(self, number, str(info.get("t", "object")), kind, info.get("g") == 1)
         self._proxies[number] = made
         return made
 
@@ -717,6 +762,138 @@ class _Ref:
         self._adbg_remote, self._adbg_handle = remote, number
 
 
+# C functions that, called on an iterator, take every item before they return or run anything else (so pulling
+# them in batches runs no project code they would not run, in the same order): "all" whatever the items; "plain"
+# while each item is plain hashable data (hashing a project object would ask the project between two items, and an
+# unhashable one stops the consumer); "numbers" while each is an int, float or bool (adding or comparing anything
+# else may run project code or fail, and stop the consumer).
+_CONSUMERS = ((list, "all"), (tuple, "all"), (sorted, "all"), (set, "plain"), (frozenset, "plain"),
+              (sum, "numbers"), (min, "numbers"), (max, "numbers"))
+_CALL_SITES: dict[tuple[types.CodeType, int], tuple[str, str] | None] = {}
+_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
+
+
+def _consumer(frame: types.FrameType) -> str | None:
+    """The mode of the consumer the frame's current instruction calls (``_CONSUMERS``), None for anything else: a
+    ``for`` loop, ``next()``, ``any()``, ``map()``, a call whose callee this cannot name for sure."""
+    key = (frame.f_code, frame.f_lasti)
+    site = _CALL_SITES.get(key, ())
+    if site == ():
+        site = _CALL_SITES[key] = _call_site(*key) if len(_CALL_SITES) < 100_000 else None
+    if site is None:
+        return None
+    kind, name = site
+    namespaces = (frame.f_globals, frame.f_builtins) if kind == "LOAD_GLOBAL" else (frame.f_locals, frame.f_globals, frame.f_builtins)
+    for namespace in namespaces:
+        if name in namespace:
+            callee = namespace[name]
+            return next((mode for function, mode in _CONSUMERS if callee is function), None)
+    return None
+
+
+def _call_site(code: types.CodeType, offset: int) -> tuple[str, str] | None:
+    """How the callee of the one-argument call at ``offset`` was loaded: (LOAD_GLOBAL or LOAD_NAME, its name), found
+    by walking back over the argument's instructions; None when the instruction is anything else or the walk meets
+    a jump, a jump target or an instruction it cannot account for (the caller then pulls item by item)."""
+    try:
+        instructions = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+    except Exception:  # noqa: BLE001  (bytecode this cannot read: no batching)
+        return None
+    at = next((n for n, i in enumerate(instructions) if i.offset == offset), None)
+    if at is not None and instructions[at].opname == "PRECALL" and at + 1 < len(instructions):
+        at += 1  # 3.11 once the call site is specialised: PRECALL makes the call of a builtin class itself
+    if at is None or instructions[at].opname != "CALL" or instructions[at].arg != 1:
+        return None
+    at -= 1
+    if at >= 0 and instructions[at].opname == "PRECALL":  # 3.11
+        if instructions[at].arg != 1:
+            return None
+        at -= 1
+    depth = 0  # stack slots the instructions from here to the call leave: the argument's one, then the callee
+    while at >= 0:
+        instruction = instructions[at]
+        if instruction.is_jump_target or instruction.opcode in dis.hasjrel or instruction.opcode in dis.hasjabs:
+            return None
+        if instruction.opname == "KW_NAMES":
+            return None
+        try:
+            effect = dis.stack_effect(instruction.opcode, instruction.arg, jump=False) if instruction.opcode >= dis.HAVE_ARGUMENT \
+                else dis.stack_effect(instruction.opcode)
+        except ValueError:
+            return None
+        if depth == 1 and effect >= 1:  # the instruction that pushed the slot below the argument: the callee
+            if instruction.opname in _LOADS and isinstance(instruction.argval, str):
+                return instruction.opname, instruction.argval
+            return None
+        depth += effect
+        if depth > 1:  # no proper part of one argument leaves two values: not code this walk understands
+            return None
+        at -= 1
+    return None
+
+
+class _MethodCall:
+    """``target.name`` that the caller's very next step calls (``_method_call``): the attribute read and the call made
+    in one request ("callattr"), in the same order and thread as two would make them; it is never seen otherwise."""
+
+    __slots__ = ("remote", "target", "name")
+
+    def __init__(self, remote: Remote, target: Any, name: str):
+        self.remote, self.target, self.name = remote, target, name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True
+        return self.remote.op("callattr", self.target, self.name, *args, **kwargs)
+
+
+_METHOD_SITES: dict[tuple[types.CodeType, int], str | None] = {}
+_QUIET_LOADS = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_CONST", "LOAD_DEREF"})  # they run no code at all
+
+
+def _method_call(frame: types.FrameType, name: str) -> bool:
+    """Whether the frame is reading attribute ``name`` to call it at once: a method load whose arguments are only
+    local names, constants and globals, so nothing (no project code) can run between the read and the call."""
+    key = (frame.f_code, frame.f_lasti)
+    site = _METHOD_SITES.get(key, "")
+    if site == "":
+        site = _METHOD_SITES[key] = _method_site(*key) if len(_METHOD_SITES) < 100_000 else None
+    return site == name
+
+
+def _method_site(code: types.CodeType, offset: int) -> str | None:
+    """The attribute the method load at ``offset`` reads, if the instructions after it up to its call are quiet
+    loads (``_QUIET_LOADS``, globals) and nothing jumps into them; None otherwise."""
+    try:
+        instructions = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+    except Exception:  # noqa: BLE001  (bytecode this cannot read: no fusing)
+        return None
+    at = next((n for n, i in enumerate(instructions) if i.offset == offset), None)
+    if at is None:
+        return None
+    load = instructions[at]
+    # LOAD_ATTR too: 3.11 reads ``module.function`` for a call that way. The value read is the callee when the call
+    # right after takes exactly the quiet loads between them as its arguments.
+    if load.opname not in ("LOAD_METHOD", "LOAD_ATTR"):
+        return None
+    count, at = 0, at + 1
+    while at < len(instructions):
+        instruction = instructions[at]
+        if instruction.is_jump_target:
+            return None
+        if not (instruction.opname in _QUIET_LOADS or instruction.opname == "LOAD_GLOBAL" and not instruction.arg & 1):
+            break
+        count, at = count + 1, at + 1
+    if at < len(instructions) and instructions[at].opname == "KW_NAMES":
+        at += 1
+    if at < len(instructions) and instructions[at].opname == "PRECALL":  # 3.11
+        if instructions[at].arg != count:
+            return None
+        at += 1
+    if at < len(instructions) and instructions[at].opname == "CALL" and instructions[at].arg == count and not instructions[at].is_jump_target:
+        return load.argval if isinstance(load.argval, str) else None
+    return None
+
+
 def _function_attribute(name: Any) -> bool:
     """An attribute a project may set on a test's function (``pattern``, ``regex_group_count``): a public name that
     is not pytest's (marks, fixtures)."""
@@ -861,13 +1038,16 @@ def _unary(name: str):
 class RemoteObject:
     """Any project object: every operation on it runs in the sandbox."""
 
-    __slots__ = ("_adbg_remote", "_adbg_handle", "_adbg_type", "_adbg_kind", "__weakref__")  # weakly referable, as most objects are
+    # weakly referable, as most objects are
+    __slots__ = ("_adbg_remote", "_adbg_handle", "_adbg_type", "_adbg_kind", "_adbg_generator", "__weakref__")
 
-    def __init__(self, remote: Remote, number: int, type_name: str, kind: type | None = None):
+    def __init__(self, remote: Remote, number: int, type_name: str, kind: type | None = None, generator: bool = False):
         object.__setattr__(self, "_adbg_remote", remote)
         object.__setattr__(self, "_adbg_handle", number)
         object.__setattr__(self, "_adbg_type", type_name)
         object.__setattr__(self, "_adbg_kind", kind)
+        # a generator there (the handle's "g": 1, see child.py's _serve_repo for the wire): iter() is itself, len() fails
+        object.__setattr__(self, "_adbg_generator", generator)
 
     @property  # type: ignore[misc]
     def __class__(self) -> type:  # type: ignore[override]
@@ -879,6 +1059,8 @@ class RemoteObject:
         __tracebackhide__ = True
         if _local_only(name):
             raise AttributeError(name)
+        if _method_call(sys._getframe(1), name):
+            return _MethodCall(self._adbg_remote, self, name)
         return self._adbg_remote.op("getattr", self, name)
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -959,11 +1141,25 @@ class RemoteObject:
 
     def __iter__(self) -> Any:
         __tracebackhide__ = True
-        return self._adbg_remote.op("iter", self)
+        remote = self._adbg_remote
+        # A generator's __iter__ returns it and runs none of the project's code: answered here.
+        made = self if object.__getattribute__(self, "_adbg_generator") else remote.op("iter", self)
+        remote.iterated(made, sys._getframe(1))
+        return made
+
+    def __next__(self) -> Any:
+        __tracebackhide__ = True
+        return self._adbg_remote.next(self, sys._getframe(1))
+
+    def __len__(self) -> int:
+        __tracebackhide__ = True
+        if object.__getattribute__(self, "_adbg_generator"):  # what len() of a generator says, without asking
+            raise TypeError("object of type 'generator' has no len()")
+        return self._adbg_remote.op("len", self)
 
 
 _DOC = property(lambda self: self._adbg_remote.op("getattr", self, "__doc__"))  # the project's docstring, not ours
-for _name in ("repr", "str", "len", "bool", "hash", "next", "abs", "int", "float", "index", "neg", "pos", "invert", "reversed"):
+for _name in ("repr", "str", "bool", "hash", "abs", "int", "float", "index", "neg", "pos", "invert", "reversed"):
     setattr(RemoteObject, f"__{_name}__", _unary(_name))
 def _compare(name: str):
     """Against the test's own data, compare data with data here: the project's __eq__ never decides
@@ -1268,6 +1464,8 @@ class RemoteModule(types.ModuleType):
         __tracebackhide__ = True
         if _local_only(name) and name not in MODULE_METADATA and not self._adbg_own_dunder(name):
             raise AttributeError(name)
+        if _method_call(sys._getframe(1), name):
+            return _MethodCall(self._adbg_remote, self, name)
         return self._adbg_remote.op("getattr", self, name)
 
     def __dir__(self) -> list[str]:  # the sandbox's module's names (six.moves' lazy attributes), and ours

@@ -1,0 +1,145 @@
+"""The split verdict's cost per project call: what one operation on a proxy costs the test (issue 34 item 3).
+
+    python bench/bench_split_call.py [--calls 4000] [--runs 5]
+
+A small project and tests that each make ``--calls`` operations of one kind on it run under the split verdict
+(``run_tests`` with one selected test); a test making none is the baseline. Printed per kind: the median of
+(run time - baseline time) / calls, in microseconds, and the same test under plain pytest for comparison. Kinds:
+
+- ``call``: ``echo(i)``, a project function given and returning an int;
+- ``method``: ``counter.bump()``, a method of a project object (an attribute read and a call);
+- ``attribute``: ``counter.count``, a project object's attribute;
+- ``generator``: one item of ``for x in numbers(n)``, a project generator;
+- ``constant``: ``calls.LIMIT``, a module's constant;
+- ``tuple``: ``pair(i)``, a function returning a tuple.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from env.project import load_repo_task  # noqa: E402
+from env.sandbox.isolation import probe_isolation  # noqa: E402
+from env.sandbox.limits import Limits  # noqa: E402
+from env.sandbox.runner import Sandbox  # noqa: E402
+from env.verdict.repo_judge import run_tests  # noqa: E402
+from tests import repo_fixture  # noqa: E402
+
+PROJECT = '''LIMIT = 10
+
+
+def echo(value):
+    return value
+
+
+def pair(value):
+    return (value, value + 1)
+
+
+def numbers(n):
+    for i in range(n):
+        yield i
+
+
+class Counter:
+    def __init__(self):
+        self.count = 0
+
+    def bump(self):
+        self.count += 1
+        return self.count
+'''
+
+TESTS = '''import calls
+from calls import Counter, echo, numbers, pair
+
+N = {calls}
+
+
+def test_none():
+    assert calls.LIMIT == 10
+
+
+def test_call():
+    for i in range(N):
+        assert echo(i) == i
+
+
+def test_method():
+    counter = Counter()
+    for i in range(N):
+        counter.bump()
+
+
+def test_attribute():
+    counter = Counter()
+    for i in range(N):
+        assert counter.count == 0
+
+
+def test_generator():
+    assert sum(1 for _ in numbers(N)) == N
+
+
+def test_constant():
+    for i in range(N):
+        assert calls.LIMIT == 10
+
+
+def test_tuple():
+    for i in range(N):
+        assert pair(i) == (i, i + 1)
+'''
+
+KINDS = ("call", "method", "attribute", "generator", "constant", "tuple")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=4000)
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    files = {"calls/__init__.py": PROJECT, "tests/test_calls.py": TESTS.format(calls=args.calls)}
+    ids = ["tests/test_calls.py::test_none"] + [f"tests/test_calls.py::test_{k}" for k in KINDS]
+    with tempfile.TemporaryDirectory(prefix="adbg-bench-call-") as root:
+        task = load_repo_task(repo_fixture.write_task(Path(root) / "task", files, files, FAIL_TO_PASS=ids, PASS_TO_PASS=[]))
+        sandbox = Sandbox(Limits(), probe_isolation())
+
+        def split(test: str) -> float:
+            started = time.perf_counter()
+            verdict = run_tests(sandbox, task, files, select=[f"tests/test_calls.py::test_{test}"])
+            elapsed = time.perf_counter() - started
+            outcome = verdict.outcomes.get(f"tests/test_calls.py::test_{test}")
+            assert outcome == "PASSED", verdict.error or verdict.outcomes
+            return elapsed
+
+        def plain(test: str) -> float:
+            started = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"tests/test_calls.py::test_{test}"],
+                           cwd=Path(root) / "task" / "repo", check=True, capture_output=True)
+            return time.perf_counter() - started
+
+        def median(fn, test: str) -> float:
+            fn(test)  # warm-up
+            return statistics.median(fn(test) for _ in range(args.runs))
+
+        base_split, base_plain = median(split, "none"), median(plain, "none")
+        print(f"{args.calls} operations per test, median of {args.runs} runs; baseline run {base_split * 1000:.0f} ms split, "
+              f"{base_plain * 1000:.0f} ms plain")
+        print(f"{'kind':<10} {'split us/op':>12} {'plain us/op':>12}")
+        for kind in KINDS:
+            per_split = (median(split, kind) - base_split) / args.calls * 1e6
+            per_plain = (median(plain, kind) - base_plain) / args.calls * 1e6
+            print(f"{kind:<10} {per_split:12.1f} {per_plain:12.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,340 @@
+"""The split's batched pulls and fused method calls (issue 34 item 3): a project iterator that a consumer takes whole
+(``list``, ``sorted``, ``set`` of plain data) crosses in batches; every other pull is one request, so the project's
+code runs exactly when and as far as it would in process: side effects between items, consumers that stop early, test
+code between items, exceptions part-way, project objects among the items. ``obj.method(x)`` whose arguments are local
+names or constants is one request; with an argument that may run project code, the read and the call stay apart."""
+
+from __future__ import annotations
+
+import pytest
+
+from env.project import load_repo_task
+from env.verdict.repo_judge import run_tests
+from tests import repo_fixture
+
+LIBRARY = '''LOG = []
+
+
+def numbers(n):
+    for i in range(n):
+        LOG.append(i)
+        yield i
+
+
+def log():
+    return tuple(LOG)
+
+
+def reset():
+    del LOG[:]
+
+
+class Loud:
+    """Hashing it is project code: the log shows when the consumer hashed it."""
+
+    def __hash__(self):
+        LOG.append("hash")
+        return 7
+
+
+def mixed():
+    LOG.append("a")
+    yield 1
+    LOG.append("b")
+    yield Loud()
+    LOG.append("c")
+    yield 2
+
+
+def unhashable():
+    LOG.append("a")
+    yield 1
+    LOG.append("b")
+    yield [2]
+    LOG.append("c")  # set() stops at the list: never run
+    yield 3
+
+
+def numbers_then_text():
+    LOG.append("a")
+    yield 1
+    LOG.append("b")
+    yield 2.5
+    LOG.append("c")
+    yield "x"
+    LOG.append("d")  # sum() and max() stop at "x": never run
+    yield 3
+
+
+def failing():
+    LOG.append("a")
+    yield 1
+    LOG.append("b")
+    raise ValueError("after one")
+
+
+def calling(function, n):
+    for i in range(n):
+        LOG.append(i)
+        yield function(i)
+
+
+class Traced:
+    """Every attribute read is logged: the log shows when the test's reads and calls reached the project."""
+
+    value = 5
+
+    def __getattribute__(self, name):
+        LOG.append("get " + name)
+        return object.__getattribute__(self, name)
+
+    def echo(self, x):
+        LOG.append(("call", x))
+        return x
+
+    def named(self, name, obj):
+        return name, obj
+
+
+class Box:
+    def __init__(self, items):
+        self.items = items
+
+    def __iter__(self):
+        return iter(self.items)
+'''
+
+TESTS = '''import functools
+
+import lib
+from lib import Box, Traced, calling, failing, log, mixed, numbers, numbers_then_text, reset, unhashable
+
+
+def test_list_takes_every_item():
+    reset()
+    assert list(numbers(1200)) == list(range(1200))
+    assert log() == tuple(range(1200))
+
+
+def test_a_warm_call_site_batches_too():
+    # run often enough for the interpreter to specialise the calls (3.11: the PRECALL of a builtin class calls it)
+    for n in range(40):
+        assert list(numbers(n % 3)) == list(range(n % 3))
+        assert set(numbers(2)) == {0, 1}
+
+
+def test_sorted_tuple_set_frozenset():
+    reset()
+    assert sorted(numbers(5)) == [0, 1, 2, 3, 4]
+    assert tuple(numbers(3)) == (0, 1, 2)
+    assert set(numbers(4)) == {0, 1, 2, 3}
+    assert frozenset(numbers(2)) == frozenset({0, 1})
+    assert log() == (0, 1, 2, 3, 4, 0, 1, 2, 0, 1, 2, 3, 0, 1)
+
+
+def test_a_for_loop_runs_the_generator_one_item_at_a_time():
+    reset()
+    for i in numbers(5):
+        assert log() == tuple(range(i + 1))
+
+
+def test_next_runs_one_item():
+    reset()
+    g = numbers(5)
+    assert next(g) == 0 and log() == (0,)
+    assert list(g) == [1, 2, 3, 4]
+    assert log() == (0, 1, 2, 3, 4)
+
+
+def test_any_stops_where_it_would():
+    reset()
+    assert any(i == 2 for i in numbers(100))
+    assert log() == (0, 1, 2)
+    reset()
+    assert any(numbers(100))  # 0 is falsy, 1 is not
+    assert log() == (0, 1)
+
+
+def test_test_code_between_items_sees_the_project_as_it_would():
+    reset()
+    seen = list(map(lambda i: (i, log()), numbers(3)))
+    assert seen == [(0, (0,)), (1, (0, 1)), (2, (0, 1, 2))]
+    reset()
+    total = functools.reduce(lambda a, b: a + b + len(log()), numbers(3))
+    assert total == 0 + 1 + 2 + 2 + 3
+
+
+def test_set_hashes_a_project_object_between_its_items():
+    reset()
+    assert len(set(mixed())) == 3
+    assert log() == ("a", "b", "hash", "c")
+
+
+def test_set_stops_at_an_unhashable_item():
+    reset()
+    try:
+        set(unhashable())
+    except TypeError:
+        pass
+    else:
+        raise AssertionError("a list is not hashable")
+    assert log() == ("a", "b")
+
+
+def test_sum_min_max_take_numbers():
+    reset()
+    assert sum(numbers(700)) == 699 * 700 // 2
+    assert max(numbers(3)) == 2 and min(numbers(2)) == 0
+    assert log() == tuple(range(700)) + (0, 1, 2, 0, 1)
+
+
+def test_sum_and_max_stop_at_an_item_that_is_no_number():
+    for consumer in (sum, max):
+        reset()
+        try:
+            consumer(numbers_then_text())
+        except TypeError:
+            pass
+        else:
+            raise AssertionError("text is no number")
+        assert log() == ("a", "b", "c")
+
+
+def test_an_exception_part_way_comes_after_the_items():
+    reset()
+    got = []
+    try:
+        got.extend(failing())
+    except ValueError as exc:
+        assert str(exc) == "after one"
+    assert got == [1] and log() == ("a", "b")
+    reset()
+    try:
+        list(failing())
+    except ValueError as exc:
+        assert str(exc) == "after one"
+    else:
+        raise AssertionError("the generator raises")
+    assert log() == ("a", "b")
+
+
+def test_the_projects_calls_to_the_test_interleave_as_they_would():
+    calls = []
+
+    def record(i):
+        calls.append((i, log()))
+        return -i
+
+    reset()
+    assert list(calling(record, 3)) == [0, -1, -2]
+    assert calls == [(0, (0,)), (1, (0, 1)), (2, (0, 1, 2))]
+
+
+def test_a_method_call_reads_then_calls():
+    t = Traced()
+    reset()
+    got = t.echo(1)  # outside an assert: pytest rewrites one to read the method apart from its call
+    assert got == 1
+    assert log() == ("get echo", ("call", 1))
+
+
+def test_an_argument_read_from_the_project_comes_between_read_and_call():
+    t, other = Traced(), Traced()
+    reset()
+    got = t.echo(other.value)
+    assert got == 5
+    assert log() == ("get echo", "get value", ("call", 5))
+
+
+def test_a_method_read_apart_from_its_call():
+    t = Traced()
+    reset()
+    method = t.echo
+    assert log() == ("get echo",)
+    assert method(2) == 2
+    assert log() == ("get echo", ("call", 2))
+
+
+def test_keyword_arguments_of_any_name_and_a_missing_method():
+    t = Traced()
+    assert t.named(name="n", obj="o") == ("n", "o")
+    try:
+        t.missing(1)
+    except AttributeError as exc:
+        assert str(exc) == "'Traced' object has no attribute 'missing'"
+    else:
+        raise AssertionError("no such method")
+
+
+def test_a_module_function():
+    lib.reset()
+    got = lib.log()
+    assert got == ()
+
+
+def test_a_project_iterable():
+    assert list(Box([3, 1, 2])) == [3, 1, 2]
+    assert sorted(Box([3, 1, 2])) == [1, 2, 3]
+'''
+
+NAMES = [
+    "test_list_takes_every_item", "test_a_warm_call_site_batches_too", "test_sorted_tuple_set_frozenset", "test_a_for_loop_runs_the_generator_one_item_at_a_time",
+    "test_next_runs_one_item", "test_any_stops_where_it_would", "test_test_code_between_items_sees_the_project_as_it_would",
+    "test_set_hashes_a_project_object_between_its_items", "test_set_stops_at_an_unhashable_item",
+    "test_sum_min_max_take_numbers", "test_sum_and_max_stop_at_an_item_that_is_no_number",
+    "test_an_exception_part_way_comes_after_the_items", "test_the_projects_calls_to_the_test_interleave_as_they_would",
+    "test_a_project_iterable", "test_a_method_call_reads_then_calls",
+    "test_an_argument_read_from_the_project_comes_between_read_and_call", "test_a_method_read_apart_from_its_call",
+    "test_keyword_arguments_of_any_name_and_a_missing_method", "test_a_module_function",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def verdict(runtime, tmp_path_factory):
+    files = {"lib/__init__.py": LIBRARY, "tests/test_pulls.py": TESTS}
+    ids = [f"tests/test_pulls.py::{name}" for name in NAMES]
+    folder = repo_fixture.write_task(tmp_path_factory.mktemp("pulls"), files, files, FAIL_TO_PASS=ids, PASS_TO_PASS=[])
+    return run_tests(runtime.sandbox, load_repo_task(folder), files)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_pulls_as_in_process(verdict, name):
+    test = f"tests/test_pulls.py::{name}"
+    assert verdict.outcomes.get(test) == "PASSED", verdict.excerpts.get(test) or verdict.error or verdict.collect_errors
+    assert verdict.trust(test) == "split"
+
+
+def test_a_whole_list_crosses_in_batches(verdict):
+    # reset, the call, three pulls of at most 512 items (the last meets the end), next() raising StopIteration, log
+    assert verdict.ops["tests/test_pulls.py::test_list_takes_every_item"] == 7
+
+
+def test_a_warm_call_site_batches_as_a_cold_one(verdict):
+    # per round: each call, one pull meeting the end, and the next() raising StopIteration
+    assert verdict.ops["tests/test_pulls.py::test_a_warm_call_site_batches_too"] == 40 * 6
+
+
+def test_sum_takes_numbers_in_batches(verdict):
+    # reset, then per consumer the call, its pulls (sum: two of at most 512 items, the last meeting the end; max, min:
+    # one) and next() raising StopIteration; log
+    assert verdict.ops["tests/test_pulls.py::test_sum_min_max_take_numbers"] == 1 + 4 + 3 + 3 + 1
+
+
+def test_a_for_loop_asks_for_every_item(verdict):
+    # reset, the call, six next() (the sixth raises StopIteration), and a log() per item
+    assert verdict.ops["tests/test_pulls.py::test_a_for_loop_runs_the_generator_one_item_at_a_time"] == 13
+
+
+def test_a_call_back_costs_no_request_of_its_own(verdict):
+    # reset, the call, one pull (the project calls the test's function three times, which calls log() each time),
+    # next() raising StopIteration: the arguments of a call back cross as a tuple, never a list to refresh
+    assert verdict.ops["tests/test_pulls.py::test_the_projects_calls_to_the_test_interleave_as_they_would"] == 7
+
+
+def test_a_method_call_is_one_request(verdict):
+    # Traced(), reset, t.echo(1) as one request, log
+    assert verdict.ops["tests/test_pulls.py::test_a_method_call_reads_then_calls"] == 4
+    # Traced() twice, reset, t.echo read, other.value read, the call, log
+    assert verdict.ops["tests/test_pulls.py::test_an_argument_read_from_the_project_comes_between_read_and_call"] == 7
+    # lib.reset() and lib.log(): one request each
+    assert verdict.ops["tests/test_pulls.py::test_a_module_function"] == 2
