@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from env.interface import Interface
 from env.models import DebugAction, DebugObservation, DebugState
 
 
@@ -47,6 +48,7 @@ class TaskCatalog(Protocol):
 class Playable(Protocol):
     episode_id: str
     done: bool
+    interface: Interface  # the tools of its profile
 
     @property
     def family(self) -> str:

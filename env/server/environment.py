@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar, TypeVarTuple
 
 from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.mcp_types import CallToolAction, CallToolObservation, ListToolsAction, ListToolsObservation
 from openenv.core.env_server.types import EnvironmentMetadata
 from pydantic import ValidationError
 
@@ -29,9 +30,11 @@ from env.families.registry import FAMILIES, TaskRegistry, UnknownTask
 from env.models import DebugAction, DebugObservation, DebugState
 from env.runtime import Runtime
 from env.server.episodes import EpisodeIdInUse, EpisodeNotFound, EpisodeStore, NoEpisodeNamed, StoreFull
+from env.server.mcp import SessionTools, as_action, list_observation, refused_call, tool_observation, tool_request
 from env.server.metrics import ServerMetrics
 from env.server.replica import Replica
 from env.server.transport import HTTP_REQUEST
+from env.tools.base import InvalidArguments, ToolError
 
 R = TypeVar("R")
 Ts = TypeVarTuple("Ts")
@@ -67,6 +70,8 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
         self._replica = replica or Replica()
         self._metrics = metrics
         self._episode: Playable | None = None
+        # OpenEnv's JSON-RPC handler sends a session's tools/list and tools/call to an environment's mcp_client
+        self.mcp_client = SessionTools(self, NO_EPISODE_ON_CONNECTION)
 
     @property
     def episode(self) -> Playable | None:
@@ -201,7 +206,11 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
         self._episode = made
         return self._first_observation(made)
 
-    async def step_async(self, action: DebugAction, timeout_s: float | None = None, episode_id: str | None = None, **kwargs: Any) -> DebugObservation:
+    # A tool protocol step answers with OpenEnv's own MCP observations (the library serialises any Observation; its
+    # MCP clients parse them by their fields), so the return type is wider than the Environment's observation type.
+    async def step_async(  # type: ignore[override]
+        self, action: DebugAction, timeout_s: float | None = None, episode_id: str | None = None, **kwargs: Any
+    ) -> DebugObservation | ListToolsObservation | CallToolObservation:
         episode = self._episode
         request = HTTP_REQUEST.get()
         if request is not None and self._store is not None:
@@ -215,8 +224,25 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
                 return self._refused(reason, self._replica.lost(named) or str(exc))
         if episode is None:
             return _error_observation(NO_EPISODE_ON_CONNECTION)
+        try:
+            protocol = tool_request(action)  # OpenEnv's tool protocol: {"type": "list_tools" | "call_tool", ...}
+        except InvalidArguments as exc:
+            return refused_call(str((action.model_extra or {}).get("tool_name") or ""), exc, episode)
+        if isinstance(protocol, ListToolsAction):
+            return list_observation(episode)
+        if isinstance(protocol, CallToolAction):
+            return await self.call_tool(episode, protocol)
         obs = await self._offload(episode.step, action)
         return self._stepped(episode, action, obs)
+
+    async def call_tool(self, episode: Playable, call: CallToolAction) -> CallToolObservation:
+        """A tool call: the DebugAction the action wire takes for it, stepped as that wire steps it."""
+        try:
+            action = as_action(call, episode.interface)
+        except ToolError as exc:
+            return refused_call(call.tool_name, exc, episode)
+        obs = await self._offload(episode.step, action)
+        return tool_observation(call.tool_name, self._stepped(episode, action, obs))
 
     def close(self) -> None:
         # A WebSocket session's own episode ends with it; HTTP episodes live in the store.
