@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from env.interface import Interface
 from env.models import DebugAction, DebugObservation, DebugState
 
 
@@ -48,7 +47,6 @@ class TaskCatalog(Protocol):
 class Playable(Protocol):
     episode_id: str
     done: bool
-    interface: Interface  # the tools of its profile
 
     @property
     def family(self) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from types import SimpleNamespace
 from typing import Any
 
 import httpx
@@ -13,6 +14,9 @@ from fastapi.testclient import TestClient
 from openenv.core.env_server.mcp_types import RESERVED_TOOL_NAMES, CallToolAction
 from openenv.core.mcp_client import MCPToolClient
 
+from env.agents.llm import LLMAgent
+from env.eval import run
+from env.eval.drivers import HttpDriver, InProcessDriver, WsDriver
 from env.families.registry import FAMILIES
 from env.models import CLASSIC_TOOLS
 from env.server.episodes import NO_EPISODE_NAMED
@@ -242,3 +246,40 @@ def test_mcp_tool_client_in_production_mode(live_server):
             assert called["result"]["data"]["step_number"] == 1
 
     asyncio.run(play())
+
+
+class _Model:
+    """An OpenAI-compatible client whose model gives up at once; it records the tools it was offered."""
+
+    def __init__(self) -> None:
+        self.offered: list[Any] = []
+        self.chat = SimpleNamespace(completions=SimpleNamespace(create=self.create))
+
+    def create(self, **kwargs: Any) -> Any:
+        self.offered.append(kwargs.get("tools"))
+        call = SimpleNamespace(id="c1", function=SimpleNamespace(name="give_up", arguments="{}"))
+        return SimpleNamespace(choices=[SimpleNamespace(message=SimpleNamespace(content="", tool_calls=[call]))], usage=None)
+
+
+def test_every_driver_lists_the_episode_s_tools_and_the_llm_agent_is_offered_them(runtime, live_server, tmp_path, monkeypatch):
+    published = {t["id"]: t for t in httpx.get(f"{live_server.url}/tasks").json()}[REPO]["profiles"]["pdb"]["tools"]
+    for driver in (InProcessDriver(runtime), WsDriver(live_server.url), HttpDriver(live_server.url)):
+        with driver as env:
+            env.reset(REPO, 1, profile="pdb")
+            assert env.tools() == published, type(driver).__name__
+    model = _Model()
+    monkeypatch.setattr(run, "AGENTS", {"llm": lambda: LLMAgent(client=model)})
+    summary = {**published_task(runtime, "easy"), "tools": [{"type": "function", "function": {"name": "stale"}}]}
+    with InProcessDriver(runtime) as env:
+        result = run.play(env, "llm", summary, 0, tmp_path / "steps.jsonl", profile="pdb")
+    assert result["task_id"] == "easy" and result["steps"] == 1
+    offered = model.offered[0]
+    with InProcessDriver(runtime) as env:
+        env.reset("easy", run.seed_for("easy", 0), profile="pdb")
+        assert offered == env.tools() and [t["function"]["name"] for t in offered][:3] == ["submit_fix", "query_context", "give_up"]
+
+
+def published_task(runtime: Any, task_id: str) -> dict[str, Any]:
+    from env.catalogue import catalogue_entry
+
+    return catalogue_entry(runtime.registry.get(task_id).summary())

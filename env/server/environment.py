@@ -30,7 +30,7 @@ from env.families.registry import FAMILIES, TaskRegistry, UnknownTask
 from env.models import DebugAction, DebugObservation, DebugState
 from env.runtime import Runtime
 from env.server.episodes import EpisodeIdInUse, EpisodeNotFound, EpisodeStore, NoEpisodeNamed, StoreFull
-from env.server.mcp import SessionTools, as_action, list_observation, refused_call, tool_observation, tool_request
+from env.server.mcp import SessionTools, as_action, interface_of, list_observation, refused_call, tool_observation, tool_request
 from env.server.metrics import ServerMetrics
 from env.server.replica import Replica
 from env.server.transport import HTTP_REQUEST
@@ -238,7 +238,7 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
     async def call_tool(self, episode: Playable, call: CallToolAction) -> CallToolObservation:
         """A tool call: the DebugAction the action wire takes for it, stepped as that wire steps it."""
         try:
-            action = as_action(call, episode.interface)
+            action = as_action(call, interface_of(episode))
         except ToolError as exc:
             return refused_call(call.tool_name, exc, episode)
         obs = await self._offload(episode.step, action)

@@ -40,6 +40,7 @@ from openenv.core.env_server.serialization import serialize_observation
 from pydantic import BaseModel, ValidationError
 
 from env.contract import Playable
+from env.families.base import Episode
 from env.families.registry import FAMILIES
 from env.interface import Interface
 from env.models import DebugAction, DebugObservation
@@ -64,16 +65,24 @@ class ToolCallResult(BaseModel):
     is_error: bool
 
 
+def interface_of(episode: Playable) -> Interface:
+    """The episode's tool interface (every family's episodes are :class:`Episode` s, which hold theirs)."""
+    if not isinstance(episode, Episode):
+        raise TypeError(f"{type(episode).__name__} is not an Episode: it has no tool interface to list or call tools through")
+    return episode.interface
+
+
 def tools_of(episode: Playable) -> list[Tool]:
     """The episode's tools, as ``/tasks`` publishes them for its profile; a reserved name fails closed."""
+    interface = interface_of(episode)
     tools = [
         Tool(name=d["function"]["name"], description=d["function"]["description"], input_schema=d["function"]["parameters"])
-        for d in FAMILIES[episode.family].tools(episode.interface)
+        for d in FAMILIES[episode.family].tools(interface)
     ]
     reserved = sorted({t.name for t in tools} & RESERVED_TOOL_NAMES)
     if reserved:
         raise RuntimeError(
-            f"the {episode.interface.profile.name!r} profile of the {episode.family} family offers {', '.join(reserved)}, "
+            f"the {interface.profile.name!r} profile of the {episode.family} family offers {', '.join(reserved)}, "
             f"which OpenEnv reserves ({', '.join(sorted(RESERVED_TOOL_NAMES))}): rename the tool in env/tools or the profile"
         )
     return tools
