@@ -283,3 +283,25 @@ def published_task(runtime: Any, task_id: str) -> dict[str, Any]:
     from env.catalogue import catalogue_entry
 
     return catalogue_entry(runtime.registry.get(task_id).summary())
+
+
+def test_hostile_json_rpc_is_answered_in_band(client):
+    made = client.post("/mcp", json={"jsonrpc": "2.0", "method": "openenv/session/create", "params": {"task_id": "easy", "seed": 3}, "id": 7}).json()
+    session = made["result"]["session_id"]
+    for params, error in (
+        ({"session_id": ["x"]}, {"code": -32602, "message": "'session_id' must be a string (the one openenv/session/create answered), not list"}),
+        ({"session_id": {"a": 1}, "name": "give_up"}, {"code": -32602, "message": "'session_id' must be a string (the one openenv/session/create answered), not dict"}),
+    ):
+        for method in ("tools/list", "tools/call", "openenv/session/close"):
+            response = client.post("/mcp", json={"jsonrpc": "2.0", "method": method, "params": params, "id": 1})
+            assert (response.status_code, response.json()) == (200, {"jsonrpc": "2.0", "id": 1, "error": {**error, "data": None}})
+    odd = client.post("/mcp", json={"jsonrpc": "2.0", "method": "tools/call", "params": {"session_id": session, "name": 5, "arguments": "x"}, "id": 2})
+    assert odd.status_code == 200
+    assert odd.json()["result"]["error"] == {
+        "error_type": "invalid_args",
+        "message": "tools/call: field 'tool_name': Input should be a valid string; field 'arguments': Input should be a valid dictionary",
+    }
+    assert odd.json()["result"]["tool_name"] == "5" and odd.json()["result"]["done"] is False
+    assert client.post("/mcp", content=b"[1]", headers={"content-type": "application/json"}).json()["error"]["code"] == -32700
+    closed = client.post("/mcp", json={"jsonrpc": "2.0", "method": "openenv/session/close", "params": {"session_id": session}, "id": 3}).json()
+    assert closed["result"] == {"session_id": session, "closed": True}

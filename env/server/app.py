@@ -131,6 +131,10 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None, 
             rpc = JsonRpcRequest.model_validate_json(await request.body())
         except ValidationError:
             return await library_mcp(request)  # the library's parse and request errors, unchanged
+        named = rpc.params.get("session_id")
+        if named is not None and not isinstance(named, str):  # the library would look an unhashable id up: a 500
+            message = f"'session_id' must be a string (the one openenv/session/create answered), not {type(named).__name__}"
+            return JsonRpcResponse.error_response(JsonRpcErrorCode.INVALID_PARAMS, message, request_id=rpc.id).model_dump()
         if rpc.method == "openenv/session/create":
             return (await create_session(sessions, rpc)).model_dump()
         if rpc.method in ("tools/list", "tools/call") and not rpc.params.get("session_id"):

@@ -192,14 +192,13 @@ class SessionTools:
         # MCP's own key (inputSchema), as the library lists the tools of its FastMCP environments
         return [{"name": t.name, "description": t.description, "inputSchema": t.input_schema} for t in tools_of(self._episode())]
 
-    async def call_tool(self, name: str, arguments: object) -> dict[str, Any]:
+    async def call_tool(self, name: object, arguments: object) -> dict[str, Any]:
         episode = self._episode()
-        try:
-            call = CallToolAction(tool_name=name, arguments=arguments)  # type: ignore[arg-type]  # JSON-RPC params, unchecked
+        try:  # JSON-RPC params reach here unchecked: a name or arguments of any JSON type
+            call = CallToolAction.model_validate({"tool_name": name, "arguments": arguments})
         except ValidationError as exc:
-            return refused_call(
-                name, InvalidArguments("call_tool: " + "; ".join(describe_error(e) for e in exc.errors())), episode
-            ).model_dump()
+            mistake = InvalidArguments("tools/call: " + "; ".join(describe_error(e) for e in exc.errors()))
+            return refused_call(str(name), mistake, episode).model_dump()
         return (await self._host.call_tool(episode, call)).model_dump()
 
 
