@@ -5,7 +5,10 @@ action wire (issue 36, item 1)."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import uuid
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -21,6 +24,7 @@ from env.families.registry import FAMILIES
 from env.models import CLASSIC_TOOLS
 from env.server.episodes import NO_EPISODE_NAMED
 
+ROOT = Path(__file__).resolve().parents[1]
 REPO = "repo-pagination-off-by-one"
 QUERY = {"query_type": "test_details", "query_target": "test_finds_middle_element"}
 # What every family serves, one task each: (task, profiles).
@@ -305,3 +309,13 @@ def test_hostile_json_rpc_is_answered_in_band(client):
     assert client.post("/mcp", content=b"[1]", headers={"content-type": "application/json"}).json()["error"]["code"] == -32700
     closed = client.post("/mcp", json={"jsonrpc": "2.0", "method": "openenv/session/close", "params": {"session_id": session}, "id": 3}).json()
     assert closed["result"] == {"session_id": session, "closed": True}
+
+
+def test_the_bench_times_both_wires_as_the_readme_says(live_server):
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "bench_mcp.py"), "--runs", "2", "--url", live_server.url], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    names = [line.split(" p50 ")[0].strip() for line in done.stdout.splitlines()[:5]]
+    assert names == ["http action", "http call_tool", "ws action", "ws call_tool", "mcp tools/call"]
+    assert done.stdout.splitlines()[5].startswith("http: a tool call adds ")
