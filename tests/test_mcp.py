@@ -5,6 +5,7 @@ action wire (issue 36, item 1)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 import uuid
@@ -14,14 +15,15 @@ from typing import Any
 
 import httpx
 from fastapi.testclient import TestClient
-from openenv.core.env_server.mcp_types import RESERVED_TOOL_NAMES, CallToolAction
+from openenv.core.env_server.mcp_types import RESERVED_TOOL_NAMES, CallToolAction, CallToolObservation, ListToolsObservation
 from openenv.core.mcp_client import MCPToolClient
 
 from env.agents.llm import LLMAgent
 from env.eval import run
 from env.eval.drivers import HttpDriver, InProcessDriver, WsDriver
 from env.families.registry import FAMILIES
-from env.models import CLASSIC_TOOLS
+from env.models import CLASSIC_TOOLS, DebugAction
+from env.server.environment import NO_EPISODE_ON_CONNECTION, DebugEnvironment
 from env.server.episodes import NO_EPISODE_NAMED
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -319,3 +321,29 @@ def test_the_bench_times_both_wires_as_the_readme_says(live_server):
     names = [line.split(" p50 ")[0].strip() for line in done.stdout.splitlines()[:5]]
     assert names == ["http action", "http call_tool", "ws action", "ws call_tool", "mcp tools/call"]
     assert done.stdout.splitlines()[5].startswith("http: a tool call adds ")
+
+
+def test_json_rpc_messages_on_a_ws_connection_reach_its_own_episode(client):
+    list_tools = json.dumps({"type": "mcp", "data": {"jsonrpc": "2.0", "method": "tools/list", "id": 1}})
+    with client.websocket_connect("/ws") as ws:
+        ws.send_text(list_tools)
+        before = json.loads(ws.receive_text())["data"]["error"]
+        assert (before["code"], before["message"]) == (-32603, NO_EPISODE_ON_CONNECTION)  # the library's code for what we raise
+        ws.send_text(json.dumps({"type": "reset", "data": {"task_id": "easy", "seed": 3}}))
+        episode = json.loads(ws.receive_text())["data"]["observation"]["episode_id"]
+        ws.send_text(list_tools)
+        assert [t["name"] for t in json.loads(ws.receive_text())["data"]["result"]["tools"]] == ["submit_fix", "query_context", "give_up"]
+        ws.send_text(json.dumps({"type": "mcp", "data": {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "give_up", "arguments": {}}, "id": 2}}))
+        called = json.loads(ws.receive_text())["data"]["result"]
+        assert (called["tool_name"], called["reward"], called["done"], called["result"]["data"]["episode_id"]) == ("give_up", 0.0, True, episode)
+
+
+def test_in_process_steps_take_the_tool_protocol_too(runtime):
+    env = DebugEnvironment(runtime)
+    env.reset(task_id="easy", seed=3)
+    listed = env.step(DebugAction(type="list_tools"))
+    assert isinstance(listed, ListToolsObservation) and [t.name for t in listed.tools] == ["submit_fix", "query_context", "give_up"]
+    called = env.step(DebugAction(type="call_tool", tool_name="give_up", arguments={}))
+    assert isinstance(called, CallToolObservation)
+    assert (called.reward, called.done, called.error, called.result["data"]["grader_score"]) == (0.0, True, None, 0.0)
+    env.close()

@@ -151,6 +151,31 @@ def refused_call(name: str, mistake: Mistake, episode: Playable) -> CallToolObse
     return CallToolObservation(tool_name=name, result=result.model_dump(), error=error, done=episode.done, reward=0.0)
 
 
+# What a step request becomes: the DebugAction to step and the tool name it was called by (None on the action wire),
+# or the answer itself when no step is taken (a listing, a call that cannot become an action).
+Planned = tuple[DebugAction, str | None] | ListToolsObservation | CallToolObservation
+
+
+def plan(episode: Playable, request: DebugAction | CallToolAction) -> Planned:
+    """The one place a step request is told apart: the action wire, a tool listing, or a tool call (translated)."""
+    if isinstance(request, CallToolAction):
+        call = request
+    else:
+        try:
+            protocol = tool_request(request)
+        except InvalidArguments as exc:
+            return refused_call(str((request.model_extra or {}).get("tool_name") or ""), exc, episode)
+        if protocol is None:
+            return request, None
+        if isinstance(protocol, ListToolsAction):
+            return list_observation(episode)
+        call = protocol
+    try:
+        return as_action(call, interface_of(episode)), call.tool_name
+    except Mistake as exc:
+        return refused_call(call.tool_name, exc, episode)
+
+
 def list_observation(episode: Playable) -> ListToolsObservation:
     """Listing is not a step: reward 0.0 (every reward here is a float), done as the episode is."""
     return ListToolsObservation(tools=tools_of(episode), done=episode.done, reward=0.0)
