@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from env.registry import Registry
-from env.tools.base import TOOLS, ToolError
+from env.tools.base import TOOLS, ToolError, UnknownTool
 
 # The substrate every arm of a comparison shares: navigation, editing and testing.
 SHARED = ("list_dir", "view_file", "search", "edit", "replace_text", "create_file", "run_tests", "diff")
@@ -186,7 +186,7 @@ class Interface:
 
     def resolve(self, name: str, args: dict[str, Any]) -> Call:
         if not name:
-            raise ToolError(f"missing field 'action_type'; expected one of: {', '.join(self.tools)}")
+            raise UnknownTool(f"missing field 'action_type'; expected one of: {', '.join(self.tools)}")
         if name in self.tools:
             return Call(name=name, tool=self.registered(name), args=args)
         alias = self.aliases.get(name)
@@ -195,11 +195,11 @@ class Interface:
                 if candidate in self.tools:
                     renamed = {alias.args.get(k, k): v for k, v in args.items()}
                     return Call(name=candidate, tool=self.registered(candidate), args=renamed, aliased_from=name)
-            raise ToolError(
+            raise UnknownTool(
                 f"unknown action_type {name!r}: it stands for {' or '.join(alias.tools)}, which the {self.profile.name!r} "
                 f"profile does not offer; expected one of: {', '.join(self.tools)}"
             )
-        raise ToolError(f"unknown action_type {name!r} for the {self.profile.name!r} profile; expected one of: {', '.join(self.tools)}")
+        raise UnknownTool(f"unknown action_type {name!r} for the {self.profile.name!r} profile; expected one of: {', '.join(self.tools)}")
 
     def check_gate(self, tool: str) -> None:
         if self.edit_gate and not self.unlocked and tool in EDIT_TOOLS:

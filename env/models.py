@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from openenv.core.env_server.types import Action, Observation, State
+from pydantic import PrivateAttr
 
 from env.graders.mechanisms import MECHANISMS
 from env.wire import (  # noqa: F401  (re-exported: the server and agents import these from here)
@@ -62,6 +63,18 @@ class DebugAction(ActionFields, Action):
 
 class DebugObservation(ObservationFields, Observation):
     __doc__ = ObservationFields.__doc__
+
+    # The kind of mistake ``error`` reports (UnknownTool, InvalidArguments, another ToolError ...), for the tool
+    # protocol's error types; private, so never on the wire: the action wire's observation stays as it was.
+    _mistake: type[Exception] | None = PrivateAttr(default=None)
+
+    @property
+    def mistake(self) -> type[Exception] | None:
+        return self._mistake
+
+    def with_mistake(self, kind: type[Exception] | None) -> DebugObservation:
+        self._mistake = kind
+        return self
 
 
 class DebugState(StateFields, State):

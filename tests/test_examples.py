@@ -61,3 +61,20 @@ def test_curl_without_a_cookie_jar_from_the_readme(live_server):
     episode = json.loads(stepped)["episode_id"]
     assert json.loads(stepped) == {"reward": 0.0, "done": True, "episode_id": episode, "tests_passed": 6, "tests_total": 8, "grader_score": 0.0}
     assert (json.loads(state)["episode_id"], json.loads(state)["step_count"]) == (episode, 1)
+
+
+def test_mcp_example(live_server):
+    out = run_example("mcp_episode.py", live_server.url)
+    assert out.splitlines() == ["tools: submit_fix, query_context, give_up", "reward 0.564286, done True, tests 8/8, grade 0.96"]
+
+
+def test_json_rpc_curl_flow_from_the_readme(live_server):
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("<!-- mcp-curl-example -->")[1].split("```bash")[1].split("```")[0]
+    done = subprocess.run(["bash", "-euo", "pipefail", "-c", block.replace("http://localhost:8000", live_server.url)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    shown = readme.split("<!-- mcp-curl-example -->")[1].split("It prints (the `session_id` differs):")[1].split("```")[1].strip().splitlines()
+    lines = done.stdout.splitlines()
+    session = json.loads(lines[0])["session_id"]
+    assert [line.replace(session, "0b7e…") for line in lines] == shown  # what the README says it prints

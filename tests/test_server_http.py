@@ -77,8 +77,9 @@ def test_a_whole_episode_over_plain_http(client):
 NO_EPISODE_NAMED = (
     "this request names no episode; an episode is reached only by its own client, in one of three ways: the episode_id "
     'from /reset\'s observation (in the /step body: {"action": {...}, "episode_id": "..."}; on /state: ?episode_id=...), '
-    "the adbg_episode cookie /reset set (keep cookies: curl -b/-c, requests.Session, httpx.Client), or a session "
-    "(WebSocket /ws, or an OpenEnv MCP session)"
+    "the adbg_episode cookie /reset set (keep cookies: curl -b/-c, requests.Session, httpx.Client), or a session: a "
+    "WebSocket /ws connection, or an OpenEnv MCP session (POST /mcp openenv/session/create with the reset's arguments as "
+    "params, then its session_id in the params of tools/list and tools/call)"
 )
 
 

@@ -4,8 +4,9 @@
     agent.begin(task_summary, first_observation, rng)
     action = agent.act(observation)          # one model turn (or a few, if its reply was malformed)
 
-- Tools come from the server: every task's ``tools`` in /tasks (a classic task's are its three
-  action types). A model that answers in text may write one JSON action instead.
+- Tools come from the server: the episode's ``tools/list`` (the harness lists them after reset and
+  hands them over as ``task["tools"]``; a classic task's are its three action types). A model that
+  answers in text may write one JSON action instead.
 - A malformed reply (no tool call and no JSON action, arguments that are not a JSON object, an
   unknown tool) is answered with the exact error and retried, up to ``retries`` times; then the
   agent gives up the episode rather than crash, and ``unparsed`` says why (what the last reply
@@ -15,7 +16,7 @@
 - Relays: after ``relay_turns`` turns the model writes a summary that starts a fresh context (and the
   agent sends ``new_relay`` where the profile has it, which re-locks the edit gate);
   ``max_relays`` and ``max_turns`` bound the episode (then it submits).
-- Interface profiles: the harness hands the agent the profile's tools (``task["tools"]``).
+- Interface profiles: an episode's tools/list is its profile's tools.
 - ``usage()`` reports the tokens of the last action (prompt and completion), for the trajectory.
 - Transient endpoint failures (timeouts, lost connections, HTTP 408, 429, 5xx) are retried with
   exponential backoff (``env.agents.retry``: ``LLM_TIMEOUT_S``, ``LLM_MAX_ATTEMPTS``,

@@ -3,6 +3,7 @@
     with InProcessDriver(runtime) as env:           # or WsDriver("http://localhost:8000"), HttpDriver(...)
         obs = env.reset("easy", seed=1)                # profile="pdb" ... as reset options
         obs, reward, done = env.step({"action_type": "give_up"})
+        tools = env.tools()                            # the episode's tools (its tools/list), as function definitions
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from env.catalogue import catalogue_entry
 from env.models import DebugAction
 from env.runtime import Runtime
 from env.server.environment import DebugEnvironment
+from env.server.mcp import tools_of
 
 
 class Driver(Protocol):
@@ -25,8 +27,24 @@ class Driver(Protocol):
     def fingerprint(self) -> str: ...
     def reset(self, task_id: str, seed: int, **options: Any) -> dict[str, Any]: ...
     def step(self, action: dict[str, Any]) -> tuple[dict[str, Any], float, bool]: ...
+    def tools(self) -> list[dict[str, Any]]: ...
     def __enter__(self) -> Driver: ...
     def __exit__(self, *exc: object) -> None: ...
+
+
+def function_definitions(listed: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """MCP tools (a list_tools observation's, or tools/list's) as OpenAI function-calling definitions."""
+    return [
+        {"type": "function", "function": {"name": t["name"], "description": t["description"], "parameters": t.get("input_schema", t.get("inputSchema"))}}
+        for t in listed
+    ]
+
+
+def listed_tools(obs: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tools a list_tools step answered with; an error observation (no episode) fails with its message."""
+    if "tools" not in obs:
+        raise RuntimeError(f"list_tools answered no tools: {obs.get('error') or obs}")
+    return function_definitions(obs["tools"])
 
 
 class InProcessDriver:
@@ -54,6 +72,12 @@ class InProcessDriver:
     def step(self, action: dict[str, Any]) -> tuple[dict[str, Any], float, bool]:
         obs = self.env.step(DebugAction(**action)).model_dump()
         return obs, float(obs.get("reward") or 0.0), bool(obs.get("done"))
+
+    def tools(self) -> list[dict[str, Any]]:
+        episode = self.env.episode
+        if episode is None:
+            raise RuntimeError("no episode is running; reset first")
+        return function_definitions([t.model_dump() for t in tools_of(episode)])  # what a list_tools step answers
 
     def __enter__(self) -> InProcessDriver:
         return self
@@ -89,6 +113,9 @@ class WsDriver:
     def step(self, action: dict[str, Any]) -> tuple[dict[str, Any], float, bool]:
         result = self.client.step(action)
         return dict(result.observation), float(result.reward or 0.0), bool(result.done)
+
+    def tools(self) -> list[dict[str, Any]]:
+        return listed_tools(dict(self.client.step({"type": "list_tools"}).observation))
 
     def __enter__(self) -> WsDriver:
         self.client.__enter__()
@@ -135,6 +162,10 @@ class HttpDriver:
         obs = {**payload.get("observation", {}), "done": payload.get("done", False), "reward": payload.get("reward")}
         self.done = bool(payload.get("done"))
         return obs, float(payload.get("reward") or 0.0), bool(payload.get("done"))
+
+    def tools(self) -> list[dict[str, Any]]:
+        body = {"action": {"type": "list_tools"}, "episode_id": self.episode_id}
+        return listed_tools(self.http.post("/step", json=body).raise_for_status().json().get("observation", {}))
 
     def __enter__(self) -> HttpDriver:
         return self

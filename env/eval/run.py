@@ -110,8 +110,8 @@ def play(
         options["edit_gate"] = edit_gate
     obs = driver.reset(task["id"], seed, **options)
     fingerprint = (obs.get("info") or {}).get("secret_fingerprint", "")
-    if profile in (task.get("profiles") or {}):
-        task = {**task, "tools": task["profiles"][profile]["tools"]}  # the agent sees the profile's tools
+    if not obs.get("done"):
+        task = {**task, "tools": driver.tools()}  # the agent sees the episode's tools: its tools/list
     agent.begin(task, obs, random.Random(seed))
     steps_file.parent.mkdir(parents=True, exist_ok=True)
     rewards: list[float] = []

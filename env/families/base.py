@@ -107,6 +107,11 @@ class Family(ABC, Generic[TaskT]):
         """Function definitions of the actions the episode answers itself (not registered tools)."""
         return []
 
+    def tools(self, interface: Interface) -> list[dict[str, Any]]:
+        """The tools an episode under ``interface`` offers, as OpenAI function definitions: what /tasks publishes for its
+        profile and what the tool protocol lists (``tools/list``)."""
+        return self.own_tools() + interface.schemas()
+
     def profiles(self) -> dict[str, dict[str, Any]]:
         """Every profile this family serves: its description, edit gate, action names and tool definitions."""
         served = {}
@@ -117,7 +122,7 @@ class Family(ABC, Generic[TaskT]):
                 continue  # not offered for this family
             served[name] = {
                 "description": profile.description, "edit_gate": interface.edit_gate, "actions": list(interface.tools),
-                "tools": self.own_tools() + interface.schemas(),
+                "tools": self.tools(interface),
             }
         return served
 
@@ -210,11 +215,12 @@ class Episode(ABC):
             self.step_number += 1
             self.last_call, self.last_data = {}, {}
             turn = Turn()
+            mistake: type[Exception] | None = None
             with self.runtime.cpu.owner(self.episode_id):  # the step's runs share the CPU slots fairly with other episodes
                 try:
                     self.act(action, turn)
                 except self.mistakes as exc:
-                    turn.error = str(exc)
+                    turn.error, mistake = str(exc), type(exc)
                 if not self.done and self.step_number >= self.task.max_steps:
                     self.truncated = True
                     turn.parts.update(rewards.truncation_reward())
@@ -223,7 +229,8 @@ class Episode(ABC):
                 turn.parts = {f"unpaid.{name}": value for name, value in turn.parts.items()}
             reward = 0.0 if self.unpaid() else rewards.total(turn.parts)
             self.cumulative_reward = round(self.cumulative_reward + reward, 6)
-            return self.observe(reward, turn.parts, error=turn.error, query_result=turn.query_result, tool_output=turn.tool_output)
+            obs = self.observe(reward, turn.parts, error=turn.error, query_result=turn.query_result, tool_output=turn.tool_output)
+            return obs.with_mistake(mistake)
 
     def unpaid(self) -> str:
         """Why this episode's step rewards are not paid ("" when they are): a family whose results can be untrusted says so."""

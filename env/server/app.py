@@ -16,7 +16,9 @@ from fastapi.exception_handlers import request_validation_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from openenv.core.env_server.http_server import create_app
+from openenv.core.env_server.mcp_types import JsonRpcErrorCode, JsonRpcRequest, JsonRpcResponse
 from openenv.core.env_server.types import ConcurrencyConfig
+from pydantic import ValidationError
 
 from env.catalogue import catalogue_entry
 from env.config import Settings
@@ -26,9 +28,10 @@ from env.interface import ALIASES, PROFILES, tool_schemas
 from env.models import ACTION_TYPES, QUERY_TYPES, DebugAction, DebugObservation, DebugState
 from env.runtime import Runtime
 from env.server.environment import DebugEnvironment
-from env.server.episodes import EpisodeNotFound, EpisodeStore, NoEpisodeNamed
+from env.server.episodes import NO_EPISODE_NAMED, EpisodeNotFound, EpisodeStore, NoEpisodeNamed
 from env.server.guard import RequestGuard
 from env.server.idle import IdleSessions
+from env.server.mcp import create_session, openenv_server, take_endpoint
 from env.server.metrics import CONTENT_TYPE, ServerMetrics
 from env.server.replica import Replica
 
@@ -116,6 +119,28 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None, 
         store.reap()  # HTTP episodes idle past the limit are closed lazily: count them now
         return Response(content=metrics.render(), media_type=CONTENT_TYPE)
 
+    # The library's POST /mcp: ours answers openenv/session/create with a reset (its params are the reset's arguments)
+    # and a tool request naming no session (the library would build a throw-away environment with no episode for it);
+    # the rest (session/close, a session's tools/list and tools/call through DebugEnvironment.mcp_client) is the library's.
+    library_mcp = take_endpoint(app, "/mcp", "POST")
+    sessions = openenv_server(app)
+
+    @app.post("/mcp", tags=["MCP"], summary="MCP JSON-RPC: tools/list, tools/call, openenv/session/create (with reset arguments) and close")
+    async def mcp(request: Request) -> dict[str, Any]:
+        try:
+            rpc = JsonRpcRequest.model_validate_json(await request.body())
+        except ValidationError:
+            return await library_mcp(request)  # the library's parse and request errors, unchanged
+        named = rpc.params.get("session_id")
+        if named is not None and not isinstance(named, str):  # the library would look an unhashable id up: a 500
+            message = f"'session_id' must be a string (the one openenv/session/create answered), not {type(named).__name__}"
+            return JsonRpcResponse.error_response(JsonRpcErrorCode.INVALID_PARAMS, message, request_id=rpc.id).model_dump()
+        if rpc.method == "openenv/session/create":
+            return (await create_session(sessions, rpc)).model_dump()
+        if rpc.method in ("tools/list", "tools/call") and not rpc.params.get("session_id"):
+            return JsonRpcResponse.error_response(JsonRpcErrorCode.INVALID_PARAMS, NO_EPISODE_NAMED, request_id=rpc.id).model_dump()
+        return await library_mcp(request)
+
     # The library's /state serves a throw-away environment; ours finds the episode as /step does.
     app.router.routes = [r for r in app.router.routes if getattr(r, "path", None) != "/state"]
 
@@ -154,11 +179,13 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None, 
                 "GET /tasks": "tasks with difficulty, limits and test counts",
                 "POST /reset": 'start an episode: {"task_id": "easy", "seed": 1}; the observation carries episode_id',
                 "POST /step": 'act: {"action": {...}, "episode_id": "..."} (without episode_id: the episode the adbg_episode '
-                "cookie from /reset names)",
+                'cookie from /reset names); an action may be a tool call, {"type": "call_tool", "tool_name": ..., "arguments": {...}}, '
+                'or {"type": "list_tools"}',
                 "GET /state": "episode state (?episode_id=..., else the adbg_episode cookie)",
                 "GET /schema": "JSON schemas of action, observation and state",
                 "GET /metadata": "environment metadata",
-                "POST /mcp": "MCP JSON-RPC endpoint",
+                "POST /mcp": "MCP JSON-RPC: openenv/session/create (params: the reset's, e.g. {\"task_id\": \"easy\", \"seed\": 1}), "
+                "then tools/list and tools/call with its session_id; openenv/session/close",
                 "WS /ws": "one episode per connection (OpenEnv clients)",
                 "GET /docs": "OpenAPI documentation",
             },

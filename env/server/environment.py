@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar, TypeVarTuple
 
 from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.mcp_types import CallToolAction, CallToolObservation, ListToolsObservation
 from openenv.core.env_server.types import EnvironmentMetadata
 from pydantic import ValidationError
 
@@ -29,6 +30,7 @@ from env.families.registry import FAMILIES, TaskRegistry, UnknownTask
 from env.models import DebugAction, DebugObservation, DebugState
 from env.runtime import Runtime
 from env.server.episodes import EpisodeIdInUse, EpisodeNotFound, EpisodeStore, NoEpisodeNamed, StoreFull
+from env.server.mcp import SessionTools, plan, tool_observation
 from env.server.metrics import ServerMetrics
 from env.server.replica import Replica
 from env.server.transport import HTTP_REQUEST
@@ -67,6 +69,8 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
         self._replica = replica or Replica()
         self._metrics = metrics
         self._episode: Playable | None = None
+        # OpenEnv's JSON-RPC handler sends a session's tools/list and tools/call to an environment's mcp_client
+        self.mcp_client = SessionTools(self, NO_EPISODE_ON_CONNECTION)
 
     @property
     def episode(self) -> Playable | None:
@@ -158,10 +162,17 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
             obs.info["replica_going_away"] = self._replica.going_away()
         return obs
 
-    def step(self, action: DebugAction, timeout_s: float | None = None, **kwargs: Any) -> DebugObservation:
+    def step(  # type: ignore[override]  # a tool protocol step answers with OpenEnv's MCP observations (see step_async)
+        self, action: DebugAction, timeout_s: float | None = None, **kwargs: Any
+    ) -> DebugObservation | ListToolsObservation | CallToolObservation:
         if self._episode is None:
             return _error_observation("no episode is running; call reset first")
-        return self._episode.step(action)
+        planned = plan(self._episode, action)
+        if not isinstance(planned, tuple):
+            return planned
+        stepped, tool = planned
+        obs = self._episode.step(stepped)
+        return obs if tool is None else tool_observation(tool, obs)
 
     def files(self) -> dict[str, str]:
         """The episode's files as they are now: a classic task's module, a repository's whole tree.
@@ -201,7 +212,11 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
         self._episode = made
         return self._first_observation(made)
 
-    async def step_async(self, action: DebugAction, timeout_s: float | None = None, episode_id: str | None = None, **kwargs: Any) -> DebugObservation:
+    # A tool protocol step answers with OpenEnv's own MCP observations (the library serialises any Observation; its
+    # MCP clients parse them by their fields), so the return type is wider than the Environment's observation type.
+    async def step_async(  # type: ignore[override]
+        self, action: DebugAction, timeout_s: float | None = None, episode_id: str | None = None, **kwargs: Any
+    ) -> DebugObservation | ListToolsObservation | CallToolObservation:
         episode = self._episode
         request = HTTP_REQUEST.get()
         if request is not None and self._store is not None:
@@ -215,8 +230,25 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
                 return self._refused(reason, self._replica.lost(named) or str(exc))
         if episode is None:
             return _error_observation(NO_EPISODE_ON_CONNECTION)
-        obs = await self._offload(episode.step, action)
-        return self._stepped(episode, action, obs)
+        return await self._step_episode(episode, action)
+
+    async def call_tool(self, episode: Playable, call: CallToolAction) -> CallToolObservation:
+        """A tool call sent as JSON-RPC (``tools/call``): stepped as the same call sent through ``step``."""
+        answer = await self._step_episode(episode, call)
+        assert isinstance(answer, CallToolObservation)  # a call is answered as one, stepped or refused
+        return answer
+
+    async def _step_episode(
+        self, episode: Playable, request: DebugAction | CallToolAction
+    ) -> DebugObservation | ListToolsObservation | CallToolObservation:
+        # An action, or OpenEnv's tool protocol ({"type": "list_tools" | "call_tool", ...}): a call is the DebugAction
+        # the action wire takes for it, stepped as that wire steps it.
+        planned = plan(episode, request)
+        if not isinstance(planned, tuple):
+            return planned
+        action, tool = planned
+        obs = self._stepped(episode, action, await self._offload(episode.step, action))
+        return obs if tool is None else tool_observation(tool, obs)
 
     def close(self) -> None:
         # A WebSocket session's own episode ends with it; HTTP episodes live in the store.

@@ -37,6 +37,20 @@ class ToolError(ValueError):
     """The agent's mistake: the message says exactly what was wrong and what to do instead."""
 
 
+# The kinds of mistake a tool call is told apart by (OpenEnv's MCP error types): any other ToolError is the tool
+# failing on valid arguments (an execution error).
+class UnknownTool(ToolError):
+    """The call names no tool this episode offers."""
+
+
+class InvalidArguments(ToolError):
+    """The call's arguments do not fit the tool's argument model."""
+
+
+class ToolTimeout(ToolError):
+    """The tool gave up on the call at its time limit."""
+
+
 class NoArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -107,7 +121,7 @@ class Tool(Generic[ArgsT]):
         try:
             return self.Args.model_validate(raw)
         except ValidationError as exc:
-            raise ToolError(f"{self.name}: " + "; ".join(_describe(e) for e in exc.errors())) from None
+            raise InvalidArguments(f"{self.name}: " + "; ".join(describe_error(e) for e in exc.errors())) from None
 
     def run(self, ctx: ToolContext, args: ArgsT) -> ToolResult:
         raise NotImplementedError
@@ -121,7 +135,7 @@ class Tool(Generic[ArgsT]):
         return {"type": "function", "function": {"name": cls.name, "description": cls.description, "parameters": parameters}}
 
 
-def _describe(error: ErrorDetails) -> str:
+def describe_error(error: ErrorDetails) -> str:
     where = ".".join(str(p) for p in error.get("loc", ())) or "arguments"
     kind = error.get("type")
     if kind == "missing":

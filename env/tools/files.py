@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from env.patches import make_patch
 from env.project import MAX_FILE_BYTES, is_test_path
-from env.tools.base import NoArgs, Tool, ToolContext, ToolError, ToolResult, register
+from env.tools.base import NoArgs, Tool, ToolContext, ToolError, ToolResult, ToolTimeout, register
 from env.workspace import PathError
 
 MAX_VIEW_LINES = 400
@@ -194,7 +194,7 @@ class Search(Tool[SearchArgs]):
                 try:
                     found = compiled.search(line[:2000], timeout=SEARCH_SECONDS)
                 except TimeoutError:
-                    raise ToolError("the pattern took too long to match; use a simpler pattern") from None
+                    raise ToolTimeout("the pattern took too long to match; use a simpler pattern") from None
                 if found:
                     if len(hits) < args.max_results:
                         hits.append(f"{_rel(ctx, path)}:{number}: {_clip(line.strip())}")

@@ -27,6 +27,7 @@ from env.interface import CLASSIC_ACTIONS, Interface
 from env.models import ACTION_TYPES, AttemptView, DebugAction, DebugObservation
 from env.runtime import Runtime
 from env.tools import ToolError, run_call
+from env.tools.base import InvalidArguments, UnknownTool
 
 MAX_TEXT_FIELD = 8 * 1024  # hypothesis, diagnosis, query target
 MAX_SUSPECT = 300  # a function name or file:line
@@ -37,8 +38,8 @@ FIELDS_OF = {
 }
 
 
-class ActionError(ValueError):
-    """The agent's mistake: the step counts, nothing else happens, and the message says why."""
+class ActionError(InvalidArguments):
+    """An ill-formed action (its fields): the step counts, nothing else happens, and the message says why."""
 
 
 class Attempt(BaseModel):
@@ -72,13 +73,13 @@ def _check_text(name: str, value: str | None, limit: int | None = MAX_TEXT_FIELD
 
 
 def validate_action(action: DebugAction) -> str:
-    """Return the action type, or raise :class:`ActionError` saying exactly what is wrong."""
+    """Return the action type, or raise :class:`UnknownTool` or :class:`ActionError` saying exactly what is wrong."""
     extra = sorted((action.model_extra or {}).keys())
     kind = action.action_type
     if not kind:
-        raise ActionError(f"missing field 'action_type'; expected one of: {', '.join(ACTION_TYPES)}")
+        raise UnknownTool(f"missing field 'action_type'; expected one of: {', '.join(ACTION_TYPES)}")
     if kind not in ACTION_TYPES:
-        raise ActionError(f"unknown action_type {kind!r}; expected one of: {', '.join(ACTION_TYPES)}")
+        raise UnknownTool(f"unknown action_type {kind!r}; expected one of: {', '.join(ACTION_TYPES)}")
     if extra:
         raise ActionError(
             f"unknown field(s) {', '.join(repr(e) for e in extra)} for {kind}; its fields are: {', '.join(FIELDS_OF[kind])}"
@@ -243,7 +244,7 @@ class ClassicEpisode(Episode):
         kind = validate_action(action)
         if kind == "submit_fix":
             if not self.runtime.isolation.can_execute:
-                raise ActionError(self.runtime.isolation.reason)
+                raise ToolError(self.runtime.isolation.reason)  # the host's refusal, not the action's fault
             self.interface.check_gate("submit_fix")
             turn.parts = self._submit(action.fixed_code or "", action.hypothesis, action.suspect, action.mechanism)
         elif kind == "query_context":
