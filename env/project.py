@@ -18,6 +18,7 @@ the resolution with the visible ones; after a graded run the agent learns only h
 
 from __future__ import annotations
 
+import importlib.machinery
 import json
 import posixpath
 import re
@@ -29,6 +30,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from env.graders.mechanisms import check_mechanism
 from env.patches import Files, Location, apply_patch, changed_lines, patched_paths, touched
+
+# What the trusted test process could import or run from its tree: sources, bytecode, extension modules, stubs, and
+# path files (a data file of one of these kinds stays in the sandbox's copy only).
+_IMPORTABLE = (*importlib.machinery.all_suffixes(), ".pyi", ".pth")
 
 MAX_FILE_BYTES = 512 * 1024
 _TEST_NAME = re.compile(r"^(test_.*\.py|.*_test\.py|conftest\.py)$")
@@ -217,7 +222,7 @@ class RepoTask(BaseModel):
         """The snapshot's files outside the tests that are no Python module (README, JSON, fixtures' inputs): tests read
         them by path from the repository, so the test process's tree holds them too. Modules stay out of it, or they
         would shadow the project's code the tests must reach in the sandbox."""
-        return {p: t for p, t in self.files.items() if not is_test_path(p) and not p.endswith((".py", ".pyi"))}
+        return {p: t for p, t in self.files.items() if not is_test_path(p) and not p.endswith(_IMPORTABLE)}
 
     @cached_property
     def gold_locations(self) -> list[Location]:

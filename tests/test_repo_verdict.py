@@ -613,3 +613,19 @@ def test_a_test_sandbox_belongs_to_the_sandbox_it_was_made_from(isolation):
     del first
     gc.collect()
     assert len(repo_judge._TEST_SANDBOXES) == before - 1
+
+
+def test_no_file_the_test_process_could_import_or_run_reaches_its_tree(tmp_path):
+    """Data files go to the trusted test tree (tests read them by path); nothing importable does, whatever its suffix:
+    bytecode, an extension module or a path file would run in the trusted process."""
+    files = {
+        **repo_fixture.buggy_files(),
+        "data/prices.json": "{}",
+        "shop/fast.abi3.so": "not really a library",
+        "shop/fast.cpython-311-x86_64-linux-gnu.so": "nor this",
+        "legacy.pyc": "bytecode",
+        "hook.pth": "import os",
+        "shop/types.pyi": "x: int",
+    }
+    task = load_repo_task(repo_fixture.write_task(tmp_path, files, {**repo_fixture.gold_files(), **{k: v for k, v in files.items() if k not in repo_fixture.gold_files()}}))
+    assert sorted(task.data_files) == ["README.md", "data/prices.json"]
