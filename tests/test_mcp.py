@@ -25,6 +25,7 @@ from env.families.registry import FAMILIES
 from env.models import CLASSIC_TOOLS, DebugAction
 from env.server.environment import NO_EPISODE_ON_CONNECTION, DebugEnvironment
 from env.server.episodes import NO_EPISODE_NAMED
+from tests.test_fuzz_openapi import NASTY, RAW
 
 ROOT = Path(__file__).resolve().parents[1]
 REPO = "repo-pagination-off-by-one"
@@ -347,3 +348,54 @@ def test_in_process_steps_take_the_tool_protocol_too(runtime):
     assert isinstance(called, CallToolObservation)
     assert (called.reward, called.done, called.error, called.result["data"]["grader_score"]) == (0.0, True, None, 0.0)
     env.close()
+
+
+RPC_PARAMS = {
+    "openenv/session/create": ["task_id", "seed", "profile", "edit_gate", "aliases", "episode_id", "index", "session_id", "unknown_field"],
+    "tools/list": ["session_id", "unknown_field"],
+    "tools/call": ["session_id", "name", "arguments", "unknown_field"],
+    "openenv/session/close": ["session_id", "unknown_field"],
+}
+
+
+def test_every_param_of_every_json_rpc_method_with_every_nasty_value(app):
+    """No JSON-RPC request on POST /mcp gets a server error: each param of each method set to each nasty value gets a
+    JSON-RPC result or error (or, for a value the body rules refuse, a 4xx), never a 5xx."""
+    counts = {"requests": 0, "4xx": 0, "errors": 0, "results": 0}
+    with TestClient(app) as client:
+
+        def post(body: dict[str, Any] | bytes) -> Any:
+            if isinstance(body, bytes):
+                return client.post("/mcp", content=body, headers={"content-type": "application/json"})
+            return client.post("/mcp", content=json.dumps(body).encode("utf-8", "surrogatepass"), headers={"content-type": "application/json"})
+
+        session = post({"jsonrpc": "2.0", "id": 1, "method": "openenv/session/create", "params": {"task_id": "easy", "seed": 3}}).json()["result"]["session_id"]
+        base = {
+            "openenv/session/create": {"task_id": "easy", "seed": 3},
+            "tools/list": {"session_id": session},
+            "tools/call": {"session_id": session, "name": "query_context", "arguments": QUERY},
+            "openenv/session/close": {"session_id": str(uuid.uuid4())},
+        }
+        for method, fields in RPC_PARAMS.items():
+            for field in fields:
+                for value in NASTY:
+                    response = post({"jsonrpc": "2.0", "id": 1, "method": method, "params": {**base[method], field: value}})
+                    counts["requests"] += 1
+                    assert response.status_code < 500, (method, field, str(value)[:40], response.status_code, response.text[:300])
+                    if response.status_code >= 400:  # NaN, Infinity: the body rules answer before JSON-RPC does
+                        counts["4xx"] += 1
+                        continue
+                    reply = response.json()
+                    assert ("error" in reply) != ("result" in reply), reply
+                    counts["errors" if "error" in reply else "results"] += 1
+                    made = (reply.get("result") or {}).get("session_id") if method == "openenv/session/create" else None
+                    if made:  # a create that succeeded holds a slot: give it back
+                        post({"jsonrpc": "2.0", "id": 2, "method": "openenv/session/close", "params": {"session_id": made}})
+                template = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": {**base[method], field: "__NASTY__"}}).encode()
+                for raw in RAW:
+                    response = post(template.replace(b'"__NASTY__"', raw))
+                    counts["requests"] += 1
+                    counts["4xx"] += 1
+                    assert 400 <= response.status_code < 500, (method, field, raw[:20], response.status_code, response.text[:300])
+    print(f"json-rpc fuzz: {counts}")
+    assert counts["requests"] == sum(len(f) for f in RPC_PARAMS.values()) * (len(NASTY) + len(RAW))

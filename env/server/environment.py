@@ -108,6 +108,8 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
             return _error_observation(f"reset: 'task_id' must be a string, not {type(task_id).__name__}")
         if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
             return _error_observation(f"reset: 'seed' must be an integer, not {type(seed).__name__}")
+        if episode_id is not None and not isinstance(episode_id, str):
+            return _error_observation(f"reset: 'episode_id' must be a string, not {type(episode_id).__name__}")
         if task_id is None and index is not None:  # reset(split=..., index=...) as the task API suggests
             ids = self._runtime.registry.ids()
             if not (isinstance(index, int) and 0 <= index < len(ids)):

@@ -268,6 +268,9 @@ async def create_session(server: HTTPEnvServer, rpc: JsonRpcRequest) -> JsonRpcR
     token = HTTP_REQUEST.set(None)
     try:
         obs = await env.reset_async(**kwargs)
+    except Exception as exc:  # noqa: BLE001  (whatever failed, the slot is freed and the client told: never a 500)
+        await server._destroy_session(session_id)
+        return JsonRpcResponse.error_response(JsonRpcErrorCode.INTERNAL_ERROR, f"the reset failed: {exc}", request_id=rpc.id)
     finally:
         HTTP_REQUEST.reset(token)
     if getattr(env, "episode", None) is None:
