@@ -399,3 +399,25 @@ def test_every_param_of_every_json_rpc_method_with_every_nasty_value(app):
                     assert 400 <= response.status_code < 500, (method, field, raw[:20], response.status_code, response.text[:300])
     print(f"json-rpc fuzz: {counts}")
     assert counts["requests"] == sum(len(f) for f in RPC_PARAMS.values()) * (len(NASTY) + len(RAW))
+
+
+def test_a_ws_mcp_connection_resets_its_session_with_session_create(client):
+    with client.websocket_connect("/mcp") as ws:
+
+        def ask(method: str, params: dict[str, Any], id: int = 1) -> dict[str, Any]:
+            ws.send_text(json.dumps({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            return json.loads(ws.receive_text())
+
+        before = ask("tools/list", {})
+        assert before["error"] == {"code": -32600, "message": NO_EPISODE_ON_CONNECTION, "data": None}
+        assert ask("openenv/session/create", {"task_id": "nope"})["error"]["message"].startswith("unknown task_id 'nope'")
+        made = ask("openenv/session/create", {"task_id": REPO, "seed": 1, "profile": "minimal"})["result"]
+        assert made["observation"]["available_actions"] == ["cat", "search", "edit", "test", "finish"] and made["reward"] == 0.0
+        assert [t["name"] for t in ask("tools/list", {})["result"]["tools"]] == ["cat", "search", "edit", "test", "finish"]
+        called = ask("tools/call", {"name": "cat", "arguments": {"path": "catalog/api.py", "end_line": 1}}, id=9)
+        assert called["id"] == 9 and called["result"]["result"]["data"]["tool_output"].startswith("1 | ")
+        assert (called["result"]["reward"], called["result"]["done"], called["result"]["error"]) == (0.0, False, None)
+        assert ask("openenv/session/close", {"session_id": made["session_id"]})["error"]["message"] == (
+            "this connection's session closes with the connection: close the WebSocket"
+        )
+        assert ask("resources/list", {})["error"] == {"code": -32601, "message": "Method not found: resources/list", "data": None}
