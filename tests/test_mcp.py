@@ -421,3 +421,14 @@ def test_a_ws_mcp_connection_resets_its_session_with_session_create(client):
             "this connection's session closes with the connection: close the WebSocket"
         )
         assert ask("resources/list", {})["error"] == {"code": -32601, "message": "Method not found: resources/list", "data": None}
+
+
+def test_a_search_that_runs_out_of_time_is_a_timeout(client):
+    obs = reset(client, task_id=REPO, seed=1)
+
+    def call(name: str, **arguments: Any) -> dict[str, Any]:
+        return step(client, obs["episode_id"], {"type": "call_tool", "tool_name": name, "arguments": arguments})["observation"]
+
+    assert call("create_file", path="slow.txt", content="a" * 42 + "!")["error"] is None
+    slow = call("search", pattern="(a|aa)+$", path="slow.txt", regex=True)  # backtracking: fib(42) ways to fail
+    assert slow["error"] == {"error_type": "timeout", "message": "the pattern took too long to match; use a simpler pattern"}

@@ -1,16 +1,16 @@
 """OpenEnv's tool protocol (MCP, its RFC 003) on this environment: an episode's tools, from the one tool registry.
 
     tools_of(episode)                    # its family's tools under its profile, as OpenEnv's Tool models
-    tool_request(action)                 # a DebugAction holding {"type": "list_tools" | "call_tool", ...}, as OpenEnv's action
+    plan(episode, request)               # a step request told apart: the action wire, a listing, or a call
     as_action(call, interface)           # the one translation: a call_tool is the DebugAction the action wire takes
     tool_observation(name, obs)          # that step's observation as OpenEnv's CallToolObservation
 
-Where requests arrive: ``step`` over HTTP and /ws (``{"type": "call_tool", "tool_name": ..., "arguments": ...}``; the
-library hands it to ``step_async`` as a DebugAction with extra fields, our action class not being an MCP one), and
-JSON-RPC ``tools/list`` / ``tools/call`` on POST /mcp, WS /mcp and /ws ``mcp`` messages, which the library routes to
-the session environment's ``mcp_client`` (:class:`SessionTools`). ``openenv/session/create`` is answered here
-(:func:`create_session`: it takes the reset arguments); the library keeps the session table, closes sessions and
-attaches /ws to one (``/ws?session_id=``).
+Where requests arrive: ``step`` over HTTP, /ws and in process (``{"type": "call_tool", "tool_name": ..., "arguments":
+...}``: the library hands it to ``step_async`` as a DebugAction with extra fields, our action class not being an MCP
+one); JSON-RPC ``tools/list`` / ``tools/call`` on POST /mcp (with a session_id) and in /ws ``mcp`` messages, which the
+library routes to the session environment's ``mcp_client`` (:class:`SessionTools`); and WS /mcp (:func:`serve_socket`).
+``openenv/session/create`` takes the reset's arguments (:func:`create_session`); the library keeps the session table,
+closes sessions and attaches /ws to one (``/ws?session_id=``).
 """
 
 from __future__ import annotations
