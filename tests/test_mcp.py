@@ -8,6 +8,7 @@ import asyncio
 import json
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 from types import SimpleNamespace
@@ -19,10 +20,12 @@ from openenv.core.env_server.mcp_types import RESERVED_TOOL_NAMES, CallToolActio
 from openenv.core.mcp_client import MCPToolClient
 
 from env.agents.llm import LLMAgent
+from env.config import Settings
 from env.eval import run
 from env.eval.drivers import HttpDriver, InProcessDriver, WsDriver
 from env.families.registry import FAMILIES
 from env.models import CLASSIC_TOOLS, DebugAction
+from env.server.app import build_app
 from env.server.environment import NO_EPISODE_ON_CONNECTION, DebugEnvironment
 from env.server.episodes import NO_EPISODE_NAMED
 from tests.test_fuzz_openapi import NASTY, RAW
@@ -432,3 +435,17 @@ def test_a_search_that_runs_out_of_time_is_a_timeout(client):
     assert call("create_file", path="slow.txt", content="a" * 42 + "!")["error"] is None
     slow = call("search", pattern="(a|aa)+$", path="slow.txt", regex=True)  # backtracking: fib(42) ways to fail
     assert slow["error"] == {"error_type": "timeout", "message": "the pattern took too long to match; use a simpler pattern"}
+
+
+def test_a_busy_ws_mcp_session_is_not_reaped_as_idle(runtime):
+    """OpenEnv's reaper closes sessions idle past 2 x ENV_SESSION_TIMEOUT_S by their last recorded activity: every
+    message on WS /mcp records it, so a session in use outlives the limit."""
+    app = build_app(runtime=runtime, settings=Settings(session_timeout_s=2))  # reaped after 4 s idle, checked every 5 s
+    with TestClient(app) as client, client.websocket_connect("/mcp") as ws:
+        ws.send_text(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "openenv/session/create", "params": {"task_id": "easy", "seed": 3}}))
+        assert "result" in json.loads(ws.receive_text())
+        for i in range(12):  # 13 s: past two of the reaper's rounds
+            time.sleep(1.1)
+            ws.send_text(json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/list"}))
+            reply = json.loads(ws.receive_text())
+            assert [t["name"] for t in reply["result"]["tools"]] == ["submit_fix", "query_context", "give_up"], (i, reply)

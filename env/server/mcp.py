@@ -353,6 +353,8 @@ async def serve_socket(websocket: WebSocket, server: HTTPEnvServer) -> None:
                 reply = JsonRpcResponse.error_response(JsonRpcErrorCode.INVALID_REQUEST, f"Invalid request: {exc}")
             else:
                 reply = await socket_answer(env, session_id, rpc)
+                # what the library's reaper reads: a session in use is not idle (its own handler records it too)
+                server._update_session_activity(session_id, increment_step=rpc.method == "tools/call")
             await websocket.send_text(reply.model_dump_json())
     except WebSocketDisconnect:
         pass
