@@ -449,3 +449,13 @@ def test_a_busy_ws_mcp_session_is_not_reaped_as_idle(runtime):
             ws.send_text(json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/list"}))
             reply = json.loads(ws.receive_text())
             assert [t["name"] for t in reply["result"]["tools"]] == ["submit_fix", "query_context", "give_up"], (i, reply)
+
+
+def test_an_idle_json_rpc_session_is_closed_by_the_reaper(runtime):
+    app = build_app(runtime=runtime, settings=Settings(session_timeout_s=2))  # reaped after 4 s idle, checked every 5 s
+    with TestClient(app) as client:
+        made = client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "openenv/session/create", "params": {"task_id": "easy", "seed": 3}})
+        session = made.json()["result"]["session_id"]
+        time.sleep(10.5)
+        gone = client.post("/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"session_id": session}}).json()
+        assert gone["error"] == {"code": -32602, "message": f"Unknown session_id: {session}", "data": None}
