@@ -1,4 +1,5 @@
-"""The FastAPI app: OpenEnv's ``create_app`` plus ``GET /``, ``GET /tasks``, ``GET /state`` and a richer ``/health``.
+"""The FastAPI app: OpenEnv's ``create_app`` plus ``GET /``, ``GET /tasks``, ``GET /state``, a richer ``/health``, and
+``/mcp`` (POST and WebSocket) whose ``openenv/session/create`` resets the session with its params.
 
     app = build_app()                                # for tests: fastapi.testclient.TestClient(app)
     app = build_app(web_ui=server_builder)           # what env.server.main serves, with the demo at /web
