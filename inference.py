@@ -32,8 +32,8 @@ episode so far (success, score, steps, rewards, tokens, seconds, profile, aliase
 turns true after the last, and ``stopped`` holds the message of a permanent error that ended the run.
 
 Environment: API_BASE_URL, MODEL_NAME, HF_TOKEN, ENV_BASE_URL, RESULTS_PATH; PROFILE chooses the tool
-interface (default, bash, pdb, pdb_shell, minimal: the model is offered that profile's tools, as /tasks
-lists them); LLM_TIMEOUT_S (120), LLM_MAX_ATTEMPTS (5), LLM_BACKOFF_BASE_S (1), LLM_BACKOFF_MAX_S (30)
+interface (default, bash, pdb, pdb_shell, minimal: the model is offered that profile's tools, as the
+episode's tools/list gives them); LLM_TIMEOUT_S (120), LLM_MAX_ATTEMPTS (5), LLM_BACKOFF_BASE_S (1), LLM_BACKOFF_MAX_S (30)
 set one model request's timeout and its retries.
 """
 
@@ -210,6 +210,8 @@ def play(task_id: str, settings: Settings, connect: Callable[[str], WsDriver], m
         agent = make_agent()
         with driver as env:
             obs = env.reset(task_id, seed=0, **({"profile": settings.profile} if settings.profile != "default" else {}))
+            if not obs.get("done"):
+                task = {**task, "tools": env.tools()}  # the model is offered the episode's tools: its tools/list
             agent.begin(task, obs, random.Random(0))
             done = bool(obs.get("done"))
             while not done:

@@ -337,6 +337,9 @@ class ClosingDriver:
     def reset(self, task_id: str, seed: int, **options: object) -> dict:
         return {"done": False, "task_description": "t"}
 
+    def tools(self) -> list[dict]:
+        return []  # this test's agent does not look at them
+
     def step(self, action: dict) -> tuple[dict, float, bool]:
         from websockets.exceptions import ConnectionClosedError
         from websockets.frames import Close

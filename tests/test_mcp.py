@@ -8,6 +8,7 @@ import asyncio
 import json
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 from types import SimpleNamespace
@@ -19,12 +20,15 @@ from openenv.core.env_server.mcp_types import RESERVED_TOOL_NAMES, CallToolActio
 from openenv.core.mcp_client import MCPToolClient
 
 from env.agents.llm import LLMAgent
+from env.config import Settings
 from env.eval import run
 from env.eval.drivers import HttpDriver, InProcessDriver, WsDriver
 from env.families.registry import FAMILIES
 from env.models import CLASSIC_TOOLS, DebugAction
+from env.server.app import build_app
 from env.server.environment import NO_EPISODE_ON_CONNECTION, DebugEnvironment
 from env.server.episodes import NO_EPISODE_NAMED
+from tests.test_fuzz_openapi import NASTY, RAW
 
 ROOT = Path(__file__).resolve().parents[1]
 REPO = "repo-pagination-off-by-one"
@@ -347,3 +351,111 @@ def test_in_process_steps_take_the_tool_protocol_too(runtime):
     assert isinstance(called, CallToolObservation)
     assert (called.reward, called.done, called.error, called.result["data"]["grader_score"]) == (0.0, True, None, 0.0)
     env.close()
+
+
+RPC_PARAMS = {
+    "openenv/session/create": ["task_id", "seed", "profile", "edit_gate", "aliases", "episode_id", "index", "session_id", "unknown_field"],
+    "tools/list": ["session_id", "unknown_field"],
+    "tools/call": ["session_id", "name", "arguments", "unknown_field"],
+    "openenv/session/close": ["session_id", "unknown_field"],
+}
+
+
+def test_every_param_of_every_json_rpc_method_with_every_nasty_value(app):
+    """No JSON-RPC request on POST /mcp gets a server error: each param of each method set to each nasty value gets a
+    JSON-RPC result or error (or, for a value the body rules refuse, a 4xx), never a 5xx."""
+    counts = {"requests": 0, "4xx": 0, "errors": 0, "results": 0}
+    with TestClient(app) as client:
+
+        def post(body: dict[str, Any] | bytes) -> Any:
+            if isinstance(body, bytes):
+                return client.post("/mcp", content=body, headers={"content-type": "application/json"})
+            return client.post("/mcp", content=json.dumps(body).encode("utf-8", "surrogatepass"), headers={"content-type": "application/json"})
+
+        session = post({"jsonrpc": "2.0", "id": 1, "method": "openenv/session/create", "params": {"task_id": "easy", "seed": 3}}).json()["result"]["session_id"]
+        base = {
+            "openenv/session/create": {"task_id": "easy", "seed": 3},
+            "tools/list": {"session_id": session},
+            "tools/call": {"session_id": session, "name": "query_context", "arguments": QUERY},
+            "openenv/session/close": {"session_id": str(uuid.uuid4())},
+        }
+        for method, fields in RPC_PARAMS.items():
+            for field in fields:
+                for value in NASTY:
+                    response = post({"jsonrpc": "2.0", "id": 1, "method": method, "params": {**base[method], field: value}})
+                    counts["requests"] += 1
+                    assert response.status_code < 500, (method, field, str(value)[:40], response.status_code, response.text[:300])
+                    if response.status_code >= 400:  # NaN, Infinity: the body rules answer before JSON-RPC does
+                        counts["4xx"] += 1
+                        continue
+                    reply = response.json()
+                    assert ("error" in reply) != ("result" in reply), reply
+                    counts["errors" if "error" in reply else "results"] += 1
+                    made = (reply.get("result") or {}).get("session_id") if method == "openenv/session/create" else None
+                    if made:  # a create that succeeded holds a slot: give it back
+                        post({"jsonrpc": "2.0", "id": 2, "method": "openenv/session/close", "params": {"session_id": made}})
+                template = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": {**base[method], field: "__NASTY__"}}).encode()
+                for raw in RAW:
+                    response = post(template.replace(b'"__NASTY__"', raw))
+                    counts["requests"] += 1
+                    counts["4xx"] += 1
+                    assert 400 <= response.status_code < 500, (method, field, raw[:20], response.status_code, response.text[:300])
+    print(f"json-rpc fuzz: {counts}")
+    assert counts["requests"] == sum(len(f) for f in RPC_PARAMS.values()) * (len(NASTY) + len(RAW))
+
+
+def test_a_ws_mcp_connection_resets_its_session_with_session_create(client):
+    with client.websocket_connect("/mcp") as ws:
+
+        def ask(method: str, params: dict[str, Any], id: int = 1) -> dict[str, Any]:
+            ws.send_text(json.dumps({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            return json.loads(ws.receive_text())
+
+        before = ask("tools/list", {})
+        assert before["error"] == {"code": -32600, "message": NO_EPISODE_ON_CONNECTION, "data": None}
+        assert ask("openenv/session/create", {"task_id": "nope"})["error"]["message"].startswith("unknown task_id 'nope'")
+        made = ask("openenv/session/create", {"task_id": REPO, "seed": 1, "profile": "minimal"})["result"]
+        assert made["observation"]["available_actions"] == ["cat", "search", "edit", "test", "finish"] and made["reward"] == 0.0
+        assert [t["name"] for t in ask("tools/list", {})["result"]["tools"]] == ["cat", "search", "edit", "test", "finish"]
+        called = ask("tools/call", {"name": "cat", "arguments": {"path": "catalog/api.py", "end_line": 1}}, id=9)
+        assert called["id"] == 9 and called["result"]["result"]["data"]["tool_output"].startswith("1 | ")
+        assert (called["result"]["reward"], called["result"]["done"], called["result"]["error"]) == (0.0, False, None)
+        assert ask("openenv/session/close", {"session_id": made["session_id"]})["error"]["message"] == (
+            "this connection's session closes with the connection: close the WebSocket"
+        )
+        assert ask("resources/list", {})["error"] == {"code": -32601, "message": "Method not found: resources/list", "data": None}
+
+
+def test_a_search_that_runs_out_of_time_is_a_timeout(client):
+    obs = reset(client, task_id=REPO, seed=1)
+
+    def call(name: str, **arguments: Any) -> dict[str, Any]:
+        return step(client, obs["episode_id"], {"type": "call_tool", "tool_name": name, "arguments": arguments})["observation"]
+
+    assert call("create_file", path="slow.txt", content="a" * 42 + "!")["error"] is None
+    slow = call("search", pattern="(a|aa)+$", path="slow.txt", regex=True)  # backtracking: fib(42) ways to fail
+    assert slow["error"] == {"error_type": "timeout", "message": "the pattern took too long to match; use a simpler pattern"}
+
+
+def test_a_busy_ws_mcp_session_is_not_reaped_as_idle(runtime):
+    """OpenEnv's reaper closes sessions idle past 2 x ENV_SESSION_TIMEOUT_S by their last recorded activity: every
+    message on WS /mcp records it, so a session in use outlives the limit."""
+    app = build_app(runtime=runtime, settings=Settings(session_timeout_s=2))  # reaped after 4 s idle, checked every 5 s
+    with TestClient(app) as client, client.websocket_connect("/mcp") as ws:
+        ws.send_text(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "openenv/session/create", "params": {"task_id": "easy", "seed": 3}}))
+        assert "result" in json.loads(ws.receive_text())
+        for i in range(12):  # 13 s: past two of the reaper's rounds
+            time.sleep(1.1)
+            ws.send_text(json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/list"}))
+            reply = json.loads(ws.receive_text())
+            assert [t["name"] for t in reply["result"]["tools"]] == ["submit_fix", "query_context", "give_up"], (i, reply)
+
+
+def test_an_idle_json_rpc_session_is_closed_by_the_reaper(runtime):
+    app = build_app(runtime=runtime, settings=Settings(session_timeout_s=2))  # reaped after 4 s idle, checked every 5 s
+    with TestClient(app) as client:
+        made = client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "openenv/session/create", "params": {"task_id": "easy", "seed": 3}})
+        session = made.json()["result"]["session_id"]
+        time.sleep(10.5)
+        gone = client.post("/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"session_id": session}}).json()
+        assert gone["error"] == {"code": -32602, "message": f"Unknown session_id: {session}", "data": None}

@@ -1,4 +1,5 @@
-"""The FastAPI app: OpenEnv's ``create_app`` plus ``GET /``, ``GET /tasks``, ``GET /state`` and a richer ``/health``.
+"""The FastAPI app: OpenEnv's ``create_app`` plus ``GET /``, ``GET /tasks``, ``GET /state``, a richer ``/health``, and
+``/mcp`` (POST and WebSocket) whose ``openenv/session/create`` resets the session with its params.
 
     app = build_app()                                # for tests: fastapi.testclient.TestClient(app)
     app = build_app(web_ui=server_builder)           # what env.server.main serves, with the demo at /web
@@ -11,7 +12,7 @@ import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from fastapi import Cookie, FastAPI, HTTPException, Request, Response
+from fastapi import Cookie, FastAPI, HTTPException, Request, Response, WebSocket
 from fastapi.exception_handlers import request_validation_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -31,7 +32,7 @@ from env.server.environment import DebugEnvironment
 from env.server.episodes import NO_EPISODE_NAMED, EpisodeNotFound, EpisodeStore, NoEpisodeNamed
 from env.server.guard import RequestGuard
 from env.server.idle import IdleSessions
-from env.server.mcp import create_session, openenv_server, take_endpoint
+from env.server.mcp import create_session, drop_socket, openenv_server, serve_socket, take_endpoint
 from env.server.metrics import CONTENT_TYPE, ServerMetrics
 from env.server.replica import Replica
 
@@ -140,6 +141,13 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None, 
         if rpc.method in ("tools/list", "tools/call") and not rpc.params.get("session_id"):
             return JsonRpcResponse.error_response(JsonRpcErrorCode.INVALID_PARAMS, NO_EPISODE_NAMED, request_id=rpc.id).model_dump()
         return await library_mcp(request)
+
+    # The library's WS /mcp: ours answers openenv/session/create by resetting the connection's session with its params.
+    drop_socket(app, "/mcp")
+
+    @app.websocket("/mcp")
+    async def mcp_socket(websocket: WebSocket) -> None:
+        await serve_socket(websocket, sessions)
 
     # The library's /state serves a throw-away environment; ours finds the episode as /step does.
     app.router.routes = [r for r in app.router.routes if getattr(r, "path", None) != "/state"]

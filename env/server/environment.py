@@ -3,11 +3,13 @@
     env = DebugEnvironment()                          # in-process, as NeMo-Gym uses it
     obs = env.reset(task_id="easy", seed=1)
     obs = env.step(DebugAction(action_type="give_up"))
+    obs = env.step(DebugAction(type="call_tool", tool_name="give_up", arguments={}))   # OpenEnv's tool protocol: the same step
 
 Over WebSocket each connection owns one instance and its episode. Over plain HTTP the library
 builds a throw-away instance per request, so episodes live in the server's EpisodeStore and are
 found by the ``episode_id`` the observation carries, else by the episode cookie ``/reset`` set
-(``EpisodeStore.find``); a request naming neither reaches no episode.
+(``EpisodeStore.find``); a request naming neither reaches no episode. An OpenEnv MCP session holds its
+episode as a WebSocket does (``env.server.mcp``).
 Blocking work (sandbox runs) goes to the runtime's worker threads, never the event loop.
 """
 
@@ -108,6 +110,8 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
             return _error_observation(f"reset: 'task_id' must be a string, not {type(task_id).__name__}")
         if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
             return _error_observation(f"reset: 'seed' must be an integer, not {type(seed).__name__}")
+        if episode_id is not None and not isinstance(episode_id, str):
+            return _error_observation(f"reset: 'episode_id' must be a string, not {type(episode_id).__name__}")
         if task_id is None and index is not None:  # reset(split=..., index=...) as the task API suggests
             ids = self._runtime.registry.ids()
             if not (isinstance(index, int) and 0 <= index < len(ids)):

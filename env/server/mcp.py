@@ -1,26 +1,25 @@
 """OpenEnv's tool protocol (MCP, its RFC 003) on this environment: an episode's tools, from the one tool registry.
 
     tools_of(episode)                    # its family's tools under its profile, as OpenEnv's Tool models
-    tool_request(action)                 # a DebugAction holding {"type": "list_tools" | "call_tool", ...}, as OpenEnv's action
+    plan(episode, request)               # a step request told apart: the action wire, a listing, or a call
     as_action(call, interface)           # the one translation: a call_tool is the DebugAction the action wire takes
     tool_observation(name, obs)          # that step's observation as OpenEnv's CallToolObservation
 
-Where requests arrive: ``step`` over HTTP and /ws (``{"type": "call_tool", "tool_name": ..., "arguments": ...}``; the
-library hands it to ``step_async`` as a DebugAction with extra fields, our action class not being an MCP one), and
-JSON-RPC ``tools/list`` / ``tools/call`` on POST /mcp, WS /mcp and /ws ``mcp`` messages, which the library routes to
-the session environment's ``mcp_client`` (:class:`SessionTools`). ``openenv/session/create`` is answered here
-(:func:`create_session`: it takes the reset arguments); the library keeps the session table, closes sessions and
-attaches /ws to one (``/ws?session_id=``).
+Where requests arrive: ``step`` over HTTP, /ws and in process (``{"type": "call_tool", "tool_name": ..., "arguments":
+...}``: the library hands it to ``step_async`` as a DebugAction with extra fields, our action class not being an MCP
+one); JSON-RPC ``tools/list`` / ``tools/call`` on POST /mcp (with a session_id) and in /ws ``mcp`` messages, which the
+library routes to the session environment's ``mcp_client`` (:class:`SessionTools`); and WS /mcp (:func:`serve_socket`).
+``openenv/session/create`` takes the reset's arguments (:func:`create_session`); the library keeps the session table,
+closes sessions and attaches /ws to one (``/ws?session_id=``).
 """
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
-from fastapi import FastAPI, Request
-from fastapi.routing import APIRoute
+from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
+from fastapi.routing import APIRoute, APIWebSocketRoute
 from openenv.core.env_server.exceptions import EnvironmentFactoryError, SessionCapacityError
 from openenv.core.env_server.http_server import HTTPEnvServer
 from openenv.core.env_server.mcp_types import (
@@ -244,6 +243,15 @@ def openenv_server(app: FastAPI) -> HTTPEnvServer:
 Endpoint = Callable[[Request], Awaitable[dict[str, Any]]]
 
 
+def drop_socket(app: FastAPI, path: str) -> None:
+    """Remove the library's WebSocket route at ``path`` (ours replaces it)."""
+    for route in app.router.routes:
+        if isinstance(route, APIWebSocketRoute) and route.path == path:
+            app.router.routes.remove(route)
+            return
+    raise RuntimeError(f"create_app made no WebSocket {path} route (written for openenv 0.10.0)")
+
+
 def take_endpoint(app: FastAPI, path: str, method: str) -> Endpoint:
     """Remove the library's route for ``method path`` and return its endpoint (it still serves what ours does not)."""
     for route in app.router.routes:
@@ -254,6 +262,34 @@ def take_endpoint(app: FastAPI, path: str, method: str) -> Endpoint:
     raise RuntimeError(f"create_app made no {method} {path} route (written for openenv 0.10.0)")
 
 
+@runtime_checkable
+class SessionEnvironment(Protocol):
+    """What a session's JSON-RPC needs of its environment (``DebugEnvironment``)."""
+
+    mcp_client: SessionTools
+
+    @property
+    def episode(self) -> Playable | None: ...
+
+    async def reset_async(self, seed: int | None = None, episode_id: str | None = None, task_id: str | None = None, **options: Any) -> Any: ...
+
+
+async def _reset(env: SessionEnvironment, params: dict[str, Any]) -> DebugObservation | str:
+    """The session's reset with ``params`` as its arguments: its first observation, or why it started no episode."""
+    kwargs = {k: v for k, v in params.items() if k not in ("self", "session_id")}
+    # The session holds the episode, as a /ws connection does: not the HTTP episode store, and no cookie.
+    token = HTTP_REQUEST.set(None)
+    try:
+        obs = await env.reset_async(**kwargs)
+    except Exception as exc:  # noqa: BLE001  (whatever failed, the client is told in-band: never a 500)
+        return f"the reset failed: {exc}"
+    finally:
+        HTTP_REQUEST.reset(token)
+    if env.episode is None or not isinstance(obs, DebugObservation):
+        return obs.error if isinstance(obs, DebugObservation) and obs.error else "the reset started no episode"
+    return obs
+
+
 async def create_session(server: HTTPEnvServer, rpc: JsonRpcRequest) -> JsonRpcResponse:
     """``openenv/session/create`` with the reset arguments (task_id, seed, profile ...) as its params: a library session
     whose environment has reset; the answer holds the session_id and the reset's observation. A refused reset keeps
@@ -262,16 +298,65 @@ async def create_session(server: HTTPEnvServer, rpc: JsonRpcRequest) -> JsonRpcR
         session_id, env = await server._create_session()
     except (SessionCapacityError, EnvironmentFactoryError) as exc:
         return JsonRpcResponse.error_response(JsonRpcErrorCode.SERVER_ERROR, str(exc), request_id=rpc.id)
-    params = {k: v for k, v in rpc.params.items() if k != "self"}
-    kwargs = server._get_valid_kwargs(inspect.signature(env.reset_async), params)
-    # The session holds the episode, as a /ws connection does: not the HTTP episode store, and no cookie.
-    token = HTTP_REQUEST.set(None)
-    try:
-        obs = await env.reset_async(**kwargs)
-    finally:
-        HTTP_REQUEST.reset(token)
-    if getattr(env, "episode", None) is None:
+    if not isinstance(env, SessionEnvironment):
         await server._destroy_session(session_id)
-        message = obs.error if isinstance(obs, DebugObservation) and obs.error else "the reset started no episode"
-        return JsonRpcResponse.error_response(JsonRpcErrorCode.INVALID_PARAMS, message, request_id=rpc.id)
-    return JsonRpcResponse.success({"session_id": session_id, **serialize_observation(obs)}, request_id=rpc.id)
+        raise TypeError(f"the session's environment is a {type(env).__name__}, which cannot reset an MCP session")
+    started = await _reset(env, rpc.params)
+    if isinstance(started, str):
+        await server._destroy_session(session_id)  # a refused reset keeps no session
+        return JsonRpcResponse.error_response(JsonRpcErrorCode.INVALID_PARAMS, started, request_id=rpc.id)
+    return JsonRpcResponse.success({"session_id": session_id, **serialize_observation(started)}, request_id=rpc.id)
+
+
+async def socket_answer(env: SessionEnvironment, session_id: str, rpc: JsonRpcRequest) -> JsonRpcResponse:
+    """One JSON-RPC request on a WS /mcp connection, whose session is the connection's own."""
+    if rpc.method == "openenv/session/create":  # resets the connection's session (a second one ends the first episode)
+        started = await _reset(env, rpc.params)
+        if isinstance(started, str):
+            return JsonRpcResponse.error_response(JsonRpcErrorCode.INVALID_PARAMS, started, request_id=rpc.id)
+        return JsonRpcResponse.success({"session_id": session_id, **serialize_observation(started)}, request_id=rpc.id)
+    if rpc.method == "openenv/session/close":
+        message = "this connection's session closes with the connection: close the WebSocket"
+        return JsonRpcResponse.error_response(JsonRpcErrorCode.INVALID_REQUEST, message, request_id=rpc.id)
+    try:
+        if rpc.method == "tools/list":
+            return JsonRpcResponse.success({"tools": await env.mcp_client.list_tools()}, request_id=rpc.id)
+        if rpc.method == "tools/call":
+            if not rpc.params.get("name"):
+                return JsonRpcResponse.error_response(JsonRpcErrorCode.INVALID_PARAMS, "Missing 'name' in params", request_id=rpc.id)
+            result = await env.mcp_client.call_tool(rpc.params["name"], rpc.params.get("arguments", {}))
+            return JsonRpcResponse.success(result, request_id=rpc.id)
+    except LookupError as exc:  # no episode yet: openenv/session/create (with the reset's arguments) starts one
+        return JsonRpcResponse.error_response(JsonRpcErrorCode.INVALID_REQUEST, str(exc), request_id=rpc.id)
+    return JsonRpcResponse.error_response(JsonRpcErrorCode.METHOD_NOT_FOUND, f"Method not found: {rpc.method}", request_id=rpc.id)
+
+
+async def serve_socket(websocket: WebSocket, server: HTTPEnvServer) -> None:
+    """WS /mcp: a library session per connection, as the library's own route makes, whose openenv/session/create
+    resets it with its params (the library's answers the session id alone, leaving the connection no way to start
+    an episode). Malformed frames never reach here: the guard answers them."""
+    await websocket.accept()
+    try:
+        session_id, env = await server._create_session()
+    except (SessionCapacityError, EnvironmentFactoryError) as exc:
+        await websocket.send_text(JsonRpcResponse.error_response(JsonRpcErrorCode.SERVER_ERROR, str(exc)).model_dump_json())
+        await websocket.close()
+        return
+    try:
+        if not isinstance(env, SessionEnvironment):
+            raise TypeError(f"the session's environment is a {type(env).__name__}, which cannot serve an MCP socket")
+        while True:
+            raw = await websocket.receive_text()
+            try:
+                rpc = JsonRpcRequest.model_validate_json(raw)
+            except ValidationError as exc:
+                reply = JsonRpcResponse.error_response(JsonRpcErrorCode.INVALID_REQUEST, f"Invalid request: {exc}")
+            else:
+                reply = await socket_answer(env, session_id, rpc)
+                # what the library's reaper reads: a session in use is not idle (its own handler records it too)
+                server._update_session_activity(session_id, increment_step=rpc.method == "tools/call")
+            await websocket.send_text(reply.model_dump_json())
+    except WebSocketDisconnect:
+        pass
+    finally:
+        await server._destroy_session(session_id)
