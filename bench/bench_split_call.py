@@ -117,7 +117,7 @@ def main() -> None:
     ids = ["tests/test_calls.py::test_none"] + [f"tests/test_calls.py::test_{k}" for k in KINDS]
     with tempfile.TemporaryDirectory(prefix="adbg-bench-call-") as root:
         task = load_repo_task(repo_fixture.write_task(Path(root) / "task", files, files, FAIL_TO_PASS=ids, PASS_TO_PASS=[]))
-        sandbox = Sandbox(Limits(), probe_isolation())
+        sandbox = Sandbox(Limits(wall_seconds=300), probe_isolation())  # room for the slowest kind
 
         def split(test: str) -> float:
             started = time.perf_counter()
