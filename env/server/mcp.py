@@ -15,6 +15,7 @@ closes sessions and attaches /ws to one (``/ws?session_id=``).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -194,7 +195,9 @@ class SessionTools:
     here (POST /mcp with a session_id, WS /mcp, /ws ``mcp`` messages). A call is the same step ``call_tool`` takes."""
 
     def __init__(self, host: ToolHost, no_episode: str):
-        self._host = host
+        # weakly: the environment holds this object, and a strong reference back would make the pair a cycle that
+        # outlives the session until the garbage collector runs (the replica counts its sessions in a WeakSet)
+        self._host: ToolHost = weakref.proxy(host)
         self._no_episode = no_episode
 
     def is_connected(self) -> bool:
