@@ -19,24 +19,36 @@ import logging
 import signal
 import threading
 import time
+from collections.abc import Callable
 from types import FrameType
 
 import uvicorn
 from fastapi import FastAPI
 
 from env.config import Settings
-from env.demo.launch import server_builder
+from env.runtime import Runtime
 from env.server.app import build_app, unfinished
 from env.server.signals import exit_cleanly_on_sigterm
 
 log = logging.getLogger("env.server")
 
 
+def web_ui(runtime: Runtime) -> Callable[..., object]:
+    """The demo OpenEnv mounts at /web: Gradio and the demo are imported only when it builds the web UI."""
+
+    def build(*library_args: object) -> object:
+        from env.demo.launch import server_builder
+
+        return server_builder(runtime)(*library_args)
+
+    return build
+
+
 @functools.cache
 def _default_app() -> FastAPI:
     # `uvicorn env.server.main:app` must clean up on SIGTERM as `python -m env.server` does.
     exit_cleanly_on_sigterm()
-    return build_app(web_ui=server_builder)
+    return build_app(web_ui=web_ui)
 
 
 def __getattr__(name: str) -> FastAPI:
@@ -71,7 +83,7 @@ class DrainingServer(uvicorn.Server):
 def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     settings = Settings.from_env()
-    app = build_app(settings=settings, web_ui=server_builder)
+    app = build_app(settings=settings, web_ui=web_ui)
     # Everything imported so far (FastAPI, OpenEnv, Gradio...) lives as long as the server: keep it
     # out of the collector's full passes, which otherwise stall the event loop under load.
     gc.collect()
