@@ -5,20 +5,30 @@ PY := $(VENV)/bin/python
 
 .PHONY: serve test bench lock demo browser haproxy
 
-# requirements-ray.txt: the [ray] extra's pins (with the rest), for `python -m env.eval run --ray` and its tests.
-$(VENV)/.deps: requirements.txt requirements-dev.txt requirements-ray.txt
-	@echo "make: creating $(VENV) and installing the pinned requirements (requirements*.txt); the first time takes a few minutes"
+PIP := $(PY) -m pip install --disable-pip-version-check --progress-bar off
+
+# What serving needs (requirements.txt) and the project itself, editable: `from env.client import ...` works from
+# any folder, and the code is still run from the checkout.
+$(VENV)/.serve: requirements.txt pyproject.toml
+	@echo "make: creating $(VENV) and installing the serving requirements (requirements.txt); the first time takes a few minutes"
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --disable-pip-version-check --progress-bar off -r requirements.txt -r requirements-dev.txt -r requirements-ray.txt
+	$(PIP) -r requirements.txt
+	$(PIP) --no-deps -e .
 	touch $@
 
-serve: $(VENV)/.deps  ## start the server with the built-in tasks on :8000
+# What the test suite adds: the [test] and [browser] extras' pins (requirements-dev.txt) and the [ray] extra's
+# (requirements-ray.txt, for `python -m env.eval run --ray` and its tests).
+$(VENV)/.deps: $(VENV)/.serve requirements-dev.txt requirements-ray.txt
+	$(PIP) -r requirements-dev.txt -r requirements-ray.txt
+	touch $@
+
+serve: $(VENV)/.serve  ## start the server with the built-in tasks on :8000
 	$(PY) -m env.server
 
 test: $(VENV)/.deps browser haproxy  ## run the whole test suite
 	$(PY) -m pytest -q --durations=25
 
-demo: $(VENV)/.deps  ## start the Gradio demo on :7860 (the environment runs in-process)
+demo: $(VENV)/.serve  ## start the Gradio demo on :7860 (the environment runs in-process)
 	$(PY) app.py
 
 # The demo's browser test drives Debian's chromium through Playwright, which never downloads a browser.
@@ -40,5 +50,5 @@ lock:  ## after editing pyproject.toml: refresh uv.lock and the requirements fil
 	$(PY) -m pip install --quiet uv
 	$(VENV)/bin/uv lock
 	$(VENV)/bin/uv export --no-hashes --no-dev --format requirements-txt -o requirements.txt
-	$(VENV)/bin/uv export --no-hashes --only-group dev --format requirements-txt -o requirements-dev.txt
+	$(VENV)/bin/uv export --no-hashes --no-dev --extra test --extra browser --format requirements-txt -o requirements-dev.txt
 	$(VENV)/bin/uv export --no-hashes --no-dev --extra ray --format requirements-txt -o requirements-ray.txt
