@@ -1,6 +1,7 @@
 """The README's examples run as written against a live server."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -78,3 +79,39 @@ def test_json_rpc_curl_flow_from_the_readme(live_server):
     lines = done.stdout.splitlines()
     session = json.loads(lines[0])["session_id"]
     assert [line.replace(session, "0b7e…") for line in lines] == shown  # what the README says it prints
+
+
+def python_blocks(text: str) -> list[str]:
+    return [block.split("```", 1)[0] for block in text.split("```python\n")[1:]]
+
+
+RUNNER = (
+    # top-level `await` runs as it does in `python -m asyncio` (the README's async examples say so)
+    "import ast, asyncio, sys, types\n"
+    "code = compile(sys.stdin.read(), '<readme>', 'exec', flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)\n"
+    "result = types.FunctionType(code, {'__name__': '__main__'})()\n"
+    "if asyncio.iscoroutine(result):\n"
+    "    asyncio.run(result)\n"
+)
+
+
+def test_every_python_block_of_the_readme_runs_as_pasted_from_any_folder(live_server, tmp_path):
+    """Each ```python block runs unchanged but for the server's URL, from a folder outside the checkout, and prints
+    what the comments of its print lines say it prints. (This checkout's code: the venv's install may be another's.)"""
+    blocks = python_blocks((ROOT / "README.md").read_text())
+    assert len(blocks) >= 2
+    for block in blocks:
+        script = block.replace("http://localhost:8000", live_server.url)
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": str(ROOT)}
+        done = subprocess.run([sys.executable, "-c", RUNNER], input=script, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False)
+        assert done.returncode == 0, f"{block}\n{done.stderr}"
+        expected = [line.split("#")[-1].strip() for line in block.splitlines() if line.strip().startswith("print(") and "#" in line]
+        assert done.stdout.split("\n")[-1 - len(expected):-1] == expected, block
+
+
+def test_the_project_is_installed_into_the_venv_so_env_imports_from_any_folder(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    code = "import env.client, pathlib; print(sorted(p.name for p in pathlib.Path(env.client.__file__).parent.glob('*.py'))[:3])"
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, f"{done.stderr} (make serve and make test install the project: pip install --no-deps -e .)"
+    assert done.stdout.strip() == "['__init__.py', 'catalogue.py', 'client.py']"
