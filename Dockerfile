@@ -15,7 +15,8 @@ RUN pip install --no-cache-dir -r requirements.txt
 
 COPY env ./env
 COPY tasks ./tasks
-COPY openenv.yaml README.md ./
+# validator.py and inference.py: the image can check itself and run the baseline (the README's Docker section)
+COPY openenv.yaml README.md validator.py inference.py ./
 
 USER app
 # The test environment repository runs need (pytest, nothing of the server), built now while PyPI is reachable;

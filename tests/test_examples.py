@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -115,3 +116,22 @@ def test_the_project_is_installed_into_the_venv_so_env_imports_from_any_folder(t
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, f"{done.stderr} (make serve and make test install the project: pip install --no-deps -e .)"
     assert done.stdout.strip() == "['__init__.py', 'catalogue.py', 'client.py']"
+
+
+def test_the_image_holds_what_the_validator_and_the_baseline_need(tmp_path):
+    """The files the Dockerfile copies, laid out as in its WORKDIR, run the validator and import inference.py on
+    their own (no Docker engine here: the image's Python packages are requirements.txt, which .venv holds)."""
+    copies = [line.split()[1:] for line in (ROOT / "Dockerfile").read_text().splitlines() if line.startswith("COPY ")]
+    for *sources, target in copies:
+        for source in sources:
+            destination = tmp_path / target / (source if target == "./" else "")
+            if (ROOT / source).is_dir():
+                shutil.copytree(ROOT / source, destination, ignore=shutil.ignore_patterns("__pycache__"))
+            else:
+                shutil.copy(ROOT / source, destination)
+    assert {"validator.py", "inference.py", "env", "tasks", "openenv.yaml"} <= {p.name for p in tmp_path.iterdir()}
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    for argv in (["validator.py", "--help"], ["-c", "import inference, env; print(env.__file__)"]):
+        done = subprocess.run([sys.executable, *argv], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False)
+        assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(tmp_path / "env" / "__init__.py")  # the image's code, not the checkout's
