@@ -230,10 +230,10 @@ class Run:
     def family(self, task_id: str) -> str:
         return next((t.get("family", "") for t in self.listed if t["id"] == task_id), "")
 
-    def representatives(self) -> list[str]:
+    def representatives(self, among: list[str] | None = None) -> list[str]:
         """One task per family, and the race task: where a check's meaning needs no more than that."""
         chosen: list[str] = []
-        for task_id in self.task_ids:
+        for task_id in self.task_ids if among is None else among:
             if self.family(task_id) not in {self.family(c) for c in chosen} or task_id == "hard":
                 chosen.append(task_id)
         return chosen
@@ -399,7 +399,7 @@ def tool_declaration_accuracy(run: Run) -> CheckResult:
     discovered: set[str] = set()
     problems = []
     with httpx.Client(base_url=run.url, timeout=120) as http:
-        for task_id in run.representatives():
+        for task_id in run.representatives([t["id"] for t in run.listed]):  # every family the server serves, whatever --tasks says
             listed = next(t for t in run.listed if t["id"] == task_id)
             for profile, spec in (listed.get("profiles") or {"default": {"tools": listed.get("tools", [])}}).items():
                 session = rpc(http, "openenv/session/create", {"task_id": task_id, "seed": 1, "profile": profile})["session_id"]
@@ -721,26 +721,26 @@ def canary_floor(run: Run) -> CheckResult:
     is a partial fix that may pass a held-out test: it must stay unresolved and grade below the oracle."""
     started = time.monotonic()
 
-    def play_all(task_id: str) -> tuple[int, list[str]]:
+    def play_one(item: tuple[str, str, list[dict[str, Any]]]) -> str | None:
+        task_id, name, actions = item
         floor = run.floor(task_id).grade or 0.0
-        found = canaries(run.task(task_id))
-        bad = []
-        for name, actions in found.items():
-            episode = play_http(run.url, task_id, 1, actions)
-            total = round(sum(episode.rewards), 6)
-            last = episode.steps[-1]["observation"]
-            if name == "overfit" and run.family(task_id) != "classic":
-                # A repository overfit (overfit.patch) may fix a held-out test: it must stay unresolved and below the oracle.
-                ceiling = (run.oracle(task_id).grade or 0.0) - 1e-9
-                if last.get("info", {}).get("resolved") or episode.grade is None or episode.grade > ceiling:
-                    bad.append(f"{task_id}/overfit: resolved {last.get('info', {}).get('resolved')}, grade {episode.grade} (oracle {ceiling:.6f})")
-            elif episode.grade is None or episode.grade > floor or (name.startswith("degenerate.") and total > 0):
-                bad.append(f"{task_id}/{name}: grade {episode.grade} (floor {floor}), rewards {total}")
-        return len(found), bad
+        episode = play_http(run.url, task_id, 1, actions)
+        total = round(sum(episode.rewards), 6)
+        last = episode.steps[-1]["observation"]
+        if name == "overfit" and run.family(task_id) != "classic":
+            # A repository overfit (overfit.patch) may fix a held-out test: it must stay unresolved and below the oracle.
+            ceiling = (run.oracle(task_id).grade or 0.0) - 1e-9
+            if last.get("info", {}).get("resolved") or episode.grade is None or episode.grade > ceiling:
+                return f"{task_id}/overfit: resolved {last.get('info', {}).get('resolved')}, grade {episode.grade} (oracle {ceiling:.6f})"
+        elif episode.grade is None or episode.grade > floor or (name.startswith("degenerate.") and total > 0):
+            return f"{task_id}/{name}: grade {episode.grade} (floor {floor}), rewards {total}"
+        return None
 
-    outcomes = each_task(run.task_ids, play_all)
-    problems = [p for _, bad in outcomes for p in bad]
-    played = sum(n for n, _ in outcomes)
+    # one pool over every (task, canary): a repository task's canaries are the slow ones, so tasks do not queue behind it
+    plays = [(task_id, name, actions) for task_id in run.task_ids for name, actions in canaries(run.task(task_id)).items()]
+    with ThreadPoolExecutor(WORKERS) as pool:
+        problems = [p for p in pool.map(play_one, plays) if p]
+    played = len(plays)
     return result("semantic.canary_floor", problems, {"canaries_played": played, "tasks": len(run.task_ids)},
                   f"{played} canaries (degenerate policies, overfits, attacks) all graded at or below the floor",
                   "close the loophole the canary names", started)
