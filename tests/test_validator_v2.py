@@ -189,3 +189,16 @@ def test_a_nondeterministic_reward_fails_determinism_and_skips_the_semantic_chec
         assert results[check_id].status.value == "skip"
         assert results[check_id].evidence == ["unmet dependencies: runtime.episode_determinism"]
     assert report.verdict.value == "fail"
+
+
+def test_the_readme_table_lists_every_local_check_and_the_commands_it_shows():
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Validation: OpenEnv's policy v2 (`validator.py --v2`)")[1].split("\n## ")[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    listed = {check for row in rows for check in row.split("|")[1].replace("`", "").replace(" ", "").split(",")}
+    assert listed == LOCAL_CHECKS
+    commands = section.split("```bash")[1].split("```")[0]
+    for line in filter(None, commands.splitlines()):
+        args = line.split("#")[0].split()[2:]  # after `.venv/bin/python validator.py`
+        parsed = [a for a in args if a.startswith("--")]
+        assert set(parsed) <= {"--v2", "--json", "--url", "--tasks", "--checks"}, line
