@@ -202,3 +202,16 @@ def test_the_readme_table_lists_every_local_check_and_the_commands_it_shows():
         args = line.split("#")[0].split()[2:]  # after `.venv/bin/python validator.py`
         parsed = [a for a in args if a.startswith("--")]
         assert set(parsed) <= {"--v2", "--json", "--url", "--tasks", "--checks"}, line
+
+
+def test_no_server_fails_startup_and_every_check_needing_it_skips_naming_it():
+    from tests.conftest import free_port
+
+    report = validate(f"http://127.0.0.1:{free_port()}")
+    results = by_id(report)
+    assert results["runtime.startup"].status.value == "fail" and "ConnectError" in results["runtime.startup"].evidence[0]
+    assert results["runtime.state_contract"].evidence == ["unmet dependencies: runtime.startup"]
+    assert results["runtime.episode_determinism"].evidence == ["unmet dependencies: runtime.startup"]
+    assert results["semantic.floor_gap"].evidence == ["unmet dependencies: runtime.episode_determinism"]
+    assert not [r for r in report.results if r.status.value == "pass" and not r.check_id.startswith("static.")]
+    assert report.verdict.value == "fail"
