@@ -11,6 +11,12 @@ with the gold hypothesis, scores exactly 0.0 and its step rewards sum to <= 0; e
 (env.tasks.oracle.overfit_actions: a table of the visible tests' answers on classic tasks, which must score 0.0,
 overfit.patch elsewhere) is not resolved; every score lies in [0, 1]; the same seed and actions
 twice give identical rewards; concurrent episodes stay isolated. Exits 1 and lists the failures if any check fails.
+
+    python validator.py --v2 [--json report.json]   # OpenEnv's validation policy v2 instead (env/eval/v2checks.py)
+
+With --v2 (or --json) it runs every check of OpenEnv's policy v2 that applies to a running server, prints the check
+table and exits 1 if the policy's verdict is FAIL; --json writes the report (valid against OpenEnv's
+report-v2.schema.json); --tasks and --checks narrow a run (what is left out is reported as skipped).
 """
 
 from __future__ import annotations
@@ -162,9 +168,26 @@ def run_checks(url: str) -> list[str]:
     return check.failures
 
 
+def run_v2(url: str, args: argparse.Namespace, server_pid: int | None) -> int:
+    from env.eval.v2checks import table, validate
+
+    split = lambda text: [x.strip() for x in text.split(",") if x.strip()] if text else None  # noqa: E731
+    checks = split(args.checks)
+    report = validate(url, tasks=split(args.tasks), only=set(checks) if checks else None, server_pid=server_pid)
+    print(table(report))
+    if args.json:
+        Path(args.json).write_text(report.model_dump_json(indent=2) + "\n")
+        print(f"report written to {args.json}")
+    return 1 if report.verdict.value == "fail" else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--url", help="a running server; without it, one is started")
+    parser.add_argument("--v2", action="store_true", help="run OpenEnv's validation policy v2 instead (env/eval/v2checks.py)")
+    parser.add_argument("--json", metavar="PATH", help="with --v2 (implied): write the report (report-v2.schema.json) here")
+    parser.add_argument("--tasks", help="with --v2: comma-separated task ids to play (default: every task)")
+    parser.add_argument("--checks", help="with --v2: comma-separated check ids to run (default: all)")
     args = parser.parse_args(argv)
     proc = None
     url = args.url
@@ -174,6 +197,8 @@ def main(argv: list[str] | None = None) -> int:
         proc, url = start_local_server(env=parent_env() if threading.current_thread() is threading.main_thread() else {})
         adopt(proc)  # on SIGTERM it goes first, so that the checks in flight fail at once instead of holding the exit up
     try:
+        if args.v2 or args.json:
+            return run_v2(url, args, proc.pid if proc is not None else None)
         failures = run_checks(url.rstrip("/"))
     finally:
         if proc is not None:
