@@ -131,7 +131,7 @@ def test_an_owner_with_many_waiting_runs_delays_anothers_first_run_by_at_most_on
     threads[-1].start()
     wait_until(lambda: slots.queued == 9)
     held[0].release()  # one slot comes free: the victim's, though eight runs of another owner arrived before it
-    wait_until(lambda: len(order) == 1)
+    wait_until(lambda: len(order) >= 1)  # not == 1: on a busy machine the next run may follow before the poll
     held[1].release()
     for thread in threads:
         thread.join(10)

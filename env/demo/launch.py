@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import functools
 import os
-from typing import Any
+from collections.abc import Callable
 
 import gradio as gr
 
@@ -33,10 +33,10 @@ def remote_demo(url: str) -> gr.Blocks:
     return build_demo(lambda: HttpDriver(url), replay_env=lambda: DebugEnvironment(runtime()))
 
 
-def server_builder(runtime: Runtime) -> Any:
+def server_builder(runtime: Runtime) -> Callable[..., gr.Blocks]:
     """The ``gradio_builder`` that OpenEnv's ``create_app`` mounts at /web when ENABLE_WEB_INTERFACE=true."""
 
-    def build(*_library_args: Any) -> gr.Blocks:
+    def build(*_library_args: object) -> gr.Blocks:
         return local_demo(runtime)
 
     return build

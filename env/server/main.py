@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable
 from types import FrameType
+from typing import TYPE_CHECKING
 
 import uvicorn
 from fastapi import FastAPI
@@ -30,13 +31,16 @@ from env.runtime import Runtime
 from env.server.app import build_app, unfinished
 from env.server.signals import exit_cleanly_on_sigterm
 
+if TYPE_CHECKING:
+    import gradio as gr
+
 log = logging.getLogger("env.server")
 
 
-def web_ui(runtime: Runtime) -> Callable[..., object]:
+def web_ui(runtime: Runtime) -> Callable[..., gr.Blocks]:
     """The demo OpenEnv mounts at /web: Gradio and the demo are imported only when it builds the web UI."""
 
-    def build(*library_args: object) -> object:
+    def build(*library_args: object) -> gr.Blocks:
         from env.demo.launch import server_builder
 
         return server_builder(runtime)(*library_args)
