@@ -25,8 +25,9 @@ $(VENV)/.deps: $(VENV)/.serve requirements-dev.txt requirements-ray.txt
 serve: $(VENV)/.serve  ## start the server with the built-in tasks on :8000
 	$(PY) -m env.server
 
+# Test files run in parallel, one worker per core, each file on one worker (its module fixtures built once).
 test: $(VENV)/.deps browser haproxy  ## run the whole test suite
-	$(PY) -m pytest -q --durations=25
+	$(PY) -m pytest -q -n auto --dist loadfile --durations=25
 
 demo: $(VENV)/.serve  ## start the Gradio demo on :7860 (the environment runs in-process)
 	$(PY) app.py
