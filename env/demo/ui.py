@@ -23,8 +23,7 @@ from env.agents import AGENTS
 from env.demo import commands, scratch, view
 from env.demo.session import DemoError, DemoSession, Driver, describe
 from env.demo.trajectory import Frame, TrajectoryError, load, replay
-from env.families.classic.episode import MAX_TEXT_FIELD
-from env.models import QUERY_TYPES
+from env.models import MAX_TEXT_FIELD, QUERY_TYPES
 
 TITLE = "AgentDebuggerEnv"
 INTRO = (
