@@ -84,6 +84,9 @@ class Family(ABC, Generic[TaskT]):
     partial_view: ClassVar[bool] = False
     # What the agent does: submit a whole corrected module ("code"), or use tools on a workspace ("tools").
     interaction: ClassVar[str] = "tools"
+    # The ids ``generate`` makes on request, as a pattern for people ("" when it makes none): what an unknown id's
+    # error offers besides the listed ones.
+    generated_ids: ClassVar[str] = ""
 
     @abstractmethod
     def load(self, folder: Path, data: dict[str, Any]) -> TaskT:
@@ -101,7 +104,8 @@ class Family(ABC, Generic[TaskT]):
             raise TaskLoadError(f"{folder}: {exc}") from None
 
     def generate(self, task_id: str) -> TaskT | None:
-        """A task made on request from its id (not listed), or None when the id is not this family's."""
+        """A task made on request from its id (not listed; ``generated_ids`` says which), or None when the id is not
+        this family's."""
         return None
 
     def refusal(self, task: TaskT) -> str:

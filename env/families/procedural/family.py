@@ -14,6 +14,7 @@ from env.families.base import Action, Family, ResultRow
 from env.families.policies import HypothesisKind
 from env.families.procedural.episode import ProceduralEpisode
 from env.families.procedural.grader import grade_procedural
+from env.families.procedural.model import PRESETS, SPLIT_SIZE, SPLITS
 from env.families.procedural.report import split_table
 from env.families.procedural.task import CATALOGUE, ProceduralTask, is_procedural_id, load_procedural_task, procedural_task
 from env.families.repo import policies, validation
@@ -39,6 +40,7 @@ class ProceduralFamily(Family[ProceduralTask]):
     description = "A generated service with noisy, drifting logs; only opened files are visible"
     grader = staticmethod(grade_procedural)
     partial_view: ClassVar[bool] = True
+    generated_ids: ClassVar[str] = f"proc-<{'|'.join(PRESETS)}>-<{'|'.join(SPLITS)}>-<index 0-{SPLIT_SIZE - 1}>"
 
     def load(self, folder: Path, data: dict[str, Any]) -> ProceduralTask:
         return load_procedural_task(folder, data)
