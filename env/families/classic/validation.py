@@ -20,7 +20,7 @@ def observe(runtime: Runtime, task: TaskSpec, gold: bool, seed: int) -> StateRun
     calls = {f"tests.py::{t.id}": t.calls for t in verdict.tests}
     if verdict.stress is not None and task.stress is not None:
         outcomes[f"stress::{task.stress.cls}"] = "PASSED" if verdict.stress.passed else "FAILED"
-        calls[f"stress::{task.stress.cls}"] = verdict.stress.threads
+        calls[f"stress::{task.stress.cls}"] = verdict.stress.schedules  # each interleaving explored calls into the module
     return StateRun(outcomes=outcomes, calls=calls, collected=list(outcomes), error=verdict.rejected)
 
 
