@@ -64,10 +64,10 @@ class ProceduralFamily(Family[ProceduralTask]):
 
     def oracle_actions(self, task: ProceduralTask) -> list[Action]:
         """Run the tests and open the fault's file and its neighbours first, then rewrite what the gold patch changes."""
-        return policies.oracle_actions(task, self.partial_view)
+        return policies.oracle_actions(task, read_first=task.relevant_files())
 
     def overfit_actions(self, task: ProceduralTask) -> list[Action] | None:
-        return policies.overfit_actions(task, self.partial_view)
+        return policies.overfit_actions(task, read_first=task.relevant_files())
 
     def overfit_ceiling(self, oracle_grade: float) -> float:
         return oracle_grade - 1e-9  # an overfit may fix a held-out test, never all of them

@@ -38,10 +38,10 @@ class RepoFamily(Family[RepoTask]):
 
     def oracle_actions(self, task: RepoTask) -> list[Action]:
         """Each file the gold patch changes rewritten with the file tools, then ``submit``."""
-        return policies.oracle_actions(task, self.partial_view)
+        return policies.oracle_actions(task)
 
     def overfit_actions(self, task: RepoTask) -> list[Action] | None:
-        return policies.overfit_actions(task, self.partial_view)
+        return policies.overfit_actions(task)
 
     def overfit_ceiling(self, oracle_grade: float) -> float:
         return oracle_grade - 1e-9  # an overfit may fix a held-out test, never all of them

@@ -2,7 +2,8 @@
 as actions on the file tools. The procedural family plays its tasks the same way with ``partial_view`` (only an
 opened file can be edited there, and its grade rewards exploring and testing before an edit).
 
-    oracle_actions(task, partial_view=False)     # each file the gold patch changes rewritten, then submit
+    oracle_actions(task)                         # each file the gold patch changes rewritten, then submit
+    oracle_actions(task, read_first=[...])       # partial view: run the tests, open these files, then rewrite
     repo_policies(task, partial_view=False)      # {name: actions}: each grades exactly 0.0
 """
 
@@ -14,24 +15,27 @@ from env.patches import Files, apply_patch
 from env.project import RepoTask, source_only
 
 
-def oracle_actions(task: RepoTask, partial_view: bool) -> list[Action]:
-    return rewrite_actions(task, task.gold_files, partial_view)
+def oracle_actions(task: RepoTask, read_first: list[str] | None = None) -> list[Action]:
+    return rewrite_actions(task, task.gold_files, read_first)
 
 
-def overfit_actions(task: RepoTask, partial_view: bool) -> list[Action] | None:
+def overfit_actions(task: RepoTask, read_first: list[str] | None = None) -> list[Action] | None:
     """The task's ``overfit.patch`` played (a fix that fits only the visible tests), or None if it has none."""
     if not task.overfit_patch:
         return None
-    return rewrite_actions(task, apply_patch(task.files, task.overfit_patch), partial_view)
+    return rewrite_actions(task, apply_patch(task.files, task.overfit_patch), read_first)
 
 
-def rewrite_actions(task: RepoTask, target: Files, partial_view: bool) -> list[Action]:
-    """Actions that turn the task's source files into ``target``'s with the file tools, then ``submit``."""
+def rewrite_actions(task: RepoTask, target: Files, read_first: list[str] | None = None) -> list[Action]:
+    """Actions that turn the task's source files into ``target``'s with the file tools, then ``submit``.
+    ``read_first``: under partial view (only an opened file can be edited), the files to open before editing;
+    None when every file is visible."""
     before, after = source_only(task.files), source_only(target)
     actions: list[Action] = []
     opened: set[str] = set()
-    if partial_view:  # as a careful debugger would: test first, read the code around the fault
-        opened = set(task.relevant_files())
+    partial_view = read_first is not None
+    if read_first is not None:  # as a careful debugger would: test first, read the code around the fault
+        opened = set(read_first)
         actions += [{"action_type": "run_tests"}] + [{"action_type": "open_file", "path": p} for p in sorted(opened)]
     for path in sorted(after):
         if path not in before:
