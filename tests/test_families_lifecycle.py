@@ -247,3 +247,11 @@ def test_a_family_that_leaves_a_step_of_its_lifecycle_out_says_which(calc, runti
                  lambda: bare.smoke_actions(calc), lambda: bare.report_table([]), lambda: bare.repository(calc)):  # fmt: skip
         with pytest.raises(NotImplementedError, match=r"^the 'bare' family does not define \w+: write Bare\.\w+$"):
             call()
+
+
+@pytest.mark.parametrize("task_id", ["easy", "medium", "hard"])
+def test_every_classic_task_validates(runtime, task_id):
+    """hard's stress check included: its calls are the interleavings explored (validation crashed on it before)."""
+    report = validate_task(runtime, runtime.registry.get(task_id), runs=2)
+    assert report.ok, [c for c in report.checks if not c.ok]
+    assert report.family == "classic" and report.checks[0].name == "every run set up"
