@@ -180,7 +180,8 @@ def task_models() -> set[str]:
 
 
 def family_crossings(name: str, source: str, families: list[str], models: set[str]) -> list[str]:
-    """Imports of a particular family and isinstance checks against a task model in one module's source."""
+    """Imports of a particular family, isinstance checks against a task model and comparisons with a family's name
+    in one module's source."""
     found = []
     packages = tuple(f"env.families.{f}" for f in families)
     for node in ast.walk(ast.parse(source)):
@@ -192,6 +193,9 @@ def family_crossings(name: str, source: str, families: list[str], models: set[st
             named = {n.id for n in ast.walk(node.args[1]) if isinstance(n, ast.Name)} | {n.attr for n in ast.walk(node.args[1]) if isinstance(n, ast.Attribute)}
             if named & models:
                 found.append(f"{name}:{node.lineno} {ast.unparse(node)}")
+        if isinstance(node, ast.Compare) and "family" in ast.unparse(node):
+            if {n.value for n in ast.walk(node) if isinstance(n, ast.Constant)} & set(families):
+                found.append(f"{name}:{node.lineno} {ast.unparse(node)}")
     return found
 
 
@@ -201,7 +205,7 @@ def outside_the_families() -> dict[str, Path]:
     return found
 
 
-def test_nothing_outside_the_families_imports_one_family_or_tests_a_task_s_model():
+def test_nothing_outside_the_families_imports_one_family_tests_a_task_s_model_or_compares_a_family_name():
     families, models = family_folders(), task_models()
     assert families == ["classic", "procedural", "repo"] and models == {"TaskSpec", "RepoTask", "ProceduralTask"}
     found = []
@@ -214,7 +218,9 @@ def test_the_family_check_finds_an_import_and_an_isinstance():
     source = (
         "from env.families.repo.family import REPO\nimport env.families.classic.task\nfrom env.families.registry import FAMILIES\n"
         "from env.families.base import Family\nif isinstance(task, (RepoTask, str)): pass\nif isinstance(task, dict): pass\n"
+        "if task.family == 'repo': pass\nif task.family == name: pass\n"
     )
     assert family_crossings("env.x", source, ["classic", "repo"], {"RepoTask"}) == [
         "env.x:1 imports env.families.repo.family", "env.x:2 imports env.families.classic.task", "env.x:5 isinstance(task, (RepoTask, str))",
+        "env.x:7 task.family == 'repo'",
     ]
