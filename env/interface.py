@@ -135,6 +135,16 @@ ALIASES: dict[str, Alias] = {
 }
 
 
+# Names models reach for instead of a classic task's own actions. Read by clients only (the LLM agent maps them before
+# sending): a classic episode answers its actions by their own names and never resolves these.
+ACTION_ALIASES: dict[str, Alias] = {
+    "fix": Alias(tools=("submit_fix",)),
+    "submit_code": Alias(tools=("submit_fix",)),
+    "query": Alias(tools=("query_context",)),
+    "ask": Alias(tools=("query_context",)),
+}
+
+
 def configured_aliases() -> dict[str, Alias]:
     """The built-in table, with ``ENV_TOOL_ALIASES`` (a JSON file {alias: tool or {tools, args}}) on top."""
     table = dict(ALIASES)

@@ -1,5 +1,6 @@
 """One alias table: the server (``Interface.resolve``) and the LLM agent read every name a model reaches for the
-same way, in every profile of every family: the same tool with the same arguments, or refused by both (issue 35)."""
+same way, in every profile of every family: the same tool with the same arguments, or refused by both (issue 35).
+The few names of a classic task's own actions (``ACTION_ALIASES``) are the client's alone, declared beside it."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import env.agents.llm as llm_module
 import env.interface as interface_module
 from env.agents.llm import LLMAgent
 from env.families.registry import FAMILIES
-from env.interface import ALIASES, PROFILES
+from env.interface import ACTION_ALIASES, ALIASES, CLASSIC_ACTIONS, PROFILES
 from env.tools import ToolError
 
 
@@ -42,7 +43,13 @@ def client_reads(alias: str, args: dict[str, str], names: tuple[str, ...]) -> di
 
 
 def test_the_llm_agent_has_no_table_of_its_own():
-    assert llm_module.ALIASES is interface_module.ALIASES
+    assert llm_module.ALIASES is interface_module.ALIASES and llm_module.ACTION_ALIASES is interface_module.ACTION_ALIASES
+    assert not set(ALIASES) & set(ACTION_ALIASES)
+
+
+@pytest.mark.parametrize("alias", sorted(ACTION_ALIASES))
+def test_the_llm_agent_maps_a_classic_action_s_other_names(alias):
+    assert client_reads(alias, {"query_type": "x"}, CLASSIC_ACTIONS) == {"action_type": ACTION_ALIASES[alias].tools[0], "query_type": "x"}
 
 
 @pytest.mark.parametrize("alias", sorted(ALIASES))

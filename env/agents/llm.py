@@ -13,7 +13,8 @@
   lacked and what was expected), for the harness to record as the step's error.
 - Names models reach for (``str_replace``, ``cat``, ``bash``, ``finish`` ...) are mapped onto the
   episode's tools, with their arguments renamed, by the server's own table (``env.interface.ALIASES``), so
-  that both sides read a name alike; every aliased call is recorded in ``aliases_used``.
+  that both sides read a name alike, and ``fix``/``query`` ... onto a classic task's actions
+  (``env.interface.ACTION_ALIASES``); every aliased call is recorded in ``aliases_used``.
 - Relays: after ``relay_turns`` turns the model writes a summary that starts a fresh context (and the
   agent sends ``new_relay`` where the profile has it, which re-locks the edit gate);
   ``max_relays`` and ``max_turns`` bound the episode (then it submits).
@@ -33,7 +34,7 @@ from typing import Any
 
 from env.agents.base import Action, Agent, Observation, register
 from env.agents.retry import RetryPolicy
-from env.interface import ALIASES
+from env.interface import ACTION_ALIASES, ALIASES
 from env.models import CLASSIC_TOOLS
 
 SYSTEM = (
@@ -175,7 +176,7 @@ class LLMAgent(Agent):
             name = str(args.pop("action_type", ""))
             if not name:
                 raise Malformed("no tool call and no JSON object with an \"action_type\"")
-        alias = ALIASES.get(name) if name not in self.names else None
+        alias = (ALIASES.get(name) or ACTION_ALIASES.get(name)) if name not in self.names else None
         target = alias.pick(self.names) if alias is not None else None
         if alias is not None and target is not None:
             self.aliases_used.append((name, target))
