@@ -23,7 +23,7 @@ from env.config import Settings
 from env.eval import report as report_module
 from env.eval import run as run_module
 from env.eval.drivers import InProcessDriver
-from env.families.base import Action, Episode, Family, ResultRow, StateParts, Turn
+from env.families.base import TASKS_DIR, Action, Episode, Family, ResultRow, StateParts, Turn
 from env.families.policies import HypothesisKind
 from env.families.registry import FAMILIES, TaskRegistry, load_task
 from env.families.validation import StateRun, TaskValidation, measured
@@ -186,7 +186,7 @@ class CalcFamily(Family[CalcTask]):
     def a_visible_test(self, task: CalcTask) -> str:
         return task.fail_to_pass[0]
 
-    def validate(self, runtime: Runtime, task: CalcTask, runs: int) -> TaskValidation:
+    def validate(self, runtime: Runtime, task: CalcTask, runs: int, tasks_dir: Path = TASKS_DIR) -> TaskValidation:
         def observe(gold: bool, seed: int) -> StateRun:
             ran = outcomes(task, task.gold if gold else task.ops)
             return StateRun(outcomes=ran, calls=dict.fromkeys(ran, 1), collected=list(ran))

@@ -177,9 +177,10 @@ class Family(ABC, Generic[TaskT]):
         """A test the agent can see, to start the debugger on (one debugger command opens an edit gate)."""
         raise self._unwritten("a_visible_test")
 
-    def validate(self, runtime: Runtime, task: TaskT, runs: int) -> TaskValidation:
+    def validate(self, runtime: Runtime, task: TaskT, runs: int, tasks_dir: Path = TASKS_DIR) -> TaskValidation:
         """Proof that ``task`` is valid, measured over ``runs`` runs of its buggy and gold states
-        (``env.families.validation`` holds the checks every family shares)."""
+        (``env.families.validation`` holds the checks every family shares). A task bundled under ``tasks_dir``
+        (``tasks/<family>/``) may have more to prove: the family says what."""
         raise self._unwritten("validate")
 
     def repository(self, task: TaskT) -> RepoTask | None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from env.families import validation
-from env.families.base import Action, Family, ResultRow
+from env.families.base import TASKS_DIR, Action, Family, ResultRow
 from env.families.classic import policies
 from env.families.classic import validation as classic_validation
 from env.families.classic.concurrency import python_refusal
@@ -78,8 +78,8 @@ class ClassicFamily(Family[TaskSpec]):
     def a_visible_test(self, task: TaskSpec) -> str:
         return task.tests[0][0]
 
-    def validate(self, runtime: Runtime, task: TaskSpec, runs: int) -> validation.TaskValidation:
-        return classic_validation.validate(runtime, task, runs)
+    def validate(self, runtime: Runtime, task: TaskSpec, runs: int, tasks_dir: Path = TASKS_DIR) -> validation.TaskValidation:
+        return classic_validation.validate(runtime, task, runs)  # bundled or not, the same proof
 
     def repository(self, task: TaskSpec) -> RepoTask | None:
         return None  # one module and its tests: nothing to place, prepare or export as a SWE-bench prediction

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
-from env.families.base import Action, Family, ResultRow
+from env.families.base import TASKS_DIR, Action, Family, ResultRow
 from env.families.policies import HypothesisKind
 from env.families.procedural.episode import ProceduralEpisode
 from env.families.procedural.grader import grade_procedural
@@ -82,8 +82,8 @@ class ProceduralFamily(Family[ProceduralTask]):
     def a_visible_test(self, task: ProceduralTask) -> str:
         return policies.a_visible_test(task)
 
-    def validate(self, runtime: Runtime, task: ProceduralTask, runs: int) -> TaskValidation:
-        return validation.validate(runtime, task, runs)
+    def validate(self, runtime: Runtime, task: ProceduralTask, runs: int, tasks_dir: Path = TASKS_DIR) -> TaskValidation:
+        return validation.validate(runtime, task, runs, tasks_dir)
 
     def repository(self, task: ProceduralTask) -> RepoTask | None:
         return task

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from env.families.base import Action, Family, ResultRow
+from env.families.base import TASKS_DIR, Action, Family, ResultRow
 from env.families.policies import HypothesisKind
 from env.families.repo import policies, validation
 from env.families.repo.episode import RepoEpisode
@@ -55,8 +55,8 @@ class RepoFamily(Family[RepoTask]):
     def a_visible_test(self, task: RepoTask) -> str:
         return policies.a_visible_test(task)
 
-    def validate(self, runtime: Runtime, task: RepoTask, runs: int) -> TaskValidation:
-        return validation.validate(runtime, task, runs)
+    def validate(self, runtime: Runtime, task: RepoTask, runs: int, tasks_dir: Path = TASKS_DIR) -> TaskValidation:
+        return validation.validate(runtime, task, runs, tasks_dir)
 
     def repository(self, task: RepoTask) -> RepoTask | None:
         return task

@@ -4,7 +4,8 @@ Before anything runs: the gold patch applies, changes only source files, and cha
 ``suspect`` says. A task with held-out tests (``HELD_OUT``) also proves: their code is only in test_patch.diff, the
 buggy state fails at least one of them, the gold patch is resolved under the graded run (``run_graded``: the
 visible tests as the agent runs them, the held-out ones apart), and its ``overfit.patch`` (a fix fitted to the
-visible tests) passes every visible test yet is not resolved. A bundled task (under tasks/repo/) must have both.
+visible tests) passes every visible test yet is not resolved. A bundled task (under tasks/repo/ of the ``tasks_dir``
+given) must have both.
 Procedural tasks are repositories too and are validated the same way.
 """
 
@@ -12,8 +13,8 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
-from env.families.base import TASKS_DIR
 from env.families.validation import Check, StateRun, TaskValidation, measured, refused, short_list
 from env.patches import PatchError, apply_patch
 from env.project import RepoTask, is_test_path
@@ -22,7 +23,7 @@ from env.verdict.outcome import RepoVerdict, f2p_ok, p2p_ok, resolution
 from env.verdict.repo_judge import run_graded, run_tests
 
 
-def validate(runtime: Runtime, task: RepoTask, runs: int) -> TaskValidation:
+def validate(runtime: Runtime, task: RepoTask, runs: int, tasks_dir: Path) -> TaskValidation:
     started = time.monotonic()
     checks: list[Check] = []
     try:
@@ -32,7 +33,7 @@ def validate(runtime: Runtime, task: RepoTask, runs: int) -> TaskValidation:
         return refused(task, runs, checks, started)
     return measured(
         task, runs, lambda gold, seed: observe(runtime, task, gold), started, checks,
-        after=lambda buggy: held_out_checks(runtime, task, buggy), boxed=task.sandboxed,
+        after=lambda buggy: held_out_checks(runtime, task, buggy, _bundled(task, tasks_dir)), boxed=task.sandboxed,
     )  # fmt: skip
 
 
@@ -55,8 +56,8 @@ def observe(runtime: Runtime, task: RepoTask, gold: bool) -> StateRun:
     return StateRun(outcomes=dict(verdict.outcomes), calls=dict(verdict.ops), collected=verdict.collected, error=error)
 
 
-def _bundled(task: RepoTask) -> bool:
-    return task.folder.resolve().is_relative_to((TASKS_DIR / "repo").resolve())
+def _bundled(task: RepoTask, tasks_dir: Path) -> bool:
+    return task.folder.resolve().is_relative_to((tasks_dir / "repo").resolve())
 
 
 def _defined(text: str, test_id: str) -> bool:
@@ -65,10 +66,10 @@ def _defined(text: str, test_id: str) -> bool:
     return f"def {name}(" in text
 
 
-def held_out_checks(runtime: Runtime, task: RepoTask, buggy: list[StateRun]) -> list[Check]:
+def held_out_checks(runtime: Runtime, task: RepoTask, buggy: list[StateRun], bundled: bool) -> list[Check]:
     """What makes a repository task's held-out tests hold: see the module's docstring."""
     checks: list[Check] = []
-    if _bundled(task):  # every bundled task keeps tests from the agent, and proves an overfit fails them
+    if bundled:  # every bundled task keeps tests from the agent, and proves an overfit fails them
         checks.append(Check(name="bundled task holds out tests (HELD_OUT)", ok=bool(task.held_out),
                             detail="" if task.held_out else "task.json names no HELD_OUT tests"))  # fmt: skip
         checks.append(Check(name="bundled task records an overfit (overfit.patch)", ok=bool(task.overfit_patch),
