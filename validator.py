@@ -33,7 +33,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 
-from env.families.registry import TaskRegistry  # noqa: E402
+from env.families.registry import FAMILIES, TaskRegistry  # noqa: E402
 from env.sandbox.lifetime import adopt, command, parent_env  # noqa: E402
 from env.server.local import start_local_server  # noqa: E402
 from env.tasks.degenerate import degenerate_policies  # noqa: E402
@@ -103,6 +103,7 @@ def check_endpoints(http: httpx.Client, check: Check) -> list[str]:
 def check_task(url: str, registry: TaskRegistry, task_id: str) -> Check:
     check = Check(echo=False)
     task = registry.get(task_id)
+    family = FAMILIES[task.family]
     with httpx.Client(base_url=url, timeout=120) as http:
         gold = oracle_actions(task)
         oracle = play(http, task_id, 1, gold)
@@ -121,23 +122,13 @@ def check_task(url: str, registry: TaskRegistry, task_id: str) -> Check:
         overfit = overfit_actions(task)
         if overfit is not None:
             last = play(http, task_id, 1, overfit + [{"action_type": "give_up"}])[-1]["observation"]
-            # a classic overfit fixes no held-out case, so it earns nothing; a repository one may fix a held-out test
-            ceiling = 0.0 if task.family == "classic" else (score or 0.0) - 1e-9
+            ceiling = family.overfit_ceiling(score or 0.0)  # classic: 0.0; a repository's overfit may fix a held-out test
             check(
                 f"{task_id}: the recorded overfit (it fits only the visible tests) is not resolved",
                 last["info"].get("resolved") is False and (last["grader_score"] or 0.0) <= ceiling,
                 f"resolved {last['info'].get('resolved')}, grade {last['grader_score']}",
             )
-        if task.family == "repo":
-            mixed = [{"action_type": "run_tests"}, {"action_type": "list_dir"}] + gold
-        elif task.family == "procedural":  # the logs drift with the seed: same seed, same rewards
-            mixed = [{"action_type": "analyze_logs"}, {"action_type": "run_tests"}, {"action_type": "analyze_logs"}] + gold
-        else:
-            mixed = [
-                {"action_type": "query_context", "query_type": "error_explanation"},
-                {"action_type": "submit_fix", "fixed_code": task.buggy_source + "\n# unchanged\n", "hypothesis": "not sure"},
-                *gold,
-            ]
+        mixed = family.smoke_actions(task)
         first, second = play(http, task_id, 7, mixed), play(http, task_id, 7, mixed)
     rewards = [[b["reward"] for b in run] + [run[-1]["observation"]["grader_score"]] for run in (first, second)]
     check(f"{task_id}: the same seed and actions give identical rewards", rewards[0] == rewards[1], f"{rewards}")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Collection
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -82,6 +83,13 @@ class Alias(BaseModel):
     tools: tuple[str, ...] = Field(description="candidates in order: the first the episode has is used")
     args: dict[str, str] = Field(default_factory=dict, description="argument renames: the model's name -> the tool's")
 
+    def pick(self, offered: Collection[str]) -> str | None:
+        """The first candidate among the ``offered`` tool names, or None."""
+        return next((tool for tool in self.tools if tool in offered), None)
+
+    def renamed(self, args: dict[str, Any]) -> dict[str, Any]:
+        return {self.args.get(k, k): v for k, v in args.items()}
+
 
 _PATH = {"file": "path", "filename": "path", "file_path": "path", "filepath": "path"}
 ALIASES: dict[str, Alias] = {
@@ -106,7 +114,7 @@ ALIASES: dict[str, Alias] = {
     "shell": Alias(tools=("run_bash",), args={"cmd": "command"}),
     "execute_bash": Alias(tools=("run_bash",), args={"cmd": "command"}),
     "run_command": Alias(tools=("run_bash",), args={"cmd": "command"}),
-    "run": Alias(tools=("run_bash", "run_script"), args={"cmd": "command"}),
+    "run": Alias(tools=("run_bash", "run_script", "run_tests", "test"), args={"cmd": "command"}),  # no shell: run the tests
     "python": Alias(tools=("run_script",), args={"source": "code"}),
     "run_python": Alias(tools=("run_script",), args={"source": "code"}),
     "test": Alias(tools=("run_tests", "test")),
@@ -114,6 +122,7 @@ ALIASES: dict[str, Alias] = {
     "finish": Alias(tools=("submit", "finish")),
     "submit": Alias(tools=("finish",)),
     "submit_patch": Alias(tools=("submit", "finish")),
+    "done": Alias(tools=("submit", "finish")),
     "pdb": Alias(tools=("debug_start",)),
     "break": Alias(tools=("debug_break",), args=_PATH),
     "breakpoint": Alias(tools=("debug_break",), args=_PATH),
@@ -123,6 +132,16 @@ ALIASES: dict[str, Alias] = {
     "where": Alias(tools=("debug_where",)),
     "print": Alias(tools=("debug_eval",), args={"expr": "expression"}),
     "eval": Alias(tools=("debug_eval",), args={"expr": "expression"}),
+}
+
+
+# Names models reach for instead of a classic task's own actions. Read by clients only (the LLM agent maps them before
+# sending): a classic episode answers its actions by their own names and never resolves these.
+ACTION_ALIASES: dict[str, Alias] = {
+    "fix": Alias(tools=("submit_fix",)),
+    "submit_code": Alias(tools=("submit_fix",)),
+    "query": Alias(tools=("query_context",)),
+    "ask": Alias(tools=("query_context",)),
 }
 
 
@@ -191,10 +210,9 @@ class Interface:
             return Call(name=name, tool=self.registered(name), args=args)
         alias = self.aliases.get(name)
         if alias is not None:
-            for candidate in alias.tools:
-                if candidate in self.tools:
-                    renamed = {alias.args.get(k, k): v for k, v in args.items()}
-                    return Call(name=candidate, tool=self.registered(candidate), args=renamed, aliased_from=name)
+            candidate = alias.pick(self.tools)
+            if candidate is not None:
+                return Call(name=candidate, tool=self.registered(candidate), args=alias.renamed(args), aliased_from=name)
             raise UnknownTool(
                 f"unknown action_type {name!r}: it stands for {' or '.join(alias.tools)}, which the {self.profile.name!r} "
                 f"profile does not offer; expected one of: {', '.join(self.tools)}"

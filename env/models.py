@@ -32,6 +32,9 @@ from env.wire import (  # noqa: F401  (re-exported: the server and agents import
     StateFields,
 )
 
+# The longest hypothesis, diagnosis or query target an episode accepts (the demo's text boxes stop there too).
+MAX_TEXT_FIELD = 8 * 1024
+
 # The structured hypothesis fields, shared by submit_fix and the repository families' submit.
 CLAIM_PROPERTIES: dict[str, Any] = {
     "suspect": {"type": "string", "description": SUSPECT_DOC},

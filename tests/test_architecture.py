@@ -154,3 +154,73 @@ def test_no_import_runs_upward_from_a_lower_layer():
 
 def test_the_layer_check_finds_an_upward_import():
     assert layer("env.sandbox.runner") < layer("env.families.classic.judge") < layer("env.server.app")
+
+
+# A family's differences live in its folder under env/families/: everything else asks the family through the
+# registry (``FAMILIES[task.family].validate(...)``), never imports one family nor tests which model a task is.
+# The one exception, named: the red-team tests import the classic family's lookup_table and noop_variants from
+# env.tasks.degenerate, where they used to live.
+FAMILY_IMPORTS_ALLOWED = {("env.tasks.degenerate", "env.families.classic.policies")}
+
+
+def family_folders() -> list[str]:
+    return sorted(p.parent.name for p in (ROOT / "env" / "families").glob("*/family.py"))
+
+
+def task_models() -> set[str]:
+    """The task model of every family: ``X`` in ``class ...(Family[X])`` in env/families/<name>/family.py."""
+    models = set()
+    for name in family_folders():
+        for node in ast.walk(ast.parse((ROOT / "env" / "families" / name / "family.py").read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                for base in node.bases:
+                    if isinstance(base, ast.Subscript) and ast.unparse(base.value) == "Family":
+                        models.add(ast.unparse(base.slice))
+    return models
+
+
+def family_crossings(name: str, source: str, families: list[str], models: set[str]) -> list[str]:
+    """Imports of a particular family, isinstance checks against a task model and comparisons with a family's name
+    in one module's source."""
+    found = []
+    packages = tuple(f"env.families.{f}" for f in families)
+    for node in ast.walk(ast.parse(source)):
+        modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+        for module in modules:
+            if any(module == p or module.startswith(p + ".") for p in packages) and (name, module) not in FAMILY_IMPORTS_ALLOWED:
+                found.append(f"{name}:{node.lineno} imports {module}")
+        if isinstance(node, ast.Call) and ast.unparse(node.func) in ("isinstance", "issubclass") and len(node.args) == 2:
+            named = {n.id for n in ast.walk(node.args[1]) if isinstance(n, ast.Name)} | {n.attr for n in ast.walk(node.args[1]) if isinstance(n, ast.Attribute)}
+            if named & models:
+                found.append(f"{name}:{node.lineno} {ast.unparse(node)}")
+        if isinstance(node, ast.Compare) and "family" in ast.unparse(node):
+            if {n.value for n in ast.walk(node) if isinstance(n, ast.Constant)} & set(families):
+                found.append(f"{name}:{node.lineno} {ast.unparse(node)}")
+    return found
+
+
+def outside_the_families() -> dict[str, Path]:
+    found = {name: path for name, path in modules().items() if not (name + ".").startswith("env.families.")}
+    found.update({path.stem: path for path in ROOT.glob("*.py")})  # validator.py, inference.py, app.py
+    return found
+
+
+def test_nothing_outside_the_families_imports_one_family_tests_a_task_s_model_or_compares_a_family_name():
+    families, models = family_folders(), task_models()
+    assert families == ["classic", "procedural", "repo"] and models == {"TaskSpec", "RepoTask", "ProceduralTask"}
+    found = []
+    for name, path in outside_the_families().items():
+        found += family_crossings(name, path.read_text(encoding="utf-8"), families, models)
+    assert found == []
+
+
+def test_the_family_check_finds_an_import_and_an_isinstance():
+    source = (
+        "from env.families.repo.family import REPO\nimport env.families.classic.task\nfrom env.families.registry import FAMILIES\n"
+        "from env.families.base import Family\nif isinstance(task, (RepoTask, str)): pass\nif isinstance(task, dict): pass\n"
+        "if task.family == 'repo': pass\nif task.family == name: pass\n"
+    )
+    assert family_crossings("env.x", source, ["classic", "repo"], {"RepoTask"}) == [
+        "env.x:1 imports env.families.repo.family", "env.x:2 imports env.families.classic.task", "env.x:5 isinstance(task, (RepoTask, str))",
+        "env.x:7 task.family == 'repo'",
+    ]

@@ -12,7 +12,9 @@
   agent gives up the episode rather than crash, and ``unparsed`` says why (what the last reply
   lacked and what was expected), for the harness to record as the step's error.
 - Names models reach for (``str_replace``, ``cat``, ``bash``, ``finish`` ...) are mapped onto the
-  registered tools by ``ALIASES``; every aliased call is recorded in ``aliases_used``.
+  episode's tools, with their arguments renamed, by the server's own table (``env.interface.ALIASES``), so
+  that both sides read a name alike, and ``fix``/``query`` ... onto a classic task's actions
+  (``env.interface.ACTION_ALIASES``); every aliased call is recorded in ``aliases_used``.
 - Relays: after ``relay_turns`` turns the model writes a summary that starts a fresh context (and the
   agent sends ``new_relay`` where the profile has it, which re-locks the edit gate);
   ``max_relays`` and ``max_turns`` bound the episode (then it submits).
@@ -32,20 +34,8 @@ from typing import Any
 
 from env.agents.base import Action, Agent, Observation, register
 from env.agents.retry import RetryPolicy
+from env.interface import ACTION_ALIASES, ALIASES
 from env.models import CLASSIC_TOOLS
-
-# Client-side fallbacks for names the model reaches for (the server has its own, larger table):
-# the first candidate this episode offers is used.
-ALIASES = {
-    "str_replace": ("replace_text",), "search_replace": ("replace_text",), "replace": ("replace_text",),
-    "open_file": ("view_file", "cat"), "cat": ("view_file",), "read_file": ("view_file", "cat"), "open": ("view_file", "cat"),
-    "ls": ("list_dir",), "list_files": ("list_dir",), "grep": ("search",), "find": ("search",),
-    "run": ("run_bash", "run_script", "run_tests", "test"), "test": ("run_tests",), "pytest": ("run_tests", "test"),
-    "bash": ("run_bash", "run_tests", "test"), "shell": ("run_bash",), "python": ("run_script",),
-    "finish": ("submit",), "submit_patch": ("submit", "finish"), "done": ("submit", "finish"),
-    "fix": ("submit_fix",), "submit_code": ("submit_fix",), "query": ("query_context",), "ask": ("query_context",),
-}
-
 
 SYSTEM = (
     "You are debugging code. Read the task, investigate, and fix the bug. Act only by calling exactly one tool per turn "
@@ -186,11 +176,11 @@ class LLMAgent(Agent):
             name = str(args.pop("action_type", ""))
             if not name:
                 raise Malformed("no tool call and no JSON object with an \"action_type\"")
-        if name not in self.names:
-            target = next((t for t in ALIASES.get(name, ()) if t in self.names), None)
-            if target is not None:
-                self.aliases_used.append((name, target))
-                name = target
+        alias = (ALIASES.get(name) or ACTION_ALIASES.get(name)) if name not in self.names else None
+        target = alias.pick(self.names) if alias is not None else None
+        if alias is not None and target is not None:
+            self.aliases_used.append((name, target))
+            name, args = target, alias.renamed(args)
         if name not in self.names:
             raise Malformed(f"unknown tool {name!r}")
         return {"action_type": name, **args}

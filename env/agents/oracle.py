@@ -6,8 +6,7 @@ import random
 from typing import Any
 
 from env.agents.base import Action, Agent, Observation, register
-from env.families.registry import TaskRegistry
-from env.project import RepoTask
+from env.families.registry import FAMILIES, TaskRegistry
 from env.tasks.oracle import oracle_actions
 
 
@@ -23,13 +22,8 @@ class OracleAgent(Agent):
         self.plan = oracle_actions(spec)
         interface = (observation.get("info") or {}).get("interface") or {}
         if interface.get("unlocked") is False:  # an edit gate: one debugger command opens it
-            self.plan.insert(0, {"action_type": "debug_start", "test": _a_visible_test(spec)})
+            self.plan.insert(0, {"action_type": "debug_start", "test": FAMILIES[spec.family].a_visible_test(spec)})
 
     def act(self, observation: Observation) -> Action:
         return self.plan.pop(0) if self.plan else {"action_type": "give_up"}
 
-
-def _a_visible_test(task: Any) -> str:
-    if isinstance(task, RepoTask):
-        return next(t for t in task.visible_fail_to_pass + task.visible_pass_to_pass if t.split("::")[0] in task.visible_tests)
-    return task.tests[0][0]

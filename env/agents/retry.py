@@ -11,6 +11,14 @@
 - When the attempts are spent, ``ModelUnavailable`` is raised from the last error.
 - Every retry is logged (logger ``env.agents.retry``, level WARNING) with the error and the delay.
 
+Why not the OpenAI SDK's own ``max_retries`` (openai 3.57, read against this module's tests): the SDK retries
+HTTP 409, which fails the same way again here; its backoff is fixed (0.5 s doubling to 8 s), so the settings below
+and the tests' fast retries cannot reach it; it gives up at once on a Retry-After over 120 s instead of waiting the
+cap; it retries only its own errors, not a timeout raised by another client; and when its attempts are spent it
+raises the last error, so a caller cannot tell "retried and still failing" (``ModelUnavailable``: the run stops,
+naming the attempts) from a first failure. The SDK's ``timeout`` is used (``LLMAgent`` passes ``timeout_s``) and
+its retries are off, so that attempts do not multiply.
+
 Settings, from the environment (``RetryPolicy.from_env``):
 
     LLM_TIMEOUT_S        120   one request's timeout, in seconds (the OpenAI client's ``timeout``)

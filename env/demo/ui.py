@@ -23,8 +23,8 @@ from env.agents import AGENTS
 from env.demo import commands, scratch, view
 from env.demo.session import DemoError, DemoSession, Driver, describe
 from env.demo.trajectory import Frame, TrajectoryError, load, replay
-from env.families.classic.episode import MAX_TEXT_FIELD
-from env.models import QUERY_TYPES
+from env.families.registry import FAMILIES
+from env.models import MAX_TEXT_FIELD, QUERY_TYPES
 
 TITLE = "AgentDebuggerEnv"
 INTRO = (
@@ -61,7 +61,8 @@ class Catalogue:
                 found = driver.task(task_id)
             if found is None:
                 shown = task_id if len(task_id) <= 60 else task_id[:60] + "…"
-                raise DemoError(f"unknown task {shown!r}: choose one from the list, or type proc-<easy|medium|hard|extreme>-<train|test|ood>-<index 0-99999>")
+                made = "".join(f", or type {family.generated_ids}" for family in FAMILIES.values() if family.generated_ids)
+                raise DemoError(f"unknown task {shown!r}: choose one from the list{made}")
             self._extra[task_id] = found
         return self._extra[task_id]
 

@@ -69,13 +69,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "predictions":
         from env.families.registry import TaskRegistry
-        from env.tasks.predictions import Prediction
+        from env.tasks.predictions import Prediction, instance_of
 
         registry = TaskRegistry.from_env()
         for r in report_module.load([Path(args.dir)]):
             if r["agent"] == args.agent and r["run"] == args.run and r.get("model_patch") is not None:
-                task = registry.get(r["task_id"])
-                instance = getattr(task, "instance_id", "") or task.id
+                instance = instance_of(registry.get(r["task_id"]))
                 print(Prediction(instance_id=instance, model_name_or_path=args.model or args.agent, model_patch=r["model_patch"]).model_dump_json())
         return 0
     if args.command in ("run", "procedural"):
@@ -108,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
                 ids = [f"proc-{level}-{split}-{i}" for split in args.splits for level in args.levels for i in range(args.seeds)]
                 for agent in args.agents:
                     run_module.run(factory, agent, ids, 1, args.concurrency, Path(args.out), pool=pool)
-                print(report_module.procedural_table(report_module.load([Path(args.out)])))
+                print(report_module.family_tables(report_module.load([Path(args.out)])) or "(no procedural episodes)")
                 return 0
             gate = None if args.edit_gate is None else args.edit_gate == "on"
             results = run_module.run(factory, args.agent, args.tasks, args.runs, args.concurrency, Path(args.out), args.profile, gate, pool)

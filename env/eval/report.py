@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from env.eval.metrics import mean_std, pass_at_k, passx_at_k, wilson_interval
+from env.families.registry import FAMILIES
 
 
 def load(dirs: list[Path]) -> list[dict[str, Any]]:
@@ -53,30 +54,14 @@ def baseline_table(results: list[dict[str, Any]]) -> str:
     return "\n".join(rows)
 
 
-LEVELS = ("easy", "medium", "hard", "extreme")
-
-
-def procedural_table(results: list[dict[str, Any]]) -> str:
-    """The DebugOps-RX table: per split, one row per agent, mean grade ± std over seeds per difficulty (solved %)."""
-    parts = []
-    for split in ("train", "test", "ood"):
-        rows = [r for r in results if r["task_id"].startswith("proc-") and r["task_id"].split("-")[2] == split]
-        if not rows:
-            continue
-        parts += [f"**{split.upper()} split** ({'logic_error, key_error' if split != 'ood' else 'state_corruption, stochastic_bug'})", "",
-                  "| agent | " + " | ".join(level.title() for level in LEVELS) + " |", "|---|" + "---|" * len(LEVELS)]
-        for agent in sorted({r["agent"] for r in rows}):
-            cells = []
-            for level in LEVELS:
-                runs = [r for r in rows if r["agent"] == agent and r["task_id"].split("-")[1] == level]
-                if not runs:
-                    cells.append("-")
-                    continue
-                mean, std = mean_std([r["score"] for r in runs])
-                cells.append(f"{mean:.2f} ± {std:.2f} ({100 * sum(r['solved'] for r in runs) / len(runs):.0f}%)")
-            parts.append(f"| {agent} | " + " | ".join(cells) + " |")
-        parts.append("")
-    return "\n".join(parts).rstrip() or "(no procedural episodes)"
+def family_tables(results: list[dict[str, Any]]) -> str:
+    """Each family's own section (``Family.report_table``: the procedural family's table by split and difficulty),
+    from its episodes' rows; "" when no family has one. Rows of a family this process does not know are left out."""
+    by_family: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in results:
+        by_family[r.get("family", "")].append(r)
+    sections = [FAMILIES[name].report_table(rows) for name, rows in by_family.items() if name in FAMILIES]
+    return "\n\n".join(section for section in sections if section)
 
 
 def by_task_table(results: list[dict[str, Any]]) -> str:
@@ -214,6 +199,7 @@ def report(dirs: list[Path], out: Path) -> str:
     out.mkdir(parents=True, exist_ok=True)
     pass_table, curves = pass_at_k_table(results)
     images = plots(results, curves, out)
+    families = family_tables(results)
     text = "\n\n".join([
         "# Evaluation report",
         f"{len(results)} episodes from {', '.join(map(str, dirs))}.",
@@ -223,6 +209,7 @@ def report(dirs: list[Path], out: Path) -> str:
         "## pass@k (mean over tasks)\n\n" + pass_table,
         "## Who solved it\n\n" + who_solved(results),
         "## Cost and trajectory flags\n\n" + costs_and_flags(results),
+        *(["## By family\n\n" + families] if families else []),
         "## Plots\n\n" + "\n".join(f"![{name}]({name})" for name in images),
     ]) + "\n"
     (out / "report.md").write_text(text, encoding="utf-8")

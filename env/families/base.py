@@ -9,6 +9,12 @@
 and one line in ``env/families/registry.py``. A family's episodes subclass :class:`Episode` and write
 only what differs: what an action does (``act``), how the episode ends (``finish``), what the agent
 sees (``observe``) and what ``state()`` adds.
+
+A family also owns what the commands around the server ask of its tasks: the oracle's actions, the recorded
+overfit, the degenerate policies and the smoke trajectory (the validator, the oracle agent), validation
+(``python -m env.tasks validate``), its part of an evaluation report, and whether its tasks are repositories
+(the authoring commands and SWE-bench predictions). The base raises NotImplementedError for each: no family
+falls through to another's behaviour.
 """
 
 from __future__ import annotations
@@ -24,12 +30,19 @@ from typing import Any, ClassVar, Generic, TypedDict, TypeVar
 
 from env import rewards
 from env.contract import Task
+from env.families.policies import HypothesisKind
+from env.families.validation import TaskValidation
 from env.interface import PROFILES, Interface
 from env.models import DebugAction, DebugObservation, DebugState
+from env.project import RepoTask
 from env.runtime import Runtime
 from env.tools import ToolError
 
 TaskT = TypeVar("TaskT", bound=Task)
+# One action as a client sends it to /step: {"action_type": ..., its fields}.
+Action = dict[str, Any]
+# One episode's line of an evaluation's results.jsonl (env.eval.run): agent, task_id, family, score, solved ...
+ResultRow = dict[str, Any]
 
 # Task data lives beside the package, not in it: tasks/<family>/<id>/ (its grading assets stay unreadable to runs).
 TASKS_DIR = Path(__file__).resolve().parents[2] / "tasks"
@@ -71,6 +84,9 @@ class Family(ABC, Generic[TaskT]):
     partial_view: ClassVar[bool] = False
     # What the agent does: submit a whole corrected module ("code"), or use tools on a workspace ("tools").
     interaction: ClassVar[str] = "tools"
+    # The ids ``generate`` makes on request, as a pattern for people ("" when it makes none): what an unknown id's
+    # error offers besides the listed ones.
+    generated_ids: ClassVar[str] = ""
 
     @abstractmethod
     def load(self, folder: Path, data: dict[str, Any]) -> TaskT:
@@ -88,7 +104,8 @@ class Family(ABC, Generic[TaskT]):
             raise TaskLoadError(f"{folder}: {exc}") from None
 
     def generate(self, task_id: str) -> TaskT | None:
-        """A task made on request from its id (not listed), or None when the id is not this family's."""
+        """A task made on request from its id (not listed; ``generated_ids`` says which), or None when the id is not
+        this family's."""
         return None
 
     def refusal(self, task: TaskT) -> str:
@@ -130,6 +147,53 @@ class Family(ABC, Generic[TaskT]):
         """What /tasks adds to each of this family's tasks: how agents act, its tools, each profile's tools."""
         profiles = self.profiles()
         return {"interaction": self.interaction, "partial_view": self.partial_view, "tools": profiles["default"]["tools"], "profiles": profiles}
+
+    # -- the task's lifecycle around the server: scripted plays, validation, reports, exports -------------
+
+    def oracle_actions(self, task: TaskT) -> list[Action]:
+        """The gold fix played through the API (it reads the task's folder): the last action submits, grade >= 0.9."""
+        raise self._unwritten("oracle_actions")
+
+    def overfit_actions(self, task: TaskT) -> list[Action] | None:
+        """The task's recorded overfit played through the API (a fix that fits only the visible tests: the held-out
+        tests must keep it unresolved), or None if the task has none."""
+        raise self._unwritten("overfit_actions")
+
+    def overfit_ceiling(self, oracle_grade: float) -> float:
+        """The highest grade the recorded overfit may earn, given the oracle's on the same task."""
+        raise self._unwritten("overfit_ceiling")
+
+    def degenerate_policies(self, task: TaskT, hypothesis: HypothesisKind = "wrong") -> dict[str, list[Action]]:
+        """Action lists that fix nothing, by name (``env.families.policies``): each must grade exactly 0.0 and its step
+        rewards sum to <= 0, with any hypothesis (``hypothesis`` says which, where the family's actions claim one)."""
+        raise self._unwritten("degenerate_policies")
+
+    def smoke_actions(self, task: TaskT) -> list[Action]:
+        """A mixed trajectory (looking around, a wrong try) ending in the gold fix: the validator plays it twice under
+        one seed, and the rewards must be identical."""
+        raise self._unwritten("smoke_actions")
+
+    def a_visible_test(self, task: TaskT) -> str:
+        """A test the agent can see, to start the debugger on (one debugger command opens an edit gate)."""
+        raise self._unwritten("a_visible_test")
+
+    def validate(self, runtime: Runtime, task: TaskT, runs: int, tasks_dir: Path = TASKS_DIR) -> TaskValidation:
+        """Proof that ``task`` is valid, measured over ``runs`` runs of its buggy and gold states
+        (``env.families.validation`` holds the checks every family shares). A task bundled under ``tasks_dir``
+        (``tasks/<family>/``) may have more to prove: the family says what."""
+        raise self._unwritten("validate")
+
+    def repository(self, task: TaskT) -> RepoTask | None:
+        """The task as a repository (its files, tests, test requirements and SWE-bench instance id), for the
+        authoring commands and predictions; None when this family's tasks are not repositories."""
+        raise self._unwritten("repository")
+
+    def report_table(self, rows: list[ResultRow]) -> str:
+        """This family's own section of an evaluation report, from its episodes' result rows ("" for none)."""
+        raise self._unwritten("report_table")
+
+    def _unwritten(self, method: str) -> NotImplementedError:
+        return NotImplementedError(f"the {self.name!r} family does not define {method}: write {type(self).__name__}.{method}")
 
     def __repr__(self) -> str:
         return f"<family {self.name}>"

@@ -17,13 +17,11 @@ import os
 from pathlib import Path
 from typing import Any
 
+from env.contract import Task
 from env.families.base import Family, TaskLoadError, read_task, task_folders
 from env.families.classic.family import CLASSIC
-from env.families.classic.task import TaskSpec
 from env.families.procedural.family import PROCEDURAL
-from env.families.procedural.task import ProceduralTask
 from env.families.repo.family import REPO
-from env.project import RepoTask
 from env.registry import Registry
 
 # Looked up by the family a task names: a family of any task model (its episode() takes its own tasks).
@@ -31,8 +29,6 @@ FAMILIES: Registry[Family[Any]] = Registry("family")
 FAMILIES.add(CLASSIC.name, CLASSIC)
 FAMILIES.add(REPO.name, REPO)
 FAMILIES.add(PROCEDURAL.name, PROCEDURAL)
-
-Task = TaskSpec | RepoTask | ProceduralTask
 
 __all__ = ["FAMILIES", "Task", "TaskLoadError", "TaskRegistry", "UnknownTask", "load_task", "task_folders"]
 

@@ -340,7 +340,9 @@ class Schedule:
 
     def reset(self, target, ops, first, preempt_at=0, changes=(), priorities=None):
         self.target, self.current, self.steps, self.log, self.stopped = target, None, 0, [], ""
-        self.holders = {}  # id(lock) -> the worker whose acquire of it this schedule granted last
+        # id(lock) -> (the lock, the worker whose acquire of it this schedule granted last): keyed by id so that no
+        # hash or eq of a submission's lock subclass runs, the lock kept alive with it so that its id stays its own
+        self.holders = {}
         self.preempt_at, self.changes, self.lowest, self.first_done = preempt_at, set(changes), 0, 0
         for me, my_ops in zip(self.workers, ops, strict=True):
             me.ops, me.results, me.done, me.waiting, me.spin, me.timed = list(my_ops), [], not my_ops, None, None, False
@@ -461,13 +463,13 @@ class Schedule:
         free = self._free_for(me)
         me.waiting = None
         if not free and (not blocking or timeout == 0):
-            if self.holders.get(id(lock)) is not me:  # (a thread asking whether it holds the lock itself waits for nothing)
+            if self.holders.get(id(lock), (None, None))[1] is not me:  # (a thread asking whether it holds the lock itself waits for nothing)
                 me.spin = lock  # the call fails now, as it would; the thread waits at its next point
             return
         if not free:
             me.waiting, me.timed = lock, timeout > 0
             self._wait(me, frame)
-        self.holders[id(lock)] = me
+        self.holders[id(lock)] = (lock, me)
         if key is not None:
             me.held[key] = me.held.get(key, 0) + 1
 

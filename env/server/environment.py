@@ -122,7 +122,8 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
             task = self._runtime.registry.get(name)
         except UnknownTask:
             listed = ", ".join(self._runtime.registry.ids())
-            return _error_observation(f"unknown task_id {name!r}; available: {listed}, or any proc-<easy|medium|hard|extreme>-<train|test|ood>-<index 0-99999>")
+            made = "".join(f", or any {family.generated_ids}" for family in FAMILIES.values() if family.generated_ids)
+            return _error_observation(f"unknown task_id {name!r}; available: {listed}{made}")
         seed = secrets.randbits(31) if seed is None else seed
         options = options or {}
         family = FAMILIES[task.family]

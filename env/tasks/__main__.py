@@ -19,7 +19,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from env.families.registry import TaskLoadError, TaskRegistry, load_task, task_folders
+from env.families.registry import FAMILIES, TaskLoadError, TaskRegistry, load_task, task_folders
 from env.project import RepoTask
 from env.runtime import Runtime
 from env.sandbox.isolation import probe_isolation
@@ -107,9 +107,15 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def repositories(registry: TaskRegistry) -> list[RepoTask]:
+    """The listed tasks that are repositories (``Family.repository``): what has test environments to prepare."""
+    found = (FAMILIES[t.family].repository(t) for t in registry.all())
+    return [t for t in found if t is not None]
+
+
 def cmd_prepare(args: argparse.Namespace) -> int:
     registry = _registry(args.paths, with_builtin=not args.paths)
-    wanted = {spec(t.requirements).key: t.requirements for t in registry.all() if isinstance(t, RepoTask)}
+    wanted = {spec(t.requirements).key: t.requirements for t in repositories(registry)}
     failures = 0
     for requirements in wanted.values():
         try:
@@ -156,9 +162,10 @@ def cmd_place(args: argparse.Namespace) -> int:
         print(f"error: this host cannot run the verdict: {runtime.sandbox.isolation.reason}", file=sys.stderr)
         return 2
     failing = 0
-    for task in registry.all():
-        if not isinstance(task, RepoTask):
-            print(f"{task.id}: not a repository task, every test of it runs where its family runs it")
+    for listed_task in registry.all():
+        task = FAMILIES[listed_task.family].repository(listed_task)
+        if task is None:
+            print(f"{listed_task.id}: not a repository task, every test of it runs where its family runs it")
             continue
         placement = place(runtime.sandbox, task)
         listed = placement.listed(task.sandboxed)

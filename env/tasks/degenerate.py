@@ -3,211 +3,25 @@
     for name, actions in degenerate_policies(task, hypothesis="wrong").items():
         play(task, actions)        # grade exactly 0.0; the step rewards sum to <= 0
 
-Each policy tries to earn reward or grade without improving a trusted test outcome: giving up,
-resubmitting the bug, the bug with a no-op edit (a comment, an extra function, a renamed local,
-reordered imports), a stuffed hypothesis, query spam, alternating a broken submission with the bug,
-an edit next to the bug, and test-run spam. Each must score exactly 0.0 with any hypothesis, the gold one
-included (a diagnosis pays only with a fix), and its step rewards sum to <= 0.
-
-``lookup_table`` writes a classic task's overfit: a table of the visible tests' answers in front of the bug.
-Its progress reward is a small share (the held-out cases count too), its grade exactly 0.0.
+Each family writes its own (``Family.degenerate_policies``): giving up, resubmitting the bug, the bug with a
+no-op edit, a stuffed hypothesis, query or test-run spam, alternating a broken submission with the bug, an edit
+next to the bug. Each must score exactly 0.0 with any hypothesis, the gold one included (a diagnosis pays only
+with a fix), and its step rewards sum to <= 0.
 """
 
 from __future__ import annotations
 
-import ast
-import copy
-from typing import Any, Literal
+from env.contract import Task
+from env.families.base import Action
 
-from env.families.classic.task import TaskSpec
-from env.families.registry import FAMILIES, Task
-from env.project import RepoTask, source_only
-from env.pyparse import parse
+# The classic family's own, re-exported where the red-team tests import them (tests/test_architecture.py names this).
+from env.families.classic.policies import lookup_table, noop_variants
+from env.families.policies import HypothesisKind
+from env.families.registry import FAMILIES
 
-HypothesisKind = Literal["wrong", "stuffed", "correct"]
-
-# A hypothesis that blames a cause no task has, and one that lists every cause a task could have.
-WRONG = "The recursion depth is exceeded because of a deadlock in the overflow check."
-STUFFED = (
-    "not sure where: an off-by-one in the loop condition, should be <=; or hash_password wraps bytes in a b' prefix; "
-    "or a race condition, lock not atomic, read-modify-write in increment and decrement; authenticate_user is wrong; "
-    "validate_password is wrong; overflow; encoding; timing"
-)
+__all__ = ["degenerate_policies", "lookup_table", "noop_variants"]
 
 
-def hypothesis_text(task: TaskSpec, kind: HypothesisKind) -> str:
-    return {"wrong": WRONG, "stuffed": STUFFED, "correct": task.gold_hypothesis}[kind]
-
-
-# -- no-op edits of a classic module -------------------------------------------------------------
-
-
-def with_comment(source: str, line: int) -> str:
-    """A comment inserted above ``line`` (next to the bug), indented like it."""
-    lines = source.splitlines(keepends=True)
-    index = max(0, min(line - 1, len(lines) - 1))
-    indent = lines[index][: len(lines[index]) - len(lines[index].lstrip())] if lines else ""
-    lines.insert(index, f"{indent}# checked this line carefully\n")
-    return "".join(lines)
-
-
-def with_extra_function(source: str) -> str:
-    return source.rstrip("\n") + "\n\n\ndef _unused_helper(value=None):\n    return value\n"
-
-
-class _Rename(ast.NodeTransformer):
-    def __init__(self, old: str, new: str):
-        self.old, self.new = old, new
-
-    def visit_Name(self, node: ast.Name) -> ast.Name:
-        if node.id == self.old:
-            node.id = self.new
-        return node
-
-
-def with_renamed_local(source: str) -> str | None:
-    """The first local variable assigned in a function, renamed everywhere in that function."""
-    tree = parse(source)
-    for func in ast.walk(tree):
-        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        params = {a.arg for a in func.args.args + func.args.kwonlyargs + func.args.posonlyargs}
-        for node in ast.walk(func):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id not in params:
-                _Rename(node.id, f"{node.id}_renamed").visit(func)
-                return ast.unparse(tree) + "\n"
-    return None
-
-
-def with_reordered_imports(source: str, allowed: frozenset[str]) -> str:
-    """The top-level imports in reverse order; a module with fewer than two first gets unused imports of
-    allowed modules, so that there is an order to change (both are no-ops)."""
-    tree = parse(source)
-    imports = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom)) and not (isinstance(n, ast.ImportFrom) and n.module == "__future__")]
-    lines = source.splitlines(keepends=True)
-    texts = ["".join(lines[n.lineno - 1 : n.end_lineno]) for n in imports]
-    present = {alias.name for n in imports if isinstance(n, ast.Import) for alias in n.names}
-    texts += [f"import {name}\n" for name in sorted(allowed - present)][: max(0, 2 - len(texts))]
-    if imports:
-        first, last = imports[0].lineno - 1, imports[-1].end_lineno or imports[-1].lineno
-        covered = {i for n in imports for i in range(n.lineno - 1, n.end_lineno or n.lineno)}
-        between = [lines[i] for i in range(first, last) if i not in covered]  # comments between imports stay
-        return "".join(lines[:first] + texts[::-1] + between + lines[last:])
-    return "".join(texts[::-1]) + "\n" + source
-
-
-def noop_variants(task: TaskSpec) -> dict[str, str]:
-    source = task.buggy_source
-    line = task.gold_locations[0].start if task.gold_locations else 1
-    variants = {"comment_next_to_bug": with_comment(source, line), "extra_function": with_extra_function(source)}
-    if (renamed := with_renamed_local(source)) is not None:
-        variants["renamed_local"] = renamed
-    variants["reordered_imports"] = with_reordered_imports(source, task.allowed_imports)
-    return variants
-
-
-def broken(source: str) -> str:
-    """Every function body replaced by a raise: fails every test the bug passed."""
-    tree = parse(source)
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            node.body = [ast.Raise(exc=ast.Call(func=ast.Name(id="RuntimeError", ctx=ast.Load()), args=[], keywords=[]), cause=None)]
-    return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
-
-
-class _Recorder:
-    """Stands in for ``sol`` in a visible test: calls the gold module in this process and records every answer."""
-
-    def __init__(self, namespace: dict[str, Any]):
-        self._namespace, self.answers = namespace, {}
-
-    def __getattr__(self, name: str) -> Any:
-        def call(*args: Any) -> Any:
-            value = self._namespace[name](*copy.deepcopy(args))
-            self.answers[(name, repr(args))] = value
-            return value
-
-        return call
-
-
-def lookup_table(task: TaskSpec) -> str | None:
-    """The bug plus a table of the visible tests' answers: passes every visible test and keeps the bug for every
-    other input (what a policy that fits the visible tests writes). None for a task whose functions take objects
-    (the concurrency task: its visible tests all pass on the bug already)."""
-    if task.stress is not None:
-        return None
-    namespace: dict[str, Any] = {}
-    exec(compile(task.gold_source, f"<gold {task.id}>", "exec"), namespace)  # the task's own gold module, never agent code
-    recorder = _Recorder(namespace)
-    for _, test in task.tests:
-        test(recorder)
-    names = sorted({name for name, _ in recorder.answers})
-    tree = parse(task.buggy_source)
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name in names:
-            node.name = f"_buggy_{node.name}"
-    wrappers = "".join(
-        f"\n\ndef {name}(*args):\n    key = ({name!r}, repr(args))\n    if key in _ANSWERS:\n        return _ANSWERS[key]\n"
-        f"    return _buggy_{name}(*args)\n"
-        for name in names
-    )
-    table = "_ANSWERS = {\n" + "".join(f"    {key!r}: {value!r},\n" for key, value in recorder.answers.items()) + "}\n"
-    # The buggy functions call each other by their public names, which are now the wrappers: still the bug.
-    return table + "\n\n" + ast.unparse(tree) + "\n" + wrappers
-
-
-def _submit(code: str, hypothesis: str) -> dict[str, Any]:
-    return {"action_type": "submit_fix", "fixed_code": code, "hypothesis": hypothesis}
-
-
-def classic_policies(task: TaskSpec, kind: HypothesisKind) -> dict[str, list[dict[str, Any]]]:
-    h = hypothesis_text(task, kind)
-    noops = noop_variants(task)
-    give_up = [{"action_type": "give_up", "final_diagnosis": h}]
-    policies = {
-        "give_up": give_up,
-        "resubmit_bug": [_submit(task.buggy_source, h)] * task.max_attempts,
-        "stuffed_hypothesis": [_submit(noops["comment_next_to_bug"], STUFFED)] + give_up,
-        "query_spam": [{"action_type": "query_context", "query_type": "related_code"}] * (task.max_steps - 1) + give_up,
-        "alternating": [_submit(broken(task.buggy_source) if i % 2 == 0 else task.buggy_source, h) for i in range(task.max_attempts)],
-    }
-    for name, code in noops.items():
-        policies[f"bug_plus_{name}"] = [_submit(code, h)] * 2 + give_up
-    return policies
-
-
-# -- repository and procedural tasks -------------------------------------------------------------
-
-
-def _open(task: RepoTask, path: str) -> list[dict[str, Any]]:
-    return [{"action_type": "open_file", "path": path}] if FAMILIES[task.family].partial_view else []
-
-
-def repo_policies(task: RepoTask) -> dict[str, list[dict[str, Any]]]:
-    gold = task.gold_lines[0]
-    path, line = gold.file, gold.start
-    source = source_only(task.files)[path]
-    indent = source.splitlines()[line - 1][: len(source.splitlines()[line - 1]) - len(source.splitlines()[line - 1].lstrip())]
-    comment = {"action_type": "edit", "path": path, "start_line": line, "end_line": line - 1, "new_text": f"{indent}# the bug is around here\n"}
-    uncomment = {"action_type": "edit", "path": path, "start_line": line, "end_line": line, "new_text": ""}
-    breaking = {"action_type": "edit", "path": path, "start_line": line, "end_line": line - 1, "new_text": f"{indent}raise RuntimeError('broken')\n"}
-    claim = {"suspect": gold.function or f"{path}:{line}", "mechanism": (task.mechanism or ["wrong_value"])[0], "hypothesis": STUFFED}
-    run = {"action_type": "run_tests"}
-    submit = {"action_type": "submit"}
-    spam = max(1, min(6, task.max_steps - 4))
-    return {
-        "give_up": [{"action_type": "give_up"}],
-        "submit_unchanged": [submit],
-        "edit_next_to_bug": _open(task, path) + [comment, run, submit],
-        "stuffed_claim": _open(task, path) + [comment, {**submit, **claim}],
-        "run_tests_spam": _open(task, path) + [comment] + [run] * spam + [submit],
-        "alternating": _open(task, path) + [breaking, run, uncomment, run, breaking, run, uncomment, run, submit],
-    }
-
-
-def degenerate_policies(task: Task, hypothesis: HypothesisKind = "wrong") -> dict[str, list[dict[str, Any]]]:
-    """Every degenerate policy for ``task`` (the hypothesis kind matters for classic tasks only)."""
-    if isinstance(task, RepoTask):
-        return repo_policies(task)
-    return classic_policies(task, hypothesis)
-
+def degenerate_policies(task: Task, hypothesis: HypothesisKind = "wrong") -> dict[str, list[Action]]:
+    """Every degenerate policy for ``task`` (the hypothesis kind matters where the family's actions claim one)."""
+    return FAMILIES[task.family].degenerate_policies(task, hypothesis)

@@ -13,9 +13,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from env.families.registry import TaskRegistry
+from env.contract import Task
+from env.families.registry import FAMILIES, TaskRegistry
 from env.patches import PatchError, apply_patch
-from env.project import RepoTask
 from env.runtime import Runtime
 from env.verdict.outcome import resolution
 from env.verdict.repo_judge import run_tests
@@ -33,9 +33,15 @@ class Prediction(BaseModel):
             raise ValueError("the observation is not the end of a repository episode")
         instance_id = observation.task_id
         if registry is not None:
-            task = registry.get(observation.task_id)
-            instance_id = getattr(task, "instance_id", "") or task.id
+            instance_id = instance_of(registry.get(observation.task_id))
         return cls(instance_id=instance_id, model_name_or_path=model, model_patch=observation.info["model_patch"])
+
+
+def instance_of(task: Task) -> str:
+    """The id a task's predictions go under: its SWE-bench instance id if its family's tasks are repositories that
+    record one, else its own id."""
+    repository = FAMILIES[task.family].repository(task)
+    return (repository.instance_id if repository is not None else "") or task.id
 
 
 class Evaluation(BaseModel):
@@ -59,7 +65,8 @@ def read_predictions(path: Path) -> list[Prediction]:
 
 def evaluate(runtime: Runtime, prediction: Prediction) -> Evaluation:
     """Apply the patch to the task's snapshot and grade it like SWE-bench (empty patch: NO)."""
-    tasks = [t for t in runtime.registry.all() if isinstance(t, RepoTask) and prediction.instance_id in (t.instance_id, t.id)]
+    repositories = (FAMILIES[t.family].repository(t) for t in runtime.registry.all())
+    tasks = [t for t in repositories if t is not None and prediction.instance_id in (t.instance_id, t.id)]
     if not tasks:
         return Evaluation(instance_id=prediction.instance_id, resolution="NO", detail="no such repository task")
     task = tasks[0]

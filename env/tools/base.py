@@ -67,13 +67,16 @@ class ToolResult(BaseModel):
 class ToolContext:
     """What a tool may touch: the episode's workspace and task, and the services to run tests.
 
-    ``task`` is a repository task, or a classic task whose workbench gives the ``project``.
-    ``project`` says what the debugger and script runner run on (a repository task's workspace,
-    or a classic task's workbench); the episode's debugging session is made on first use.
+    ``repository`` is the task as a repository, given by a family whose tasks are one (what the test tools and
+    ``diff`` work on); a classic task has none, and its workbench gives the ``project``. ``project`` says what the
+    debugger and script runner run on (a repository task's workspace, or a classic task's workbench); the
+    episode's debugging session is made on first use.
     """
 
-    def __init__(self, task: Task, workspace: Workspace, runtime: Runtime, project: Project | None = None):
-        self.task, self.workspace, self.runtime = task, workspace, runtime
+    def __init__(
+        self, task: Task, workspace: Workspace, runtime: Runtime, project: Project | None = None, repository: RepoTask | None = None
+    ):
+        self.task, self.workspace, self.runtime, self.repository = task, workspace, runtime, repository
         self.project = project or self._repo_project()
         self._debugger: DebugSession | None = None
 
@@ -90,9 +93,9 @@ class ToolContext:
     @property
     def repo_task(self) -> RepoTask:
         """The task as a repository (its files, tests and environment): what the test tools and ``diff`` work on."""
-        if not isinstance(self.task, RepoTask):
+        if self.repository is None:
             raise ToolError(f"this tool works on repository tasks; {self.task.id!r} is a {self.task.family} task")
-        return self.task
+        return self.repository
 
     @property
     def debugger(self) -> DebugSession:

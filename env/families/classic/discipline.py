@@ -224,19 +224,20 @@ class _Review:
                 if not (isinstance(parent, ast.Attribute) or (isinstance(parent, ast.Call) and parent.func is node)):
                     raise Refused(node, f"uses the imported name `{node.id}` as a value")
             if isinstance(node, ast.Name) and node.id in ("getattr", "setattr", "delattr", "vars", "globals", "locals", "eval", "exec", "type", "super", "__import__"):
-                if not (node.id == "super" and id(node) in self._super_inits()):
+                if not (node.id == "super" and node in self._super_inits()):
                     raise Refused(node, f"uses `{node.id}`")
             if isinstance(node, (ast.Lambda, ast.Yield, ast.YieldFrom, ast.Await, ast.AsyncFunctionDef, ast.AsyncWith, ast.AsyncFor)):
                 raise Refused(node, "uses a lambda, a generator or async code the review cannot follow")
 
     _parent_map: dict[ast.AST, ast.AST] | None = None
 
-    def _super_inits(self) -> set[int]:
-        """The ``super`` names of ``super().__init__()`` statements (the one use of ``super`` the review follows)."""
-        found = set()
+    def _super_inits(self) -> set[ast.AST]:
+        """The ``super`` names of ``super().__init__()`` statements (the one use of ``super`` the review follows);
+        AST nodes compare by identity, so the nodes themselves are the keys."""
+        found: set[ast.AST] = set()
         for node in ast.walk(self.tree):
             if _is_super_init(node):
-                found.add(id(node.value.func.value.func))  # type: ignore[attr-defined]
+                found.add(node.value.func.value.func)  # type: ignore[attr-defined]
         return found
 
     def _parents(self) -> dict[ast.AST, ast.AST]:

@@ -24,12 +24,11 @@ from env.families.classic.workbench import Workbench
 from env.graders.hypothesis import GoldClaim, judge_hypothesis
 from env.graders.mechanisms import MECHANISMS
 from env.interface import CLASSIC_ACTIONS, Interface
-from env.models import ACTION_TYPES, AttemptView, DebugAction, DebugObservation
+from env.models import ACTION_TYPES, MAX_TEXT_FIELD, AttemptView, DebugAction, DebugObservation
 from env.runtime import Runtime
 from env.tools import ToolError, run_call
 from env.tools.base import InvalidArguments, UnknownTool
 
-MAX_TEXT_FIELD = 8 * 1024  # hypothesis, diagnosis, query target
 MAX_SUSPECT = 300  # a function name or file:line
 FIELDS_OF = {
     "submit_fix": ("fixed_code", "hypothesis", "suspect", "mechanism"),

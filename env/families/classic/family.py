@@ -10,13 +10,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
-from env.families.base import Family
+from env.families import validation
+from env.families.base import TASKS_DIR, Action, Family, ResultRow
+from env.families.classic import policies
+from env.families.classic import validation as classic_validation
 from env.families.classic.concurrency import python_refusal
 from env.families.classic.episode import ClassicEpisode
 from env.families.classic.grader import grade_episode
 from env.families.classic.task import TaskSpec
+from env.families.policies import HypothesisKind
 from env.interface import CLASSIC_ACTIONS, CLASSIC_EXTRA, PROFILES, Interface, profile_named
 from env.models import ACTION_TYPES, CLASSIC_TOOLS
+from env.project import RepoTask
 from env.runtime import Runtime
 
 
@@ -53,6 +58,34 @@ class ClassicFamily(Family[TaskSpec]):
 
     def catalogue(self) -> dict[str, Any]:
         return {"action_types": list(ACTION_TYPES), **super().catalogue()}
+
+    def oracle_actions(self, task: TaskSpec) -> list[Action]:
+        return policies.oracle_actions(task)
+
+    def overfit_actions(self, task: TaskSpec) -> list[Action] | None:
+        """A table of the visible tests' answers in front of the bug (``policies.lookup_table``)."""
+        return policies.overfit_actions(task)
+
+    def overfit_ceiling(self, oracle_grade: float) -> float:
+        return 0.0  # the lookup table fixes no held-out case, so it earns nothing
+
+    def degenerate_policies(self, task: TaskSpec, hypothesis: HypothesisKind = "wrong") -> dict[str, list[Action]]:
+        return policies.classic_policies(task, hypothesis)
+
+    def smoke_actions(self, task: TaskSpec) -> list[Action]:
+        return policies.smoke_actions(task)
+
+    def a_visible_test(self, task: TaskSpec) -> str:
+        return task.tests[0][0]
+
+    def validate(self, runtime: Runtime, task: TaskSpec, runs: int, tasks_dir: Path = TASKS_DIR) -> validation.TaskValidation:
+        return classic_validation.validate(runtime, task, runs)  # bundled or not, the same proof
+
+    def repository(self, task: TaskSpec) -> RepoTask | None:
+        return None  # one module and its tests: nothing to place, prepare or export as a SWE-bench prediction
+
+    def report_table(self, rows: list[ResultRow]) -> str:
+        return ""  # the shared tables say it all
 
 
 CLASSIC = ClassicFamily()

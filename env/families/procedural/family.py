@@ -10,11 +10,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
-from env.families.base import Family
+from env.families.base import TASKS_DIR, Action, Family, ResultRow
+from env.families.policies import HypothesisKind
 from env.families.procedural.episode import ProceduralEpisode
 from env.families.procedural.grader import grade_procedural
+from env.families.procedural.model import PRESETS, SPLIT_SIZE, SPLITS
+from env.families.procedural.report import split_table
 from env.families.procedural.task import CATALOGUE, ProceduralTask, is_procedural_id, load_procedural_task, procedural_task
+from env.families.repo import policies, validation
+from env.families.validation import TaskValidation
 from env.interface import Interface, Profile, profile_named
+from env.project import RepoTask
 from env.runtime import Runtime
 
 # One interface: the DebugOps-RX actions plus the file tools, each made partially observable
@@ -34,6 +40,7 @@ class ProceduralFamily(Family[ProceduralTask]):
     description = "A generated service with noisy, drifting logs; only opened files are visible"
     grader = staticmethod(grade_procedural)
     partial_view: ClassVar[bool] = True
+    generated_ids: ClassVar[str] = f"proc-<{'|'.join(PRESETS)}>-<{'|'.join(SPLITS)}>-<index 0-{SPLIT_SIZE - 1}>"
 
     def load(self, folder: Path, data: dict[str, Any]) -> ProceduralTask:
         return load_procedural_task(folder, data)
@@ -52,6 +59,38 @@ class ProceduralFamily(Family[ProceduralTask]):
 
     def episode(self, runtime: Runtime, task: ProceduralTask, seed: int, episode_id: str, interface: Interface | None = None) -> ProceduralEpisode:
         return ProceduralEpisode(runtime, task, seed, episode_id, interface or self.interface())
+
+    # A generated service is a repository: it is played, validated and exported as one (env.families.repo).
+
+    def oracle_actions(self, task: ProceduralTask) -> list[Action]:
+        """Run the tests and open the fault's file and its neighbours first, then rewrite what the gold patch changes."""
+        return policies.oracle_actions(task, read_first=task.relevant_files())
+
+    def overfit_actions(self, task: ProceduralTask) -> list[Action] | None:
+        return policies.overfit_actions(task, read_first=task.relevant_files())
+
+    def overfit_ceiling(self, oracle_grade: float) -> float:
+        return oracle_grade - 1e-9  # an overfit may fix a held-out test, never all of them
+
+    def degenerate_policies(self, task: ProceduralTask, hypothesis: HypothesisKind = "wrong") -> dict[str, list[Action]]:
+        return policies.repo_policies(task, self.partial_view)
+
+    def smoke_actions(self, task: ProceduralTask) -> list[Action]:
+        # the logs drift with the seed: same seed, same rewards
+        return [{"action_type": "analyze_logs"}, {"action_type": "run_tests"}, {"action_type": "analyze_logs"}] + self.oracle_actions(task)
+
+    def a_visible_test(self, task: ProceduralTask) -> str:
+        return policies.a_visible_test(task)
+
+    def validate(self, runtime: Runtime, task: ProceduralTask, runs: int, tasks_dir: Path = TASKS_DIR) -> TaskValidation:
+        return validation.validate(runtime, task, runs, tasks_dir)
+
+    def repository(self, task: ProceduralTask) -> RepoTask | None:
+        return task
+
+    def report_table(self, rows: list[ResultRow]) -> str:
+        """The DebugOps-RX table: per split, mean grade ± std over seeds per difficulty."""
+        return split_table(rows)
 
 
 PROCEDURAL = ProceduralFamily()

@@ -39,7 +39,7 @@ class ProcContext(ToolContext):
     """A procedural episode's tool context: the workspace and task, plus what the agent has opened and seen."""
 
     def __init__(self, task: ProceduralTask, workspace: Workspace, runtime: Runtime, view: ProcView):
-        super().__init__(task, workspace, runtime)
+        super().__init__(task, workspace, runtime, repository=task)
         self.view = view
 
 

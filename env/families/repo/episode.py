@@ -57,7 +57,7 @@ class RepoEpisode(Episode):
 
     def context(self) -> ToolContext:
         """What the episode's tools may touch (a family with tools of its own adds what they need)."""
-        return ToolContext(self.task, self.workspace, self.runtime)
+        return ToolContext(self.task, self.workspace, self.runtime, repository=self.task)
 
     # -- grading ------------------------------------------------------------------------------
 

@@ -10,9 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from env.families.base import Family
+from env.families.base import TASKS_DIR, Action, Family, ResultRow
+from env.families.policies import HypothesisKind
+from env.families.repo import policies, validation
 from env.families.repo.episode import RepoEpisode
 from env.families.repo.grader import grade_repo
+from env.families.validation import TaskValidation
 from env.interface import Interface, profile_named
 from env.project import RepoTask, load_repo_task
 from env.runtime import Runtime
@@ -32,6 +35,34 @@ class RepoFamily(Family[RepoTask]):
 
     def episode(self, runtime: Runtime, task: RepoTask, seed: int, episode_id: str, interface: Interface | None = None) -> RepoEpisode:
         return RepoEpisode(runtime, task, seed, episode_id, interface or self.interface())
+
+    def oracle_actions(self, task: RepoTask) -> list[Action]:
+        """Each file the gold patch changes rewritten with the file tools, then ``submit``."""
+        return policies.oracle_actions(task)
+
+    def overfit_actions(self, task: RepoTask) -> list[Action] | None:
+        return policies.overfit_actions(task)
+
+    def overfit_ceiling(self, oracle_grade: float) -> float:
+        return oracle_grade - 1e-9  # an overfit may fix a held-out test, never all of them
+
+    def degenerate_policies(self, task: RepoTask, hypothesis: HypothesisKind = "wrong") -> dict[str, list[Action]]:
+        return policies.repo_policies(task, self.partial_view)  # the stuffed claim is the one hypothesis a submit carries
+
+    def smoke_actions(self, task: RepoTask) -> list[Action]:
+        return [{"action_type": "run_tests"}, {"action_type": "list_dir"}] + self.oracle_actions(task)
+
+    def a_visible_test(self, task: RepoTask) -> str:
+        return policies.a_visible_test(task)
+
+    def validate(self, runtime: Runtime, task: RepoTask, runs: int, tasks_dir: Path = TASKS_DIR) -> TaskValidation:
+        return validation.validate(runtime, task, runs, tasks_dir)
+
+    def repository(self, task: RepoTask) -> RepoTask | None:
+        return task
+
+    def report_table(self, rows: list[ResultRow]) -> str:
+        return ""  # the shared tables say it all
 
 
 REPO = RepoFamily()
