@@ -50,7 +50,6 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 import httpx
-import openai
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -93,6 +92,8 @@ def unreachable(exc: BaseException) -> bool:
 
 
 def environment_unreachable(exc: BaseException) -> bool:
+    import openai  # on an error only: the SDK takes ~0.4 s to import (the agent loads it when it first asks the model)
+
     return unreachable(exc) and not isinstance(exc, ModelUnavailable | openai.APIError)  # those are the model endpoint's
 
 
@@ -103,6 +104,8 @@ def model_stop(exc: BaseException, settings: Settings) -> RunStopped | None:
         if not unreachable(exc):
             return None  # timeouts, 429 and 5xx until the attempts were spent: the next episode may fare better
         return RunStopped(f"{where} is not reachable ({exc}); check API_BASE_URL", EXIT_MODEL)
+    import openai
+
     if not isinstance(exc, openai.APIStatusError):
         return None
     said = describe(exc)

@@ -11,9 +11,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from env.models import DebugAction, DebugObservation, DebugState
+if TYPE_CHECKING:  # annotations only: an agent process imports the contract without OpenEnv's server package
+    from env.models import DebugAction, DebugObservation, DebugState
 
 
 class Task(Protocol):

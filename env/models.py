@@ -14,12 +14,10 @@ importing OpenEnv); these are OpenEnv's base classes plus those fields.
 
 from __future__ import annotations
 
-from typing import Any
-
 from openenv.core.env_server.types import Action, Observation, State
 from pydantic import PrivateAttr
 
-from env.graders.mechanisms import MECHANISMS
+from env.tool_schemas import CLAIM_PROPERTIES, CLASSIC_TOOLS  # noqa: F401  (re-exported, as below)
 from env.wire import (  # noqa: F401  (re-exported: the server and agents import these from here)
     ACTION_CONFIG,
     ACTION_TYPES,
@@ -34,27 +32,6 @@ from env.wire import (  # noqa: F401  (re-exported: the server and agents import
 
 # The longest hypothesis, diagnosis or query target an episode accepts (the demo's text boxes stop there too).
 MAX_TEXT_FIELD = 8 * 1024
-
-# The structured hypothesis fields, shared by submit_fix and the repository families' submit.
-CLAIM_PROPERTIES: dict[str, Any] = {
-    "suspect": {"type": "string", "description": SUSPECT_DOC},
-    "mechanism": {"type": "string", "enum": list(MECHANISMS), "description": MECHANISM_DOC},
-}
-# The classic action types as OpenAI function-calling tools (published in /tasks, like a repository task's).
-CLASSIC_TOOLS = [
-    {"type": "function", "function": {
-        "name": "submit_fix", "description": "Submit the complete corrected module with your theory of the bug; runs the tests.",
-        "parameters": {"type": "object", "properties": {"fixed_code": {"type": "string"}, "hypothesis": {"type": "string"}, **CLAIM_PROPERTIES},
-                       "required": ["fixed_code", "hypothesis"], "additionalProperties": False}}},
-    {"type": "function", "function": {
-        "name": "query_context", "description": "Ask about the code or the tests (the first query is free).",
-        "parameters": {"type": "object", "properties": {"query_type": {"type": "string", "enum": list(QUERY_TYPES)}, "query_target": {"type": "string"}},
-                       "required": ["query_type"], "additionalProperties": False}}},
-    {"type": "function", "function": {
-        "name": "give_up", "description": "End the episode.",
-        "parameters": {"type": "object", "properties": {"final_diagnosis": {"type": "string"}}, "additionalProperties": False}}},
-]
-
 
 # The mixin comes first so its fields override OpenEnv's (``reward``) while OpenEnv's keep their
 # place in the schema; the docstring is the mixin's, as pydantic publishes a class's own one.

@@ -13,7 +13,8 @@ from env.config import Settings
 from env.demo import commands, view
 from env.demo.session import DemoError, DemoSession
 from env.demo.trajectory import Trajectory, TrajectoryError, diff_files, load, replay
-from env.eval.drivers import HttpDriver, InProcessDriver
+from env.eval.drivers import HttpDriver
+from env.eval.in_process import InProcessDriver
 from env.eval.run import play
 from env.models import DebugAction
 from env.server.app import build_app

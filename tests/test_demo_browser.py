@@ -16,7 +16,7 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from env.catalogue import catalogue_entry
-from env.eval.drivers import InProcessDriver
+from env.eval.in_process import InProcessDriver
 from env.eval.run import play
 from env.models import DebugAction
 from env.server.environment import DebugEnvironment

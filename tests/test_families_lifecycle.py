@@ -22,7 +22,7 @@ from env import rewards
 from env.config import Settings
 from env.eval import report as report_module
 from env.eval import run as run_module
-from env.eval.drivers import InProcessDriver
+from env.eval.in_process import InProcessDriver
 from env.families.base import TASKS_DIR, Action, Episode, Family, ResultRow, StateParts, Turn
 from env.families.policies import HypothesisKind
 from env.families.registry import FAMILIES, TaskRegistry, load_task

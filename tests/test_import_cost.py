@@ -49,7 +49,7 @@ def test_the_web_ui_still_loads_the_real_web_interface_when_it_is_on():
         f"print(json.dumps({{'loaded': {LOADED}, 'status': page.status_code, 'manager': web.WebInterfaceManager.__name__}}))",
         ENABLE_WEB_INTERFACE="true",
     )
-    assert out == {"loaded": ["env", "gradio", "openai"], "status": 200, "manager": "WebInterfaceManager"}
+    assert out == {"loaded": ["env", "gradio"], "status": 200, "manager": "WebInterfaceManager"}
 
 
 def test_an_explicit_import_of_the_web_interface_is_never_refused():
@@ -94,3 +94,14 @@ def test_main_s_web_ui_builds_the_demo_on_demand(runtime, monkeypatch):
     with TestClient(build_app(runtime=runtime, settings=Settings(), web_ui=web_ui)) as client:
         config = client.get("/web/config").json()
         assert "task" in {c.get("props", {}).get("elem_id") for c in config["components"]}
+
+
+def test_the_baseline_and_the_harness_import_neither_openenv_nor_openai_nor_gradio():
+    # they load when used: OpenEnv's client when a WsDriver connects, the SDK when the agent first asks the model
+    out = run(
+        "import json, sys\n"
+        "import inference, env.eval.__main__, env.agents\n"
+        "print(json.dumps({'loaded': sorted({m.split('.')[0] for m in sys.modules} & {'openenv', 'openai', 'gradio'}),"
+        " 'agents': sorted(env.agents.AGENTS)}))"
+    )
+    assert out == {"loaded": [], "agents": ["heuristic", "llm", "oracle", "random"]}

@@ -22,7 +22,8 @@ from openenv.core.mcp_client import MCPToolClient
 from env.agents.llm import LLMAgent
 from env.config import Settings
 from env.eval import run
-from env.eval.drivers import HttpDriver, InProcessDriver, WsDriver
+from env.eval.drivers import HttpDriver, WsDriver
+from env.eval.in_process import InProcessDriver
 from env.families.registry import FAMILIES
 from env.models import CLASSIC_TOOLS, DebugAction
 from env.server.app import build_app

@@ -6,7 +6,7 @@ import json
 from functools import partial
 
 from env.eval import run as run_module
-from env.eval.drivers import InProcessDriver
+from env.eval.in_process import InProcessDriver
 from env.eval.report import who_solved
 
 TASKS = ["easy", "repo-pagination-off-by-one"]

@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from env.eval.drivers import InProcessDriver
+from env.eval.in_process import InProcessDriver
 from env.eval.run import SecretMismatch, run
 from env.families.classic.concurrency import explore_plan, setup_state
 from env.families.repo.family import REPO

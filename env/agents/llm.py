@@ -35,7 +35,7 @@ from typing import Any
 from env.agents.base import Action, Agent, Observation, register
 from env.agents.retry import RetryPolicy
 from env.interface import ACTION_ALIASES, ALIASES
-from env.models import CLASSIC_TOOLS
+from env.tool_schemas import CLASSIC_TOOLS
 
 SYSTEM = (
     "You are debugging code. Read the task, investigate, and fix the bug. Act only by calling exactly one tool per turn "

@@ -3,20 +3,28 @@
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from env.agents.base import Action, Agent, Observation, register
-from env.families.registry import FAMILIES, TaskRegistry
-from env.tasks.oracle import oracle_actions
+
+if TYPE_CHECKING:
+    from env.families.registry import TaskRegistry
 
 
 @register("oracle")
 class OracleAgent(Agent):
     def __init__(self, registry: TaskRegistry | None = None):
+        # The families load the server's models (OpenEnv's server package, ~0.7 s): only the oracle needs them, so
+        # they are imported when one is made, not when the agents register (inference.py imports every agent).
+        from env.families.registry import TaskRegistry
+
         self.registry = registry or TaskRegistry.from_env()
         self.plan: list[Action] = []
 
     def begin(self, task: dict[str, Any], observation: Observation, rng: random.Random) -> None:
+        from env.families.registry import FAMILIES
+        from env.tasks.oracle import oracle_actions
+
         super().begin(task, observation, rng)
         spec = self.registry.get(task["id"])
         self.plan = oracle_actions(spec)

@@ -10,7 +10,7 @@ from typing import Any
 
 from env.agents.base import Action, Agent, Observation, register
 from env.agents.mutations import mutations
-from env.models import QUERY_TYPES
+from env.wire import QUERY_TYPES
 
 HYPOTHESES = ("the loop ends too early", "a value is converted wrongly", "a race between threads", "the cache is stale", "an off-by-one")
 

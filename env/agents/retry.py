@@ -38,8 +38,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-import openai
-
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
@@ -51,6 +49,8 @@ class ModelUnavailable(RuntimeError):
 
 
 def is_transient(exc: BaseException) -> bool:
+    import openai  # here, not at the top: the SDK takes ~0.4 s to import, and only a failed request needs it
+
     if isinstance(exc, openai.APIStatusError):
         return exc.status_code in TRANSIENT_STATUS or exc.status_code >= 500
     # APITimeoutError is an APIConnectionError; the builtins cover clients other than OpenAI's
@@ -59,6 +59,8 @@ def is_transient(exc: BaseException) -> bool:
 
 def describe(exc: BaseException) -> str:
     """One line naming the error (an HTTP status says more than the exception's class)."""
+    import openai
+
     text = " ".join(str(exc).split()) or "(no message)"
     if isinstance(exc, openai.APIStatusError):
         return f"HTTP {exc.status_code}: {text}"
@@ -67,6 +69,8 @@ def describe(exc: BaseException) -> str:
 
 def retry_after(exc: BaseException) -> float | None:
     """The server's requested delay in seconds (Retry-After, or the non-standard retry-after-ms), if it sent one."""
+    import openai
+
     if not isinstance(exc, openai.APIStatusError):
         return None
     headers: Mapping[str, str] = exc.response.headers

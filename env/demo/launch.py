@@ -13,7 +13,8 @@ from collections.abc import Callable
 import gradio as gr
 
 from env.demo.ui import build_demo
-from env.eval.drivers import HttpDriver, InProcessDriver
+from env.eval.drivers import HttpDriver
+from env.eval.in_process import InProcessDriver
 from env.families.registry import TaskRegistry
 from env.runtime import Runtime
 from env.server.environment import DebugEnvironment

@@ -16,8 +16,6 @@ from functools import partial
 from pathlib import Path
 
 from env.agents import AGENTS
-from env.eval import report as report_module
-from env.eval import run as run_module
 from env.interface import PROFILES
 from env.sandbox.lifetime import command
 
@@ -58,6 +56,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("paths", nargs="+", help="task folders or directories of them (synthesized or imported)")
     p.add_argument("--out", help="where the episodes' steps go (default: a temporary folder)")
     args = parser.parse_args(argv)
+    # after parsing: these load the families and the server's models (OpenEnv), which --help does not need
+    from env.eval import report as report_module
+    from env.eval import run as run_module
+
     if args.command == "difficulty":
         from env.eval.difficulty import measure
         from env.sandbox.isolation import probe_isolation
@@ -91,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
 
                 factory = partial(WsDriver, args.url)
             else:
-                from env.eval.drivers import InProcessDriver
+                from env.eval.in_process import InProcessDriver
                 from env.families.registry import TaskRegistry
                 from env.runtime import Runtime
                 from env.secret import ServerSecret

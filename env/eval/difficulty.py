@@ -13,7 +13,7 @@ import dataclasses
 import tempfile
 from pathlib import Path
 
-from env.eval.drivers import InProcessDriver
+from env.eval.in_process import InProcessDriver
 from env.eval.run import play
 from env.families.registry import TaskRegistry, task_folders
 from env.project import RepoTask, load_repo_task

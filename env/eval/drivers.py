@@ -1,6 +1,7 @@
-"""Where an evaluation's episodes run: in this process, or on a server (over /ws, or plain HTTP). All move plain dicts.
+"""Where an evaluation's episodes run: on a server (over /ws, or plain HTTP), or in this process (env.eval.in_process).
+All move plain dicts.
 
-    with InProcessDriver(runtime) as env:           # or WsDriver("http://localhost:8000"), HttpDriver(...)
+    with WsDriver("http://localhost:8000") as env:     # or HttpDriver(...), InProcessDriver(runtime)
         obs = env.reset("easy", seed=1)                # profile="pdb" ... as reset options
         obs, reward, done = env.step({"action_type": "give_up"})
         tools = env.tools()                            # the episode's tools (its tools/list), as function definitions
@@ -9,14 +10,6 @@
 from __future__ import annotations
 
 from typing import Any, Protocol
-
-from openenv.core.generic_client import GenericEnvClient
-
-from env.catalogue import catalogue_entry
-from env.models import DebugAction
-from env.runtime import Runtime
-from env.server.environment import DebugEnvironment
-from env.server.mcp import tools_of
 
 
 class Driver(Protocol):
@@ -47,47 +40,11 @@ def listed_tools(obs: dict[str, Any]) -> list[dict[str, Any]]:
     return function_definitions(obs["tools"])
 
 
-class InProcessDriver:
-    def __init__(self, runtime: Runtime):
-        self.runtime = runtime
-        self.env = DebugEnvironment(runtime)
-
-    def tasks(self) -> list[dict[str, Any]]:
-        return [catalogue_entry(t.summary()) for t in self.runtime.registry.all()]
-
-    def task(self, task_id: str) -> dict[str, Any] | None:
-        """A task by id, listed or not (procedural ids are generated on request)."""
-        try:
-            return catalogue_entry(self.runtime.registry.get(task_id).summary())
-        except (KeyError, ValueError):  # unknown, or a procedural id out of range
-            return None
-
-    def reset(self, task_id: str, seed: int, **options: Any) -> dict[str, Any]:
-        return self.env.reset(task_id=task_id, seed=seed, **options).model_dump()
-
-    def fingerprint(self) -> str:
-        """The fingerprint of the secret this environment's verdicts derive from."""
-        return self.runtime.secret.fingerprint
-
-    def step(self, action: dict[str, Any]) -> tuple[dict[str, Any], float, bool]:
-        obs = self.env.step(DebugAction(**action)).model_dump()
-        return obs, float(obs.get("reward") or 0.0), bool(obs.get("done"))
-
-    def tools(self) -> list[dict[str, Any]]:
-        episode = self.env.episode
-        if episode is None:
-            raise RuntimeError("no episode is running; reset first")
-        return function_definitions([t.model_dump() for t in tools_of(episode)])  # what a list_tools step answers
-
-    def __enter__(self) -> InProcessDriver:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.env.close()
-
-
 class WsDriver:
     def __init__(self, url: str):
+        # here, not at the top: OpenEnv's client loads its whole server package (~0.7 s); importing a driver is free
+        from openenv.core.generic_client import GenericEnvClient
+
         self.url = url.rstrip("/")
         self.client = GenericEnvClient(base_url=self.url)
 

@@ -92,7 +92,8 @@ class EpisodeWorker:
     the secret are in its process's environment from the start (the actor's runtime_env), as a server's would be."""
 
     def __init__(self, url: str | None):
-        from env.eval.drivers import InProcessDriver, WsDriver
+        from env.eval.drivers import WsDriver
+        from env.eval.in_process import InProcessDriver
 
         self.factory: Callable[[], Driver]
         self.catalog: TaskCatalog | None = None  # a server says itself which tasks it has
