@@ -1,4 +1,4 @@
-"""OpenEnv's validation policy v2 (validator.py --v2, env/eval/v2checks.py): the manifest is a v2 manifest, the
+"""OpenEnv's validation policy v2 (validator.py --v2, env/eval/v2/): the manifest is a v2 manifest, the
 report validates against OpenEnv's report schema, every local-lane check is reported (a skip with its reason), and
 a deliberately broken server or declaration fails the check that covers it."""
 
@@ -18,7 +18,9 @@ from openenv.validation.runtime.contracts import load_runtime_plan
 from openenv.validation.types import Lane
 
 from env.config import Settings
-from env.eval.v2checks import canaries, solution_markers, validate
+from env.eval.v2.canaries import canaries
+from env.eval.v2.report import validate
+from env.eval.v2.semantic_checks import solution_markers
 from env.families.registry import TaskRegistry
 from env.runtime import Runtime
 from env.sandbox.limits import Limits
