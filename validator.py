@@ -169,11 +169,15 @@ def run_checks(url: str) -> list[str]:
 
 
 def run_v2(url: str, args: argparse.Namespace, server_pid: int | None) -> int:
-    from env.eval.v2.report import table, validate
+    from env.eval.v2.report import UnknownSelection, table, validate
 
     split = lambda text: [x.strip() for x in text.split(",") if x.strip()] if text else None  # noqa: E731
     checks = split(args.checks)
-    report = validate(url, tasks=split(args.tasks), only=set(checks) if checks else None, server_pid=server_pid)
+    try:
+        report = validate(url, tasks=split(args.tasks), only=set(checks) if checks else None, server_pid=server_pid)
+    except UnknownSelection as exc:  # a typo in --tasks or --checks would otherwise check nothing and pass
+        print(f"validator.py --v2: {exc}", file=sys.stderr)
+        return 2
     print(table(report))
     if args.json:
         Path(args.json).write_text(report.model_dump_json(indent=2) + "\n")

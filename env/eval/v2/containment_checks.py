@@ -5,7 +5,6 @@ tools try to leave the repository; runs that sleep, spin or allocate without end
 from __future__ import annotations
 
 import json
-import re
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -46,11 +45,17 @@ print('PROBE ' + json.dumps(found, sort_keys=True))
 """
 
 
+def server_address(url: str) -> tuple[str, int]:
+    """The host and port the probe tries to reach: the URL's, or its scheme's default (443 for https)."""
+    parsed = httpx.URL(url)
+    return parsed.host, parsed.port or (443 if parsed.scheme == "https" else 80)
+
+
 def run_probe(run: Run, task_id: str, paths: dict[str, str]) -> dict[str, str]:
     """Runs the containment probe with ``run_bash`` (the bash profile of a repository task); returns what it reached."""
     outside = f"/tmp/adbg-containment-{uuid.uuid4().hex}"
-    host, port = re.match(r"https?://([^:/]+):?(\d+)?", run.url).groups()  # type: ignore[union-attr]
-    code = (f"PATHS = {paths!r}\nOUTSIDE = {outside!r}\nHOST = {host!r}\nPORT = {int(port or 80)}\n" + CONTAINMENT_PROBE)
+    host, port = server_address(run.url)
+    code = (f"PATHS = {paths!r}\nOUTSIDE = {outside!r}\nHOST = {host!r}\nPORT = {port}\n" + CONTAINMENT_PROBE)
     command = "python - <<'ADBG_PROBE'\n" + code + "\nADBG_PROBE"
     episode = play_http(run.url, task_id, 1, [{"action_type": "run_bash", "command": command}], profile="bash")
     output = episode.steps[0]["observation"].get("tool_output") or ""

@@ -77,11 +77,21 @@ def checks(run: Run, envelope: Envelope) -> list[Check]:
     return made
 
 
+class UnknownSelection(ValueError):
+    """``tasks`` or ``only`` names a task the server does not serve or a check the policy does not have: an error,
+    not a report in which nothing was played (every check a vacuous pass or a skip)."""
+
+
 def validate(url: str, *, root: Path = ROOT, tasks: list[str] | None = None, only: set[str] | None = None,
              server_pid: int | None = None, registry: TaskRegistry | None = None) -> ValidationReportV2:
     """Runs every local-lane check of policy v2 against the server at ``url``; ``tasks`` narrows the tasks played,
-    ``only`` the checks run (the others are reported as skipped, with that reason)."""
+    ``only`` the checks run (the others are reported as skipped, with that reason). Raises UnknownSelection when
+    either names something unknown."""
     import yaml
+
+    unknown_checks = sorted(set(only or ()) - set(POLICY.entries_for_lane(Lane.LOCAL)))
+    if unknown_checks:
+        raise UnknownSelection(f"no such check in policy v2's local lane: {', '.join(unknown_checks)}")
 
     url = url.rstrip("/")
     raw: RawManifest = yaml.safe_load((root / "openenv.yaml").read_text()) or RawManifest()
@@ -98,6 +108,9 @@ def validate(url: str, *, root: Path = ROOT, tasks: list[str] | None = None, onl
     except (httpx.HTTPError, ValueError):  # runtime.startup says why; every check that needs the server skips
         listed = []
     task_ids = [t["id"] for t in listed if tasks is None or t["id"] in tasks]
+    unknown_tasks = sorted(set(tasks or ()) - {t["id"] for t in listed})
+    if listed and unknown_tasks:  # a server that does not answer fails runtime.startup instead
+        raise UnknownSelection(f"the server serves no task {', '.join(unknown_tasks)} (GET /tasks lists {len(listed)})")
     run = Run(url=url, root=root, manifest=manifest, raw_manifest=raw, registry=registry or TaskRegistry.from_env(), task_ids=task_ids,
               listed=listed, server_pid=server_pid)
     results += static_declarations(run)
