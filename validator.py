@@ -12,7 +12,7 @@ with the gold hypothesis, scores exactly 0.0 and its step rewards sum to <= 0; e
 overfit.patch elsewhere) is not resolved; every score lies in [0, 1]; the same seed and actions
 twice give identical rewards; concurrent episodes stay isolated. Exits 1 and lists the failures if any check fails.
 
-    python validator.py --v2 [--json report.json]   # OpenEnv's validation policy v2 instead (env/eval/v2checks.py)
+    python validator.py --v2 [--json report.json]   # OpenEnv's validation policy v2 instead (env/eval/v2/)
 
 With --v2 (or --json) it runs every check of OpenEnv's policy v2 that applies to a running server, prints the check
 table and exits 1 if the policy's verdict is FAIL; --json writes the report (valid against OpenEnv's
@@ -160,11 +160,15 @@ def run_checks(url: str) -> list[str]:
 
 
 def run_v2(url: str, args: argparse.Namespace, server_pid: int | None) -> int:
-    from env.eval.v2checks import table, validate
+    from env.eval.v2.report import UnknownSelection, table, validate
 
     split = lambda text: [x.strip() for x in text.split(",") if x.strip()] if text else None  # noqa: E731
     checks = split(args.checks)
-    report = validate(url, tasks=split(args.tasks), only=set(checks) if checks else None, server_pid=server_pid)
+    try:
+        report = validate(url, tasks=split(args.tasks), only=set(checks) if checks else None, server_pid=server_pid)
+    except UnknownSelection as exc:  # a typo in --tasks or --checks would otherwise check nothing and pass
+        print(f"validator.py --v2: {exc}", file=sys.stderr)
+        return 2
     print(table(report))
     if args.json:
         Path(args.json).write_text(report.model_dump_json(indent=2) + "\n")
@@ -175,7 +179,7 @@ def run_v2(url: str, args: argparse.Namespace, server_pid: int | None) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--url", help="a running server; without it, one is started")
-    parser.add_argument("--v2", action="store_true", help="run OpenEnv's validation policy v2 instead (env/eval/v2checks.py)")
+    parser.add_argument("--v2", action="store_true", help="run OpenEnv's validation policy v2 instead (env/eval/v2/)")
     parser.add_argument("--json", metavar="PATH", help="with --v2 (implied): write the report (report-v2.schema.json) here")
     parser.add_argument("--tasks", help="with --v2: comma-separated task ids to play (default: every task)")
     parser.add_argument("--checks", help="with --v2: comma-separated check ids to run (default: all)")

@@ -1,4 +1,4 @@
-"""OpenEnv's validation policy v2 (validator.py --v2, env/eval/v2checks.py): the manifest is a v2 manifest, the
+"""OpenEnv's validation policy v2 (validator.py --v2, env/eval/v2/): the manifest is a v2 manifest, the
 report validates against OpenEnv's report schema, every local-lane check is reported (a skip with its reason), and
 a deliberately broken server or declaration fails the check that covers it."""
 
@@ -18,7 +18,10 @@ from openenv.validation.runtime.contracts import load_runtime_plan
 from openenv.validation.types import Lane
 
 from env.config import Settings
-from env.eval.v2checks import canaries, solution_markers, validate
+from env.eval.v2.canaries import canaries
+from env.eval.v2.containment_checks import server_address
+from env.eval.v2.report import UnknownSelection, validate
+from env.eval.v2.semantic_checks import solution_markers
 from env.families.registry import TaskRegistry
 from env.runtime import Runtime
 from env.sandbox.limits import Limits
@@ -215,3 +218,23 @@ def test_no_server_fails_startup_and_every_check_needing_it_skips_naming_it():
     assert results["semantic.floor_gap"].evidence == ["unmet dependencies: runtime.episode_determinism"]
     assert not [r for r in report.results if r.status.value == "pass" and not r.check_id.startswith("static.")]
     assert report.verdict.value == "fail"
+
+
+def test_the_containment_probe_targets_the_servers_real_port():
+    """The probe connects to the server's own address: https without a port is 443 (it used to be 80, so the probe
+    tried a port nobody listens on and `connect_to_the_server` read "denied"), and an IPv6 host is kept whole."""
+    assert server_address("http://127.0.0.1:8000/") == ("127.0.0.1", 8000)
+    assert server_address("https://debugger.hf.space") == ("debugger.hf.space", 443)
+    assert server_address("http://[::1]:9000") == ("::1", 9000)
+    assert server_address("http://localhost") == ("localhost", 80)
+
+
+def test_an_unknown_task_or_check_is_an_error_not_a_passing_report(live_server, capsys):
+    """A typo in --tasks or --checks used to select nothing: every check passed vacuously or skipped (verdict WARN,
+    exit 0). Now validate refuses, naming the unknown ids, and validator.py exits 2."""
+    with pytest.raises(UnknownSelection, match="no task nope"):
+        validate(live_server.url, tasks=["easy", "nope"])
+    with pytest.raises(UnknownSelection, match="runtime.seed_contrl"):
+        validate(live_server.url, only={"runtime.seed_contrl"})
+    assert main(["--url", live_server.url, "--v2", "--tasks", "nope"]) == 2
+    assert "no task nope" in capsys.readouterr().err
