@@ -238,3 +238,19 @@ def test_an_unknown_task_or_check_is_an_error_not_a_passing_report(live_server, 
         validate(live_server.url, only={"runtime.seed_contrl"})
     assert main(["--url", live_server.url, "--v2", "--tasks", "nope"]) == 2
     assert "no task nope" in capsys.readouterr().err
+
+
+def test_the_layout_check_reads_the_package_not_what_a_test_run_left_beside_it(tmp_path):
+    # a test run's .hypothesis cache holds charmap.json.gz: ignored by git, it is not the package
+    import subprocess
+
+    from env.eval.v2.static_checks import package_files
+
+    (tmp_path / ".gitignore").write_text(".hypothesis/\n")
+    (tmp_path / ".hypothesis").mkdir()
+    (tmp_path / ".hypothesis" / "charmap.json.gz").write_bytes(b"x")
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "bundle.zip").write_bytes(b"x")
+    assert sorted(p.name for p in package_files(tmp_path)) == ["bundle.zip"]  # no git yet: hidden folders are left out
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    assert sorted(p.name for p in package_files(tmp_path)) == [".gitignore", "bundle.zip"]

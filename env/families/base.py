@@ -173,6 +173,25 @@ class Family(ABC, Generic[TaskT]):
         one seed, and the rewards must be identical."""
         raise self._unwritten("smoke_actions")
 
+    def read_only_actions(self, task: TaskT) -> list[Action]:
+        """Steps that show the most an agent can see before it fixes anything (no edit, no submission)."""
+        raise self._unwritten("read_only_actions")
+
+    def seeded_actions(self, task: TaskT) -> list[Action]:
+        """Steps whose observation is drawn from the episode's seed, so that another seed shows another start
+        (the validator's seed check); [] when nothing an episode shows depends on the seed."""
+        raise self._unwritten("seeded_actions")
+
+    def solution_lines(self, task: TaskT) -> list[str]:
+        """The lines only the gold fix has (``env.families.policies.gold_only_lines``): no observation before a fix
+        may show one."""
+        raise self._unwritten("solution_lines")
+
+    def attack_actions(self, task: TaskT) -> dict[str, list[Action]]:
+        """The integrity reviews' attack classes played against ``task``, by name (each keeps the bug and tries to
+        look fixed): canaries that must grade at or below the floor."""
+        raise self._unwritten("attack_actions")
+
     def a_visible_test(self, task: TaskT) -> str:
         """A test the agent can see, to start the debugger on (one debugger command opens an edit gate)."""
         raise self._unwritten("a_visible_test")

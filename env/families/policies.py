@@ -18,3 +18,10 @@ STUFFED = (
     "or a race condition, lock not atomic, read-modify-write in increment and decrement; authenticate_user is wrong; "
     "validate_password is wrong; overflow; encoding; timing"
 )
+
+
+def gold_only_lines(shown: str, fixed: list[str]) -> list[str]:
+    """The lines of ``fixed`` (the gold fix's changed files) that nothing the task shows has: a solution marker is at
+    least 8 characters long, not a line of ``shown`` and not inside it."""
+    lines = {line.strip() for line in shown.splitlines()}
+    return sorted({line.strip() for line in fixed if len(line.strip()) >= 8 and line.strip() not in lines and line.strip() not in shown})

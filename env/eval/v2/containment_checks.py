@@ -70,8 +70,7 @@ def run_probe(run: Run, task_id: str, paths: dict[str, str]) -> dict[str, str]:
 
 
 def bash_task(run: Run) -> str | None:
-    return next((t for t in run.task_ids if run.family(t) == "repo"
-                 and "bash" in (next(x for x in run.listed if x["id"] == t).get("profiles") or {})), None)
+    return next((t for t in run.task_ids if "bash" in (next(x for x in run.listed if x["id"] == t).get("profiles") or {})), None)
 
 
 def host_containment(run: Run) -> CheckResult:
@@ -80,7 +79,7 @@ def host_containment(run: Run) -> CheckResult:
     started = time.monotonic()
     task_id = bash_task(run)
     if task_id is None:
-        return skip("runtime.host_containment", "no repository task with the bash profile among the tasks checked: nothing runs agent code")
+        return skip("runtime.host_containment", "no task with the bash profile among the tasks checked: nothing runs agent code")
     paths = {"server_source": str(ROOT / "env" / "secret.py"), "server_readme": str(ROOT / "README.md"),
              "host_passwd_dir": "/root/.bashrc", "proc_1_environ": "/proc/1/environ"}
     reached = run_probe(run, task_id, paths)
@@ -100,7 +99,7 @@ def oracle_containment(run: Run) -> CheckResult:
     started = time.monotonic()
     task_id = bash_task(run)
     if task_id is None:
-        return skip("runtime.oracle_containment", "no repository task with the bash profile among the tasks checked: nothing runs agent code")
+        return skip("runtime.oracle_containment", "no task with the bash profile among the tasks checked: nothing runs agent code")
     folders = {t: getattr(run.task(t), "folder", None) for t in run.task_ids}
     paths: dict[str, str] = {}
     for t, folder in folders.items():
@@ -131,7 +130,7 @@ def resource_bounds(run: Run) -> CheckResult:
     started = time.monotonic()
     task_id = bash_task(run)
     if task_id is None:
-        return skip("runtime.resource_bounds", "no repository task with the bash profile among the tasks checked: nothing runs agent code")
+        return skip("runtime.resource_bounds", "no task with the bash profile among the tasks checked: nothing runs agent code")
     probes = {"sleeps": "sleep 600", "spins": "python -c 'while True: pass'",
               "allocates": "python -c 'b = bytearray(8 * 1024 ** 3); print(\"ALLOCATED\", len(b))'"}
     limit = run.manifest.resources.episode_timeout_s if run.manifest else 300.0

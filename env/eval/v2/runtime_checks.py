@@ -20,14 +20,14 @@ from openenv.validation.types import CheckStatus
 from env.eval.v2.check import result, skip
 from env.eval.v2.episodes import JSON, Action, Body, Observation, normalised, play_http, rpc
 from env.eval.v2.run import LIMITS, Run, each_task
-from env.project import RepoTask
+from env.families.registry import FAMILIES
 from env.tasks.oracle import oracle_actions
 
 
 class Start(Body):
-    """An episode's start as ``runtime.seed_control`` compares it: the reset's answer, the logs, the state."""
+    """An episode's start as ``runtime.seed_control`` compares it: the reset's answer, what the seed draws, the state."""
 
-    logs: NotRequired[JSON]
+    seeded: NotRequired[list[Observation]]
     state: NotRequired[dict[str, JSON]]
 
 
@@ -131,13 +131,17 @@ def task_declaration_accuracy(run: Run) -> CheckResult:
                   "make openenv.yaml's tasks and declared_task_count match GET /tasks", started)
 
 
-def start(http: httpx.Client, task_id: str, seed: int) -> Start:
-    """An episode's start: the reset's observation, and on a procedural task the logs (drawn from the seed) as well."""
+def start(http: httpx.Client, task_id: str, seed: int, seeded: list[Action]) -> Start:
+    """An episode's start: the reset's observation, and the observations of the steps its family draws from the seed
+    (``Family.seeded_actions``: a procedural task's logs)."""
     body: Start = http.post("/reset", json={"task_id": task_id, "seed": seed}).json()
     episode_id = body["observation"]["episode_id"]
-    if body["observation"].get("family") == "procedural":
-        logs: Body = http.post("/step", json={"action": {"action_type": "analyze_logs"}, "episode_id": episode_id}).json()
-        body = {**body, "logs": logs["observation"].get("logs")}
+    drawn: list[Observation] = []
+    for action in seeded:
+        step: Body = http.post("/step", json={"action": action, "episode_id": episode_id}).json()
+        drawn.append(step["observation"])
+    if drawn:
+        body = {**body, "seeded": drawn}
     body["state"] = http.get("/state", params={"episode_id": episode_id}).json()
     http.post("/step", json={"action": {"action_type": "give_up"}, "episode_id": episode_id})  # no episode left open
     return body
@@ -150,7 +154,9 @@ def seed_control(run: Run) -> CheckResult:
     problems, varies = [], []
     with httpx.Client(base_url=run.url, timeout=120) as http:
         for task_id in run.representatives():
-            first, second, other = (start(http, task_id, s) for s in (11, 11, 12))
+            task = run.task(task_id)
+            seeded = FAMILIES[task.family].seeded_actions(task)
+            first, second, other = (start(http, task_id, s, seeded) for s in (11, 11, 12))
             if normalised(first) != normalised(second):
                 problems.append(f"{task_id}: two resets with seed 11 start differently")
             state = first.pop("state")
@@ -159,24 +165,17 @@ def seed_control(run: Run) -> CheckResult:
                 problems.append(f"{task_id}: the state reports seed {state.get('seed')}, not 11")
             if normalised(first) != normalised(other):
                 varies.append(task_id)
-            if run.family(task_id) == "procedural" and task_id not in varies:
-                problems.append(f"{task_id}: seeds 11 and 12 give the same start, though its logs are drawn from the seed")
+            if seeded and task_id not in varies:
+                problems.append(f"{task_id}: seeds 11 and 12 give the same start, though {seeded[0]['action_type']} is drawn from the seed")
     return result("runtime.seed_control", problems, {"tasks": run.representatives(), "seed_changes_the_start": varies},
                   "the same seed gives the same start; the state reports the seed; seeded tasks start differently under another seed",
                   "derive every random draw from the reset's seed (and the server's secret)", started)
 
 
 def mixed_actions(run: Run, task_id: str) -> list[Action]:
-    """Exploration, a wrong step and the gold fix: the episode the determinism checks play twice."""
-    task, family = run.task(task_id), run.family(task_id)
-    gold = oracle_actions(task)
-    if family == "repo":
-        return [{"action_type": "run_tests"}, {"action_type": "list_dir"}, *gold]
-    if family == "procedural":
-        return [{"action_type": "analyze_logs"}, {"action_type": "run_tests"}, {"action_type": "analyze_logs"}, *gold]
-    assert not isinstance(task, RepoTask)  # a classic task: /tasks names every repository task's family "repo"
-    return [{"action_type": "query_context", "query_type": "error_explanation"},
-            {"action_type": "submit_fix", "fixed_code": task.buggy_source + "\n# unchanged\n", "hypothesis": "not sure"}, *gold]
+    """Exploration, a wrong step and the gold fix (``Family.smoke_actions``): the episode the determinism checks play twice."""
+    task = run.task(task_id)
+    return FAMILIES[task.family].smoke_actions(task)
 
 
 def episode_determinism(run: Run) -> CheckResult:
@@ -220,7 +219,7 @@ def episode_isolation(run: Run) -> CheckResult:
     if crossed:
         problems.append(f"{crossed} of 16 concurrent episodes saw another's id, task or step count")
     task_id = ids[0]
-    probe: list[Action] = [{"action_type": "run_tests"}] if run.family(task_id) != "classic" else [{"action_type": "query_context", "query_type": "test_details"}]
+    probe: list[Action] = FAMILIES[run.task(task_id).family].read_only_actions(run.task(task_id))[:1]
     alone = play_http(run.url, task_id, 5, probe)
     with ThreadPoolExecutor(2) as pool:
         solving = pool.submit(play_http, run.url, task_id, 5, oracle_actions(run.task(task_id)))

@@ -21,8 +21,7 @@ from env.eval.v2.check import result, skip
 from env.eval.v2.episodes import Action, play_http, play_ws
 from env.eval.v2.memory_envelope import Envelope
 from env.eval.v2.run import WORKERS, Run, each_task
-from env.families.registry import Task
-from env.project import RepoTask
+from env.families.registry import FAMILIES, Task
 from env.tasks.oracle import oracle_actions, overfit_actions
 
 GRADE_MAX = 1.0  # the episode grade's top (grader_score lies in [0, 1])
@@ -68,11 +67,12 @@ def canary_floor(run: Run) -> CheckResult:
         episode = play_http(run.url, task_id, 1, actions)
         total = round(sum(episode.rewards), 6)
         last = episode.steps[-1]["observation"]
-        if name == "overfit" and run.family(task_id) != "classic":
-            # A repository overfit (overfit.patch) may fix a held-out test: it must stay unresolved and below the oracle.
-            ceiling = (run.oracle(task_id).grade or 0.0) - 1e-9
+        if name == "overfit":
+            # The family says how high its overfit may grade: a classic lookup table earns nothing, a repository
+            # overfit (overfit.patch) may fix a held-out test, so it must stay unresolved and below the oracle.
+            ceiling = max(floor, FAMILIES[run.task(task_id).family].overfit_ceiling(run.oracle(task_id).grade or 0.0))
             if last.get("info", {}).get("resolved") or episode.grade is None or episode.grade > ceiling:
-                return f"{task_id}/overfit: resolved {last.get('info', {}).get('resolved')}, grade {episode.grade} (oracle {ceiling:.6f})"
+                return f"{task_id}/overfit: resolved {last.get('info', {}).get('resolved')}, grade {episode.grade} (ceiling {ceiling:.6f})"
         elif episode.grade is None or episode.grade > floor or (name.startswith("degenerate.") and total > 0):
             return f"{task_id}/{name}: grade {episode.grade} (floor {floor}), rewards {total}"
         return None
@@ -89,14 +89,7 @@ def canary_floor(run: Run) -> CheckResult:
 
 def solution_markers(task: Task) -> list[str]:
     """Lines only the gold fix has: not in anything the task shows (its code, its tests)."""
-    if isinstance(task, RepoTask):
-        visible = "\n".join(task.files.values())
-        fixed = [line for path, text in task.gold_files.items() if text != task.files.get(path) for line in text.splitlines()]
-    else:
-        visible = task.buggy_source + "\n" + task.test_source
-        fixed = task.gold_source.splitlines()
-    shown = {line.strip() for line in visible.splitlines()}
-    return sorted({line.strip() for line in fixed if len(line.strip()) >= 8 and line.strip() not in shown and line.strip() not in visible})
+    return FAMILIES[task.family].solution_lines(task)
 
 
 def strings(value: object) -> list[str]:
@@ -111,12 +104,7 @@ def strings(value: object) -> list[str]:
 def exploration(run: Run, task_id: str) -> list[Action]:
     """Read-only steps that show the most an agent can see before it fixes anything."""
     task = run.task(task_id)
-    if not isinstance(task, RepoTask):
-        return [{"action_type": "query_context", "query_type": q} for q in ("function_signature", "related_code", "error_explanation", "test_details")]
-    changed = sorted(p for p, text in task.gold_files.items() if text != task.files.get(p) and p in task.files)
-    opener = "open_file" if run.family(task_id) == "procedural" else "view_file"
-    views: list[Action] = [{"action_type": opener, "path": p} for p in changed]
-    return [{"action_type": "run_tests"}, *views]
+    return FAMILIES[task.family].read_only_actions(task)
 
 
 def no_solution_leakage(run: Run) -> CheckResult:

@@ -4,6 +4,7 @@ build checks it cannot make (no image is built here) are skips that say so."""
 
 from __future__ import annotations
 
+import subprocess
 import time
 from pathlib import Path
 
@@ -14,6 +15,18 @@ from openenv.validation.types import CheckStatus
 
 from env.eval.v2.check import POLICY, result, skip
 from env.eval.v2.run import Run
+
+
+def package_files(root: Path) -> list[Path]:
+    """The files the package is made of: in a git checkout, those git tracks or would add (what .gitignore keeps out,
+    such as .venv or a test run's .hypothesis cache, is not the package); elsewhere every file outside hidden folders,
+    .venv and node_modules."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=root,
+                            capture_output=True, check=False)
+    if listed.returncode == 0:
+        return [root / name for name in listed.stdout.decode().split("\0") if name]
+    return [p for p in root.rglob("*") if p.is_file()
+            and not any(part.startswith(".") or part in ("node_modules",) for part in p.relative_to(root).parts)]
 
 
 def static_declarations(run: Run) -> list[CheckResult]:
@@ -45,8 +58,7 @@ def static_declarations(run: Run) -> list[CheckResult]:
     problems += [] if (run.root / "uv.lock").is_file() else ["no uv.lock"]
     out.append(result("static.dependency_pinning", problems, {"unpinned": len(loose)}, "every requirement is pinned (==) and uv.lock is committed",
                       "pin every dependency (make lock)", started))
-    archives = [p.name for p in run.root.rglob("*") if p.suffix in {".zip", ".tar", ".gz", ".whl", ".tgz"}
-                and not ({".git", ".venv", "node_modules"} & set(p.relative_to(run.root).parts))]
+    archives = [p.name for p in package_files(run.root) if p.suffix in {".zip", ".tar", ".gz", ".whl", ".tgz"}]
     out.append(result("static.layout", [f"archive in the package: {a}" for a in archives], {"archives": len(archives)},
                       "no archives in the package", "unpack archives into the tree", started))
     for check_id in ("static.reproducible_build", "static.image_hygiene", "static.sbom", "static.oci_labels"):

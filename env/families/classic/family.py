@@ -12,13 +12,13 @@ from typing import Any, ClassVar
 
 from env.families import validation
 from env.families.base import TASKS_DIR, Action, Family, ResultRow
-from env.families.classic import policies
+from env.families.classic import attacks, policies
 from env.families.classic import validation as classic_validation
 from env.families.classic.concurrency import python_refusal
 from env.families.classic.episode import ClassicEpisode
 from env.families.classic.grader import grade_episode
 from env.families.classic.task import TaskSpec
-from env.families.policies import HypothesisKind
+from env.families.policies import HypothesisKind, gold_only_lines
 from env.interface import CLASSIC_ACTIONS, CLASSIC_EXTRA, PROFILES, Interface, profile_named
 from env.models import ACTION_TYPES, CLASSIC_TOOLS
 from env.project import RepoTask
@@ -74,6 +74,18 @@ class ClassicFamily(Family[TaskSpec]):
 
     def smoke_actions(self, task: TaskSpec) -> list[Action]:
         return policies.smoke_actions(task)
+
+    def read_only_actions(self, task: TaskSpec) -> list[Action]:
+        return [{"action_type": "query_context", "query_type": q} for q in ("function_signature", "related_code", "error_explanation", "test_details")]
+
+    def seeded_actions(self, task: TaskSpec) -> list[Action]:
+        return []  # the seed draws the held-out cases and the concurrency check's scenarios, none of which is shown
+
+    def solution_lines(self, task: TaskSpec) -> list[str]:
+        return gold_only_lines(task.buggy_source + "\n" + task.test_source, task.gold_source.splitlines())
+
+    def attack_actions(self, task: TaskSpec) -> dict[str, list[Action]]:
+        return attacks.attack_actions(task)
 
     def a_visible_test(self, task: TaskSpec) -> str:
         return task.tests[0][0]

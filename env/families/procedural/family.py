@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from env.families.base import TASKS_DIR, Action, Family, ResultRow
-from env.families.policies import HypothesisKind
+from env.families.policies import HypothesisKind, gold_only_lines
 from env.families.procedural.episode import ProceduralEpisode
 from env.families.procedural.grader import grade_procedural
 from env.families.procedural.model import PRESETS, SPLIT_SIZE, SPLITS
 from env.families.procedural.report import split_table
 from env.families.procedural.task import CATALOGUE, ProceduralTask, is_procedural_id, load_procedural_task, procedural_task
-from env.families.repo import policies, validation
+from env.families.repo import attacks, policies, validation
 from env.families.validation import TaskValidation
 from env.interface import Interface, Profile, profile_named
 from env.project import RepoTask
@@ -78,6 +78,20 @@ class ProceduralFamily(Family[ProceduralTask]):
     def smoke_actions(self, task: ProceduralTask) -> list[Action]:
         # the logs drift with the seed: same seed, same rewards
         return [{"action_type": "analyze_logs"}, {"action_type": "run_tests"}, {"action_type": "analyze_logs"}] + self.oracle_actions(task)
+
+    def read_only_actions(self, task: ProceduralTask) -> list[Action]:
+        changed = sorted(p for p, text in task.gold_files.items() if text != task.files.get(p) and p in task.files)
+        return [{"action_type": "run_tests"}, *({"action_type": "open_file", "path": p} for p in changed)]
+
+    def seeded_actions(self, task: ProceduralTask) -> list[Action]:
+        return [{"action_type": "analyze_logs"}]  # the logs drift with the seed
+
+    def solution_lines(self, task: ProceduralTask) -> list[str]:
+        fixed = [line for path, text in task.gold_files.items() if text != task.files.get(path) for line in text.splitlines()]
+        return gold_only_lines("\n".join(task.files.values()), fixed)
+
+    def attack_actions(self, task: ProceduralTask) -> dict[str, list[Action]]:
+        return attacks.attack_actions(task)
 
     def a_visible_test(self, task: ProceduralTask) -> str:
         return policies.a_visible_test(task)

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from env.families.base import TASKS_DIR, Action, Family, ResultRow
-from env.families.policies import HypothesisKind
-from env.families.repo import policies, validation
+from env.families.policies import HypothesisKind, gold_only_lines
+from env.families.repo import attacks, policies, validation
 from env.families.repo.episode import RepoEpisode
 from env.families.repo.grader import grade_repo
 from env.families.validation import TaskValidation
@@ -51,6 +51,20 @@ class RepoFamily(Family[RepoTask]):
 
     def smoke_actions(self, task: RepoTask) -> list[Action]:
         return [{"action_type": "run_tests"}, {"action_type": "list_dir"}] + self.oracle_actions(task)
+
+    def read_only_actions(self, task: RepoTask) -> list[Action]:
+        changed = sorted(p for p, text in task.gold_files.items() if text != task.files.get(p) and p in task.files)
+        return [{"action_type": "run_tests"}, *({"action_type": "view_file", "path": p} for p in changed)]
+
+    def seeded_actions(self, task: RepoTask) -> list[Action]:
+        return []  # a repository episode shows its files and test runs: nothing drawn
+
+    def solution_lines(self, task: RepoTask) -> list[str]:
+        fixed = [line for path, text in task.gold_files.items() if text != task.files.get(path) for line in text.splitlines()]
+        return gold_only_lines("\n".join(task.files.values()), fixed)
+
+    def attack_actions(self, task: RepoTask) -> dict[str, list[Action]]:
+        return attacks.attack_actions(task)
 
     def a_visible_test(self, task: RepoTask) -> str:
         return policies.a_visible_test(task)
