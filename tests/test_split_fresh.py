@@ -3,7 +3,8 @@ that came back from an operation is read from its copy until the next operation 
 between), a pull that meets a bare StopIteration ends the consumer without another request, and the project's
 builtin iterators (``map``, ``zip`` ...) are their own iter() without asking. And what must still be asked: a copy
 after any later operation, a list a generator reuses after yielding it, a list the project's own thread changes, a
-list inside a tuple, a list subclass, an iterator that yields again after it stopped."""
+list inside a tuple, a list subclass, an iterator that yields again after it stopped. The child records warnings
+with one log set up once: a filter the project sets still lasts only for its operation."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from tests import repo_fixture
 
 LIBRARY = '''import threading
 import time
+import warnings
 
 SHARED = []
 
@@ -89,6 +91,19 @@ def mapped(n):
 def with_value():
     yield 1
     return "value"
+
+
+def silence():
+    warnings.simplefilter("ignore")
+
+
+def strict():
+    warnings.simplefilter("error")
+    warnings.warn("strict")
+
+
+def warn(text):
+    warnings.warn(text, UserWarning)
 '''
 
 TESTS = '''import time
@@ -171,6 +186,16 @@ def test_a_builtin_iterator_is_its_own_iterator():
         len(m)
     assert list(m) == [0, 1, 2]
     assert list(m) == []
+
+
+def test_a_projects_warning_filters_last_one_operation():
+    lib.silence()
+    with pytest.warns(UserWarning, match="heard"):
+        lib.warn("heard")
+    with pytest.raises(UserWarning, match="strict"):
+        lib.strict()
+    with pytest.warns(UserWarning, match="again"):
+        lib.warn("again")
 '''
 
 NAMES = [
@@ -178,6 +203,7 @@ NAMES = [
     "test_a_list_inside_a_tuple_and_a_dict", "test_a_generator_reusing_its_list", "test_a_project_thread_changes_a_copy",
     "test_a_list_subclass_stays_the_projects", "test_an_iterator_that_yields_after_it_stopped",
     "test_a_return_value_ends_a_list", "test_a_builtin_iterator_is_its_own_iterator",
+    "test_a_projects_warning_filters_last_one_operation",
 ]  # fmt: skip
 
 
