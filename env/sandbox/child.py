@@ -825,6 +825,9 @@ def _subclass(name, bases, attrs, made_here=None):
     return kind
 
 
+_COMPARISONS = frozenset(("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"))
+
+
 def _repo_ops():
     import importlib
     import operator
@@ -845,6 +848,8 @@ def _repo_ops():
         exit_with=_exit_with,
         items=lambda obj: tuple(dict.items(obj)) if isinstance(obj, dict) else tuple(obj),
         rop=lambda name, a, b: getattr(operator, name)(b, a),  # reflected operators: b <op> a
+        # a.__eq__(b) as the test called it: the class's method alone (NotImplemented stays NotImplemented)
+        dunder=lambda name, a, b: getattr(type(a), name)(a, b) if name in _COMPARISONS else NotImplemented,
     )
     ops["codec"] = lambda name: __import__("codecs").lookup(name)  # one the project registered, for the tests
     ops["xor_"] = operator.xor  # the test side names the bitwise operators and_, or_, xor_ alike

@@ -1193,6 +1193,22 @@ class RemoteObject:
 _DOC = property(lambda self: self._adbg_remote.op("getattr", self, "__doc__"))  # the project's docstring, not ours
 for _name in ("repr", "str", "bool", "hash", "abs", "int", "float", "index", "neg", "pos", "invert", "reversed"):
     setattr(RemoteObject, f"__{_name}__", _unary(_name))
+_COMPARE_SITES: dict[tuple[types.CodeType, int], bool] = {}
+_COMPARE_OP = dis.opmap["COMPARE_OP"]
+
+
+def _compare_site(frame: types.FrameType) -> bool:
+    """Whether the frame's current instruction is a comparison operator (not a call of ``__eq__`` and kin)."""
+    key = (frame.f_code, frame.f_lasti)
+    site = _COMPARE_SITES.get(key)
+    if site is None:
+        code = frame.f_code.co_code  # the unspecialised bytecode: COMPARE_OP whatever the interpreter made of it
+        site = 0 <= frame.f_lasti < len(code) and code[frame.f_lasti] == _COMPARE_OP
+        if len(_COMPARE_SITES) < 100_000:
+            _COMPARE_SITES[key] = site
+    return site
+
+
 def _compare(name: str):
     """Against the test's own data, compare data with data here: the project's __eq__ never decides
     whether its result equals an expected value (an always-equal object is not 1.75)."""
@@ -1201,7 +1217,10 @@ def _compare(name: str):
     def forward(self: RemoteObject, other: Any) -> Any:
         __tracebackhide__ = True
         if _handle_of(other) is not None:  # two project objects: the project's own comparison
-            return self._adbg_remote.op(name, self, other)
+            if _compare_site(sys._getframe(1)):  # ``a == b``: the whole operator there (reflection, subclasses first)
+                return self._adbg_remote.op(name, self, other)
+            # ``a.__eq__(b)`` called (or a C function comparing): that method alone, NotImplemented as it returns it
+            return self._adbg_remote.op("dunder", f"__{name}__", self, other)
         try:
             data = self._adbg_remote.op("data", self)
         except TypeError:
