@@ -9,10 +9,13 @@
 The tests and their expected values stay in this (trusted) process; the project's code never runs
 here. What crosses is plain data (exact types: tuple, set, bytes, datetime, Decimal ...) and
 numbered handles; every operation on a handle (attribute, call, ``==``, ``len``, iteration ...)
-is one request to the sandbox, with two exceptions that change no order in which the project's code
-runs: ``obj.method(x)`` whose arguments are quiet loads is one request (``_method_call``), and a
+is one request to the sandbox, with exceptions that change no order in which the project's code
+runs: ``obj.method(x)`` whose arguments are quiet loads is one request (``_method_call``); a
 project iterator that ``list``, ``sorted``, ``set`` or ``sum`` takes whole crosses in batches
-(``Remote.next``). The project's exceptions come back as local stand-in classes
+(``Remote.next``), its bare StopIteration raised here; ``iter()`` of a generator or of a builtin
+iterator (``map``, ``zip`` ...) is answered here; and a project list, dict or set that an operation
+returned is read from its copy until the next operation is sent (``Remote.fresh``: nothing of the
+project's can run in between, unless the project runs threads of its own, which the sandbox reports). The project's exceptions come back as local stand-in classes
 with the same names and class chain, so ``pytest.raises(ProjectError)`` works, and nothing the
 project raises can stop the test session itself (``SystemExit`` and friends become
 :class:`ProjectExit`).
