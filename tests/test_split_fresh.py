@@ -14,7 +14,8 @@ from env.project import load_repo_task
 from env.verdict.repo_judge import run_tests
 from tests import repo_fixture
 
-LIBRARY = '''import threading
+LIBRARY = '''import datetime
+import threading
 import time
 import warnings
 
@@ -104,6 +105,21 @@ def strict():
 
 def warn(text):
     warnings.warn(text, UserWarning)
+
+
+class Zone(datetime.tzinfo):
+    def __init__(self, hours):
+        self.hours = hours
+
+    def utcoffset(self, when):
+        return datetime.timedelta(hours=self.hours)
+
+    def __reduce__(self):
+        return Zone, (self.hours,)
+
+
+def document():
+    return {"items": SHARED, "when": datetime.datetime(1979, 5, 24, 7, 32, tzinfo=Zone(-8))}
 '''
 
 TESTS = '''import time
@@ -111,7 +127,7 @@ TESTS = '''import time
 import pytest
 
 import lib
-from lib import Again, grow, holder, later, mapped, reset, reused, shared, sneaky, with_value
+from lib import Again, document, grow, holder, later, mapped, reset, reused, shared, sneaky, with_value
 
 
 def test_a_copy_reads_without_asking():
@@ -196,6 +212,20 @@ def test_a_projects_warning_filters_last_one_operation():
         lib.strict()
     with pytest.warns(UserWarning, match="again"):
         lib.warn("again")
+
+
+def test_copies_of_a_project_container_are_plain():
+    import copy
+
+    reset()
+    grow(1)
+    doc = document()
+    deep = copy.deepcopy(doc)  # toml's test_deepcopy_timezone: a datetime with the project's tzinfo inside
+    assert type(deep) is dict and type(deep["items"]) is list and deep["items"] == [1]
+    assert deep["when"].utcoffset().total_seconds() == -8 * 3600
+    shallow = copy.copy(doc["items"])
+    shallow.append(2)
+    assert type(shallow) is list and lib.SHARED == [1]
 '''
 
 NAMES = [
@@ -203,7 +233,7 @@ NAMES = [
     "test_a_list_inside_a_tuple_and_a_dict", "test_a_generator_reusing_its_list", "test_a_project_thread_changes_a_copy",
     "test_a_list_subclass_stays_the_projects", "test_an_iterator_that_yields_after_it_stopped",
     "test_a_return_value_ends_a_list", "test_a_builtin_iterator_is_its_own_iterator",
-    "test_a_projects_warning_filters_last_one_operation",
+    "test_a_projects_warning_filters_last_one_operation", "test_copies_of_a_project_container_are_plain",
 ]  # fmt: skip
 
 

@@ -1306,6 +1306,16 @@ class _Container:
         self._adbg_fill(data)
         self._adbg_epoch = stamp
 
+    def __copy__(self) -> Any:
+        # copy.copy / deepcopy of the project's container is a plain one, as in process: never a second local object
+        # tied to the project's (nor a pickle of this run's channel, which deepcopy would try)
+        if not self._adbg_remote.fresh(self._adbg_epoch):
+            self._adbg_refresh()
+        return _PLAIN[type(self)](self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        return copy.deepcopy(self.__copy__(), memo)  # items that are project objects are copied there
+
 
 class RemoteList(_Container, list):
     def _adbg_fill(self, data: Any) -> None:
@@ -1324,6 +1334,7 @@ class RemoteSet(_Container, set):
         set.update(self, data)
 
 
+_PLAIN: dict[type, type] = {RemoteList: list, RemoteDict: dict, RemoteSet: set}
 _READS = ("__eq__", "__ne__", "__len__", "__iter__", "__contains__", "__repr__", "copy")
 for _name in _READS + ("__getitem__", "__lt__", "__le__", "__gt__", "__ge__", "__reversed__", "__add__", "__mul__", "index", "count"):
     setattr(RemoteList, _name, _fresh(list, _name))
