@@ -305,19 +305,19 @@ def test_pulls_as_in_process(verdict, name):
 
 
 def test_a_whole_list_crosses_in_batches(verdict):
-    # reset, the call, three pulls of at most 512 items (the last meets the end), next() raising StopIteration, log
-    assert verdict.ops["tests/test_pulls.py::test_list_takes_every_item"] == 7
+    # reset, the call, three pulls of at most 512 items (the last meets the end, raised here without a request), log
+    assert verdict.ops["tests/test_pulls.py::test_list_takes_every_item"] == 6
 
 
 def test_a_warm_call_site_batches_as_a_cold_one(verdict):
-    # per round: each call, one pull meeting the end, and the next() raising StopIteration
-    assert verdict.ops["tests/test_pulls.py::test_a_warm_call_site_batches_too"] == 40 * 6
+    # per round: each call and one pull meeting the end (its StopIteration raised here)
+    assert verdict.ops["tests/test_pulls.py::test_a_warm_call_site_batches_too"] == 40 * 4
 
 
 def test_sum_takes_numbers_in_batches(verdict):
-    # reset, then per consumer the call, its pulls (sum: two of at most 512 items, the last meeting the end; max, min:
-    # one) and next() raising StopIteration; log
-    assert verdict.ops["tests/test_pulls.py::test_sum_min_max_take_numbers"] == 1 + 4 + 3 + 3 + 1
+    # reset, then per consumer the call and its pulls (sum: two of at most 512 items, the last meeting the end; max,
+    # min: one); log
+    assert verdict.ops["tests/test_pulls.py::test_sum_min_max_take_numbers"] == 1 + 3 + 2 + 2 + 1
 
 
 def test_a_for_loop_asks_for_every_item(verdict):
@@ -326,9 +326,9 @@ def test_a_for_loop_asks_for_every_item(verdict):
 
 
 def test_a_call_back_costs_no_request_of_its_own(verdict):
-    # reset, the call, one pull (the project calls the test's function three times, which calls log() each time),
-    # next() raising StopIteration: the arguments of a call back cross as a tuple, never a list to refresh
-    assert verdict.ops["tests/test_pulls.py::test_the_projects_calls_to_the_test_interleave_as_they_would"] == 7
+    # reset, the call, one pull meeting the end (the project calls the test's function three times, which calls log()
+    # each time): the arguments of a call back cross as a tuple, never a list to refresh
+    assert verdict.ops["tests/test_pulls.py::test_the_projects_calls_to_the_test_interleave_as_they_would"] == 6
 
 
 def test_a_method_call_is_one_request(verdict):

@@ -310,7 +310,7 @@ class _RepoEncoder(_Encoder):
             info["k"] = "call"
         else:
             info["k"] = "obj"
-            if kind is _GENERATOR:  # iter() of it is itself and it has no len(): the trusted side knows without asking
+            if kind is _GENERATOR or kind in _SELF_ITERATORS:  # iter() of it is itself and it has no len(): the trusted side knows without asking
                 info["g"] = 1
         if info["k"] in ("call", "obj"):  # what obj.__class__ names on the trusted side
             info["c"] = [str(getattr(kind, "__module__", "?"))[:200], str(getattr(kind, "__qualname__", "?"))[:200]]
@@ -508,6 +508,23 @@ _ARITHMETIC = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul
 _FUNCTION = type(lambda: None)
 _BUILTINS = __import__("builtins").__dict__
 _GENERATOR = type((lambda: (yield))())
+
+
+def _self_iterators():
+    """The C iterator types whose iter() is the object itself and that have no len(): like a generator's, their
+    handles say so ("g": 1), so the trusted side's iter() costs no round trip. itertools is built in."""
+    import itertools
+
+    kinds = {type(iter(x)) for x in ([], (), range(1), range(2**64), "", "\xe9", b"", bytearray(), set(), {}, {}.values(), {}.items())}
+    kinds |= {type(reversed([])), type(reversed(range(1))), type(iter(int, 1)), map, filter, zip, enumerate, reversed}
+    kinds |= {getattr(itertools, n) for n in (
+        "accumulate", "chain", "combinations", "combinations_with_replacement", "compress", "count", "cycle", "dropwhile",
+        "filterfalse", "groupby", "islice", "pairwise", "permutations", "product", "repeat", "starmap", "takewhile",
+        "zip_longest", "batched") if hasattr(itertools, n)}
+    return frozenset(k for k in kinds if "__len__" not in vars(k) and vars(k).get("__iter__") is not None)
+
+
+_SELF_ITERATORS = _self_iterators()
 _BUILTIN_FUNCTION = type(len)
 _DESCRIPTORS = (type(object.__lt__), type(str.upper), type(dict.__dict__["fromkeys"]))
 _UNSET = object()  # a stand-in's default the test's function fills in itself
@@ -808,6 +825,9 @@ def _subclass(name, bases, attrs, made_here=None):
     return kind
 
 
+_COMPARISONS = frozenset(("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"))
+
+
 def _repo_ops():
     import importlib
     import operator
@@ -828,6 +848,8 @@ def _repo_ops():
         exit_with=_exit_with,
         items=lambda obj: tuple(dict.items(obj)) if isinstance(obj, dict) else tuple(obj),
         rop=lambda name, a, b: getattr(operator, name)(b, a),  # reflected operators: b <op> a
+        # a.__eq__(b) as the test called it: the class's method alone (NotImplemented stays NotImplemented)
+        dunder=lambda name, a, b: getattr(type(a), name)(a, b) if name in _COMPARISONS else NotImplemented,
     )
     ops["codec"] = lambda name: __import__("codecs").lookup(name)  # one the project registered, for the tests
     ops["xor_"] = operator.xor  # the test side names the bitwise operators and_, or_, xor_ alike
@@ -867,10 +889,20 @@ def _pull(obj, mode, state):
     by the next "next" operation on the iterator, where the consumer would have met it (a pull after it pulls
     nothing more)."""
     encoded, size, ended = [], 0, id(obj) in state["pending"]
+    stopped = False
     while not ended and len(encoded) < MAX_PULL and size < MAX_PULL_TEXT:
         try:
             item = next(obj)
-        except BaseException as exc:  # noqa: B036  (the project's, including StopIteration: raised again when asked)
+        except StopIteration as exc:
+            # A bare end (no value, exactly StopIteration): the trusted side raises it itself after the items, so
+            # the consumer's last next() costs no round trip; nothing is kept here (a later next() asks the iterator)
+            if type(exc) is StopIteration and exc.args == ():
+                stopped = True
+            else:
+                state["pending"][id(obj)] = exc
+            ended = True
+            break
+        except BaseException as exc:  # noqa: B036  (the project's: raised again when asked)
             state["pending"][id(obj)] = exc
             ended = True
             break
@@ -879,8 +911,10 @@ def _pull(obj, mode, state):
         size += len(text)
         if mode != "all" and not (_plain_hashable(item) if mode == "plain" else type(item) in _NUMBERS):
             break
-    # (items, ended): ended says the next "next" raises what the pull met
-    return _Encoded('{"T":[{"T":[%s]},%s]}' % (",".join(encoded), "true" if ended else "false"))
+    # (items, ended): ended is 2 when the iterator stopped bare after the items (the trusted side raises
+    # StopIteration itself), true when the next "next" raises what the pull met, false when it may yield more
+    flag = "2" if stopped else "true" if ended else "false"
+    return _Encoded('{"T":[{"T":[%s]},%s]}' % (",".join(encoded), flag))
 
 
 def _callattr(obj, name, /, *args, **kwargs):
@@ -1001,25 +1035,76 @@ def _load_repo(setup):
 
 
 MAX_WARNINGS = 100
+_thread_count = __import__("_thread")._count  # threads started besides the main one
+
+
+class _WarningLog:
+    """What ``catch_warnings(record=True)`` plus ``simplefilter("always")`` around each operation gives (every warning
+    recorded, for the trusted process's filters to decide; the filters as they were before it, whatever the operation
+    changed), set up once and checked at each operation instead of entered anew: that context cost a third of the
+    child's share of a call. An operation nested in another (the test's callback called the project) takes its own
+    context, as before."""
+
+    def __init__(self):
+        import warnings
+
+        self.warnings = warnings
+        self.log = []
+        self.append = self.log.append  # the one bound method installed: checked by identity
+        self.base = list(warnings.filters)  # the filters a fresh catch_warnings would start from
+        self.installed = None
+        self.expected = None
+        self.depth = 0
+
+    def begin(self):
+        """Start recording an outermost operation; where its records start in the log."""
+        w = self.warnings
+        if not (w.filters is self.installed and self.installed == self.expected
+                and w._showwarnmsg_impl is self.append and w.showwarning is w._showwarning_orig):
+            self.installed = [("always", None, Warning, None, 0), *self.base]
+            self.expected = list(self.installed)
+            w.filters = self.installed
+            w._filters_mutated()
+            w._showwarnmsg_impl = self.append
+            w.showwarning = w._showwarning_orig
+        self.depth += 1
+        return len(self.log)
+
+    def end(self, start):
+        """The warnings the operation begun at ``start`` raised."""
+        self.depth -= 1
+        caught = self.log[start:]
+        del self.log[start:]
+        return caught
 
 
 def _serve_one(request, state):
     """Apply one operation and reply: its value or the project's exception, with the warnings it raised."""
-    import warnings
-
     rid = request["id"]
     caught = []
+    log = state["warnings"]
     try:
         fn = state["ops"][request["name"]]
         args = _repo_decode(request.get("args", ()), state)
         kwargs = _repo_decode(request.get("kwargs", {None: ("d", [])}), state)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")  # the trusted process's filters decide what each one does there
-            result = fn(*args, **kwargs)
+        if log.depth:
+            import warnings
+
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")  # the trusted process's filters decide what each one does there
+                result = fn(*args, **kwargs)
+        else:
+            start = log.begin()
+            try:
+                result = fn(*args, **kwargs)
+            finally:
+                caught = log.end(start)
         reply = '{"id":%d,"ok":%s' % (rid, result if type(result) is _Encoded else _RepoEncoder(state).encode(result))
     except BaseException as exc:  # the project's exceptions are data for the tests
         reply = _repo_exception(rid, exc, state, state["root"])[:-1]
-    state["router"].send(reply + _warnings(caught) + _output(state) + _advances(state) + "}")
+    # "mt": the project has threads of its own running, so the trusted side keeps no copy as current (split.py's fresh)
+    threads = ',"mt":1' if _thread_count() else ""
+    state["router"].send(reply + _warnings(caught) + _output(state) + _advances(state) + threads + "}")
 
 
 def _warnings(caught):
@@ -1148,6 +1233,7 @@ def _output(state):
 
 def _serve_repo(root):
     state = {"handles": {}, "ids": {}, "ops": _repo_ops(), "root": root, "router": _Router(), "made": [], "standins": {}}
+    state["warnings"] = _WarningLog()
     state["ops"]["subclass"] = lambda name, bases, attrs: _subclass(name, bases, attrs, state["made"])
     # A test's pickle.dumps of a project object: pickled and loaded here, never in the trusted process.
     state["ops"]["pickle"] = lambda obj, protocol: _pickle_here(obj, protocol, state)

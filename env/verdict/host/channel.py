@@ -43,6 +43,7 @@ class Channel:
         self.timed_out = False
         self._buffer = b""
         self._lock = threading.RLock()
+        self.lock = self._lock  # held across one operation and its callbacks; a caller may hold it around op() too
         self._awaiting: set[int] = set()  # the operations this process waits for, nested by callbacks
         self._early: dict[int, dict[str, Any]] = {}  # their replies that came before they were next
         self._random, self._random_at = b"", 0  # unguessable bytes for request ids, read from the OS a page at a time

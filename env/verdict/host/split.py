@@ -9,10 +9,13 @@
 The tests and their expected values stay in this (trusted) process; the project's code never runs
 here. What crosses is plain data (exact types: tuple, set, bytes, datetime, Decimal ...) and
 numbered handles; every operation on a handle (attribute, call, ``==``, ``len``, iteration ...)
-is one request to the sandbox, with two exceptions that change no order in which the project's code
-runs: ``obj.method(x)`` whose arguments are quiet loads is one request (``_method_call``), and a
+is one request to the sandbox, with exceptions that change no order in which the project's code
+runs: ``obj.method(x)`` whose arguments are quiet loads is one request (``_method_call``); a
 project iterator that ``list``, ``sorted``, ``set`` or ``sum`` takes whole crosses in batches
-(``Remote.next``). The project's exceptions come back as local stand-in classes
+(``Remote.next``), its bare StopIteration raised here; ``iter()`` of a generator or of a builtin
+iterator (``map``, ``zip`` ...) is answered here; and a project list, dict or set that an operation
+returned is read from its copy until the next operation is sent (``Remote.fresh``: nothing of the
+project's can run in between, unless the project runs threads of its own, which the sandbox reports). The project's exceptions come back as local stand-in classes
 with the same names and class chain, so ``pytest.raises(ProjectError)`` works, and nothing the
 project raises can stop the test session itself (``SystemExit`` and friends become
 :class:`ProjectExit`).
@@ -101,6 +104,9 @@ class Remote:
         # mode); and the items a pull brought that the consumer has yet to take.
         self._consumers: dict[int, tuple[int, types.CodeType, int, str]] = {}
         self._pulled: dict[int, collections.deque[Any]] = {}
+        self._stopped: set[int] = set()  # iterators whose pull ended in a bare StopIteration after its items
+        # Operations sent so far: a project container copied from a reply is current until the next one (``fresh``).
+        self.epoch = 0
         self.tests_root = os.path.join(os.getcwd(), "")  # the host runs in the task's tests tree
         _RUNS.append(self)
         run.on_callback = self.callback  # type: ignore[method-assign]  # the channel asks this run's Remote
@@ -109,11 +115,21 @@ class Remote:
 
     def op(self, name: str, /, *args: Any, **kwargs: Any) -> Any:
         __tracebackhide__ = True  # failures show the test's line, not the proxy machinery
+        return self.request(name, args, kwargs)[0]
+
+    def request(self, name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> tuple[Any, int]:
+        """One operation: its decoded value and the epoch its containers are current at (``fresh``)."""
+        __tracebackhide__ = True
         wire_args = tuple(self.encode(a) for a in args)
         wire_kwargs = {None: ("d", [(k, self.encode(v)) for k, v in kwargs.items()])}
         self.ops += 1
         try:
-            reply = self.run.op(name, wire_args, wire_kwargs)
+            with self.run.lock:  # the epoch moves with the request, in the order operations reach the project
+                self.epoch += 1
+                reply = self.run.op(name, wire_args, wire_kwargs)
+                # after the callbacks' own operations, if any: this reply is the project's last word; a pull's items
+                # were copied while its generator still ran, so they are never current
+                stamp = self.epoch if name != "pull" else -1
         except RemoteError as exc:
             self.advance(exc.reply.get("adv"))
             self.replay_output(exc.reply.get("o"))
@@ -130,7 +146,14 @@ class Remote:
         if self._outcome is not None:
             outcome, self._outcome = self._outcome, None
             raise outcome
-        return self.decode(reply.get("ok"))
+        if reply.get("mt") is not None:  # the project runs threads of its own: they may change a copy at any time
+            stamp = -1
+        return self.decode(reply.get("ok"), stamp), stamp
+
+    def fresh(self, stamp: int) -> bool:
+        """Whether a container copied from a reply stamped ``stamp`` is still the project's container as it is: no
+        operation has been sent since (nothing of the project's ran: one thread, see ``request``)."""
+        return stamp == self.epoch
 
     def iterated(self, iterator: Any, caller: types.FrameType) -> None:
         """``iter()`` of a project object gave ``iterator``; if the caller's instruction is a call of a consumer that
@@ -154,6 +177,10 @@ class Remote:
         pulled = self._pulled.get(number)
         if pulled:
             return pulled.popleft()
+        if number in self._stopped:  # the pull met a bare StopIteration after these items: the consumer meets it now
+            self._stopped.discard(number)
+            self._pulled.pop(number, None)
+            raise StopIteration
         consumer = self._consumers.get(number)
         if consumer is None:
             return self.op("next", iterator)
@@ -164,7 +191,11 @@ class Remote:
         items = collections.deque(batch)
         if ended:  # the pull met the iterator's end or an exception: the "next" after its items raises it
             self._consumers.pop(number, None)
-        if not items:
+        if ended == 2 and type(ended) is int:  # a bare StopIteration, kept here (see child.py's _pull)
+            if not items:
+                raise StopIteration
+            self._stopped.add(number)
+        elif not items:
             return self.op("next", iterator)
         self._pulled[number] = items
         return items.popleft()
@@ -509,9 +540,11 @@ class Remote:
 
     # -- sandbox -> test side ---------------------------------------------------------------
 
-    def decode(self, value: Any) -> Any:
+    def decode(self, value: Any, stamp: int = -1) -> Any:
+        """A value from the sandbox; the project's lists, dicts and sets in it are copies current at epoch ``stamp``
+        (-1: a copy made while the project's code still runs, as a callback's arguments or a pull's items are)."""
         if isinstance(value, list):
-            return [self.decode(v) for v in value]
+            return [self.decode(v, stamp) for v in value]
         if not isinstance(value, dict):
             return value
         if "bi" in value:  # a builtin the sandbox named: ours, if it is one both sides share
@@ -538,14 +571,14 @@ class Remote:
         if "h" in value and not ({"L", "d", "S"} & value.keys()):
             return self.proxy(value)
         if "L" in value:
-            return self._container(RemoteList, [self.decode(v) for v in value["L"]], value)
+            return self._container(RemoteList, [self.decode(v, stamp) for v in value["L"]], value, stamp)
         if "d" in value:
-            return self._container(RemoteDict, {self.decode(k): self.decode(v) for k, v in value["d"]}, value)
+            return self._container(RemoteDict, {self.decode(k, stamp): self.decode(v, stamp) for k, v in value["d"]}, value, stamp)
         if "S" in value and "h" in value:
-            return self._container(RemoteSet, {self.decode(v) for v in value["S"]}, value)
+            return self._container(RemoteSet, {self.decode(v, stamp) for v in value["S"]}, value, stamp)
         for tag, kind in (("T", tuple), ("S", set), ("F", frozenset)):
             if tag in value:
-                return kind(self.decode(v) for v in value[tag])
+                return kind(self.decode(v, stamp) for v in value[tag])
         if "B" in value:
             return str(value["B"]).encode("latin-1")
         if "D" in value:
@@ -568,21 +601,22 @@ class Remote:
         for tag, kind in (("dt", dt.datetime), ("ti", dt.time)):
             if tag in value:
                 naive, zone, fold = value[tag]
-                return kind.fromisoformat(naive).replace(tzinfo=self.decode(zone), fold=int(fold))
+                return kind.fromisoformat(naive).replace(tzinfo=self.decode(zone, stamp), fold=int(fold))
         if "zi" in value:
             return zoneinfo.ZoneInfo(str(value["zi"]))
         raise ValueError("the sandbox sent a value of unknown shape")
 
-    def _container(self, kind: type, data: Any, info: dict) -> Any:
+    def _container(self, kind: type, data: Any, info: dict, stamp: int) -> Any:
         if "h" not in info:
             return {RemoteList: list, RemoteDict: dict, RemoteSet: set}[kind](data)
         number = int(info["h"])
         known = self._proxies.get(number)
         if type(known) is kind:  # the same project object: the same local object, refreshed
             known._adbg_fill(data)
+            known._adbg_epoch = stamp
             return known
         made = kind(data)
-        made._adbg_remote, made._adbg_handle = self, number
+        made._adbg_remote, made._adbg_handle, made._adbg_epoch = self, number, stamp
         self._proxies[number] = made
         return made
 
@@ -812,9 +846,7 @@ def _call_site(code: types.CodeType, offset: int) -> tuple[str, str] | None:
     depth = 0  # stack slots the instructions from here to the call leave: the argument's one, then the callee
     while at >= 0:
         instruction = instructions[at]
-        if instruction.is_jump_target or instruction.opcode in dis.hasjrel or instruction.opcode in dis.hasjabs:
-            return None
-        if instruction.opname == "KW_NAMES":
+        if instruction.opcode in dis.hasjrel or instruction.opcode in dis.hasjabs or instruction.opname == "KW_NAMES":
             return None
         try:
             effect = dis.stack_effect(instruction.opcode, instruction.arg, jump=False) if instruction.opcode >= dis.HAVE_ARGUMENT \
@@ -822,8 +854,11 @@ def _call_site(code: types.CodeType, offset: int) -> tuple[str, str] | None:
         except ValueError:
             return None
         if depth == 1 and effect >= 1:  # the instruction that pushed the slot below the argument: the callee
+            # (a jump to the callee's load, the line after a ``with`` block, still runs every instruction from it to the call)
             if instruction.opname in _LOADS and isinstance(instruction.argval, str):
                 return instruction.opname, instruction.argval
+            return None
+        if instruction.is_jump_target:  # a jump into the argument's instructions: the callee may be another
             return None
         depth += effect
         if depth > 1:  # no proper part of one argument leaves two values: not code this walk understands
@@ -1153,14 +1188,30 @@ class RemoteObject:
 
     def __len__(self) -> int:
         __tracebackhide__ = True
-        if object.__getattribute__(self, "_adbg_generator"):  # what len() of a generator says, without asking
-            raise TypeError("object of type 'generator' has no len()")
+        if object.__getattribute__(self, "_adbg_generator"):  # what len() of a generator or a map says, without asking
+            raise TypeError(f"object of type '{object.__getattribute__(self, '_adbg_type')}' has no len()")
         return self._adbg_remote.op("len", self)
 
 
 _DOC = property(lambda self: self._adbg_remote.op("getattr", self, "__doc__"))  # the project's docstring, not ours
 for _name in ("repr", "str", "bool", "hash", "abs", "int", "float", "index", "neg", "pos", "invert", "reversed"):
     setattr(RemoteObject, f"__{_name}__", _unary(_name))
+_COMPARE_SITES: dict[tuple[types.CodeType, int], bool] = {}
+_COMPARE_OP = dis.opmap["COMPARE_OP"]
+
+
+def _compare_site(frame: types.FrameType) -> bool:
+    """Whether the frame's current instruction is a comparison operator (not a call of ``__eq__`` and kin)."""
+    key = (frame.f_code, frame.f_lasti)
+    site = _COMPARE_SITES.get(key)
+    if site is None:
+        code = frame.f_code.co_code  # the unspecialised bytecode: COMPARE_OP whatever the interpreter made of it
+        site = 0 <= frame.f_lasti < len(code) and code[frame.f_lasti] == _COMPARE_OP
+        if len(_COMPARE_SITES) < 100_000:
+            _COMPARE_SITES[key] = site
+    return site
+
+
 def _compare(name: str):
     """Against the test's own data, compare data with data here: the project's __eq__ never decides
     whether its result equals an expected value (an always-equal object is not 1.75)."""
@@ -1169,7 +1220,10 @@ def _compare(name: str):
     def forward(self: RemoteObject, other: Any) -> Any:
         __tracebackhide__ = True
         if _handle_of(other) is not None:  # two project objects: the project's own comparison
-            return self._adbg_remote.op(name, self, other)
+            if _compare_site(sys._getframe(1)):  # ``a == b``: the whole operator there (reflection, subclasses first)
+                return self._adbg_remote.op(name, self, other)
+            # ``a.__eq__(b)`` called (or a C function comparing): that method alone, NotImplemented as it returns it
+            return self._adbg_remote.op("dunder", f"__{name}__", self, other)
         try:
             data = self._adbg_remote.op("data", self)
         except TypeError:
@@ -1232,7 +1286,8 @@ def _fresh(base: type, name: str):
 
     def method(self: Any, *args: Any, **kwargs: Any) -> Any:
         __tracebackhide__ = True
-        self._adbg_refresh()
+        if not self._adbg_remote.fresh(self._adbg_epoch):
+            self._adbg_refresh()
         return local(self, *args, **kwargs)
 
     return method
@@ -1244,9 +1299,22 @@ class _Container:
 
     _adbg_remote: Remote
     _adbg_handle: int
+    _adbg_epoch: int  # the copy is the project's container as it is while Remote.fresh says so
 
     def _adbg_refresh(self) -> None:
-        self._adbg_fill(self._adbg_remote.op("items", self))
+        data, stamp = self._adbg_remote.request("items", (self,), {})
+        self._adbg_fill(data)
+        self._adbg_epoch = stamp
+
+    def __copy__(self) -> Any:
+        # copy.copy / deepcopy of the project's container is a plain one, as in process: never a second local object
+        # tied to the project's (nor a pickle of this run's channel, which deepcopy would try)
+        if not self._adbg_remote.fresh(self._adbg_epoch):
+            self._adbg_refresh()
+        return _PLAIN[type(self)](self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        return copy.deepcopy(self.__copy__(), memo)  # items that are project objects are copied there
 
 
 class RemoteList(_Container, list):
@@ -1266,6 +1334,7 @@ class RemoteSet(_Container, set):
         set.update(self, data)
 
 
+_PLAIN: dict[type, type] = {RemoteList: list, RemoteDict: dict, RemoteSet: set}
 _READS = ("__eq__", "__ne__", "__len__", "__iter__", "__contains__", "__repr__", "copy")
 for _name in _READS + ("__getitem__", "__lt__", "__le__", "__gt__", "__ge__", "__reversed__", "__add__", "__mul__", "index", "count"):
     setattr(RemoteList, _name, _fresh(list, _name))
@@ -1279,7 +1348,7 @@ for _name in _READS + ("__le__", "__lt__", "__ge__", "__gt__", "__or__", "__and_
     setattr(RemoteSet, _name, _fresh(set, _name))
 for _name in ("add", "discard", "remove", "pop", "clear", "update", "difference_update", "intersection_update", "symmetric_difference_update", "__ior__", "__iand__", "__isub__", "__ixor__"):
     setattr(RemoteSet, _name, _write_through(set, _name))
-RemoteSet.__repr__ = lambda self: (self._adbg_refresh(), repr(set(self)) if self else "set()")[1]  # type: ignore[method-assign]
+RemoteSet.__repr__ = lambda self: (self._adbg_remote.fresh(self._adbg_epoch) or self._adbg_refresh(), repr(set(self)) if self else "set()")[1]  # type: ignore[method-assign]
 for _cls in (RemoteList, RemoteDict, RemoteSet):
     _cls.__hash__ = None  # type: ignore[assignment]
 
