@@ -15,7 +15,7 @@ RUN pip install --no-cache-dir -r requirements.txt
 
 COPY env ./env
 COPY tasks ./tasks
-# validator.py and inference.py: the image can check itself and run the baseline (the README's Docker section)
+# validator.py and inference.py: the image can check itself and run the baseline (docs/deployment.md, "Docker")
 COPY openenv.yaml README.md validator.py inference.py ./
 
 USER app

@@ -1,4 +1,4 @@
-"""Server settings, read from environment variables once at start-up (documented in the README)."""
+"""Server settings, read from environment variables once at start-up (documented in docs/deployment.md, "Configuration")."""
 
 from __future__ import annotations
 

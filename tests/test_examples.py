@@ -1,4 +1,4 @@
-"""The README's examples run as written against a live server."""
+"""The examples of README.md and docs/ run as written against a live server."""
 
 import json
 import os
@@ -50,12 +50,14 @@ def test_the_docker_healthcheck_follows_port(live_server):
     assert closed.returncode != 0 and b"Connection refused" in closed.stderr
 
 
-def test_curl_without_a_cookie_jar_from_the_readme(live_server):
-    """The README's second curl block sends the episode_id itself (no jar: a request naming no episode reaches none)."""
+def test_curl_without_a_cookie_jar_from_the_docs(live_server):
+    """docs/api.md's curl block sends the episode_id itself (no jar: a request naming no episode reaches none), with
+    the `show` of the README's curl episode."""
     readme = (ROOT / "README.md").read_text()
     first = readme.split("<!-- curl-example -->")[1].split("```bash")[1].split("```")[0]
     show = first.split("jar=$(mktemp)")[0]  # the `show` function
-    block = readme.split("Without the jar, the same steps read:")[1].split("```bash")[1].split("```")[0]
+    api = (ROOT / "docs" / "api.md").read_text()
+    block = api.split("Without the jar, the same steps read")[1].split("```bash")[1].split("```")[0]
     script = (show + block).replace("http://localhost:8000", live_server.url)
     done = subprocess.run(["bash", "-euo", "pipefail", "-c", script], capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
@@ -70,8 +72,8 @@ def test_mcp_example(live_server):
     assert out.splitlines() == ["tools: submit_fix, query_context, give_up", "reward 0.564286, done True, tests 8/8, grade 0.96"]
 
 
-def test_json_rpc_curl_flow_from_the_readme(live_server):
-    readme = (ROOT / "README.md").read_text()
+def test_json_rpc_curl_flow_from_the_docs(live_server):
+    readme = (ROOT / "docs" / "api.md").read_text()
     block = readme.split("<!-- mcp-curl-example -->")[1].split("```bash")[1].split("```")[0]
     done = subprocess.run(["bash", "-euo", "pipefail", "-c", block.replace("http://localhost:8000", live_server.url)],
                           capture_output=True, text=True, timeout=120, check=False)
@@ -79,7 +81,7 @@ def test_json_rpc_curl_flow_from_the_readme(live_server):
     shown = readme.split("<!-- mcp-curl-example -->")[1].split("It prints (the `session_id` differs):")[1].split("```")[1].strip().splitlines()
     lines = done.stdout.splitlines()
     session = json.loads(lines[0])["session_id"]
-    assert [line.replace(session, "0b7e…") for line in lines] == shown  # what the README says it prints
+    assert [line.replace(session, "0b7e…") for line in lines] == shown  # what docs/api.md says it prints
 
 
 def python_blocks(text: str) -> list[str]:
@@ -87,7 +89,7 @@ def python_blocks(text: str) -> list[str]:
 
 
 RUNNER = (
-    # top-level `await` runs as it does in `python -m asyncio` (the README's async examples say so)
+    # top-level `await` runs as it does in `python -m asyncio` (the async examples in docs/ say so)
     "import ast, asyncio, sys, types\n"
     "code = compile(sys.stdin.read(), '<readme>', 'exec', flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)\n"
     "result = types.FunctionType(code, {'__name__': '__main__'})()\n"
@@ -96,10 +98,11 @@ RUNNER = (
 )
 
 
-def test_every_python_block_of_the_readme_runs_as_pasted_from_any_folder(live_server, tmp_path):
-    """Each ```python block runs unchanged but for the server's URL, from a folder outside the checkout, and prints
+def test_every_python_block_of_the_readme_and_docs_runs_as_pasted_from_any_folder(live_server, tmp_path):
+    """Each ```python block of README.md and docs/*.md runs unchanged but for the server's URL, from a folder outside the checkout, and prints
     what the comments of its print lines say it prints. (This checkout's code: the venv's install may be another's.)"""
-    blocks = python_blocks((ROOT / "README.md").read_text())
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    blocks = [block for page in pages for block in python_blocks(page.read_text())]
     assert len(blocks) >= 2
     for block in blocks:
         script = block.replace("http://localhost:8000", live_server.url)

@@ -65,7 +65,7 @@ def family_tables(results: list[dict[str, Any]]) -> str:
 
 
 def by_task_table(results: list[dict[str, Any]]) -> str:
-    """One row per task, one column per agent: mean score ± std and solved % [95% CI] (the README's table)."""
+    """One row per task, one column per agent: mean score ± std and solved % [95% CI] (the table of docs/evaluation.md, "Baselines")."""
     grouped = _group(results)
     agents = sorted(grouped)
     tasks = list(dict.fromkeys(r["task_id"] for r in results))
@@ -180,7 +180,8 @@ def plots(results: list[dict[str, Any]], curves: dict[str, list[float]], out: Pa
 
 
 def trust_note(results: list[dict[str, Any]]) -> str:
-    """Which results rest on sandboxed test runs (forgeable in principle by the project's code; see the README)."""
+    """Which results rest on sandboxed test runs (forgeable in principle by the project's code; see
+    docs/repository-tasks.md, "Two trust models")."""
     untrusted = sorted({r["task_id"] for r in results if r.get("trust") == "sandboxed"})
     if not untrusted:
         return "Every result comes from the split verdict: no code of an agent's could forge it."

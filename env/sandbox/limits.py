@@ -14,7 +14,7 @@ MiB = 1024 * 1024
 
 
 class Limits(BaseModel):
-    """Hard limits applied to every run of submitted code (see README, "Sandbox")."""
+    """Hard limits applied to every run of submitted code (see docs/sandbox.md)."""
 
     wall_seconds: float = Field(10.0, gt=0, description="Wall clock for one run; the whole process group is killed")
     cpu_seconds: int = Field(10, gt=0, description="RLIMIT_CPU of the run")
