@@ -68,7 +68,7 @@ def test_pass_at_k_interval_maps_wilson_s_to_pass_at_k():
     assert pass_at_k_interval(7, 3, 1) == wilson_interval(3, 7)  # k = 1: pass@1 is the success rate
     assert pass_at_k_interval(5, 0, 3)[0] == 0.0 and pass_at_k_interval(5, 5, 3)[1] == 1.0
     widths = [pass_at_k_interval(10, 4, k) for k in range(1, 11)]
-    assert all(a[0] <= b[0] and a[1] <= b[1] for a, b in zip(widths, widths[1:]))  # pass@k rises with k, and so does its interval
+    assert all(a[0] <= b[0] and a[1] <= b[1] for a, b in zip(widths, widths[1:], strict=False))  # pass@k rises with k, and so does its interval
 
 
 @pytest.mark.parametrize("p", [0.05, 0.3, 0.5, 0.8])
