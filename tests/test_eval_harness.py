@@ -1,4 +1,4 @@
-"""The evaluation harness: baseline agents, resumable runs, the report's numbers, and /ws play."""
+"""The evaluation harness: baseline agents, resumable runs, the report's numbers, what the commands print, and /ws play."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ from env.agents import AGENTS
 from env.agents.base import Agent
 from env.agents.retry import ModelUnavailable
 from env.eval import run as run_module
+from env.eval.__main__ import main
 from env.eval.drivers import WsDriver
 from env.eval.in_process import InProcessDriver
-from env.eval.report import baseline_table, load, pass_at_k_table, report, who_solved
+from env.eval.report import baseline_table, load, pass_at_k_figure, pass_at_k_table, report, summary_table, who_solved
 
 
 def test_oracle_solves_and_random_is_seeded(runtime, tmp_path):
@@ -35,16 +36,21 @@ def test_heuristic_solves_the_off_by_one_and_the_red_herring(runtime, tmp_path):
     assert {r["task_id"]: r["solved"] for r in results} == {"easy": True, "medium": True}
 
 
-def test_a_rerun_completes_only_what_is_missing(runtime, tmp_path):
+def test_a_rerun_completes_only_what_is_missing(runtime, tmp_path, capsys):
     factory = partial(InProcessDriver, runtime)
     run_module.run(factory, "oracle", ["easy"], 3, 1, tmp_path)
+    assert "oracle: 0 already done, 3 to play" in capsys.readouterr().err
     lines = (tmp_path / "results.jsonl").read_text().splitlines()
     # A crash: the last result line was cut mid-write and one episode never finished.
     (tmp_path / "results.jsonl").write_text(lines[0] + "\n" + lines[1][:20])
     again = run_module.run(factory, "oracle", ["easy"], 3, 1, tmp_path)
+    assert "oracle: 1 already done, 2 to play" in capsys.readouterr().err  # what the resumed run keeps, said first
     assert sorted(r["run"] for r in again) == [1, 2]
     assert sorted(r["run"] for r in load([tmp_path])) == [0, 1, 2]
     assert run_module.run(factory, "oracle", ["easy"], 3, 1, tmp_path) == []
+    assert "oracle: 3 already done, 0 to play" in capsys.readouterr().err
+    run_module.run(factory, "oracle", ["easy", "medium"], 2, 1, tmp_path)  # only the runs asked for count as done
+    assert "oracle: 2 already done, 2 to play" in capsys.readouterr().err
     steps = [json.loads(x) for x in (tmp_path / "steps" / "oracle" / "easy" / "run2.jsonl").read_text().splitlines()]
     # +0.50 solved, +0.15 x 6/21: the 2 failing tests and (this seed's draw) 4 of the 13 held-out cases the bug fails
     assert steps[0]["action"]["action_type"] == "submit_fix" and steps[0]["reward"] == round(0.5 + 0.15 * 6 / 21, 6)
@@ -102,6 +108,68 @@ def test_report_numbers_are_hand_checked(tmp_path):
     report([tmp_path], tmp_path)
     assert {p.name for p in tmp_path.iterdir()} >= {"report.md", "pass_at_k.png", "solve_rate.png", "reward_per_step.png"}
     assert (tmp_path / "pass_at_k.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # Per task, each pass@k with its 95% interval: Wilson's for 1 of 2 is (0.095, 0.905); at k = 2, 1 - (1 - x)^2 of each end.
+    text = (tmp_path / "report.md").read_text()
+    assert "## pass@k by task" in text
+    assert "| a | `t1` | 1/2 | 0.50 [0.09, 0.91] | 1.00 [0.18, 0.99] |" in text
+    assert "| a | `t2` | 0/2 | 0.00 [0.00, 0.66] | 0.00 [0.00, 0.88] |" in text
+    assert "| b | `t2` | 1/2 | 0.50 [0.09, 0.91] | 1.00 [0.18, 0.99] |" in text
+    # The summary: 1 of 4 episodes solved each, Wilson (0.046, 0.699); pass@1 and pass@2 as in the curves above.
+    assert summary_table(rows).splitlines()[2:] == ["| a | 2 | 4 | 25 [5, 70] | 0.250 | 0.250 | 0.500 (k=2) |",
+                                                   "| b | 2 | 4 | 25 [5, 70] | 0.125 | 0.250 | 0.500 (k=2) |"]
+
+
+def test_a_task_with_fewer_runs_fills_fewer_pass_at_k_columns(tmp_path):
+    rows = [result("a", "t1", r, r == 0, 1.0 if r == 0 else 0.0) for r in range(3)] + [result("a", "t2", 0, True, 1.0)]
+    (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    text = report([tmp_path], tmp_path / "out")
+    assert "| a | `t2` | 1/1 | 1.00 [0.21, 1.00] | - | - |" in text  # Wilson's for 1 of 1: (0.207, 1)
+
+
+def test_the_pass_at_k_plot_ticks_whole_numbers_of_runs():
+    import matplotlib.pyplot as plt
+
+    for runs in (2, 3, 5, 12):
+        fig, ax = pass_at_k_figure({"a": [i / runs for i in range(1, runs + 1)], "b": [0.5] * runs})
+        ticks = [t for t in ax.get_xticks() if 1 <= t <= runs]
+        plt.close(fig)
+        assert ticks and all(float(t).is_integer() for t in ticks), (runs, ticks)  # matplotlib's default ticked 1.25, 1.75 at runs = 2
+
+
+def test_report_prints_a_summary_table_last(tmp_path, capsys):
+    rows = [result("a", "t1", 0, True, 1.0), result("a", "t1", 1, False, 0.0)]
+    (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["report", str(tmp_path)]) == 0
+    out = capsys.readouterr().out.rstrip().splitlines()
+    assert out[-5:] == ["Summary", "", "| agent | tasks | episodes | solved % [95% CI] | mean score | pass@1 | pass@k |",
+                        "|---|---|---|---|---|---|---|", "| a | 1 | 2 | 50 [9, 91] | 0.500 | 0.500 | 1.000 (k=2) |"]
+    assert out[0] == "# Evaluation report"  # the report itself still comes first
+
+
+def test_run_prints_what_it_keeps_and_a_summary_table_of_everything_in_out(tmp_path, capsys):
+    """On resume too: the summary covers the episodes an earlier run played (here another arm's, written by hand)."""
+    (tmp_path / "results.jsonl").write_text(json.dumps(result("random", "easy", 0, False, 0.0)) + "\n")
+    assert main(["run", "--agent", "oracle", "--tasks", "easy", "--runs", "1", "--out", str(tmp_path)]) == 0
+    captured = capsys.readouterr()
+    assert "oracle: 0 already done, 1 to play" in captured.err and "1 episode(s) played; results in" in captured.err
+    table = captured.out.rstrip().splitlines()
+    assert table[0] == "| agent | tasks | episodes | solved % [95% CI] | mean score | pass@1 | pass@k |"
+    assert [row.split(" | ")[:4] for row in table[2:]] == [["| oracle", "1", "1", "100 [21, 100]"], ["| random", "1", "1", "0 [0, 79]"]]
+
+
+def test_help_shows_every_default(capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["run", "--help"])
+    assert exited.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())  # argparse wraps to the terminal's width
+    for shown in ("runs of each task (default: 5)", "episodes played at once (default: 2)", "(default: default)",
+                  "task ids (default: every task)", "override the profile's edit gate (default: the profile's)", "default: in threads of this process"):
+        assert shown in text, shown
+    assert "(default: None)" not in text
+    with pytest.raises(SystemExit):
+        main(["procedural", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "agents to play (default: random heuristic oracle)" in text and "(default: train ood)" in text and "(default: 5)" in text
 
 
 def test_ws_driver_plays_on_a_server(live_server, tmp_path):

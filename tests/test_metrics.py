@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from env.eval.metrics import counts_within, mean_std, pass_at_k, pass_hat_k, passx_at_k, wilson_interval
+from env.eval.metrics import counts_within, mean_std, pass_at_k, pass_at_k_interval, pass_hat_k, passx_at_k, wilson_interval
 
 
 @pytest.mark.parametrize(
@@ -62,12 +62,33 @@ def test_wilson_interval_hand_values():
     assert wilson_interval(5, 5)[1] == 1.0 and round(wilson_interval(5, 5)[0], 4) == 0.5655
 
 
+def test_pass_at_k_interval_maps_wilson_s_to_pass_at_k():
+    lo, hi = pass_at_k_interval(5, 1, 2)  # Wilson's for 1 of 5: (0.0362, 0.6245); 1 - (1 - x)^2 of each end
+    assert (round(lo, 4), round(hi, 4)) == (0.0711, 0.859)
+    assert pass_at_k_interval(7, 3, 1) == wilson_interval(3, 7)  # k = 1: pass@1 is the success rate
+    assert pass_at_k_interval(5, 0, 3)[0] == 0.0 and pass_at_k_interval(5, 5, 3)[1] == 1.0
+    widths = [pass_at_k_interval(10, 4, k) for k in range(1, 11)]
+    assert all(a[0] <= b[0] and a[1] <= b[1] for a, b in zip(widths, widths[1:], strict=False))  # pass@k rises with k, and so does its interval
+
+
+@pytest.mark.parametrize("p", [0.05, 0.3, 0.5, 0.8])
+def test_pass_at_k_interval_covers_the_true_pass_at_k_as_often_as_wilson_s_covers_p(p):
+    """Exact coverage over every outcome of n = 6 runs: the mapping keeps it (1 - (1 - p)^k rises with p)."""
+    n, k = 6, 3
+    truth = 1 - (1 - p) ** k
+    for c in range(n + 1):
+        wilson = wilson_interval(c, n)
+        lo, hi = pass_at_k_interval(n, c, k)
+        assert (wilson[0] <= p <= wilson[1]) == (lo - 1e-12 <= truth <= hi + 1e-12), c
+
+
 def test_mean_std():
     assert mean_std([0.85, 0.8, 0.9]) == (pytest.approx(0.85), pytest.approx(0.05))
     assert mean_std([0.5]) == (0.5, 0.0)
 
 
-@pytest.mark.parametrize("bad", [lambda: pass_at_k(3, 4, 1), lambda: pass_at_k(3, 1, 4), lambda: passx_at_k([], 3), lambda: wilson_interval(3, 0)])
+@pytest.mark.parametrize("bad", [lambda: pass_at_k(3, 4, 1), lambda: pass_at_k(3, 1, 4), lambda: passx_at_k([], 3), lambda: wilson_interval(3, 0),
+                                 lambda: pass_at_k_interval(3, 1, 4)])
 def test_invalid_input_is_refused(bad):
     with pytest.raises(ValueError):
         bad()

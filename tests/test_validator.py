@@ -1,4 +1,7 @@
-"""validator.py: passes against a healthy server, fails (exit 1, failures listed) against a broken one."""
+"""validator.py: passes against a healthy server, fails (exit 1, failures listed) against a broken one; its last line
+counts the checks and gives the time."""
+
+import re
 
 from env.config import Settings
 from env.runtime import Runtime
@@ -7,13 +10,18 @@ from env.sandbox.limits import Limits
 from env.sandbox.runner import Sandbox
 from env.server.app import build_app
 from tests.conftest import LiveServer
-from validator import main
+from validator import Check, main, summary
+
+LAST_LINE = re.compile(r"(\d+) passed, (\d+) failed in \d+\.\d s")
 
 
 def test_the_validator_passes_against_the_server(live_server, capsys):
     assert main(["--url", live_server.url]) == 0
     out = capsys.readouterr().out
-    assert "FAIL" not in out and out.rstrip().endswith("all checks passed")
+    *_, verdict, last = out.rstrip().splitlines()
+    assert "FAIL" not in out and verdict == "all checks passed"
+    counted = LAST_LINE.fullmatch(last)
+    assert counted and int(counted[1]) == out.count("PASS  ") and counted[2] == "0", last
     assert "PASS  hard: the oracle scores >= 0.9" in out and "PASS  16 concurrent episodes stay isolated" in out
     for task_id in ("easy", "medium", "repo-slice-window", "proc-easy-test-0"):  # the overfits the held-out tests catch
         assert f"PASS  {task_id}: the recorded overfit (it fits only the visible tests) is not resolved" in out
@@ -27,3 +35,16 @@ def test_the_validator_fails_when_code_cannot_run(registry, capsys):
     assert "FAIL  easy: the oracle scores >= 0.9  (score None)" in out
     assert "FAIL  the sandbox holds every guarantee a run needs  (refusing to run code: this host cannot guarantee no_network" in out
     assert "check(s) failed:" in out and "  - easy: the oracle scores >= 0.9: score None" in out
+    counted = LAST_LINE.fullmatch(out.rstrip().splitlines()[-1])
+    assert counted and (int(counted[1]), int(counted[2])) == (out.count("PASS  "), out.count("FAIL  ")), out[-300:]
+
+
+def test_the_last_line_counts_and_times():
+    """The line both modes end with (the modes themselves run above and in test_validator_v2.py)."""
+    assert summary(94, 0, 41.27) == "94 passed, 0 failed in 41.3 s"
+    assert summary(20, 1, 61, skipped=5) == "20 passed, 1 failed, 5 skipped in 61.0 s"
+    assert summary(3, 0, 0.04, skipped=0, errors=2) == "3 passed, 0 failed, 2 errored in 0.0 s"
+    check = Check(echo=False)
+    for ok in (True, False, True):
+        check("a check", ok, "why")
+    assert (check.passed, len(check.failures)) == (2, 1)

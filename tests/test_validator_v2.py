@@ -4,6 +4,7 @@ a deliberately broken server or declaration fails the check that covers it."""
 
 import itertools
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -87,6 +88,8 @@ def test_the_v2_report_against_the_server(live_server, tmp_path, capsys):
     canary = by_id_json(report)["semantic.canary_floor"]["measured"]
     assert canary["canaries_played"] >= 20
     assert "verdict: warn (policy v2" in printed and "PASS    semantic.canary_floor" in printed
+    counts = {status: sum(r["status"] == status for r in report["results"]) for status in ("pass", "skip")}
+    assert re.fullmatch(rf"{counts['pass']} passed, 0 failed, {counts['skip']} skipped in \d+\.\d s", printed.rstrip().splitlines()[-1])
 
 
 def by_id_json(report: dict) -> dict:

@@ -20,39 +20,58 @@ from env.interface import PROFILES
 from env.sandbox.lifetime import command
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Keeps the docstring's layout and shows every option's default in ``--help``.
+
+    Not argparse's ArgumentDefaultsHelpFormatter: that one adds "(default: None)" to options whose help already says
+    in words what leaving them out means ("default: every task"), and nothing to options without a help text.
+    """
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if action.default not in (None, argparse.SUPPRESS) and "default" not in text and (action.option_strings or action.nargs in ("?", "*")):
+            shown = " ".join(map(str, action.default)) if isinstance(action.default, list) else str(action.default)  # as typed
+            text += f" (default: {shown.replace('%', '%%')})"  # help texts are %-formatted
+        return text
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m env.eval", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog="python -m env.eval", description=__doc__, formatter_class=HelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("run", help="play episodes and save every step (resumable)")
+    sub_parser = partial(sub.add_parser, formatter_class=HelpFormatter)  # each command's --help shows its defaults too
+    p = sub_parser("run", help="play episodes and save every step (resumable)")
     p.add_argument("--agent", required=True, choices=sorted(AGENTS))
     p.add_argument("--tasks", nargs="*", help="task ids (default: every task)")
-    p.add_argument("--runs", type=int, default=5)
-    p.add_argument("--concurrency", type=int, default=2)
-    p.add_argument("--out", required=True)
+    p.add_argument("--runs", type=int, default=5, help="runs of each task")
+    p.add_argument("--concurrency", type=int, default=2, help="episodes played at once")
+    p.add_argument("--out", required=True, help="the results directory (a rerun into it plays only what it lacks)")
     p.add_argument("--url", help="play on this server over /ws (default: in this process)")
     p.add_argument("--profile", default="default", choices=sorted(PROFILES), help="the tool interface (the arm is AGENT@PROFILE)")
-    p.add_argument("--edit-gate", choices=("on", "off"), help="override the profile's edit gate")
+    p.add_argument("--edit-gate", choices=("on", "off"), help="override the profile's edit gate (default: the profile's)")
     p.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
-                   help="play the episodes as Ray actors: on a local Ray instance, or on the cluster at ADDRESS (needs pip install -e '.[ray]')")
-    p = sub.add_parser("procedural", help="the procedural benchmark table: agents x splits x difficulties, mean ± std over seeds")
-    p.add_argument("--agents", nargs="+", default=["random", "heuristic", "oracle"], choices=sorted(AGENTS))
+                   help="play the episodes as Ray actors: on a local Ray instance, or on the cluster at ADDRESS (needs pip install -e '.[ray]'; "
+                        "default: in threads of this process)")
+    p = sub_parser("procedural", help="the procedural benchmark table: agents x splits x difficulties, mean ± std over seeds")
+    p.add_argument("--agents", nargs="+", default=["random", "heuristic", "oracle"], choices=sorted(AGENTS), help="agents to play")
     p.add_argument("--seeds", type=int, default=5, help="generated tasks per split and difficulty")
-    p.add_argument("--splits", nargs="+", default=["train", "ood"], choices=["train", "test", "ood"])
-    p.add_argument("--levels", nargs="+", default=["easy", "medium", "hard", "extreme"], choices=["easy", "medium", "hard", "extreme"])
-    p.add_argument("--concurrency", type=int, default=2)
-    p.add_argument("--out", required=True)
+    p.add_argument("--splits", nargs="+", default=["train", "ood"], choices=["train", "test", "ood"], help="splits to generate from")
+    p.add_argument("--levels", nargs="+", default=["easy", "medium", "hard", "extreme"], choices=["easy", "medium", "hard", "extreme"],
+                   help="difficulties to generate")
+    p.add_argument("--concurrency", type=int, default=2, help="episodes played at once")
+    p.add_argument("--out", required=True, help="the results directory")
     p.add_argument("--url", help="play on this server over /ws (default: in this process)")
     p.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
-                   help="play the episodes as Ray actors: on a local Ray instance, or on the cluster at ADDRESS (needs pip install -e '.[ray]')")
-    p = sub.add_parser("report", help="Markdown report and PNG plots from result directories")
+                   help="play the episodes as Ray actors: on a local Ray instance, or on the cluster at ADDRESS (needs pip install -e '.[ray]'; "
+                        "default: in threads of this process)")
+    p = sub_parser("report", help="Markdown report and PNG plots from result directories")
     p.add_argument("dirs", nargs="+")
     p.add_argument("--out", help="where report.md and the plots go (default: the first directory)")
-    p = sub.add_parser("predictions", help="SWE-bench predictions (instance_id, model_name_or_path, model_patch) from finished repository episodes")
+    p = sub_parser("predictions", help="SWE-bench predictions (instance_id, model_name_or_path, model_patch) from finished repository episodes")
     p.add_argument("dir")
     p.add_argument("--agent", required=True)
     p.add_argument("--run", type=int, default=0, help="which run of each task (default 0)")
     p.add_argument("--model", help="model_name_or_path (default: the agent's name)")
-    p = sub.add_parser("difficulty", help="play the heuristic agent on each repository task folder and record its difficulty")
+    p = sub_parser("difficulty", help="play the heuristic agent on each repository task folder and record its difficulty")
     p.add_argument("paths", nargs="+", help="task folders or directories of them (synthesized or imported)")
     p.add_argument("--out", help="where the episodes' steps go (default: a temporary folder)")
     args = parser.parse_args(argv)
@@ -114,9 +133,12 @@ def main(argv: list[str] | None = None) -> int:
             gate = None if args.edit_gate is None else args.edit_gate == "on"
             results = run_module.run(factory, args.agent, args.tasks, args.runs, args.concurrency, Path(args.out), args.profile, gate, pool)
             print(f"{len(results)} episode(s) played; results in {Path(args.out) / 'results.jsonl'}", file=sys.stderr)
+            # every arm in --out, what earlier runs played included: the figures a resumed run ends with
+            print(report_module.summary_table(report_module.load([Path(args.out)])))
             return 0
     dirs = [Path(d) for d in args.dirs]
     print(report_module.report(dirs, Path(args.out) if args.out else dirs[0]))
+    print("Summary\n\n" + report_module.summary_table(report_module.load(dirs)))  # the report is long: its gist comes last
     return 0
 
 

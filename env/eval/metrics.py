@@ -4,6 +4,7 @@
     pass_hat_k(n=3, c=2, k=2)         # 0.3333: P(all k drawn runs succeed)
     passx_at_k([1, 2], n=3)           # 0.7778: one run of each of 2 agents, P(at least one succeeds)
     wilson_interval(7, 10)            # (0.3968, 0.8922): 95% interval for a success rate
+    pass_at_k_interval(5, 1, 2)       # (0.0711, 0.8590): 95% interval for one task's pass@2
 
 For one task, ``n`` runs per agent and ``c`` (``c_m``) of them correct. Averages over a benchmark
 are plain means of these per-task values (linearity keeps them unbiased).
@@ -68,6 +69,19 @@ def wilson_interval(successes: int, trials: int, z: float = Z95) -> tuple[float,
     centre = (p + z * z / (2 * trials)) / denominator
     half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denominator
     return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def pass_at_k_interval(n: int, c: int, k: int, z: float = Z95) -> tuple[float, float]:
+    """95% interval (by default) for one task's true pass@k, from ``c`` of ``n`` runs solved.
+
+    The runs of a task are independent draws with one success rate p, and its true pass@k is 1 - (1 - p)^k, which
+    rises with p: so the Wilson interval [lo, hi] for p maps to [1 - (1 - lo)^k, 1 - (1 - hi)^k] with the same
+    coverage. It bounds the true pass@k, not ``pass_at_k``'s estimate: at k = n that estimate is 0 or 1 (did any run
+    solve it), and with 0 < c < n it lies above the interval's top, which stays below 1.
+    """
+    _check(n, c, k)
+    lo, hi = wilson_interval(c, n, z)
+    return 1.0 - (1.0 - lo) ** k, 1.0 - (1.0 - hi) ** k
 
 
 def mean_std(values: Sequence[float]) -> tuple[float, float]:

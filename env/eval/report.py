@@ -3,10 +3,12 @@
     python -m env.eval report results/ [more_results/ ...] --out report/
 
 Per agent and task: mean score ± std, solved % with its Wilson 95% interval, average attempts and
-steps (the reference README's baseline table); pass@k for every k up to the runs per task; who
-solved what between each pair of agents (single run and pooled) with passX@2; cost per solved
-task; trajectory flags with counts. Plots: pass@k against k, cumulative solve rate against the
-step budget, mean reward per step.
+steps (the reference README's baseline table); pass@k for every k up to the runs per task, mean
+over tasks and per task with a 95% interval (``metrics.pass_at_k_interval``: Wilson's, mapped to
+pass@k); who solved what between each pair of agents (single run and pooled) with passX@2; cost
+per solved task; trajectory flags with counts. Plots: pass@k against k (integer k), cumulative
+solve rate against the step budget, mean reward per step. ``summary_table`` is the short table
+``run`` and ``report`` print at the end.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from env.eval.metrics import mean_std, pass_at_k, passx_at_k, wilson_interval
+from env.eval.metrics import mean_std, pass_at_k, pass_at_k_interval, passx_at_k, wilson_interval
 from env.families.registry import FAMILIES
 
 
@@ -97,6 +99,50 @@ def pass_at_k_table(results: list[dict[str, Any]]) -> tuple[str, dict[str, list[
     return "\n".join(rows), curves
 
 
+def per_task_pass_at_k(results: list[dict[str, Any]]) -> str:
+    """One row per agent and task: pass@k for k = 1 .. the task's runs, each with its 95% interval.
+
+    A task's own runs decide its row (a task with fewer runs has fewer columns filled), unlike the mean over tasks,
+    which truncates every task to the agent's fewest runs so that each k averages the same tasks.
+    """
+    grouped = _group(results)
+    width = max((len(runs) for tasks in grouped.values() for runs in tasks.values()), default=0)
+    rows = ["| agent | task | solved | " + " | ".join(f"pass@{k} [95% CI]" for k in range(1, width + 1)) + " |", "|---|---|---|" + "---|" * width]
+    for agent, tasks in grouped.items():
+        for task_id, runs in tasks.items():
+            n, c = len(runs), sum(r["solved"] for r in runs)
+            cells = []
+            for k in range(1, width + 1):
+                if k > n:
+                    cells.append("-")
+                    continue
+                lo, hi = pass_at_k_interval(n, c, k)
+                cells.append(f"{pass_at_k(n, c, k):.2f} [{lo:.2f}, {hi:.2f}]")
+            rows.append(f"| {agent} | `{task_id}` | {c}/{n} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def summary_table(results: list[dict[str, Any]]) -> str:
+    """A few lines per arm for the end of ``run`` and ``report``: how much was played, how much solved, pass@1 and
+    pass@k at the largest k every task has.
+
+    The solved interval is Wilson's over the arm's episodes pooled: runs of different tasks succeed at different
+    rates, and a sum of independent Bernoulli trials varies no more than a binomial one with their mean rate, so
+    for this set of tasks the interval errs wide, never narrow.
+    """
+    _, curves = pass_at_k_table(results)
+    rows = ["| agent | tasks | episodes | solved % [95% CI] | mean score | pass@1 | pass@k |", "|---|---|---|---|---|---|---|"]
+    for agent, tasks in _group(results).items():
+        runs = [r for rs in tasks.values() for r in rs]
+        solved = sum(r["solved"] for r in runs)
+        lo, hi = wilson_interval(solved, len(runs))
+        mean = sum(r["score"] for r in runs) / len(runs)
+        curve = curves[agent]
+        rows.append(f"| {agent} | {len(tasks)} | {len(runs)} | {100 * solved / len(runs):.0f} [{100 * lo:.0f}, {100 * hi:.0f}] | "
+                    f"{mean:.3f} | {curve[0]:.3f} | {curve[-1]:.3f} (k={len(curve)}) |")
+    return "\n".join(rows)
+
+
 def who_solved(results: list[dict[str, Any]]) -> str:
     grouped = _group(results)
     lines = []
@@ -140,6 +186,22 @@ def costs_and_flags(results: list[dict[str, Any]]) -> str:
     return "\n".join(rows)
 
 
+def pass_at_k_figure(curves: dict[str, list[float]]) -> tuple[Any, Any]:
+    """The pass@k plot's figure and axes, before labels; k is a number of runs, so its axis ticks integers only
+    (matplotlib's default locator put k = 1.25, 1.75 between two runs)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+
+    fig, ax = plt.subplots(figsize=(5, 3.5))
+    for agent, curve in curves.items():
+        ax.plot(range(1, len(curve) + 1), curve, marker="o", label=agent)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    return fig, ax
+
+
 def plots(results: list[dict[str, Any]], curves: dict[str, list[float]], out: Path) -> list[str]:
     import matplotlib
 
@@ -157,9 +219,7 @@ def plots(results: list[dict[str, Any]], curves: dict[str, list[float]], out: Pa
         made.append(name)
 
     grouped = _group(results)
-    fig, ax = plt.subplots(figsize=(5, 3.5))
-    for agent, curve in curves.items():
-        ax.plot(range(1, len(curve) + 1), curve, marker="o", label=agent)
+    fig, ax = pass_at_k_figure(curves)
     save(fig, ax, "pass_at_k.png", xlabel="k", ylabel="pass@k", ylim=(0, 1.05), title="pass@k")
 
     fig, ax = plt.subplots(figsize=(5, 3.5))
@@ -208,6 +268,8 @@ def report(dirs: list[Path], out: Path) -> str:
         "## Score and solve rate by task\n\nmean score ± std, solved % [Wilson 95% interval]\n\n" + by_task_table(results),
         "## Baseline table\n\n" + baseline_table(results),
         "## pass@k (mean over tasks)\n\n" + pass_table,
+        "## pass@k by task\n\npass@k [95% interval for the task's true pass@k: Wilson's for its success rate, mapped to "
+        "1 - (1 - p)^k; at k = runs the estimate is 0 or 1 and may lie outside it]\n\n" + per_task_pass_at_k(results),
         "## Who solved it\n\n" + who_solved(results),
         "## Cost and trajectory flags\n\n" + costs_and_flags(results),
         *(["## By family\n\n" + families] if families else []),

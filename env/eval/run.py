@@ -236,6 +236,8 @@ def run(
         with results_file.open("a", encoding="utf-8") as handle:
             handle.write("\n")  # close a line a crash cut short; it is skipped when read
     jobs = [(tasks[t], r) for t in chosen for r in range(runs) if (arm, t, r) not in done]
+    # said before the progress bar, so that a resumed run shows what it keeps, not only what it has left to play
+    print(f"{arm}: {len(chosen) * runs - len(jobs)} already done, {len(jobs)} to play", file=sys.stderr)
     lock = threading.Lock()
     results: list[dict[str, Any]] = []
     stopped: list[str] = []  # why no further episode starts (the model endpoint's first failure)
