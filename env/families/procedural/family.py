@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from env.families.base import TASKS_DIR, Action, Family, ResultRow
-from env.families.policies import HypothesisKind, gold_only_lines
+from env.families.policies import HypothesisKind
 from env.families.procedural.episode import ProceduralEpisode
 from env.families.procedural.grader import grade_procedural
 from env.families.procedural.model import PRESETS, SPLIT_SIZE, SPLITS
@@ -80,15 +80,13 @@ class ProceduralFamily(Family[ProceduralTask]):
         return [{"action_type": "analyze_logs"}, {"action_type": "run_tests"}, {"action_type": "analyze_logs"}] + self.oracle_actions(task)
 
     def read_only_actions(self, task: ProceduralTask) -> list[Action]:
-        changed = sorted(p for p, text in task.gold_files.items() if text != task.files.get(p) and p in task.files)
-        return [{"action_type": "run_tests"}, *({"action_type": "open_file", "path": p} for p in changed)]
+        return policies.read_only_actions(task, "open_file")
 
     def seeded_actions(self, task: ProceduralTask) -> list[Action]:
         return [{"action_type": "analyze_logs"}]  # the logs drift with the seed
 
     def solution_lines(self, task: ProceduralTask) -> list[str]:
-        fixed = [line for path, text in task.gold_files.items() if text != task.files.get(path) for line in text.splitlines()]
-        return gold_only_lines("\n".join(task.files.values()), fixed)
+        return policies.solution_lines(task)
 
     def attack_actions(self, task: ProceduralTask) -> dict[str, list[Action]]:
         return attacks.attack_actions(task)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from env.families.base import TASKS_DIR, Action, Family, ResultRow
-from env.families.policies import HypothesisKind, gold_only_lines
+from env.families.policies import HypothesisKind
 from env.families.repo import attacks, policies, validation
 from env.families.repo.episode import RepoEpisode
 from env.families.repo.grader import grade_repo
@@ -53,15 +53,13 @@ class RepoFamily(Family[RepoTask]):
         return [{"action_type": "run_tests"}, {"action_type": "list_dir"}] + self.oracle_actions(task)
 
     def read_only_actions(self, task: RepoTask) -> list[Action]:
-        changed = sorted(p for p, text in task.gold_files.items() if text != task.files.get(p) and p in task.files)
-        return [{"action_type": "run_tests"}, *({"action_type": "view_file", "path": p} for p in changed)]
+        return policies.read_only_actions(task, "view_file")
 
     def seeded_actions(self, task: RepoTask) -> list[Action]:
         return []  # a repository episode shows its files and test runs: nothing drawn
 
     def solution_lines(self, task: RepoTask) -> list[str]:
-        fixed = [line for path, text in task.gold_files.items() if text != task.files.get(path) for line in text.splitlines()]
-        return gold_only_lines("\n".join(task.files.values()), fixed)
+        return policies.solution_lines(task)
 
     def attack_actions(self, task: RepoTask) -> dict[str, list[Action]]:
         return attacks.attack_actions(task)

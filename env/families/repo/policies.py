@@ -10,7 +10,7 @@ opened file can be edited there, and its grade rewards exploring and testing bef
 from __future__ import annotations
 
 from env.families.base import Action
-from env.families.policies import STUFFED
+from env.families.policies import STUFFED, gold_only_lines
 from env.patches import Files, apply_patch
 from env.project import RepoTask, source_only
 
@@ -81,3 +81,15 @@ def repo_policies(task: RepoTask, partial_view: bool) -> dict[str, list[Action]]
         "run_tests_spam": opened + [comment] + [run] * spam + [submit],
         "alternating": opened + [breaking, run, uncomment, run, breaking, run, uncomment, run, submit],
     }
+
+
+def read_only_actions(task: RepoTask, opener: str) -> list[Action]:
+    """Run the tests and open every file the gold patch changes (with ``opener``: the family's file tool)."""
+    changed = sorted(p for p, text in task.gold_files.items() if text != task.files.get(p) and p in task.files)
+    return [{"action_type": "run_tests"}, *({"action_type": opener, "path": p} for p in changed)]
+
+
+def solution_lines(task: RepoTask) -> list[str]:
+    """The lines the gold patch adds that none of the task's files has."""
+    fixed = [line for path, text in task.gold_files.items() if text != task.files.get(path) for line in text.splitlines()]
+    return gold_only_lines("\n".join(task.files.values()), fixed)
