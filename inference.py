@@ -53,6 +53,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from env import settings  # noqa: E402
 from env.agents.base import Observation  # noqa: E402
 from env.agents.llm import LLMAgent  # noqa: E402
 from env.agents.retry import ModelUnavailable, RetryPolicy, describe  # noqa: E402
@@ -145,12 +146,12 @@ class Settings:
     @classmethod
     def from_env(cls) -> Settings:
         return cls(
-            api_base=os.environ.get("API_BASE_URL", "https://router.huggingface.co/v1"),
-            model=os.environ.get("MODEL_NAME", "meta-llama/Llama-3.1-70B-Instruct"),
-            token=os.environ.get("HF_TOKEN", ""),
-            env_url=os.environ.get("ENV_BASE_URL", "http://localhost:8000"),
-            results_path=Path(os.environ.get("RESULTS_PATH", "inference_results.json")),
-            profile=os.environ.get("PROFILE", "default"),
+            api_base=settings.text("API_BASE_URL"),
+            model=settings.text("MODEL_NAME"),
+            token=settings.text("HF_TOKEN"),
+            env_url=settings.text("ENV_BASE_URL"),
+            results_path=Path(settings.text("RESULTS_PATH")),
+            profile=settings.text("PROFILE"),
             retry=RetryPolicy.from_env(),  # invalid values fail here, before any episode
         )
 

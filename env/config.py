@@ -2,32 +2,33 @@
 
 from __future__ import annotations
 
-import os
-
 from pydantic import BaseModel, Field
+
+from env import settings
+from env.settings import default
 
 
 class Settings(BaseModel):
-    max_sessions: int = Field(256, gt=0, description="ENV_MAX_SESSIONS: concurrent WebSocket sessions")
+    max_sessions: int = Field(default("ENV_MAX_SESSIONS"), gt=0, description="ENV_MAX_SESSIONS: concurrent WebSocket sessions")
     session_timeout_s: float = Field(
-        600.0, gt=0, description="ENV_SESSION_TIMEOUT_S: time without a message after which a WebSocket session or an HTTP episode is closed",
+        default("ENV_SESSION_TIMEOUT_S"), gt=0, description="ENV_SESSION_TIMEOUT_S: time without a message after which a WebSocket session or an HTTP episode is closed",
     )
     first_reset_timeout_s: float = Field(
-        60.0, gt=0, description="ENV_FIRST_RESET_TIMEOUT_S: the same limit for a WebSocket connection that has not sent its first reset",
+        default("ENV_FIRST_RESET_TIMEOUT_S"), gt=0, description="ENV_FIRST_RESET_TIMEOUT_S: the same limit for a WebSocket connection that has not sent its first reset",
     )
     single_user: bool = Field(
-        False, description="ENV_SINGLE_USER: a /step or /state naming no episode gets the latest HTTP episode (one client per server only)",
+        default("ENV_SINGLE_USER"), description="ENV_SINGLE_USER: a /step or /state naming no episode gets the latest HTTP episode (one client per server only)",
     )
-    http_episodes: int = Field(1024, gt=0, description="ENV_HTTP_EPISODES: HTTP episodes kept at once")
-    max_body_bytes: int = Field(1024 * 1024, gt=0, description="ENV_MAX_BODY_BYTES: largest request body or WebSocket message")
-    host: str = Field("0.0.0.0", description="HOST")
-    port: int = Field(8000, description="PORT")
-    access_log: bool = Field(False, description="ENV_ACCESS_LOG: log every request (off: at hundreds of steps a second the log costs the event loop ~6%)")
+    http_episodes: int = Field(default("ENV_HTTP_EPISODES"), gt=0, description="ENV_HTTP_EPISODES: HTTP episodes kept at once")
+    max_body_bytes: int = Field(default("ENV_MAX_BODY_BYTES"), gt=0, description="ENV_MAX_BODY_BYTES: largest request body or WebSocket message")
+    host: str = Field(default("HOST"), description="HOST")
+    port: int = Field(default("PORT"), description="PORT")
+    access_log: bool = Field(default("ENV_ACCESS_LOG"), description="ENV_ACCESS_LOG: log every request (off: at hundreds of steps a second the log costs the event loop ~6%)")
     replica: str = Field(
-        "", pattern=r"^([a-z0-9][a-z0-9-]{0,31})?$",
+        default("ENV_REPLICA"), pattern=r"^([a-z0-9][a-z0-9-]{0,31})?$",
         description="ENV_REPLICA: this replica's name behind a balancer; HTTP episode ids start with it (`r1.<uuid>`) so the balancer routes on it",
     )
-    drain_seconds: float = Field(30.0, ge=0, description="ENV_DRAIN_SECONDS: after SIGTERM, how long open sessions may go on before the replica stops")
+    drain_seconds: float = Field(default("ENV_DRAIN_SECONDS"), ge=0, description="ENV_DRAIN_SECONDS: after SIGTERM, how long open sessions may go on before the replica stops")
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -44,4 +45,4 @@ class Settings(BaseModel):
             "replica": "ENV_REPLICA",
             "drain_seconds": "ENV_DRAIN_SECONDS",
         }
-        return cls(**{field: os.environ[var] for field, var in names.items() if os.environ.get(var)})
+        return cls(**settings.raws(names))

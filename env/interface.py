@@ -15,12 +15,12 @@ A profile is a set of tool names, as in the pdb-vs-shell study: everything else 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Collection
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from env import settings
 from env.registry import Registry
 from env.tools.base import TOOLS, ToolError, UnknownTool
 
@@ -148,7 +148,7 @@ ACTION_ALIASES: dict[str, Alias] = {
 def configured_aliases() -> dict[str, Alias]:
     """The built-in table, with ``ENV_TOOL_ALIASES`` (a JSON file {alias: tool or {tools, args}}) on top."""
     table = dict(ALIASES)
-    path = os.environ.get("ENV_TOOL_ALIASES")
+    path = settings.raw("ENV_TOOL_ALIASES")
     if path:
         with open(path, encoding="utf-8") as handle:
             table.update(parse_aliases(json.load(handle)))

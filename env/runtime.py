@@ -17,6 +17,7 @@ from collections.abc import Callable, Hashable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar, cast
 
+from env import settings
 from env.contract import TaskCatalog
 from env.debugger.session import DebugSlots
 from env.sandbox.isolation import Isolation, probe_isolation
@@ -38,7 +39,7 @@ class Runtime:
     ):
         self.registry = registry
         # Rewards of tasks whose FAIL_TO_PASS tests run sandboxed (forgeable in principle) are paid only when asked.
-        self.allow_sandboxed_reward = os.environ.get("ENV_ALLOW_SANDBOXED_REWARD", "0") == "1"
+        self.allow_sandboxed_reward = settings.switch("ENV_ALLOW_SANDBOXED_REWARD")
         # What decides a verdict (the race check's scenarios) derives from this and the episode's seed, never the seed alone.
         self.secret = secret or ServerSecret.from_env()
         self.sandbox = sandbox
@@ -64,10 +65,10 @@ class Runtime:
         return cls(
             registry,
             Sandbox(Limits.from_env(), isolation),
-            workers=int(os.environ.get("ENV_WORKERS", "32")),
+            workers=settings.integer("ENV_WORKERS"),
             static_check=Policy.for_task(frozenset()).enabled,
-            debug_sessions=int(os.environ.get("DEBUG_MAX_SESSIONS", "64")),
-            cpu_slots=int(os.environ.get("ENV_CPU_SLOTS", "0")) or None,
+            debug_sessions=settings.integer("DEBUG_MAX_SESSIONS"),
+            cpu_slots=settings.integer("ENV_CPU_SLOTS") or None,
             secret=secret,
         )
 

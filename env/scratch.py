@@ -28,6 +28,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from env import settings
+
 RAM_DIR = "/dev/shm"
 ROOT_MODE = 0o711
 PREFIX = "adbg-"
@@ -35,7 +37,7 @@ log = logging.getLogger("adbg.scratch")
 
 
 def scratch_base() -> str:
-    chosen = os.environ.get("SANDBOX_TMPDIR")
+    chosen = settings.raw("SANDBOX_TMPDIR")
     if chosen:
         return chosen
     if os.path.isdir(RAM_DIR) and os.access(RAM_DIR, os.W_OK | os.X_OK):

@@ -21,6 +21,8 @@ import random
 import secrets as _secrets
 from pathlib import Path
 
+from env import settings
+
 log = logging.getLogger("agentdebugger")
 
 SECRET_FILE = "secret"
@@ -41,7 +43,7 @@ class ServerSecret:
 
     @classmethod
     def from_env(cls) -> ServerSecret:
-        value = os.environ.get("ENV_SECRET", "")
+        value = settings.raw("ENV_SECRET")
         if value:
             return cls(value)
         log.info("ENV_SECRET is not set: this process uses a secret of its own (replicas and resumed runs will not agree)")
@@ -52,7 +54,7 @@ class ServerSecret:
         """ENV_SECRET, or the secret kept in ``folder/secret`` (made on first use, readable by its owner only):
         an in-process evaluation resumed later, or another agent's run into the same folder, then plays the same
         episodes without anyone having to set ENV_SECRET."""
-        if os.environ.get("ENV_SECRET"):
+        if settings.raw("ENV_SECRET"):
             return cls.from_env()
         path = folder / SECRET_FILE
         folder.mkdir(parents=True, exist_ok=True)

@@ -119,8 +119,8 @@ def test_nothing_private_is_imported_from_another_package():
 # The layers, lowest first: a module imports only from its own layer or below. What a layer is for:
 LAYERS = (
     # vocabulary: wire models, the episode contract, registries, rewards and shared grading, patches, the project-task model
-    ("env.models", "env.wire", "env.contract", "env.registry", "env.secret", "env.scratch", "env.config", "env.pyparse",
-     "env.patches", "env.project", "env.rewards", "env.graders", "env.held_out", "env.tool_schemas", "env.openenv_imports"),
+    ("env.settings", "env.models", "env.wire", "env.contract", "env.registry", "env.secret", "env.scratch", "env.config",
+     "env.pyparse", "env.patches", "env.project", "env.rewards", "env.graders", "env.held_out", "env.tool_schemas", "env.openenv_imports"),
     # processes: the sandbox, the debugger driving it, workspaces on disk
     ("env.sandbox", "env.debugger", "env.workspace"),
     # the repository-style test verdict

@@ -48,6 +48,7 @@ from env.server.app import build_app
 from env.server.episodes import EpisodeStore
 from env.server.metrics import ServerMetrics
 from env.server.replica import Replica
+from env.settings import DECLARED
 from tests.test_deploy import StandIn, free_port, spawn, stop_group, wait_for
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -235,13 +236,14 @@ class _EnvironReads(ast.NodeVisitor):
 
 
 def variables_the_server_reads() -> set[str]:
-    """Every environment variable the code under env/ reads, found in its source."""
+    """Every environment variable the code under env/ reads: the settings it declares (``env.settings``, read through
+    it), and what the rest reads directly, found in its source."""
     reads = _EnvironReads()
     for path in sorted((ROOT / "env").rglob("*.py")):
         source = path.read_text()
         if "environ" in source or "getenv" in source:
             reads.visit(ast.parse(source))
-    return reads.names
+    return reads.names | set(DECLARED)
 
 
 def test_every_environment_variable_set_is_one_the_server_reads():

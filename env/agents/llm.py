@@ -32,6 +32,7 @@ import json
 import random
 from typing import Any
 
+from env import settings
 from env.agents.base import Action, Agent, Observation, register
 from env.agents.retry import RetryPolicy
 from env.interface import ACTION_ALIASES, ALIASES
@@ -73,15 +74,14 @@ class Malformed(ValueError):
 class LLMAgent(Agent):
     def __init__(self, base_url: str = "", model: str = "", api_key: str = "", retries: int = 3, relay_turns: int = 20,
                  max_relays: int = 2, max_turns: int = 60, client: Any = None, retry: RetryPolicy | None = None):
-        import os
 
         from openai import OpenAI
 
-        self.model = model or os.environ.get("MODEL_NAME", "meta-llama/Llama-3.1-70B-Instruct")
+        self.model = model or settings.text("MODEL_NAME")
         self.retry = retry or RetryPolicy.from_env()
         self.client = client or OpenAI(
-            base_url=base_url or os.environ.get("API_BASE_URL", "https://router.huggingface.co/v1"),
-            api_key=api_key or os.environ.get("HF_TOKEN") or os.environ.get("OPENAI_API_KEY") or "none",
+            base_url=base_url or settings.text("API_BASE_URL"),
+            api_key=api_key or settings.raw("HF_TOKEN") or settings.raw("OPENAI_API_KEY") or "none",
             max_retries=0,  # self.retry owns retries: the client's own would multiply its attempts
             timeout=self.retry.timeout_s,
         )

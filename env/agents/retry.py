@@ -31,12 +31,13 @@ from __future__ import annotations
 
 import logging
 import math
-import os
 import random
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
+
+from env import settings
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -85,7 +86,7 @@ def retry_after(exc: BaseException) -> float | None:
 
 
 def _env_float(name: str, default: float, minimum: float) -> float:
-    raw = os.environ.get(name, "").strip()
+    raw = (settings.raw(name) or "").strip()
     if not raw:
         return default
     try:

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import argparse
 import functools
-import os
 from collections.abc import Callable
 
 import gradio as gr
 
+from env import settings
 from env.demo.ui import build_demo
 from env.eval.drivers import HttpDriver
 from env.eval.in_process import InProcessDriver
@@ -45,7 +45,7 @@ def server_builder(runtime: Runtime) -> Callable[..., gr.Blocks]:
 
 def port_from_env() -> int:
     for name in ("PORT", "GRADIO_SERVER_PORT"):
-        value = os.environ.get(name)
+        value = settings.raw(name)
         if value:
             return int(value)
     return DEFAULT_PORT
@@ -53,8 +53,8 @@ def port_from_env() -> int:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="The AgentDebuggerEnv demo (Gradio)")
-    parser.add_argument("--url", default=os.environ.get("ENV_URL"), help="a running server (default: the environment runs in this process)")
-    parser.add_argument("--host", default=os.environ.get("GRADIO_SERVER_NAME", "0.0.0.0"))
+    parser.add_argument("--url", default=settings.raw("ENV_URL"), help="a running server (default: the environment runs in this process)")
+    parser.add_argument("--host", default=settings.text("GRADIO_SERVER_NAME"))
     parser.add_argument("--port", type=int, default=None, help=f"default: $PORT, $GRADIO_SERVER_PORT or {DEFAULT_PORT}")
     args = parser.parse_args(argv)
     exit_cleanly_on_sigterm()

@@ -29,6 +29,7 @@ import ray
 from ray.exceptions import ActorDiedError, RayActorError, RayError, RayTaskError
 from ray.util.actor_pool import ActorPool
 
+from env import settings
 from env.agents.retry import ModelUnavailable
 from env.eval.run import Job, play, stop_reason
 
@@ -121,7 +122,7 @@ class EpisodeWorker:
         if not self.known(task["id"]):
             return None, "", (
                 f"task {task['id']!r} is not on the Ray worker's node: the tasks come from the shipped checkout and "
-                f"ENV_TASK_DIRS={os.environ.get('ENV_TASK_DIRS', '')!r}, read on each node (put those folders at the same path there)"
+                f"ENV_TASK_DIRS={settings.text('ENV_TASK_DIRS')!r}, read on each node (put those folders at the same path there)"
             )
         with tempfile.TemporaryDirectory(prefix="adbg-ray-") as folder:
             steps = Path(folder) / "run.jsonl"

@@ -13,10 +13,10 @@ A task folder's ``task.json`` names its ``family``. Adding a family: its folder 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
+from env import settings
 from env.contract import Task
 from env.families.base import Family, TaskLoadError, read_task, task_folders
 from env.families.classic.family import CLASSIC
@@ -67,7 +67,7 @@ class TaskRegistry:
     def from_env(cls) -> TaskRegistry:
         """The built-in tasks plus every task folder named in ENV_TASK_DIRS (colon separated)."""
         tasks = cls.builtin().all()
-        for entry in filter(None, os.environ.get("ENV_TASK_DIRS", "").split(":")):
+        for entry in filter(None, settings.text("ENV_TASK_DIRS").split(":")):
             tasks += [load_task(folder) for folder in task_folders(Path(entry))]
         return cls(tasks)
 

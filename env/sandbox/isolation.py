@@ -24,6 +24,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from env import settings
 from env.sandbox.guarantees import LANDLOCK_SIGNAL_ABI, LANDLOCK_TCP_ABI, GuaranteeState, assess, refusal
 from env.sandbox.launch import CHILD, python_command
 from env.sandbox.readable import exposure
@@ -129,7 +130,7 @@ def probe_isolation(disabled: set[str] | None = None, allow_unsafe: bool | None 
     disabled = set(disabled or ())
     exposed = scratch_exposure(scratch or scratch_root())
     if allow_unsafe is None:
-        allow_unsafe = os.environ.get("SANDBOX_ALLOW_UNSAFE", "") == "1"
+        allow_unsafe = settings.switch("SANDBOX_ALLOW_UNSAFE")
     bpf = compile_filter() if "seccomp" not in disabled else None
     found = _run_probe(bpf)
     errors = {e.split(":", 1)[0]: e for e in found.get("errors", [])}

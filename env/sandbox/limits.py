@@ -6,9 +6,10 @@
 
 from __future__ import annotations
 
-import os
-
 from pydantic import BaseModel, Field
+
+from env import settings
+from env.settings import default
 
 MiB = 1024 * 1024
 
@@ -16,11 +17,11 @@ MiB = 1024 * 1024
 class Limits(BaseModel):
     """Hard limits applied to every run of submitted code (see docs/sandbox.md)."""
 
-    wall_seconds: float = Field(10.0, gt=0, description="Wall clock for one run; the whole process group is killed")
-    cpu_seconds: int = Field(10, gt=0, description="RLIMIT_CPU of the run")
-    memory_bytes: int = Field(256 * MiB, gt=0, description="RLIMIT_AS of the run")
+    wall_seconds: float = Field(default("SANDBOX_WALL_SECONDS"), gt=0, description="Wall clock for one run; the whole process group is killed")
+    cpu_seconds: int = Field(default("SANDBOX_CPU_SECONDS"), gt=0, description="RLIMIT_CPU of the run")
+    memory_bytes: int = Field(default("SANDBOX_MEMORY_BYTES"), gt=0, description="RLIMIT_AS of the run")
     test_memory_bytes: int = Field(
-        1024 * MiB, gt=0,
+        default("SANDBOX_TEST_MEMORY_BYTES"), gt=0,
         description="RLIMIT_AS of a repository test run instead (the project's process under the split; pytest, the tests and "
                     "the project when sandboxed): a real suite's session holds far more than one snippet",
     )  # fmt: skip
@@ -28,7 +29,7 @@ class Limits(BaseModel):
     disk_bytes: int = Field(32 * MiB, gt=0, description="Size of the run directory's tmpfs (with the namespace layer)")
     open_files: int = Field(64, gt=0, description="RLIMIT_NOFILE of the run")
     processes: int = Field(512, gt=0, description="RLIMIT_NPROC of the run where the server is not root (it counts the uid's threads)")
-    output_bytes: int = Field(16 * 1024, gt=0, description="Captured stdout/stderr shown to the agent; the rest is cut and marked")
+    output_bytes: int = Field(default("SANDBOX_OUTPUT_BYTES"), gt=0, description="Captured stdout/stderr shown to the agent; the rest is cut and marked")
     reply_bytes: int = Field(4 * MiB, gt=0, description="Largest reply the trusted side accepts from the run")
 
     @classmethod
@@ -40,8 +41,7 @@ class Limits(BaseModel):
             "test_memory_bytes": "SANDBOX_TEST_MEMORY_BYTES",
             "output_bytes": "SANDBOX_OUTPUT_BYTES",
         }
-        values = {field: os.environ[var] for field, var in names.items() if os.environ.get(var)}
-        return cls(**values)
+        return cls(**settings.raws(names))
 
     def for_tests(self) -> Limits:
         """The same limits for a repository test run: its memory is ``test_memory_bytes``."""

@@ -13,9 +13,9 @@ defined or called the usual way (``def __eq__``, ``super().__init__()``) and any
 from __future__ import annotations
 
 import ast
-import os
 from dataclasses import dataclass
 
+from env import settings
 from env.pyparse import parse
 
 MAX_SOURCE_BYTES = 64 * 1024
@@ -66,7 +66,7 @@ class Policy:
 
     @classmethod
     def for_task(cls, allowed_imports: frozenset[str]) -> Policy:
-        return cls(allowed_imports, enabled=os.environ.get("SANDBOX_STATIC_CHECK", "on") != "off")
+        return cls(allowed_imports, enabled=settings.switch("SANDBOX_STATIC_CHECK"))
 
 
 def parse_source(source: str) -> ast.Module:

@@ -31,6 +31,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from env import settings
 from env.sandbox.isolation import Isolation, scratch_exposure
 from env.sandbox.launch import CHILD, kill_group, start
 from env.sandbox.limits import Limits
@@ -139,7 +140,7 @@ class Sandbox:
             "limits": limits.for_child(),
             "nice": 10,
             "tmp_root": self.tmp_root,
-            "pool": int(os.environ.get("SANDBOX_POOL", "4")),
+            "pool": settings.integer("SANDBOX_POOL"),
         }
         if site is not None and not debug:
             # A verdict run whose project needs installed packages (a task's requirements): read-only, after its paths.
@@ -156,8 +157,8 @@ class Sandbox:
             if host is not None:
                 self.config["host"] = host
         if warm is None:
-            warm = os.environ.get("SANDBOX_ZYGOTE", "on") != "off"
-        runs = int(os.environ.get("SANDBOX_ZYGOTE_RUNS", "2000"))
+            warm = settings.switch("SANDBOX_ZYGOTE")
+        runs = settings.integer("SANDBOX_ZYGOTE_RUNS")
         self.zygote: Zygote | None = Zygote(self.config, runs) if warm else None
 
     def launch(self, req_r: int, resp_w: int, out_fd: int, fresh: bool = False) -> tuple[FreshChild | ZygoteChild, str | None]:

@@ -1,11 +1,11 @@
-import os
 import sys
 
+from env import settings
 from env.server.port import port_problem
 
 # Before the heavy imports: a port in use is said at once, with its holder, not after seconds of importing.
-_port = os.environ.get("PORT") or "8000"
-_problem = port_problem(os.environ.get("HOST") or "0.0.0.0", int(_port)) if _port.isdigit() else None  # else Settings says why
+_port = settings.raw("PORT") or str(settings.default("PORT"))
+_problem = port_problem(settings.text("HOST"), int(_port)) if _port.isdigit() else None  # else Settings says why
 if _problem:
     sys.exit(f"env.server: {_problem}")
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -35,9 +36,12 @@ from env.server.idle import IdleSessions
 from env.server.mcp import create_session, drop_socket, openenv_server, serve_socket, take_endpoint
 from env.server.metrics import CONTENT_TYPE, ServerMetrics
 from env.server.replica import Replica
+from env.settings import unknown as unknown_settings
 
 if TYPE_CHECKING:
     import gradio as gr
+
+log = logging.getLogger("env.server")
 
 ENV_NAME = "agentdebugger-env"
 VERSION = "1.0.0"
@@ -60,6 +64,8 @@ WebUI = Callable[[Runtime], Callable[..., "gr.Blocks"]]
 
 def build_app(runtime: Runtime | None = None, settings: Settings | None = None, web_ui: WebUI | None = None) -> FastAPI:
     settings = settings or Settings.from_env()
+    for line in unknown_settings():  # a misspelt ENV_/SANDBOX_ variable would otherwise be ignored in silence
+        log.warning(line)
     runtime = runtime or Runtime.from_env(TaskRegistry.from_env())
     store = EpisodeStore(settings.http_episodes, settings.session_timeout_s, single_user=settings.single_user)
     replica = Replica(settings.replica, settings.drain_seconds)

@@ -28,6 +28,7 @@ import time
 import weakref
 from pathlib import Path
 
+from env import settings
 from env.patches import Files
 from env.project import RepoTask, source_only, top_level_names
 from env.sandbox.lifetime import parent_env, spawn
@@ -348,7 +349,7 @@ class _HostServers:
 
 
 _SERVERS = _HostServers()
-WARM = os.environ.get("SANDBOX_HOST_WARM", "on") != "off"
+WARM = settings.switch("SANDBOX_HOST_WARM")
 
 
 def _unnamed_file(prefix: str) -> int:

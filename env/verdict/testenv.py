@@ -31,6 +31,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from env import settings
 from env.sandbox.lifetime import die_with_caller
 
 PYTEST = f"pytest=={importlib.metadata.version('pytest')}"
@@ -46,7 +47,7 @@ class TestEnvError(RuntimeError):
 
 def user_cache(variable: str, leaf: str) -> Path:
     """``$variable`` if set, else ``agentdebugger/<leaf>`` under the user's cache directory (XDG_CACHE_HOME, ~/.cache)."""
-    configured = os.environ.get(variable)
+    configured = settings.raw(variable)
     if configured:
         return Path(configured)
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
@@ -97,7 +98,7 @@ def ensure(requirements: Iterable[str], build: bool | None = None) -> TestEnv:
     if env.ready:
         return env
     if build is None:
-        build = os.environ.get("ENV_TEST_ENVS_BUILD", "on") != "off"
+        build = settings.switch("ENV_TEST_ENVS_BUILD")
     if not build:
         raise TestEnvError(
             f"the test environment for {_describe(env)} is not prepared on this server (ENV_TEST_ENVS_BUILD=off); "

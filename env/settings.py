@@ -1,0 +1,197 @@
+"""Every environment variable this project reads as configuration, declared once: its name, type, default and meaning.
+
+    from env import settings
+    settings.value("SANDBOX_POOL")      # 4, or int($SANDBOX_POOL): the environment as it is now, parsed
+    settings.raw("ENV_MAX_SESSIONS")    # the string as set, or None when unset or empty (for pydantic models)
+    settings.default("ENV_WORKERS")     # 32, the declared default
+    settings.unknown(os.environ)        # ENV_/SANDBOX_/... names set here that nothing declares, with a likely match
+
+Reading is at call time, not frozen at import: modules read a variable when they need it (tests set the environment
+first), and the models that read once at start-up (``env.config.Settings``, ``Limits``, ``ShellLimits``) pass the raw
+strings on to pydantic, which validates them with the messages it always gave. An unset or empty variable means its
+default. A name that is not declared here is a ``KeyError``: a typo cannot read nothing silently.
+
+The tables in docs/deployment.md ("Configuration") and docs/evaluation.md list exactly the variables declared with
+that ``doc``, with these defaults (``tests/test_settings.py``). The server warns at start-up about a set
+``ENV_``/``SANDBOX_``/``SHELL_``/``DEBUG_``/``LLM_`` variable that is not declared (``env.server.app.build_app``).
+
+Left out on purpose, because they are not configuration:
+
+- ``env/sandbox/child.py`` and ``env/verdict/host/*``: they run inside the sandbox or the test host, standard library
+  only and loaded by path, so they cannot import this module; they read only ``ADBG_*`` plumbing.
+- ``ADBG_*`` (``ADBG_PARENT``, ``ADBG_BIND``...): what our own processes tell each other, set by us, not by a user.
+- ``PATH``, ``HOME``, ``XDG_CACHE_HOME``, ``TMPDIR``: the system's, passed through or followed as the system means them.
+- ``ENABLE_WEB_INTERFACE`` is declared (it is a setting users set) but read by OpenEnv's ``create_app``, not by us.
+
+This module imports only the standard library: ``python -m env.server`` reads PORT and HOST before its slow imports.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+# Prefixes of the variables this project owns: a set one that is not declared is probably a typo.
+OWN_PREFIXES = ("ENV_", "SANDBOX_", "SHELL_", "DEBUG_", "LLM_")
+
+DEPLOYMENT = "docs/deployment.md"
+EVALUATION = "docs/evaluation.md"
+
+
+@dataclass(frozen=True)
+class Variable:
+    name: str
+    type: str  # "int", "float", "str", "bool" (pydantic's: 1/0, true/false...), "switch" (on unless "off"), "flag" (on only if "1")
+    default: object  # the value when unset; None: none, or computed where it is read (``shown`` says how)
+    meaning: str
+    doc: str | None = DEPLOYMENT  # the table that lists it, if one does
+    shown: str | None = None  # the default as the table shows it, when not simply the value
+
+    def shown_default(self) -> str:
+        if self.shown is not None:
+            return self.shown
+        if isinstance(self.default, float):
+            return f"{self.default:g}"
+        return str(self.default)
+
+
+MiB = 1024 * 1024
+
+VARIABLES: tuple[Variable, ...] = (
+    # the server (env.config.Settings, read once at start-up)
+    Variable("PORT", "int", 8000, "where `python -m env.server` listens (also the demo's port, `app.py`)"),
+    Variable("HOST", "str", "0.0.0.0", "the address `python -m env.server` listens on"),
+    Variable("ENV_MAX_SESSIONS", "int", 256, "concurrent WebSocket sessions (one episode each)"),
+    Variable("ENV_SESSION_TIMEOUT_S", "float", 600.0, "time without a message after which a WebSocket session or an HTTP episode is closed"),
+    Variable("ENV_FIRST_RESET_TIMEOUT_S", "float", 60.0, "the same limit for a WebSocket connection that has not sent its first reset"),
+    Variable("ENV_SINGLE_USER", "bool", False, "a /step or /state naming no episode gets the latest HTTP episode (one client per server only)", shown="0"),
+    Variable("ENV_HTTP_EPISODES", "int", 1024, "HTTP episodes kept at once"),
+    Variable("ENV_MAX_BODY_BYTES", "int", MiB, "largest request body or WebSocket message"),
+    Variable("ENV_ACCESS_LOG", "bool", False, "log every request", shown="0"),
+    Variable("ENV_REPLICA", "str", "", "this replica's name behind a balancer; HTTP episode ids start with it", shown="(unset)"),
+    Variable("ENV_DRAIN_SECONDS", "float", 30.0, "after SIGTERM, how long open episodes may go on before the replica stops"),
+    Variable("ENABLE_WEB_INTERFACE", "str", "false", "`true`: mount the demo at /web (read by OpenEnv's create_app)"),
+    # the shared runtime
+    Variable("ENV_WORKERS", "int", 32, "threads that run sandbox work off the event loop"),
+    Variable("ENV_SECRET", "str", None, "the secret verdicts derive from", shown="generated at start"),
+    Variable("ENV_CPU_SLOTS", "int", 0, "runs computing at once (0: the cores, at least 2)", shown="cores (at least 2)"),
+    Variable("ENV_ALLOW_SANDBOXED_REWARD", "flag", False, "`1`: pay the step rewards of untrusted tasks", shown="0"),
+    Variable("DEBUG_MAX_SESSIONS", "int", 64, "debugging sessions holding a process at once, server-wide"),
+    # the sandbox (env.sandbox.limits.Limits, env.sandbox.shell.ShellLimits and the launcher)
+    Variable("SANDBOX_WALL_SECONDS", "float", 10.0, "a run's wall clock"),
+    Variable("SANDBOX_CPU_SECONDS", "int", 10, "a run's CPU time (RLIMIT_CPU)"),
+    Variable("SANDBOX_MEMORY_BYTES", "int", 256 * MiB, "a run's address space (RLIMIT_AS)"),
+    Variable("SANDBOX_OUTPUT_BYTES", "int", 16 * 1024, "a run's output shown"),
+    Variable("SANDBOX_TEST_MEMORY_BYTES", "int", 1024 * MiB, "the memory limit of a repository test run instead"),
+    Variable("SANDBOX_ZYGOTE", "switch", "on", "`off`: no warm fork server"),
+    Variable("SANDBOX_ZYGOTE_RUNS", "int", 2000, "runs of a fork server before it is replaced"),
+    Variable("SANDBOX_POOL", "int", 4, "pre-isolated children kept ready"),
+    Variable("SANDBOX_ALLOW_UNSAFE", "flag", False, "`1`: run code although a guarantee is missing (development only)", shown="(unset)"),
+    Variable("SANDBOX_STATIC_CHECK", "switch", "on", "`off`: skip the AST policy (testing only)"),
+    Variable("SANDBOX_TMPDIR", "str", None, "where the server's scratch directory is made", shown="/dev/shm, else the system temp directory"),
+    Variable("SANDBOX_HOST_WARM", "switch", "on", "`off`: a fresh pytest host per repository test run"),
+    Variable("SHELL_TIMEOUT_SECONDS", "float", 10.0, "`run_bash`: wall clock of one command"),
+    Variable("SHELL_OUTPUT_BYTES", "int", 16 * 1024, "`run_bash`: output shown"),
+    # tasks and their test environments
+    Variable("ENV_TASK_DIRS", "str", "", "extra task folders (or directories of them) to serve, colon-separated", shown="(empty)"),
+    Variable("ENV_TEST_ENVS", "str", None, "where repository runs' test environments are built and kept", shown="~/.cache/agentdebugger/test-envs"),
+    Variable("ENV_TEST_ENVS_BUILD", "switch", "on", "`off`: never build a test environment at run time"),
+    Variable("ENV_TOOL_ALIASES", "str", None, "a JSON file of tool aliases added to the alias table", shown="(unset)"),
+    Variable("ENV_SDIST_CACHE", "str", None, "where the compatibility bench's sdists are downloaded (env/tasks/sdist.py)", doc=None,
+             shown="~/.cache/agentdebugger/sdists"),
+    # the demo (app.py)
+    Variable("ENV_URL", "str", None, "`app.py`: play on this server instead of in-process", shown="(unset)"),
+    Variable("GRADIO_SERVER_NAME", "str", "0.0.0.0", "`app.py`: the address the demo listens on (Gradio's own name)", doc=None),
+    Variable("GRADIO_SERVER_PORT", "int", None, "`app.py`: its port when PORT is unset (Gradio's own name)", doc=None, shown="7860"),
+    # the LLM agent and inference.py
+    Variable("LLM_TIMEOUT_S", "float", 120.0, "one model request's timeout", doc=EVALUATION),
+    Variable("LLM_MAX_ATTEMPTS", "float", 5.0, "attempts per model call, the first included (1: no retries)", doc=EVALUATION),
+    Variable("LLM_BACKOFF_BASE_S", "float", 1.0, "delay before the first retry (doubling each time)", doc=EVALUATION),
+    Variable("LLM_BACKOFF_MAX_S", "float", 30.0, "the longest delay between two attempts", doc=EVALUATION),
+    Variable("API_BASE_URL", "str", "https://router.huggingface.co/v1", "the model endpoint (OpenAI-compatible)", doc=EVALUATION),
+    Variable("MODEL_NAME", "str", "meta-llama/Llama-3.1-70B-Instruct", "the model the LLM agent calls", doc=EVALUATION),
+    Variable("HF_TOKEN", "str", None, "the model endpoint's key", doc=EVALUATION, shown="(unset)"),
+    Variable("OPENAI_API_KEY", "str", None, "the key when HF_TOKEN is unset (the LLM agent of `env.eval`)", doc=EVALUATION, shown="(unset)"),
+    Variable("ENV_BASE_URL", "str", "http://localhost:8000", "`inference.py`: the environment server", doc=EVALUATION),
+    Variable("RESULTS_PATH", "str", "inference_results.json", "`inference.py`: where its results are written", doc=EVALUATION),
+    Variable("PROFILE", "str", "default", "`inference.py`: the interface profile (default, bash, pdb, pdb_shell, minimal)", doc=EVALUATION),
+)  # fmt: skip
+
+DECLARED: dict[str, Variable] = {v.name: v for v in VARIABLES}
+assert len(DECLARED) == len(VARIABLES), "a variable is declared twice"
+
+_TRUE = {"1", "true", "t", "yes", "y", "on"}
+_FALSE = {"0", "false", "f", "no", "n", "off"}
+
+
+def raw(name: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """The declared variable's value as set, or None when it is unset or empty."""
+    DECLARED[name]  # noqa: B018 - a KeyError names an undeclared variable
+    value = (os.environ if environ is None else environ).get(name)
+    return value or None
+
+
+def raws(names: Mapping[str, str]) -> dict[str, str]:
+    """{field: value} for the variables {field: name} that are set: what a pydantic model's ``from_env`` validates."""
+    return {field: value for field, name in names.items() if (value := raw(name)) is not None}
+
+
+def default(name: str) -> Any:
+    """The declared default (typed ``Any`` so that pydantic fields take it as their own type)."""
+    return DECLARED[name].default
+
+
+def value(name: str) -> object:
+    """The variable parsed as declared (its default when unset). A bad number raises the ValueError ``int()`` or
+    ``float()`` gives."""
+    variable = DECLARED[name]
+    text = raw(name)
+    if variable.type == "switch":
+        return (text or str(variable.default)) != "off"
+    if variable.type == "flag":
+        return text == "1"
+    if text is None:
+        return variable.default
+    if variable.type == "int":
+        return int(text)
+    if variable.type == "float":
+        return float(text)
+    if variable.type == "bool":
+        lowered = text.strip().lower()
+        if lowered not in _TRUE | _FALSE:
+            raise ValueError(f"{name} must be one of 1/0, true/false, on/off, not {text!r}")
+        return lowered in _TRUE
+    return text
+
+
+def text(name: str) -> str:
+    """A string variable's value, or its declared default ("" when it has none)."""
+    found = value(name)
+    return "" if found is None else str(found)
+
+
+def integer(name: str) -> int:
+    found = value(name)
+    assert isinstance(found, int), f"{name} is not an int variable"
+    return found
+
+
+def switch(name: str) -> bool:
+    found = value(name)
+    assert isinstance(found, bool), f"{name} is not a switch or a flag"
+    return found
+
+
+def unknown(environ: Mapping[str, str] | None = None) -> list[str]:
+    """One line per set variable with one of our prefixes that nothing declares, with the likely intended name."""
+    lines = []
+    for name in sorted(os.environ if environ is None else environ):
+        if not name.startswith(OWN_PREFIXES) or name in DECLARED:
+            continue
+        close = difflib.get_close_matches(name, list(DECLARED), n=1, cutoff=0.8)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        lines.append(f"{name} is set but is not a setting of this server{hint}; see docs/deployment.md, Configuration")
+    return lines
