@@ -109,8 +109,10 @@ def test_ray_workers_drive_a_server_and_a_failing_model_endpoint_stops_the_run_s
 def test_workers_get_the_secret_and_the_settings_that_decide_an_episode_and_nothing_else(tmp_path, monkeypatch):
     environ = {"ENV_SECRET": "the-driver's-own-secret-value", "ENV_TASK_DIRS": "/tasks", "SANDBOX_WALL_SECONDS": "30",
                "DEBUG_MAX_SESSIONS": "4", "LLM_MAX_ATTEMPTS": "2", "API_BASE_URL": "http://models/v1", "MODEL_NAME": "m",
-               "HF_TOKEN": "hf", "OPENAI_API_KEY": "sk", "HOME": "/root", "PATH": "/bin", "AWS_SECRET_ACCESS_KEY": "no"}
+               "HF_TOKEN": "hf", "OPENAI_API_KEY": "sk", "HOME": "/root", "PATH": "/bin", "AWS_SECRET_ACCESS_KEY": "no",
+               "SHELL_TIMEOUT_SECONDS": "20"}  # run_bash's limit decides a bash episode too
     settings = {"ENV_TASK_DIRS": "/tasks", "SANDBOX_WALL_SECONDS": "30", "DEBUG_MAX_SESSIONS": "4", "LLM_MAX_ATTEMPTS": "2",
+                "SHELL_TIMEOUT_SECONDS": "20",
                 "API_BASE_URL": "http://models/v1", "MODEL_NAME": "m", "HF_TOKEN": "hf", "OPENAI_API_KEY": "sk"}
     assert forwarded_environment("the-run's-secret-0123456789", environ) == {**settings, "ENV_SECRET": "the-run's-secret-0123456789"}
     assert forwarded_environment(None, environ) == settings  # driving a server: no secret of this process leaves it

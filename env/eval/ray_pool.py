@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from env.eval.drivers import Driver
 
 ROOT = Path(__file__).resolve().parents[2]
-FORWARDED_PREFIXES = ("ENV_", "SANDBOX_", "DEBUG_", "LLM_")  # the server's, the sandbox's and the model calls' settings
+FORWARDED_PREFIXES = settings.OWN_PREFIXES  # the server's, the sandbox's, run_bash's and the model calls' settings
 FORWARDED_NAMES = ("API_BASE_URL", "MODEL_NAME", "HF_TOKEN", "OPENAI_API_KEY")  # the LLM agent's endpoint
 # Never shipped to a cluster's workers: what only this checkout uses (Ray leaves out .git and .venv too, since 2.5x;
 # said here for older releases), and results, which may hold an evaluation's secret (`--out`/secret).
