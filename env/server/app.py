@@ -96,30 +96,9 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None, 
 
     @app.get("/health", tags=["Health"], summary="Health check and isolation layers (503 while the replica drains)")
     async def health(response: Response) -> dict[str, Any]:
-        iso = runtime.isolation
         if replica.draining:  # a balancer's health check then sends new sessions elsewhere
             response.status_code = 503
-        return {
-            "status": "draining" if replica.draining else "healthy",
-            "replica": replica.name,
-            "unfinished_episodes": unfinished(replica, store),
-            "environment": ENV_NAME,
-            "version": VERSION,
-            "isolation": {
-                "tier": iso.tier, "can_execute": iso.can_execute, "reason": iso.reason,
-                "layers": {k: v.model_dump() for k, v in iso.layers.items()},
-                # each guarantee a run needs, and the active layer that gives it on this host
-                "guarantees": {k: v.model_dump() for k, v in iso.guarantees.items()},
-                "shell_guarantees": {k: v.model_dump() for k, v in iso.shell_guarantees.items()},
-                "shell_refusal": iso.shell_refusal,
-            },
-            "http_episodes": len(store),
-            # ENV_SINGLE_USER: requests naming no episode get the latest one, whoever started it
-            "single_user": settings.single_user,
-            # names the secret the verdicts derive from (never the secret): replicas and resumed runs must agree
-            "secret_fingerprint": runtime.secret.fingerprint,
-            "secret_generated": runtime.secret.generated,
-        }
+        return health_report(runtime, replica, store, settings)
 
     @app.get("/metrics", tags=["Health"], summary="Prometheus metrics: sessions by family, steps, sandbox latency, capacity, draining")
     async def prometheus_metrics() -> Response:
@@ -182,41 +161,72 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None, 
 
     @app.get("/", tags=["Environment Info"], summary="API overview")
     async def overview() -> dict[str, Any]:
-        return {
-            "name": ENV_NAME,
-            "version": VERSION,
-            "description": DebugEnvironment(runtime).get_metadata().description,
-            "endpoints": {
-                "GET /": "this overview",
-                "GET /health": "health and the sandbox's active isolation layers (503 while the replica drains)",
-                "GET /metrics": "Prometheus metrics (sessions by family, steps, submissions, sandbox run latency, capacity, draining)",
-                "GET /tasks": "tasks with difficulty, limits and test counts",
-                "POST /reset": 'start an episode: {"task_id": "easy", "seed": 1}; the observation carries episode_id',
-                "POST /step": 'act: {"action": {...}, "episode_id": "..."} (without episode_id: the episode the adbg_episode '
-                'cookie from /reset names); an action may be a tool call, {"type": "call_tool", "tool_name": ..., "arguments": {...}}, '
-                'or {"type": "list_tools"}',
-                "GET /state": "episode state (?episode_id=..., else the adbg_episode cookie)",
-                "GET /schema": "JSON schemas of action, observation and state",
-                "GET /metadata": "environment metadata",
-                "POST /mcp": "MCP JSON-RPC: openenv/session/create (params: the reset's, e.g. {\"task_id\": \"easy\", \"seed\": 1}), "
-                "then tools/list and tools/call with its session_id; openenv/session/close",
-                "WS /ws": "one episode per connection (OpenEnv clients)",
-                "GET /docs": "OpenAPI documentation",
-            },
-            "action_types": {name: ACTIONS[name] for name in ACTION_TYPES},
-            "repository_tools": {t["function"]["name"]: t["function"]["description"] for t in tool_schemas()},
-            "profiles": {name: p.description for name, p in PROFILES.items()},
-            "reset_options": {
-                "profile": " | ".join(PROFILES) + " (the tool interface; see /tasks for each profile's tools)",
-                "edit_gate": "true/false: lock edit tools until a debugger command succeeds in the relay (default: on for pdb)",
-                "aliases": "{name: tool} added to the tool-name alias table",
-            },
-            "tool_aliases": {name: list(alias.tools) for name, alias in ALIASES.items()},
-            "tasks": [task.summary() for task in runtime.registry.all()],
-        }
+        return api_overview(runtime)
 
     app.add_middleware(RequestGuard, max_body_bytes=settings.max_body_bytes, idle=idle)
     return app
+
+
+def health_report(runtime: Runtime, replica: Replica, store: EpisodeStore, settings: Settings) -> dict[str, Any]:
+    """What GET /health answers: the library's status, plus the sandbox's isolation and what replicas must agree on."""
+    iso = runtime.isolation
+    return {
+        "status": "draining" if replica.draining else "healthy",
+        "replica": replica.name,
+        "unfinished_episodes": unfinished(replica, store),
+        "environment": ENV_NAME,
+        "version": VERSION,
+        "isolation": {
+            "tier": iso.tier, "can_execute": iso.can_execute, "reason": iso.reason,
+            "layers": {k: v.model_dump() for k, v in iso.layers.items()},
+            # each guarantee a run needs, and the active layer that gives it on this host
+            "guarantees": {k: v.model_dump() for k, v in iso.guarantees.items()},
+            "shell_guarantees": {k: v.model_dump() for k, v in iso.shell_guarantees.items()},
+            "shell_refusal": iso.shell_refusal,
+        },
+        "http_episodes": len(store),
+        # ENV_SINGLE_USER: requests naming no episode get the latest one, whoever started it
+        "single_user": settings.single_user,
+        # names the secret the verdicts derive from (never the secret): replicas and resumed runs must agree
+        "secret_fingerprint": runtime.secret.fingerprint,
+        "secret_generated": runtime.secret.generated,
+    }
+
+
+def api_overview(runtime: Runtime) -> dict[str, Any]:
+    """What GET / answers: the endpoints, actions, tools, profiles and tasks, in one page."""
+    return {
+        "name": ENV_NAME,
+        "version": VERSION,
+        "description": DebugEnvironment(runtime).get_metadata().description,
+        "endpoints": {
+            "GET /": "this overview",
+            "GET /health": "health and the sandbox's active isolation layers (503 while the replica drains)",
+            "GET /metrics": "Prometheus metrics (sessions by family, steps, submissions, sandbox run latency, capacity, draining)",
+            "GET /tasks": "tasks with difficulty, limits and test counts",
+            "POST /reset": 'start an episode: {"task_id": "easy", "seed": 1}; the observation carries episode_id',
+            "POST /step": 'act: {"action": {...}, "episode_id": "..."} (without episode_id: the episode the adbg_episode '
+            'cookie from /reset names); an action may be a tool call, {"type": "call_tool", "tool_name": ..., "arguments": {...}}, '
+            'or {"type": "list_tools"}',
+            "GET /state": "episode state (?episode_id=..., else the adbg_episode cookie)",
+            "GET /schema": "JSON schemas of action, observation and state",
+            "GET /metadata": "environment metadata",
+            "POST /mcp": "MCP JSON-RPC: openenv/session/create (params: the reset's, e.g. {\"task_id\": \"easy\", \"seed\": 1}), "
+            "then tools/list and tools/call with its session_id; openenv/session/close",
+            "WS /ws": "one episode per connection (OpenEnv clients)",
+            "GET /docs": "OpenAPI documentation",
+        },
+        "action_types": {name: ACTIONS[name] for name in ACTION_TYPES},
+        "repository_tools": {t["function"]["name"]: t["function"]["description"] for t in tool_schemas()},
+        "profiles": {name: p.description for name, p in PROFILES.items()},
+        "reset_options": {
+            "profile": " | ".join(PROFILES) + " (the tool interface; see /tasks for each profile's tools)",
+            "edit_gate": "true/false: lock edit tools until a debugger command succeeds in the relay (default: on for pdb)",
+            "aliases": "{name: tool} added to the tool-name alias table",
+        },
+        "tool_aliases": {name: list(alias.tools) for name, alias in ALIASES.items()},
+        "tasks": [task.summary() for task in runtime.registry.all()],
+    }
 
 
 def unfinished(replica: Replica, store: EpisodeStore) -> int:
