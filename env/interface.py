@@ -132,6 +132,20 @@ ALIASES: dict[str, Alias] = {
     "where": Alias(tools=("debug_where",)),
     "print": Alias(tools=("debug_eval",), args={"expr": "expression"}),
     "eval": Alias(tools=("debug_eval",), args={"expr": "expression"}),
+    # The Debug Adapter Protocol's verbs, as the debugger MCP servers name them (mcp-debugger, debugpy's adapters):
+    # an agent trained on one finds the same commands here.
+    "launch": Alias(tools=("debug_start",), args={"program": "script"}),
+    "set_breakpoint": Alias(tools=("debug_break",), args=_PATH),
+    "remove_breakpoint": Alias(tools=("debug_clear",), args=_PATH),
+    "clear_breakpoints": Alias(tools=("debug_clear",), args=_PATH),
+    "step_over": Alias(tools=("debug_next",)),
+    "step_in": Alias(tools=("debug_step",)),
+    "step_into": Alias(tools=("debug_step",)),
+    "step_out": Alias(tools=("debug_return",)),
+    "stack_trace": Alias(tools=("debug_where",)),
+    "variables": Alias(tools=("debug_inspect",)),
+    "evaluate": Alias(tools=("debug_eval",), args={"expr": "expression"}),
+    "restart": Alias(tools=("debug_restart",)),
 }
 
 

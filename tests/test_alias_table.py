@@ -63,3 +63,24 @@ def test_the_server_and_the_llm_agent_read_an_alias_alike(alias):
         except ToolError:
             server = None
         assert client_reads(alias, args, names) == server, f"{alias!r} in the {family} family's {profile!r} profile"
+
+
+def test_the_debug_adapter_protocol_s_verbs_reach_the_debugger():
+    """An agent trained on a debugger MCP server (DAP's names) finds the same commands under the pdb profile."""
+    interface = FAMILIES["repo"].interface("pdb")
+    calls = {
+        "launch": ({"test": "tests/test_a.py::test_b"}, ("debug_start", {"test": "tests/test_a.py::test_b"})),
+        "set_breakpoint": ({"file": "a.py", "line": 3, "condition": "x > 1"}, ("debug_break", {"path": "a.py", "line": 3, "condition": "x > 1"})),
+        "remove_breakpoint": ({"file": "a.py", "line": 3}, ("debug_clear", {"path": "a.py", "line": 3})),
+        "continue": ({}, ("debug_continue", {})),
+        "step_over": ({}, ("debug_next", {})),
+        "step_in": ({}, ("debug_step", {})),
+        "step_out": ({}, ("debug_return", {})),
+        "stack_trace": ({}, ("debug_where", {})),
+        "variables": ({"frame": 1}, ("debug_inspect", {"frame": 1})),
+        "evaluate": ({"expr": "len(xs)"}, ("debug_eval", {"expression": "len(xs)"})),
+        "restart": ({}, ("debug_restart", {})),
+    }
+    for verb, (args, (tool, renamed)) in calls.items():
+        call = interface.resolve(verb, dict(args))
+        assert (call.name, call.args) == (tool, renamed), verb
