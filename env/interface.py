@@ -135,7 +135,7 @@ ALIASES: dict[str, Alias] = {
     # The Debug Adapter Protocol's verbs, as the debugger MCP servers name them (mcp-debugger, debugpy's adapters):
     # an agent trained on one finds the same commands here.
     "launch": Alias(tools=("debug_start",), args={"program": "script"}),
-    "set_breakpoint": Alias(tools=("debug_break",), args=_PATH),
+    "set_breakpoint": Alias(tools=("debug_break",), args={**_PATH, "logMessage": "log_message", "log": "log_message"}),
     "remove_breakpoint": Alias(tools=("debug_clear",), args=_PATH),
     "clear_breakpoints": Alias(tools=("debug_clear",), args=_PATH),
     "step_over": Alias(tools=("debug_next",)),

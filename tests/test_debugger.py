@@ -223,7 +223,7 @@ def test_breakpoints_move_with_edits_and_the_session_ends(episode):
     obs = act(episode, "debug_restart")
     obs = act(episode, "debug_continue")
     assert obs.tool_result["ended"] is True  # test_total never reaches mean()
-    assert obs.tool_result["breakpoints"] == [{"path": "calc/ops.py", "line": 10, "condition": None}]
+    assert obs.tool_result["breakpoints"] == [{"path": "calc/ops.py", "line": 10, "condition": None, "log_message": None}]
 
 
 def test_debugging_a_script_the_agent_wrote(episode):
@@ -271,6 +271,7 @@ def test_start_mistakes(episode, fields, message):
         ({"path": "calc/ops.py", "line": 99}, "debug_break: calc/ops.py:99 cannot hold a breakpoint: line 99 is past the end of the file (14 lines)"),
         ({"path": "calc/nope.py", "line": 1}, "debug_break: no file 'calc/nope.py' in the repository"),
         ({"path": "calc/ops.py", "line": 2, "condition": "item =="}, "debug_break: the condition is not a Python expression: invalid syntax"),
+        ({"path": "calc/ops.py", "line": 2, "log_message": "at {item ==}"}, "debug_break: {item ==} in the log message is not a Python expression: invalid syntax"),
         ({"path": "calc/ops.py", "line": 0}, "debug_break: field 'line': Input should be greater than or equal to 1"),
     ],
 )
@@ -511,3 +512,20 @@ def test_every_command_on_the_classic_medium_task(runtime, registry):
         assert step("debug_clear").tool_output == "Cleared 0 breakpoint(s); remaining: none"
     finally:
         ep.close()
+
+
+def test_a_logpoint_writes_its_message_to_the_output_and_goes_on(episode):
+    message = "item={item} result={result} {{braces}} {missing}"
+    obs = act(episode, "debug_break", path="calc/ops.py", line=4, log_message=message)
+    assert obs.tool_output == f"Breakpoint set at calc/ops.py:4 log {message!r}"
+    act(episode, "debug_break", path="calc/ops.py", line=5, condition="result > 5", log_message="total {result}")
+    obs = act(episode, "debug_start", test="test_total", stop_at_entry=False)
+    assert obs.tool_result["ended"] is True and obs.tool_result["outcome"] == "passed"  # no stop on the way
+    unknown = "<NameError: name 'missing' is not defined>"
+    assert [line for line in obs.tool_result["output"].splitlines() if line.startswith("[logpoint")] == [
+        f"[logpoint calc/ops.py:4] item=1 result=0 {{braces}} {unknown}",
+        f"[logpoint calc/ops.py:4] item=2 result=1 {{braces}} {unknown}",
+        f"[logpoint calc/ops.py:4] item=3 result=3 {{braces}} {unknown}",
+        "[logpoint calc/ops.py:5] total 6",  # its condition held once
+    ]
+    assert obs.tool_result["breakpoints"][1] == {"path": "calc/ops.py", "line": 5, "condition": "result > 5", "log_message": "total {result}"}

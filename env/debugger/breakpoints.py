@@ -17,9 +17,12 @@ class Breakpoint(BaseModel):
     path: str
     line: int = Field(ge=1)
     condition: str | None = None
+    log_message: str | None = None  # a logpoint: the message is written to the program's output, no stop
 
     def label(self) -> str:
-        return f"{self.path}:{self.line}" + (f" if {self.condition}" if self.condition else "")
+        return f"{self.path}:{self.line}" + (f" if {self.condition}" if self.condition else "") + (
+            f" log {self.log_message!r}" if self.log_message else ""
+        )
 
 
 def shift_for_edit(

@@ -16,6 +16,7 @@ that finishes, raises, hangs or runs out of budget ends the session with a messa
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -161,7 +162,7 @@ class DebugSession:
         assert self.target is not None
         self.ended = ""
         self._offset = 0
-        breakpoints = [(b.path, b.line, b.condition) for b in self.breakpoints]
+        breakpoints = [(b.path, b.line, b.condition, b.log_message) for b in self.breakpoints]
         if not self.slots.take():
             raise DebugError(
                 f"the server is running its maximum of {self.slots.limit} debugging sessions; try again later "
@@ -247,7 +248,7 @@ class DebugSession:
 
     # -- breakpoints -----------------------------------------------------------------------------
 
-    def add_break(self, path: str, line: int, condition: str | None = None) -> DebugResult:
+    def add_break(self, path: str, line: int, condition: str | None = None, log_message: str | None = None) -> DebugResult:
         files = self.project.files()
         if path not in files:
             raise DebugError(f"debug_break: no file {path!r} in the repository")
@@ -258,13 +259,15 @@ class DebugSession:
             raise DebugError(f"debug_break: {path}:{line} cannot hold a breakpoint: {problem}")
         if condition is not None:
             self._check_condition(condition)
-        bp = Breakpoint(path=path, line=line, condition=condition or None)
+        if log_message is not None:
+            self._check_log_message(log_message)
+        bp = Breakpoint(path=path, line=line, condition=condition or None, log_message=log_message or None)
         others = [b for b in self.breakpoints if (b.path, b.line) != (path, line)]
         if len(others) >= MAX_BREAKPOINTS:
             raise DebugError(f"debug_break: at most {MAX_BREAKPOINTS} breakpoints; clear some first")
         self.breakpoints = [*others, bp]
         if self.run is not None and self.state is not None:
-            self._immediate_quiet({"cmd": "break", "path": path, "line": line, "condition": bp.condition})
+            self._immediate_quiet({"cmd": "break", "path": path, "line": line, "condition": bp.condition, "log": bp.log_message})
         return DebugResult(text=f"Breakpoint set at {bp.label()}", data={"breakpoints": self._listed()})
 
     def clear_break(self, path: str | None = None, line: int | None = None) -> DebugResult:
@@ -301,6 +304,17 @@ class DebugSession:
             pyparse.parse(condition, mode="eval")
         except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
             raise DebugError(f"debug_break: the condition is not a Python expression: {getattr(exc, 'msg', exc)}") from None
+
+    def _check_log_message(self, message: str) -> None:
+        if len(message) > MAX_CONDITION_CHARS:
+            raise DebugError(f"debug_break: the log message is {len(message)} characters; the limit is {MAX_CONDITION_CHARS}")
+        for expression in re.findall(r"\{([^{}]*)\}", re.sub(r"\{\{|\}\}", "", message)):
+            try:
+                pyparse.parse(expression, mode="eval")
+            except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+                raise DebugError(
+                    f"debug_break: {{{expression}}} in the log message is not a Python expression: {getattr(exc, 'msg', exc)}"
+                ) from None
 
     def _listed(self) -> list[dict[str, Any]]:
         return [b.model_dump() for b in self.breakpoints]

@@ -1327,9 +1327,9 @@ def _run_debug(setup):
             os._exit(0)
 
     tracer = sys.modules["_adbg_tracer"].Tracer(root, reply, request, setup.get("stop_at_entry", True))
-    for path, line, condition in setup.get("breakpoints", ()):
+    for path, line, condition, log in setup.get("breakpoints", ()):
         try:
-            tracer.add_break(path, line, condition)
+            tracer.add_break(path, line, condition, log)
         except SyntaxError:
             continue  # checked by the trusted side when it was set
     target = setup["target"]

@@ -14,6 +14,7 @@ side never trusts any of it for a verdict; it only shows it to the agent.
 
 import linecache
 import os
+import re
 import reprlib
 import sys
 
@@ -47,6 +48,21 @@ def describe(value):
     return {"type": type(value).__name__[:100], "repr": safe_repr(value)}
 
 
+def _log_parts(message):
+    """A logpoint's message as ("text", ...) and ("expr", ...) parts: {expression} is evaluated, {{ and }} are braces.
+    A SyntaxError in an expression is the caller's answer (the trusted side checked it first)."""
+    parts = []
+    for piece in re.split(r"(\{\{|\}\}|\{[^{}]*\})", message):
+        if piece in ("{{", "}}"):
+            parts.append(("text", piece[0]))
+        elif piece.startswith("{") and piece.endswith("}") and len(piece) > 1:
+            compile(piece[1:-1], "<logpoint>", "eval")
+            parts.append(("expr", piece[1:-1]))
+        elif piece:
+            parts.append(("text", piece))
+    return parts
+
+
 def _hidden(name):
     # dunders and pytest's assertion-rewriting temporaries say nothing about the program
     return (name.startswith("__") and name.endswith("__")) or name.startswith("@py")
@@ -72,11 +88,13 @@ class Tracer:
 
     # -- breakpoints ---------------------------------------------------------------------------
 
-    def add_break(self, path, line, condition=None):
-        """``path`` is relative to the project root, as the agent gave it."""
+    def add_break(self, path, line, condition=None, log=None):
+        """``path`` is relative to the project root, as the agent gave it. With ``log`` it is a logpoint: a hit
+        writes the message to the program's output, its {expression} parts evaluated in the frame, and goes on."""
         if condition:
             compile(condition, "<condition>", "eval")  # a SyntaxError is the caller's answer
-        self.breaks.setdefault(self.root + path, {})[line] = condition or None
+        parts = _log_parts(log) if log else None
+        self.breaks.setdefault(self.root + path, {})[line] = (condition or None, parts)
 
     def clear_break(self, path, line):
         lines = self.breaks.get(self.root + path, {})
@@ -126,14 +144,15 @@ class Tracer:
             return ("entry", "")
         lines = self.breaks.get(code.co_filename)
         if lines and frame.f_lineno in lines:
-            condition = lines[frame.f_lineno]
-            if condition is None:
-                return ("breakpoint", "")
+            condition, log = lines[frame.f_lineno]
             try:
-                if eval(condition, frame.f_globals, frame.f_locals):
-                    return ("breakpoint", "")
+                hit = condition is None or eval(condition, frame.f_globals, frame.f_locals)
             except BaseException as exc:
                 return ("breakpoint", "the breakpoint's condition raised %s: %s" % (type(exc).__name__, _text(exc)[:500]))
+            if hit and log is None:
+                return ("breakpoint", "")
+            if hit:
+                self._log(frame, log)
         if self.mode == "step":
             return ("step", "")
         if self.mode == "next" and frame is self.target:
@@ -141,6 +160,20 @@ class Tracer:
         if self.mode == "until" and frame is self.target and frame.f_lineno > self.until_line:
             return ("step", "")
         return None
+
+    def _log(self, frame, parts):
+        # a logpoint's line in the program's output: what DAP's logMessage prints to the debug console
+        out = []
+        for kind, text in parts:
+            if kind == "text":
+                out.append(text)
+                continue
+            try:
+                out.append(safe_repr(eval(text, frame.f_globals, frame.f_locals)))
+            except BaseException as exc:
+                out.append("<%s: %s>" % (type(exc).__name__, _text(exc)[:100]))
+        place = "%s:%d" % (frame.f_code.co_filename[len(self.root):], frame.f_lineno)
+        sys.stdout.write("[logpoint %s] %s\n" % (place, "".join(out)))
 
     # -- a stop: answer commands until one resumes the program ---------------------------------
 
@@ -192,7 +225,7 @@ class Tracer:
         if name == "list":
             return self.listing(command.get("start"), command.get("end"))
         if name == "break":
-            self.add_break(command["path"], command["line"], command.get("condition"))
+            self.add_break(command["path"], command["line"], command.get("condition"), command.get("log"))
             return {"ok": True}
         if name == "clear":
             self.clear_break(command["path"], command["line"])

@@ -73,16 +73,22 @@ class BreakArgs(_Args):
     path: str = Field(description="File relative to the repository root")
     line: int = Field(ge=1, description="Line number (a line holding code)")
     condition: str | None = Field(None, description="Stop only when this Python expression is true in that frame")
+    log_message: str | None = Field(
+        None, description="A logpoint: instead of stopping, write this message to the program's output; {expression} parts are evaluated in the frame",
+    )
 
 
 @register
 class DebugBreak(_DebugTool[BreakArgs]):
     name = "debug_break"
-    description = "Set a breakpoint at path:line, optionally with a condition. Breakpoints survive edits (they move with the code) and restarts."
+    description = (
+        "Set a breakpoint at path:line, optionally with a condition, or a logpoint (log_message: logs and goes on). "
+        "Breakpoints survive edits (they move with the code) and restarts."
+    )
     Args = BreakArgs
 
     def command(self, ctx: ToolContext, args: BreakArgs) -> DebugResult:
-        return ctx.debugger.add_break(_path(args.path), args.line, args.condition)
+        return ctx.debugger.add_break(_path(args.path), args.line, args.condition, args.log_message)
 
 
 class ClearArgs(_Args):
