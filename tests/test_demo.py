@@ -424,12 +424,12 @@ def test_a_session_s_download_folder_carries_the_pid_and_goes_with_the_session(r
     import tempfile
     from pathlib import Path
 
-    from env.demo.ui import _save
+    from env.demo.parts import save
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     session = DemoSession(lambda: InProcessDriver(runtime))
     session.start(summary(runtime, "easy"), "default", 1)
-    saved = _save(session)
+    saved = save(session)
     assert saved is not None
     folder = Path(saved).parent
     assert folder.name.startswith(f"adbg-demo-{os.getpid()}-") and [p.name for p in folder.iterdir()] == ["trajectory-easy-seed1.json"]
