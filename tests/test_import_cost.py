@@ -11,7 +11,7 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 
 from env.config import Settings
-from env.openenv_imports import HoldWebInterface
+from env.openenv_imports import DeferredMCPEnvironment, HoldWebInterface
 from env.server.app import build_app
 from env.server.main import web_ui
 
@@ -26,7 +26,7 @@ def run(code: str, **env: str) -> dict[str, object]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-LOADED = "sorted({m.split('.')[0] for m in sys.modules} & {'gradio', 'openai', 'env'})"
+LOADED = "sorted({m.split('.')[0] for m in sys.modules} & {'gradio', 'openai', 'env', 'fastmcp', 'mcp'})"
 
 
 def test_serving_without_a_web_ui_never_imports_gradio():
@@ -49,7 +49,7 @@ def test_the_web_ui_still_loads_the_real_web_interface_when_it_is_on():
         f"print(json.dumps({{'loaded': {LOADED}, 'status': page.status_code, 'manager': web.WebInterfaceManager.__name__}}))",
         ENABLE_WEB_INTERFACE="true",
     )
-    assert out == {"loaded": ["env", "gradio"], "status": 200, "manager": "WebInterfaceManager"}
+    assert out == {"loaded": ["env", "fastmcp", "gradio", "mcp"], "status": 200, "manager": "WebInterfaceManager"}  # its UI names MCPEnvironment
 
 
 def test_an_explicit_import_of_the_web_interface_is_never_refused():
@@ -59,7 +59,7 @@ def test_an_explicit_import_of_the_web_interface_is_never_refused():
         "from openenv.core.env_server.web_interface import create_web_interface_app\n"
         f"print(json.dumps({{'loaded': {LOADED}, 'callable': callable(create_web_interface_app)}}))"
     )
-    assert out == {"loaded": ["env", "gradio"], "callable": True}
+    assert out == {"loaded": ["env", "fastmcp", "gradio", "mcp"], "callable": True}
 
 
 def test_when_openenv_was_imported_first_nothing_is_held():
@@ -105,3 +105,48 @@ def test_the_baseline_and_the_harness_import_neither_openenv_nor_openai_nor_grad
         " 'agents': sorted(env.agents.AGENTS)}))"
     )
     assert out == {"loaded": [], "agents": ["heuristic", "llm", "oracle", "random"]}
+
+
+def test_serving_defers_fastmcp_until_an_mcp_environment_is_asked_for():
+    # OpenEnv's http_server needs mcp_environment only for environments with their own FastMCP server; ours has none
+    out = run(
+        "import json, sys\n"
+        "from fastapi.testclient import TestClient\n"
+        "from env.server.main import app\n"
+        "import openenv.core.env_server as server\n"
+        "def rpc(client, method, params):\n"
+        "    return client.post('/mcp', json={'jsonrpc': '2.0', 'id': 1, 'method': method, 'params': params}).json()\n"
+        "with TestClient(app) as client:\n"
+        "    session = rpc(client, 'openenv/session/create', {'task_id': 'easy', 'seed': 3})['result']['session_id']\n"
+        "    tools = rpc(client, 'tools/list', {'session_id': session})\n"
+        f"before = {LOADED}\n"
+        "stand_in = type(sys.modules['openenv.core.env_server.mcp_environment']).__name__\n"
+        "from openenv.core.env_server.mcp_environment import MCPEnvironment, get_server_tools\n"
+        "from fastmcp import FastMCP\n"
+        "mcp = FastMCP('probe')\n"
+        "mcp.tool(lambda x: x, name='echo')\n"
+        "print(json.dumps({'before': before, 'stand_in': stand_in, 'package_binding': server.MCPEnvironment is None,"
+        " 'real': MCPEnvironment.__module__, 'tools': sorted(server.http_server.get_server_tools(mcp)),"
+        " 'listed': 'submit_fix' in {t['name'] for t in tools['result']['tools']}, 'after': " + LOADED + "}))"
+    )
+    assert out == {
+        "before": ["env"], "stand_in": "DeferredMCPEnvironment", "package_binding": True,
+        "real": "openenv.core.env_server.mcp_environment", "tools": ["echo"], "listed": True,
+        "after": ["env", "fastmcp", "mcp"],
+    }
+
+
+def test_the_stand_in_refuses_names_only_while_the_package_initialises(monkeypatch):
+    stand_in = DeferredMCPEnvironment()
+    package = type(sys)("openenv.core.env_server")
+    monkeypatch.setitem(sys.modules, "openenv.core.env_server", package)
+    try:
+        stand_in.MCPEnvironment
+        raise AssertionError("MCPEnvironment was loaded during the package's initialisation")
+    except ModuleNotFoundError as refused:
+        assert str(refused) == "openenv.core.env_server.mcp_environment.MCPEnvironment loads when it is used, not on import"
+    try:
+        stand_in.__path__
+        raise AssertionError("an import probe loaded the module")
+    except AttributeError:
+        pass
