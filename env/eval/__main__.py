@@ -2,6 +2,7 @@
 
     python -m env.eval run --agent NAME [--profile PROFILE] [--tasks ID ...] [--runs N] --out DIR [--url URL] [--ray [ADDRESS]]
     python -m env.eval procedural --out DIR [--agents random heuristic oracle] [--seeds 5] [--splits train ood]
+    python -m env.eval ablate --agent NAME --profiles bash,pdb[,...] [--tasks ID ...] [--runs N] --out DIR [--url URL] [--ray [ADDRESS]] [--json]
     python -m env.eval report DIR [DIR ...] [--out REPORT_DIR]
     python -m env.eval predictions DIR --agent NAME [--run 0] [--model NAME] > preds.jsonl   # SWE-bench format
     python -m env.eval difficulty TASK_DIR ... [--out DIR]     # play the heuristic agent on repository tasks, record difficulty
@@ -10,6 +11,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from contextlib import ExitStack
 from functools import partial
@@ -39,18 +41,26 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m env.eval", description=__doc__, formatter_class=HelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     sub_parser = partial(sub.add_parser, formatter_class=HelpFormatter)  # each command's --help shows its defaults too
+    def playing(p: argparse.ArgumentParser, runs_flags: tuple[str, ...] = ("--runs",)) -> None:
+        """The options of the commands that play episodes with run's machinery (run, ablate)."""
+        p.add_argument("--agent", required=True, choices=sorted(AGENTS))
+        p.add_argument("--tasks", nargs="*", help="task ids (default: every task)")
+        p.add_argument(*runs_flags, dest="runs", type=int, default=5, help="runs of each task")
+        p.add_argument("--concurrency", type=int, default=2, help="episodes played at once")
+        p.add_argument("--out", required=True, help="the results directory (a rerun into it plays only what it lacks)")
+        p.add_argument("--url", help="play on this server over /ws (default: in this process)")
+        p.add_argument("--edit-gate", choices=("on", "off"), help="override the profile's edit gate (default: the profile's)")
+        p.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
+                       help="play the episodes as Ray actors: on a local Ray instance, or on the cluster at ADDRESS (needs pip install -e '.[ray]'; "
+                            "default: in threads of this process)")
+
     p = sub_parser("run", help="play episodes and save every step (resumable)")
-    p.add_argument("--agent", required=True, choices=sorted(AGENTS))
-    p.add_argument("--tasks", nargs="*", help="task ids (default: every task)")
-    p.add_argument("--runs", type=int, default=5, help="runs of each task")
-    p.add_argument("--concurrency", type=int, default=2, help="episodes played at once")
-    p.add_argument("--out", required=True, help="the results directory (a rerun into it plays only what it lacks)")
-    p.add_argument("--url", help="play on this server over /ws (default: in this process)")
+    playing(p)
     p.add_argument("--profile", default="default", choices=sorted(PROFILES), help="the tool interface (the arm is AGENT@PROFILE)")
-    p.add_argument("--edit-gate", choices=("on", "off"), help="override the profile's edit gate (default: the profile's)")
-    p.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
-                   help="play the episodes as Ray actors: on a local Ray instance, or on the cluster at ADDRESS (needs pip install -e '.[ray]'; "
-                        "default: in threads of this process)")
+    p = sub_parser("ablate", help="one agent under several profiles on the same tasks and seeds: pass@k, passX@2, tool calls, cost (resumable)")
+    playing(p, ("--runs", "--seeds"))
+    p.add_argument("--profiles", default="bash,pdb", help="comma-separated profiles to compare, each an arm AGENT@PROFILE")
+    p.add_argument("--json", action="store_true", help="print the figures as JSON instead of the tables (default: the tables; --out gets both, ablation.md and ablation.json)")
     p = sub_parser("procedural", help="the procedural benchmark table: agents x splits x difficulties, mean ± std over seeds")
     p.add_argument("--agents", nargs="+", default=["random", "heuristic", "oracle"], choices=sorted(AGENTS), help="agents to play")
     p.add_argument("--seeds", type=int, default=5, help="generated tasks per split and difficulty")
@@ -98,7 +108,16 @@ def main(argv: list[str] | None = None) -> int:
                 instance = instance_of(registry.get(r["task_id"]))
                 print(Prediction(instance_id=instance, model_name_or_path=args.model or args.agent, model_patch=r["model_patch"]).model_dump_json())
         return 0
-    if args.command in ("run", "procedural"):
+    if args.command == "ablate":
+        from env.eval import ablate as ablate_module
+
+        profiles = ablate_module.parse_profiles(args.profiles)
+        try:
+            ablate_module.check_profiles(args.agent, profiles)  # before anything starts: a wrong name costs nothing
+        except ablate_module.Refused as exc:
+            print(f"ablate: {exc}", file=sys.stderr)
+            return 2
+    if args.command in ("run", "procedural", "ablate"):
         if args.ray is not None:
             try:
                 from env.eval.ray_pool import RayPool
@@ -131,6 +150,17 @@ def main(argv: list[str] | None = None) -> int:
                 print(report_module.family_tables(report_module.load([Path(args.out)])) or "(no procedural episodes)")
                 return 0
             gate = None if args.edit_gate is None else args.edit_gate == "on"
+            if args.command == "ablate":
+                try:
+                    summary = ablate_module.ablate(factory, args.agent, profiles, args.tasks, args.runs, args.concurrency, Path(args.out), gate, pool)
+                except ablate_module.Refused as exc:
+                    print(f"ablate: {exc}", file=sys.stderr)
+                    return 2
+                text = ablate_module.table(summary, Path(args.out))
+                (Path(args.out) / "ablation.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+                (Path(args.out) / "ablation.md").write_text(text + "\n", encoding="utf-8")
+                print(json.dumps(summary, indent=2) if args.json else text)
+                return 0
             results = run_module.run(factory, args.agent, args.tasks, args.runs, args.concurrency, Path(args.out), args.profile, gate, pool)
             print(f"{len(results)} episode(s) played; results in {Path(args.out) / 'results.jsonl'}", file=sys.stderr)
             # every arm in --out, what earlier runs played included: the figures a resumed run ends with

@@ -208,12 +208,9 @@ def steps_path(out: Path, arm: str, task_id: str, run: int) -> Path:
     return out / "steps" / arm / task_id / f"run{run}.jsonl"
 
 
-def run(
-    driver_factory: Callable[[], Driver], agent_name: str, task_ids: list[str] | None, runs: int, concurrency: int, out: Path,
-    profile: str = "default", edit_gate: bool | None = None, pool: EpisodePool | None = None,
-) -> list[dict[str, Any]]:
-    """Play what ``out`` lacks of ``runs`` runs of each task, in threads of this process (each with its own driver
-    from ``driver_factory``) or in ``pool``; ``driver_factory`` also lists the tasks and the secret's fingerprint."""
+def catalogue(driver_factory: Callable[[], Driver], out: Path, task_ids: list[str] | None) -> dict[str, dict[str, Any]]:
+    """The tasks' catalogue entries by id: every listed task, and the named ones not listed (procedural ids, generated
+    on request). Makes ``out``, refuses it if it holds another secret's episodes, and exits naming unknown ids."""
     out.mkdir(parents=True, exist_ok=True)
     with driver_factory() as probe:
         check_secret(out, probe.fingerprint())
@@ -224,8 +221,23 @@ def run(
     unknown = [t for t in task_ids or [] if t not in tasks]
     if unknown:
         raise SystemExit(f"unknown task(s): {', '.join(unknown)}; available: {', '.join(tasks)}")
+    return tasks
+
+
+def serves(task: dict[str, Any], profile: str) -> bool:
+    """Whether the task's family offers the profile's tools (a task without a profile list has only the default)."""
+    return profile in (task.get("profiles") or {"default": {}})
+
+
+def run(
+    driver_factory: Callable[[], Driver], agent_name: str, task_ids: list[str] | None, runs: int, concurrency: int, out: Path,
+    profile: str = "default", edit_gate: bool | None = None, pool: EpisodePool | None = None,
+) -> list[dict[str, Any]]:
+    """Play what ``out`` lacks of ``runs`` runs of each task, in threads of this process (each with its own driver
+    from ``driver_factory``) or in ``pool``; ``driver_factory`` also lists the tasks and the secret's fingerprint."""
+    tasks = catalogue(driver_factory, out, task_ids)
     chosen = task_ids or list(tasks)
-    unsupported = [t for t in chosen if profile not in (tasks[t].get("profiles") or {"default": {}})]
+    unsupported = [t for t in chosen if not serves(tasks[t], profile)]
     if unsupported:
         print(f"skipping {len(unsupported)} task(s) without the {profile!r} profile: {', '.join(unsupported)}", file=sys.stderr)
         chosen = [t for t in chosen if t not in unsupported]
