@@ -11,9 +11,9 @@ import pytest
 
 from env.agents import AGENTS
 from env.agents.oracle import OracleAgent
+from env.eval import __main__ as main_module
 from env.eval import ablate as ablate_module
 from env.eval import run as run_module
-from env.eval import __main__ as main_module
 from env.eval.__main__ import main
 from env.eval.in_process import InProcessDriver
 from env.eval.metrics import pass_at_k, passx_at_k
