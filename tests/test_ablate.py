@@ -22,29 +22,20 @@ from env.eval.run import seed_for
 TASKS = ["easy", "medium"]  # classic tasks: a verdict takes milliseconds
 # Which (profile, task, run) the scripted agent solves: under bash 2 of easy's runs and 1 of medium's, under pdb 1 and 0.
 SOLVES = {("bash", "easy", 0), ("bash", "easy", 1), ("bash", "medium", 0), ("pdb", "easy", 1)}
+RUN_OF = {(t, random.Random(seed_for(t, r)).random()): r for t in TASKS for r in range(2)}  # the harness seeds the agent's generator
 
 
 class Scripted(OracleAgent):
-    """Deterministic: one look with the profile's own tool (run_bash, or debug_start), then the gold fix where
+    """Deterministic: one look with the profile's own tool (run_bash, or the debug_start that opens pdb's edit gate), then the gold fix where
     ``SOLVES`` says so, else give_up; reports 10 + 5 tokens a step."""
 
     def begin(self, task: dict[str, Any], observation: dict[str, Any], rng: random.Random) -> None:
         super().begin(task, observation, rng)  # the oracle's plan: the gold fix (after a debug_start under the edit gate)
-        tools = {t["function"]["name"] for t in task["tools"]}
-        profile = "bash" if "run_bash" in tools else "pdb"
-        run = next(r for r in range(2) if seed_for(task["id"], r) == self.rng_seed(rng))
-        look = {"action_type": "run_bash", "command": "ls"} if profile == "bash" else {"action_type": "debug_start", "test": "test_finds_last_element"}
+        profile = "bash" if "run_bash" in {t["function"]["name"] for t in task["tools"]} else "pdb"
+        run = RUN_OF[(task["id"], rng.random())]  # agents are not told the seed: the generator seeded with it tells
+        look = {"action_type": "run_bash", "command": "ls"} if profile == "bash" else self.plan[0]  # the oracle's debug_start
         fix = [a for a in self.plan if a["action_type"] == "submit_fix"]
         self.plan = [look, *(fix if (profile, task["id"], run) in SOLVES else [{"action_type": "give_up"}])]
-
-    @staticmethod
-    def rng_seed(rng: random.Random) -> int:
-        """The episode's seed, recovered from the generator the harness seeded with it (agents are not told the seed)."""
-        state = rng.getstate()
-        for candidate in (seed_for(t, r) for t in TASKS for r in range(2)):
-            if random.Random(candidate).getstate() == state:
-                return candidate
-        raise AssertionError("an unknown seed")
 
     def usage(self) -> dict[str, int]:
         return {"prompt": 10, "completion": 5}
