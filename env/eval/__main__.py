@@ -41,6 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m env.eval", description=__doc__, formatter_class=HelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     sub_parser = partial(sub.add_parser, formatter_class=HelpFormatter)  # each command's --help shows its defaults too
+
     def playing(p: argparse.ArgumentParser, runs_flags: tuple[str, ...] = ("--runs",)) -> None:
         """The options of the commands that play episodes with run's machinery (run, ablate)."""
         p.add_argument("--agent", required=True, choices=sorted(AGENTS))
