@@ -426,11 +426,11 @@ class SandboxRun:
         return text, size
 
     def explore(self, plan: dict[str, Any]) -> Any:
-        """Run the race explorer's scenarios (env/sandbox/explorer.py) on the loaded module; its observations."""
+        """Run the race explorer's scenarios (env/sandbox/inside/explorer.py) on the loaded module; its observations."""
         return self._request({"op": "explore", "plan": plan})
 
     def hammer(self, plan: dict[str, Any]) -> Any:
-        """Real threads on the loaded module, no tracer (env/sandbox/explorer.py's ``hammer``); what they left."""
+        """Real threads on the loaded module, no tracer (env/sandbox/inside/explorer.py's ``hammer``); what they left."""
         return self._request({"op": "hammer", "plan": plan})
 
     # -- teardown ----------------------------------------------------------------------------
