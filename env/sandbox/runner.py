@@ -375,7 +375,7 @@ class SandboxRun:
     def op(self, name: str, args: tuple, kwargs: dict | None = None) -> Any:
         """Repository mode: apply one operation (``call``, ``getattr``, ``eq`` ...) in the child.
 
-        Arguments must already be in the child's wire form (``env/verdict/host/split.py`` builds it);
+        Arguments must already be in the child's wire form (``env/verdict/host/codec.py`` builds it);
         the reply comes back as parsed JSON, undecoded.
         """
         return self._request({"op": "op", "name": name, "args": args, "kwargs": kwargs or {None: ("d", [])}}, undecoded=True)

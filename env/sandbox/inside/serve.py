@@ -94,7 +94,7 @@ def _serve_one(request, state):
         reply = '{"id":%d,"ok":%s' % (rid, result if type(result) is _Encoded else _RepoEncoder(state).encode(result))
     except BaseException as exc:  # the project's exceptions are data for the tests
         reply = _repo_exception(rid, exc, state, state["root"])[:-1]
-    # "mt": the project has threads of its own running, so the trusted side keeps no copy as current (split.py's fresh)
+    # "mt": the project has threads of its own running, so the trusted side keeps no copy as current (conversation.py's fresh)
     threads = ',"mt":1' if _thread_count() else ""
     state["router"].send(reply + _warnings(caught) + _output(state) + _advances(state) + threads + "}")
 
@@ -176,7 +176,7 @@ def _serve_repo(root):
     # A test's pickle.dumps of a project object: pickled and loaded here, never in the trusted process.
     state["ops"]["pickle"] = lambda obj, protocol: _pickle_here(obj, protocol, state)
     state["ops"]["unpickle"] = lambda data: _unpickle_here(data, state)
-    # Wire of the speed-ups (env/verdict/host/split.py is the other half): "pull" [iterator, mode] answers
+    # Wire of the speed-ups (env/verdict/host/conversation.py is the other half): "pull" [iterator, mode] answers
     # {"T": [{"T": [items]}, ended]}; "callattr" [obj, name, args...] is getattr then call; a handle's "g": 1 marks a
     # generator; "next" raises first what a pull met.
     state["pending"] = {}  # id of an iterator (alive: it has a handle) -> the exception a pull of it met
