@@ -10,7 +10,7 @@ submitted code; then the package leaves ``sys.modules``, so nothing more of this
 
 Files loaded by path on their own (never in ``sys.modules`` under this package): ``layers.py`` (the isolation layers,
 shared with ``shell_child.py``, run_bash's launcher), ``explorer.py`` (the race explorer) and ``tracer.py`` (the
-debugger), through ``_sibling``.
+debugger), through ``sibling``.
 """
 
 import os
@@ -20,7 +20,7 @@ PACKAGE = "_adbg_inside"
 MODULES = ("framing", "encoder", "classic", "protocol", "printed", "values", "ops", "serve", "runs", "zygote")
 
 
-def _sibling(name, filename):
+def sibling(name, filename):
     """A file of this folder that is not part of the package, loaded by its path (never in ``sys.modules``)."""
     import importlib.util
 
@@ -32,4 +32,4 @@ def _sibling(name, filename):
 
 # Loaded at start-up, on every path (a fresh child, the zygote before it forks, the probe): before any
 # submitted code, and while the server's tree is still readable (Landlock shuts it away).
-LAYERS = _sibling("_adbg_layers", "layers.py")
+LAYERS = sibling("_adbg_layers", "layers.py")

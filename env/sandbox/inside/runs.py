@@ -4,7 +4,7 @@ its setup names."""
 import os
 import sys
 
-from . import LAYERS, _sibling
+from . import LAYERS, sibling
 from .classic import _load, _serve
 from .encoder import _exception_reply, _safe_str
 from .framing import _recv, _send
@@ -18,7 +18,7 @@ from .serve import _load_repo, _run_repo
 
 def _load_explorer():
     """env/sandbox/explorer.py, loaded by path before isolation (never in sys.modules)."""
-    return _sibling("_adbg_explorer", "explorer.py")
+    return sibling("_adbg_explorer", "explorer.py")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -37,7 +37,7 @@ def _prepare(config):
         return explorer
     sys.path.extend(p for p in config.get("site", ()) if p not in sys.path)
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # the server's own pytest plugins are not the project's
-    sys.modules["_adbg_tracer"] = _sibling("_adbg_tracer", "tracer.py")
+    sys.modules["_adbg_tracer"] = sibling("_adbg_tracer", "tracer.py")
     import _pytest.python  # noqa: F401
     import pytest  # noqa: F401  (and the plugins pytest.main loads: imported once, here)
 
