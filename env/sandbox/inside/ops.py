@@ -146,7 +146,8 @@ def _pull(obj, mode, state):
     operation would be, in this thread; an exception that ends the pull (StopIteration included) is kept and raised
     by the next "next" operation on the iterator, where the consumer would have met it (a pull after it pulls
     nothing more)."""
-    encoded, size, ended = [], 0, id(obj) in state["pending"]
+    kept = state["pending"].get(id(obj))
+    encoded, size, ended = [], 0, kept is not None and kept[0] is obj
     stopped = False
     while not ended and len(encoded) < MAX_PULL and size < MAX_PULL_TEXT:
         try:
@@ -157,11 +158,11 @@ def _pull(obj, mode, state):
             if type(exc) is StopIteration and exc.args == ():
                 stopped = True
             else:
-                state["pending"][id(obj)] = exc
+                state["pending"][id(obj)] = (obj, exc)
             ended = True
             break
         except BaseException as exc:  # noqa: B036  (the project's: raised again when asked)
-            state["pending"][id(obj)] = exc
+            state["pending"][id(obj)] = (obj, exc)
             ended = True
             break
         text = _RepoEncoder(state).encode(item)
@@ -183,8 +184,8 @@ def _callattr(obj, name, /, *args, **kwargs):
 def _next(obj, state):
     """next(): the exception a pull met on this iterator first, if one is kept."""
     pending = state["pending"].pop(id(obj), None) if state["pending"] else None
-    if pending is not None:
-        raise pending
+    if pending is not None and pending[0] is obj:
+        raise pending[1]
     return next(obj)
 
 
@@ -243,7 +244,10 @@ def _project_frames(tb, root, keep=12):
     return extract(frames())
 
 
-_CHAINS = {}  # id of an exception class -> (the class, kept alive so the id stays its own; its chain as JSON)
+# id of an exception class -> (the class, its chain as JSON). Keyed by id, not by the class: hashing a class runs its
+# metaclass's __hash__, which may be the project's (and raise). Sound all the same: the entry keeps its class alive, so
+# no other object can take that id while it is here, and the class is checked by identity.
+_CHAINS = {}
 
 
 def _chain_text(cls):

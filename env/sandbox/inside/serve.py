@@ -179,7 +179,7 @@ def _serve_repo(root):
     # Wire of the speed-ups (env/verdict/host/conversation.py is the other half): "pull" [iterator, mode] answers
     # {"T": [{"T": [items]}, ended]}; "callattr" [obj, name, args...] is getattr then call; a handle's "g": 1 marks a
     # generator; "next" raises first what a pull met.
-    state["pending"] = {}  # id of an iterator (alive: it has a handle) -> the exception a pull of it met
+    state["pending"] = {}  # id of an iterator -> (the iterator, kept alive; the exception a pull of it met)
     state["ops"]["next"] = lambda obj: _next(obj, state)
     state["ops"]["pull"] = lambda obj, mode: _pull(obj, mode, state)
     state["ops"]["callattr"] = _callattr

@@ -71,9 +71,9 @@ class _RepoEncoder(_Encoder):
         return self.handle(value)
 
     def number(self, value):
-        key = id(value)
+        key = id(value)  # sound: the handle keeps its object alive, and it is checked to be this one
         number = self.state["ids"].get(key)
-        if number is None:
+        if number is None or self.handles.get(number) is not value:
             number = len(self.handles) + 1
             self.handles[number] = value
             self.state["ids"][key] = number

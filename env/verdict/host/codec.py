@@ -303,7 +303,7 @@ class Codec:
         """The handle of ``cls``'s twin in the sandbox: the same name, bases (builtins as the sandbox's, project
         classes, other test classes' twins) and attributes, whose methods run here as callbacks."""
         known = self._classes.get(id(cls))
-        if known is not None:
+        if known is not None and known[1] is cls:  # the entry keeps its class alive: its id is its own
             return known[0]
         bases = tuple(object if b is object else b for b in cls.__bases__)
         for base in bases:
@@ -324,7 +324,7 @@ class Codec:
 
     def _register(self, function: Callable[..., Any]) -> int:
         number = self._callback_numbers.get(id(function))
-        if number is None:
+        if number is None or self._callbacks.get(number) is not function:  # kept alive in _callbacks
             number = self._callback_numbers[id(function)] = len(self._callbacks) + 1
             self._callbacks[number] = function
         return number

@@ -63,9 +63,9 @@ class Remote(Codec):
         self._outcome: BaseException | None = None  # a callback's pytest.fail or skip, raised when its operation ends
         self._classes: dict[int, tuple[int, type]] = {}  # id of a test-defined class -> (its twin's handle, the class)
         self._shims: dict[int, type] = {}  # a project class -> the local base standing for it beside local bases
-        # Project iterators an exhaustive consumer took (``list(it)``): handle -> (its frame's id, code, instruction,
+        # Project iterators an exhaustive consumer took (``list(it)``): handle -> (its frame, code, instruction,
         # mode); and the items a pull brought that the consumer has yet to take.
-        self._consumers: dict[int, tuple[int, types.CodeType, int, str]] = {}
+        self._consumers: dict[int, tuple[types.FrameType, types.CodeType, int, str]] = {}
         self._pulled: dict[int, collections.deque[Any]] = {}
         self._stopped: set[int] = set()  # iterators whose pull ended in a bare StopIteration after its items
         # Operations sent so far: a project container copied from a reply is current until the next one (``fresh``).
@@ -128,7 +128,7 @@ class Remote(Codec):
         if mode is None:
             self._consumers.pop(handle[1], None)
         else:
-            self._consumers[handle[1]] = (id(caller), caller.f_code, caller.f_lasti, mode)
+            self._consumers[handle[1]] = (caller, caller.f_code, caller.f_lasti, mode)  # the frame itself: compared by identity
 
     def next(self, iterator: Any, caller: types.FrameType) -> Any:
         """``next()`` of a project iterator. Items a pull already brought come first. While the consumer that took
@@ -147,7 +147,7 @@ class Remote(Codec):
         consumer = self._consumers.get(number)
         if consumer is None:
             return self.op("next", iterator)
-        if consumer[:3] != (id(caller), caller.f_code, caller.f_lasti):
+        if consumer[0] is not caller or consumer[1:3] != (caller.f_code, caller.f_lasti):
             self._consumers.pop(number, None)  # someone else pulls now: item by item
             return self.op("next", iterator)
         batch, ended = self.op("pull", iterator, consumer[3])
