@@ -17,7 +17,7 @@ that ``doc``, with these defaults (``tests/test_settings.py``). The server warns
 
 Left out on purpose, because they are not configuration:
 
-- ``env/sandbox/child.py`` and ``env/verdict/host/*``: they run inside the sandbox or the test host, standard library
+- ``env/sandbox/inside/*`` and ``env/verdict/host/*``: they run inside the sandbox or the test host, standard library
   only and loaded by path, so they cannot import this module; they read only ``ADBG_*`` plumbing.
 - ``ADBG_*`` (``ADBG_PARENT``, ``ADBG_BIND``...): what our own processes tell each other, set by us, not by a user.
 - ``PATH``, ``HOME``, ``XDG_CACHE_HOME``, ``TMPDIR``: the system's, passed through or followed as the system means them.

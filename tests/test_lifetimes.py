@@ -157,7 +157,7 @@ def forked_host(tree: dict[int, int]) -> bool:
     """A test host forked by the warm host for one run, and a sandbox child: the run is under way."""
     hosts = {pid for pid in tree if "adbg_host.pytest_host" in cmdline(pid)}
     forked = any((_stat(pid) or ("", 0, 0))[1] in hosts for pid in hosts)
-    return forked and any("sandbox/child.py" in cmdline(pid) for pid in tree)
+    return forked and any("sandbox/inside/child.py" in cmdline(pid) for pid in tree)
 
 
 def launch(args: list[str], env: dict[str, str]) -> subprocess.Popen:

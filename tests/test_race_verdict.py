@@ -32,7 +32,7 @@ from tests.race_variants import CORRECT, EVASIVE, HEAD, LOCKED_DECREMENT, LOCKED
 
 HARD = REGISTRY.get("hard")
 SECRET = ServerSecret("the race verdict tests' own secret, 32+ characters")
-EXPLORER = Path(__file__).resolve().parents[1] / "env" / "sandbox" / "explorer.py"
+EXPLORER = Path(__file__).resolve().parents[1] / "env" / "sandbox" / "inside" / "explorer.py"
 
 
 def check(runtime, source: str, seed: int = 1, policy: bool = True):

@@ -235,7 +235,7 @@ def test_containers_write_through_and_exceptions_keep_their_str(runtime, tmp_pat
 
 def test_project_files_never_shadow_the_test_process_own_modules(runtime):
     from env.verdict.host.channel import Channel
-    from env.verdict.host.split import Remote
+    from env.verdict.host.conversation import Remote
 
     run = runtime.sandbox.start_repo({"json.py": "X = 1\n", "_pytest/__init__.py": "", "shop/__init__.py": ""}, ["."], {})
     try:

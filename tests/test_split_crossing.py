@@ -595,7 +595,7 @@ def test_a_library_of_the_test_environment_keeps_its_own_copy_of_a_project_name(
     import sys
     import types
 
-    from env.verdict.host.split import LibraryCopies
+    from env.verdict.host.importer import LibraryCopies
 
     site = tmp_path / "lib" / "python3" / "site-packages"
     site.mkdir(parents=True)

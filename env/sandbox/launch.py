@@ -20,9 +20,9 @@ from pathlib import Path
 
 from env.sandbox.lifetime import spawn
 
-CHILD = Path(__file__).with_name("child.py")  # runs, the zygote and the start-up probe
-SHELL_CHILD = Path(__file__).with_name("shell_child.py")  # run_bash's launcher
-LAYERS = Path(__file__).with_name("layers.py")  # the isolation layers both apply to themselves
+CHILD = Path(__file__).parent / "inside" / "child.py"  # runs, the zygote and the start-up probe
+SHELL_CHILD = Path(__file__).parent / "inside" / "shell_child.py"  # run_bash's launcher
+LAYERS = Path(__file__).parent / "inside" / "layers.py"  # the isolation layers both apply to themselves
 PYTHON_FLAGS = ("-I", "-S", "-B", "-X", "utf8")
 
 

@@ -375,7 +375,7 @@ class SandboxRun:
     def op(self, name: str, args: tuple, kwargs: dict | None = None) -> Any:
         """Repository mode: apply one operation (``call``, ``getattr``, ``eq`` ...) in the child.
 
-        Arguments must already be in the child's wire form (``env/verdict/host/split.py`` builds it);
+        Arguments must already be in the child's wire form (``env/verdict/host/codec.py`` builds it);
         the reply comes back as parsed JSON, undecoded.
         """
         return self._request({"op": "op", "name": name, "args": args, "kwargs": kwargs or {None: ("d", [])}}, undecoded=True)
@@ -426,11 +426,11 @@ class SandboxRun:
         return text, size
 
     def explore(self, plan: dict[str, Any]) -> Any:
-        """Run the race explorer's scenarios (env/sandbox/explorer.py) on the loaded module; its observations."""
+        """Run the race explorer's scenarios (env/sandbox/inside/explorer.py) on the loaded module; its observations."""
         return self._request({"op": "explore", "plan": plan})
 
     def hammer(self, plan: dict[str, Any]) -> Any:
-        """Real threads on the loaded module, no tracer (env/sandbox/explorer.py's ``hammer``); what they left."""
+        """Real threads on the loaded module, no tracer (env/sandbox/inside/explorer.py's ``hammer``); what they left."""
         return self._request({"op": "hammer", "plan": plan})
 
     # -- teardown ----------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """The seccomp filter of every sandbox run: an allow-list, compiled once in the server (libseccomp via pyseccomp).
 
     bpf = compile_filter()                     # raw BPF bytes, or None where libseccomp is unavailable
-    # the child puts its own pid in place of OWN_PID, then loads it with prctl (env.sandbox.child)
+    # the child puts its own pid in place of OWN_PID, then loads it with prctl (env/sandbox/inside/child.py)
     shell = compile_filter(allow_processes=True)   # the run_bash variant (env.sandbox.shell)
 
 Only the system calls a Python run needs are allowed (CPython, its threads, the standard library,
@@ -75,7 +75,7 @@ IOCTLS = {"TCGETS": 0x5401, "TIOCGWINSZ": 0x5413, "TIOCGPGRP": 0x540F, "FIONREAD
           "FIONCLEX": 0x5450, "FIOCLEX": 0x5451}
 # prctl options: thread names (threading sets them), reading the dumpable and no-new-privileges flags.
 PRCTLS = {"PR_GET_DUMPABLE": 3, "PR_SET_NAME": 15, "PR_GET_NAME": 16, "PR_GET_NO_NEW_PRIVS": 39}
-# Replaced by the child's own pid (env.sandbox.child): a value no pid takes (pid_max is at most 2**22).
+# Replaced by the child's own pid (env/sandbox/inside/child.py): a value no pid takes (pid_max is at most 2**22).
 OWN_PID = 0x7AD5_EC01
 OWN_PID_CALLS = {"kill": 0, "tgkill": 0, "rt_sigqueueinfo": 0, "rt_tgsigqueueinfo": 0}  # syscall: the pid argument
 

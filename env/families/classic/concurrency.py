@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 from env.families.classic.task import StressSpec
 
 THREAD_NAMES = "ABCDEF"
-# The CPython versions the in-process check (env/sandbox/explorer.py, which reads the interpreter's frame layout)
+# The CPython versions the in-process check (env/sandbox/inside/explorer.py, which reads the interpreter's frame layout)
 # is validated on; the explorer holds the same list and refuses on its own too. A test keeps the two equal.
 VALIDATED_PYTHON = ((3, 11),)
 

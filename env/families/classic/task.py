@@ -30,7 +30,7 @@ from env.pyparse import parse
 
 
 class StressSpec(BaseModel):
-    """The concurrency check: controlled interleavings of the submission's code (env/sandbox/explorer.py)."""
+    """The concurrency check: controlled interleavings of the submission's code (env/sandbox/inside/explorer.py)."""
 
     cls: str
     random_scenarios: int = Field(16, ge=0, le=200, description="PCT scenarios on top of the two-thread sweeps")

@@ -25,7 +25,7 @@ import pytest
 
 from . import guard
 from .channel import Channel
-from .split import Remote
+from .conversation import Remote
 
 EXCERPT_CHARS = 2000
 # Caches and reports nobody reads, and the end-of-session gc passes that cost ~150 ms a run.

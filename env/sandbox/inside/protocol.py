@@ -1,0 +1,114 @@
+"""The split's wire tags: the one table both halves keep to (``tests/test_wire_protocol.py`` reads the code of each half
+and checks it uses exactly these). Standard library only, nothing imported: the sandbox half is this folder
+(``values.py``, ``ops.py``, ``serve.py``), the trusted half ``env/verdict/host`` (``codec.py``, ``conversation.py``).
+The tags stay literals where they are used (templates of the child's JSON replies, the hot paths of both codecs);
+this table names them once, with what each means.
+"""
+
+# The trusted side's values in a request (marshal data): each dict is wrapped as ``{None: (tag, payload...)}``,
+# built by env/verdict/host/codec.py's ``Codec.encode`` and read by values.py's ``_repo_decode``.
+VALUE_TAGS = {
+    "d": "a dict: [(key, value), ...]",
+    "h": "a project object, by its handle",
+    "cb": "a function of the test's: (number, name, parameters, about, its own attributes); calling it asks the trusted side",
+    "bm": "a project function bound to an object of the test's: (function, owner)",
+    "ic": "a test iterator of plain data, copied: (number, pickle); how far the project reads it goes back",
+    "it": "a test iterator pulled item by item: (number, name, 'gen' for a generator)",
+    "st": "a set: [members]",
+    "fs": "a frozenset: [members]",
+    "lo": "an object of the test's, by reference: (number, type name, proxy flags)",
+    "pk": "a pickle of standard-library or requirement types (defaultdict, paths ...), loaded in the sandbox",
+    "mv": "a memoryview: its bytes, read-only",
+    "mo": "a standard-library module, by name (the sandbox imports its own)",
+    "dv": "a dict view: (keys/values/items, [items])",
+    "rg": "a range: (start, stop, step)",
+    "bi": "a builtin, by name (len, int, ValueError, Ellipsis ...)",
+    "dt": "a datetime: (naive isoformat, tzinfo, fold)",
+    "ti": "a time: (naive isoformat, tzinfo, fold)",
+    "zi": "a zoneinfo.ZoneInfo: its key",
+    "da": "a date: isoformat",
+    "td": "a timedelta: (days, seconds, microseconds)",
+    "tz": "a datetime.timezone: (offset days, offset seconds, name)",
+    "D": "a Decimal: its text",
+    "U": "a UUID: its hex",
+    "Q": "a Fraction: (numerator, denominator) as text",
+    "R": "a compiled pattern: (pattern, flags, whether bytes)",
+}
+
+# The sandbox's values in a reply (JSON): an object's keys, written by values.py's ``_RepoEncoder`` and read by
+# codec.py's ``Codec.decode`` / ``Codec.proxy``.
+REPLY_TAGS = {
+    "h": "a handle: the project object stays in the sandbox under this number",
+    "t": "a handle's type name",
+    "k": "a handle's kind (HANDLE_KINDS)",
+    "q": "a class handle's module-qualified name",
+    "m": "an exception class's chain: [[qualname, [direct bases]], ...]",
+    "c": "an object's class as [module, qualname], for obj.__class__",
+    "g": "1: iter() of the object is itself and it has no len() (a generator, a builtin iterator)",
+    "L": "a project list: a copy of its items, with its handle to write through",
+    "S": "a set: its items (with a handle: the project's own set)",
+    "T": "a tuple: its items",
+    "F": "a frozenset: its items",
+    "d": "a dict: [[key, value], ...] (with a handle: the project's own dict)",
+    "B": "bytes, as latin-1 text",
+    "dt": "a datetime: [naive isoformat, tzinfo, fold]",
+    "ti": "a time: [naive isoformat, tzinfo, fold]",
+    "zi": "a ZoneInfo: its key",
+    "da": "a date: isoformat",
+    "td": "a timedelta: [days, seconds, microseconds]",
+    "tz": "a timezone: [offset days, offset seconds, name]",
+    "D": "a Decimal: its text",
+    "U": "a UUID: its hex",
+    "Q": "a Fraction: [numerator, denominator] as text",
+    "R": "a compiled pattern: [pattern, flags, whether bytes]",
+    "lo": "an object of the test's, back from the project: its number",
+    "fd": "with lo: attributes the project set on the test's function",
+    "bi": "a builtin both sides share, by name",
+    "bd": "a builtin type's own method: [type name, attribute]",
+}
+
+# The kinds of handle (REPLY_TAGS "k"): what the trusted side makes of it.
+HANDLE_KINDS = {
+    "module": "a project module: a RemoteModule",
+    "tzinfo": "a tzinfo: a RemoteTzinfo (datetimes accept it)",
+    "class": "a class: a RemoteClass",
+    "exc": "an exception class: a local stand-in class with the same chain",
+    "exi": "an exception object: an instance of that stand-in",
+    "call": "something callable: a RemoteObject",
+    "obj": "anything else: a RemoteObject",
+}
+
+# Operations the trusted side asks for by name (a request's "name"): ops.py's ``_repo_ops`` and serve.py's additions.
+_OPERATORS = (
+    "getitem", "setitem", "delitem", "contains", "eq", "ne", "lt", "le", "gt", "ge", "add", "sub", "mul", "truediv",
+    "floordiv", "mod", "pow", "matmul", "and_", "or_", "xor", "xor_", "lshift", "rshift", "neg", "pos", "invert", "index",
+)
+_BUILTIN_CALLS = (
+    "repr", "str", "len", "bool", "hash", "iter", "abs", "int", "float", "format", "round", "reversed", "getattr",
+    "setattr", "delattr", "isinstance", "issubclass",
+)
+OPS = {
+    **{name: "the operator module's %s, applied to project objects" % name for name in _OPERATORS},
+    **{name: "the builtin %s()" % name for name in _BUILTIN_CALLS},
+    "dir": "dir(obj), as sorted names",
+    "call": "fn(*args, **kwargs)",
+    "method": "getattr(obj, name)(*args, **kwargs)",
+    "callattr": "getattr(obj, name)(*args, **kwargs) in one request (a method call read at its call site)",
+    "enter": "type(obj).__enter__(obj)",
+    "exit": "type(obj).__exit__(obj, *args)",
+    "exit_with": "__exit__ while an exception of the test's propagates",
+    "items": "a dict's items (or the object's items) as a tuple",
+    "rop": "a reflected operator: b <op> a",
+    "dunder": "a.__eq__(b) and friends: the class's own method, NotImplemented kept",
+    "codec": "codecs.lookup(name): a codec the project registered",
+    "import": "importlib.import_module(name): a project module",
+    "data": "a project object of a builtin data type, as that type's own value",
+    "copy": "copy.copy(obj), made in the sandbox",
+    "deepcopy": "copy.deepcopy(obj), made in the sandbox",
+    "next": "next(it): first what a pull of it met",
+    "pull": "a batch of an iterator's items: (iterator, mode all/plain/numbers) -> {'T': [{'T': [items]}, ended]}",
+    "subclass": "a test's subclass of project classes, made in the sandbox",
+    "pickle": "a test's pickle.dumps of a project object, made in the sandbox",
+    "unpickle": "pickle.loads of such a pickle, in the sandbox",
+    "share_builtins": "the builtins both sides share, named by the trusted side",
+}
