@@ -241,8 +241,6 @@ LONG_FUNCTIONS_ALLOWED = {
     "env/families/procedural/bugs/logic_error.py:sites",
     "env/families/procedural/bugs/dependency_error.py:sites",
     "env/families/procedural/bugs/state_corruption.py:sites",
-    # 153 lines: the lead is shortening it separately; remove this entry when that lands
-    "env/families/procedural/blocks/kinds/orders.py:build",
 }
 
 
