@@ -141,12 +141,12 @@ def test_the_stand_in_refuses_names_only_while_the_package_initialises(monkeypat
     package = type(sys)("openenv.core.env_server")
     monkeypatch.setitem(sys.modules, "openenv.core.env_server", package)
     try:
-        stand_in.MCPEnvironment
+        _ = stand_in.MCPEnvironment
         raise AssertionError("MCPEnvironment was loaded during the package's initialisation")
     except ModuleNotFoundError as refused:
         assert str(refused) == "openenv.core.env_server.mcp_environment.MCPEnvironment loads when it is used, not on import"
     try:
-        stand_in.__path__
+        _ = stand_in.__path__
         raise AssertionError("an import probe loaded the module")
     except AttributeError:
         pass

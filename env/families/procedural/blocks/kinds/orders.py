@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from env.families.procedural.blocks.world import Module, Ref, World, q, render, t
 
-
 # The module's source, rendered per service; the tests below check it against the drawn world.
 _SOURCE = '''
     """Orders of $pkg: placing one reserves stock, records it and mails the customer.
