@@ -21,7 +21,7 @@ COPY openenv.yaml README.md validator.py inference.py ./
 USER app
 # The test environment repository runs need (pytest, nothing of the server), built now while PyPI is reachable;
 # at run time a missing one fails closed instead of being built (ENV_TEST_ENVS_BUILD=off).
-RUN python -m env.tasks prepare
+RUN python -m env.authoring prepare
 ENV HOST=0.0.0.0 PORT=8000 PYTHONUNBUFFERED=1 ENV_TEST_ENVS_BUILD=off
 EXPOSE 8000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \

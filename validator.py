@@ -5,10 +5,10 @@
 
 Checks: every endpoint answers as documented and openenv.yaml lists the server's tasks; on every task the
 oracle (the gold fix with its hypothesis, read from the local task folders) scores >= 0.9 and a do-nothing
-agent (give_up at once) exactly 0.0; every degenerate policy (env.tasks.degenerate: the bug resubmitted or
+agent (give_up at once) exactly 0.0; every degenerate policy (env.authoring.degenerate: the bug resubmitted or
 with a no-op edit, a stuffed hypothesis, query or test-run spam, alternating, an edit next to the bug), played
 with the gold hypothesis, scores exactly 0.0 and its step rewards sum to <= 0; each task's recorded overfit
-(env.tasks.oracle.overfit_actions: a table of the visible tests' answers on classic tasks, which must score 0.0,
+(env.authoring.oracle.overfit_actions: a table of the visible tests' answers on classic tasks, which must score 0.0,
 overfit.patch elsewhere) is not resolved; every score lies in [0, 1]; the same seed and actions
 twice give identical rewards; concurrent episodes stay isolated. Exits 1 and lists the failures if any check fails.
 The last line counts the checks and gives the time taken, in both modes: "94 passed, 0 failed in 41.3 s".
@@ -35,11 +35,11 @@ import yaml
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 
+from env.authoring.degenerate import degenerate_policies  # noqa: E402
+from env.authoring.oracle import oracle_actions, overfit_actions  # noqa: E402
 from env.families.registry import FAMILIES, TaskRegistry  # noqa: E402
 from env.sandbox.lifetime import adopt, command, parent_env  # noqa: E402
 from env.server.local import start_local_server  # noqa: E402
-from env.tasks.degenerate import degenerate_policies  # noqa: E402
-from env.tasks.oracle import oracle_actions, overfit_actions  # noqa: E402
 
 TASK_WORKERS = 4  # tasks checked at once: their episodes are independent, and the server serves many
 

@@ -8,7 +8,7 @@ For each library of ``bench.compat_libraries.LIBRARIES`` (exact versions, sdists
 - every test file is run on its own, under plain pytest (in the verdict's own test environment, with the same neutral
   settings) and under the split alone (``run_tests(..., select=[file])`` on a task that lists no sandboxed test);
 - the tests of the file the split did not pass are placed as a task's author would place them
-  (``env.tasks.placement.place``, on the library's own files): those passing sandboxed go to the task's ``sandboxed``
+  (``env.authoring.placement.place``, on the library's own files): those passing sandboxed go to the task's ``sandboxed``
   list, and the file runs again under the verdict of that final task. Its outcomes are the figures: parity counts
   passes of both trust levels, the split share only the outcomes the split reported (one file that cannot be
   collected under the split then costs only its own tests);
@@ -62,10 +62,10 @@ from bench.compat_libraries import (  # noqa: E402
     verdict_sandbox,
     with_sandboxed,
 )
+from env.authoring.placement import Placement, place  # noqa: E402
 from env.project import RepoTask  # noqa: E402
 from env.sandbox.runner import Sandbox  # noqa: E402
 from env.scratch import scratch_root  # noqa: E402
-from env.tasks.placement import Placement, place  # noqa: E402
 from env.verdict.outcome import first_error_line  # noqa: E402
 from env.verdict.repo_judge import RepoVerdict  # noqa: E402
 from env.verdict.testenv import TestEnv, ensure  # noqa: E402

@@ -31,7 +31,7 @@ from env.secret import ServerSecret  # noqa: E402
 from env.server.environment import DebugEnvironment  # noqa: E402
 
 # A table of the visible tests' answers in front of the bug, written by hand so it replays on a checkout from
-# before issue 32 (which has no env.tasks.degenerate.lookup_table): the buggy function renamed, a wrapper in front.
+# before issue 32 (which has no env.authoring.degenerate.lookup_table): the buggy function renamed, a wrapper in front.
 TABLES = {
     "easy": ("binary_search", "(tuple(args[0]), args[1])", "{((1, 3, 5, 7, 9), 9): 4, ((42,), 42): 0}"),
     "medium": (

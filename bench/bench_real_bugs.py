@@ -3,10 +3,10 @@
     .venv/bin/python bench/bench_real_bugs.py [--only ID ...] [--runs 3] [--work DIR]
 
 For each bug of ``bench/real_bugs.py``: its SWE-bench instance is written (official format) from the two releases'
-sdists, downloaded from PyPI at run time; ``python -m env.tasks import-swebench --pypi NAME==VERSION`` imports it (and
-places its tests, dropping PASS_TO_PASS tests the gold does not pass); ``env.tasks.validate`` proves it; then the
+sdists, downloaded from PyPI at run time; ``python -m env.authoring import-swebench --pypi NAME==VERSION`` imports it (and
+places its tests, dropping PASS_TO_PASS tests the gold does not pass); ``env.authoring.validate`` proves it; then the
 gold patch, exported as a SWE-bench prediction, and the buggy tree (a prediction that only adds a comment) are graded
-by ``python -m env.tasks evaluate``: the first must be resolved (FULL), the second not. One line per bug: imported,
+by ``python -m env.authoring evaluate``: the first must be resolved (FULL), the second not. One line per bug: imported,
 trusted, valid, round trip, the seconds import and validation took, and, for a bug that falls short, one reason
 naming what the split (or the import) must learn. The exit code is 0 only when every bug is valid, trusted and
 round-trips.
@@ -27,6 +27,8 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.real_bugs import BUGS, RealBug, build_instance, pass_to_pass
+from env.authoring.predictions import Prediction, write_predictions
+from env.authoring.validate import validate_task
 from env.families.registry import TaskRegistry, load_task
 from env.patches import make_patch
 from env.project import RepoTask
@@ -34,8 +36,6 @@ from env.runtime import Runtime
 from env.sandbox.isolation import probe_isolation
 from env.sandbox.limits import Limits
 from env.sandbox.runner import Sandbox
-from env.tasks.predictions import Prediction, write_predictions
-from env.tasks.validate import validate_task
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -59,7 +59,7 @@ class Row:
 
 
 def _tasks(argv: list[str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "env.tasks", *argv], cwd=ROOT, capture_output=True, text=True, check=False)
+    return subprocess.run([sys.executable, "-m", "env.authoring", *argv], cwd=ROOT, capture_output=True, text=True, check=False)
 
 
 def _no_op(task: RepoTask, bug: RealBug) -> str:
@@ -70,7 +70,7 @@ def _no_op(task: RepoTask, bug: RealBug) -> str:
 
 
 def round_trip(task: RepoTask, bug: RealBug, work: Path) -> str:
-    """Grade the gold patch and the buggy tree as SWE-bench predictions with ``python -m env.tasks evaluate``."""
+    """Grade the gold patch and the buggy tree as SWE-bench predictions with ``python -m env.authoring evaluate``."""
     preds = work / f"{bug.instance_id}.predictions.jsonl"
     write_predictions([Prediction(instance_id=task.instance_id, model_name_or_path=name, model_patch=patch)
                        for name, patch in (("gold", task.gold_patch), ("buggy", _no_op(task, bug)))], preds)  # fmt: skip

@@ -32,9 +32,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from openenv.core.generic_client import GenericEnvClient  # noqa: E402
 
+from env.authoring.oracle import oracle_actions  # noqa: E402
 from env.families.registry import TaskRegistry  # noqa: E402
 from env.server.local import ROOT, start_balancer, start_local_server  # noqa: E402
-from env.tasks.oracle import oracle_actions  # noqa: E402
 
 REGISTRY = TaskRegistry.builtin()
 

@@ -2,8 +2,8 @@
 
     python bench/bench_synthesis.py [--n 30] [--out DIR] [--libs parse,inflection]
 
-For each library (its sdist downloaded from PyPI at run time) ``python -m env.tasks synthesize`` plants bugs until
-``--n`` tasks are proven valid, then ``python -m env.tasks validate`` proves every written task valid again, as a
+For each library (its sdist downloaded from PyPI at run time) ``python -m env.authoring synthesize`` plants bugs until
+``--n`` tasks are proven valid, then ``python -m env.authoring validate`` proves every written task valid again, as a
 user would. Both run as the commands a user types. The output folder is kept (and a second run resumes it: delete
 it to measure from scratch). Prints one row per library: tried, valid, yield, seconds per valid task, the
 re-validation's result, and how the kept tasks spread over mutation operators and difficulty.
@@ -45,7 +45,7 @@ def main() -> None:
     for name in args.libs.split(","):
         pin, requires = LIBRARIES[name]
         out = Path(args.out) / name
-        command = [sys.executable, "-m", "env.tasks", "synthesize", pin, "--n", str(args.n), "--out", str(out), "--runs", str(args.runs)]
+        command = [sys.executable, "-m", "env.authoring", "synthesize", pin, "--n", str(args.n), "--out", str(out), "--runs", str(args.runs)]
         command += [f"--requires={r}" for r in requires]
         started = time.monotonic()
         done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
@@ -55,7 +55,7 @@ def main() -> None:
             print(f"{name}: synthesis failed: {(done.stderr or done.stdout)[-1500:]}", flush=True)
             continue
         started = time.monotonic()
-        check = subprocess.run([sys.executable, "-m", "env.tasks", "validate", str(out), "--runs", str(args.runs)], cwd=ROOT, capture_output=True, text=True)
+        check = subprocess.run([sys.executable, "-m", "env.authoring", "validate", str(out), "--runs", str(args.runs)], cwd=ROOT, capture_output=True, text=True)
         validate_seconds = time.monotonic() - started
         last = (check.stdout.strip().splitlines() or ["(no output)"])[-1]
         tasks = [json.loads(p.read_text()) for p in sorted(out.glob("*/task.json"))]

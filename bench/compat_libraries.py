@@ -5,7 +5,7 @@
     env = ensure(lib.requirements)                  # pytest + the suite's requirements (the verdict's own test env)
     plain = run_plain(lib, tree, env, suite_files(lib, tree))
     task = build_task(lib, tree, folder, plain.collected)               # every test under the split
-    placement = place(sandbox, task, files=task.files)                   # env.tasks.placement: what the split cannot run
+    placement = place(sandbox, task, files=task.files)                   # env.authoring.placement: what the split cannot run
     verdict, seconds = run_verdict(sandbox, with_sandboxed(task, placement.sandboxed))
     result = compare(plain, verdict)                # which tests pass under plain pytest but not under the verdict
 
@@ -41,11 +41,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from env.authoring import sdist
 from env.project import RepoTask, load_repo_task
 from env.sandbox.isolation import probe_isolation
 from env.sandbox.limits import Limits
 from env.sandbox.runner import Sandbox
-from env.tasks import sdist
 from env.verdict.outcome import parse_records
 from env.verdict.repo_judge import HOST, RepoVerdict, run_tests
 from env.verdict.testenv import TestEnv
@@ -107,7 +107,7 @@ LIBRARIES: dict[str, Library] = {
 
 
 def fetch_sdist(lib: Library) -> Path:
-    """The extracted sdist of ``lib`` (env.tasks.sdist: downloaded from PyPI on first use, then read from the cache)."""
+    """The extracted sdist of ``lib`` (env.authoring.sdist: downloaded from PyPI on first use, then read from the cache)."""
     return sdist.fetch(lib.name, lib.version)
 
 

@@ -9,7 +9,7 @@ sdist, the gold ``patch`` the difference of the two releases' code in the files 
 the later release's tests for it (or, where the later release shipped none, a test written here that measures the
 behaviour difference between the two releases: ``extra_tests``). PASS_TO_PASS is what SWE-bench's harness lists:
 the named test files' tests that pass both without the fix and with it (plain pytest on both trees, in the task's own
-test environment). Nothing third-party is committed: the sdists come from PyPI at run time (``env.tasks.sdist``, cached).
+test environment). Nothing third-party is committed: the sdists come from PyPI at run time (``env.authoring.sdist``, cached).
 
 ``discover`` finds the tests that fail on the earlier release's code and pass on the later one's, both run against the
 later release's tests under plain pytest: how every FAIL_TO_PASS list below was measured before it was written down.
@@ -28,9 +28,9 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.compat_libraries import Library, run_plain
+from env.authoring import sdist
 from env.patches import Files, apply_patch, make_patch
 from env.project import is_test_path, source_only
-from env.tasks import sdist
 from env.verdict.testenv import ensure
 
 HYPOTHESIS = "hypothesis==6.112.2"

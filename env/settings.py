@@ -100,7 +100,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("ENV_TEST_ENVS", "str", None, "where repository runs' test environments are built and kept", shown="~/.cache/agentdebugger/test-envs"),
     Variable("ENV_TEST_ENVS_BUILD", "switch", "on", "`off`: never build a test environment at run time"),
     Variable("ENV_TOOL_ALIASES", "str", None, "a JSON file of tool aliases added to the alias table", shown="(unset)"),
-    Variable("ENV_SDIST_CACHE", "str", None, "where the compatibility bench's sdists are downloaded (env/tasks/sdist.py)", doc=None,
+    Variable("ENV_SDIST_CACHE", "str", None, "where the compatibility bench's sdists are downloaded (env/authoring/sdist.py)", doc=None,
              shown="~/.cache/agentdebugger/sdists"),
     # the demo (app.py)
     Variable("ENV_URL", "str", None, "`app.py`: play on this server instead of in-process", shown="(unset)"),

@@ -136,7 +136,7 @@ LAYERS = (
     # the task families, each a slice
     ("env.families",),
     # what uses families: the catalogue, authoring tools, agents
-    ("env.catalogue", "env.tasks", "env.agents"),
+    ("env.catalogue", "env.authoring", "env.agents"),
     # the surfaces: the server, evaluation, the demo, the client
     ("env.server", "env.eval", "env.demo", "env.client"),
 )  # fmt: skip
@@ -165,8 +165,8 @@ def test_the_layer_check_finds_an_upward_import():
 # A family's differences live in its folder under env/families/: everything else asks the family through the
 # registry (``FAMILIES[task.family].validate(...)``), never imports one family nor tests which model a task is.
 # The one exception, named: the red-team tests import the classic family's lookup_table and noop_variants from
-# env.tasks.degenerate, where they used to live.
-FAMILY_IMPORTS_ALLOWED = {("env.tasks.degenerate", "env.families.classic.policies")}
+# env.authoring.degenerate, where they used to live.
+FAMILY_IMPORTS_ALLOWED = {("env.authoring.degenerate", "env.families.classic.policies")}
 
 
 def family_folders() -> list[str]:

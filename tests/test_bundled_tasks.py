@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from openenv.core.generic_client import GenericEnvClient
 
+from env.authoring.oracle import oracle_actions
+from env.authoring.validate import validate_task
 from env.project import RepoTask, source_only
-from env.tasks.oracle import oracle_actions
-from env.tasks.validate import validate_task
 from tests.helpers import REGISTRY
 
 README = Path(__file__).resolve().parents[1] / "docs" / "repository-tasks.md"  # the table, moved from README.md

@@ -6,7 +6,7 @@ under plain pytest) runs both ways, as ``bench/bench_compat.py`` does for more l
 ``KNOWN_FAILURES`` pins, grouped by cause, exactly the tests that pass under plain pytest but not yet under the
 verdict. So this test fails on a regression (a test that passed under both fails under the verdict) and on an
 improvement nobody recorded (a listed test passes now: take it off the list). Placed as a task's author would place
-them (``python -m env.tasks place``), those tests run sandboxed instead, and the whole suite passes.
+them (``python -m env.authoring place``), those tests run sandboxed instead, and the whole suite passes.
 
 The sdist is downloaded at test time with pip (no third-party source is committed) and cached in ENV_SDIST_CACHE
 (default ``~/.cache/agentdebugger/sdists``); without PyPI the test fails and says so.
@@ -33,11 +33,11 @@ from bench.compat_libraries import (
     suite_files,
     with_sandboxed,
 )
+from env.authoring.placement import Placement, place
+from env.authoring.sdist import SdistError
 from env.sandbox.isolation import Isolation
 from env.sandbox.limits import Limits
 from env.sandbox.runner import Sandbox
-from env.tasks.placement import Placement, place
-from env.tasks.sdist import SdistError
 from env.verdict.repo_judge import HOST, RepoVerdict, run_tests
 from env.verdict.testenv import ensure
 

@@ -41,7 +41,7 @@ import jsonschema
 import pytest
 import yaml
 
-from env.tasks.sdist import sdist_cache
+from env.authoring.sdist import sdist_cache
 
 ROOT = Path(__file__).resolve().parents[1]
 CFG = ROOT / "deploy" / "haproxy" / "haproxy.cfg"

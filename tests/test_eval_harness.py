@@ -178,8 +178,8 @@ def test_ws_driver_plays_on_a_server(live_server, tmp_path):
 
 
 def test_predictions_export_round_trips_through_evaluation(runtime, tmp_path, capsys):
+    from env.authoring.predictions import Prediction, evaluate
     from env.eval.__main__ import main
-    from env.tasks.predictions import Prediction, evaluate
 
     run_module.run(partial(InProcessDriver, runtime), "oracle", ["repo-wrong-exception", "easy"], 1, 1, tmp_path)
     assert main(["predictions", str(tmp_path), "--agent", "oracle", "--model", "gold"]) == 0

@@ -14,10 +14,10 @@ import httpx
 import pytest
 from openenv.core.generic_client import GenericEnvClient
 
+from env.authoring.oracle import oracle_actions
 from env.families.registry import TaskRegistry
 from env.server.environment import NO_EPISODE_ON_CONNECTION
 from env.server.local import start_balancer, start_local_server
-from env.tasks.oracle import oracle_actions
 
 REGISTRY = TaskRegistry.builtin()
 SECRET = {"ENV_SECRET": "the failover test's shared secret"}

@@ -19,6 +19,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 import validator
 from env import rewards
+from env.authoring.degenerate import degenerate_policies
+from env.authoring.oracle import oracle_actions, overfit_actions
+from env.authoring.predictions import instance_of
+from env.authoring.validate import validate_task
 from env.config import Settings
 from env.eval import report as report_module
 from env.eval import run as run_module
@@ -32,10 +36,6 @@ from env.models import DebugAction, DebugObservation
 from env.project import RepoTask
 from env.runtime import Runtime
 from env.server.app import build_app
-from env.tasks.degenerate import degenerate_policies
-from env.tasks.oracle import oracle_actions, overfit_actions
-from env.tasks.predictions import instance_of
-from env.tasks.validate import validate_task
 from env.tools import ToolError
 from tests.conftest import LiveServer
 

@@ -8,10 +8,10 @@ import random
 
 import pytest
 
+from env.authoring.degenerate import lookup_table
 from env.families.classic.episode import ClassicEpisode
 from env.families.classic.family import CLASSIC
 from env.secret import ServerSecret
-from env.tasks.degenerate import lookup_table
 from tests.golden.pins import play
 from tests.helpers import BUGGY, GOLD, GOOD_HYPOTHESIS, REGISTRY, submit
 

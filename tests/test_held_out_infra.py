@@ -13,6 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from env.authoring import validate as validate_module
+from env.authoring.holdout import changed_tests, expand, share, strip_tests
+from env.authoring.importer import Instance, import_instance
+from env.authoring.synthesize import hold_out
+from env.authoring.validate import validate_task
 from env.families.registry import TaskRegistry
 from env.families.repo.family import REPO
 from env.families.repo.grader import RepoFacts, grade_repo
@@ -21,11 +26,6 @@ from env.models import DebugAction
 from env.patches import apply_patch, make_patch
 from env.project import RepoTask, load_repo_task
 from env.runtime import Runtime
-from env.tasks import validate as validate_module
-from env.tasks.holdout import changed_tests, expand, share, strip_tests
-from env.tasks.importer import Instance, import_instance
-from env.tasks.synthesize import hold_out
-from env.tasks.validate import validate_task
 from env.verdict.repo_judge import run_graded, tree_of
 from tests import repo_fixture
 

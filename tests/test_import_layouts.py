@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
+from env.authoring.__main__ import main as tasks_cli
+from env.authoring.predictions import Prediction, evaluate
+from env.authoring.sdist import files_source_root
+from env.authoring.validate import validate_task
 from env.families.registry import TaskRegistry, load_task
 from env.patches import make_patch
 from env.project import RepoTask
 from env.runtime import Runtime
-from env.tasks.__main__ import main as tasks_cli
-from env.tasks.predictions import Prediction, evaluate
-from env.tasks.sdist import files_source_root
-from env.tasks.validate import validate_task
 
 CORE = "def add(a, b):\n    return a - b\n\n\nclass Box:\n    def __init__(self, items):\n        self.items = list(items)\n\n    def size(self):\n        return len(self.items)\n"
 FIXED = CORE.replace("a - b", "a + b")
@@ -67,7 +67,7 @@ def test_a_src_layout_whose_conftest_imports_the_project_imports_valid_and_trust
     assert out.splitlines()[1:4] == [
         "  acme__calc-1: 3 test(s) run split, 0 sandboxed; trusted",
         "  dropped from PASS_TO_PASS: tests/test_core.py::test_arithmetic: passes without reaching the project's code (no change to the project can break it)",
-        f"next: python -m env.tasks validate {tmp_path / 'tasks'}",
+        f"next: python -m env.authoring validate {tmp_path / 'tasks'}",
     ]
     data = json.loads((folder / "task.json").read_text())
     assert data["environment"] == {"PYTHONPATH": "src"} and data["PASS_TO_PASS"] == ["tests/test_core.py::test_box"]
@@ -152,11 +152,11 @@ def test_no_place_writes_the_folder_only_and_a_host_that_cannot_run_the_verdict_
     argv = ["import-swebench", str(tmp_path / "b" / "instances.jsonl"), "--repo", str(tmp_path / "a" / "clone"), "--out", str(tmp_path / "b" / "tasks")]
     capsys.readouterr()
     assert tasks_cli([*argv, "--no-place"]) == 0
-    assert capsys.readouterr().out.splitlines() == [f"imported acme__calc-1 -> {tmp_path / 'b' / 'tasks' / 'acme__calc-1'}", f"next: python -m env.tasks validate {tmp_path / 'b' / 'tasks'}"]
+    assert capsys.readouterr().out.splitlines() == [f"imported acme__calc-1 -> {tmp_path / 'b' / 'tasks' / 'acme__calc-1'}", f"next: python -m env.authoring validate {tmp_path / 'b' / 'tasks'}"]
     data = json.loads((tmp_path / "b" / "tasks" / "acme__calc-1" / "task.json").read_text())
     assert "sandboxed" not in data and "dropped" not in data and data["PASS_TO_PASS"] == ["tests/test_calc.py::test_nothing"]
     blind = isolation.model_copy(update={"can_execute": False, "reason": "no user namespaces on this host"})
-    monkeypatch.setattr("env.tasks.__main__.probe_isolation", lambda: blind)
+    monkeypatch.setattr("env.authoring.__main__.probe_isolation", lambda: blind)
     assert tasks_cli(argv) == 1  # fail closed: an unplaced task is not reported as imported cleanly
     said = capsys.readouterr().out.splitlines()
     assert said[-2] == "invalid acme__calc-1: not placed: this host cannot run the verdict: no user namespaces on this host"

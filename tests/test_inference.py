@@ -21,8 +21,8 @@ import pytest
 import inference
 from env.agents.llm import LLMAgent
 from env.agents.retry import ModelUnavailable, RetryPolicy
+from env.authoring.oracle import oracle_actions
 from env.eval.baseline_log import action_summary, end_line, start_line, step_line
-from env.tasks.oracle import oracle_actions
 from tests.conftest import free_port
 from tests.helpers import GOLD, GOOD_HYPOTHESIS, REGISTRY
 

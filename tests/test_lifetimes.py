@@ -1,5 +1,5 @@
 """Nothing outlives its parent (issue 33): every command that starts test hosts, sandbox children or fork servers
-(the server, ``env.tasks``, ``env.eval``, the validator) is started here as a real process in a session of its own,
+(the server, ``env.authoring``, ``env.eval``, the validator) is started here as a real process in a session of its own,
 twice at once; once its children are busy in a run, one is stopped with SIGTERM (as ``timeout`` does) and the other
 with SIGKILL, and every process recorded below either must be gone within seconds. Each start must also sweep the
 planted scratch folders of processes that no longer exist and keep every other one.
@@ -233,7 +233,7 @@ def check_scratch(bases: dict[int, Path], runs: dict[int, tuple[subprocess.Popen
 
 def test_env_tasks_takes_its_test_hosts_and_sandbox_children_with_it(task_dir, bases):
     runs = both(bases, lambda signum, base: (
-        [sys.executable, "-m", "env.tasks", "validate", str(task_dir / SLOW_TASK), "--runs", "1"],
+        [sys.executable, "-m", "env.authoring", "validate", str(task_dir / SLOW_TASK), "--runs", "1"],
         {"SANDBOX_TMPDIR": str(base)},
         forked_host,
     ))  # fmt: skip

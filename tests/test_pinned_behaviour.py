@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pytest
 
+from env.authoring.oracle import oracle_actions
 from env.families.procedural.blocks import KINDS
 from env.families.procedural.model import PRESETS, SPLITS
-from env.tasks.oracle import oracle_actions
 from tests.golden import pins
 from tests.helpers import REGISTRY
 

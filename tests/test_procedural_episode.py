@@ -7,12 +7,12 @@ import json
 
 import pytest
 
+from env.authoring.oracle import oracle_actions
 from env.families.procedural.episode import failing_path
 from env.families.procedural.family import PROCEDURAL
 from env.families.procedural.grader import Act, ProcFacts, grade_procedural
 from env.models import DebugAction
 from env.project import is_test_path
-from env.tasks.oracle import oracle_actions
 
 TASK = "proc-medium-test-0"
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from env.authoring.oracle import oracle_actions
 from env.families.procedural import held_out
 from env.families.procedural.family import PROCEDURAL
 from env.families.procedural.generator import digest, sample
@@ -21,7 +22,6 @@ from env.families.procedural.validate import check, judge
 from env.models import DebugAction
 from env.patches import apply_patch
 from env.project import load_repo_task
-from env.tasks.oracle import oracle_actions
 from env.verdict.outcome import resolution
 from env.verdict.repo_judge import run_tests
 

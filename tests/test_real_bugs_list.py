@@ -9,8 +9,8 @@ import pytest
 
 from bench import real_bugs
 from bench.real_bugs import BUG_LIST, BUGS, RealBug, build_instance
+from env.authoring.importer import Instance
 from env.patches import apply_patch
-from env.tasks.importer import Instance
 
 
 def test_the_list_holds_twenty_bugs_from_twelve_libraries_five_of_them_hard_for_the_verdict():

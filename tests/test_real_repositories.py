@@ -16,6 +16,13 @@ from pathlib import Path
 import pytest
 from openenv.core.generic_client import GenericEnvClient
 
+from env.authoring.__main__ import main as tasks_cli
+from env.authoring.importer import release_files
+from env.authoring.library import load_library
+from env.authoring.oracle import oracle_actions
+from env.authoring.sdist import SdistError
+from env.authoring.synthesize import Synthesis
+from env.authoring.validate import validate_task
 from env.config import Settings
 from env.families.registry import TaskRegistry
 from env.graders.mechanisms import MECHANISMS
@@ -26,13 +33,6 @@ from env.sandbox.isolation import Isolation
 from env.sandbox.limits import Limits
 from env.sandbox.runner import Sandbox
 from env.server.app import build_app
-from env.tasks.__main__ import main as tasks_cli
-from env.tasks.importer import release_files
-from env.tasks.library import load_library
-from env.tasks.oracle import oracle_actions
-from env.tasks.sdist import SdistError
-from env.tasks.synthesize import Synthesis
-from env.tasks.validate import validate_task
 from env.verdict.repo_judge import run_tests
 from tests.conftest import TEST_SECRET, LiveServer
 

@@ -309,7 +309,7 @@ def test_a_hostile_exception_chain_is_capped(runtime, tmp_path):
 def test_only_the_test_files_the_task_names_are_collected(runtime, tmp_path):
     """SWE-bench's test directives: a test file no FAIL_TO_PASS / PASS_TO_PASS id names (here one that cannot even be
     imported, as real suites have) is never collected, so it neither fails a run nor invalidates the task."""
-    from env.tasks.validate import validate_task
+    from env.authoring.validate import validate_task
 
     broken = "import a_module_this_machine_does_not_have\n\n\ndef test_never_runs():\n    assert False\n"
     files = {**repo_fixture.buggy_files(), "tests/test_needs_extras.py": broken, "tests/unit/test_file_attr.py": "X = __file__.missing\n"}

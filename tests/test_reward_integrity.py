@@ -13,13 +13,13 @@ import re
 
 import pytest
 
+from env.authoring.degenerate import degenerate_policies, noop_variants
 from env.eval.in_process import InProcessDriver
 from env.eval.run import SecretMismatch, run
 from env.families.classic.concurrency import explore_plan, setup_state
 from env.families.repo.family import REPO
 from env.runtime import Runtime
 from env.secret import SecretError, ServerSecret
-from env.tasks.degenerate import degenerate_policies, noop_variants
 from env.verdict.outcome import RepoVerdict
 from tests.golden.pins import assert_pinned, pinned, play, played
 from tests.helpers import BUGGY, GOLD, GOOD_HYPOTHESIS, REGISTRY, submit
@@ -272,7 +272,7 @@ def test_an_unknown_mechanism_is_the_agents_mistake(runtime):
 
 def test_a_repository_submit_reports_its_claim_without_changing_the_grade(runtime):
     task = REGISTRY.get("repo-slice-window")
-    from env.tasks.oracle import oracle_actions
+    from env.authoring.oracle import oracle_actions
 
     actions = oracle_actions(task)
     claimed = actions[:-1] + [{"action_type": "submit", "suspect": "sliding", "mechanism": "off_by_one", "hypothesis": "range stops one short"}]

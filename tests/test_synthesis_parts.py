@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from env.authoring.difficulty import Difficulty, call_distance
+from env.authoring.importer import ImportError_, Instance, pypi_release, setup_requirements
+from env.authoring.mechanism import infer_mechanisms
+from env.authoring.mutate import OPERATORS, mutants
+from env.authoring.sdist import parse_pin
+from env.authoring.statement import keep_test_frames, problem_statement
 from env.graders.mechanisms import MECHANISMS
 from env.project import load_repo_task
-from env.tasks.difficulty import Difficulty, call_distance
-from env.tasks.importer import ImportError_, Instance, pypi_release, setup_requirements
-from env.tasks.mechanism import infer_mechanisms
-from env.tasks.mutate import OPERATORS, mutants
-from env.tasks.sdist import parse_pin
-from env.tasks.statement import keep_test_frames, problem_statement
 from env.verdict.outcome import RepoVerdict, parse_records
 
 SOURCE = '''"""A module with one of everything the operators mutate."""
@@ -229,7 +229,7 @@ def test_a_release_that_is_not_the_instance_s_version_is_refused():
 
 
 def test_one_bad_instance_does_not_stop_the_others(tmp_path: Path, capsys):
-    from env.tasks.__main__ import main as tasks_cli
+    from env.authoring.__main__ import main as tasks_cli
 
     rows = [{"instance_id": "no-patch", "problem_statement": "p", "FAIL_TO_PASS": "[]"}, {"instance_id": "no-clone", "patch": "", "problem_statement": "p",
             "FAIL_TO_PASS": '["t.py::a"]', "base_commit": "abc1234"}]  # fmt: skip
@@ -241,8 +241,8 @@ def test_one_bad_instance_does_not_stop_the_others(tmp_path: Path, capsys):
 
 
 def test_a_synthesis_folder_belongs_to_one_library(tmp_path: Path, runtime):
-    from env.tasks.library import Library, SynthesisError
-    from env.tasks.synthesize import Synthesis
+    from env.authoring.library import Library, SynthesisError
+    from env.authoring.synthesize import Synthesis
 
     one = Library("one", "1.0", {"one.py": "def f():\n    return 1\n", "test_one.py": "from one import f\n"}, tests=["test_one.py"])
     Synthesis(one, tmp_path, sandbox=runtime.sandbox)

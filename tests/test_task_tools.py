@@ -1,4 +1,4 @@
-"""python -m env.tasks: the validator catches invalid tasks; SWE-bench / SWE-smith import; predictions round trip."""
+"""python -m env.authoring: the validator catches invalid tasks; SWE-bench / SWE-smith import; predictions round trip."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from env.authoring.predictions import Prediction, evaluate
+from env.authoring.validate import validate_task
 from env.families.registry import TaskRegistry, load_task
 from env.families.repo.family import REPO
 from env.models import DebugAction
 from env.patches import make_patch
 from env.runtime import Runtime
-from env.tasks.predictions import Prediction, evaluate
-from env.tasks.validate import validate_task
 from tests import repo_fixture
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -78,7 +78,7 @@ def test_cli_prints_a_table_and_fails_on_an_invalid_task(tmp_path):
     good = repo_fixture.write_task(tmp_path / "good")
     bad = repo_fixture.write_task(tmp_path / "bad", gold=repo_fixture.buggy_files(), id="shop-bad")
     (bad / "gold.patch").write_text(make_patch(repo_fixture.buggy_files(), {**repo_fixture.buggy_files(), "shop/errors.py": "oops = (\n"}))
-    done = subprocess.run([sys.executable, "-m", "env.tasks", "validate", str(good), str(bad), "--runs", "2"], cwd=ROOT, capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", "env.authoring", "validate", str(good), str(bad), "--runs", "2"], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 1, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].split() == ["task", "family", "valid", "trusted", "runs", "seconds", "problems"]
@@ -136,7 +136,7 @@ def test_import_swebench_then_validate_solve_and_evaluate(runtime, tmp_path):
     _, instance = swebench_clone(clones / "acme__shop-1")  # a directory of clones, matched by instance_id
     (tmp_path / "instances.jsonl").write_text(json.dumps(instance) + "\n")
     done = subprocess.run(
-        [sys.executable, "-m", "env.tasks", "import-swebench", str(tmp_path / "instances.jsonl"), "--repo", str(clones), "--out", str(tmp_path / "tasks")],
+        [sys.executable, "-m", "env.authoring", "import-swebench", str(tmp_path / "instances.jsonl"), "--repo", str(clones), "--out", str(tmp_path / "tasks")],
         cwd=ROOT, capture_output=True, text=True,
     )
     assert done.returncode == 0, done.stdout + done.stderr
@@ -178,7 +178,7 @@ def test_import_swe_smith_reverses_the_bug_patch(runtime, tmp_path):
         "PASS_TO_PASS": repo_fixture.P2P,
     }
     (tmp_path / "smith.json").write_text(json.dumps([instance]))
-    from env.tasks.__main__ import main
+    from env.authoring.__main__ import main
 
     assert main(["import-swebench", str(tmp_path / "smith.json"), "--repo", str(clone), "--out", str(tmp_path / "out"), "--smith"]) == 0
     task = load_task(tmp_path / "out" / instance["instance_id"])
@@ -187,7 +187,7 @@ def test_import_swe_smith_reverses_the_bug_patch(runtime, tmp_path):
 
 
 def test_import_reports_a_missing_clone(tmp_path, capsys):
-    from env.tasks.__main__ import main
+    from env.authoring.__main__ import main
 
     (tmp_path / "i.json").write_text(json.dumps({"instance_id": "x__y-1", "base_commit": "a" * 40, "patch": "", "problem_statement": "p", "FAIL_TO_PASS": "[\"t\"]"}))
     assert main(["import-swebench", str(tmp_path / "i.json"), "--repo", str(tmp_path), "--out", str(tmp_path / "o")]) == 1

@@ -44,7 +44,7 @@ def test_a_missing_environment_fails_closed_where_building_is_off(runtime, tmp_p
     env = spec([])
     message = (
         f"the test environment for {PYTEST} is not prepared on this server (ENV_TEST_ENVS_BUILD=off); "
-        f"run `python -m env.tasks prepare <task folders>` where PyPI is reachable (it writes {env.root})"
+        f"run `python -m env.authoring prepare <task folders>` where PyPI is reachable (it writes {env.root})"
     )
     with pytest.raises(TestEnvError) as caught:
         ensure([])
@@ -91,7 +91,7 @@ def test_prepare_builds_them_ahead_for_a_server_without_network(runtime, tmp_pat
     envs = tmp_path / "envs"
     folder = repo_fixture.write_task(tmp_path / "shop")
     done = subprocess.run(
-        [sys.executable, "-m", "env.tasks", "prepare", str(folder)], capture_output=True, text=True, cwd=ROOT,
+        [sys.executable, "-m", "env.authoring", "prepare", str(folder)], capture_output=True, text=True, cwd=ROOT,
         env={"PATH": "/usr/bin:/bin", "HOME": str(Path.home()), "ENV_TEST_ENVS": str(envs)}, timeout=300,
     )
     assert done.returncode == 0, done.stderr

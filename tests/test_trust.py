@@ -4,11 +4,11 @@ when all its FAIL_TO_PASS tests run split, and an untrusted task's rewards are p
 
 from __future__ import annotations
 
+from env.authoring.validate import table, validate_task
 from env.eval.report import trust_note
 from env.families.repo.family import REPO
 from env.models import DebugAction
 from env.project import load_repo_task
-from env.tasks.validate import table, validate_task
 from tests import repo_fixture
 
 BUGGY = "class Color:\n    RED = 1\n"

@@ -22,8 +22,8 @@ class OracleAgent(Agent):
         self.plan: list[Action] = []
 
     def begin(self, task: dict[str, Any], observation: Observation, rng: random.Random) -> None:
+        from env.authoring.oracle import oracle_actions
         from env.families.registry import FAMILIES
-        from env.tasks.oracle import oracle_actions
 
         super().begin(task, observation, rng)
         spec = self.registry.get(task["id"])

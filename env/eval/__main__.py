@@ -100,8 +100,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{task_id}: {found.level} ({found.basis()})")
         return 0
     if args.command == "predictions":
+        from env.authoring.predictions import Prediction, instance_of
         from env.families.registry import TaskRegistry
-        from env.tasks.predictions import Prediction, instance_of
 
         registry = TaskRegistry.from_env()
         for r in report_module.load([Path(args.dir)]):

@@ -3,7 +3,7 @@
     python -m env.eval difficulty tasks/synth/parse [--out DIR]
 
 Each task folder's ``difficulty`` is estimated again from its FAIL_TO_PASS count, its call distance (both recorded
-by synthesis, ``env.tasks.difficulty``) and this episode's outcome, and written back with its basis. An episode
+by synthesis, ``env.authoring.difficulty``) and this episode's outcome, and written back with its basis. An episode
 runs the tests after each edit the agent tries, so this takes minutes per task; the steps are kept under ``--out``.
 """
 
@@ -13,13 +13,13 @@ import dataclasses
 import tempfile
 from pathlib import Path
 
+from env.authoring.difficulty import Difficulty, record, recorded
 from env.eval.in_process import InProcessDriver
 from env.eval.run import play
 from env.families.registry import TaskRegistry, task_folders
 from env.project import RepoTask, load_repo_task
 from env.runtime import Runtime
 from env.sandbox.runner import Sandbox
-from env.tasks.difficulty import Difficulty, record, recorded
 
 
 def heuristic_solves(task: RepoTask, sandbox: Sandbox, steps: Path) -> bool:

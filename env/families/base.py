@@ -12,7 +12,7 @@ sees (``observe``) and what ``state()`` adds.
 
 A family also owns what the commands around the server ask of its tasks: the oracle's actions, the recorded
 overfit, the degenerate policies and the smoke trajectory (the validator, the oracle agent), validation
-(``python -m env.tasks validate``), its part of an evaluation report, and whether its tasks are repositories
+(``python -m env.authoring validate``), its part of an evaluation report, and whether its tasks are repositories
 (the authoring commands and SWE-bench predictions). The base raises NotImplementedError for each: no family
 falls through to another's behaviour.
 """

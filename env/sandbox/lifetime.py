@@ -161,7 +161,7 @@ def exit_cleanly_on_sigterm(code: int = SIGTERM_EXIT) -> None:
 
 
 def started() -> None:
-    """At the start of a command (the server, env.tasks, env.eval, the validator): die with the parent that asked
+    """At the start of a command (the server, env.authoring, env.eval, the validator): die with the parent that asked
     for it, and remove the scratch folders of processes killed outright (``env.scratch.sweep``)."""
     die_with_parent()
     sweep()

@@ -4,7 +4,7 @@ needs python-dateutil, attrs, packaging ...) can stand in for the project under 
 
     env = ensure(task.requirements)     # built once with uv from PyPI, then read-only; TestEnvError if it cannot be
     env.python                          # the interpreter the trusted test process runs
-    python -m env.tasks prepare DIR     # builds every task's environment ahead, for servers without network
+    python -m env.authoring prepare DIR     # builds every task's environment ahead, for servers without network
 
 Content-addressed: the key is a hash of the Python version, the pytest pin (the server's own pytest, so a run
 behaves as it did before) and the requirement set. Environments live under ENV_TEST_ENVS (default
@@ -102,7 +102,7 @@ def ensure(requirements: Iterable[str], build: bool | None = None) -> TestEnv:
     if not build:
         raise TestEnvError(
             f"the test environment for {_describe(env)} is not prepared on this server (ENV_TEST_ENVS_BUILD=off); "
-            f"run `python -m env.tasks prepare <task folders>` where PyPI is reachable (it writes {env.root})"
+            f"run `python -m env.authoring prepare <task folders>` where PyPI is reachable (it writes {env.root})"
         )
     with _locks_guard:
         lock = _locks.setdefault(env.key, threading.Lock())

@@ -16,13 +16,13 @@ import sys
 import time
 from typing import Any
 
+from env.authoring.degenerate import degenerate_policies
+from env.authoring.oracle import oracle_actions
 from env.families.registry import TaskRegistry
 from env.runtime import Runtime
 from env.sandbox.isolation import probe_isolation
 from env.sandbox.limits import Limits
 from env.sandbox.runner import Sandbox
-from env.tasks.degenerate import degenerate_policies
-from env.tasks.oracle import oracle_actions
 from tests.golden import pins
 
 KINDS = ("wrong", "stuffed", "correct")  # the hypothesis kinds the red-team suite plays on classic tasks

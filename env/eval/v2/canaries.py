@@ -4,17 +4,17 @@ manifest's ``capabilities.canaries`` names this module.
     canaries(registry.get("easy"))   # {"degenerate.give_up": [...actions], "overfit": [...], "attack.shadows_print": [...]}
 
 They are generated from each task, not shipped as recorded trajectories: the degenerate policies
-(``env.tasks.degenerate``), the task's recorded overfit (a lookup table of the visible answers, or ``overfit.patch``)
+(``env.authoring.degenerate``), the task's recorded overfit (a lookup table of the visible answers, or ``overfit.patch``)
 and the attack classes of the integrity reviews (each family's ``attack_actions``: forged test output, always-equal objects, exiting early, patching
 the test framework, skipping tests, conftest hooks, ``.pth`` files, rewritten tests).
 """
 
 from __future__ import annotations
 
+from env.authoring.degenerate import degenerate_policies
+from env.authoring.oracle import overfit_actions
 from env.eval.v2.episodes import Action
 from env.families.registry import FAMILIES, Task
-from env.tasks.degenerate import degenerate_policies
-from env.tasks.oracle import overfit_actions
 
 
 def canaries(task: Task) -> dict[str, list[Action]]:

@@ -12,9 +12,9 @@ from typing import Literal, NotRequired, Required, TypedDict, TypeVar
 
 from openenv.validation.manifest import NormalizedManifest
 
+from env.authoring.oracle import oracle_actions
 from env.eval.v2.episodes import Episode, play_http
 from env.families.registry import Task, TaskRegistry
-from env.tasks.oracle import oracle_actions
 
 ROOT = Path(__file__).resolve().parents[3]
 WORKERS = 4  # tasks played at once

@@ -17,11 +17,11 @@ from openenv.validation.runtime.contracts import RuntimePlanError, load_runtime_
 from openenv.validation.runtime.scheduler import execute_graders
 from openenv.validation.types import CheckStatus
 
+from env.authoring.oracle import oracle_actions
 from env.eval.v2.check import result, skip
 from env.eval.v2.episodes import JSON, Action, Body, Observation, normalised, play_http, rpc
 from env.eval.v2.run import LIMITS, Run, each_task
 from env.families.registry import FAMILIES
-from env.tasks.oracle import oracle_actions
 
 
 class Start(Body):

@@ -7,7 +7,7 @@
 
 A test runs sandboxed only where the split cannot run it: every named test (FAIL_TO_PASS and PASS_TO_PASS, or those
 ``select`` names) runs on the gold tree under the split alone; those that do not pass there run sandboxed, and the
-ones passing there are the placement. This is an authoring step (``python -m env.tasks place``, after import and
+ones passing there are the placement. This is an authoring step (``python -m env.authoring place``, after import and
 before validate), never part of grading: decided on the gold tree, an agent cannot move a test into the forgeable
 mode by breaking it. ``bench/bench_compat.py`` calls the same function per test file on a library's own files.
 """

@@ -19,10 +19,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from env.authoring.library import Library, SynthesisError
 from env.patches import Files
 from env.project import RepoTask, load_repo_task, source_only
 from env.sandbox.runner import Sandbox
-from env.tasks.library import Library, SynthesisError
 from env.verdict.repo_judge import run_tests
 from env.verdict.sandboxed import run_sandboxed
 from env.verdict.testenv import ensure

@@ -10,9 +10,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from env.authoring import sdist
 from env.patches import Files
 from env.project import is_test_path
-from env.tasks import sdist
 
 LOCAL = "local"  # the version of a project given as a folder
 

@@ -6,7 +6,7 @@ The buggy and the fixed version of each changed Python file are parsed and compa
 difference is named as ``env.graders.mechanisms`` names bugs (an operator changed, a constant moved by one, a
 statement added by the fix, a condition negated, arguments reordered, another exception type ...). A difference the
 rules do not recognise names nothing: a task whose fix reads no known way gets no mechanism rather than a guess.
-The mutation operators of ``env.tasks.mutate`` are each read back as their own mechanism (tested).
+The mutation operators of ``env.authoring.mutate`` are each read back as their own mechanism (tested).
 """
 
 from __future__ import annotations

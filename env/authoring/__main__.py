@@ -1,11 +1,11 @@
 """Task tools on the command line.
 
-    python -m env.tasks validate [PATH ...] [--runs 10]      # prove tasks valid (default: every built-in task)
-    python -m env.tasks import-swebench INSTANCES (--repo PATH_OR_DIR | --pypi NAME==VERSION) --out TASKS_DIR [--smith] [--env K=V ...] [--no-place]
-    python -m env.tasks evaluate PREDICTIONS.jsonl [PATH ...] # grade SWE-bench-format predictions
-    python -m env.tasks prepare [PATH ...]                    # build the tasks' test environments ahead (needs PyPI)
-    python -m env.tasks place PATH ... [--dry-run]            # fill task.json's "sandboxed": the tests the split cannot run
-    python -m env.tasks synthesize NAME==VERSION|PATH --n N --out DIR [--requires PIN ...] [--tests PATH ...]
+    python -m env.authoring validate [PATH ...] [--runs 10]      # prove tasks valid (default: every built-in task)
+    python -m env.authoring import-swebench INSTANCES (--repo PATH_OR_DIR | --pypi NAME==VERSION) --out TASKS_DIR [--smith] [--env K=V ...] [--no-place]
+    python -m env.authoring evaluate PREDICTIONS.jsonl [PATH ...] # grade SWE-bench-format predictions
+    python -m env.authoring prepare [PATH ...]                    # build the tasks' test environments ahead (needs PyPI)
+    python -m env.authoring place PATH ... [--dry-run]            # fill task.json's "sandboxed": the tests the split cannot run
+    python -m env.authoring synthesize NAME==VERSION|PATH --n N --out DIR [--requires PIN ...] [--tests PATH ...]
 
 Authoring order for a repository task: import (which places the tests itself, on the gold tree, never at grading time,
 and drops the PASS_TO_PASS tests the gold does not pass), validate. ``place`` re-places a task after its tests change.
@@ -19,6 +19,15 @@ import shutil
 import sys
 from pathlib import Path
 
+from env.authoring.importer import ImportError_, Instance, import_instance, read_instances
+from env.authoring.library import SynthesisError, load_library
+from env.authoring.placement import Placement, place
+from env.authoring.predictions import evaluate, read_predictions
+from env.authoring.sdist import SdistError
+from env.authoring.settle import report as settle_report
+from env.authoring.settle import settle
+from env.authoring.synthesize import Synthesis
+from env.authoring.validate import table, validate_task
 from env.families.registry import FAMILIES, TaskLoadError, TaskRegistry, load_task, task_folders
 from env.project import RepoTask
 from env.runtime import Runtime
@@ -26,15 +35,6 @@ from env.sandbox.isolation import probe_isolation
 from env.sandbox.lifetime import command
 from env.sandbox.limits import Limits
 from env.sandbox.runner import Sandbox
-from env.tasks.importer import ImportError_, Instance, import_instance, read_instances
-from env.tasks.library import SynthesisError, load_library
-from env.tasks.placement import Placement, place
-from env.tasks.predictions import evaluate, read_predictions
-from env.tasks.sdist import SdistError
-from env.tasks.settle import report as settle_report
-from env.tasks.settle import settle
-from env.tasks.synthesize import Synthesis
-from env.tasks.validate import table, validate_task
 from env.verdict.testenv import TestEnvError, cache_root, ensure, spec
 
 
@@ -93,7 +93,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             if any(p.startswith("FAIL_TO_PASS") for p in settled.problems):  # it can never be valid: not left to be served
                 shutil.rmtree(folder)
             print(f"invalid {instance.instance_id}: {'; '.join(settled.problems)}" + (" (folder removed)" if not folder.exists() else ""))
-    print(f"next: python -m env.tasks validate {out}")
+    print(f"next: python -m env.authoring validate {out}")
     return 1 if failures else 0
 
 
@@ -195,7 +195,7 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m env.tasks", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog="python -m env.authoring", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("validate", help="prove tasks valid: buggy fails F2P and passes P2P, gold passes all, stable, no vacuous test")
     p.add_argument("paths", nargs="*", help="task folders or directories of them (default: every built-in task)")

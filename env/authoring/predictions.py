@@ -2,7 +2,7 @@
 
     pred = Prediction.from_observation(final_obs, model="my-agent")   # after a repository episode
     write_predictions([pred], Path("preds.jsonl"))
-    python -m env.tasks evaluate preds.jsonl                            # FULL / PARTIAL / NO per instance
+    python -m env.authoring evaluate preds.jsonl                            # FULL / PARTIAL / NO per instance
 """
 
 from __future__ import annotations

@@ -1,26 +1,26 @@
 """Repository tasks synthesized from a real library, with no Docker: plant a bug the library's own tests catch.
 
-    python -m env.tasks synthesize parse==1.20.2 --n 30 --out tasks/synth/parse
-    python -m env.tasks validate tasks/synth/parse          # every task written was already proven valid
+    python -m env.authoring synthesize parse==1.20.2 --n 30 --out tasks/synth/parse
+    python -m env.authoring validate tasks/synth/parse          # every task written was already proven valid
 
-1. The baseline, once per library (``env.tasks.baseline``, cached in ``OUT/.synthesis/``): which tests pass both
+1. The baseline, once per library (``env.authoring.baseline``, cached in ``OUT/.synthesis/``): which tests pass both
    sandboxed and under the split, reaching the project's code, and which lines each executes.
-2. Candidates: AST mutations (``env.tasks.mutate``) of the covered lines of covered functions, in a seeded order
+2. Candidates: AST mutations (``env.authoring.mutate``) of the covered lines of covered functions, in a seeded order
    that visits the functions round robin.
 3. Screening, cheap: the tests covering the mutated lines, sandboxed, on the mutated tree. A mutant no test
    catches is dropped; one whose failing tests are those of a task already kept is a duplicate.
 4. Proof: FAIL_TO_PASS is the failing covering tests, PASS_TO_PASS every other listed test exercising the mutated
-   module, and ``env.tasks.validate`` must prove the task valid over ``--runs`` runs of each state (3 by default).
+   module, and ``env.authoring.validate`` must prove the task valid over ``--runs`` runs of each state (3 by default).
    Held out (``hold_out``): with two or more failing test functions, a third of them (at least one, never all) and a
    third of the passing covering ones, chosen by a hash of the task id; their code is only in test_patch.diff, their
    ids in HELD_OUT, and the problem statement is written from the visible failing tests alone.
-5. Each valid task gets a problem statement from its failing tests' output (``env.tasks.statement``), the gold
+5. Each valid task gets a problem statement from its failing tests' output (``env.authoring.statement``), the gold
    ``suspect`` (the mutated function and lines) and ``mechanism`` (the mutation's), a difficulty estimate
-   (``env.tasks.difficulty``; ``python -m env.eval difficulty OUT`` adds whether the heuristic agent solves it), and
+   (``env.authoring.difficulty``; ``python -m env.eval difficulty OUT`` adds whether the heuristic agent solves it), and
    is written as a task folder; ``instances.jsonl`` holds them as SWE-smith-style instances (the patch introduces
    the bug), which ``import-swebench --pypi NAME==VERSION --smith`` reads back.
 
-Resumable: each candidate's decision is appended to ``OUT/.synthesis/ledger.jsonl`` (``env.tasks.ledger``) after
+Resumable: each candidate's decision is appended to ``OUT/.synthesis/ledger.jsonl`` (``env.authoring.ledger``) after
 its task folder (if any) is complete, so a cut run started again with the same arguments skips what it decided.
 """
 
@@ -37,6 +37,14 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from env.authoring.baseline import Baseline, baseline, write_tree
+from env.authoring.difficulty import estimate, record
+from env.authoring.holdout import expand, function_key, share, strip_tests
+from env.authoring.ledger import Decision, append, read_ledger, run_seconds
+from env.authoring.library import Library, SynthesisError
+from env.authoring.mutate import Mutant, changes_code, mutants
+from env.authoring.statement import problem_statement
+from env.authoring.validate import TaskValidation, validate_task
 from env.families.registry import TaskRegistry
 from env.patches import make_patch
 from env.project import RepoTask, is_test_path, load_repo_task
@@ -45,14 +53,6 @@ from env.runtime import Runtime
 from env.sandbox.isolation import probe_isolation
 from env.sandbox.limits import Limits
 from env.sandbox.runner import Sandbox
-from env.tasks.baseline import Baseline, baseline, write_tree
-from env.tasks.difficulty import estimate, record
-from env.tasks.holdout import expand, function_key, share, strip_tests
-from env.tasks.ledger import Decision, append, read_ledger, run_seconds
-from env.tasks.library import Library, SynthesisError
-from env.tasks.mutate import Mutant, changes_code, mutants
-from env.tasks.statement import problem_statement
-from env.tasks.validate import TaskValidation, validate_task
 from env.verdict.outcome import RepoVerdict, f2p_ok
 from env.verdict.sandboxed import run_sandboxed
 from env.verdict.testenv import TestEnv, ensure

@@ -1,7 +1,7 @@
 """Import SWE-bench (or SWE-smith) instances as task folders, from local clones or from PyPI releases.
 
-    python -m env.tasks import-swebench instances.jsonl --repo ~/clones --out my_tasks/
-    python -m env.tasks import-swebench instances.jsonl --pypi parse==1.20.1 --out my_tasks/
+    python -m env.authoring import-swebench instances.jsonl --repo ~/clones --out my_tasks/
+    python -m env.authoring import-swebench instances.jsonl --pypi parse==1.20.1 --out my_tasks/
     ENV_TASK_DIRS=my_tasks make serve
 
 ``--repo`` is one clone used for every instance, or a directory holding one clone per instance,
@@ -14,10 +14,10 @@ of its ``version``), the exact pins of that commit's requirement files become th
 SWE-smith instances (``--smith``) carry the bug-*inducing* patch: the snapshot is the commit with
 that patch applied, and the gold fix is its reverse. Either source's layout is read from its files: a module under
 ``src/`` (a namespace package's too) makes the task's environment PYTHONPATH=src. The command then settles each task
-on its gold tree (``env.tasks.settle``: placement, and the PASS_TO_PASS tests the gold does not pass dropped).
+on its gold tree (``env.authoring.settle``: placement, and the PASS_TO_PASS tests the gold does not pass dropped).
 
 Every imported task records the gold ``suspect`` (the functions and lines its fix changes) and the ``mechanism``
-its fix reads as (``env.tasks.mechanism``), which a submission's structured hypothesis is scored against.
+its fix reads as (``env.authoring.mechanism``), which a submission's structured hypothesis is scored against.
 
 Held-out tests, as SWE-bench keeps its test patch from the agent: every FAIL_TO_PASS / PASS_TO_PASS test whose code
 the instance's ``test_patch`` adds or changes (and any the instance itself names in ``HELD_OUT``, as synthesis's
@@ -40,11 +40,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from env.authoring import sdist
+from env.authoring.holdout import changed_tests, expand, strip_tests
+from env.authoring.mechanism import infer_mechanisms
 from env.patches import Files, PatchError, apply_patch, make_patch
 from env.project import MAX_FILE_BYTES, is_test_path, load_repo_task, source_only
-from env.tasks import sdist
-from env.tasks.holdout import changed_tests, expand, strip_tests
-from env.tasks.mechanism import infer_mechanisms
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
 

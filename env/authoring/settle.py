@@ -6,7 +6,7 @@ the gold passes, so an imported task is valid without hand work, or the import s
     settled.dropped[test]                   # a PASS_TO_PASS test left out, and why
 
 On the gold tree (the grading tests applied), the named tests run under the split alone, then those it failed
-sandboxed (``env.tasks.placement.place``). A PASS_TO_PASS test is one the gold passes (SWE-bench's own rule), so one
+sandboxed (``env.authoring.placement.place``). A PASS_TO_PASS test is one the gold passes (SWE-bench's own rule), so one
 that passes neither way is dropped, and so is one that passes without ever reaching the project's code: it cannot be
 broken by any change to the project, and the validator refuses a test that passes vacuously. Each dropped test is
 named in task.json's ``dropped`` with its reason. A FAIL_TO_PASS test is the task itself and is never dropped: one the
@@ -20,9 +20,9 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from env.authoring.placement import Placement, place
 from env.project import RepoTask, load_repo_task
 from env.sandbox.runner import Sandbox
-from env.tasks.placement import Placement, place
 from env.verdict.repo_judge import run_tests
 
 
