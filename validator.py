@@ -37,7 +37,8 @@ sys.path.insert(0, str(ROOT))
 
 from env.authoring.degenerate import degenerate_policies  # noqa: E402
 from env.authoring.oracle import oracle_actions, overfit_actions  # noqa: E402
-from env.families.registry import FAMILIES, TaskRegistry  # noqa: E402
+from env.families.catalog import TaskCatalog  # noqa: E402
+from env.families.registry import FAMILIES  # noqa: E402
 from env.sandbox.lifetime import adopt, command, parent_env  # noqa: E402
 from env.server.local import start_local_server  # noqa: E402
 
@@ -106,9 +107,9 @@ def check_endpoints(http: httpx.Client, check: Check) -> list[str]:
     return ids
 
 
-def check_task(url: str, registry: TaskRegistry, task_id: str) -> Check:
+def check_task(url: str, catalog: TaskCatalog, task_id: str) -> Check:
     check = Check(echo=False)
-    task = registry.get(task_id)
+    task = catalog.get(task_id)
     family = FAMILIES[task.family]
     with httpx.Client(base_url=url, timeout=120) as http:
         gold = oracle_actions(task)
@@ -152,11 +153,11 @@ def summary(passed: int, failed: int, seconds: float, skipped: int = 0, errors: 
 
 def run_checks(url: str) -> Check:
     check = Check()
-    registry = TaskRegistry.from_env()  # the tasks a local server serves (ENV_TASK_DIRS included)
+    catalog = TaskCatalog.from_env()  # the tasks a local server serves (ENV_TASK_DIRS included)
     with httpx.Client(base_url=url, timeout=120) as http:
         ids = check_endpoints(http, check)
         with ThreadPoolExecutor(TASK_WORKERS) as pool:
-            for done in pool.map(lambda task_id: check_task(url, registry, task_id), ids):  # printed in task order
+            for done in pool.map(lambda task_id: check_task(url, catalog, task_id), ids):  # printed in task order
                 check.absorb(done)
 
         def isolated(i: int) -> bool:

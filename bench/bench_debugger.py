@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from env.families.registry import TaskRegistry  # noqa: E402
+from env.families.catalog import TaskCatalog  # noqa: E402
 from env.families.repo.episode import RepoEpisode  # noqa: E402
 from env.families.repo.family import REPO  # noqa: E402
 from env.models import DebugAction  # noqa: E402
@@ -46,12 +46,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--task", default="repo-pagination-off-by-one")
     args = parser.parse_args()
-    registry = TaskRegistry.from_env()
-    task = registry.get(args.task)
+    catalog = TaskCatalog.from_env()
+    task = catalog.get(args.task)
     test = task.fail_to_pass[0]
     isolation = probe_isolation()
-    runtimes = {"warm": Runtime(registry, Sandbox(Limits(), isolation), workers=2)}
-    runtimes["fresh"] = Runtime(registry, Sandbox(Limits(), isolation, warm=False), workers=2)
+    runtimes = {"warm": Runtime(catalog, Sandbox(Limits(), isolation), workers=2)}
+    runtimes["fresh"] = Runtime(catalog, Sandbox(Limits(), isolation, warm=False), workers=2)
     print(f"task {task.id}, test {test}, isolation {isolation.tier}")
 
     def episode(runtime: Runtime) -> RepoEpisode:  # a new one each round: an episode has a step budget

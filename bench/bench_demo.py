@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 from gradio_client import Client  # noqa: E402
 
-from env.families.registry import TaskRegistry  # noqa: E402
+from env.families.catalog import TaskCatalog  # noqa: E402
 from env.models import DebugAction  # noqa: E402
 from env.runtime import Runtime  # noqa: E402
 from env.server.environment import DebugEnvironment  # noqa: E402
@@ -41,9 +41,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=30)
     args = parser.parse_args()
-    fixed = TaskRegistry.builtin().get("easy").gold_source
+    fixed = TaskCatalog.builtin().get("easy").gold_source
 
-    env = DebugEnvironment(Runtime.from_env(TaskRegistry.from_env()))
+    env = DebugEnvironment(Runtime.from_env(TaskCatalog.from_env()))
     direct_start, direct_submit = [], []
     for i in range(args.episodes + 1):
         t0 = time.perf_counter()

@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from env.families.registry import TaskRegistry  # noqa: E402
+from env.families.catalog import TaskCatalog  # noqa: E402
 from env.models import DebugAction  # noqa: E402
 from env.patches import apply_patch  # noqa: E402
 from env.project import RepoTask, source_only  # noqa: E402
@@ -80,7 +80,7 @@ def rewrite(task: RepoTask, target: dict[str, str], partial: bool) -> list[dict]
     return actions + [{"action_type": "submit"}]
 
 
-def latency(runtime: Runtime, registry: TaskRegistry, runs: int) -> None:
+def latency(runtime: Runtime, catalog: TaskCatalog, runs: int) -> None:
     """The classic verdict's cost of the held-out cases (a sandbox child of their own): medians in the same run."""
     import random
     import statistics
@@ -88,7 +88,7 @@ def latency(runtime: Runtime, registry: TaskRegistry, runs: int) -> None:
     from env.families.classic.judge import judge_on
 
     for task_id in ("easy", "medium"):
-        task = registry.get(task_id)
+        task = catalog.get(task_id)
         cases = task.held_out_cases(random.Random(1))
         plain, held = [], []
         for i in range(runs):
@@ -109,26 +109,26 @@ def main() -> None:
     parser.add_argument("--tasks-from", type=Path, default=ROOT / "tasks", help="where the overfit patches are read from")
     parser.add_argument("--latency", type=int, default=0, metavar="N", help="also time N gold verdicts with and without the held-out cases")
     args = parser.parse_args()
-    registry = TaskRegistry.builtin()
-    runtime = Runtime(registry, Sandbox(Limits(), probe_isolation(disabled=set(), allow_unsafe=False)), workers=8, secret=ServerSecret("b" * 32))
+    catalog = TaskCatalog.builtin()
+    runtime = Runtime(catalog, Sandbox(Limits(), probe_isolation(disabled=set(), allow_unsafe=False)), workers=8, secret=ServerSecret("b" * 32))
     if args.latency:
-        latency(runtime, registry, args.latency)
+        latency(runtime, catalog, args.latency)
     env = DebugEnvironment(runtime)
     attacks: list[tuple[str, str, list[dict]]] = []
     for task_id in ("easy", "medium"):
-        task = registry.get(task_id)
+        task = catalog.get(task_id)
         attacks.append((task_id, "gold fix", [{"action_type": "submit_fix", "fixed_code": task.gold_source, "hypothesis": task.gold_hypothesis}]))
         attacks.append((task_id, "lookup table of the visible tests", [{"action_type": "submit_fix", "fixed_code": lookup(task_id, task.buggy_source), "hypothesis": task.gold_hypothesis}]))
     for task_id, text in WRONG.items():
-        noop = registry.get(task_id).buggy_source + NOOP
+        noop = catalog.get(task_id).buggy_source + NOOP
         attacks.append((task_id, f"no-op + wrong diagnosis {text!r}", [{"action_type": "submit_fix", "fixed_code": noop, "hypothesis": text}]))
-        gold = registry.get(task_id).gold_source
+        gold = catalog.get(task_id).gold_source
         attacks.append((task_id, f"gold fix + wrong diagnosis {text!r}", [{"action_type": "submit_fix", "fixed_code": gold, "hypothesis": text}]))
-        attacks.append((task_id, "no-op + the gold diagnosis", [{"action_type": "submit_fix", "fixed_code": noop, "hypothesis": registry.get(task_id).gold_hypothesis}]))
+        attacks.append((task_id, "no-op + the gold diagnosis", [{"action_type": "submit_fix", "fixed_code": noop, "hypothesis": catalog.get(task_id).gold_hypothesis}]))
     for task_id in ("easy", "hard"):
-        noop = registry.get(task_id).buggy_source + NOOP
+        noop = catalog.get(task_id).buggy_source + NOOP
         attacks.append((task_id, "no-op + cross-task sentence", [{"action_type": "submit_fix", "fixed_code": noop, "hypothesis": CROSS}]))
-    for task in registry.all():
+    for task in catalog.all():
         patch = args.tasks_from / "repo" / task.id / "overfit.patch"
         if isinstance(task, RepoTask) and task.family == "repo" and patch.is_file():
             target = apply_patch(task.files, patch.read_text(encoding="utf-8"))

@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from env.families.catalog import TaskCatalog  # noqa: E402
 from env.families.classic.judge import judge  # noqa: E402
-from env.families.registry import TaskRegistry  # noqa: E402
 from env.sandbox.isolation import probe_isolation  # noqa: E402
 from env.sandbox.limits import Limits  # noqa: E402
 from env.sandbox.runner import Sandbox  # noqa: E402
@@ -58,7 +58,7 @@ def main() -> None:
     parser.add_argument("--busy", type=int, default=8, help="CPU-bound processes started beside the checks")
     parser.add_argument("--only", nargs="*", help="variant names to run (default: all)")
     args = parser.parse_args()
-    task = TaskRegistry.builtin().get("hard")
+    task = TaskCatalog.builtin().get("hard")
     sandbox = Sandbox(Limits(), probe_isolation())
     secret = ServerSecret("the race bench's own secret, fixed for reproducible figures")
     idle = {name: statistics.median(runs(task, sandbox, source, 30, secret)[1]) for name, source in (("gold fix", task.gold_source), ("bug", task.buggy_source))}

@@ -20,9 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from env.families.catalog import TaskCatalog  # noqa: E402
 from env.families.classic.judge import judge  # noqa: E402
 from env.families.classic.task import TaskSpec  # noqa: E402
-from env.families.registry import TaskRegistry  # noqa: E402
 from env.sandbox.isolation import probe_isolation  # noqa: E402
 from env.sandbox.limits import Limits  # noqa: E402
 from env.sandbox.runner import Sandbox  # noqa: E402
@@ -40,7 +40,7 @@ def main() -> None:
     theirs = {result["name"]: result for result in run_under_frontrun(args.only, args.budget)}
     frontrun_seconds = time.perf_counter() - started
 
-    task = TaskRegistry.builtin().get("hard")
+    task = TaskCatalog.builtin().get("hard")
     assert isinstance(task, TaskSpec)
     sandbox = Sandbox(Limits(), probe_isolation())
     secret = ServerSecret("the race cross-check bench's own secret, fixed for reproducible figures")

@@ -29,7 +29,8 @@ if __package__ in (None, ""):
 from bench.real_bugs import BUGS, RealBug, build_instance, pass_to_pass
 from env.authoring.predictions import Prediction, write_predictions
 from env.authoring.validate import validate_task
-from env.families.registry import TaskRegistry, load_task
+from env.families.catalog import TaskCatalog
+from env.families.registry import load_task
 from env.patches import make_patch
 from env.project import RepoTask
 from env.runtime import Runtime
@@ -103,7 +104,7 @@ def run_bug(bug: RealBug, work: Path, runtime: Runtime, runs: int) -> Row:
     assert isinstance(task, RepoTask)
     row.dropped = len(task.dropped)
     started = time.monotonic()
-    report = validate_task(Runtime(TaskRegistry([task]), runtime.sandbox, workers=4), task, runs=runs)
+    report = validate_task(Runtime(TaskCatalog([task]), runtime.sandbox, workers=4), task, runs=runs)
     row.validate_seconds = time.monotonic() - started
     row.valid, row.trusted = report.ok, task.trusted
     row.round_trip = round_trip(task, bug, work)
@@ -142,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="adbg-real-bugs-"))
     work.mkdir(parents=True, exist_ok=True)
-    runtime = Runtime(TaskRegistry([]), Sandbox(Limits.from_env(), isolation), workers=4)
+    runtime = Runtime(TaskCatalog([]), Sandbox(Limits.from_env(), isolation), workers=4)
     rows = []
     for bug in [BUGS[b] for b in args.only] or list(BUGS.values()):
         row = run_bug(bug, work, runtime, args.runs)

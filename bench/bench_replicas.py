@@ -33,10 +33,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from openenv.core.generic_client import GenericEnvClient  # noqa: E402
 
 from env.authoring.oracle import oracle_actions  # noqa: E402
-from env.families.registry import TaskRegistry  # noqa: E402
+from env.families.catalog import TaskCatalog  # noqa: E402
 from env.server.local import ROOT, start_balancer, start_local_server  # noqa: E402
 
-REGISTRY = TaskRegistry.builtin()
+CATALOG = TaskCatalog.builtin()
 
 FAMILIES = {"classic": "easy", "repo": "repo-slice-window", "procedural": "proc-easy-test-0"}
 CLK = os.sysconf("SC_CLK_TCK")
@@ -85,7 +85,7 @@ def typical_step(family: str, task_id: str) -> list[dict[str, Any]]:
     """A step that does a family's real work: a classic gold submission (the episode goes on: a submission may be
     repeated), a repository or procedural test run."""
     if family == "classic":
-        return oracle_actions(REGISTRY.get(task_id))[-1:]
+        return oracle_actions(CATALOG.get(task_id))[-1:]
     return [{"action_type": "run_tests"}]
 
 
@@ -126,7 +126,7 @@ def one_replica(sessions: int, steps: int) -> tuple[dict[str, dict[str, float]],
 
 def play(url: str, seconds: float, clients: int) -> tuple[float, int, int]:
     """Easy episodes per second over ``clients`` WebSocket connections; (rate, clean, dirty)."""
-    task = REGISTRY.get("easy")
+    task = CATALOG.get("easy")
     actions = oracle_actions(task)
     clean = dirty = 0
     lock = threading.Lock()

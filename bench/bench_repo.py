@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.timing import median_ms  # noqa: E402
-from env.families.registry import TaskRegistry  # noqa: E402
+from env.families.catalog import TaskCatalog  # noqa: E402
 from env.families.repo.family import REPO  # noqa: E402
 from env.project import RepoTask  # noqa: E402
 from env.runtime import Runtime  # noqa: E402
@@ -36,10 +36,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--task")
     args = parser.parse_args()
-    registry = TaskRegistry.from_env()
-    tasks = [t for t in registry.all() if isinstance(t, RepoTask) and t.family == "repo"]
-    task = registry.get(args.task) if args.task else max(tasks, key=lambda t: len(t.files))
-    runtime = Runtime(registry, Sandbox(Limits(), probe_isolation()), workers=4)
+    catalog = TaskCatalog.from_env()
+    tasks = [t for t in catalog.all() if isinstance(t, RepoTask) and t.family == "repo"]
+    task = catalog.get(args.task) if args.task else max(tasks, key=lambda t: len(t.files))
+    runtime = Runtime(catalog, Sandbox(Limits(), probe_isolation()), workers=4)
     print(f"task {task.id}: {len(task.files)} files, {task.tests_total} tests")
 
     def reset() -> None:

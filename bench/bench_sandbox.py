@@ -17,8 +17,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.timing import median_ms  # noqa: E402
+from env.families.catalog import TaskCatalog  # noqa: E402
 from env.families.classic.judge import judge  # noqa: E402
-from env.families.registry import TaskRegistry  # noqa: E402
 from env.sandbox.isolation import probe_isolation  # noqa: E402
 from env.sandbox.limits import Limits  # noqa: E402
 from env.sandbox.runner import Sandbox  # noqa: E402
@@ -31,9 +31,9 @@ def main() -> None:
     isolation = probe_isolation()
     print(f"isolation tier: {isolation.tier}")
     warm, fresh = Sandbox(Limits(), isolation, warm=True), Sandbox(Limits(), isolation, warm=False)
-    registry = TaskRegistry.builtin()
+    catalog = TaskCatalog.builtin()
     print(f"{'workload':34s} {'warm ms':>9s} {'fresh ms':>9s} {'ratio':>7s}")
-    workloads = [("empty module, one call", None)] + [(f"{t.id}: judge the gold fix", t) for t in registry.all() if t.family == "classic"]
+    workloads = [("empty module, one call", None)] + [(f"{t.id}: judge the gold fix", t) for t in catalog.all() if t.family == "classic"]
     for label, task in workloads:
         def run(sandbox, task=task):
             if task is None:

@@ -28,7 +28,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from env.families.registry import TaskRegistry  # noqa: E402
+from env.families.catalog import TaskCatalog  # noqa: E402
 from env.server.local import start_local_server  # noqa: E402
 
 REFERENCE = {"easy_p50_ms": 70.0, "hard_p50_ms": 1261.0, "health_under_load_ms": (318.0, 1568.0)}
@@ -139,8 +139,8 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=8.0)
     args = parser.parse_args()
-    registry = TaskRegistry.builtin()
-    easy, hard = registry.get("easy").gold_source, registry.get("hard").gold_source
+    catalog = TaskCatalog.builtin()
+    easy, hard = catalog.get("easy").gold_source, catalog.get("hard").gold_source
     proc, url = start_server()
     print(f"server: {url}  isolation: {httpx.get(f'{url}/health').json()['isolation']['tier']}")
     rows: dict[str, list[float]] = {k: [] for k in ("easy_p50", "easy_p99", "hard_p50", "hard_p99", "health_p99", "health_easy_p99", "rate_1", "rate_8", "dirty")}

@@ -22,7 +22,7 @@ from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from env.families.registry import TaskRegistry  # noqa: E402
+from env.families.catalog import TaskCatalog  # noqa: E402
 from env.sandbox.isolation import probe_isolation  # noqa: E402
 from env.sandbox.shell import ShellLimits, ShellRunner  # noqa: E402
 from env.tools.shell import RunBash, RunBashArgs  # noqa: E402
@@ -46,7 +46,7 @@ def main() -> None:
     isolation = probe_isolation()
     shell = ShellRunner(isolation, ShellLimits.from_env())
     print(f"isolation tier: {isolation.tier}; process limit: {shell.process_limit or 'none'}")
-    task = TaskRegistry.builtin().get("repo-mutable-default")
+    task = TaskCatalog.builtin().get("repo-mutable-default")
     workspace = Workspace.create(task)
     ctx = SimpleNamespace(task=task, workspace=workspace, runtime=SimpleNamespace(shell=shell))
     tool = RunBash()

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.bench_server import pct, start_server  # noqa: E402
-from env.families.registry import TaskRegistry  # noqa: E402
+from env.families.catalog import TaskCatalog  # noqa: E402
 
 HOSTILE = [
     "import os\nwhile True:\n    os.fork()\n",
@@ -88,8 +88,8 @@ async def session(url: str, index: int, steps: int, gold: dict[str, str], latenc
 
 
 async def run(url: str, sessions: int, steps: int) -> tuple[list[float], list[str]]:
-    registry = TaskRegistry.builtin()
-    gold = {t.id: t.gold_source for t in registry.all() if t.family == "classic"}
+    catalog = TaskCatalog.builtin()
+    gold = {t.id: t.gold_source for t in catalog.all() if t.family == "classic"}
     latencies: list[float] = []
     problems: list[str] = []
     await asyncio.gather(*(session(url, i, steps, gold, latencies, problems) for i in range(sessions)))

@@ -1,7 +1,7 @@
 """What every task, task list and episode offers the server and the harness, whatever its family.
 
-    task: Task = registry.get("easy")                       # task.id, task.family, task.summary() ...
-    catalog: TaskCatalog = registry                         # get(id), ids(), all(): what a Runtime serves
+    task: Task = catalog.get("easy")                       # task.id, task.family, task.summary() ...
+    catalog: Catalog = catalog                         # get(id), ids(), all(): what a Runtime serves
     episode: Playable = family.episode(runtime, task, seed, episode_id, interface)
     episode.observe(0.0, {})      # the first observation
     episode.step(action)          # every later one
@@ -35,7 +35,7 @@ class Task(Protocol):
         ...
 
 
-class TaskCatalog(Protocol):
+class Catalog(Protocol):
     def get(self, task_id: str) -> Task:
         """The task, or KeyError (a listed id, or one its family makes on request)."""
         ...

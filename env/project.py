@@ -115,7 +115,7 @@ class RepoTask(BaseModel):
         # SWE-bench's dataset files store both lists as JSON-encoded strings.
         return json.loads(value) if isinstance(value, str) else value
 
-    # -- the same surface as a classic task, for /tasks and the registry --------------------
+    # -- the same surface as a classic task, for /tasks and the catalog --------------------
 
     @model_validator(mode="after")
     def _held_out_are_listed(self) -> RepoTask:

@@ -1,6 +1,6 @@
 """Services shared by every episode of one server: tasks, the sandbox and the worker threads.
 
-    runtime = Runtime.from_env(TaskRegistry.from_env())     # what the server builds once at start-up
+    runtime = Runtime.from_env(TaskCatalog.from_env())     # what the server builds once at start-up
     with runtime.cpu.owner(episode_id): ...                  # runs started inside share the CPU slots fairly
     runtime.once(("classic-baseline", task.id), compute)     # a deterministic result, computed once
 
@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar, cast
 
 from env import settings
-from env.contract import TaskCatalog
+from env.contract import Catalog
 from env.debugger.session import DebugSlots
 from env.sandbox.isolation import Isolation, probe_isolation
 from env.sandbox.limits import Limits
@@ -34,10 +34,10 @@ T = TypeVar("T")
 
 class Runtime:
     def __init__(
-        self, registry: TaskCatalog, sandbox: Sandbox, workers: int = 32, static_check: bool = True, debug_sessions: int = 64,
+        self, catalog: Catalog, sandbox: Sandbox, workers: int = 32, static_check: bool = True, debug_sessions: int = 64,
         cpu_slots: int | None = None, secret: ServerSecret | None = None,
     ):
-        self.registry = registry
+        self.catalog = catalog
         # Rewards of tasks whose FAIL_TO_PASS tests run sandboxed (forgeable in principle) are paid only when asked.
         self.allow_sandboxed_reward = settings.switch("ENV_ALLOW_SANDBOXED_REWARD")
         # What decides a verdict (the race check's scenarios) derives from this and the episode's seed, never the seed alone.
@@ -59,11 +59,11 @@ class Runtime:
         self._once_locks: dict[Hashable, threading.Lock] = {}
 
     @classmethod
-    def from_env(cls, registry: TaskCatalog, secret: ServerSecret | None = None) -> Runtime:
+    def from_env(cls, catalog: Catalog, secret: ServerSecret | None = None) -> Runtime:
         isolation = probe_isolation()
         log_isolation(isolation)
         return cls(
-            registry,
+            catalog,
             Sandbox(Limits.from_env(), isolation),
             workers=settings.integer("ENV_WORKERS"),
             static_check=Policy.for_task(frozenset()).enabled,

@@ -18,9 +18,9 @@ import uvicorn
 from fastapi.testclient import TestClient
 
 from env.config import Settings
+from env.families.catalog import TaskCatalog
 from env.families.classic.judge import Verdict, judge
 from env.families.classic.task import TaskSpec
-from env.families.registry import TaskRegistry
 from env.runtime import Runtime
 from env.sandbox.isolation import Isolation, probe_isolation
 from env.sandbox.limits import Limits
@@ -40,16 +40,16 @@ def isolation() -> Isolation:
 
 
 @pytest.fixture(scope="session")
-def registry() -> TaskRegistry:
-    return TaskRegistry.builtin()
+def catalog() -> TaskCatalog:
+    return TaskCatalog.builtin()
 
 
 TEST_SECRET = ServerSecret("the test suite's own secret, fixed for reproducible verdicts")
 
 
 @pytest.fixture(scope="session")
-def runtime(isolation: Isolation, registry: TaskRegistry) -> Runtime:
-    return Runtime(registry, Sandbox(Limits(), isolation), workers=16, secret=TEST_SECRET)
+def runtime(isolation: Isolation, catalog: TaskCatalog) -> Runtime:
+    return Runtime(catalog, Sandbox(Limits(), isolation), workers=16, secret=TEST_SECRET)
 
 
 @pytest.fixture(scope="session")
@@ -59,8 +59,8 @@ def fast_sandbox(isolation: Isolation) -> Sandbox:
 
 
 @pytest.fixture()
-def task(registry: TaskRegistry, request: pytest.FixtureRequest) -> TaskSpec:
-    return registry.get(getattr(request, "param", "easy"))
+def task(catalog: TaskCatalog, request: pytest.FixtureRequest) -> TaskSpec:
+    return catalog.get(getattr(request, "param", "easy"))
 
 
 def run(task: TaskSpec, source: str, sandbox: Sandbox, policy: bool = True, seed: int = 0) -> Verdict:

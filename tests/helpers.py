@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from env.families.registry import TaskRegistry
+from env.families.catalog import TaskCatalog
 
-REGISTRY = TaskRegistry.builtin()
-CLASSIC = [t for t in REGISTRY.all() if t.family == "classic"]
+CATALOG = TaskCatalog.builtin()
+CLASSIC = [t for t in CATALOG.all() if t.family == "classic"]
 GOLD = {t.id: t.gold_source for t in CLASSIC}
 BUGGY = {t.id: t.buggy_source for t in CLASSIC}
 

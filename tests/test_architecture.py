@@ -135,8 +135,8 @@ LAYERS = (
     ("env.tools", "env.interface", "env.runtime"),
     # the task families, each a slice
     ("env.families",),
-    # what uses families: the catalogue, authoring tools, agents
-    ("env.catalogue", "env.authoring", "env.agents"),
+    # what uses families: the listing, authoring tools, agents
+    ("env.listing", "env.authoring", "env.agents"),
     # the surfaces: the server, evaluation, the demo, the client
     ("env.server", "env.eval", "env.demo", "env.client"),
 )  # fmt: skip
@@ -163,7 +163,7 @@ def test_the_layer_check_finds_an_upward_import():
 
 
 # A family's differences live in its folder under env/families/: everything else asks the family through the
-# registry (``FAMILIES[task.family].validate(...)``), never imports one family nor tests which model a task is.
+# catalog (``FAMILIES[task.family].validate(...)``), never imports one family nor tests which model a task is.
 # The one exception, named: the red-team tests import the classic family's lookup_table and noop_variants from
 # env.authoring.degenerate, where they used to live.
 FAMILY_IMPORTS_ALLOWED = {("env.authoring.degenerate", "env.families.classic.policies")}
@@ -292,3 +292,19 @@ def test_the_sandbox_inside_and_the_test_host_import_only_the_standard_library_a
     ``env`` (each is loaded by path as a package of its own, its files reaching one another by relative import)."""
     assert boundary_imports(ROOT / "env" / "sandbox" / "inside", {"__future__", "_adbg_tracer", "_pytest", "pytest", "coverage"}) == []
     assert boundary_imports(ROOT / "env" / "verdict" / "host", {"__future__", "_pytest", "pytest", "pluggy"}) == []
+
+
+def test_names_mean_one_thing():
+    """A registry is env.registry.Registry and nothing else; the tasks a server serves are a catalog; what /tasks
+    says of a task is a listing; the authoring commands are not a second thing called "tasks"."""
+    registries, catalogues = [], []
+    for path in sorted((ROOT / "env").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and node.name.endswith("Registry") and node.name != "Registry":
+                registries.append(f"{path.relative_to(ROOT)}: class {node.name}")
+            if isinstance(node, ast.Name | ast.arg | ast.Attribute):
+                name = node.id if isinstance(node, ast.Name) else node.arg if isinstance(node, ast.arg) else node.attr
+                if "catalogue" in name.lower():
+                    catalogues.append(f"{path.relative_to(ROOT)}:{node.lineno}: {name}")
+    assert registries == [] and catalogues == []
+    assert not (ROOT / "env" / "tasks").exists() and not (ROOT / "env" / "catalogue.py").exists()

@@ -11,10 +11,10 @@ from openenv.core.generic_client import GenericEnvClient
 from env.authoring.oracle import oracle_actions
 from env.authoring.validate import validate_task
 from env.project import RepoTask, source_only
-from tests.helpers import REGISTRY
+from tests.helpers import CATALOG
 
 README = Path(__file__).resolve().parents[1] / "docs" / "repository-tasks.md"  # the table, moved from README.md
-REPO_TASKS = [t for t in REGISTRY.all() if isinstance(t, RepoTask) and t.family == "repo"]  # the bundled ones, not generated
+REPO_TASKS = [t for t in CATALOG.all() if isinstance(t, RepoTask) and t.family == "repo"]  # the bundled ones, not generated
 CATEGORIES = {"cross-module", "multi-file", "state-leak", "off-by-one", "error-handling", "datetime", "encoding", "initialisation", "ordering", "float-precision"}
 
 
@@ -30,7 +30,7 @@ def test_at_least_fifteen_tasks_span_every_category():
 
 @pytest.mark.parametrize("task_id", [t.id for t in REPO_TASKS])
 def test_task_is_valid_over_ten_runs(runtime, task_id):
-    report = validate_task(runtime, REGISTRY.get(task_id), runs=10)
+    report = validate_task(runtime, CATALOG.get(task_id), runs=10)
     assert {c.name: c.detail for c in report.checks if not c.ok} == {}
     assert report.notes == []  # the lists name every collected test
 
@@ -61,7 +61,7 @@ def test_tasks_endpoint_lists_family_difficulty_and_tools(client):
 
 
 def test_a_bundled_task_is_solved_over_ws_with_the_gold_edits(live_server):
-    task = REGISTRY.get("repo-mutable-default")
+    task = CATALOG.get("repo-mutable-default")
     with GenericEnvClient(base_url=live_server.url) as client:
         first = client.reset(task_id=task.id, seed=1)
         assert first.observation["family"] == "repo" and first.observation["task_description"] == task.problem_statement

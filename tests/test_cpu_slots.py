@@ -17,8 +17,8 @@ import pytest
 
 import env.runtime as runtime_module
 from env.config import Settings
+from env.families.catalog import TaskCatalog
 from env.families.classic.judge import judge_on
-from env.families.registry import TaskRegistry
 from env.models import DebugAction
 from env.project import load_repo_task
 from env.runtime import Runtime
@@ -151,13 +151,13 @@ def test_slots_are_counted_and_a_claim_is_only_made_inside_an_owner():
     assert current_claim() is None
 
 
-def test_the_default_is_one_slot_per_core_and_at_least_two(registry, runtime, monkeypatch):
+def test_the_default_is_one_slot_per_core_and_at_least_two(catalog, runtime, monkeypatch):
     monkeypatch.setattr(runtime_module.os, "cpu_count", lambda: 1)
-    assert Runtime(registry, runtime.sandbox).cpu.count == 2
+    assert Runtime(catalog, runtime.sandbox).cpu.count == 2
     monkeypatch.setattr(runtime_module.os, "cpu_count", lambda: 8)
-    assert Runtime(registry, runtime.sandbox).cpu.count == 8
+    assert Runtime(catalog, runtime.sandbox).cpu.count == 8
     monkeypatch.setenv("ENV_CPU_SLOTS", "3")
-    assert Runtime.from_env(TaskRegistry([])).cpu.count == 3
+    assert Runtime.from_env(TaskCatalog([])).cpu.count == 3
 
 
 # -- measuring what a run's processes use ----------------------------------------------------------------------
@@ -213,10 +213,10 @@ def test_a_classic_run_that_only_waits_gives_its_slot_back_and_takes_one_to_answ
     assert slots.busy == 0
 
 
-def test_a_judgment_of_the_hard_task_finishes_with_a_single_slot(registry, runtime):
+def test_a_judgment_of_the_hard_task_finishes_with_a_single_slot(catalog, runtime):
     """The concurrency check runs two processes at once; waiting for the second one holds no slot, so one is enough."""
-    single = Runtime(registry, runtime.sandbox, workers=4, cpu_slots=1, secret=runtime.secret)
-    task = registry.get("hard")
+    single = Runtime(catalog, runtime.sandbox, workers=4, cpu_slots=1, secret=runtime.secret)
+    task = catalog.get("hard")
     with single.cpu.owner("episode"):
         verdict = judge_on(single, task, task.gold_source, random.Random(3))
     assert verdict.solved and single.cpu.busy == 0 and single.cpu.granted >= 2
@@ -249,13 +249,13 @@ def test_a_shell_command_that_only_waits_gives_its_slot_back(runtime, tmp_path):
     assert slots.busy == 0
 
 
-def test_a_debugging_session_holds_no_slot_while_it_is_stopped(registry, runtime, tmp_path):
+def test_a_debugging_session_holds_no_slot_while_it_is_stopped(catalog, runtime, tmp_path):
     from tests.test_debugger import FILES, GOLD, TOTAL, act, make
 
     task = load_repo_task(repo_fixture.write_task(
         tmp_path, FILES, GOLD, id="calc", FAIL_TO_PASS=["tests/test_ops.py::test_mean_empty"], PASS_TO_PASS=[TOTAL], max_steps=60,
     ))  # fmt: skip
-    single = Runtime(registry, runtime.sandbox, workers=4, cpu_slots=1, secret=runtime.secret)
+    single = Runtime(catalog, runtime.sandbox, workers=4, cpu_slots=1, secret=runtime.secret)
     episode = make(single, task)
     try:
         obs = act(episode, "debug_start", test=TOTAL)
@@ -286,11 +286,11 @@ def submit(client: httpx.Client, url: str, task_id: str, code: str, seed: int) -
     return time.perf_counter() - started, body
 
 
-def test_a_victims_easy_submission_stays_fast_while_four_clients_submit_blocking_hard_modules(registry, isolation):
+def test_a_victims_easy_submission_stays_fast_while_four_clients_submit_blocking_hard_modules(catalog, isolation):
     """Issue 33's bound: p99 <= 1 s (here: the slowest of 12). Before, each blocking judgment held a slot for its
     whole wall time and the victim waited 10-24 s."""
     assert BLOCKING_HARD.count("threading.Event().wait()") == 1
-    rt = Runtime(registry, Sandbox(Limits(wall_seconds=WAITS_S), isolation), workers=16, cpu_slots=2)
+    rt = Runtime(catalog, Sandbox(Limits(wall_seconds=WAITS_S), isolation), workers=16, cpu_slots=2)
     stop = threading.Event()
     blocked: list[float] = []
     try:

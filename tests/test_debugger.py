@@ -73,9 +73,9 @@ def task(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def quick_runtime(isolation, registry):
+def quick_runtime(isolation, catalog):
     """Short budgets, for the sessions that must end by a hang or a spent CPU budget."""
-    rt = Runtime(registry, Sandbox(Limits(wall_seconds=1.5, cpu_seconds=5), isolation), workers=4)
+    rt = Runtime(catalog, Sandbox(Limits(wall_seconds=1.5, cpu_seconds=5), isolation), workers=4)
     yield rt
     rt.debug_sandbox.close()
 
@@ -312,8 +312,8 @@ def test_a_crash_and_a_raise_end_the_session(episode):
     assert obs.tool_result["reason"] == "the script raised ValueError: boom (at fail.py:2)"
 
 
-def test_a_spent_cpu_budget_ends_the_session(isolation, registry, task):
-    rt = Runtime(registry, Sandbox(Limits(wall_seconds=10, cpu_seconds=1), isolation), workers=2)
+def test_a_spent_cpu_budget_ends_the_session(isolation, catalog, task):
+    rt = Runtime(catalog, Sandbox(Limits(wall_seconds=10, cpu_seconds=1), isolation), workers=2)
     ep = make(rt, task)
     try:
         obs = act(ep, "debug_start", test="tests/test_spin.py::test_spin", stop_at_entry=False)
@@ -353,10 +353,10 @@ def test_the_gate_is_off_for_pdb_shell_and_can_be_switched(runtime, task):
 # -- the classic tasks --------------------------------------------------------------------------------
 
 
-def test_debugging_the_classic_easy_task(runtime, registry):
-    ep = CLASSIC.episode(runtime, registry.get("easy"), seed=1, episode_id="c", interface=CLASSIC.interface("pdb"))
+def test_debugging_the_classic_easy_task(runtime, catalog):
+    ep = CLASSIC.episode(runtime, catalog.get("easy"), seed=1, episode_id="c", interface=CLASSIC.interface("pdb"))
     try:
-        obs = ep.step(DebugAction(action_type="submit_fix", fixed_code=registry.get("easy").gold_source, hypothesis="loop bound"))
+        obs = ep.step(DebugAction(action_type="submit_fix", fixed_code=catalog.get("easy").gold_source, hypothesis="loop bound"))
         assert obs.error == GATE.format(n=1).replace("edit is", "submit_fix is")
         obs = ep.step(DebugAction(action_type="debug_start", test="test_finds_last_element"))
         assert obs.tool_result["frame"] == frame("test_binary_search.py", 13, "test_finds_last_element")
@@ -374,14 +374,14 @@ def test_debugging_the_classic_easy_task(runtime, registry):
         )
         obs = ep.step(DebugAction(action_type="view_file", path="binary_search.py", start_line=4, end_line=4))
         assert obs.tool_output == "4 |     while left < right:\n[lines 4-4 of 12]"
-        obs = ep.step(DebugAction(action_type="submit_fix", fixed_code=registry.get("easy").gold_source, hypothesis="the loop must run while left <= right"))
+        obs = ep.step(DebugAction(action_type="submit_fix", fixed_code=catalog.get("easy").gold_source, hypothesis="the loop must run while left <= right"))
         assert obs.done and obs.tests_passed == obs.tests_total
     finally:
         ep.close()
 
 
-def test_the_classic_workbench_follows_submissions(runtime, registry):
-    task = registry.get("easy")
+def test_the_classic_workbench_follows_submissions(runtime, catalog):
+    task = catalog.get("easy")
     ep = CLASSIC.episode(runtime, task, seed=1, episode_id="c2", interface=CLASSIC.interface("pdb", edit_gate=False))
     try:
         ep.step(DebugAction(action_type="view_file", path="binary_search.py"))
@@ -397,8 +397,8 @@ def test_the_classic_workbench_follows_submissions(runtime, registry):
         ep.close()
 
 
-def test_the_default_classic_interface_is_unchanged(runtime, registry):
-    ep = CLASSIC.episode(runtime, registry.get("easy"), seed=1, episode_id="c3")
+def test_the_default_classic_interface_is_unchanged(runtime, catalog):
+    ep = CLASSIC.episode(runtime, catalog.get("easy"), seed=1, episode_id="c3")
     obs = ep.step(DebugAction(action_type="debug_start", test="x"))
     assert obs.error == "unknown action_type 'debug_start'; expected one of: submit_fix, query_context, give_up"
     assert "interface" not in obs.info
@@ -446,8 +446,8 @@ def test_render_stop():
 # -- limits and hostile replies -------------------------------------------------------------------
 
 
-def test_the_number_of_debugging_sessions_is_capped(isolation, registry, task):
-    rt = Runtime(registry, Sandbox(Limits(), isolation), workers=2, debug_sessions=1)
+def test_the_number_of_debugging_sessions_is_capped(isolation, catalog, task):
+    rt = Runtime(catalog, Sandbox(Limits(), isolation), workers=2, debug_sessions=1)
     first, second = make(rt, task), make(rt, task)
     try:
         assert act(first, "debug_start", test=TOTAL).tool_result["event"] == "entry"
@@ -480,8 +480,8 @@ def test_a_forged_reply_ends_the_session_and_nothing_else(episode):
     assert act(episode, "debug_start", test=TOTAL).tool_result["event"] == "entry"  # the next session is fine
 
 
-def test_every_command_on_the_classic_medium_task(runtime, registry):
-    task = registry.get("medium")
+def test_every_command_on_the_classic_medium_task(runtime, catalog):
+    task = catalog.get("medium")
     ep = CLASSIC.episode(runtime, task, seed=1, episode_id="c4", interface=CLASSIC.interface("pdb_shell"))
     step = lambda kind, **f: ep.step(DebugAction(action_type=kind, **f))  # noqa: E731
     try:

@@ -8,7 +8,6 @@ import json
 import pytest
 from fastapi.testclient import TestClient
 
-from env.catalogue import catalogue_entry
 from env.config import Settings
 from env.demo import commands, view
 from env.demo.session import DemoError, DemoSession
@@ -16,6 +15,7 @@ from env.demo.trajectory import Trajectory, TrajectoryError, diff_files, load, r
 from env.eval.drivers import HttpDriver
 from env.eval.in_process import InProcessDriver
 from env.eval.run import play
+from env.listing import listing_entry
 from env.models import DebugAction
 from env.server.app import build_app
 from env.server.environment import DebugEnvironment
@@ -23,12 +23,12 @@ from env.server.environment import DebugEnvironment
 FIX_HYPOTHESIS = "The loop condition left < right skips the last candidate; it must be left <= right."
 
 
-def fixed_easy(registry) -> str:
-    return registry.get("easy").buggy_source.replace("while left < right", "while left <= right")
+def fixed_easy(catalog) -> str:
+    return catalog.get("easy").buggy_source.replace("while left < right", "while left <= right")
 
 
 def summary(runtime, task_id: str) -> dict:
-    return catalogue_entry(runtime.registry.get(task_id).summary())
+    return listing_entry(runtime.catalog.get(task_id).summary())
 
 
 # -- debugger commands ---------------------------------------------------------------------------
@@ -129,8 +129,8 @@ def test_a_whole_file_view_is_remembered_but_not_a_range() -> None:
 # -- sessions ------------------------------------------------------------------------------------
 
 
-def test_a_session_plays_easy_to_the_same_score_as_the_environment(runtime, registry) -> None:
-    fix = {"action_type": "submit_fix", "fixed_code": fixed_easy(registry), "hypothesis": FIX_HYPOTHESIS}
+def test_a_session_plays_easy_to_the_same_score_as_the_environment(runtime, catalog) -> None:
+    fix = {"action_type": "submit_fix", "fixed_code": fixed_easy(catalog), "hypothesis": FIX_HYPOTHESIS}
     direct = DebugEnvironment(runtime)
     direct.reset(task_id="easy", seed=1)
     expected = direct.step(DebugAction(**fix))
@@ -147,11 +147,11 @@ def test_a_session_plays_easy_to_the_same_score_as_the_environment(runtime, regi
     session.close()
 
 
-def test_two_sessions_are_two_episodes(runtime, registry) -> None:
+def test_two_sessions_are_two_episodes(runtime, catalog) -> None:
     a, b = DemoSession(lambda: InProcessDriver(runtime)), DemoSession(lambda: InProcessDriver(runtime))
     a.start(summary(runtime, "easy"), "default", 1)
     b.start(summary(runtime, "easy"), "default", 1)
-    a.act({"action_type": "submit_fix", "fixed_code": fixed_easy(registry), "hypothesis": FIX_HYPOTHESIS})
+    a.act({"action_type": "submit_fix", "fixed_code": fixed_easy(catalog), "hypothesis": FIX_HYPOTHESIS})
     assert a.obs["done"] and a.obs["episode_id"] != b.obs["episode_id"]
     assert not b.obs["done"] and b.obs["step_number"] == 0 and b.steps == []
     obs = b.act({"action_type": "query_context", "query_type": "function_signature", "query_target": "binary_search"})
@@ -172,7 +172,7 @@ def test_a_session_remembers_repository_files_it_was_shown_and_marks_edits(runti
     session.start(summary(runtime, "repo-slice-window"), "default", 3)
     path = "src/sensorkit/window.py"
     session.act({"action_type": "view_file", "path": path})
-    assert session.files[path] == runtime.registry.get("repo-slice-window").files[path]
+    assert session.files[path] == runtime.catalog.get("repo-slice-window").files[path]
     session.act({"action_type": "replace_text", "path": path, "old_text": session.files[path].splitlines()[0], "new_text": '"""Edited."""'})
     assert session.edited == {path}
     session.act({"action_type": "view_file", "path": path})
@@ -183,11 +183,11 @@ def test_a_session_remembers_repository_files_it_was_shown_and_marks_edits(runti
 # -- trajectories --------------------------------------------------------------------------------
 
 
-def test_a_saved_trajectory_replays_with_the_fix_as_its_diff(runtime, registry) -> None:
+def test_a_saved_trajectory_replays_with_the_fix_as_its_diff(runtime, catalog) -> None:
     session = DemoSession(lambda: InProcessDriver(runtime))
     session.start(summary(runtime, "easy"), "default", 1)
     session.act({"action_type": "query_context", "query_type": "function_signature", "query_target": "binary_search"})
-    session.act({"action_type": "submit_fix", "fixed_code": fixed_easy(registry), "hypothesis": FIX_HYPOTHESIS})
+    session.act({"action_type": "submit_fix", "fixed_code": fixed_easy(catalog), "hypothesis": FIX_HYPOTHESIS})
     loaded = load(session.trajectory().dumps())
     frames = replay(loaded, DebugEnvironment(runtime)).frames
     assert [f.reward for f in frames] == [f.recorded_reward for f in frames] == session.rewards
@@ -240,12 +240,12 @@ def test_replaying_an_unknown_task_says_so(runtime) -> None:
 # -- against a server ----------------------------------------------------------------------------
 
 
-def test_http_drivers_play_separate_episodes_on_a_server(live_server, runtime, registry) -> None:
+def test_http_drivers_play_separate_episodes_on_a_server(live_server, runtime, catalog) -> None:
     with HttpDriver(live_server.url) as a, HttpDriver(live_server.url) as b:
         a.reset("easy", 1)
         b.reset("easy", 1)
         assert a.episode_id and b.episode_id and a.episode_id != b.episode_id
-        obs, reward, done = a.step({"action_type": "submit_fix", "fixed_code": fixed_easy(registry), "hypothesis": FIX_HYPOTHESIS})
+        obs, reward, done = a.step({"action_type": "submit_fix", "fixed_code": fixed_easy(catalog), "hypothesis": FIX_HYPOTHESIS})
         assert done and obs["grader_score"] > 0.9 and reward > 0.5
         obs, _, done = b.step({"action_type": "query_context", "query_type": "function_signature"})
         assert not done and obs["step_number"] == 1
@@ -275,7 +275,7 @@ def test_the_demo_is_mounted_at_web_when_the_web_interface_is_on(runtime, monkey
         assert client.post("/reset", content=b"--x\r\n", headers={"content-type": "multipart/form-data; boundary=x"}).status_code == 400
 
 
-def test_the_demo_plays_on_a_server_given_its_url(live_server, runtime, registry) -> None:
+def test_the_demo_plays_on_a_server_given_its_url(live_server, runtime, catalog) -> None:
     from env.demo.launch import remote_demo
 
     demo = remote_demo(live_server.url)  # lists the server's tasks when built
@@ -283,10 +283,10 @@ def test_the_demo_plays_on_a_server_given_its_url(live_server, runtime, registry
     session = DemoSession(lambda: HttpDriver(live_server.url))
     task = HttpDriver(live_server.url).task("easy")
     session.start(task, "default", 1)
-    obs = session.act({"action_type": "submit_fix", "fixed_code": fixed_easy(registry), "hypothesis": FIX_HYPOTHESIS})
+    obs = session.act({"action_type": "submit_fix", "fixed_code": fixed_easy(catalog), "hypothesis": FIX_HYPOTHESIS})
     direct = DebugEnvironment(runtime)
     direct.reset(task_id="easy", seed=1)
-    expected = direct.step(DebugAction(action_type="submit_fix", fixed_code=fixed_easy(registry), hypothesis=FIX_HYPOTHESIS))
+    expected = direct.step(DebugAction(action_type="submit_fix", fixed_code=fixed_easy(catalog), hypothesis=FIX_HYPOTHESIS))
     assert obs["done"] and obs["grader_score"] == expected.grader_score and session.rewards == [expected.reward]
     session.close()
 
@@ -329,7 +329,7 @@ def test_debugger_commands_typed_in_the_demo_drive_a_live_session(runtime) -> No
     session.close()
 
 
-def test_a_replay_stops_when_its_time_budget_is_spent(runtime, registry) -> None:
+def test_a_replay_stops_when_its_time_budget_is_spent(runtime, catalog) -> None:
     steps = [{"step": i, "action": {"action_type": "query_context", "query_type": "test_details"}, "reward": 0.0} for i in (1, 2)]
     trajectory = Trajectory(task_id="easy", seed=1, steps=steps)
     assert replay(trajectory, DebugEnvironment(runtime), budget_s=0).model_dump() == {"frames": [], "cut": "stopped after 0 of 2 steps: a replay may take 0 s", "secret_note": None}

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from env.catalogue import catalogue_entry
 from env.eval.in_process import InProcessDriver
 from env.eval.run import play
+from env.listing import listing_entry
 from env.models import DebugAction
 from env.server.environment import DebugEnvironment
 from env.server.local import start_local_demo
@@ -108,8 +108,8 @@ def start(page: Page, task_id: str | None = None) -> None:
     wait_text(page, "#status", "Step 0 /")
 
 
-def test_play_easy_to_a_solve_and_replay_it(page: Page, runtime, registry) -> None:
-    fixed = registry.get("easy").buggy_source.replace("while left < right", "while left <= right")
+def test_play_easy_to_a_solve_and_replay_it(page: Page, runtime, catalog) -> None:
+    fixed = catalog.get("easy").buggy_source.replace("while left < right", "while left <= right")
     direct = DebugEnvironment(runtime)
     direct.reset(task_id="easy", seed=1)
     expected = direct.step(DebugAction(action_type="submit_fix", fixed_code=fixed, hypothesis=HYPOTHESIS))
@@ -177,7 +177,7 @@ def test_mistakes_are_shown_never_a_stack_trace(page: Page) -> None:
 
 def test_watch_the_oracle_play(page: Page, runtime, tmp_path) -> None:
     with InProcessDriver(runtime) as driver:
-        expected = play(driver, "oracle", catalogue_entry(runtime.registry.get("repo-slice-window").summary()), 0, tmp_path / "steps.jsonl")
+        expected = play(driver, "oracle", listing_entry(runtime.catalog.get("repo-slice-window").summary()), 0, tmp_path / "steps.jsonl")
     page.get_by_role("tab", name="Watch an agent").click()
     choose(page, "#watch-task", "repo-slice-window")
     page.fill("#watch-seed input", str(expected["seed"]))

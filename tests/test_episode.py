@@ -4,7 +4,7 @@ import pytest
 
 from env.models import DebugAction
 from env.server.environment import DebugEnvironment
-from tests.helpers import BUGGY, GOLD, GOOD_HYPOTHESIS, REGISTRY, submit
+from tests.helpers import BUGGY, CATALOG, GOLD, GOOD_HYPOTHESIS, submit
 
 
 @pytest.fixture()
@@ -160,7 +160,7 @@ def test_a_timed_out_submission(runtime, isolation):
 
     # The CPU budget (1 s) must run out before the wall clock (6 s) even on a loaded machine: a spin
     # given under 1 s of CPU in 1.5 s (the shared fast sandbox) was reported as a wall-clock timeout.
-    slow = Runtime(runtime.registry, Sandbox(Limits(wall_seconds=6, cpu_seconds=1), isolation), workers=2)
+    slow = Runtime(runtime.catalog, Sandbox(Limits(wall_seconds=6, cpu_seconds=1), isolation), workers=2)
     env = DebugEnvironment(slow)
     env.reset(task_id="easy", seed=1)
     looping = GOLD["easy"].replace("left = mid + 1", "left = mid")
@@ -191,4 +191,4 @@ def test_step_before_reset_is_an_error(runtime):
 
 def test_unknown_task_is_an_error_observation(env):
     obs = env.reset(task_id="nightmare")
-    assert obs.error == "unknown task_id 'nightmare'; available: " + ", ".join(REGISTRY.ids()) + ", or any proc-<easy|medium|hard|extreme>-<train|test|ood>-<index 0-99999>"
+    assert obs.error == "unknown task_id 'nightmare'; available: " + ", ".join(CATALOG.ids()) + ", or any proc-<easy|medium|hard|extreme>-<train|test|ood>-<index 0-99999>"

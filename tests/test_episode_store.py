@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def make(runtime, name: str) -> ClassicEpisode:
-    return CLASSIC.episode(runtime, runtime.registry.get("easy"), seed=1, episode_id=name)
+    return CLASSIC.episode(runtime, runtime.catalog.get("easy"), seed=1, episode_id=name)
 
 
 def test_episodes_are_found_by_id_and_the_latest_is_remembered(runtime):

@@ -118,7 +118,7 @@ def test_the_project_is_installed_into_the_venv_so_env_imports_from_any_folder(t
     code = "import env.client, pathlib; print(sorted(p.name for p in pathlib.Path(env.client.__file__).parent.glob('*.py'))[:3])"
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, f"{done.stderr} (make serve and make test install the project: pip install --no-deps -e .)"
-    assert done.stdout.strip() == "['__init__.py', 'catalogue.py', 'client.py']"
+    assert done.stdout.strip() == "['__init__.py', 'client.py', 'config.py']"
 
 
 def test_the_image_holds_what_the_validator_and_the_baseline_need(tmp_path):

@@ -15,11 +15,11 @@ import pytest
 from openenv.core.generic_client import GenericEnvClient
 
 from env.authoring.oracle import oracle_actions
-from env.families.registry import TaskRegistry
+from env.families.catalog import TaskCatalog
 from env.server.environment import NO_EPISODE_ON_CONNECTION
 from env.server.local import start_balancer, start_local_server
 
-REGISTRY = TaskRegistry.builtin()
+CATALOG = TaskCatalog.builtin()
 SECRET = {"ENV_SECRET": "the failover test's shared secret"}
 MIXED = ["easy", "medium", "proc-easy-test-3", "repo-slice-window"]
 
@@ -70,7 +70,7 @@ def _metric(text: str, name: str, **labels: str) -> float:
 
 
 def _ws_episode(url: str, index: int) -> tuple[str, str, float]:
-    task = REGISTRY.get(MIXED[index % len(MIXED)])
+    task = CATALOG.get(MIXED[index % len(MIXED)])
     with GenericEnvClient(base_url=url) as client:
         first = client.reset(task_id=task.id, seed=index)
         episode, replica = first.observation["episode_id"], first.observation["info"]["replica"]
@@ -84,7 +84,7 @@ def _ws_episode(url: str, index: int) -> tuple[str, str, float]:
 
 
 def _http_episode(url: str, index: int) -> tuple[str, str, float]:
-    task = REGISTRY.get(MIXED[index % len(MIXED)])
+    task = CATALOG.get(MIXED[index % len(MIXED)])
     with httpx.Client(base_url=url, timeout=120) as client:
         first = client.post("/reset", json={"task_id": task.id, "seed": 100 + index}).json()["observation"]
         episode = first["episode_id"]
@@ -103,7 +103,7 @@ def test_sessions_of_every_family_go_through_the_balancer_and_none_is_lost_when_
     assert all(score >= 0.9 for _, _, score in ws + http)  # every one solved by the oracle, on its own episode
     assert {replica for replica, _, _ in ws} == {"r1", "r2"}  # both replicas took sessions
     steps = {name: _metric(cluster.metrics(name), "adbg_steps_total") for name in ("r1", "r2")}
-    assert sum(steps.values()) == sum(len(oracle_actions(REGISTRY.get(task))) for _, task, _ in ws + http)
+    assert sum(steps.values()) == sum(len(oracle_actions(CATALOG.get(task))) for _, task, _ in ws + http)
 
     # Mid-run: sessions open on both replicas, then r1 is killed.
     clients = [GenericEnvClient(base_url=cluster.url).__enter__() for _ in range(8)]
@@ -116,7 +116,7 @@ def test_sessions_of_every_family_go_through_the_balancer_and_none_is_lost_when_
     assert {e.split(".")[0] for e in http_open} == {"r1", "r2"}
     cluster.kill("r1")
     for client, replica in zip(clients, placed, strict=True):
-        action = oracle_actions(REGISTRY.get("medium"))[-1]
+        action = oracle_actions(CATALOG.get("medium"))[-1]
         if replica == "r1":  # OpenEnv's client reconnects by itself, through the balancer, to r2: a session with no episode
             lost = client.step(action)
             assert lost.done and lost.observation["error"] == NO_EPISODE_ON_CONNECTION
@@ -130,7 +130,7 @@ def test_sessions_of_every_family_go_through_the_balancer_and_none_is_lost_when_
     gone = 0
     with httpx.Client(base_url=cluster.url, timeout=60) as client:
         for episode in http_open:
-            body = client.post("/step", json={"action": oracle_actions(REGISTRY.get("easy"))[-1], "episode_id": episode})
+            body = client.post("/step", json={"action": oracle_actions(CATALOG.get("easy"))[-1], "episode_id": episode})
             assert body.status_code == 200
             obs = body.json()["observation"]
             if episode.startswith("r1."):

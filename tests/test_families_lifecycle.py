@@ -28,8 +28,9 @@ from env.eval import report as report_module
 from env.eval import run as run_module
 from env.eval.in_process import InProcessDriver
 from env.families.base import TASKS_DIR, Action, Episode, Family, ResultRow, StateParts, Turn
+from env.families.catalog import TaskCatalog
 from env.families.policies import HypothesisKind
-from env.families.registry import FAMILIES, TaskRegistry, load_task
+from env.families.registry import FAMILIES, load_task
 from env.families.validation import StateRun, TaskValidation, measured
 from env.interface import Interface, profile_named
 from env.models import DebugAction, DebugObservation
@@ -210,7 +211,7 @@ def calc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CalcTask:
     data = {"id": "calc-add", "family": "calc", "ops": {"add": "-", "mul": "*"}, "gold": {"add": "+", "mul": "*"},
             "FAIL_TO_PASS": ["calc::add"], "PASS_TO_PASS": ["calc::mul"]}  # fmt: skip
     (folder / "task.json").write_text(json.dumps(data))
-    monkeypatch.setenv("ENV_TASK_DIRS", str(folder))  # where the oracle agent finds it (TaskRegistry.from_env)
+    monkeypatch.setenv("ENV_TASK_DIRS", str(folder))  # where the oracle agent finds it (TaskCatalog.from_env)
     task = load_task(folder)
     assert isinstance(task, CalcTask)
     return task
@@ -223,9 +224,9 @@ def test_a_family_of_its_own_is_validated_played_checked_evaluated_and_reported(
     assert overfit_actions(calc) is None and set(degenerate_policies(calc)) == {"give_up", "submit_unchanged", "noop_edit", "wrong_edit"}
     assert instance_of(calc) == "calc-add"  # not a repository: its predictions would go under its own id
 
-    served = Runtime(TaskRegistry([calc]), runtime.sandbox, workers=2, secret=runtime.secret)
+    served = Runtime(TaskCatalog([calc]), runtime.sandbox, workers=2, secret=runtime.secret)
     with LiveServer(build_app(runtime=served, settings=Settings())) as server:
-        check = validator.check_task(server.url, TaskRegistry([calc]), "calc-add")
+        check = validator.check_task(server.url, TaskCatalog([calc]), "calc-add")
     assert check.failures == [] and len(check.lines) == 5, check.lines
     assert "PASS  calc-add: every degenerate policy scores exactly 0.0 and earns no reward" in check.lines
 
@@ -252,6 +253,6 @@ def test_a_family_that_leaves_a_step_of_its_lifecycle_out_says_which(calc, runti
 @pytest.mark.parametrize("task_id", ["easy", "medium", "hard"])
 def test_every_classic_task_validates(runtime, task_id):
     """hard's stress check included: its calls are the interleavings explored (validation crashed on it before)."""
-    report = validate_task(runtime, runtime.registry.get(task_id), runs=2)
+    report = validate_task(runtime, runtime.catalog.get(task_id), runs=2)
     assert report.ok, [c for c in report.checks if not c.ok]
     assert report.family == "classic" and report.checks[0].name == "every run set up"

@@ -8,9 +8,9 @@ off, which proves the separate-process verdict holds on its own.
 import pytest
 
 from tests.conftest import run
-from tests.helpers import BUGGY, GOLD, REGISTRY
+from tests.helpers import BUGGY, CATALOG, GOLD
 
-EASY = REGISTRY.get("easy")
+EASY = CATALOG.get("easy")
 BUG = BUGGY["easy"]
 
 ATTACKS = {
@@ -87,7 +87,7 @@ def test_printed_summary_is_shown_but_never_counted(runtime):
 
 
 def test_hard_stress_result_cannot_be_faked_by_a_constant(runtime):
-    hard = REGISTRY.get("hard")
+    hard = CATALOG.get("hard")
     fake = hard.buggy_source.replace("    def get_count(self):\n        with self._lock:\n            return self.count", "    def get_count(self):\n        return 4000")
     verdict = run(hard, fake, runtime.sandbox, policy=False)
     assert verdict.stress is not None and not verdict.stress.passed
@@ -96,6 +96,6 @@ def test_hard_stress_result_cannot_be_faked_by_a_constant(runtime):
 
 @pytest.mark.parametrize("task_id", ["easy", "medium", "hard"])
 def test_an_honest_fix_still_passes_with_the_policy_on_and_off(runtime, task_id):
-    task = REGISTRY.get(task_id)
+    task = CATALOG.get(task_id)
     for policy in (True, False):
         assert run(task, GOLD[task_id], runtime.sandbox, policy=policy).solved

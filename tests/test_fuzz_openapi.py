@@ -18,7 +18,7 @@ from schemathesis.generation import GenerationMode
 from schemathesis.generation.value import GeneratedValue
 
 from env.config import Settings
-from env.families.registry import TaskRegistry
+from env.families.catalog import TaskCatalog
 from env.models import DebugAction
 from env.runtime import Runtime
 from env.sandbox.isolation import probe_isolation
@@ -28,7 +28,7 @@ from env.server.app import build_app
 
 # Built at import, as schemathesis needs the schema at collection; one short-limit runtime.
 APP = build_app(
-    runtime=Runtime(TaskRegistry.builtin(), Sandbox(Limits(wall_seconds=2, cpu_seconds=1), probe_isolation()), workers=4),
+    runtime=Runtime(TaskCatalog.builtin(), Sandbox(Limits(wall_seconds=2, cpu_seconds=1), probe_isolation()), workers=4),
     settings=Settings(),
 )
 schema = schemathesis.openapi.from_asgi("/openapi.json", APP)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from env.debugger.session import DebugError, DebugSession, Project
-from env.families.registry import TaskRegistry
+from env.families.catalog import TaskCatalog
 from env.families.repo.family import REPO
 from env.models import DebugAction
 from env.project import load_repo_task
@@ -31,24 +31,24 @@ TIERS = {"full": {"uid"}, "landlock+seccomp": {"netns", "uid"}}
 
 
 @pytest.fixture(scope="module")
-def assets(registry: TaskRegistry) -> Iterator[list[str]]:
+def assets(catalog: TaskCatalog) -> Iterator[list[str]]:
     """Every kind of asset, made real on this host: a secret file as an in-process evaluation keeps it, too."""
     other = Path(tempfile.mkdtemp(prefix="adbg-ws-", dir=scratch_root()))  # stands for another episode's workspace
     (other / "app.py").write_text("SECRET_WORK = 1\n")
     secrets_dir = Path(tempfile.mkdtemp(prefix="adbg-test-secret-"))
     ServerSecret.for_directory(secrets_dir)
     found = [
-        str(registry.get("medium").folder / "fix.py"),
-        str(registry.get("hard").folder / "fix.py"),
-        str(registry.get("easy").folder / "held_out.py"),  # the held-out cases' categories and how they are drawn
-        str(registry.get("medium").folder / "held_out.py"),
-        str(registry.get("medium").folder / "task.json"),  # the gold hypothesis, suspect and mechanism
-        str(registry.get("repo-cache-stale").folder / "task.json"),  # the named tests and the gold suspect
-        str(registry.get("repo-cache-stale").folder / "gold.patch"),
-        str(registry.get("repo-cache-stale").folder / "test_patch.diff"),  # the held-out tests
-        str(registry.get("repo-cache-stale").folder / "overfit.patch"),
-        str(registry.get("proc-easy-test-0").folder / "gold.patch"),
-        str(registry.get("proc-easy-test-0").folder / "task.json"),
+        str(catalog.get("medium").folder / "fix.py"),
+        str(catalog.get("hard").folder / "fix.py"),
+        str(catalog.get("easy").folder / "held_out.py"),  # the held-out cases' categories and how they are drawn
+        str(catalog.get("medium").folder / "held_out.py"),
+        str(catalog.get("medium").folder / "task.json"),  # the gold hypothesis, suspect and mechanism
+        str(catalog.get("repo-cache-stale").folder / "task.json"),  # the named tests and the gold suspect
+        str(catalog.get("repo-cache-stale").folder / "gold.patch"),
+        str(catalog.get("repo-cache-stale").folder / "test_patch.diff"),  # the held-out tests
+        str(catalog.get("repo-cache-stale").folder / "overfit.patch"),
+        str(catalog.get("proc-easy-test-0").folder / "gold.patch"),
+        str(catalog.get("proc-easy-test-0").folder / "task.json"),
         str(other / "app.py"),
         str(secrets_dir / "secret"),
         f"/proc/{os.getpid()}/environ",
@@ -123,10 +123,10 @@ def test_debug_eval_reads_no_asset(assets, tier):
 
 
 @pytest.mark.parametrize("tier", sorted(TIERS))
-def test_a_project_file_reads_no_asset_during_run_tests(assets, tier, registry, tmp_path):
+def test_a_project_file_reads_no_asset_during_run_tests(assets, tier, catalog, tmp_path):
     """A repository task's own code, imported by its tests under the verdict, tries every asset and another live
     episode's workspace."""
-    runtime = Runtime(registry, Sandbox(Limits(), tier_isolation(tier), warm=False), workers=2)
+    runtime = Runtime(catalog, Sandbox(Limits(), tier_isolation(tier), warm=False), workers=2)
     task = load_repo_task(repo_fixture.write_task(tmp_path))
     episode, other = REPO.episode(runtime, task, seed=3, episode_id="ep"), REPO.episode(runtime, task, seed=4, episode_id="other")
     try:

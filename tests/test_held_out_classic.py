@@ -13,7 +13,7 @@ from env.families.classic.episode import ClassicEpisode
 from env.families.classic.family import CLASSIC
 from env.secret import ServerSecret
 from tests.golden.pins import play
-from tests.helpers import BUGGY, GOLD, GOOD_HYPOTHESIS, REGISTRY, submit
+from tests.helpers import BUGGY, CATALOG, GOLD, GOOD_HYPOTHESIS, submit
 
 WITH_CASES = ["easy", "medium"]
 
@@ -55,7 +55,7 @@ def _inputs(task_id: str, cases) -> list[tuple]:
 
 @pytest.mark.parametrize("task_id", WITH_CASES)
 def test_every_draw_passes_the_gold_and_fails_the_bug_and_the_table(task_id):
-    task = REGISTRY.get(task_id)
+    task = CATALOG.get(task_id)
     table = lookup_table(task)
     assert table is not None
     for seed in range(300):
@@ -69,7 +69,7 @@ def test_every_draw_passes_the_gold_and_fails_the_bug_and_the_table(task_id):
 
 @pytest.mark.parametrize("task_id", WITH_CASES)
 def test_the_cases_are_fixed_by_the_secret_and_the_seed(task_id):
-    task = REGISTRY.get(task_id)
+    task = CATALOG.get(task_id)
     one, other = ServerSecret("a" * 64), ServerSecret("b" * 64)
 
     def drawn(secret: ServerSecret, seed: int) -> list[tuple]:
@@ -81,14 +81,14 @@ def test_the_cases_are_fixed_by_the_secret_and_the_seed(task_id):
 
 
 def test_the_concurrency_task_keeps_its_secret_check_as_its_held_out_test():
-    assert REGISTRY.get("hard").held_out_cases(random.Random(1)) == []
-    assert lookup_table(REGISTRY.get("hard")) is None
+    assert CATALOG.get("hard").held_out_cases(random.Random(1)) == []
+    assert lookup_table(CATALOG.get("hard")) is None
 
 
 @pytest.mark.parametrize(("task_id", "failed"), [("easy", 7), ("medium", 6)])
 def test_a_table_of_the_visible_answers_scores_zero(runtime, task_id, failed):
     # Before issue 32 it scored 0.96 (easy) and 0.971 (medium), like the gold fix.
-    task = REGISTRY.get(task_id)
+    task = CATALOG.get(task_id)
     _, observations = play(runtime, task_id, [submit(lookup_table(task), GOOD_HYPOTHESIS[task_id]), {"action_type": "give_up"}])
     first = observations[1]
     assert first.tests_passed == task.tests_total and not first.done
@@ -107,7 +107,7 @@ SPY = {
 
 
 def test_held_out_inputs_and_ids_reach_no_observation_state_or_query(runtime):
-    episode = CLASSIC.episode(runtime, REGISTRY.get("easy"), 5, "spy")
+    episode = CLASSIC.episode(runtime, CATALOG.get("easy"), 5, "spy")
     assert isinstance(episode, ClassicEpisode)
     held = [json.loads(args) for _, args in _inputs("easy", episode.held_out)]
     assert held
@@ -128,10 +128,10 @@ def test_held_out_inputs_and_ids_reach_no_observation_state_or_query(runtime):
     assert episode.solved and "0 held-out tests failed" in everything
 
 
-def test_the_listings_and_schemas_name_no_held_out_test_of_any_family(client, registry):
-    held = {test.rpartition("::")[2] for task in registry.all() for test in getattr(task, "held_out", [])}
+def test_the_listings_and_schemas_name_no_held_out_test_of_any_family(client, catalog):
+    held = {test.rpartition("::")[2] for task in catalog.all() for test in getattr(task, "held_out", [])}
     assert len(held) > 50  # every bundled repository task and every listed procedural one holds tests out
-    paths = ["/tasks", "/schema", "/metadata", "/openapi.json"] + [f"/tasks/{task.id}" for task in registry.all()]
+    paths = ["/tasks", "/schema", "/metadata", "/openapi.json"] + [f"/tasks/{task.id}" for task in catalog.all()]
     for path in paths:
         response = client.get(path)
         assert response.status_code == 200, path

@@ -18,7 +18,7 @@ from env.authoring.holdout import changed_tests, expand, share, strip_tests
 from env.authoring.importer import Instance, import_instance
 from env.authoring.synthesize import hold_out
 from env.authoring.validate import validate_task
-from env.families.registry import TaskRegistry
+from env.families.catalog import TaskCatalog
 from env.families.repo.family import REPO
 from env.families.repo.grader import RepoFacts, grade_repo
 from env.held_out import held_out_line
@@ -329,7 +329,7 @@ def test_a_task_whose_every_f2p_test_is_held_out_stays_valid_and_solvable(runtim
     assert task.held_out == repo_fixture.F2P and task.visible_fail_to_pass == []
     assert "test_new_carts_start_empty" not in task.files["tests/test_cart.py"]
     assert failing(validate_task(runtime, task, runs=1)) == {}
-    solver = Runtime(TaskRegistry([task]), runtime.sandbox)
+    solver = Runtime(TaskCatalog([task]), runtime.sandbox)
     episode = REPO.episode(solver, task, seed=1, episode_id="all-held")
     try:
         assert act(episode, action_type="run_tests").tool_output == "3 passed"

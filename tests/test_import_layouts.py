@@ -19,7 +19,8 @@ from env.authoring.__main__ import main as tasks_cli
 from env.authoring.predictions import Prediction, evaluate
 from env.authoring.sdist import files_source_root
 from env.authoring.validate import validate_task
-from env.families.registry import TaskRegistry, load_task
+from env.families.catalog import TaskCatalog
+from env.families.registry import load_task
 from env.patches import make_patch
 from env.project import RepoTask
 from env.runtime import Runtime
@@ -131,7 +132,7 @@ def test_the_gold_patch_as_a_prediction_is_resolved_and_the_buggy_tree_is_not(ru
     code, out, folder = imported(tmp_path, files, {**files, "calc/core.py": FIXED}, ["tests/test_calc.py::test_add"], ["tests/test_calc.py::test_zero"], capsys)
     assert code == 0, out
     task = load_task(folder)
-    grader = Runtime(TaskRegistry([task]), runtime.sandbox)
+    grader = Runtime(TaskCatalog([task]), runtime.sandbox)
     gold = Prediction(instance_id="acme__calc-1", model_name_or_path="gold", model_patch=task.gold_patch)
     assert evaluate(grader, gold).model_dump() == {"instance_id": "acme__calc-1", "resolution": "FULL", "detail": ""}
     untouched = make_patch({"calc/core.py": CORE}, {"calc/core.py": CORE + "\n# unchanged behaviour\n"})  # the buggy tree, as a non-empty patch

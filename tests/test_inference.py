@@ -24,7 +24,7 @@ from env.agents.retry import ModelUnavailable, RetryPolicy
 from env.authoring.oracle import oracle_actions
 from env.eval.baseline_log import action_summary, end_line, start_line, step_line
 from tests.conftest import free_port
-from tests.helpers import GOLD, GOOD_HYPOTHESIS, REGISTRY
+from tests.helpers import CATALOG, GOLD, GOOD_HYPOTHESIS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -41,7 +41,7 @@ EASY = [
 GIVE_UP = [tool_call("give_up", "{}")]
 UNSURE = [{"role": "assistant", "content": "I am not sure."}] * 4  # no action at all, four times -> the agent gives up
 REPO_TASK = "repo-pagination-off-by-one"
-REPO = [tool_call(str(a["action_type"]), json.dumps({k: v for k, v in a.items() if k != "action_type"})) for a in oracle_actions(REGISTRY.get(REPO_TASK))]
+REPO = [tool_call(str(a["action_type"]), json.dumps({k: v for k, v in a.items() if k != "action_type"})) for a in oracle_actions(CATALOG.get(REPO_TASK))]
 SCRIPT = EASY + GIVE_UP + UNSURE + REPO  # easy, medium, hard, then the repository task's gold edit and submit
 HANG = {"hang": True}  # the fake server reads the request and never answers
 

@@ -61,12 +61,12 @@ def rpc(http: httpx.Client, method: str, params: dict[str, Any] | None = None, i
 
 
 def test_every_family_and_profile_lists_its_tools_from_the_registry(client):
-    catalogue = {t["id"]: t for t in client.get("/tasks").json()}
+    listing = {t["id"]: t for t in client.get("/tasks").json()}
     for task, profiles in SERVED.items():
         for profile in profiles:
             obs = reset(client, task_id=task, seed=1, profile=profile)
             listed = step(client, obs["episode_id"], {"type": "list_tools"})
-            published = catalogue[task]["profiles"][profile]["tools"]  # /tasks: the one registry's definitions
+            published = listing[task]["profiles"][profile]["tools"]  # /tasks: the one registry's definitions
             assert listed["observation"]["tools"] == [
                 {"name": t["function"]["name"], "description": t["function"]["description"], "input_schema": t["function"]["parameters"]}
                 for t in published
@@ -291,9 +291,9 @@ def test_every_driver_lists_the_episode_s_tools_and_the_llm_agent_is_offered_the
 
 
 def published_task(runtime: Any, task_id: str) -> dict[str, Any]:
-    from env.catalogue import catalogue_entry
+    from env.listing import listing_entry
 
-    return catalogue_entry(runtime.registry.get(task_id).summary())
+    return listing_entry(runtime.catalog.get(task_id).summary())
 
 
 def test_hostile_json_rpc_is_answered_in_band(client):

@@ -15,7 +15,7 @@ from env.authoring.oracle import oracle_actions
 from env.families.procedural.blocks import KINDS
 from env.families.procedural.model import PRESETS, SPLITS
 from tests.golden import pins
-from tests.helpers import REGISTRY
+from tests.helpers import CATALOG
 
 
 def test_the_golden_files_are_as_the_regeneration_writes_them():
@@ -29,7 +29,7 @@ def test_the_pinned_ids_span_every_difficulty_split_bug_type_and_building_block(
     assert sorted(procedural["ids"]) == sorted(pins.PROCEDURAL_IDS)
     assert sorted(procedural["generated"]) == sorted(pins.generated_key(p) for p in pins.GENERATED)
     assert {tuple(t.split("-")[1:3]) for t in pins.PROCEDURAL_IDS} == {(level, split) for level in PRESETS for split in SPLITS}
-    tasks = [REGISTRY.get(t) for t in pins.PROCEDURAL_IDS]
+    tasks = [CATALOG.get(t) for t in pins.PROCEDURAL_IDS]
     assert {t.bug for t in tasks} == {bug for bugs in SPLITS.values() for bug in bugs}
     kinds = {path.rsplit("/", 1)[-1].removesuffix(".py") for t in tasks for path in t.source_files}
     assert set(KINDS) <= kinds
@@ -46,12 +46,12 @@ def test_a_task_made_by_generate_is_as_pinned(params):
 
 
 def test_the_registry_lists_the_pinned_tasks_in_order():
-    assert REGISTRY.ids() == pins.pinned("rewards.json", ["ids"]), f"the listed tasks changed; run `{pins.REGENERATE}` only if that is meant"
-    assert sorted(pins.pinned("rewards.json", ["oracle"])) == sorted(REGISTRY.ids())
+    assert CATALOG.ids() == pins.pinned("rewards.json", ["ids"]), f"the listed tasks changed; run `{pins.REGENERATE}` only if that is meant"
+    assert sorted(pins.pinned("rewards.json", ["oracle"])) == sorted(CATALOG.ids())
 
 
-@pytest.mark.parametrize("task_id", REGISTRY.ids())
+@pytest.mark.parametrize("task_id", CATALOG.ids())
 def test_the_oracle_earns_exactly_the_pinned_rewards(runtime, task_id):
-    observations = pins.play(runtime, task_id, oracle_actions(REGISTRY.get(task_id)))[1]
+    observations = pins.play(runtime, task_id, oracle_actions(CATALOG.get(task_id)))[1]
     assert [o.error for o in observations if o.error] == []
     pins.assert_pinned("rewards.json", ["oracle", task_id], pins.played(observations))

@@ -78,7 +78,7 @@ def test_after_placement_the_gold_tree_passes_each_test_where_it_was_placed(runt
 
 
 def test_the_cli_writes_task_json_and_a_dry_run_does_not(runtime, tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr("env.authoring.__main__._runtime", lambda registry: runtime)
+    monkeypatch.setattr("env.authoring.__main__._runtime", lambda catalog: runtime)
     folder = write(tmp_path / "source", [READS, WRONG, DEFINES, ADDS])
     before = (folder / "task.json").read_text(encoding="utf-8")
     report = [

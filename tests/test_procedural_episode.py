@@ -18,8 +18,8 @@ TASK = "proc-medium-test-0"
 
 
 @pytest.fixture(scope="module")
-def task(registry):
-    return registry.get(TASK)
+def task(catalog):
+    return catalog.get(TASK)
 
 
 @pytest.fixture()

@@ -147,9 +147,9 @@ def test_the_real_verdict_grades_the_overfit_unresolved(runtime, tasks, tmp_path
     assert not set(task.held_out) & set(ungraded.outcomes)
 
 
-def test_no_observation_names_a_held_out_test(runtime, registry):
+def test_no_observation_names_a_held_out_test(runtime, catalog):
     """Depends on the exposure filtering of held-out ids in the repository family's tools and observations."""
-    task = registry.get("proc-easy-train-0")
+    task = catalog.get("proc-easy-train-0")
     hidden = names(task) + [t.split("::")[0] for t in task.held_out]
     bodies = [line.strip() for text in task.grading_tests.values() for line in text.splitlines()
               if len(line.strip()) > 30 and line.strip() not in "\n".join(task.visible_tests.values())]

@@ -14,10 +14,10 @@ import pytest
 
 from env.families.classic.judge import judge, stress_check
 from env.secret import ServerSecret
-from tests.helpers import REGISTRY
+from tests.helpers import CATALOG
 from tests.race_variants import CORRECT, EVASIVE, RACY
 
-HARD = REGISTRY.get("hard")
+HARD = CATALOG.get("hard")
 SECRET = ServerSecret("the race detector tests' own secret")
 
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import pytest
 
+from env.families.catalog import TaskCatalog
 from env.families.classic.judge import judge
 from env.families.classic.task import TaskSpec
-from env.families.registry import TaskRegistry
 from env.runtime import Runtime
 from env.secret import ServerSecret
 from tests.race_crosscheck import ScenarioResult, VariantResult, run_under_frontrun, variants
@@ -38,7 +38,7 @@ def _counterexample(scenario: ScenarioResult) -> str:
 
 
 @pytest.mark.parametrize(("name", "kind"), [(name, kind) for name, kind, _ in VARIANTS])
-def test_frontrun_agrees_with_the_projects_verdict(runtime: Runtime, registry: TaskRegistry, frontrun_verdicts: dict[str, VariantResult], name: str, kind: str) -> None:
+def test_frontrun_agrees_with_the_projects_verdict(runtime: Runtime, catalog: TaskCatalog, frontrun_verdicts: dict[str, VariantResult], name: str, kind: str) -> None:
     theirs = frontrun_verdicts[name]
     if theirs["verdict"] == "inconclusive":
         reasons: dict[str, list[str]] = {}  # one line per distinct reason, not one per scenario
@@ -47,7 +47,7 @@ def test_frontrun_agrees_with_the_projects_verdict(runtime: Runtime, registry: T
                 reasons.setdefault(scenario["detail"].split(". ")[0], []).append(repr(scenario["scenario"]))
         why = theirs["error"] or "; ".join(f"{', '.join(names)}: {reason}" for reason, names in reasons.items())
         pytest.skip(f"frontrun is inconclusive on {name!r}: {why}")
-    task = registry.get("hard")
+    task = catalog.get("hard")
     assert isinstance(task, TaskSpec)
     verdict = judge(task, SOURCES[name], runtime.sandbox, SECRET.rng("classic", "hard", 0, "verdict"))
     assert verdict.stress is not None

@@ -27,10 +27,10 @@ from env.families.classic.concurrency import VALIDATED_PYTHON, explore_plan, jud
 from env.families.classic.discipline import EXPECTED, review
 from env.families.classic.judge import judge
 from env.secret import ServerSecret
-from tests.helpers import REGISTRY
+from tests.helpers import CATALOG
 from tests.race_variants import CORRECT, EVASIVE, HEAD, LOCKED_DECREMENT, LOCKED_INCREMENT, RACY, TAIL, module
 
-HARD = REGISTRY.get("hard")
+HARD = CATALOG.get("hard")
 SECRET = ServerSecret("the race verdict tests' own secret, 32+ characters")
 EXPLORER = Path(__file__).resolve().parents[1] / "env" / "sandbox" / "inside" / "explorer.py"
 

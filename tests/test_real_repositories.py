@@ -24,7 +24,7 @@ from env.authoring.sdist import SdistError
 from env.authoring.synthesize import Synthesis
 from env.authoring.validate import validate_task
 from env.config import Settings
-from env.families.registry import TaskRegistry
+from env.families.catalog import TaskCatalog
 from env.graders.mechanisms import MECHANISMS
 from env.patches import make_patch
 from env.project import RepoTask, is_test_path, load_repo_task, source_only
@@ -57,7 +57,7 @@ def _tests(files: dict[str, str]) -> dict[str, str]:
 
 
 def _serve(tasks: list[RepoTask], isolation: Isolation) -> LiveServer:
-    runtime = Runtime(TaskRegistry(tasks), Sandbox(Limits(), isolation), workers=4, secret=TEST_SECRET)
+    runtime = Runtime(TaskCatalog(tasks), Sandbox(Limits(), isolation), workers=4, secret=TEST_SECRET)
     return LiveServer(build_app(runtime=runtime, settings=Settings()))
 
 
@@ -118,7 +118,7 @@ def test_the_historic_bug_imports_from_pypi_with_its_gold_suspect_and_mechanism(
 
 
 def test_the_historic_bug_is_valid_and_the_oracle_solves_it_over_ws(historic: RepoTask, isolation: Isolation):
-    runtime = Runtime(TaskRegistry([historic]), Sandbox(Limits(), isolation), workers=4, secret=TEST_SECRET)
+    runtime = Runtime(TaskCatalog([historic]), Sandbox(Limits(), isolation), workers=4, secret=TEST_SECRET)
     report = validate_task(runtime, historic, runs=3)
     assert {c.name: c.detail for c in report.checks if not c.ok} == {} and report.trusted
     with _serve([historic], isolation) as server:

@@ -27,9 +27,9 @@ from env.sandbox.limits import Limits
 from env.sandbox.policy import PolicyViolation, check_source
 from env.sandbox.runner import Sandbox
 from env.server.app import build_app
-from tests.helpers import BUGGY, REGISTRY
+from tests.helpers import BUGGY, CATALOG
 
-EASY = REGISTRY.get("easy")
+EASY = CATALOG.get("easy")
 SECRET = "ADBG-SECRET-" + secrets.token_hex(8)
 CANARY = "ADBG-CANARY-" + secrets.token_hex(8)
 ROOT = Path(__file__).resolve().parents[1]
@@ -218,14 +218,14 @@ def sandbox_children() -> list[int]:
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory, isolation, registry):
+def world(tmp_path_factory, isolation, catalog):
     base = tmp_path_factory.mktemp("redteam")
     canary = base / "canary.txt"
     canary.write_text(CANARY)
     os.environ["ADBG_REDTEAM_SECRET"] = SECRET  # the server's environment holds a secret
     clients = {}
     for policy in (True, False):
-        runtime = Runtime(registry, Sandbox(Limits(wall_seconds=3, cpu_seconds=2), isolation), workers=4, static_check=policy)
+        runtime = Runtime(catalog, Sandbox(Limits(wall_seconds=3, cpu_seconds=2), isolation), workers=4, static_check=policy)
         clients[policy] = TestClient(build_app(runtime=runtime, settings=Settings()))
     yield {"canary": canary, "base": base, "clients": clients}
     for client in clients.values():

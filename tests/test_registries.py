@@ -12,10 +12,11 @@ import pytest
 
 from env.agents import AGENTS
 from env.agents.base import register
-from env.catalogue import catalogue_entry
-from env.families.registry import FAMILIES, TaskRegistry, load_task
+from env.families.catalog import TaskCatalog
+from env.families.registry import FAMILIES, load_task
 from env.families.repo.family import RepoFamily
 from env.interface import PROFILES
+from env.listing import listing_entry
 from env.models import DebugAction
 from env.project import RepoTask
 from env.registry import DuplicateName, Registry
@@ -62,7 +63,7 @@ def test_task_families_plug_into_one_registry():
 
 
 def test_a_new_family_is_its_own_class_and_one_registration(tmp_path, runtime, monkeypatch):
-    """Nothing else changes: the registry loads its folders, the server resets and steps it, /tasks lists it."""
+    """Nothing else changes: the catalog loads its folders, the server resets and steps it, /tasks lists it."""
     class ToyTask(RepoTask):
         family: str = "toy"  # type: ignore[assignment]
 
@@ -80,7 +81,7 @@ def test_a_new_family_is_its_own_class_and_one_registration(tmp_path, runtime, m
 
     monkeypatch.setattr(FAMILIES, "_items", dict(FAMILIES.items()))  # the toy family is gone after the test
     FAMILIES.add("toy", ToyFamily())
-    source = next(t for t in runtime.registry.all() if t.id == "repo-slice-window").folder
+    source = next(t for t in runtime.catalog.all() if t.id == "repo-slice-window").folder
     folder = tmp_path / "toy-slice"
     shutil.copytree(source, folder)
     data = json.loads((folder / "task.json").read_text())
@@ -88,13 +89,13 @@ def test_a_new_family_is_its_own_class_and_one_registration(tmp_path, runtime, m
 
     task = load_task(folder)
     assert isinstance(task, ToyTask) and task.family == "toy"
-    env = DebugEnvironment(Runtime(TaskRegistry([task]), runtime.sandbox, workers=2, secret=runtime.secret))
+    env = DebugEnvironment(Runtime(TaskCatalog([task]), runtime.sandbox, workers=2, secret=runtime.secret))
     assert env.reset(task_id="toy-slice", profile="pdb").error == "reset: toy tasks have the default interface only"
     obs = env.reset(task_id="toy-slice", seed=1)
     assert obs.family == "toy" and obs.error is None
     obs = env.step(DebugAction(action_type="give_up"))
     assert obs.done and obs.info["resolved"] is False
-    assert catalogue_entry(task.summary())["profiles"].keys() == {"default"}
+    assert listing_entry(task.summary())["profiles"].keys() == {"default"}
     env.close()
 
 

@@ -118,7 +118,7 @@ def test_metrics_count_sessions_steps_submissions_refusals_and_sandbox_runs(r1: 
 
 
 def test_task_and_seed_give_the_same_episode_on_every_replica_sharing_the_secret(runtime: Runtime, isolation):
-    other = Runtime(runtime.registry, runtime.sandbox, workers=2, secret=TEST_SECRET)  # a second replica's runtime
+    other = Runtime(runtime.catalog, runtime.sandbox, workers=2, secret=TEST_SECRET)  # a second replica's runtime
     apps = [build_app(runtime=runtime, settings=Settings(replica="r1")), build_app(runtime=other, settings=Settings(replica="r2"))]
     seen, judged = [], []
     for app in apps:

@@ -22,10 +22,10 @@ from env.runtime import Runtime
 from env.secret import SecretError, ServerSecret
 from env.verdict.outcome import RepoVerdict
 from tests.golden.pins import assert_pinned, pinned, play, played
-from tests.helpers import BUGGY, GOLD, GOOD_HYPOTHESIS, REGISTRY, submit
+from tests.helpers import BUGGY, CATALOG, GOLD, GOOD_HYPOTHESIS, submit
 
 CLASSIC_IDS = ["easy", "medium", "hard"]
-REPO_IDS = [t.id for t in REGISTRY.all() if t.family == "repo"]
+REPO_IDS = [t.id for t in CATALOG.all() if t.family == "repo"]
 PROCEDURAL_SAMPLE = ["proc-easy-test-0", "proc-medium-test-0", "proc-hard-test-0", "proc-extreme-test-0", "proc-medium-train-7"]
 # Every degenerate policy played here also has its exact rewards, grade and breakdown pinned in
 # tests/golden/rewards.json ("degenerate" / task / hypothesis kind / policy): a refactoring changes none.
@@ -49,7 +49,7 @@ def outcome(observations: list) -> tuple[float, float]:
 def test_degenerate_classic_policies_score_exactly_zero(runtime, task_id, kind):
     # With the gold hypothesis too: a diagnosis pays only with a fix (issue 32; it paid the hypothesis weight before).
     exact = {}
-    for name, actions in degenerate_policies(REGISTRY.get(task_id), kind).items():
+    for name, actions in degenerate_policies(CATALOG.get(task_id), kind).items():
         observations = play(runtime, task_id, actions)[1]
         grade, total = outcome(observations)
         assert grade == 0.0, f"{task_id} {name} with a {kind} hypothesis graded {grade}"
@@ -61,7 +61,7 @@ def test_degenerate_classic_policies_score_exactly_zero(runtime, task_id, kind):
 @pytest.mark.parametrize("task_id", REPO_IDS + PROCEDURAL_SAMPLE)
 def test_degenerate_repository_and_procedural_policies_score_exactly_zero(runtime, task_id):
     exact = {}
-    for name, actions in degenerate_policies(REGISTRY.get(task_id)).items():
+    for name, actions in degenerate_policies(CATALOG.get(task_id)).items():
         _, observations = play(runtime, task_id, actions)
         errors = [o.error for o in observations if o.error]
         assert not errors, f"{task_id} {name}: the policy itself went wrong: {errors}"
@@ -78,13 +78,13 @@ def test_every_degenerate_policy_played_here_is_pinned_and_nothing_else():
 
 
 def test_the_noop_family_covers_comments_extra_functions_renamed_locals_and_reordered_imports():
-    variants = {name for t in CLASSIC_IDS for name in noop_variants(REGISTRY.get(t))}
+    variants = {name for t in CLASSIC_IDS for name in noop_variants(CATALOG.get(t))}
     assert variants == {"comment_next_to_bug", "extra_function", "renamed_local", "reordered_imports"}
 
 
 @pytest.mark.parametrize("task_id", ["easy", "medium"])
 def test_a_noop_edit_earns_nothing_even_with_the_right_diagnosis(runtime, task_id):
-    code = noop_variants(REGISTRY.get(task_id))["extra_function"]
+    code = noop_variants(CATALOG.get(task_id))["extra_function"]
     _, observations = play(runtime, task_id, [submit(code, GOOD_HYPOTHESIS[task_id])])
     last = observations[-1]
     assert last.breakdown["grader.test_credit"] == 0.0
@@ -107,7 +107,7 @@ def test_breaking_a_passing_test_cancels_a_fixed_one(runtime):
 def test_alternating_a_broken_submission_with_the_bug_pumps_nothing(runtime):
     # Measured against the first build: +0.25 on hard with nothing fixed. Progress is now measured
     # against the best outcome so far, so each broken run costs and the bug earns nothing back.
-    actions = degenerate_policies(REGISTRY.get("hard"), "wrong")["alternating"]
+    actions = degenerate_policies(CATALOG.get("hard"), "wrong")["alternating"]
     _, observations = play(runtime, "hard", actions)
     assert [o.reward for o in observations[1:3]] == [-0.1, -0.05]
     assert outcome(observations) == (0.0, -0.75)
@@ -135,7 +135,7 @@ def _verdict(task, f2p_passing: int, p2p_broken: int) -> RepoVerdict:
 def test_repository_runs_that_pass_fail_to_pass_by_breaking_pass_to_pass_earn_nothing(runtime):
     # Measured against the first build: +0.30 for the F2P tests, -0.20 for the broken P2P one, +0.10 net.
 
-    task = REGISTRY.get("repo-pagination-off-by-one")
+    task = CATALOG.get("repo-pagination-off-by-one")
     episode = REPO.episode(runtime, task, 1, "e1")
     try:
         n_f2p, n_p2p = len(task.fail_to_pass), len(task.pass_to_pass)
@@ -180,7 +180,7 @@ def forge(totals: list[int]) -> str:
 
 def _totals(rng: random.Random) -> list[int]:
     """The final counts a correct counter reaches in each scenario of the plan ``rng`` makes."""
-    scenarios = explore_plan(REGISTRY.get("hard").stress, rng)["scenarios"]
+    scenarios = explore_plan(CATALOG.get("hard").stress, rng)["scenarios"]
     return [setup_state(tuple(s["setup"]))[0] + sum(op == "increment" for t in s["threads"] for op in t) - sum(op == "decrement" for t in s["threads"] for op in t) for s in scenarios]
 
 
@@ -189,8 +189,8 @@ def test_the_seed_replay_forge_of_the_race_verdict_fails(runtime):
     # a submission replayed them and answered the totals from get_count (grade 1.0, race intact).
     # The plans now derive from the server's secret: replaying the public seed predicts nothing.
     seed = 4242
-    public = explore_plan(REGISTRY.get("hard").stress, random.Random(seed))
-    secret = explore_plan(REGISTRY.get("hard").stress, runtime.secret.rng("classic", "hard", seed, "verdict"))
+    public = explore_plan(CATALOG.get("hard").stress, random.Random(seed))
+    secret = explore_plan(CATALOG.get("hard").stress, runtime.secret.rng("classic", "hard", seed, "verdict"))
     assert public != secret
     _, observations = play(runtime, "hard", [submit(forge(_totals(random.Random(seed))), GOOD_HYPOTHESIS["hard"])], seed=seed)
     first = observations[1]
@@ -209,7 +209,7 @@ def test_reports_never_show_the_expected_count(runtime):
 
 
 def test_the_same_secret_and_seed_give_the_same_verdicts_and_another_secret_other_plans(runtime):
-    spec = REGISTRY.get("hard").stress
+    spec = CATALOG.get("hard").stress
     shared = ServerSecret("a secret shared by two replicas")
     assert explore_plan(spec, shared.rng("classic", "hard", 7, "verdict")) == explore_plan(spec, shared.rng("classic", "hard", 7, "verdict"))
     other = ServerSecret("another secret, another server").rng("classic", "hard", 7, "verdict")
@@ -240,11 +240,11 @@ def test_the_fingerprint_is_published_and_the_secret_is_not(client, runtime):
     assert secret not in json.dumps([health, reset, state])
 
 
-def test_a_resumed_evaluation_under_another_secret_refuses(runtime, registry, isolation, tmp_path):
+def test_a_resumed_evaluation_under_another_secret_refuses(runtime, catalog, isolation, tmp_path):
     run(lambda: InProcessDriver(runtime), "random", ["easy"], 1, 1, tmp_path)
     recorded = json.loads((tmp_path / "results.jsonl").read_text().splitlines()[0])
     assert recorded["secret_fingerprint"] == runtime.secret.fingerprint
-    other = Runtime(registry, runtime.sandbox, workers=2, secret=ServerSecret("a different secret for this run"))
+    other = Runtime(catalog, runtime.sandbox, workers=2, secret=ServerSecret("a different secret for this run"))
     with pytest.raises(SecretMismatch, match=f"fingerprint {runtime.secret.fingerprint}; this environment's is {other.secret.fingerprint}"):
         run(lambda: InProcessDriver(other), "random", ["easy"], 2, 1, tmp_path)
 
@@ -271,7 +271,7 @@ def test_an_unknown_mechanism_is_the_agents_mistake(runtime):
 
 
 def test_a_repository_submit_reports_its_claim_without_changing_the_grade(runtime):
-    task = REGISTRY.get("repo-slice-window")
+    task = CATALOG.get("repo-slice-window")
     from env.authoring.oracle import oracle_actions
 
     actions = oracle_actions(task)

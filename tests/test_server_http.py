@@ -9,7 +9,7 @@ from fastapi.testclient import TestClient
 
 from env.config import Settings
 from env.server.app import build_app
-from tests.helpers import GOLD, GOOD_HYPOTHESIS, REGISTRY, submit
+from tests.helpers import CATALOG, GOLD, GOOD_HYPOTHESIS, submit
 
 
 def test_overview_lists_endpoints_tasks_and_actions(client):
@@ -17,7 +17,7 @@ def test_overview_lists_endpoints_tasks_and_actions(client):
     assert body["name"] == "agentdebugger-env"
     assert {"GET /health", "POST /reset", "POST /step", "GET /state", "WS /ws", "GET /tasks"} <= set(body["endpoints"])
     assert list(body["action_types"]) == ["submit_fix", "query_context", "give_up"]
-    assert [t["id"] for t in body["tasks"]] == REGISTRY.ids()
+    assert [t["id"] for t in body["tasks"]] == CATALOG.ids()
     assert list(body["repository_tools"])[:3] == ["list_dir", "view_file", "search"]
 
 
@@ -28,7 +28,7 @@ def test_tasks_endpoint(client):
         ("medium", "medium", 7, 15, 10),
         ("hard", "hard", 10, 25, 8),
     ]
-    assert [t["id"] for t in tasks] == REGISTRY.ids()
+    assert [t["id"] for t in tasks] == CATALOG.ids()
     assert all(t["name"] and t["description"] for t in tasks)
     assert tasks[0]["action_types"] == ["submit_fix", "query_context", "give_up"]
     assert [t["function"]["name"] for t in tasks[0]["tools"]] == ["submit_fix", "query_context", "give_up"]
@@ -183,7 +183,7 @@ def test_unknown_episode_and_unknown_task_are_clear_200_errors(client):
     assert r.json()["observation"]["error"] == "unknown or expired episode_id 'no-such-episode'; call POST /reset to start an episode"
     r = client.post("/reset", json={"task_id": "impossible"})
     assert r.status_code == 200
-    assert r.json()["observation"]["error"] == "unknown task_id 'impossible'; available: " + ", ".join(REGISTRY.ids()) + ", or any proc-<easy|medium|hard|extreme>-<train|test|ood>-<index 0-99999>"
+    assert r.json()["observation"]["error"] == "unknown task_id 'impossible'; available: " + ", ".join(CATALOG.ids()) + ", or any proc-<easy|medium|hard|extreme>-<train|test|ood>-<index 0-99999>"
     # A procedural id past its split's range is unknown too (it was a 500).
     r = client.post("/reset", json={"task_id": "proc-easy-train-123456"})
     assert r.status_code == 200 and r.json()["observation"]["error"].startswith("unknown task_id 'proc-easy-train-123456'; available: ")
@@ -287,8 +287,8 @@ def test_oversized_code_is_an_agent_mistake_not_an_http_error(client):
 def test_openenv_task_discovery_routes(client):
     assert client.get("/agentdebugger-env/splits").json() == [{"name": "test", "type": "test"}]
     listed = client.post("/agentdebugger-env/tasks", json={"split": "test"}).json()["tasks"]
-    count = len(REGISTRY.ids())
-    assert [t["id"] for t in listed] == REGISTRY.ids()
+    count = len(CATALOG.ids())
+    assert [t["id"] for t in listed] == CATALOG.ids()
     assert client.post("/agentdebugger-env/num_tasks", json={"split": "test"}).json() == {"num_tasks": count}
     assert client.post("/agentdebugger-env/task", json={"split": "test", "index": 2}).json()["task"]["id"] == "hard"
     assert client.post("/agentdebugger-env/task", json={"split": "test", "index": count}).status_code == 400
@@ -301,4 +301,4 @@ def test_openenv_task_discovery_routes(client):
 def test_reset_by_task_index(client):
     assert client.post("/reset", json={"index": 1, "seed": 1}).json()["observation"]["task_id"] == "medium"
     bad = client.post("/reset", json={"index": 99}).json()["observation"]
-    assert bad["error"] == f"task index 99 is out of range; there are {len(REGISTRY.ids())} tasks"
+    assert bad["error"] == f"task index 99 is out of range; there are {len(CATALOG.ids())} tasks"

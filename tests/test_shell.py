@@ -20,7 +20,7 @@ from types import SimpleNamespace
 import pytest
 
 import env.sandbox.shell as shell_module
-from env.families.registry import TaskRegistry
+from env.families.catalog import TaskCatalog
 from env.sandbox.isolation import LayerState
 from env.sandbox.readable import PROJECT_ROOT, shell_paths
 from env.sandbox.runner import RefusedToRun
@@ -98,9 +98,9 @@ def test_files_written_by_the_command_stay_readable_by_the_server(shell, workspa
     assert (workspace / "sub" / "f").read_text() == "x\n"
 
 
-def test_a_workspace_stays_the_servers_between_commands(shell, registry):
+def test_a_workspace_stays_the_servers_between_commands(shell, catalog):
     """Whatever uid a command runs as, the workspace goes back to the server's uid, closed to every other (0700)."""
-    ws = Workspace.create(registry.get("repo-cache-stale"))
+    ws = Workspace.create(catalog.get("repo-cache-stale"))
     try:
         assert (ws.root.stat().st_mode & 0o777, ws.root.stat().st_uid) == (0o700, os.geteuid())
         assert shell.run(ws.root, "mkdir made && touch made/here").exit_code == 0
@@ -422,7 +422,7 @@ def test_tool_arguments(raw, message):
 
 
 def test_git_in_a_repository_workspace(shell):
-    task = TaskRegistry.builtin().get("repo-slice-window")  # PYTHONPATH=src
+    task = TaskCatalog.builtin().get("repo-slice-window")  # PYTHONPATH=src
     workspace = Workspace.create(task)
     try:
         ctx = ctx_for(shell, workspace.root, task)

@@ -11,7 +11,8 @@ import pytest
 
 from env.authoring.predictions import Prediction, evaluate
 from env.authoring.validate import validate_task
-from env.families.registry import TaskRegistry, load_task
+from env.families.catalog import TaskCatalog
+from env.families.registry import load_task
 from env.families.repo.family import REPO
 from env.models import DebugAction
 from env.patches import make_patch
@@ -148,7 +149,7 @@ def test_import_swebench_then_validate_solve_and_evaluate(runtime, tmp_path):
     assert "a later commit" not in task.files["shop/cart.py"]
     assert failing(validate_task(runtime, task, runs=2)) == {}
 
-    solver = Runtime(TaskRegistry([task]), runtime.sandbox)
+    solver = Runtime(TaskCatalog([task]), runtime.sandbox)
     episode = REPO.episode(solver, task, seed=1, episode_id="imp")
     obs = episode.step(DebugAction(action_type="run_tests"))
     assert obs.tool_output == "3 passed"  # the agent's runs use the visible tests only
@@ -157,7 +158,7 @@ def test_import_swebench_then_validate_solve_and_evaluate(runtime, tmp_path):
     final = episode.step(DebugAction(action_type="submit"))
     assert final.info["resolved"] is True
 
-    prediction = Prediction.from_observation(final, model="test-agent", registry=solver.registry)
+    prediction = Prediction.from_observation(final, model="test-agent", catalog=solver.catalog)
     assert prediction.instance_id == "acme__shop-1" and prediction.model_patch == final.info["model_patch"]
     assert evaluate(solver, prediction).resolution == "FULL"
     assert evaluate(solver, prediction.model_copy(update={"model_patch": ""})).model_dump() == {"instance_id": "acme__shop-1", "resolution": "NO", "detail": "empty patch"}
@@ -198,5 +199,5 @@ def test_import_reports_a_missing_clone(tmp_path, capsys):
 def test_server_serves_task_dirs(monkeypatch, tmp_path, variant):
     repo_fixture.write_task(tmp_path / "dir" / "shop-cart")
     monkeypatch.setenv(variant, str(tmp_path / "dir"))
-    ids = TaskRegistry.from_env().ids()
+    ids = TaskCatalog.from_env().ids()
     assert ids[-1] == "shop-cart" and ids[:3] == ["easy", "medium", "hard"]

@@ -27,9 +27,9 @@ def test_the_validator_passes_against_the_server(live_server, capsys):
         assert f"PASS  {task_id}: the recorded overfit (it fits only the visible tests) is not resolved" in out
 
 
-def test_the_validator_fails_when_code_cannot_run(registry, capsys):
+def test_the_validator_fails_when_code_cannot_run(catalog, capsys):
     refusing = Sandbox(Limits(), probe_isolation(disabled={"netns", "landlock", "seccomp", "uid"}, allow_unsafe=False))
-    with LiveServer(build_app(runtime=Runtime(registry, refusing, workers=4), settings=Settings())) as server:
+    with LiveServer(build_app(runtime=Runtime(catalog, refusing, workers=4), settings=Settings())) as server:
         assert main(["--url", server.url]) == 1
     out = capsys.readouterr().out
     assert "FAIL  easy: the oracle scores >= 0.9  (score None)" in out

@@ -23,7 +23,7 @@ from env.eval.v2.canaries import canaries
 from env.eval.v2.containment_checks import server_address
 from env.eval.v2.report import UnknownSelection, validate
 from env.eval.v2.semantic_checks import solution_markers
-from env.families.registry import TaskRegistry
+from env.families.catalog import TaskCatalog
 from env.runtime import Runtime
 from env.sandbox.limits import Limits
 from env.sandbox.runner import Sandbox
@@ -96,11 +96,11 @@ def by_id_json(report: dict) -> dict:
     return {r["check_id"]: r for r in report["results"]}
 
 
-def test_canaries_include_degenerate_policies_overfits_and_the_integrity_attacks(registry):
-    classic = canaries(registry.get("easy"))
+def test_canaries_include_degenerate_policies_overfits_and_the_integrity_attacks(catalog):
+    classic = canaries(catalog.get("easy"))
     assert {"degenerate.give_up", "overfit", "attack.always_equal_object", "attack.prints_a_fake_summary",
             "attack.monkeypatches_unittest"} <= set(classic)
-    repo = canaries(registry.get("repo-slice-window"))
+    repo = canaries(catalog.get("repo-slice-window"))
     assert {"overfit", "attack.conftest_forces_every_test_to_pass", "attack.pth_file", "attack.rewrites_the_tests"} <= set(repo)
     assert all(actions[-1]["action_type"] == "submit" for name, actions in repo.items() if name.startswith("attack."))
 
@@ -139,18 +139,18 @@ def test_declarations_that_do_not_match_the_server_fail(live_server, tmp_path):
 @pytest.fixture()
 def leaky_server(isolation):
     """A server whose easy task's description gives the fix away."""
-    easy = TaskRegistry.builtin().get("easy")
+    easy = TaskCatalog.builtin().get("easy")
     fix_line = solution_markers(easy)[0]
     leaky = easy.model_copy(update={"description": easy.description + f" Hint: the loop should read `{fix_line}`."})
-    registry = TaskRegistry([leaky])
-    runtime = Runtime(registry, Sandbox(Limits(), isolation), workers=4, secret=TEST_SECRET)
+    catalog = TaskCatalog([leaky])
+    runtime = Runtime(catalog, Sandbox(Limits(), isolation), workers=4, secret=TEST_SECRET)
     with LiveServer(build_app(runtime=runtime, settings=Settings())) as server:
-        yield server, registry, fix_line
+        yield server, catalog, fix_line
 
 
 def test_a_task_leaking_its_solution_fails_no_solution_leakage(leaky_server):
-    server, registry, fix_line = leaky_server
-    report = validate(server.url, tasks=["easy"], registry=registry, only={"runtime.episode_determinism", "semantic.no_solution_leakage"})
+    server, catalog, fix_line = leaky_server
+    report = validate(server.url, tasks=["easy"], catalog=catalog, only={"runtime.episode_determinism", "semantic.no_solution_leakage"})
     leakage = by_id(report)["semantic.no_solution_leakage"]
     assert by_id(report)["runtime.episode_determinism"].status.value == "pass"
     assert leakage.status.value == "fail" and fix_line in leakage.evidence[0]

@@ -8,17 +8,17 @@ from typing import TYPE_CHECKING, Any
 from env.agents.base import Action, Agent, Observation, register
 
 if TYPE_CHECKING:
-    from env.families.registry import TaskRegistry
+    from env.families.catalog import TaskCatalog
 
 
 @register("oracle")
 class OracleAgent(Agent):
-    def __init__(self, registry: TaskRegistry | None = None):
+    def __init__(self, catalog: TaskCatalog | None = None):
         # The families load the server's models (OpenEnv's server package, ~0.7 s): only the oracle needs them, so
         # they are imported when one is made, not when the agents register (inference.py imports every agent).
-        from env.families.registry import TaskRegistry
+        from env.families.catalog import TaskCatalog
 
-        self.registry = registry or TaskRegistry.from_env()
+        self.catalog = catalog or TaskCatalog.from_env()
         self.plan: list[Action] = []
 
     def begin(self, task: dict[str, Any], observation: Observation, rng: random.Random) -> None:
@@ -26,7 +26,7 @@ class OracleAgent(Agent):
         from env.families.registry import FAMILIES
 
         super().begin(task, observation, rng)
-        spec = self.registry.get(task["id"])
+        spec = self.catalog.get(task["id"])
         self.plan = oracle_actions(spec)
         interface = (observation.get("info") or {}).get("interface") or {}
         if interface.get("unlocked") is False:  # an edit gate: one debugger command opens it

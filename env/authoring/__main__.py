@@ -28,7 +28,8 @@ from env.authoring.settle import report as settle_report
 from env.authoring.settle import settle
 from env.authoring.synthesize import Synthesis
 from env.authoring.validate import table, validate_task
-from env.families.registry import FAMILIES, TaskLoadError, TaskRegistry, load_task, task_folders
+from env.families.catalog import TaskCatalog
+from env.families.registry import FAMILIES, TaskLoadError, load_task, task_folders
 from env.project import RepoTask
 from env.runtime import Runtime
 from env.sandbox.isolation import probe_isolation
@@ -38,22 +39,22 @@ from env.sandbox.runner import Sandbox
 from env.verdict.testenv import TestEnvError, cache_root, ensure, spec
 
 
-def _runtime(registry: TaskRegistry) -> Runtime:
-    return Runtime(registry, Sandbox(Limits.from_env(), probe_isolation()), workers=4)
+def _runtime(catalog: TaskCatalog) -> Runtime:
+    return Runtime(catalog, Sandbox(Limits.from_env(), probe_isolation()), workers=4)
 
 
-def _registry(paths: list[str], with_builtin: bool) -> TaskRegistry:
-    tasks = TaskRegistry.builtin().all() if with_builtin else []
+def _catalog(paths: list[str], with_builtin: bool) -> TaskCatalog:
+    tasks = TaskCatalog.builtin().all() if with_builtin else []
     for path in paths:
         tasks += [load_task(folder) for folder in task_folders(Path(path))]
-    return TaskRegistry(tasks)
+    return TaskCatalog(tasks)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    registry = _registry(args.paths, with_builtin=not args.paths)
-    runtime = _runtime(registry)
+    catalog = _catalog(args.paths, with_builtin=not args.paths)
+    runtime = _runtime(catalog)
     reports = []
-    for task in registry.all():
+    for task in catalog.all():
         report = validate_task(runtime, task, runs=args.runs)
         reports.append(report)
         print(f"{task.id}: {'valid' if report.ok else 'INVALID'} ({report.seconds:.1f} s)", file=sys.stderr, flush=True)
@@ -98,7 +99,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    runtime = _runtime(_registry(args.paths, with_builtin=True))
+    runtime = _runtime(_catalog(args.paths, with_builtin=True))
     results = [evaluate(runtime, p) for p in read_predictions(Path(args.predictions))]
     for result in results:
         print(json.dumps(result.model_dump()))
@@ -107,15 +108,15 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-def repositories(registry: TaskRegistry) -> list[RepoTask]:
+def repositories(catalog: TaskCatalog) -> list[RepoTask]:
     """The listed tasks that are repositories (``Family.repository``): what has test environments to prepare."""
-    found = (FAMILIES[t.family].repository(t) for t in registry.all())
+    found = (FAMILIES[t.family].repository(t) for t in catalog.all())
     return [t for t in found if t is not None]
 
 
 def cmd_prepare(args: argparse.Namespace) -> int:
-    registry = _registry(args.paths, with_builtin=not args.paths)
-    wanted = {spec(t.requirements).key: t.requirements for t in repositories(registry)}
+    catalog = _catalog(args.paths, with_builtin=not args.paths)
+    wanted = {spec(t.requirements).key: t.requirements for t in repositories(catalog)}
     failures = 0
     for requirements in wanted.values():
         try:
@@ -156,13 +157,13 @@ def report_placement(task: RepoTask, placement: Placement, listed: list[str]) ->
 
 
 def cmd_place(args: argparse.Namespace) -> int:
-    registry = _registry(args.paths, with_builtin=False)
-    runtime = _runtime(registry)
+    catalog = _catalog(args.paths, with_builtin=False)
+    runtime = _runtime(catalog)
     if not runtime.sandbox.isolation.can_execute:
         print(f"error: this host cannot run the verdict: {runtime.sandbox.isolation.reason}", file=sys.stderr)
         return 2
     failing = 0
-    for listed_task in registry.all():
+    for listed_task in catalog.all():
         task = FAMILIES[listed_task.family].repository(listed_task)
         if task is None:
             print(f"{listed_task.id}: not a repository task, every test of it runs where its family runs it")

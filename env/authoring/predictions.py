@@ -14,7 +14,8 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from env.contract import Task
-from env.families.registry import FAMILIES, TaskRegistry
+from env.families.catalog import TaskCatalog
+from env.families.registry import FAMILIES
 from env.patches import PatchError, apply_patch
 from env.runtime import Runtime
 from env.verdict.outcome import resolution
@@ -27,13 +28,13 @@ class Prediction(BaseModel):
     model_patch: str
 
     @classmethod
-    def from_observation(cls, observation: Any, model: str, registry: TaskRegistry | None = None) -> Prediction:
+    def from_observation(cls, observation: Any, model: str, catalog: TaskCatalog | None = None) -> Prediction:
         """From a repository episode's terminal observation (its ``info`` carries the patch)."""
         if not getattr(observation, "done", False) or "model_patch" not in (observation.info or {}):
             raise ValueError("the observation is not the end of a repository episode")
         instance_id = observation.task_id
-        if registry is not None:
-            instance_id = instance_of(registry.get(observation.task_id))
+        if catalog is not None:
+            instance_id = instance_of(catalog.get(observation.task_id))
         return cls(instance_id=instance_id, model_name_or_path=model, model_patch=observation.info["model_patch"])
 
 
@@ -65,7 +66,7 @@ def read_predictions(path: Path) -> list[Prediction]:
 
 def evaluate(runtime: Runtime, prediction: Prediction) -> Evaluation:
     """Apply the patch to the task's snapshot and grade it like SWE-bench (empty patch: NO)."""
-    repositories = (FAMILIES[t.family].repository(t) for t in runtime.registry.all())
+    repositories = (FAMILIES[t.family].repository(t) for t in runtime.catalog.all())
     tasks = [t for t in repositories if t is not None and prediction.instance_id in (t.instance_id, t.id)]
     if not tasks:
         return Evaluation(instance_id=prediction.instance_id, resolution="NO", detail="no such repository task")

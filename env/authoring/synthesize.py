@@ -45,7 +45,7 @@ from env.authoring.library import Library, SynthesisError
 from env.authoring.mutate import Mutant, changes_code, mutants
 from env.authoring.statement import problem_statement
 from env.authoring.validate import TaskValidation, validate_task
-from env.families.registry import TaskRegistry
+from env.families.catalog import TaskCatalog
 from env.patches import make_patch
 from env.project import RepoTask, is_test_path, load_repo_task
 from env.pyparse import parse
@@ -148,7 +148,7 @@ class Synthesis:
             self.log(f"{self.lib.slug}: the clean suite took {base.run_seconds:.1f} s, more than the {served.wall_seconds:g} s a run may take here "
                      "(SANDBOX_WALL_SECONDS): tasks whose tests take as long will be invalid; raise it here and where they are served")  # fmt: skip
         bounded = Sandbox(served.model_copy(update={"wall_seconds": min(limit, served.wall_seconds)}), self.sandbox.isolation)
-        runtime = Runtime(TaskRegistry([]), Sandbox(served, self.sandbox.isolation), workers=2)
+        runtime = Runtime(TaskCatalog([]), Sandbox(served, self.sandbox.isolation), workers=2)
         decisions = read_ledger(self.ledger)
         decided = {d.key for d in decisions}
         recorded = {d.task for d in decisions if d.status == "valid"}

@@ -15,7 +15,7 @@ from env import settings
 from env.demo.ui import build_demo
 from env.eval.drivers import HttpDriver
 from env.eval.in_process import InProcessDriver
-from env.families.registry import TaskRegistry
+from env.families.catalog import TaskCatalog
 from env.runtime import Runtime
 from env.server.environment import DebugEnvironment
 from env.server.signals import exit_cleanly_on_sigterm
@@ -30,7 +30,7 @@ def local_demo(runtime: Runtime) -> gr.Blocks:
 
 def remote_demo(url: str) -> gr.Blocks:
     """Episodes run on the server at ``url`` over plain HTTP; replays run here (the tasks are the same files)."""
-    runtime = functools.cache(lambda: Runtime.from_env(TaskRegistry.from_env()))  # only a replay needs a local sandbox
+    runtime = functools.cache(lambda: Runtime.from_env(TaskCatalog.from_env()))  # only a replay needs a local sandbox
     return build_demo(lambda: HttpDriver(url), replay_env=lambda: DebugEnvironment(runtime()))
 
 
@@ -58,5 +58,5 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=None, help=f"default: $PORT, $GRADIO_SERVER_PORT or {DEFAULT_PORT}")
     args = parser.parse_args(argv)
     exit_cleanly_on_sigterm()
-    demo = remote_demo(args.url) if args.url else local_demo(Runtime.from_env(TaskRegistry.from_env()))
+    demo = remote_demo(args.url) if args.url else local_demo(Runtime.from_env(TaskCatalog.from_env()))
     demo.launch(server_name=args.host, server_port=args.port or port_from_env(), show_error=False, footer_links=["api"], max_file_size="5mb")

@@ -1,8 +1,8 @@
-"""What the demo's tabs share: the task catalogue, the task picker, the status rows, the reward plot, the
+"""What the demo's tabs share: the task listing, the task picker, the status rows, the reward plot, the
 step table and the trajectory file.
 
-    catalogue = Catalogue(driver_factory)
-    task, profile, seed = picker(catalogue, first, "watch-")
+    listing = Listing(driver_factory)
+    task, profile, seed = picker(listing, first, "watch-")
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ MAX_SEED = 2**31 - 1
 HISTORY_HEADERS = ["step", "action", "reward", "tests", "error"]
 
 
-class Catalogue:
+class Listing:
     """The tasks the backend offers, listed once; any other procedural id is generated when asked for."""
 
     def __init__(self, driver_factory: Callable[[], Driver]):
@@ -66,11 +66,11 @@ class Catalogue:
         return gr.update(choices=profiles, value="default" if "default" in profiles else profiles[0])
 
 
-def picker(catalogue: Catalogue, first: str, prefix: str) -> tuple[gr.Dropdown, gr.Dropdown, gr.Number]:
+def picker(listing: Listing, first: str, prefix: str) -> tuple[gr.Dropdown, gr.Dropdown, gr.Number]:
     """Task, interface and seed (element ids ``task``, ``profile``, ``seed`` after ``prefix``)."""
-    task = gr.Dropdown(catalogue.choices(), value=first, label="Task", allow_custom_value=True, scale=4, elem_id=f"{prefix}task",
+    task = gr.Dropdown(listing.choices(), value=first, label="Task", allow_custom_value=True, scale=4, elem_id=f"{prefix}task",
                        info="or type a procedural id such as proc-easy-train-7")
-    profile = gr.Dropdown(catalogue.profiles(first), value="default", label="Interface", scale=1, elem_id=f"{prefix}profile")
+    profile = gr.Dropdown(listing.profiles(first), value="default", label="Interface", scale=1, elem_id=f"{prefix}profile")
     seed = gr.Number(1, label="Seed", precision=0, scale=1, elem_id=f"{prefix}seed")
     return task, profile, seed
 

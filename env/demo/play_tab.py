@@ -1,7 +1,7 @@
 """The Play tab: you are the agent. ``build_play_tab`` lays it out; ``PlayHandlers`` answers its events.
 
-    tab = build_play_tab(catalogue, first)           # inside the Blocks, in the tab
-    PlayHandlers(tab, state, catalogue, new_session).wire()
+    tab = build_play_tab(listing, first)           # inside the Blocks, in the tab
+    PlayHandlers(tab, state, listing, new_session).wire()
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 import gradio as gr
 
 from env.demo import commands, view
-from env.demo.parts import HISTORY_HEADERS, Catalogue, history, parse_seed, picker, plot, save, status_rows
+from env.demo.parts import HISTORY_HEADERS, Listing, history, parse_seed, picker, plot, save, status_rows
 from env.demo.session import DemoError, DemoSession, describe
 from env.models import MAX_TEXT_FIELD, QUERY_TYPES
 
@@ -61,9 +61,9 @@ class PlayTab:
     replay_mine_btn: gr.Button
 
 
-def build_play_tab(catalogue: Catalogue, first: str) -> PlayTab:
+def build_play_tab(listing: Listing, first: str) -> PlayTab:
     with gr.Row():
-        task_dd, profile_dd, seed_in = picker(catalogue, first, "")
+        task_dd, profile_dd, seed_in = picker(listing, first, "")
         start_btn = gr.Button("Start episode", variant="primary", scale=1, elem_id="start")
     error_md, status_md, score_md = status_rows("", "Choose a task and start an episode.")
     with gr.Row():
@@ -122,8 +122,8 @@ def _template(session: DemoSession, name: str | None) -> str:
 class PlayHandlers:
     """The Play tab's events. Each handler returns updates keyed by component; the method names are the API's."""
 
-    def __init__(self, tab: PlayTab, state: gr.State, catalogue: Catalogue, new_session: Callable[[], DemoSession]):
-        self.tab, self.state, self.catalogue, self.new_session = tab, state, catalogue, new_session
+    def __init__(self, tab: PlayTab, state: gr.State, listing: Listing, new_session: Callable[[], DemoSession]):
+        self.tab, self.state, self.listing, self.new_session = tab, state, listing, new_session
         t = tab
         self.outputs = [
             state, t.error_md, t.status_md, t.score_md, t.header_md, t.issue_md, t.file_dd, t.code_view, t.tests_view, t.fix_code,
@@ -133,7 +133,7 @@ class PlayHandlers:
 
     def wire(self) -> None:
         t, state, outputs = self.tab, self.state, self.outputs
-        t.task_dd.change(self.catalogue.on_task_change, t.task_dd, t.profile_dd)
+        t.task_dd.change(self.listing.on_task_change, t.task_dd, t.profile_dd)
         t.start_btn.click(self.start, [t.task_dd, t.profile_dd, t.seed_in, state], outputs)
         t.submit_fix_btn.click(self.submit_fix, [t.fix_code, t.hypothesis_tb, state], outputs)
         t.query_btn.click(self.query, [t.query_type_dd, t.query_target_tb, state], outputs)
@@ -207,7 +207,7 @@ class PlayHandlers:
     def start(self, task_id: str, profile: str, seed: Any, session: DemoSession | None) -> dict[Any, Any]:
         session = session or self.new_session()
         try:
-            session.start(self.catalogue.get(task_id), profile or "default", parse_seed(seed))
+            session.start(self.listing.get(task_id), profile or "default", parse_seed(seed))
         except Exception as exc:  # noqa: BLE001 (shown on the page)
             return {**self.failed(session, exc), self.state: session}
         return self.render(session, refresh_fix=True)

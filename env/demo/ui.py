@@ -19,7 +19,7 @@ from typing import Any
 import gradio as gr
 
 from env.demo import scratch, view
-from env.demo.parts import Catalogue
+from env.demo.parts import Listing
 from env.demo.play_tab import PlayHandlers, build_play_tab
 from env.demo.replay_tab import ReplayHandlers, build_replay_tab
 from env.demo.session import DemoSession, Driver
@@ -39,9 +39,9 @@ def build_demo(driver_factory: Callable[[], Driver], replay_env: Callable[[], An
     """``driver_factory`` opens one episode's connection (in-process or to a server); ``replay_env`` gives an
     in-process ``DebugEnvironment`` that replays saved trajectories."""
     scratch.sweep()  # what demos killed before they could exit left behind
-    catalogue = Catalogue(driver_factory)
-    choices = catalogue.choices()
-    first = default_task if default_task in catalogue.listed else choices[0][1]
+    listing = Listing(driver_factory)
+    choices = listing.choices()
+    first = default_task if default_task in listing.listed else choices[0][1]
 
     def new_session() -> DemoSession:
         return DemoSession(driver_factory)
@@ -60,15 +60,15 @@ def build_demo(driver_factory: Callable[[], Driver], replay_env: Callable[[], An
 
         with gr.Tabs() as tabs:
             with gr.Tab("Play", id="play"):
-                play = build_play_tab(catalogue, first)
+                play = build_play_tab(listing, first)
             with gr.Tab("Watch an agent", id="watch"):
-                watch = build_watch_tab(catalogue, first)
+                watch = build_watch_tab(listing, first)
             with gr.Tab("Replay a trajectory", id="replay"):
                 replay = build_replay_tab()
 
         # Wired in this order (Play, Watch, Replay): the order numbers the page's API endpoints.
-        PlayHandlers(play, play_state, catalogue, new_session).wire()
-        WatchHandlers(watch, watch_state, catalogue, new_session).wire()
+        PlayHandlers(play, play_state, listing, new_session).wire()
+        WatchHandlers(watch, watch_state, listing, new_session).wire()
         ReplayHandlers(replay, frames_state, replay_env, tabs).wire(play_state, play.replay_mine_btn)
 
     # Sessions are independent episodes: let several events run at once (Gradio's default is one at a time),

@@ -1,7 +1,7 @@
 """The Watch tab: a baseline agent plays a task while the page follows each step.
 
-    tab = build_watch_tab(catalogue, first)          # inside the Blocks, in the tab
-    WatchHandlers(tab, state, catalogue, new_session).wire()
+    tab = build_watch_tab(listing, first)          # inside the Blocks, in the tab
+    WatchHandlers(tab, state, listing, new_session).wire()
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import gradio as gr
 
 from env.agents import AGENTS
 from env.demo import view
-from env.demo.parts import HISTORY_HEADERS, Catalogue, history, parse_seed, picker, plot, save, status_rows
+from env.demo.parts import HISTORY_HEADERS, Listing, history, parse_seed, picker, plot, save, status_rows
 from env.demo.session import DemoError, DemoSession, describe
 
 WATCH_AGENTS = ("oracle", "heuristic", "random")
@@ -40,11 +40,11 @@ class WatchTab:
     download: gr.DownloadButton
 
 
-def build_watch_tab(catalogue: Catalogue, first: str) -> WatchTab:
+def build_watch_tab(listing: Listing, first: str) -> WatchTab:
     gr.Markdown("A baseline plays the task over the same API an RL trainer uses. **oracle** plays the known fix "
                 "(it proves the task solvable); **heuristic** tries small edits where the failures point; **random** acts at random.")
     with gr.Row():
-        w_task, w_profile, w_seed = picker(catalogue, first, "watch-")
+        w_task, w_profile, w_seed = picker(listing, first, "watch-")
         w_agent = gr.Dropdown(list(WATCH_AGENTS), value="oracle", label="Agent", scale=1, elem_id="watch-agent")
         w_btn = gr.Button("Play", variant="primary", scale=1, elem_id="watch-play")
     w_error, w_status, w_score = status_rows("watch-", "")
@@ -60,14 +60,14 @@ def build_watch_tab(catalogue: Catalogue, first: str) -> WatchTab:
 class WatchHandlers:
     """The Watch tab's events; ``watch`` is a generator, so the page shows each step as the agent takes it."""
 
-    def __init__(self, tab: WatchTab, state: gr.State, catalogue: Catalogue, new_session: Callable[[], DemoSession]):
-        self.tab, self.state, self.catalogue, self.new_session = tab, state, catalogue, new_session
+    def __init__(self, tab: WatchTab, state: gr.State, listing: Listing, new_session: Callable[[], DemoSession]):
+        self.tab, self.state, self.listing, self.new_session = tab, state, listing, new_session
         t = tab
         self.outputs = [state, t.error, t.status, t.score, t.history, t.plot, t.breakdown, t.output, t.download]
 
     def wire(self) -> None:
         t = self.tab
-        t.task.change(self.catalogue.on_task_change, t.task, t.profile, api_name=False)
+        t.task.change(self.listing.on_task_change, t.task, t.profile, api_name=False)
         t.play_btn.click(self.watch, [t.task, t.profile, t.agent, t.seed, self.state], self.outputs)
 
     def watch_view(self, session: DemoSession, error: str | None = None) -> dict[Any, Any]:
@@ -89,7 +89,7 @@ class WatchHandlers:
         try:
             if agent_name not in WATCH_AGENTS:
                 raise DemoError(f"choose an agent: {', '.join(WATCH_AGENTS)}")
-            task = self.catalogue.get(task_id)
+            task = self.listing.get(task_id)
             seed_value = parse_seed(seed)
             gated = ((task.get("profiles") or {}).get(profile or "default") or {}).get("edit_gate")
             if gated and agent_name == "heuristic":

@@ -101,12 +101,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "predictions":
         from env.authoring.predictions import Prediction, instance_of
-        from env.families.registry import TaskRegistry
+        from env.families.catalog import TaskCatalog
 
-        registry = TaskRegistry.from_env()
+        catalog = TaskCatalog.from_env()
         for r in report_module.load([Path(args.dir)]):
             if r["agent"] == args.agent and r["run"] == args.run and r.get("model_patch") is not None:
-                instance = instance_of(registry.get(r["task_id"]))
+                instance = instance_of(catalog.get(r["task_id"]))
                 print(Prediction(instance_id=instance, model_name_or_path=args.model or args.agent, model_patch=r["model_patch"]).model_dump_json())
         return 0
     if args.command == "ablate":
@@ -133,13 +133,13 @@ def main(argv: list[str] | None = None) -> int:
                 factory = partial(WsDriver, args.url)
             else:
                 from env.eval.in_process import InProcessDriver
-                from env.families.registry import TaskRegistry
+                from env.families.catalog import TaskCatalog
                 from env.runtime import Runtime
                 from env.secret import ServerSecret
 
                 server_secret = ServerSecret.for_directory(Path(args.out))
                 secret = server_secret.shared_value()
-                runtime = Runtime.from_env(TaskRegistry.from_env(), server_secret)
+                runtime = Runtime.from_env(TaskCatalog.from_env(), server_secret)
                 factory = partial(InProcessDriver, runtime)
             pool = None
             if args.ray is not None:

@@ -16,14 +16,15 @@ from pathlib import Path
 from env.authoring.difficulty import Difficulty, record, recorded
 from env.eval.in_process import InProcessDriver
 from env.eval.run import play
-from env.families.registry import TaskRegistry, task_folders
+from env.families.catalog import TaskCatalog
+from env.families.registry import task_folders
 from env.project import RepoTask, load_repo_task
 from env.runtime import Runtime
 from env.sandbox.runner import Sandbox
 
 
 def heuristic_solves(task: RepoTask, sandbox: Sandbox, steps: Path) -> bool:
-    runtime = Runtime(TaskRegistry([task]), sandbox, workers=2)
+    runtime = Runtime(TaskCatalog([task]), sandbox, workers=2)
     with InProcessDriver(runtime) as driver:
         entry = driver.task(task.id)
         if entry is None:

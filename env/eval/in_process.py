@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from env.catalogue import catalogue_entry
 from env.eval.drivers import function_definitions
+from env.listing import listing_entry
 from env.models import DebugAction
 from env.runtime import Runtime
 from env.server.environment import DebugEnvironment
@@ -22,12 +22,12 @@ class InProcessDriver:
         self.env = DebugEnvironment(runtime)
 
     def tasks(self) -> list[dict[str, Any]]:
-        return [catalogue_entry(t.summary()) for t in self.runtime.registry.all()]
+        return [listing_entry(t.summary()) for t in self.runtime.catalog.all()]
 
     def task(self, task_id: str) -> dict[str, Any] | None:
         """A task by id, listed or not (procedural ids are generated on request)."""
         try:
-            return catalogue_entry(self.runtime.registry.get(task_id).summary())
+            return listing_entry(self.runtime.catalog.get(task_id).summary())
         except (KeyError, ValueError):  # unknown, or a procedural id out of range
             return None
 

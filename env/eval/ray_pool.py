@@ -34,7 +34,7 @@ from env.agents.retry import ModelUnavailable
 from env.eval.run import Job, play, stop_reason
 
 if TYPE_CHECKING:
-    from env.contract import TaskCatalog
+    from env.contract import Catalog
     from env.eval.drivers import Driver
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -97,15 +97,15 @@ class EpisodeWorker:
         from env.eval.in_process import InProcessDriver
 
         self.factory: Callable[[], Driver]
-        self.catalog: TaskCatalog | None = None  # a server says itself which tasks it has
+        self.catalog: Catalog | None = None  # a server says itself which tasks it has
         if url:
             self.factory = partial(WsDriver, url)
         else:
-            from env.families.registry import TaskRegistry
+            from env.families.catalog import TaskCatalog
             from env.runtime import Runtime
 
-            runtime = Runtime.from_env(TaskRegistry.from_env())
-            self.catalog = runtime.registry
+            runtime = Runtime.from_env(TaskCatalog.from_env())
+            self.catalog = runtime.catalog
             self.factory = partial(InProcessDriver, runtime)
 
     def known(self, task_id: str) -> bool:

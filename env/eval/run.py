@@ -186,7 +186,7 @@ def flags(actions: list[dict[str, Any]]) -> list[str]:
     return found
 
 
-Job = tuple[dict[str, Any], int]  # a task's catalogue entry, and which of its runs
+Job = tuple[dict[str, Any], int]  # a task's listing entry, and which of its runs
 
 
 class EpisodePool(Protocol):
@@ -208,8 +208,8 @@ def steps_path(out: Path, arm: str, task_id: str, run: int) -> Path:
     return out / "steps" / arm / task_id / f"run{run}.jsonl"
 
 
-def catalogue(driver_factory: Callable[[], Driver], out: Path, task_ids: list[str] | None) -> dict[str, dict[str, Any]]:
-    """The tasks' catalogue entries by id: every listed task, and the named ones not listed (procedural ids, generated
+def listing(driver_factory: Callable[[], Driver], out: Path, task_ids: list[str] | None) -> dict[str, dict[str, Any]]:
+    """The tasks' listing entries by id: every listed task, and the named ones not listed (procedural ids, generated
     on request). Makes ``out``, refuses it if it holds another secret's episodes, and exits naming unknown ids."""
     out.mkdir(parents=True, exist_ok=True)
     with driver_factory() as probe:
@@ -235,7 +235,7 @@ def run(
 ) -> list[dict[str, Any]]:
     """Play what ``out`` lacks of ``runs`` runs of each task, in threads of this process (each with its own driver
     from ``driver_factory``) or in ``pool``; ``driver_factory`` also lists the tasks and the secret's fingerprint."""
-    tasks = catalogue(driver_factory, out, task_ids)
+    tasks = listing(driver_factory, out, task_ids)
     chosen = task_ids or list(tasks)
     unsupported = [t for t in chosen if not serves(tasks[t], profile)]
     if unsupported:

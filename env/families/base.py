@@ -143,7 +143,7 @@ class Family(ABC, Generic[TaskT]):
             }
         return served
 
-    def catalogue(self) -> dict[str, Any]:
+    def listing(self) -> dict[str, Any]:
         """What /tasks adds to each of this family's tasks: how agents act, its tools, each profile's tools."""
         profiles = self.profiles()
         return {"interaction": self.interaction, "partial_view": self.partial_view, "tools": profiles["default"]["tools"], "profiles": profiles}

@@ -1,11 +1,7 @@
-"""The task families and the tasks a server serves, looked up by id.
+"""The task families, looked up by name, and loading a task folder whatever its family.
 
     FAMILIES["repo"].interface("pdb")       # every family: loads, resolves, makes episodes (env.families.base.Family)
-    registry = TaskRegistry.builtin()
-    registry.get("easy").max_attempts       # 5
-    registry.ids()                          # ["easy", "medium", "hard", "repo-...", ..., "proc-easy-test-0", ...]
-    registry.get("proc-hard-ood-7")         # a procedural id not listed is generated on request
-    TaskRegistry.from_env()                 # the built-in tasks plus folders named in ENV_TASK_DIRS
+    load_task(Path("tasks/repo/repo-slice-window"))   # the family its task.json names loads it
 
 A task folder's ``task.json`` names its ``family``. Adding a family: its folder under env/families/ with a
 ``family.py`` defining a :class:`Family`, and its line below.
@@ -16,7 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from env import settings
 from env.contract import Task
 from env.families.base import Family, TaskLoadError, read_task, task_folders
 from env.families.classic.family import CLASSIC
@@ -30,11 +25,8 @@ FAMILIES.add(CLASSIC.name, CLASSIC)
 FAMILIES.add(REPO.name, REPO)
 FAMILIES.add(PROCEDURAL.name, PROCEDURAL)
 
-__all__ = ["FAMILIES", "Task", "TaskLoadError", "TaskRegistry", "UnknownTask", "load_task", "task_folders"]
+__all__ = ["FAMILIES", "Task", "TaskLoadError", "load_task", "task_folders"]
 
-
-class UnknownTask(KeyError):
-    pass
 
 
 def load_task(folder: Path) -> Task:
@@ -49,39 +41,3 @@ def load_task(folder: Path) -> Task:
     except ValueError as exc:
         raise TaskLoadError(f"{folder}: {exc}") from None
     return task
-
-
-class TaskRegistry:
-    def __init__(self, tasks: list[Task]):
-        self._tasks: dict[str, Task] = {}
-        for task in tasks:
-            if task.id in self._tasks:
-                raise ValueError(f"duplicate task id {task.id!r}")
-            self._tasks[task.id] = task
-
-    @classmethod
-    def builtin(cls) -> TaskRegistry:
-        return cls([task for family in FAMILIES.values() for task in family.builtin()])
-
-    @classmethod
-    def from_env(cls) -> TaskRegistry:
-        """The built-in tasks plus every task folder named in ENV_TASK_DIRS (colon separated)."""
-        tasks = cls.builtin().all()
-        for entry in filter(None, settings.text("ENV_TASK_DIRS").split(":")):
-            tasks += [load_task(folder) for folder in task_folders(Path(entry))]
-        return cls(tasks)
-
-    def get(self, task_id: str) -> Task:
-        if task_id in self._tasks:
-            return self._tasks[task_id]
-        for family in FAMILIES.values():
-            made: Task | None = family.generate(task_id)
-            if made is not None:
-                return made
-        raise UnknownTask(task_id)
-
-    def ids(self) -> list[str]:
-        return list(self._tasks)
-
-    def all(self) -> list[Task]:
-        return list(self._tasks.values())

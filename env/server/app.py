@@ -22,11 +22,11 @@ from openenv.core.env_server.mcp_types import JsonRpcErrorCode, JsonRpcRequest, 
 from openenv.core.env_server.types import ConcurrencyConfig
 from pydantic import ValidationError
 
-from env.catalogue import catalogue_entry
 from env.config import Settings
-from env.families.registry import TaskRegistry
+from env.families.catalog import TaskCatalog
 from env.graders.mechanisms import MECHANISMS
 from env.interface import ALIASES, PROFILES, tool_schemas
+from env.listing import listing_entry
 from env.models import ACTION_TYPES, QUERY_TYPES, DebugAction, DebugObservation, DebugState
 from env.runtime import Runtime
 from env.server.environment import DebugEnvironment
@@ -66,7 +66,7 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None, 
     settings = settings or Settings.from_env()
     for line in unknown_settings():  # a misspelt ENV_/SANDBOX_ variable would otherwise be ignored in silence
         log.warning(line)
-    runtime = runtime or Runtime.from_env(TaskRegistry.from_env())
+    runtime = runtime or Runtime.from_env(TaskCatalog.from_env())
     store = EpisodeStore(settings.http_episodes, settings.session_timeout_s, single_user=settings.single_user)
     replica = Replica(settings.replica, settings.drain_seconds)
     idle = IdleSessions(settings.session_timeout_s, settings.first_reset_timeout_s)
@@ -149,15 +149,15 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None, 
 
     @app.get("/tasks", tags=["Environment Info"], summary="Every task with its limits (and a repository task's tools)")
     async def tasks() -> list[dict[str, Any]]:
-        return [catalogue_entry(task.summary()) for task in runtime.registry.all()]
+        return [listing_entry(task.summary()) for task in runtime.catalog.all()]
 
     @app.get("/tasks/{task_id}", tags=["Environment Info"], summary="One task (a procedural id is generated on request)")
     async def one_task(task_id: str) -> dict[str, Any]:
         try:
-            task = await asyncio.get_running_loop().run_in_executor(runtime.executor, runtime.registry.get, task_id)
+            task = await asyncio.get_running_loop().run_in_executor(runtime.executor, runtime.catalog.get, task_id)
         except KeyError:
             raise HTTPException(status_code=404, detail=f"unknown task_id {task_id!r}") from None
-        return catalogue_entry(task.summary())
+        return listing_entry(task.summary())
 
     @app.get("/", tags=["Environment Info"], summary="API overview")
     async def overview() -> dict[str, Any]:
@@ -225,7 +225,7 @@ def api_overview(runtime: Runtime) -> dict[str, Any]:
             "aliases": "{name: tool} added to the tool-name alias table",
         },
         "tool_aliases": {name: list(alias.tools) for name, alias in ALIASES.items()},
-        "tasks": [task.summary() for task in runtime.registry.all()],
+        "tasks": [task.summary() for task in runtime.catalog.all()],
     }
 
 

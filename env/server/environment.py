@@ -28,7 +28,8 @@ from openenv.core.env_server.types import EnvironmentMetadata
 from pydantic import ValidationError
 
 from env.contract import Playable
-from env.families.registry import FAMILIES, TaskRegistry, UnknownTask
+from env.families.catalog import TaskCatalog, UnknownTask
+from env.families.registry import FAMILIES
 from env.models import DebugAction, DebugObservation, DebugState
 from env.runtime import Runtime
 from env.server.episodes import EpisodeIdInUse, EpisodeNotFound, EpisodeStore, NoEpisodeNamed, StoreFull
@@ -52,7 +53,7 @@ SUBMISSIONS = ("submit_fix", "submit")  # the action types that submit (classic,
 @functools.cache
 def default_runtime() -> Runtime:
     """What ``DebugEnvironment()`` uses without a runtime: the built-in tasks and ENV_TASK_DIRS, built once."""
-    return Runtime.from_env(TaskRegistry.from_env())
+    return Runtime.from_env(TaskCatalog.from_env())
 
 
 def _error_observation(message: str) -> DebugObservation:
@@ -85,7 +86,7 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
         return [SPLIT]
 
     def list_tasks(self, split: str) -> list[dict[str, Any]]:
-        return [task.summary() for task in self._runtime.registry.all()] if split == SPLIT else []
+        return [task.summary() for task in self._runtime.catalog.all()] if split == SPLIT else []
 
     def num_tasks(self, split: str) -> int:
         return len(self.list_tasks(split))
@@ -113,15 +114,15 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
         if episode_id is not None and not isinstance(episode_id, str):
             return _error_observation(f"reset: 'episode_id' must be a string, not {type(episode_id).__name__}")
         if task_id is None and index is not None:  # reset(split=..., index=...) as the task API suggests
-            ids = self._runtime.registry.ids()
+            ids = self._runtime.catalog.ids()
             if not (isinstance(index, int) and 0 <= index < len(ids)):
                 return _error_observation(f"task index {index!r} is out of range; there are {len(ids)} tasks")
             task_id = ids[index]
         name = task_id or DEFAULT_TASK
         try:
-            task = self._runtime.registry.get(name)
+            task = self._runtime.catalog.get(name)
         except UnknownTask:
-            listed = ", ".join(self._runtime.registry.ids())
+            listed = ", ".join(self._runtime.catalog.ids())
             made = "".join(f", or any {family.generated_ids}" for family in FAMILIES.values() if family.generated_ids)
             return _error_observation(f"unknown task_id {name!r}; available: {listed}{made}")
         seed = secrets.randbits(31) if seed is None else seed

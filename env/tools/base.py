@@ -1,4 +1,4 @@
-"""What a tool is, and the registry tool sets are built from.
+"""What a tool is, and the catalog tool sets are built from.
 
     @register
     class ViewFile(Tool[ViewFileArgs]):

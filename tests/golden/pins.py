@@ -83,7 +83,7 @@ def _first_observation(obs: Any) -> dict[str, Any]:
 
 def procedural_record(runtime: Runtime, task_id: str) -> dict[str, str]:
     """The pinned parts of a procedural task, each hashed on its own (a failure names the part)."""
-    task = runtime.registry.get(task_id)
+    task = runtime.catalog.get(task_id)
     env = DebugEnvironment(runtime)
     first = env.reset(task_id=task_id, seed=LOG_SEED)
     logs = []

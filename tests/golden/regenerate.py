@@ -18,7 +18,7 @@ from typing import Any
 
 from env.authoring.degenerate import degenerate_policies
 from env.authoring.oracle import oracle_actions
-from env.families.registry import TaskRegistry
+from env.families.catalog import TaskCatalog
 from env.runtime import Runtime
 from env.sandbox.isolation import probe_isolation
 from env.sandbox.limits import Limits
@@ -35,7 +35,7 @@ def test_runtime() -> Runtime:
     isolation = probe_isolation(disabled=set(), allow_unsafe=False)
     if not isolation.can_execute:
         sys.exit(f"this host cannot run sandboxed code: {isolation.reason}")
-    return Runtime(TaskRegistry.builtin(), Sandbox(Limits(), isolation), workers=16, secret=TEST_SECRET)
+    return Runtime(TaskCatalog.builtin(), Sandbox(Limits(), isolation), workers=16, secret=TEST_SECRET)
 
 
 def procedural(runtime: Runtime) -> dict[str, Any]:
@@ -48,16 +48,16 @@ def procedural(runtime: Runtime) -> dict[str, Any]:
 def rewards(runtime: Runtime) -> dict[str, Any]:
     from tests import test_reward_integrity as integrity  # the tasks the red-team suite plays
 
-    registry = runtime.registry
-    oracle = {task_id: pins.played(pins.play(runtime, task_id, oracle_actions(registry.get(task_id)))[1]) for task_id in registry.ids()}
+    catalog = runtime.catalog
+    oracle = {task_id: pins.played(pins.play(runtime, task_id, oracle_actions(catalog.get(task_id)))[1]) for task_id in catalog.ids()}
     degenerate: dict[str, dict[str, Any]] = {}
     for task_id in integrity.CLASSIC_IDS:
         degenerate[task_id] = {kind: {name: pins.played(pins.play(runtime, task_id, actions)[1])
-                                      for name, actions in degenerate_policies(registry.get(task_id), kind).items()} for kind in KINDS}
+                                      for name, actions in degenerate_policies(catalog.get(task_id), kind).items()} for kind in KINDS}
     for task_id in integrity.REPO_IDS + integrity.PROCEDURAL_SAMPLE:
         degenerate[task_id] = {"wrong": {name: pins.played(pins.play(runtime, task_id, actions)[1])
-                                         for name, actions in degenerate_policies(registry.get(task_id)).items()}}
-    return {"ids": registry.ids(), "seed": pins.SEED, "oracle": oracle, "degenerate": degenerate}
+                                         for name, actions in degenerate_policies(catalog.get(task_id)).items()}}
+    return {"ids": catalog.ids(), "seed": pins.SEED, "oracle": oracle, "degenerate": degenerate}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,7 +1,7 @@
 """The canaries of every task: plays that must grade at or below the floor (``semantic.canary_floor``). The
 manifest's ``capabilities.canaries`` names this module.
 
-    canaries(registry.get("easy"))   # {"degenerate.give_up": [...actions], "overfit": [...], "attack.shadows_print": [...]}
+    canaries(catalog.get("easy"))   # {"degenerate.give_up": [...actions], "overfit": [...], "attack.shadows_print": [...]}
 
 They are generated from each task, not shipped as recorded trajectories: the degenerate policies
 (``env.authoring.degenerate``), the task's recorded overfit (a lookup table of the visible answers, or ``overfit.patch``)

@@ -42,7 +42,7 @@ from env.eval.v2.semantic_checks import (
     verifier_determinism,
 )
 from env.eval.v2.static_checks import static_declarations, static_manifest
-from env.families.registry import TaskRegistry
+from env.families.catalog import TaskCatalog
 
 NOT_HERE = {
     "runtime.rubric_introspectable": "no rubric tree (capabilities.rubric_tree is false): the grade is a pure function of the episode's facts "
@@ -83,7 +83,7 @@ class UnknownSelection(ValueError):
 
 
 def validate(url: str, *, root: Path = ROOT, tasks: list[str] | None = None, only: set[str] | None = None,
-             server_pid: int | None = None, registry: TaskRegistry | None = None) -> ValidationReportV2:
+             server_pid: int | None = None, catalog: TaskCatalog | None = None) -> ValidationReportV2:
     """Runs every local-lane check of policy v2 against the server at ``url``; ``tasks`` narrows the tasks played,
     ``only`` the checks run (the others are reported as skipped, with that reason). Raises UnknownSelection when
     either names something unknown."""
@@ -111,7 +111,7 @@ def validate(url: str, *, root: Path = ROOT, tasks: list[str] | None = None, onl
     unknown_tasks = sorted(set(tasks or ()) - {t["id"] for t in listed})
     if listed and unknown_tasks:  # a server that does not answer fails runtime.startup instead
         raise UnknownSelection(f"the server serves no task {', '.join(unknown_tasks)} (GET /tasks lists {len(listed)})")
-    run = Run(url=url, root=root, manifest=manifest, raw_manifest=raw, registry=registry or TaskRegistry.from_env(), task_ids=task_ids,
+    run = Run(url=url, root=root, manifest=manifest, raw_manifest=raw, catalog=catalog or TaskCatalog.from_env(), task_ids=task_ids,
               listed=listed, server_pid=server_pid)
     results += static_declarations(run)
     boot = startup(run)

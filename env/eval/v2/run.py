@@ -14,7 +14,8 @@ from openenv.validation.manifest import NormalizedManifest
 
 from env.authoring.oracle import oracle_actions
 from env.eval.v2.episodes import Episode, play_http
-from env.families.registry import Task, TaskRegistry
+from env.families.catalog import TaskCatalog
+from env.families.registry import Task
 
 ROOT = Path(__file__).resolve().parents[3]
 WORKERS = 4  # tasks played at once
@@ -80,7 +81,7 @@ class Run:
     root: Path
     manifest: NormalizedManifest | None
     raw_manifest: RawManifest
-    registry: TaskRegistry
+    catalog: TaskCatalog
     task_ids: list[str]
     listed: list[ListedTask]
     server_pid: int | None = None
@@ -88,7 +89,7 @@ class Run:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def task(self, task_id: str) -> Task:
-        return self.registry.get(task_id)
+        return self.catalog.get(task_id)
 
     def family(self, task_id: str) -> str:
         return next((t.get("family", "") for t in self.listed if t["id"] == task_id), "")

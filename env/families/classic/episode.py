@@ -1,6 +1,6 @@
 """One debugging episode: applies actions, records facts, and builds observations.
 
-    episode = CLASSIC.episode(runtime, runtime.registry.get("easy"), seed=1, episode_id="e1")   # a ClassicEpisode
+    episode = CLASSIC.episode(runtime, runtime.catalog.get("easy"), seed=1, episode_id="e1")   # a ClassicEpisode
     obs = episode.step(DebugAction(action_type="submit_fix", fixed_code=code, hypothesis="..."))
     obs.step_reward, obs.tests_passed, obs.done, obs.grader_score
 

@@ -56,8 +56,8 @@ class ClassicFamily(Family[TaskSpec]):
     def own_tools(self) -> list[dict[str, Any]]:
         return list(CLASSIC_TOOLS)
 
-    def catalogue(self) -> dict[str, Any]:
-        return {"action_types": list(ACTION_TYPES), **super().catalogue()}
+    def listing(self) -> dict[str, Any]:
+        return {"action_types": list(ACTION_TYPES), **super().listing()}
 
     def oracle_actions(self, task: TaskSpec) -> list[Action]:
         return policies.oracle_actions(task)

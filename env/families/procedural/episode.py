@@ -1,7 +1,7 @@
 """One episode on a procedural task: a repository episode seen through partial observability,
 with noisy, drifting logs and the four-term grade.
 
-    episode = PROCEDURAL.episode(runtime, registry.get("proc-medium-test-0"), seed=1, episode_id="e1")
+    episode = PROCEDURAL.episode(runtime, catalog.get("proc-medium-test-0"), seed=1, episode_id="e1")
     episode.step(DebugAction(action_type="analyze_logs"))
     episode.step(DebugAction(action_type="open_file", path="svc/orders.py"))
     obs.visible_files, obs.logs, obs.test_results, obs.time_remaining     # and nothing else about the code

@@ -16,7 +16,7 @@ from env.families.procedural.episode import ProceduralEpisode
 from env.families.procedural.grader import grade_procedural
 from env.families.procedural.model import PRESETS, SPLIT_SIZE, SPLITS
 from env.families.procedural.report import split_table
-from env.families.procedural.task import CATALOGUE, ProceduralTask, is_procedural_id, load_procedural_task, procedural_task
+from env.families.procedural.task import LISTED, ProceduralTask, is_procedural_id, load_procedural_task, procedural_task
 from env.families.repo import attacks, policies, validation
 from env.families.validation import TaskValidation
 from env.interface import Interface, Profile, profile_named
@@ -46,7 +46,7 @@ class ProceduralFamily(Family[ProceduralTask]):
         return load_procedural_task(folder, data)
 
     def builtin(self) -> list[ProceduralTask]:
-        return [procedural_task(task_id) for task_id in CATALOGUE]
+        return [procedural_task(task_id) for task_id in LISTED]
 
     def generate(self, task_id: str) -> ProceduralTask | None:
         return procedural_task(task_id) if is_procedural_id(task_id) else None

@@ -1,7 +1,7 @@
-"""The procedural family in the task registry: ids, the listed catalogue, generation on demand.
+"""The procedural family in the task catalog: ids, the listed listing, generation on demand.
 
     task = procedural_task("proc-hard-ood-7")    # generated (and validated), written once, then cached
-    CATALOGUE                                    # ("proc-easy-test-0", ...): what /tasks lists
+    LISTED                                    # ("proc-easy-test-0", ...): what /tasks lists
     is_procedural_id("proc-extreme-train-12")    # True
 
 An id names a difficulty preset, a split and an index within the split's seed range; the same id
@@ -28,7 +28,7 @@ from env.project import RepoTask
 from env.scratch import scratch_root
 
 ID = re.compile(r"^proc-(?P<level>[a-z]+)-(?P<split>[a-z]+)-(?P<index>\d{1,6})$")
-CATALOGUE = tuple(f"proc-{level}-test-0" for level in PRESETS)
+LISTED = tuple(f"proc-{level}-test-0" for level in PRESETS)
 # What each bug type's sites change (env.families.procedural.bugs): the mechanisms a submit's `mechanism` may name.
 BUG_MECHANISMS: dict[str, list[str]] = {
     "logic_error": ["off_by_one", "wrong_operator", "wrong_condition", "wrong_value", "wrong_order"],

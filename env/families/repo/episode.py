@@ -1,6 +1,6 @@
 """One episode on a repository task: tools act on a private workspace; tests run in the sandbox.
 
-    episode = REPO.episode(runtime, registry.get("repo-mutable-default"), seed=1, episode_id="e1")   # a RepoEpisode
+    episode = REPO.episode(runtime, catalog.get("repo-mutable-default"), seed=1, episode_id="e1")   # a RepoEpisode
     episode.step(DebugAction(action_type="view_file", path="shop/cart.py"))
     episode.step(DebugAction(action_type="run_tests"))
     episode.step(DebugAction(action_type="submit"))      # grades and ends the episode

@@ -1,9 +1,9 @@
 """What a task looks like to a client: its summary, how its family is played, the tools of every profile, the mechanisms.
 
-    catalogue_entry(task.summary())   # what GET /tasks and GET /tasks/{id} answer, and what drivers hand agents
+    listing_entry(task.summary())   # what GET /tasks and GET /tasks/{id} answer, and what drivers hand agents
 
 Every task lists its tools as OpenAI function-calling definitions, for each profile its family serves
-(``Family.catalogue``), and says how an agent plays it: ``interaction`` ("code": submit the corrected module;
+(``Family.listing``), and says how an agent plays it: ``interaction`` ("code": submit the corrected module;
 "tools": act on a workspace) and ``partial_view`` (only opened files are visible).
 """
 
@@ -16,10 +16,10 @@ from env.families.registry import FAMILIES
 from env.graders.mechanisms import MECHANISMS
 
 
-def catalogue_entry(summary: dict[str, Any]) -> dict[str, Any]:
+def listing_entry(summary: dict[str, Any]) -> dict[str, Any]:
     return {**summary, **_family_part(summary["family"]), "mechanisms": MECHANISMS}
 
 
 @functools.cache
 def _family_part(family: str) -> dict[str, Any]:
-    return FAMILIES[family].catalogue()
+    return FAMILIES[family].listing()
