@@ -626,7 +626,7 @@ def test_the_adapter_rule_serves_a_metric_the_server_exports_as_the_autoscaler_a
     rule = adapter_rule()
     settings = Settings()
     metrics = ServerMetrics(Replica(f"{statefulset()['metadata']['name']}-0"), EpisodeStore(settings.http_episodes, settings.session_timeout_s), settings)
-    exported = {family.name for family in metrics.catalog.collect()}
+    exported = {family.name for family in metrics.registry.collect()}
     named = set(re.findall(r"\badbg_\w+", rule["seriesQuery"] + " " + rule["metricsQuery"]))
     assert named and named <= exported, f"not exported by env/server/metrics.py: {named - exported}"
     assert rule["name"]["as"] == "adbg_active_sessions" in exported

@@ -114,7 +114,7 @@ def test_a_missing_requirement_is_reported_not_failed(runtime, tmp_path):
     assert verdict.outcomes == {}
     # its test environment is built from PyPI, where no such distribution exists: the run says so and runs nothing
     assert verdict.error.startswith(f"the test environment for {PYTEST} with surely-not-installed-dist cannot be built: ")
-    assert "surely-not-installed-dist was not found in the package catalog" in verdict.error
+    assert "surely-not-installed-dist was not found in the package registry" in verdict.error
     assert verdict.error.endswith("; no test was run")
 
 
