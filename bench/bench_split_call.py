@@ -5,7 +5,8 @@
 A small project and tests that each make ``--calls`` operations of one kind on it run under the split verdict
 (``run_tests`` with one selected test); a test making none is the baseline. Printed per kind: the median of
 (run time - baseline time) / calls, in microseconds, and the same test function run in this process (the project's
-code in process, as under plain pytest) for comparison. Kinds:
+code in process, as under plain pytest) for comparison, and the split cost again with the pair of processes not
+pinned to one CPU (``SANDBOX_PAIR_CPU=off``, measured in the same run, interleaved) and the ratio. Kinds:
 
 - ``call``: ``echo(i)``, a project function given and returning an int;
 - ``method``: ``counter.bump()``, a method of a project object (an attribute read and a call);
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import statistics
 import sys
 import tempfile
@@ -119,7 +121,8 @@ def main() -> None:
         task = load_repo_task(repo_fixture.write_task(Path(root) / "task", files, files, FAIL_TO_PASS=ids, PASS_TO_PASS=[]))
         sandbox = Sandbox(Limits(wall_seconds=300), probe_isolation())  # room for the slowest kind
 
-        def split(test: str) -> float:
+        def split(test: str, pinned: str = "on") -> float:
+            os.environ["SANDBOX_PAIR_CPU"] = pinned
             started = time.perf_counter()
             verdict = run_tests(sandbox, task, files, select=[f"tests/test_calls.py::test_{test}"])
             elapsed = time.perf_counter() - started
@@ -144,13 +147,22 @@ def main() -> None:
             fn(test)  # warm-up
             return statistics.median(fn(test) for _ in range(args.runs))
 
-        base_split, base_plain = median(split, "none"), median(plain, "none")
-        print(f"{args.calls} operations per test, median of {args.runs} runs; baseline run {base_split * 1000:.0f} ms split")
-        print(f"{'kind':<10} {'split us/op':>12} {'in process us/op':>17}")
+        def medians(test: str) -> tuple[float, float]:
+            """Pinned and unpinned split times of one test, runs interleaved so that load changes hit both."""
+            split(test, "on"), split(test, "off")  # warm-up
+            times = [(split(test, "on"), split(test, "off")) for _ in range(args.runs)]
+            return statistics.median(t[0] for t in times), statistics.median(t[1] for t in times)
+
+        (base_on, base_off), base_plain = medians("none"), median(plain, "none")
+        print(f"{args.calls} operations per test, median of {args.runs} runs; baseline run {base_on * 1000:.0f} ms split "
+              f"(pinned), {base_off * 1000:.0f} ms (unpinned); load average {os.getloadavg()[0]:.1f}")
+        print(f"{'kind':<10} {'split us/op':>12} {'unpinned us/op':>15} {'ratio':>6} {'in process us/op':>17}")
         for kind in KINDS:
-            per_split = (median(split, kind) - base_split) / args.calls * 1e6
+            on, off = medians(kind)
+            per_on, per_off = (on - base_on) / args.calls * 1e6, (off - base_off) / args.calls * 1e6
             per_plain = (median(plain, kind) - base_plain) / args.calls * 1e6
-            print(f"{kind:<10} {per_split:12.1f} {per_plain:17.2f}")
+            ratio = per_off / per_on if per_on > 0 else float("nan")
+            print(f"{kind:<10} {per_on:12.1f} {per_off:15.1f} {ratio:6.2f} {per_plain:17.2f}")
 
 
 if __name__ == "__main__":

@@ -93,6 +93,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("SANDBOX_STATIC_CHECK", "switch", "on", "`off`: skip the AST policy (testing only)"),
     Variable("SANDBOX_TMPDIR", "str", None, "where the server's scratch directory is made", shown="/dev/shm, else the system temp directory"),
     Variable("SANDBOX_HOST_WARM", "switch", "on", "`off`: a fresh pytest host per repository test run"),
+    Variable("SANDBOX_PAIR_CPU", "switch", "on", "`off`: do not pin a split run's test host and project child to one CPU"),
     Variable("SHELL_TIMEOUT_SECONDS", "float", 10.0, "`run_bash`: wall clock of one command"),
     Variable("SHELL_OUTPUT_BYTES", "int", 16 * 1024, "`run_bash`: output shown"),
     # tasks and their test environments

@@ -31,6 +31,7 @@ from pathlib import Path
 from env import settings
 from env.patches import Files
 from env.project import RepoTask, source_only, top_level_names
+from env.sandbox.affinity import PAIRS, pin
 from env.sandbox.lifetime import parent_env, spawn
 from env.sandbox.runner import RefusedToRun, Sandbox, SandboxRun
 from env.sandbox.slots import TICK_S, Meter
@@ -205,7 +206,9 @@ def _run_split(
         watcher = threading.Thread(target=_watch, args=(run, status_w, stop), daemon=True)
         watcher.start()
         try:
-            verdict = _host(env, request, [req_w, resp_r, status_r], sandbox.limits.wall_seconds + HOST_GRACE_SECONDS, run)
+            with PAIRS.pinned() as cpu:  # the two ping-pong on one CPU: a wake-up across CPUs costs far more
+                pin(pid, cpu)
+                verdict = _host(env, request, [req_w, resp_r, status_r], sandbox.limits.wall_seconds + HOST_GRACE_SECONDS, run, cpu)
         finally:
             stop.set()
             watcher.join()
@@ -358,14 +361,16 @@ def _unnamed_file(prefix: str) -> int:
     return fd
 
 
-def _host(env: TestEnv, request: dict[str, object], channel: list[int], timeout: float, run: SandboxRun) -> RepoVerdict:
+def _host(
+    env: TestEnv, request: dict[str, object], channel: list[int], timeout: float, run: SandboxRun, cpu: int | None = None,
+) -> RepoVerdict:
     result_fd, err_fd = _unnamed_file("adbg-host-"), _unnamed_file("adbg-host-err-")
     killed, code = False, 0
     try:
         if WARM:
-            killed, code = _run_warm(env, request, channel, result_fd, err_fd, timeout, run)
+            killed, code = _run_warm(env, request, channel, result_fd, err_fd, timeout, run, cpu)
         else:
-            killed, code = _run_cold(env, request, channel, result_fd, err_fd, timeout, run)
+            killed, code = _run_cold(env, request, channel, result_fd, err_fd, timeout, run, cpu)
         verdict = parse_records(os.pread(result_fd, _MAX_RESULT_BYTES, 0).decode("utf-8", "replace"))
         if killed:
             verdict.timed_out = True
@@ -395,6 +400,7 @@ def _wait_done(done_r: int, deadline: float, meter: Meter | None) -> bool:
 
 def _run_warm(
     env: TestEnv, request: dict[str, object], channel: list[int], result_fd: int, err_fd: int, timeout: float, run: SandboxRun,
+    cpu: int | None,
 ) -> tuple[bool, int]:
     request_fd = _unnamed_file("adbg-host-req-")
     done_r, done_w = os.pipe()
@@ -402,6 +408,7 @@ def _run_warm(
         os.write(request_fd, json.dumps(request).encode())
         os.lseek(request_fd, 0, os.SEEK_SET)
         pid = _SERVERS.get(env).spawn([request_fd, result_fd, done_w, err_fd, *channel])
+        pin(pid, cpu)
         os.close(done_w)
         done_w = -1
         # The run holds the pipe's write end until it exits: EOF means it is over.
@@ -418,6 +425,7 @@ def _run_warm(
 
 def _run_cold(
     env: TestEnv, request: dict[str, object], channel: list[int], result_fd: int, err_fd: int, timeout: float, run: SandboxRun,
+    cpu: int | None,
 ) -> tuple[bool, int]:
     proc = spawn(lambda: subprocess.Popen(
         [str(env.python), "-m", "adbg_host.pytest_host", str(result_fd), *map(str, channel)],
@@ -429,6 +437,7 @@ def _run_cold(
         pass_fds=(result_fd, *channel),
         start_new_session=True,
     ))
+    pin(proc.pid, cpu)
     try:
         assert proc.stdin is not None
         with contextlib.suppress(BrokenPipeError), proc.stdin:  # a process that died early is reported by its exit
