@@ -10,6 +10,7 @@ deterministic for a task (the buggy code's own test run, the facts its logs are 
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import threading
@@ -26,6 +27,7 @@ from env.sandbox.policy import Policy
 from env.sandbox.runner import Sandbox
 from env.sandbox.shell import ShellLimits, ShellRunner
 from env.sandbox.slots import CpuSlots
+from env.scratch import scratch_root
 from env.secret import ServerSecret
 
 log = logging.getLogger("agentdebugger")
@@ -71,6 +73,11 @@ class Runtime:
             cpu_slots=settings.integer("ENV_CPU_SLOTS") or None,
             secret=secret,
         )
+
+    @functools.cached_property
+    def scratch_roots(self) -> tuple[str, ...]:
+        """Where runs and workspaces get their random directories: paths under them are shown relative to their own."""
+        return tuple(sorted({str(scratch_root()), str(self.sandbox.tmp_root), str(self.shell.tmp_root)}))
 
     @property
     def isolation(self) -> Isolation:

@@ -27,6 +27,9 @@ import re
 import shutil
 import tempfile
 from pathlib import Path
+from typing import TypeVar, cast
+
+from pydantic import BaseModel
 
 from env import settings
 
@@ -34,6 +37,7 @@ RAM_DIR = "/dev/shm"
 ROOT_MODE = 0o711
 PREFIX = "adbg-"
 log = logging.getLogger("adbg.scratch")
+T = TypeVar("T")
 
 
 def scratch_base() -> str:
@@ -135,3 +139,35 @@ def scratch_root() -> str:
     os.chmod(root, ROOT_MODE)
     atexit.register(_remove, root, os.getpid())
     return root
+
+
+@functools.cache
+def _under(roots: tuple[str, ...]) -> re.Pattern[str]:
+    # a path under one of the roots: the root, one directory (a run's, a workspace's), then the rest if any
+    alternatives = "|".join(re.escape(root.rstrip("/")) for root in sorted(roots, key=len, reverse=True))
+    return re.compile(rf"(?:{alternatives})/[^/\s'\"]+(/?)")
+
+
+def relative_paths(text: str, roots: tuple[str, ...]) -> str:
+    """``text`` with every path under the scratch ``roots`` made relative to its run's own directory (a run directory
+    or a workspace): ``<root>/adbg-run-x/a.py`` -> ``a.py``, the directory itself -> ``.``. Those directories are
+    random, so an agent would otherwise see host paths that differ between two identical episodes."""
+    if not any(root in text for root in roots):
+        return text
+    return _under(roots).sub(lambda found: "" if found.group(1) else ".", text)
+
+
+def without_scratch_paths(value: T, roots: tuple[str, ...]) -> T:
+    """``value`` (text, a list, a dict or a pydantic model, nested) with ``relative_paths`` applied to every text."""
+    cleaned: object
+    if isinstance(value, str):
+        cleaned = relative_paths(value, roots)
+    elif isinstance(value, list):
+        cleaned = [without_scratch_paths(item, roots) for item in value]
+    elif isinstance(value, dict):
+        cleaned = {key: without_scratch_paths(item, roots) for key, item in value.items()}
+    elif isinstance(value, BaseModel):
+        cleaned = value.model_copy(update={name: without_scratch_paths(getattr(value, name), roots) for name in type(value).model_fields})
+    else:
+        return value
+    return cast(T, cleaned)

@@ -36,6 +36,7 @@ from env.interface import PROFILES, Interface
 from env.models import DebugAction, DebugObservation, DebugState
 from env.project import RepoTask
 from env.runtime import Runtime
+from env.scratch import without_scratch_paths
 from env.tools import ToolError
 
 TaskT = TypeVar("TaskT", bound=Task)
@@ -313,7 +314,7 @@ class Episode(ABC):
             reward = 0.0 if self.unpaid() else rewards.total(turn.parts)
             self.cumulative_reward = round(self.cumulative_reward + reward, 6)
             obs = self.observe(reward, turn.parts, error=turn.error, query_result=turn.query_result, tool_output=turn.tool_output)
-            return obs.with_mistake(mistake)
+            return without_scratch_paths(obs, self.runtime.scratch_roots).with_mistake(mistake)
 
     def unpaid(self) -> str:
         """Why this episode's step rewards are not paid ("" when they are): a family whose results can be untrusted says so."""

@@ -32,6 +32,7 @@ from env.families.catalog import TaskCatalog, UnknownTask
 from env.families.registry import FAMILIES
 from env.models import DebugAction, DebugObservation, DebugState
 from env.runtime import Runtime
+from env.scratch import without_scratch_paths
 from env.server.episodes import EpisodeIdInUse, EpisodeNotFound, EpisodeStore, NoEpisodeNamed, StoreFull
 from env.server.mcp import SessionTools, plan, tool_observation
 from env.server.metrics import ServerMetrics
@@ -149,7 +150,7 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
         return self._first_observation(made)
 
     def _first_observation(self, episode: Playable) -> DebugObservation:
-        obs = episode.observe(0.0, {})
+        obs = without_scratch_paths(episode.observe(0.0, {}), self._runtime.scratch_roots)
         # a run records it, so a resumed run or a replay on a server with another secret says so
         obs.info["secret_fingerprint"] = self._runtime.secret.fingerprint
         if self._replica.name:
