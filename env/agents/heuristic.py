@@ -18,11 +18,18 @@ from typing import Any
 from env.agents.base import Action, Agent, Observation, register
 from env.agents.mutations import Mutation, mutations
 
-_FRAME = re.compile(r'adbg-run-[^/]+/([^"]+)", line (\d+)')
+# a traceback frame in a workspace file: paths the agent sees are relative to the workspace (the server shows no host
+# path), so an absolute one is the standard library's or an installed package's
+_FRAME = re.compile(r'File "([^"/<][^"]*\.py)", line (\d+)')
 _IMPORT = re.compile(r"^\s*(?:from\s+([\w.]+)\s+import|import\s+([\w.]+))", re.M)
 _NUMBERED = re.compile(r"^\s*\d+ \| ?(.*)$")
 _LOG_PLACE = re.compile(r"\[([^\]\s:]+\.py)::([\w.<>]+)\]")
 _UNOPENED = re.compile(r"^also matching, in files you have not opened: (.+)$", re.M)
+
+
+def _is_test(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py" or "tests/" in f"/{path}"
 
 
 def unnumber(text: str) -> str:
@@ -133,6 +140,8 @@ class HeuristicAgent(Agent):
             self.targets = {t for t, s in results.items() if s not in ("PASSED", "SKIPPED", "XFAIL")}
             self.keep_passing = {t for t, s in results.items() if s == "PASSED"}
             for path, line in _FRAME.findall(output):
+                if _is_test(path):  # the tests are the evidence, not where the bug is
+                    continue
                 self.hot.setdefault(path, set()).add(int(line))
                 self._want(path)
             for test in sorted(self.targets):
