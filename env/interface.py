@@ -34,7 +34,7 @@ DEBUG_TOOLS = (
 EDIT_TOOLS = frozenset({"edit", "replace_text", "create_file", "submit_fix"})
 CLASSIC_ACTIONS = ("submit_fix", "query_context", "give_up")
 # What a classic task's workbench (its module and tests in a directory) supports beyond the three actions.
-CLASSIC_EXTRA = frozenset({"list_dir", "view_file", "search", "run_bash", "run_script", "new_relay", *DEBUG_TOOLS})
+CLASSIC_EXTRA = frozenset({"list_dir", "view_file", "search", "run_bash", "run_script", "new_relay", "trace_report", *DEBUG_TOOLS})
 
 
 class Profile(BaseModel):
@@ -58,6 +58,8 @@ for _profile in (
             tools=(*SHARED, *DEBUG_TOOLS, "run_script", "new_relay", *END), edit_gate=True),
     Profile(name="pdb_shell", description="The shell and the debugger together",
             tools=(*SHARED, "run_bash", *DEBUG_TOOLS, "run_script", "new_relay", *END)),
+    Profile(name="trace", description="Call-trace reports of a test (trace_report), the file tools and run_tests; no shell, no debugger",
+            tools=(*SHARED, "trace_report", *END)),
     Profile(name="minimal", description="The five commands of the Passerine study: cat, search, edit, test, finish",
             tools=("cat", "search", "edit", "test", "finish"), names={"cat": "view_file", "test": "run_tests", "finish": "submit"}),
 ):  # fmt: skip
@@ -123,6 +125,10 @@ ALIASES: dict[str, Alias] = {
     "submit": Alias(tools=("finish",)),
     "submit_patch": Alias(tools=("submit", "finish")),
     "done": Alias(tools=("submit", "finish")),
+    "trace": Alias(tools=("trace_report",), args={"test_id": "test", "id": "test"}),
+    "call_trace": Alias(tools=("trace_report",), args={"test_id": "test", "id": "test"}),
+    "trace_test": Alias(tools=("trace_report",), args={"test_id": "test", "id": "test"}),
+    "get_trace": Alias(tools=("trace_report",), args={"test_id": "test", "id": "test"}),
     "pdb": Alias(tools=("debug_start",)),
     "break": Alias(tools=("debug_break",), args=_PATH),
     "breakpoint": Alias(tools=("debug_break",), args=_PATH),

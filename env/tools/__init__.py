@@ -2,7 +2,7 @@
 
     result = run_call(ctx, interface, interface.resolve("view_file", {"path": "a.py"}))
 
-Importing this package registers the shared tools: files, tests, the debugger, scripts and the shell (a family
+Importing this package registers the shared tools: files, tests, the debugger, scripts, the shell and the call tracer (a family
 registers its own tools, e.g. the procedural family's open_file and analyze_logs, in its own package).
 """
 
@@ -14,6 +14,7 @@ from env.tools import debug as _debug  # noqa: F401  (registers the debugger too
 from env.tools import files as _files  # noqa: F401  (registers the file tools)
 from env.tools import shell as _shell  # noqa: F401  (registers run_bash)
 from env.tools import testing as _testing  # noqa: F401  (registers the test tools)
+from env.tools import trace as _trace  # noqa: F401  (registers trace_report)
 from env.tools.base import TOOLS, ToolContext, ToolError, ToolResult
 
 if TYPE_CHECKING:  # env.interface imports env.tools.base, whose package is this one
