@@ -61,6 +61,22 @@ HEAVY_FILES = {
 MAX_WORKERS = 16
 
 
+def usable_cores() -> int:
+    """The cores this process may use: its CPU affinity, lowered by a cgroup's CPU quota (a container's --cpus)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    for path, read in (
+        ("/sys/fs/cgroup/cpu.max", lambda text: text.split()[:2]),  # cgroup v2: "<quota> <period>" or "max <period>"
+        ("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", lambda text: [text.strip(), Path("/sys/fs/cgroup/cpu/cpu.cfs_period_us").read_text().strip()]),
+    ):
+        try:
+            quota, period = read(Path(path).read_text())
+            if quota not in ("max", "-1") and int(period) > 0:
+                cores = min(cores, max(1, -(-int(quota) // int(period))))
+        except (OSError, ValueError):
+            continue
+    return cores
+
+
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """`-n auto`: two workers per core (at most MAX_WORKERS). Most of a test's time is spent waiting: for a server
     to start, a sandboxed run's answer, a reaper's or a drain's deadline. With one worker per core a 2-core machine
@@ -69,8 +85,7 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     set (xdist's own hook reads it)."""
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return None
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return min(2 * cores, MAX_WORKERS)
+    return min(2 * usable_cores(), MAX_WORKERS)
 
 
 def pytest_configure(config: pytest.Config) -> None:
