@@ -33,28 +33,30 @@ from env.server.app import build_app
 # once). xdist hands files out in collection order, one more to a worker whenever it is nearly done, so a heavy file
 # collected late runs alone at the end while the other workers idle. The heavy files therefore go first, heaviest
 # first (longest-processing-time-first packing), and xdist's own reordering (by the number of tests in a file, which
-# put the heaviest files, with few tests, last) is turned off. The weights are seconds measured in a 2-core run of the
-# whole suite (docs/performance.md, "The test suite"); a file not listed here weighs less than every listed one and
-# keeps its place. Only the order changes: every test still runs, and each file still runs on one worker.
+# put the heaviest files, with few tests, last) is turned off. The weights are seconds measured in a run of the whole
+# suite on 2 cores, four workers, cold user caches (docs/performance.md, "The test suite"); a file not listed here
+# weighs less than every listed one and keeps its place. Only the order changes: every test still runs, and each
+# file still runs on one worker.
 HEAVY_FILES = {
-    "test_validator.py": 177,
-    "test_reward_integrity.py": 171,
-    "test_real_repositories.py": 161,
-    "test_bundled_tasks.py": 113,
-    "test_eval_ray.py": 66,
-    "test_procedural_generator.py": 61,
-    "test_types.py": 42,
-    "test_demo_browser.py": 42,
-    "test_validator_v2.py": 41,
-    "test_import_cost.py": 39,
-    "test_mcp.py": 36,
-    "test_lifetimes.py": 29,
-    "test_pinned_behaviour.py": 28,
-    "test_shutdown.py": 24,
-    "test_server_ws.py": 22,
-    "test_cpu_slots.py": 21,
-    "test_deploy.py": 21,
-    "test_redteam.py": 19,
+    "test_reward_integrity.py": 289,
+    "test_validator.py": 186,
+    "test_real_repositories.py": 175,
+    "test_bundled_tasks.py": 160,
+    "test_eval_ray.py": 129,
+    "test_procedural_generator.py": 84,
+    "test_types.py": 42,  # mypy without its .mypy_cache, as on a clean clone (5 s with it)
+    "test_demo_browser.py": 53,
+    "test_import_cost.py": 47,
+    "test_validator_v2.py": 46,
+    "test_mcp.py": 41,
+    "test_pinned_behaviour.py": 38,
+    "test_examples.py": 30,
+    "test_redteam.py": 27,
+    "test_inference.py": 26,
+    "test_lifetimes.py": 23,
+    "test_failover.py": 22,
+    "test_cpu_slots.py": 22,
+    "test_compat_real.py": 21,
 }
 
 
