@@ -25,7 +25,8 @@ $(VENV)/.deps: $(VENV)/.serve requirements-dev.txt requirements-ray.txt
 serve: $(VENV)/.serve  ## start the server with the built-in tasks on :8000
 	$(PY) -m env.server
 
-# Test files run in parallel, one worker per core, each file on one worker (its module fixtures built once).
+# Test files run in parallel, each file on one worker (its module fixtures built once): -n auto starts two workers per
+# core (the tests mostly wait), heaviest files first (tests/conftest.py); the 25 slowest tests are listed at the end.
 test: $(VENV)/.deps browser haproxy  ## run the whole test suite
 	$(PY) -m pytest -q -n auto --dist loadfile --durations=25
 

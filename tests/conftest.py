@@ -28,6 +28,77 @@ from env.sandbox.runner import Sandbox
 from env.secret import ServerSecret
 from env.server.app import build_app
 
+# -- the order files run in ------------------------------------------------------------------------------------------
+# `make test` runs files in parallel (pytest-xdist, --dist loadfile: each file on one worker, its module fixtures built
+# once). xdist hands files out in collection order, one more to a worker whenever it is nearly done, so a heavy file
+# collected late runs alone at the end while the other workers idle. The heavy files therefore go first, heaviest
+# first (longest-processing-time-first packing), and xdist's own reordering (by the number of tests in a file, which
+# put the heaviest files, with few tests, last) is turned off. The weights are seconds measured in a run of the whole
+# suite on 2 cores, four workers, cold user caches (docs/performance.md, "The test suite"); a file not listed here
+# weighs less than every listed one and keeps its place. Only the order changes: every test still runs, and each
+# file still runs on one worker.
+HEAVY_FILES = {
+    "test_reward_integrity.py": 289,
+    "test_validator.py": 186,
+    "test_real_repositories.py": 175,
+    "test_bundled_tasks.py": 160,
+    "test_eval_ray.py": 129,
+    "test_procedural_generator.py": 84,
+    "test_types.py": 42,  # mypy without its .mypy_cache, as on a clean clone (5 s with it)
+    "test_demo_browser.py": 53,
+    "test_import_cost.py": 47,
+    "test_validator_v2.py": 46,
+    "test_mcp.py": 41,
+    "test_pinned_behaviour.py": 38,
+    "test_examples.py": 30,
+    "test_redteam.py": 27,
+    "test_inference.py": 26,
+    "test_lifetimes.py": 23,
+    "test_failover.py": 22,
+    "test_cpu_slots.py": 22,
+    "test_compat_real.py": 21,
+}
+
+
+MAX_WORKERS = 16
+
+
+def usable_cores() -> int:
+    """The cores this process may use: its CPU affinity, lowered by a cgroup's CPU quota (a container's --cpus)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    for path, read in (
+        ("/sys/fs/cgroup/cpu.max", lambda text: text.split()[:2]),  # cgroup v2: "<quota> <period>" or "max <period>"
+        ("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", lambda text: [text.strip(), Path("/sys/fs/cgroup/cpu/cpu.cfs_period_us").read_text().strip()]),
+    ):
+        try:
+            quota, period = read(Path(path).read_text())
+            if quota not in ("max", "-1") and int(period) > 0:
+                cores = min(cores, max(1, -(-int(quota) // int(period))))
+        except (OSError, ValueError):
+            continue
+    return cores
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """`-n auto`: two workers per core (at most MAX_WORKERS). Most of a test's time is spent waiting: for a server
+    to start, a sandboxed run's answer, a reaper's or a drain's deadline. With one worker per core a 2-core machine
+    sat idle about a third of the time (12 min for the suite); with two it is busy and the suite takes 7. Tests
+    already hold under that load (a shared machine gives as much). PYTEST_XDIST_AUTO_NUM_WORKERS still decides when
+    set (xdist's own hook reads it)."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    return min(2 * usable_cores(), MAX_WORKERS)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config.option, "loadscopereorder"):  # xdist is installed (it is in requirements-dev.txt)
+        config.option.loadscopereorder = False  # keep the order pytest_collection_modifyitems gives
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Heaviest files first; within a file, and among the unlisted files, the collected order (a stable sort)."""
+    items.sort(key=lambda item: -HEAVY_FILES.get(item.path.name, 0))
+
 
 @pytest.fixture(scope="session")
 def isolation() -> Isolation:

@@ -131,7 +131,11 @@ def descendants(pid: int) -> dict[int, int]:
     found: dict[int, int] = {}
     todo = [pid]
     while todo:
-        for task in Path(f"/proc/{todo.pop()}/task").glob("*"):
+        try:
+            tasks = list(Path(f"/proc/{todo.pop()}/task").iterdir())
+        except OSError:  # it ended since its parent listed it (a run finishing): nothing is below it any more
+            continue
+        for task in tasks:
             try:
                 children = [int(c) for c in (task / "children").read_text().split()]
             except OSError:
