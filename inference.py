@@ -32,7 +32,7 @@ episode so far (success, score, steps, rewards, tokens, seconds, profile, aliase
 turns true after the last, and ``stopped`` holds the message of a permanent error that ended the run.
 
 Environment: API_BASE_URL, MODEL_NAME, HF_TOKEN, ENV_BASE_URL, RESULTS_PATH; PROFILE chooses the tool
-interface (default, bash, pdb, pdb_shell, minimal: the model is offered that profile's tools, as the
+interface (default, bash, pdb, pdb_shell, minimal, trace: the model is offered that profile's tools, as the
 episode's tools/list gives them); LLM_TIMEOUT_S (120), LLM_MAX_ATTEMPTS (5), LLM_BACKOFF_BASE_S (1), LLM_BACKOFF_MAX_S (30)
 set one model request's timeout and its retries.
 """

@@ -58,10 +58,10 @@ for _profile in (
             tools=(*SHARED, *DEBUG_TOOLS, "run_script", "new_relay", *END), edit_gate=True),
     Profile(name="pdb_shell", description="The shell and the debugger together",
             tools=(*SHARED, "run_bash", *DEBUG_TOOLS, "run_script", "new_relay", *END)),
-    Profile(name="trace", description="Call-trace reports of a test (trace_report), the file tools and run_tests; no shell, no debugger",
-            tools=(*SHARED, "trace_report", *END)),
     Profile(name="minimal", description="The five commands of the Passerine study: cat, search, edit, test, finish",
             tools=("cat", "search", "edit", "test", "finish"), names={"cat": "view_file", "test": "run_tests", "finish": "submit"}),
+    Profile(name="trace", description="Call-trace reports of a test (trace_report), the file tools and run_tests; no shell, no debugger",
+            tools=(*SHARED, "trace_report", *END)),
 ):  # fmt: skip
     PROFILES.add(_profile.name, _profile)
 

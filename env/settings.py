@@ -118,7 +118,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("OPENAI_API_KEY", "str", None, "the key when HF_TOKEN is unset (the LLM agent of `env.eval`)", doc=EVALUATION, shown="(unset)"),
     Variable("ENV_BASE_URL", "str", "http://localhost:8000", "`inference.py`: the environment server", doc=EVALUATION),
     Variable("RESULTS_PATH", "str", "inference_results.json", "`inference.py`: where its results are written", doc=EVALUATION),
-    Variable("PROFILE", "str", "default", "`inference.py`: the interface profile (default, bash, pdb, pdb_shell, minimal)", doc=EVALUATION),
+    Variable("PROFILE", "str", "default", "`inference.py`: the interface profile (default, bash, pdb, pdb_shell, minimal, trace)", doc=EVALUATION),
 )  # fmt: skip
 
 DECLARED: dict[str, Variable] = {v.name: v for v in VARIABLES}

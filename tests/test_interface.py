@@ -52,7 +52,7 @@ def test_classic_profiles():
     assert "run_bash" in CLASSIC.interface("bash").tools
     with pytest.raises(ValueError, match="profile 'minimal' works on repository tasks; classic tasks accept: default, bash, pdb, pdb_shell"):
         CLASSIC.interface("minimal")
-    with pytest.raises(ValueError, match="unknown profile 'gdb'; available: default, bash, pdb, pdb_shell, minimal"):
+    with pytest.raises(ValueError, match="unknown profile 'gdb'; available: default, bash, pdb, pdb_shell, minimal, trace"):
         REPO.interface("gdb")
 
 
@@ -70,7 +70,7 @@ def test_minimal_renames_tools_and_publishes_them_under_their_names():
 @pytest.mark.parametrize("alias", sorted(ALIASES))
 def test_every_alias_maps_onto_a_registered_tool(alias):
     entry = ALIASES[alias]
-    profile = next(p for p in ("pdb_shell", "minimal") if any(t in REPO.interface(p).tools for t in entry.tools))
+    profile = next(p for p in ("pdb_shell", "minimal", "trace") if any(t in REPO.interface(p).tools for t in entry.tools))
     interface = REPO.interface(profile)
     args = {name: "x" for name in entry.args}
     call = interface.resolve(alias, args)

@@ -10,7 +10,7 @@ from env.interface import DEBUG_TOOLS
 def test_tasks_list_every_profile_with_tool_schemas(client):
     tasks = {t["id"]: t for t in client.get("/tasks").json()}
     repo = tasks["repo-pagination-off-by-one"]
-    assert list(repo["profiles"]) == ["default", "bash", "pdb", "pdb_shell", "minimal"]
+    assert list(repo["profiles"]) == ["default", "bash", "pdb", "pdb_shell", "minimal", "trace"]
     pdb = repo["profiles"]["pdb"]
     assert pdb["edit_gate"] is True
     assert [t["function"]["name"] for t in pdb["tools"]] == pdb["actions"]
@@ -19,11 +19,11 @@ def test_tasks_list_every_profile_with_tool_schemas(client):
     assert set(start["function"]["parameters"]["properties"]) == {"test", "script", "stop_at_entry"}
     assert [t["function"]["name"] for t in repo["profiles"]["minimal"]["tools"]] == ["cat", "search", "edit", "test", "finish"]
     easy = tasks["easy"]
-    assert list(easy["profiles"]) == ["default", "bash", "pdb", "pdb_shell"]  # minimal needs a repository
+    assert list(easy["profiles"]) == ["default", "bash", "pdb", "pdb_shell", "trace"]  # minimal needs a repository
     assert [t["function"]["name"] for t in easy["profiles"]["default"]["tools"]] == ["submit_fix", "query_context", "give_up"]
     assert "debug_start" in easy["profiles"]["pdb"]["actions"]
     overview = client.get("/").json()
-    assert set(overview["profiles"]) == {"default", "bash", "pdb", "pdb_shell", "minimal"}
+    assert set(overview["profiles"]) == {"default", "bash", "pdb", "pdb_shell", "minimal", "trace"}
     assert overview["tool_aliases"]["str_replace"] == ["replace_text"]
 
 
@@ -40,8 +40,8 @@ def test_http_reset_chooses_a_profile(client):
 
 def test_http_reset_with_a_bad_profile_is_a_clear_error(client):
     for body, message in (
-        ({"task_id": "easy", "profile": "gdb"}, "reset: unknown profile 'gdb'; available: default, bash, pdb, pdb_shell, minimal"),
-        ({"task_id": "easy", "profile": "minimal"}, "reset: profile 'minimal' works on repository tasks; classic tasks accept: default, bash, pdb, pdb_shell"),
+        ({"task_id": "easy", "profile": "gdb"}, "reset: unknown profile 'gdb'; available: default, bash, pdb, pdb_shell, minimal, trace"),
+        ({"task_id": "easy", "profile": "minimal"}, "reset: profile 'minimal' works on repository tasks; classic tasks accept: default, bash, pdb, pdb_shell, trace"),
         ({"task_id": "easy", "profile": "pdb", "edit_gate": "yes"}, "reset: 'edit_gate' must be true or false"),
         ({"task_id": "easy", "aliases": ["x"]}, "reset: aliases must be an object mapping a name to a tool name or {'tools': [...], 'args': {...}}"),
     ):

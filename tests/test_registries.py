@@ -48,7 +48,7 @@ def test_the_project_s_registries_refuse_duplicates():
 
 
 def test_the_registries_hold_what_the_project_defines():
-    assert list(PROFILES) == ["default", "bash", "pdb", "pdb_shell", "minimal"]
+    assert list(PROFILES) == ["default", "bash", "pdb", "pdb_shell", "minimal", "trace"]
     assert {"random", "heuristic", "oracle", "llm"} <= set(AGENTS)
     assert {"view_file", "run_tests", "submit", "run_bash", "debug_eval"} <= set(TOOLS)
 

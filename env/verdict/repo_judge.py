@@ -202,16 +202,17 @@ def _run_split(
             "scratch": sandbox.tmp_root,  # where the sandbox's copy of the project lives: the host never opens it
         }
         status_r, status_w = os.pipe()
-        stop = threading.Event()
-        watcher = threading.Thread(target=_watch, args=(run, status_w, stop), daemon=True)
+        stop_r, stop_w = os.pipe()  # closed when the run is over: the watcher ends at once, not at its next look
+        watcher = threading.Thread(target=_watch, args=(run, pid, status_w, stop_r), daemon=True)
         watcher.start()
         try:
             with PAIRS.pinned() as cpu:  # the two ping-pong on one CPU: a wake-up across CPUs costs far more
                 pin(pid, cpu)
                 verdict = _host(env, request, [req_w, resp_r, status_r], sandbox.limits.wall_seconds + HOST_GRACE_SECONDS, run, cpu)
         finally:
-            stop.set()
+            os.close(stop_w)
             watcher.join()
+            os.close(stop_r)
             os.close(status_r)
         run.ended(verdict.aborted, verdict.timed_out)
     finally:
@@ -240,14 +241,29 @@ def _test_sandbox(base: Sandbox, env: TestEnv | None) -> Sandbox:
         return made[key]
 
 
-def _watch(run: SandboxRun, status_w: int, stop: threading.Event) -> None:
-    """Tell the test process how the sandbox child ended, the moment it does (only its parent can know)."""
+def _watch(run: SandboxRun, pid: int, status_w: int, stop_r: int) -> None:
+    """Tell the test process how the sandbox child ended, the moment it does (only its parent can know); return as
+    soon as ``stop_r`` is closed. (It used to look every 0.2 s, and every repository run then waited for its watcher's
+    next look: about 0.1 s a run, and measurements of the split came out in 0.2 s steps.)"""
     try:
-        while not stop.is_set():
-            code = run.exit_code(0.2)
-            if code is not None:
-                os.write(status_w, run.exit_description(code).encode()[:1000])
-                return
+        try:
+            exited: int | None = os.pidfd_open(pid)  # readable once the child has ended
+        except (AttributeError, OSError):
+            exited = None  # no pidfd on this kernel: look every 20 ms
+        try:
+            while True:
+                ready, _, _ = select.select([stop_r] + ([exited] if exited is not None else []), [], [], None if exited is not None else 0.02)
+                if stop_r in ready:
+                    return
+                code = run.exit_code(0)
+                if code is not None:
+                    os.write(status_w, run.exit_description(code).encode()[:1000])
+                    return
+                if ready:  # the pidfd says it ended but it cannot be waited for yet: do not spin
+                    time.sleep(0.005)
+        finally:
+            if exited is not None:
+                os.close(exited)
     finally:
         os.close(status_w)
 
