@@ -163,3 +163,23 @@ def test_parse_takes_the_last_well_formed_report_and_render_indents_callers():
           #2 g() raised ValueError: 'no'  [a.py:5]
              self.n: 1 -> 2""")
     assert parse_report(f"{MARKER}{{\"bad\": 1}}") is None and parse_report("no marker") is None
+
+
+def test_the_heuristic_trace_agent_traces_a_failing_test_before_it_edits(runtime, catalog, tmp_path):
+    from env.eval.in_process import InProcessDriver
+    from env.eval.run import play
+    from env.listing import listing_entry
+
+    task = catalog.get("repo-mutable-default")
+    steps = tmp_path / "steps.jsonl"
+    traced = play(InProcessDriver(runtime), "heuristic-trace", listing_entry(task.summary()), 0, steps, profile="trace")
+    actions = [json.loads(line)["action"] for line in steps.read_text().splitlines()]
+    assert [a["action_type"] for a in actions[:3]] == ["run_tests", "trace_report", "search"]
+    assert actions[1]["test"] in task.fail_to_pass
+    first_edit = next(i for i, a in enumerate(actions) if a["action_type"] == "edit")
+    assert next(i for i, a in enumerate(actions) if a["action_type"] == "trace_report") < first_edit
+    assert traced["agent"] == "heuristic-trace@trace"
+    # without the tool (the default profile) it plays exactly as the heuristic
+    plain = play(InProcessDriver(runtime), "heuristic", listing_entry(task.summary()), 0, tmp_path / "a.jsonl")
+    same = play(InProcessDriver(runtime), "heuristic-trace", listing_entry(task.summary()), 0, tmp_path / "b.jsonl")
+    assert plain["actions"] == same["actions"] and plain["rewards"] == same["rewards"]

@@ -196,3 +196,36 @@ class HeuristicAgent(Agent):
                 trials.append((distance, m.kind, path, m))
         trials.sort(key=lambda t: (t[0], t[1]))
         return [(path, m) for _, _, path, m in trials]
+
+
+@register("heuristic-trace")
+class HeuristicTraceAgent(HeuristicAgent):
+    """The heuristic, localising with ``trace_report`` before it edits (issue 38's ablation): after the first test
+    run it traces one failing test and takes as suspects the functions on the failing path (every call that raised
+    and its callers) or, when nothing raised (an assertion on a returned value), the test's latest calls into the
+    project and what they called. Without ``trace_report`` in the episode's actions it plays as the heuristic."""
+
+    def _learn(self, obs: Observation) -> None:
+        baseline = self.task["interaction"] == "tools" and getattr(self, "phase", "") == "baseline"
+        super()._learn(obs)
+        report = (obs.get("tool_result") or {}).get("report")
+        if isinstance(report, dict):
+            self._suspect(report.get("calls") or [])
+        elif baseline and self.phase == "search" and self.targets and "trace_report" in (obs.get("available_actions") or ()):
+            self.queue.insert(0, {"action_type": "trace_report", "test": sorted(self.targets)[0]})
+
+    def _suspect(self, calls: list[dict[str, Any]]) -> None:
+        by_id = {call.get("id"): call for call in calls}
+        chosen = [call for call in calls if call.get("raised")]
+        if not chosen:  # nothing raised: the latest top-level calls the test made, and their callees
+            tops = [call["id"] for call in calls if call.get("caller") is None][-3:]
+            chosen = [call for call in calls if call.get("id") in tops or call.get("caller") in tops]
+        for call in chosen:
+            step: dict[str, Any] | None = call
+            while step is not None:
+                path, function = str(step.get("path", "")), str(step.get("function", ""))
+                if path and not _is_test(path):
+                    self.suspects.add(function.split(".")[-1])
+                    self.hot.setdefault(path, set()).add(int(step.get("line") or 0))
+                    self._want(path)
+                step = by_id.get(step.get("caller"))
