@@ -203,7 +203,8 @@ class HeuristicTraceAgent(HeuristicAgent):
     """The heuristic, localising with ``trace_report`` before it edits (issue 38's ablation): after the first test
     run it traces one failing test and takes as suspects the functions on the failing path (every call that raised
     and its callers) or, when nothing raised (an assertion on a returned value), the test's latest calls into the
-    project and what they called. Without ``trace_report`` in the episode's actions it plays as the heuristic."""
+    project and what they called; when the test run's traceback already named project lines, the trace only adds the
+    files it passed through. Without ``trace_report`` in the episode's actions it plays as the heuristic."""
 
     def _learn(self, obs: Observation) -> None:
         baseline = self.task["interaction"] == "tools" and getattr(self, "phase", "") == "baseline"
@@ -216,6 +217,7 @@ class HeuristicTraceAgent(HeuristicAgent):
 
     def _suspect(self, calls: list[dict[str, Any]]) -> None:
         by_id = {call.get("id"): call for call in calls}
+        localised = bool(self.hot)  # the test run's traceback already named project lines: the trace only adds files
         chosen = [call for call in calls if call.get("raised")]
         if not chosen:  # nothing raised: the latest top-level calls the test made, and their callees
             tops = [call["id"] for call in calls if call.get("caller") is None][-3:]
@@ -225,7 +227,8 @@ class HeuristicTraceAgent(HeuristicAgent):
             while step is not None:
                 path, function = str(step.get("path", "")), str(step.get("function", ""))
                 if path and not _is_test(path):
-                    self.suspects.add(function.split(".")[-1])
-                    self.hot.setdefault(path, set()).add(int(step.get("line") or 0))
+                    if not localised:
+                        self.suspects.add(function.split(".")[-1])
+                        self.hot.setdefault(path, set()).add(int(step.get("line") or 0))
                     self._want(path)
                 step = by_id.get(step.get("caller"))
