@@ -163,7 +163,7 @@ def test_a_session_refuses_a_profile_the_task_lacks_and_actions_before_a_start(r
     session = DemoSession(lambda: InProcessDriver(runtime))
     with pytest.raises(DemoError, match=r"^start an episode first$"):
         session.act({"action_type": "give_up"})
-    with pytest.raises(DemoError, match=r"^task 'easy' has no 'minimal' interface; it offers default, bash, pdb, pdb_shell$"):
+    with pytest.raises(DemoError, match=r"^task 'easy' has no 'minimal' interface; it offers default, bash, pdb, pdb_shell, trace$"):
         session.start(summary(runtime, "easy"), "minimal", 1)
 
 

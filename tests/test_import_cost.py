@@ -104,7 +104,7 @@ def test_the_baseline_and_the_harness_import_neither_openenv_nor_openai_nor_grad
         "print(json.dumps({'loaded': sorted({m.split('.')[0] for m in sys.modules} & {'openenv', 'openai', 'gradio'}),"
         " 'agents': sorted(env.agents.AGENTS)}))"
     )
-    assert out == {"loaded": [], "agents": ["heuristic", "llm", "oracle", "random"]}
+    assert out == {"loaded": [], "agents": ["heuristic", "heuristic-trace", "llm", "oracle", "random"]}
 
 
 def test_serving_defers_fastmcp_until_an_mcp_environment_is_asked_for():

@@ -20,6 +20,7 @@ import threading
 
 MARKER = "<<adbg-trace-report>>"
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+_DURATION = re.compile(r" in \d+(?:\.\d+)?s\b")  # pytest's "1 failed in 0.05s": two runs must print the same report
 
 
 class _Repr(reprlib.Repr):
@@ -179,7 +180,7 @@ def main():
     kept = chosen(recorder.calls, budget)
     report = {
         "test": test, "exit_code": int(code), "calls": kept, "calls_made": len(recorder.calls) + recorder.dropped,
-        "cut": len(recorder.calls) + recorder.dropped - len(kept), "pytest": printed.getvalue()[-1500:],
+        "cut": len(recorder.calls) + recorder.dropped - len(kept), "pytest": _DURATION.sub("", printed.getvalue())[-1500:],
     }
     real.write("\n" + MARKER + json.dumps(report) + "\n")
     real.flush()
