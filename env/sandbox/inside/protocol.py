@@ -1,8 +1,11 @@
 """The split's wire tags: the one table both halves keep to (``tests/test_wire_protocol.py`` reads the code of each half
 and checks it uses exactly these). Standard library only, nothing imported: the sandbox half is this folder
 (``values.py``, ``ops.py``, ``serve.py``), the trusted half ``env/verdict/host`` (``codec.py``, ``conversation.py``).
-The tags stay literals where they are used (templates of the child's JSON replies, the hot paths of both codecs);
-this table names them once, with what each means.
+Both halves load this one file: the sandbox as part of its package, the trusted test host by path
+(``env/verdict/host/protocol.py``). Each checks its own dispatch against it as it loads (``agree``: the sandbox's value
+decoder and operations, the host's handle kinds) and refuses to run when they differ. Elsewhere the tags stay literals
+(templates of the child's JSON replies, the hot paths of both codecs), and ``tests/test_wire_protocol.py`` reads each
+half's code for them.
 """
 
 # The trusted side's values in a request (marshal data): each dict is wrapped as ``{None: (tag, payload...)}``,
@@ -112,3 +115,18 @@ OPS = {
     "unpickle": "pickle.loads of such a pickle, in the sandbox",
     "share_builtins": "the builtins both sides share, named by the trusted side",
 }
+
+
+def agree(table, handled, who):
+    """Refuse to run (RuntimeError) unless ``handled``, the tags or names one half's code dispatches on, are exactly
+    this table's ``table`` (a tag one side drops, or one only one side knows, stops the run before any verdict)."""
+    expected = globals()[table]
+    missing, unknown = sorted(set(expected) - set(handled)), sorted(set(handled) - set(expected))
+    if missing or unknown:
+        raise RuntimeError(
+            "the split's wire table (protocol.py %s) and %s disagree: %s" % (
+                table, who, "; ".join(part for part in (
+                    "not handled: " + ", ".join(missing) if missing else "",
+                    "not in the table: " + ", ".join(unknown) if unknown else "",
+                ) if part))
+        )

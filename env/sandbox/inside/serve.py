@@ -5,6 +5,7 @@ nested: the test's code called back by the project may call the project again)."
 import os
 import sys
 
+from . import protocol
 from .encoder import _exception_reply, _safe_str
 from .framing import _recv, _send
 from .ops import _callattr, _Encoded, _next, _pickle_here, _pull, _repo_exception, _repo_ops, _subclass, _unpickle_here
@@ -187,6 +188,7 @@ def _serve_repo(root):
     # The builtins both sides share, as the trusted process names them (it checks each one it is sent)
     state["shared"] = frozenset()
     state["ops"]["share_builtins"] = lambda names: state.__setitem__("shared", frozenset(n for n in names if type(n) is str))
+    protocol.agree("OPS", state["ops"], "the sandbox's operations (ops.py, serve.py)")
     sys.stdout, sys.stderr = _Output(state, "o", sys.stdout), _Output(state, "e", sys.stderr)
     while True:
         try:

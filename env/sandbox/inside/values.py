@@ -4,6 +4,7 @@ stand-ins that ask the trusted process). The wire tags are ``protocol.py``'s."""
 
 import sys
 
+from . import protocol
 from .encoder import _Encoder
 from .printed import _output
 
@@ -158,7 +159,6 @@ def _special(value, kind):
 
 
 def _repo_decode(value, state):
-    handles = state["handles"]
     kind = type(value)
     if kind is list:
         return [_repo_decode(v, state) for v in value]
@@ -168,87 +168,101 @@ def _repo_decode(value, state):
         return kind(_repo_decode(v, state) for v in value)
     if kind is dict:  # every dict arrives wrapped as {None: (tag, payload...)}
         tag, *rest = value[None]
-        if tag == "d":
-            return {_repo_decode(k, state): _repo_decode(v, state) for k, v in rest[0]}
-        if tag == "h":
-            return handles[rest[0]]
-        if tag == "cb":
-            made = _callback(state, rest[0], rest[1], rest[2] if len(rest) > 2 else None, rest[3] if len(rest) > 3 else None)
-            for key, item in rest[4] if len(rest) > 4 and type(rest[4]) is list else ():  # the function's own attributes
-                if type(key) is str and not key.startswith(("_", "pytest")):
-                    setattr(made, key, _repo_decode(item, state))
-            return made
-        if tag == "bm":
-            return __import__("types").MethodType(_repo_decode(rest[0], state), _repo_decode(rest[1], state))
-        if tag == "ic":
-            copies = state.setdefault("copied", {})
-            if rest[0] not in copies:
-                copies[rest[0]] = _CopiedIterator(rest[0], __import__("pickle").loads(rest[1]), state)
-            return copies[rest[0]]
-        if tag == "it":
-            made = state.setdefault("iterators", {})  # one stand-in per iterator of the test's
-            if rest[0] not in made:
-                pull = _callback(state, rest[0], rest[1])
-                made[rest[0]] = _test_generator(pull) if len(rest) > 2 and rest[2] == "gen" else _TestIterator(pull)
-            return made[rest[0]]
-        if tag in ("st", "fs"):
-            return (set if tag == "st" else frozenset)(_repo_decode(v, state) for v in rest[0])
-        if tag == "lo":
-            return _test_object(state, rest[0], rest[2])
-        if tag == "pk":
-            return _unpickle(rest[0], state)
-        if tag == "mv":
-            return memoryview(rest[0]).toreadonly()
-        if tag == "mo":
-            name = str(rest[0])
-            if name.split(".")[0] not in sys.stdlib_module_names:
-                raise ValueError("only the standard library's modules are named across")
-            return __import__("importlib").import_module(name)
-        if tag == "dv":
-            items = [_repo_decode(v, state) for v in rest[1]]
-            if rest[0] == "items":
-                return dict(items).items()
-            return (dict.fromkeys(items).keys() if rest[0] == "keys" else dict(enumerate(items)).values())
-        if tag == "rg":
-            return range(rest[0], rest[1], rest[2])
-        if tag == "bi":
-            import builtins
-
-            return getattr(builtins, rest[0])
-        import datetime as dt
-
-        if tag in ("dt", "ti"):
-            naive, zone, fold = rest[0]
-            parsed = (dt.datetime if tag == "dt" else dt.time).fromisoformat(naive)
-            return parsed.replace(tzinfo=_repo_decode(zone, state), fold=fold)
-        if tag == "zi":
-            import zoneinfo
-
-            return zoneinfo.ZoneInfo(rest[0])
-        if tag == "da":
-            return dt.date.fromisoformat(rest[0])
-        if tag == "td":
-            return dt.timedelta(days=rest[0], seconds=rest[1], microseconds=rest[2])
-        if tag == "tz":
-            return dt.timezone(dt.timedelta(days=rest[0], seconds=rest[1]), rest[2])
-        if tag == "D":
-            import decimal
-
-            return decimal.Decimal(rest[0])
-        if tag == "U":
-            import uuid
-
-            return uuid.UUID(hex=rest[0])
-        if tag == "Q":
-            import fractions
-
-            return fractions.Fraction(int(rest[0]), int(rest[1]))
-        if tag == "R":
-            import re
-
-            return re.compile(rest[0].encode("latin-1") if rest[2] else rest[0], rest[1])
-        raise ValueError("unknown value tag " + repr(tag))
+        decode = _VALUE_DECODERS.get(tag)
+        if decode is None:
+            raise ValueError("unknown value tag " + repr(tag))
+        return decode(rest, state)
     return value
+
+
+def _callback_value(rest, state):
+    made = _callback(state, rest[0], rest[1], rest[2] if len(rest) > 2 else None, rest[3] if len(rest) > 3 else None)
+    for key, item in rest[4] if len(rest) > 4 and type(rest[4]) is list else ():  # the function's own attributes
+        if type(key) is str and not key.startswith(("_", "pytest")):
+            setattr(made, key, _repo_decode(item, state))
+    return made
+
+
+def _copied_iterator(rest, state):
+    copies = state.setdefault("copied", {})
+    if rest[0] not in copies:
+        copies[rest[0]] = _CopiedIterator(rest[0], __import__("pickle").loads(rest[1]), state)
+    return copies[rest[0]]
+
+
+def _pulled_iterator(rest, state):
+    made = state.setdefault("iterators", {})  # one stand-in per iterator of the test's
+    if rest[0] not in made:
+        pull = _callback(state, rest[0], rest[1])
+        made[rest[0]] = _test_generator(pull) if len(rest) > 2 and rest[2] == "gen" else _TestIterator(pull)
+    return made[rest[0]]
+
+
+def _stdlib_module(rest, _state):
+    name = str(rest[0])
+    if name.split(".")[0] not in sys.stdlib_module_names:
+        raise ValueError("only the standard library's modules are named across")
+    return __import__("importlib").import_module(name)
+
+
+def _dict_view(rest, state):
+    items = [_repo_decode(v, state) for v in rest[1]]
+    if rest[0] == "items":
+        return dict(items).items()
+    return (dict.fromkeys(items).keys() if rest[0] == "keys" else dict(enumerate(items)).values())
+
+
+def _moment_value(kind):
+    def decode(rest, state):
+        naive, zone, fold = rest[0]
+        parsed = getattr(__import__("datetime"), kind).fromisoformat(naive)
+        return parsed.replace(tzinfo=_repo_decode(zone, state), fold=fold)
+
+    return decode
+
+
+def _pattern(rest, _state):
+    return __import__("re").compile(rest[0].encode("latin-1") if rest[2] else rest[0], rest[1])
+
+
+def _timedelta(rest, _state):
+    return __import__("datetime").timedelta(days=rest[0], seconds=rest[1], microseconds=rest[2])
+
+
+def _timezone(rest, _state):
+    dt = __import__("datetime")
+    return dt.timezone(dt.timedelta(days=rest[0], seconds=rest[1]), rest[2])
+
+
+# The test side's value tags (protocol.VALUE_TAGS): each one's decoder, called with the payload after the tag
+_VALUE_DECODERS = {
+    "d": lambda rest, state: {_repo_decode(k, state): _repo_decode(v, state) for k, v in rest[0]},
+    "h": lambda rest, state: state["handles"][rest[0]],
+    "cb": _callback_value,
+    "bm": lambda rest, state: __import__("types").MethodType(_repo_decode(rest[0], state), _repo_decode(rest[1], state)),
+    "ic": _copied_iterator,
+    "it": _pulled_iterator,
+    "st": lambda rest, state: set(_repo_decode(v, state) for v in rest[0]),
+    "fs": lambda rest, state: frozenset(_repo_decode(v, state) for v in rest[0]),
+    "lo": lambda rest, state: _test_object(state, rest[0], rest[2]),
+    "pk": lambda rest, state: _unpickle(rest[0], state),
+    "mv": lambda rest, _state: memoryview(rest[0]).toreadonly(),
+    "mo": _stdlib_module,
+    "dv": _dict_view,
+    "rg": lambda rest, _state: range(rest[0], rest[1], rest[2]),
+    "bi": lambda rest, _state: getattr(__import__("builtins"), rest[0]),
+    "dt": _moment_value("datetime"),
+    "ti": _moment_value("time"),
+    "zi": lambda rest, _state: __import__("zoneinfo").ZoneInfo(rest[0]),
+    "da": lambda rest, _state: __import__("datetime").date.fromisoformat(rest[0]),
+    "td": _timedelta,
+    "tz": _timezone,
+    "D": lambda rest, _state: __import__("decimal").Decimal(rest[0]),
+    "U": lambda rest, _state: __import__("uuid").UUID(hex=rest[0]),
+    "Q": lambda rest, _state: __import__("fractions").Fraction(int(rest[0]), int(rest[1])),
+    "R": _pattern,
+}
+protocol.agree("VALUE_TAGS", _VALUE_DECODERS, "the sandbox's value decoder (values.py)")
 
 
 class _TestOutcome(BaseException):

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .channel import RemoteError
+from .protocol import agree
 from .proxies import (
     RemoteClass,
     RemoteDict,
@@ -416,25 +417,24 @@ class Codec:
         known = self._proxies.get(number)
         if known is not None:
             return known
-        kind = info.get("k")
-        if kind == "exc":
-            made: Any = self.exception_class(list(info.get("m", [])))
-            if issubclass(made, StandIn) and "_adbg_class" not in made.__dict__:
-                made._adbg_class = (self, number)
-        elif kind == "exi":  # an exception object (one the test constructed, one a function returned)
-            made = self._exception_object(list(info.get("m", [])), number)
-        elif kind == "class":
-            made = RemoteClass(self, number, str(info.get("q", "?")))
-        elif kind == "module":
-            made = RemoteModule(str(info.get("t", "module")), self, number)
-        elif kind == "tzinfo":
-            made = RemoteTzinfo(self, number, str(info.get("t", "tzinfo")))
-        else:
-            named = info.get("c")
-            kind = self.project_type(str(named[0]), str(named[1])) if isinstance(named, list) and len(named) == 2 else None
-            made = RemoteObject(self, number, str(info.get("t", "object")), kind, info.get("g") == 1)
+        made = _HANDLE_MAKERS.get(str(info.get("k")), Codec._remote_object)(self, info, number)
         self._proxies[number] = made
         return made
+
+    def _exception_class_handle(self, info: dict, number: int) -> Any:
+        made = self.exception_class(list(info.get("m", [])))
+        if issubclass(made, StandIn) and "_adbg_class" not in made.__dict__:
+            made._adbg_class = (self, number)
+        return made
+
+    def _exception_handle(self, info: dict, number: int) -> Any:
+        """An exception object (one the test constructed, one a function returned)."""
+        return self._exception_object(list(info.get("m", [])), number)
+
+    def _remote_object(self, info: dict, number: int) -> Any:
+        named = info.get("c")
+        kind = self.project_type(str(named[0]), str(named[1])) if isinstance(named, list) and len(named) == 2 else None
+        return RemoteObject(self, number, str(info.get("t", "object")), kind, info.get("g") == 1)
 
     def project_type(self, module: str, qualname: str) -> type:
         """The local class standing for a project object's class in ``obj.__class__`` (one per class: the same class
@@ -523,3 +523,16 @@ class Codec:
         if error.traceback_text:
             exc.add_note("in the project's code (sandbox):\n" + error.traceback_text.rstrip())
         return exc
+
+
+# A handle's kind (protocol.HANDLE_KINDS): what the test side makes of it
+_HANDLE_MAKERS: dict[str, Callable[[Codec, dict, int], Any]] = {
+    "exc": Codec._exception_class_handle,
+    "exi": Codec._exception_handle,
+    "class": lambda codec, info, number: RemoteClass(codec, number, str(info.get("q", "?"))),
+    "module": lambda codec, info, number: RemoteModule(str(info.get("t", "module")), codec, number),
+    "tzinfo": lambda codec, info, number: RemoteTzinfo(codec, number, str(info.get("t", "tzinfo"))),
+    "call": Codec._remote_object,
+    "obj": Codec._remote_object,
+}
+agree("HANDLE_KINDS", _HANDLE_MAKERS, "the test host's codec (codec.py)")
