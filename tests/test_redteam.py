@@ -556,3 +556,79 @@ def test_a_forged_trace_report_pays_nothing_and_moves_no_grade(runtime, how):
         finally:
             episode.close()
     assert graded[0] == graded[1] and graded[0][1] is not None and graded[0][1] < 0.5
+
+
+# -- trace_report(race=true): the race check's interleaving as information; never the verdict's scenarios, never pay -----
+
+
+@pytest.mark.parametrize("code", ["buggy", "gold"])
+def test_a_race_report_pays_nothing_and_moves_no_grade(runtime, code):
+    """Tracing the race (twice) and then submitting: the same grade, tests and rewards as submitting without it."""
+    from env.families.registry import FAMILIES
+    from env.models import DebugAction
+
+    task = CATALOG.get("hard")
+    family = FAMILIES[task.family]
+    source = task.buggy_source if code == "buggy" else task.gold_source
+    graded = []
+    for traced in (True, False):
+        episode = family.episode(runtime, task, 11, f"race-pay-{code}-{traced}", family.interface("trace"))
+        try:
+            (episode.bench.workspace.root / task.filename).write_text(source, encoding="utf-8")
+            if traced:
+                for _ in range(2):
+                    obs = episode.step(DebugAction(action_type="trace_report", race=True))
+                    assert obs.error is None and obs.reward == 0.0 and not obs.done, obs.error
+                    assert obs.tool_result["report"]["exit_code"] == (1 if code == "buggy" else 0)
+            final = episode.step(DebugAction(action_type="submit", hypothesis="the read and the write of count are two lock acquisitions"))
+            graded.append((final.tests_passed, final.reward, final.grader_score, final.done))
+        finally:
+            episode.close()
+    assert graded[0] == graded[1], graded
+
+
+def test_a_race_report_never_shows_the_verdicts_scenarios(runtime):
+    """The report's scenarios come from the secret under their own purpose: what the trace shows of the PCT scenarios
+    (the thread counts and operations) is not a preview of the verdict's, for any seed."""
+    from env.families.classic.concurrency import describe, explore_plan
+
+    task = CATALOG.get("hard")
+    assert task.stress is not None
+    for seed in range(1, 6):
+        verdict = explore_plan(task.stress, runtime.secret.rng("classic", task.id, seed, "verdict"))
+        traced = explore_plan(task.stress, runtime.secret.rng("classic", task.id, seed, "trace"))
+        pct = lambda plan: [describe(s) for s in plan["scenarios"] if "priorities" in s]  # noqa: E731
+        assert pct(verdict) != pct(traced)
+
+
+EVASIONS = {
+    # past the import policy by name: the tracer goes, and the check sees it go
+    "removes_the_tracer": ('        getattr(getattr(threading, "_s" + "ys"), "set" + "trace")(None)\n',
+                           "trace_report: the code tried to change how it is traced: the tracer was removed"),
+    # the policy's own refusal, before anything runs
+    "names_settrace": ("        threading._sys.settrace(None)\n",
+                       "trace_report: the race check cannot run this module: line 13: access to attribute 'settrace' is not allowed"),
+    # new threads' trace hook only: the check's tracer stays, and the race is reported as it is
+    "sets_new_threads_hook": ('        getattr(threading, "set" + "trace")(None)\n', None),
+}
+
+
+@pytest.mark.parametrize("how", list(EVASIONS))
+def test_a_module_that_changes_its_own_tracing_gets_no_report_of_a_run_the_check_did_not_see(runtime, how):
+    from env.families.registry import FAMILIES
+    from env.models import DebugAction
+
+    task = CATALOG.get("hard")
+    family = FAMILIES[task.family]
+    body, error = EVASIONS[how]
+    evasive = task.buggy_source.replace("    def increment(self):\n", "    def increment(self):\n" + body)
+    assert evasive != task.buggy_source
+    episode = family.episode(runtime, task, 3, f"race-evasive-{how}", family.interface("trace"))
+    try:
+        (episode.bench.workspace.root / task.filename).write_text(evasive, encoding="utf-8")
+        obs = episode.step(DebugAction(action_type="trace_report", race=True))
+    finally:
+        episode.close()
+    assert obs.error == error and obs.reward == 0.0
+    if error is None:
+        assert obs.tool_result["report"]["exit_code"] == 1 and obs.tool_result["report"]["race"]["conflicts"]

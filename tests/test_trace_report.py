@@ -143,7 +143,7 @@ def test_hostile_reprs_deep_recursion_and_a_forged_line_stay_bounded(hostile):
     ({"test": "tests/test_lib.py::test_nothing_here"}, "trace_report: no test 'tests/test_lib.py::test_nothing_here' ran: "),
     ({"test": "a test with spaces"}, "trace_report: field 'test': String should match pattern '^[^\\s\\x00]+$'"),
     ({"test": "tests/test_lib.py", "max_calls": 0}, "trace_report: field 'max_calls': Input should be greater than or equal to 1"),
-    ({}, "trace_report: missing field 'test'"),
+    ({}, "trace_report: give the test to trace (test=tests/test_x.py::test_name), or race=true for the race check's failing interleaving"),
 ])  # fmt: skip
 def test_bad_requests_get_a_clear_error(hostile, fields, message):
     obs = _trace(hostile, **fields)
@@ -183,3 +183,134 @@ def test_the_heuristic_trace_agent_traces_a_failing_test_before_it_edits(runtime
     plain = play(InProcessDriver(runtime), "heuristic", listing_entry(task.summary()), 0, tmp_path / "a.jsonl")
     same = play(InProcessDriver(runtime), "heuristic-trace", listing_entry(task.summary()), 0, tmp_path / "b.jsonl")
     assert plain["actions"] == same["actions"] and plain["rewards"] == same["rewards"]
+
+
+# -- the hard task's race as a report (issue 38 item 4) -----------------------------------------------------------------
+
+
+def _hard(runtime, catalog, code=None, seed=1):
+    task = catalog.get("hard")
+    episode = FAMILIES[task.family].episode(runtime, task, seed, f"race-{seed}", FAMILIES[task.family].interface("trace"))
+    if code is not None:  # the module as the agent left it in the workbench
+        (episode.bench.workspace.root / task.filename).write_text(code, encoding="utf-8")
+    return task, episode
+
+
+def test_the_hard_tasks_failing_interleaving_is_a_trace_report_with_threads_and_the_conflict(runtime, catalog):
+    task, episode = _hard(runtime, catalog)
+    try:
+        obs = _trace(episode, race=True)
+        again = _trace(episode, test="stress::ConnectionCounter")  # the verdict's own name for the check: the same
+    finally:
+        episode.close()
+    assert obs.error is None, obs.error
+    assert (obs.tool_output, obs.tool_result) == (again.tool_output, again.tool_result)  # deterministic
+    report = TraceReport.model_validate(obs.tool_result["report"])
+    assert report.test == "stress::ConnectionCounter" and report.exit_code == 1 and report.race is not None
+    race = report.race
+    assert race.problem == "updates were lost under concurrency (the final count is wrong)"
+    assert "replay ran differently" not in race.problem
+    # each thread's call, what it returned and what it did to the object: both increments return the same count
+    assert {call.thread for call in report.calls} == {"thread A", "thread B"}
+    assert all(call.function == "ConnectionCounter.increment" and call.path == "connection_counter.py" and call.line == 12 for call in report.calls)
+    assert len({call.returned for call in report.calls}) == 1 and all(call.self_changed["count"] for call in report.calls)
+    # the conflicting accesses, in the buggy code's own lines
+    reads = [s for s in race.steps if s.event == "reads .count"]
+    writes = [s for s in race.steps if s.event == "writes .count"]
+    assert {s.thread for s in reads} == {s.thread for s in writes} == {"thread A", "thread B"}
+    assert {(s.line, s.code) for s in reads} == {(14, "current = self.count")}
+    assert {(s.line, s.code, tuple(s.locks)) for s in writes} == {(17, "self.count = new_val", ("self._lock",))}
+    assert any(s.event == "paused; thread B runs" and s.line == 16 for s in race.steps)
+    assert race.conflicts == [
+        "thread A read .count at line 14 (current = self.count); thread B wrote .count at line 17 (self.count = new_val); then "
+        "thread A wrote .count at line 17 (self.count = new_val) from the value it had read: thread B's write is lost"
+    ]
+    assert "conflict: thread A read .count at line 14" in obs.tool_output and "thread B: line 17 in increment: writes .count" in obs.tool_output
+    assert obs.reward == 0.0 and not obs.done  # information: it pays nothing
+    seen = obs.tool_output + json.dumps(obs.tool_result)
+    assert "/dev/shm" not in seen and "adbg-" not in seen
+
+
+def test_a_fixed_counter_reports_no_conflict(runtime, catalog):
+    task, episode = _hard(runtime, catalog, code=catalog.get("hard").gold_source)
+    try:
+        obs = _trace(episode, race=True, max_calls=3)
+    finally:
+        episode.close()
+    assert obs.error is None, obs.error
+    report = TraceReport.model_validate(obs.tool_result["report"])
+    assert report.exit_code == 0 and report.race is not None and report.race.problem == "" and report.race.conflicts == []
+    assert len(report.calls) == 3 and report.cut == report.calls_made - 3 > 0
+    assert "no interleaving the check ran went wrong; its last one:" in obs.tool_output
+    assert report.pytest.endswith("no update was lost")
+
+
+def test_a_decrement_that_checks_then_acts_on_a_stale_count_is_the_conflict(runtime, catalog):
+    """A variant of the bug: the increment is fixed, the decrement still reads under one acquisition and writes under
+    another; the report names the decrement's lines."""
+    gold = catalog.get("hard").gold_source
+    broken = gold.replace(
+        '''        with self._lock:
+            if self.count == 0:
+                raise ValueError("no active connections")
+            self.count -= 1
+            return self.count''',
+        '''        with self._lock:
+            current = self.count
+        if current == 0:
+            raise ValueError("no active connections")
+        with self._lock:
+            self.count = current - 1
+        return current - 1''',
+    )
+    assert broken != gold
+    task, episode = _hard(runtime, catalog, code=broken)
+    try:
+        obs = _trace(episode, race=True)
+    finally:
+        episode.close()
+    report = TraceReport.model_validate(obs.tool_result["report"])
+    assert report.exit_code == 1 and report.race is not None and report.race.conflicts, obs.tool_output
+    assert all("self.count = current - 1" in text for text in report.race.conflicts)
+    assert any(call.function == "ConnectionCounter.decrement" for call in report.calls)
+
+
+def test_the_race_report_stays_bounded_when_the_threads_never_finish(runtime, catalog):
+    spin = catalog.get("hard").buggy_source.replace("        new_val = current + 1\n", "        new_val = current + 1\n        while new_val:\n            self.peak = self.peak\n", 1)
+    task, episode = _hard(runtime, catalog, code=spin)
+    try:
+        obs = _trace(episode, race=True)
+    finally:
+        episode.close()
+    assert obs.error is None, obs.error
+    report = TraceReport.model_validate(obs.tool_result["report"])
+    assert report.exit_code == 1 and report.race is not None
+    assert report.race.problem == "its threads did not finish within 20000 scheduling points"
+    assert len(report.race.steps) == 160 and report.race.steps_cut > 0 and len(obs.tool_output) < 40_000
+
+
+@pytest.mark.parametrize(("task_id", "fields", "message"), [
+    ("easy", {"race": True}, "trace_report: this task has no race check; race=true (or test=stress::...) reports the concurrency check's "
+                             "failing interleaving on a task that has one (hard). Give a test to trace instead"),
+    ("hard", {"max_calls": 5}, "trace_report: give the test to trace (test=tests/test_x.py::test_name), or race=true for "
+                               "the race check's failing interleaving"),
+])  # fmt: skip
+def test_race_requests_that_cannot_be_served_get_a_clear_error(runtime, catalog, task_id, fields, message):
+    task = catalog.get(task_id)
+    episode = FAMILIES[task.family].episode(runtime, task, 1, f"race-bad-{task_id}", FAMILIES[task.family].interface("trace"))
+    try:
+        obs = _trace(episode, **fields)
+    finally:
+        episode.close()
+    assert obs.error == message and not obs.done
+
+
+def test_a_module_the_policy_refuses_is_not_traced(runtime, catalog):
+    sneaky = "import sys\n" + catalog.get("hard").buggy_source
+    task, episode = _hard(runtime, catalog, code=sneaky)
+    try:
+        obs = _trace(episode, race=True)
+    finally:
+        episode.close()
+    assert obs.error is not None and obs.error.startswith("trace_report: the race check cannot run this module: "), obs.error
+    assert "sys" in obs.error

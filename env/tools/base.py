@@ -15,6 +15,7 @@ Adding a tool changes no episode code: an episode looks tools up here by action_
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -29,6 +30,7 @@ from env.workspace import Workspace
 if TYPE_CHECKING:  # for annotations only: importing them would load OpenEnv (env.models) with every tool
     from env.contract import Task
     from env.runtime import Runtime
+    from env.tools.trace import TraceReport
 
 ArgsT = TypeVar("ArgsT", bound=BaseModel)
 
@@ -79,6 +81,9 @@ class ToolContext:
         self.task, self.workspace, self.runtime, self.repository = task, workspace, runtime, repository
         self.project = project or self._repo_project()
         self._debugger: DebugSession | None = None
+        # trace_report(race=true): the family's replay of its race check's failing interleaving (max_calls -> report),
+        # given by a family whose task has such a check
+        self.race_trace: Callable[[int], TraceReport] | None = None
 
     def _repo_project(self) -> Project:
         task = self.repo_task
@@ -139,8 +144,10 @@ class Tool(Generic[ArgsT]):
 
 
 def describe_error(error: ErrorDetails) -> str:
-    where = ".".join(str(p) for p in error.get("loc", ())) or "arguments"
+    where = ".".join(str(p) for p in error.get("loc", ()))
     kind = error.get("type")
+    if not where:  # the arguments taken together (a model's own check): its message alone
+        return str(error.get("msg")).removeprefix("Value error, ")
     if kind == "missing":
         return f"missing field '{where}'"
     if kind == "extra_forbidden":

@@ -18,7 +18,7 @@ import json
 import shlex
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from env.sandbox.runner import RefusedToRun
 from env.sandbox.shell import ShellError
@@ -32,9 +32,20 @@ _END = "ADBG_TRACE_SOURCE_END"
 
 class TraceArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    test: str = Field(min_length=1, max_length=500, pattern=r"^[^\s\x00]+$",
-                      description="The test to trace: tests/test_x.py::test_name (or a test file)")
+    test: str | None = Field(None, min_length=1, max_length=500, pattern=r"^[^\s\x00]+$",
+                             description="The test to trace: tests/test_x.py::test_name (or a test file; stress::Class is race=true)")
+    race: bool = Field(False, description="Report the race check's failing interleaving instead (tasks with a concurrency check)")
     max_calls: int = Field(40, ge=1, le=200, description="Calls kept in the report; the failing path is kept first")
+
+    @model_validator(mode="after")
+    def _something_to_trace(self) -> TraceArgs:
+        if self.test is None and not self.race:
+            raise ValueError("give the test to trace (test=tests/test_x.py::test_name), or race=true for the race check's failing interleaving")
+        return self
+
+    @property
+    def wants_race(self) -> bool:
+        return self.race or (self.test or "").startswith("stress::")
 
 
 class TraceCall(BaseModel):
@@ -52,6 +63,30 @@ class TraceCall(BaseModel):
     self_changed: dict[str, list[str | None]] = {}
 
 
+class RaceStep(BaseModel):
+    """One step of a replayed interleaving: a shared access, a lock operation, a switch, a call or its return."""
+
+    model_config = ConfigDict(extra="forbid")
+    thread: str
+    event: str
+    line: int = 0
+    function: str = ""
+    code: str = ""
+    locks: list[str] = []
+
+
+class RaceTrace(BaseModel):
+    """The race check's failing interleaving (or, when none fails, its last one), replayed step by step."""
+
+    model_config = ConfigDict(extra="forbid")
+    scenario: str
+    problem: str
+    start: dict[str, str]
+    steps: list[RaceStep]
+    steps_cut: int = 0
+    conflicts: list[str] = []
+
+
 class TraceReport(BaseModel):
     model_config = ConfigDict(extra="forbid")
     test: str
@@ -60,6 +95,7 @@ class TraceReport(BaseModel):
     calls_made: int
     cut: int
     pytest: str
+    race: RaceTrace | None = None
 
 
 def parse_report(output: str) -> TraceReport | None:
@@ -96,9 +132,29 @@ def render(report: TraceReport) -> str:
             lines.append(f"{pad}   self.{name}: {old} -> {new}")
         for name, (old, new) in call.locals_changed.items():
             lines.append(f"{pad}   {name}: {old} -> {new}")
-    if report.cut:
+    if report.cut and report.race is not None:
+        lines.append(f"({report.cut} later call(s) not shown)")
+    elif report.cut:
         lines.append(f"({report.cut} call(s) not shown: the failing path is kept first, then the latest calls)")
+    if report.race is not None:
+        lines.extend(_render_race(report.race))
     return "\n".join(lines)
+
+
+def _render_race(race: RaceTrace) -> list[str]:
+    """The interleaving, one step a line, each under its thread's column; then the conflicting accesses."""
+    start = ", ".join(f"{k}={v}" for k, v in race.start.items())
+    lines = [f"race: {race.scenario}" + (f"; the object starts with {start}" if start else ""),
+             f"what went wrong: {race.problem}" if race.problem else "no interleaving the check ran went wrong; its last one:"]
+    for step in race.steps:
+        where = f"line {step.line} in {step.function}: " if step.line else ""
+        code = f"  `{step.code}`" if step.code else ""
+        held = f"  [holding {', '.join(step.locks)}]" if step.locks else ""
+        lines.append(f"  {step.thread}: {where}{step.event}{held}{code}")
+    if race.steps_cut:
+        lines.append(f"  ({race.steps_cut} step(s) not shown: the conflicting ones are kept first)")
+    lines.extend(f"conflict: {text}" for text in race.conflicts)
+    return lines
 
 
 @register
@@ -107,11 +163,20 @@ class TraceReportTool(Tool[TraceArgs]):
     description = (
         "Run one test in the sandbox and report the project's own calls on the way to its result: each call's "
         "function and place, arguments, return value or exception, caller, and what it changed in its locals and in "
-        "self's attributes. Bounded: the failing path is kept first."
+        "self's attributes. Bounded: the failing path is kept first. On a task with a concurrency check (hard), "
+        "race=true reports the check's failing interleaving instead: each thread's calls, every shared access, lock "
+        "operation and switch in order, and the conflicting accesses."
     )
     Args = TraceArgs
 
     def run(self, ctx: ToolContext, args: TraceArgs) -> ToolResult:
+        if args.wants_race:
+            if ctx.race_trace is None:
+                raise ToolError("trace_report: this task has no race check; race=true (or test=stress::...) reports the concurrency "
+                                "check's failing interleaving on a task that has one (hard). Give a test to trace instead")
+            race = ctx.race_trace(args.max_calls)
+            return ToolResult(output=render(race), data={"report": race.model_dump(exclude_defaults=True)})
+        assert args.test is not None
         source = TRACER.read_text(encoding="utf-8")
         command = f"python - {shlex.quote(args.test)} {args.max_calls} <<'{_END}'\n{source}\n{_END}\n"
         try:

@@ -208,7 +208,7 @@ def _interleaving(observation: dict[str, Any], source: str) -> list[str]:
     return steps
 
 
-def _describe(scenario: dict[str, Any]) -> str:
+def describe(scenario: dict[str, Any]) -> str:
     who = "; ".join(f"thread {THREAD_NAMES[i]}: {', '.join(t)}" for i, t in enumerate(scenario["threads"]))
     return f"{len(scenario['threads'])} threads ({who}) on one shared counter"
 
@@ -233,7 +233,7 @@ def judge_exploration(plan: dict[str, Any], reply: Any, source: str) -> StressOu
         found = problem(observation, scenario)
         if found:
             steps = _interleaving(observation, source)
-            text = f"{_describe(scenario)}, interleaved by a controlled scheduler: {found}."
+            text = f"{describe(scenario)}, interleaved by a controlled scheduler: {found}."
             if steps:
                 text += "\nThe interleaving, in your code's lines:\n" + "\n".join(f"  {n}. {step}" for n, step in enumerate(steps, 1))
             return StressOutcome(passed=False, schedules=len(reply["schedules"]), message=text)

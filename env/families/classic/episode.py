@@ -19,6 +19,7 @@ from env.families.base import Episode, StateParts, Turn
 from env.families.classic.grader import AttemptFacts, EpisodeFacts, Grade, best_attempt, grade_episode
 from env.families.classic.judge import Verdict, baseline, held_out_baseline, judge_on, stress_check
 from env.families.classic.queries import QueryError, answer_query
+from env.families.classic.race_trace import race_report
 from env.families.classic.task import TaskSpec, normalized_ast
 from env.families.classic.workbench import Workbench
 from env.graders.hypothesis import GoldClaim, judge_hypothesis
@@ -28,6 +29,7 @@ from env.models import ACTION_TYPES, MAX_TEXT_FIELD, AttemptView, DebugAction, D
 from env.runtime import Runtime
 from env.tools import ToolError, run_call
 from env.tools.base import InvalidArguments, UnknownTool
+from env.tools.trace import TraceReport
 
 MAX_SUSPECT = 300  # a function name or file:line
 FIELDS_OF = {
@@ -226,7 +228,15 @@ class ClassicEpisode(Episode):
         """The module and its tests as files, for the profile's tools (made on first use)."""
         if self._bench is None:
             self._bench = Workbench(self.task, self.runtime, self.current_code)
+            if self.task.stress is not None:
+                self._bench.ctx.race_trace = self._race_trace
         return self._bench
+
+    def _race_trace(self, max_calls: int) -> TraceReport:
+        """trace_report(race=true): the race check's failing interleaving on the workbench's module as it is now."""
+        source = (self.bench.workspace.root / self.task.filename).read_text(encoding="utf-8", errors="replace")
+        rng = self.runtime.secret.rng("classic", self.task.id, self.seed, "trace")  # never the verdict's scenarios
+        return race_report(self.task, source, self.runtime.sandbox, rng, self.runtime.static_check, max_calls)
 
     def _tool(self, action: DebugAction) -> str:
         call = self.interface.resolve(action.action_type, self.arguments(action))

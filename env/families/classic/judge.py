@@ -149,7 +149,7 @@ def _check(run: SandboxRun, task: TaskSpec, spec: StressSpec, rng: random.Random
 
 def real_threads_check(task: TaskSpec, source: str, sandbox: Sandbox, policy_enabled: bool, plan: dict[str, Any]) -> str:
     """The real-threads check in a process of its own (no tracer ever ran there): "" or what went wrong."""
-    started = _start(task, source, sandbox, policy_enabled)
+    started = start_run(task, source, sandbox, policy_enabled)
     if isinstance(started, str):
         return f"the real-threads check could not run: {started}"
     with started as run:
@@ -163,7 +163,8 @@ def real_threads_check(task: TaskSpec, source: str, sandbox: Sandbox, policy_ena
             return f"the real-threads check could not finish: {exc}"
 
 
-def _start(task: TaskSpec, source: str, sandbox: Sandbox, policy_enabled: bool) -> SandboxRun | str:
+def start_run(task: TaskSpec, source: str, sandbox: Sandbox, policy_enabled: bool) -> SandboxRun | str:
+    """The task's module loaded in a fresh sandbox child after the import policy's check, or why it cannot run."""
     try:
         check_source(source, task.allowed_imports, policy_enabled)
         return sandbox.start(source, task.filename, task.module)
@@ -174,7 +175,7 @@ def _start(task: TaskSpec, source: str, sandbox: Sandbox, policy_enabled: bool) 
 def held_out_check(task: TaskSpec, source: str, sandbox: Sandbox, policy_enabled: bool, cases: Cases) -> int:
     """How many held-out ``cases`` pass, in a process of their own whose output nobody reads: what the code
     printed while it ran them would show their inputs."""
-    started = _start(task, source, sandbox, policy_enabled)
+    started = start_run(task, source, sandbox, policy_enabled)
     if isinstance(started, str):
         return 0
     with started as run:
@@ -197,7 +198,7 @@ def judge(
     counted only) against ``source``."""
     stress_spec = task.stress if with_stress else None
     test_file = str(task.folder / "tests.py")
-    started = _start(task, source, sandbox, policy_enabled)
+    started = start_run(task, source, sandbox, policy_enabled)
     if isinstance(started, str):
         errors = [TestOutcome(id=tid, outcome="error", message="not run") for tid, _ in task.tests]
         stress = StressOutcome(passed=False, message="not run") if stress_spec else None
@@ -219,7 +220,7 @@ def judge(
 def stress_check(task: TaskSpec, source: str, sandbox: Sandbox, rng: random.Random, policy_enabled: bool = True) -> StressOutcome:
     """The grade's concurrency check: the submission step's check, run again on a fresh process."""
     assert task.stress is not None
-    started = _start(task, source, sandbox, policy_enabled)
+    started = start_run(task, source, sandbox, policy_enabled)
     if isinstance(started, str):
         return StressOutcome(passed=False, message=f"not run: {started}")
     with started as run:

@@ -9,8 +9,9 @@ repository run), ``runs`` (which run, and the debug and pytest runs), ``zygote``
 submitted code; then the package leaves ``sys.modules``, so nothing more of this folder can be imported by name.
 
 Files loaded by path on their own (never in ``sys.modules`` under this package): ``layers.py`` (the isolation layers,
-shared with ``shell_child.py``, run_bash's launcher), ``explorer.py`` (the race explorer) and ``tracer.py`` (the
-debugger), through ``sibling``.
+shared with ``shell_child.py``, run_bash's launcher), ``explorer.py`` (the race explorer, which loads ``hammer.py``,
+the real-threads run, and ``reduction.py``, the sweep's reduction, beside itself) and ``tracer.py`` (the debugger),
+through ``sibling``.
 """
 
 import os

@@ -2,7 +2,8 @@
 
     result = explore(module, filename, plan)    # scenarios and schedules from the trusted side
     # -> {"schedules": [...], "tampered": [...]}: what each schedule observed; the trusted side judges it
-    result = hammer(module, plan)               # a fresh process: real threads, no tracer, a tiny switch interval
+    result = hammer(module, plan)               # a fresh process: real threads, no tracer (hammer.py)
+    result = explore(module, filename, {..., "replay": {...}})   # one schedule again, its story recorded (trace_report)
 
 The OS scheduler decides nothing in ``explore``. Each scenario runs its worker threads on one fresh object,
 one thread at a time: a thread runs until it reaches a *scheduling point* and the schedule says which
@@ -44,7 +45,8 @@ import types
 
 VALIDATED = ((3, 11),)  # CPython versions whose frame layout this file reads (see _peek)
 MAX_STEPS = 20_000  # scheduling points in one schedule: a spin that never yields is a failure, not a hang
-QUIET_SECONDS = 3.0  # no scheduling point for this long: a thread blocked or computes where the check cannot look
+QUIET_SECONDS = 3.0
+MAX_RECORD = 4000  # entries of a replay's story (trace_report): points, switches, calls  # no scheduling point for this long: a thread blocked or computes where the check cannot look
 
 _FILE = (lambda: 0).__code__.co_filename  # this file's frames (the harness) are never traced
 _LOCK = type(_thread.allocate_lock())
@@ -57,6 +59,22 @@ _ANY = ("x", None)  # an access that may touch anything (a C call, a subscript, 
 
 _active = None  # the Schedule running now, or None
 _tampered = []  # what the submission did to the tracer
+
+
+def _sibling(filename, name):
+    import importlib.util
+    import os
+
+    spec = importlib.util.spec_from_file_location(name, os.path.join(os.path.dirname(_FILE), filename))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# Files of this folder this one uses, loaded with it (before isolation and any submitted code), never in sys.modules:
+# the real-threads run, and the sweep's reduction (which preemptions give a schedule already run)
+_HAMMER = _sibling("hammer.py", "_adbg_hammer")
+_REDUCTION = _sibling("reduction.py", "_adbg_reduction")
 
 
 # -- the tracer: C-level, so that nothing Python-visible holds it ---------------------------------
@@ -292,7 +310,10 @@ class _Worker:
             if self.ops is None:
                 return
             target = self.schedule.target
+            story = self.schedule.record
             for name in self.ops:
+                if story is not None:
+                    story.append(["call", self.index, name, _snapshot(target)])
                 self.in_op = True
                 try:
                     record = [name, _value(getattr(target, name)()), ""]
@@ -300,6 +321,8 @@ class _Worker:
                     record = [name, None, "ValueError" if type(exc) is ValueError else "other: %s: %s" % (type(exc).__name__, _text(exc))]
                 self.in_op = False
                 self.results.append(record)
+                if story is not None:
+                    story.append(["return", self.index, name, record, _snapshot(target)])
             self.traced = False
             self.in_op = True
             _PROBE()  # its call event proves the tracer is still this thread's
@@ -329,6 +352,7 @@ class Schedule:
         self.finished = _thread.allocate_lock()
         self.finished.acquire()
         self.stopped = ""
+        self.record = None
         for me in self.workers:
             me.thread = threading.Thread(target=worker, daemon=True)
             _spawning.append(me)
@@ -338,8 +362,10 @@ class Schedule:
             _spawned.release()
             self.by_ident[me.ident] = me
 
-    def reset(self, target, ops, first, preempt_at=0, changes=(), priorities=None):
+    def reset(self, target, ops, first, preempt_at=0, changes=(), priorities=None, record=False):
         self.target, self.current, self.steps, self.log, self.stopped = target, None, 0, [], ""
+        # a replay for trace_report: every point, switch and call in order (never in a verdict's run)
+        self.record = [] if record else None
         # id(lock) -> (the lock, the worker whose acquire of it this schedule granted last): keyed by id so that no
         # hash or eq of a submission's lock subclass runs, the lock kept alive with it so that its id stays its own
         self.holders = {}
@@ -445,6 +471,9 @@ class Schedule:
         if access[0] == "release":
             me.releasing = access[1]
         me.trail.append((frozenset(me.held), access))
+        if self.record is not None and access[0] != "x" and len(self.record) < MAX_RECORD:
+            line, function = _where(frame, self.filename)
+            self.record.append(["point", me.index, line, function, access[0], _key_text(access[1]), sorted(map(_key_text, me.held))])
         if me.spin is not None:  # its try-acquire failed: it waits until that lock is free
             me.waiting, me.spin = me.spin, None
             self._wait(me, frame)
@@ -490,6 +519,8 @@ class Schedule:
     def _switch(self, me, nxt, frame, note=""):
         line, function = _where(frame, self.filename)
         self.log.append((me.index, line, function, note, nxt.index))
+        if self.record is not None and len(self.record) < MAX_RECORD:
+            self.record.append(["switch", me.index, line, function, note, nxt.index])
         self.current = nxt
         nxt.token.release()
         me.token.acquire()
@@ -518,6 +549,8 @@ class Schedule:
             self.finished.release()
             return
         self.log.append((me.index, 0, "", "finished", nxt.index))
+        if self.record is not None and len(self.record) < MAX_RECORD:
+            self.record.append(["switch", me.index, 0, "", "finished", nxt.index])
         self.current = nxt
         nxt.token.release()
 
@@ -548,6 +581,18 @@ def _where(frame, filename):
 
 def _value(value):
     return value if type(value) in (int, bool, type(None)) else "<%s>" % type(value).__name__
+
+
+def _key_text(key):
+    """A lock key or an accessed name as text: ("self", "_lock") -> "self._lock"."""
+    if key is None:
+        return ""
+    return ".".join(map(str, key)) if type(key) is tuple else str(key)
+
+
+def _snapshot(target):
+    """The object's attributes of plain value (through the C descriptor: no code of the submission runs)."""
+    return {str(k): v for k, v in _instance_dict(target).items() if type(v) in (int, bool, type(None))}
 
 
 def _text(exc):
@@ -616,6 +661,8 @@ def explore(module, filename, plan):
     if why:
         return {"refused": why, "schedules": [], "tampered": []}
     cls = getattr(module, plan["cls"])
+    if plan.get("replay"):
+        return _replay(cls, filename, plan)
     observed = []
     pace = []  # scheduling points per operation, from the sweeps' runs without preemption
     schedule = None
@@ -638,6 +685,24 @@ def explore(module, filename, plan):
     return {"schedules": observed, "tampered": list(dict.fromkeys(_tampered))}
 
 
+def _replay(cls, filename, plan):
+    """One schedule an earlier exploration ran, run again with its story recorded (trace_report's race report):
+    the same scenario, first thread, preemption point, priorities and change points, so the same interleaving."""
+    replay = plan["replay"]
+    scenario = plan["scenarios"][replay["scenario"]]
+    schedule = Schedule(filename, len(scenario["threads"]))
+    try:
+        result = _run_once(
+            schedule, cls, scenario, first=replay["first"], preempt_at=replay["preempt_at"],
+            priorities=replay.get("priorities"), changes=replay.get("changes", ()), record=True,
+        )
+    finally:
+        schedule.close()
+    result["scenario"] = replay["scenario"]
+    del result["trails"]
+    return {"schedules": [result], "tampered": list(dict.fromkeys(_tampered))}
+
+
 def _schedules(schedule, cls, scenario, pace):
     """The runs of one scenario: its sweep, or its PCT run (its length estimated from the sweeps' pace)."""
     if scenario.get("sweep"):
@@ -658,11 +723,11 @@ def _schedules(schedule, cls, scenario, pace):
             last = theirs  # the other thread's trail in the schedule the previous preemption gave
             yield probe
             for k in range(2, probe["first_steps"] + 1):
-                if _equivalent(mine, theirs, k):
+                if _REDUCTION.equivalent(mine, theirs, k):
                     probe["equivalent"].append(k)
                     last = serial  # that schedule is the serial one: the other thread ran after this one
                     continue
-                if last is not None and _commutes(mine[k - 2][1], last):
+                if last is not None and _REDUCTION.commutes(mine[k - 2][1], last):
                     probe["equivalent"].append(k)  # the same schedule as k - 1 (see _commutes)
                     continue
                 run = _run_once(schedule, cls, scenario, first=first, preempt_at=k)
@@ -675,62 +740,26 @@ def _schedules(schedule, cls, scenario, pace):
     yield _run_once(schedule, cls, scenario, first=priorities.index(max(priorities)), priorities=priorities, changes=changes)
 
 
-def _equivalent(mine, theirs, k):
-    """Whether preempting the first thread at its point ``k`` gives the run without preemption (so it need not
-    run): the first thread then holds a lock that the other thread's very first lock operation asks for, and
-    everything the other thread does before it is a read of something the first thread never writes again.
-    The other thread then parks at once, the first one finishes, and the two run in order. ``mine`` and
-    ``theirs`` are each thread's points in the runs where it went first, alone: the same steps it takes here."""
-    if k > len(mine):
-        return False
-    held = mine[k - 1][0]
-    written = {access[1] for _, access in mine[k - 1 :] if access[0] == "w"}
-    if any(access[0] == "x" for _, access in mine[k - 1 :]):
-        written = None  # the first thread may write anything from here on
-    for _, access in theirs:
-        kind, what = access
-        if kind == "lock":
-            return what is not None and what in held
-        if kind != "r" or written is None or what in written:
-            return False
-    return False
-
-
-def _commutes(access, trail):
-    """Whether the first thread's ``access`` commutes with everything the other thread did in a schedule: then
-    preempting just after that access gives the same schedule as preempting just before it (the other thread
-    runs from the same state either way, and sees and changes nothing the access touches)."""
-    kind, what = access
-    if kind == "x" or (kind in ("lock", "release") and what is None):
-        return False
-    for _, (other, name) in trail:
-        if other == "x":
-            return False
-        if kind == "r" and other == "w" and name == what:
-            return False
-        if kind == "w" and other in ("r", "w") and name == what:
-            return False
-        if kind in ("lock", "release") and other in ("lock", "release") and (name is None or name == what):
-            return False
-    return True
-
-
-def _run_once(schedule, cls, scenario, first=0, preempt_at=0, priorities=None, changes=()):
+def _run_once(schedule, cls, scenario, first=0, preempt_at=0, priorities=None, changes=(), record=False):
     result = {"first": first, "preempt_at": preempt_at, "steps": 0, "first_steps": 0, "stopped": "", "log": [],
-              "results": [], "setup": []}
+              "results": [], "setup": [], "priorities": priorities, "changes": list(changes)}
     target = cls()
     for name in scenario["setup"]:
         try:
             result["setup"].append([name, _value(getattr(target, name)()), ""])
         except ValueError:
             result["setup"].append([name, None, "ValueError"])
-    schedule.reset(target, scenario["threads"], first, preempt_at, changes, priorities)
+    schedule.reset(target, scenario["threads"], first, preempt_at, changes, priorities, record)
+    if record:
+        result["start"] = _snapshot(target)
     schedule.run()
     result.update(
         steps=schedule.steps, first_steps=schedule.first_done or schedule.steps, stopped=schedule.stopped,
         log=schedule.log[:64], results=[w.results for w in schedule.workers],
     )
     result["trails"] = [list(w.trail) for w in schedule.workers]
+    if record:
+        result["record"] = schedule.record
     if not schedule.stopped:
         try:
             result["count"] = _value(target.get_count())
@@ -756,41 +785,12 @@ def _plausible(result, scenario):
     return result["peak"] == max([0] + [record[1] for record in done if record[0] == "increment" and type(record[1]) is int])
 
 
-# -- the real-threads run: no tracer, real preemption ---------------------------------------------
+# -- the real-threads run: no tracer, real preemption (hammer.py) ----------------------------------
+
+
 
 
 def hammer(module, plan):
-    """``plan["threads"]`` real threads each call increment ``plan["ops"]`` times on one object, then each calls
-    decrement as often, under a tiny switch interval; what a correct object gives is known exactly."""
+    """The real-threads run (``hammer.py``), on an interpreter this check is validated on only."""
     why = refusal()
-    if why:
-        return {"refused": why}
-    cls = getattr(module, plan["cls"])
-    target = cls()
-    sys.setswitchinterval(plan["switch"])
-    report = {}
-    for phase in ("increment", "decrement"):
-        errors = []
-        gate = threading.Barrier(plan["threads"])
-
-        def worker(name=phase, errors=errors, gate=gate):
-            call = getattr(target, name)
-            gate.wait()
-            for _ in range(plan["ops"]):
-                try:
-                    call()
-                except BaseException as exc:
-                    errors.append("%s: %s" % (type(exc).__name__, _text(exc)))
-                    return
-
-        threads = [threading.Thread(target=worker, daemon=True) for _ in range(plan["threads"])]
-        for thread in threads:
-            thread.start()
-        deadline = threading._time() + plan["seconds"]  # one budget for the phase, not one per thread
-        for thread in threads:
-            thread.join(max(0.0, deadline - threading._time()))
-        if any(thread.is_alive() for thread in threads):
-            report[phase] = {"unfinished": True}
-            return report
-        report[phase] = {"count": _value(target.get_count()), "peak": _value(target.get_peak()), "errors": errors[:5]}
-    return report
+    return {"refused": why} if why else _HAMMER.hammer(module, plan)
