@@ -124,7 +124,7 @@ def test_a_procedural_episode_over_http(client):
     step = client.post("/step", json={"action": {"action_type": "analyze_logs"}, "episode_id": obs["episode_id"]}).json()
     assert step["observation"]["logs"] and step["observation"]["time_remaining"] == obs["time_remaining"] - 1
     refused = client.post("/reset", json={"task_id": "proc-easy-ood-3", "profile": "bash"}).json()["observation"]
-    assert refused["error"] == "reset: procedural tasks have one interface (default); 'bash' would show files the agent has not opened"
+    assert refused["error"] == "reset: procedural tasks have two interfaces (default, trace); 'bash' would show files the agent has not opened"
     tasks = {t["id"]: t for t in client.get("/tasks").json()}
     assert [t for t in tasks if t.startswith("proc-")] == ["proc-easy-test-0", "proc-medium-test-0", "proc-hard-test-0", "proc-extreme-test-0"]
-    assert list(tasks["proc-hard-test-0"]["profiles"]) == ["default"]
+    assert list(tasks["proc-hard-test-0"]["profiles"]) == ["default", "trace"]

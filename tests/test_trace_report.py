@@ -314,3 +314,25 @@ def test_a_module_the_policy_refuses_is_not_traced(runtime, catalog):
         episode.close()
     assert obs.error is not None and obs.error.startswith("trace_report: the race check cannot run this module: "), obs.error
     assert "sys" in obs.error
+
+
+# -- procedural tasks: the trace arm keeps the partial view ---------------------------------------------------------------
+
+
+def test_a_procedural_task_serves_a_trace_profile_that_keeps_the_partial_view(runtime, catalog):
+    task = catalog.get("proc-medium-test-0")
+    family = FAMILIES[task.family]
+    default = family.interface("default").tools
+    assert family.interface("trace").tools == (*default[:-2], "trace_report", *default[-2:])
+    episode = family.episode(runtime, task, 1, "proc-trace", family.interface("trace"))
+    try:
+        obs = _trace(episode, test=task.fail_to_pass[0])
+    finally:
+        episode.close()
+    assert obs.error is None, obs.error
+    report = TraceReport.model_validate(obs.tool_result["report"])
+    assert report.exit_code == 1 and report.calls and obs.reward == 0.0
+    assert any(call.raised for call in report.calls)  # the failing call, with its arguments
+    assert obs.visible_files == {}  # a report shows what ran, never a file's text: nothing is opened by it
+    with pytest.raises(ValueError, match="procedural tasks have two interfaces"):
+        family.interface("bash")

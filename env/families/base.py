@@ -133,13 +133,13 @@ class Family(ABC, Generic[TaskT]):
     def profiles(self) -> dict[str, dict[str, Any]]:
         """Every profile this family serves: its description, edit gate, action names and tool definitions."""
         served = {}
-        for name, profile in PROFILES.items():
+        for name in PROFILES:
             try:
                 interface = self.interface(name)
             except ValueError:
                 continue  # not offered for this family
             served[name] = {
-                "description": profile.description, "edit_gate": interface.edit_gate, "actions": list(interface.tools),
+                "description": interface.profile.description, "edit_gate": interface.edit_gate, "actions": list(interface.tools),
                 "tools": self.tools(interface),
             }
         return served

@@ -33,6 +33,16 @@ PROFILE = Profile(
     names={"view_file": "open_file", "edit": "edit_file", "search": "search_opened", "replace_text": "replace_in_file",
            "run_tests": "run_tests_short", "submit": "submit_short"},
 )  # fmt: skip
+# The interface ablation's trace arm: the same partial view, plus trace_report. A report holds what a run did (calls,
+# arguments, return values, changes), named by path and line as a traceback is; a file's text still shows only once
+# opened. A shell or a debugger would show any file's text, so those profiles stay refused.
+TRACE_PROFILE = Profile(
+    name="trace",
+    description=PROFILE.description + "; and trace_report, a test's call trace",
+    tools=(*PROFILE.tools[:-2], "trace_report", *PROFILE.tools[-2:]),
+    names=PROFILE.names,
+)
+SERVED = {p.name: p for p in (PROFILE, TRACE_PROFILE)}
 
 
 class ProceduralFamily(Family[ProceduralTask]):
@@ -53,9 +63,9 @@ class ProceduralFamily(Family[ProceduralTask]):
 
     def interface(self, profile: str | None = None, edit_gate: bool | None = None, aliases: object = None) -> Interface:
         name = profile_named(profile).name
-        if name != "default":
-            raise ValueError(f"procedural tasks have one interface (default); {name!r} would show files the agent has not opened")
-        return Interface.build(PROFILE, PROFILE.tools, edit_gate, aliases)
+        if name not in SERVED:
+            raise ValueError(f"procedural tasks have two interfaces (default, trace); {name!r} would show files the agent has not opened")
+        return Interface.build(SERVED[name], SERVED[name].tools, edit_gate, aliases)
 
     def episode(self, runtime: Runtime, task: ProceduralTask, seed: int, episode_id: str, interface: Interface | None = None) -> ProceduralEpisode:
         return ProceduralEpisode(runtime, task, seed, episode_id, interface or self.interface())
