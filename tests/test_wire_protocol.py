@@ -203,3 +203,13 @@ def test_a_missing_table_stops_the_host_with_its_path(tmp_path):
         _package("adbg_host_m", tmp_path / "verdict" / "host", "protocol")
     missing = tmp_path / "sandbox" / "inside" / "protocol.py"
     assert str(raised.value) == f"the split's wire table is missing ({missing}): the test host cannot speak to the sandbox"
+
+
+def test_the_test_host_started_is_this_checkouts():
+    """The test process's PYTHONPATH links adbg_host to this checkout's env/verdict/host, whatever other checkout on
+    the same host linked before (a shared link ran another checkout's host, with its own wire table)."""
+    from env.verdict import repo_judge
+
+    linked = Path(repo_judge._host_path(), "adbg_host")
+    assert linked.resolve() == HOST
+    assert Path(repo_judge._host_path()) == linked.parent  # the same one each time

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import hashlib
 import json
 import os
 import select
@@ -269,12 +270,14 @@ def _watch(run: SandboxRun, pid: int, status_w: int, stop_r: int) -> None:
 
 
 def _host_path() -> str:
-    """A directory holding only ``adbg_host`` (a link to env/verdict/host): the test process's PYTHONPATH."""
-    root = Path(scratch_root(), "adbg-host-path")
+    """A directory holding only ``adbg_host`` (a link to env/verdict/host): the test process's PYTHONPATH. One per
+    checkout (named by its path): two checkouts on one host each run their own test host, never the other's."""
+    target = HOST.resolve()
+    root = Path(scratch_root(), "adbg-host-path-" + hashlib.sha256(str(target).encode()).hexdigest()[:16])
     if not (root / "adbg_host").exists():
         root.mkdir(mode=0o700, exist_ok=True)  # like every scratch entry: the server's uid alone (the host runs as it)
         with contextlib.suppress(FileExistsError):
-            (root / "adbg_host").symlink_to(HOST.resolve(), target_is_directory=True)
+            (root / "adbg_host").symlink_to(target, target_is_directory=True)
     return str(root)
 
 
