@@ -18,6 +18,7 @@ from typing import Any
 from env.families.classic.concurrency import THREAD_NAMES, describe, explore_plan, judge_exploration, problem
 from env.families.classic.judge import start_run
 from env.families.classic.task import TaskSpec
+from env.pyparse import parse
 from env.sandbox.runner import RemoteError, RunAborted, Sandbox
 from env.tools.base import ToolError
 from env.tools.trace import RaceStep, RaceTrace, TraceCall, TraceReport
@@ -86,7 +87,7 @@ def _one(reply: Any) -> dict[str, Any]:
 
 def _method_lines(source: str, cls: str) -> dict[str, int]:
     try:
-        tree = ast.parse(source)
+        tree = parse(source)
     except SyntaxError:
         return {}
     for node in tree.body:
