@@ -79,6 +79,23 @@ def calling(function, n):
         yield function(i)
 
 
+def dividing():
+    LOG.append("a")
+    yield 1
+    LOG.append("b")
+    yield 0
+    LOG.append("c")  # 1 / 0 stops reduce(truediv, ...) first: never run
+    yield 5
+
+
+class Acc:
+    """An accumulator of the project's: adding to it is project code, logged."""
+
+    def __add__(self, other):
+        LOG.append(("add", other))
+        return self
+
+
 class Traced:
     """Every attribute read is logged: the log shows when the test's reads and calls reached the project."""
 
@@ -105,9 +122,58 @@ class Box:
 '''
 
 TESTS = '''import functools
+import operator
+from functools import reduce
+from operator import mul
 
 import lib
-from lib import Box, Traced, calling, failing, log, mixed, numbers, numbers_then_text, reset, unhashable
+from lib import Acc, Box, Traced, calling, dividing, failing, log, mixed, numbers, numbers_then_text, reset, unhashable
+
+
+def test_reduce_with_a_pure_function_takes_numbers_in_batches():
+    reset()
+    items = numbers(700)
+    assert functools.reduce(operator.add, items) == 699 * 700 // 2
+    prod = lambda x: reduce(mul, x, 1)  # more-itertools' own test of factor()
+    assert prod(numbers(3)) == 0
+    assert reduce(max, numbers(4), -1) == 3  # (pytest's rewriting reads numbers(4) into a local first)
+    got = reduce(max, numbers(2), -1)  # an argument that calls: item by item, as any call site this cannot read
+    assert got == 1
+    assert log() == tuple(range(700)) + (0, 1, 2, 0, 1, 2, 3, 0, 1)
+
+
+def test_reduce_stops_where_it_would():
+    reset()
+    try:
+        reduce(operator.add, numbers_then_text())  # 1 + 2.5 + "x" fails: the generator goes no further
+    except TypeError:
+        pass
+    else:
+        raise AssertionError("text is no number")
+    assert log() == ("a", "b", "c")
+    reset()
+    try:
+        reduce(operator.truediv, dividing())  # not a reducer that cannot fail: item by item
+    except ZeroDivisionError:
+        pass
+    else:
+        raise AssertionError("1 / 0")
+    assert log() == ("a", "b")
+
+
+def test_reduce_onto_a_project_object_adds_between_items():
+    reset()
+    reduce(operator.add, numbers(3), Acc())  # Acc.__add__ is project code: it runs between the pulls
+    assert log() == (0, ("add", 0), 1, ("add", 1), 2, ("add", 2))
+
+
+def test_a_reduce_of_the_tests_own_is_not_functools():
+    def reduce(function, items, initial):  # noqa: A001  (shadows functools.reduce: takes only the first item)
+        return function(initial, next(iter(items)))
+
+    reset()
+    assert reduce(operator.add, numbers(100), 1) == 1
+    assert log() == (0,)
 
 
 def test_list_takes_every_item():
@@ -286,6 +352,8 @@ NAMES = [
     "test_a_project_iterable", "test_a_method_call_reads_then_calls",
     "test_an_argument_read_from_the_project_comes_between_read_and_call", "test_a_method_read_apart_from_its_call",
     "test_keyword_arguments_of_any_name_and_a_missing_method", "test_a_module_function",
+    "test_reduce_with_a_pure_function_takes_numbers_in_batches", "test_reduce_stops_where_it_would",
+    "test_reduce_onto_a_project_object_adds_between_items", "test_a_reduce_of_the_tests_own_is_not_functools",
 ]  # fmt: skip
 
 
@@ -338,3 +406,12 @@ def test_a_method_call_is_one_request(verdict):
     assert verdict.ops["tests/test_pulls.py::test_an_argument_read_from_the_project_comes_between_read_and_call"] == 7
     # lib.reset() and lib.log(): one request each
     assert verdict.ops["tests/test_pulls.py::test_a_module_function"] == 2
+
+
+def test_reduce_takes_numbers_in_batches(verdict):
+    # reset; reduce(add): the call, two pulls (512, then the rest meeting the end); prod(): the call, one pull;
+    # reduce(max, ...) in the assert: the call, one pull; outside it: the call, three next(); log
+    assert verdict.ops["tests/test_pulls.py::test_reduce_with_a_pure_function_takes_numbers_in_batches"] == 1 + 3 + 2 + 2 + 4 + 1
+    # onto the project's accumulator, item by item: reset, Acc(), the call, four next() (the fourth meets the end),
+    # three additions, log
+    assert verdict.ops["tests/test_pulls.py::test_reduce_onto_a_project_object_adds_between_items"] == 1 + 1 + 1 + 4 + 3 + 1

@@ -149,6 +149,8 @@ def _pull(obj, mode, state):
     kept = state["pending"].get(id(obj))
     encoded, size, ended = [], 0, kept is not None and kept[0] is obj
     stopped = False
+    encoder = _RepoEncoder(state)  # one per pull; each item gets the whole size budget, as a reply's value does
+    scalar = encoder.scalar
     while not ended and len(encoded) < MAX_PULL and size < MAX_PULL_TEXT:
         try:
             item = next(obj)
@@ -165,10 +167,14 @@ def _pull(obj, mode, state):
             state["pending"][id(obj)] = (obj, exc)
             ended = True
             break
-        text = _RepoEncoder(state).encode(item)
+        kind = type(item)
+        text = scalar(item, kind)  # None, bool, int, float, str: JSON at once
+        if text is None:
+            encoder.items = 0
+            text = encoder.encode(item)
         encoded.append(text)
         size += len(text)
-        if mode != "all" and not (_plain_hashable(item) if mode == "plain" else type(item) in _NUMBERS):
+        if mode != "all" and not (kind in _NUMBERS or kind is str or _plain_hashable(item) if mode == "plain" else kind in _NUMBERS):
             break
     # (items, ended): ended is 2 when the iterator stopped bare after the items (the trusted side raises
     # StopIteration itself), true when the next "next" raises what the pull met, false when it may yield more

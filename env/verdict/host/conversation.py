@@ -118,17 +118,28 @@ class Remote(Codec):
         operation has been sent since (nothing of the project's ran: one thread, see ``request``)."""
         return stamp == self.epoch
 
-    def iterated(self, iterator: Any, caller: types.FrameType) -> None:
-        """``iter()`` of a project object gave ``iterator``; if the caller's instruction is a call of a consumer that
-        takes every item (``list``, ``sorted``, ``set`` ...: ``_consumer``), remember it: its pulls are batched."""
+    def iterated(self, iterator: Any, caller: types.FrameType) -> Any:
+        """``iter()`` of a project object gave ``iterator``: what ``iter()`` returns. If the caller's instruction is a
+        call of a consumer that takes every item (``list``, ``sorted``, ``set`` ...: ``_consumer``), its first pull is
+        made now (nothing runs between a C consumer's iter() and its first next()), and the consumer gets the batch as
+        a builtin iterator's items, chained to the iterator for the rest: no call back into this process per item."""
         handle = _handle_of(iterator)
         if handle is None or handle[0] is not self:
-            return
+            return iterator
+        number = handle[1]
         mode = _consumer(caller)
         if mode is None:
-            self._consumers.pop(handle[1], None)
-        else:
-            self._consumers[handle[1]] = (caller, caller.f_code, caller.f_lasti, mode)  # the frame itself: compared by identity
+            self._consumers.pop(number, None)
+            return iterator
+        self._consumers[number] = (caller, caller.f_code, caller.f_lasti, mode)  # the frame itself: compared by identity
+        if self._pulled.get(number) or number in self._stopped:
+            return iterator  # items an earlier pull brought come first, through next()
+        batch, ended = self.op("pull", iterator, mode)
+        if ended:  # the pull met the iterator's end or an exception: the "next" after its items raises it
+            self._consumers.pop(number, None)
+        if ended == 2 and type(ended) is int:  # a bare StopIteration: the items are all there is
+            return iter(batch)
+        return itertools.chain(batch, iterator) if batch else iterator
 
     def next(self, iterator: Any, caller: types.FrameType) -> Any:
         """``next()`` of a project iterator. Items a pull already brought come first. While the consumer that took

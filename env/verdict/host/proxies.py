@@ -181,8 +181,7 @@ class RemoteObject:
         remote = self._adbg_remote
         # A generator's __iter__ returns it and runs none of the project's code: answered here.
         made = self if object.__getattribute__(self, "_adbg_generator") else remote.op("iter", self)
-        remote.iterated(made, sys._getframe(1))
-        return made
+        return remote.iterated(made, sys._getframe(1))
 
     def __next__(self) -> Any:
         __tracebackhide__ = True

@@ -5,6 +5,9 @@ dunder serves. Caches keyed by (code object, instruction): the code object is ke
 from __future__ import annotations
 
 import dis
+import functools
+import operator
+import sys
 import types
 
 # C functions that, called on an iterator, take every item before they return or run anything else (so pulling
@@ -30,14 +33,105 @@ def _consumer(frame: types.FrameType) -> str | None:
     if site == ():
         site = _CALL_SITES[key] = _call_site(*key) if len(_CALL_SITES) < 100_000 else None
     if site is None:
+        return _reducer(frame)
+    callee = _value(frame, *site)
+    return next((mode for function, mode in _CONSUMERS if callee is function), None)
+
+
+_MISSING = object()
+
+
+def _value(frame: types.FrameType, load: str, name: object) -> object:
+    """What the load instruction ``load`` of ``name`` gives in ``frame`` now (``_MISSING`` when it would fail)."""
+    if load == "LOAD_CONST":
+        return name
+    if load in ("LOAD_FAST", "LOAD_DEREF"):
+        return frame.f_locals.get(str(name), _MISSING)
+    namespaces = (frame.f_globals, frame.f_builtins) if load == "LOAD_GLOBAL" else (frame.f_locals, frame.f_globals, frame.f_builtins)
+    return next((namespace[name] for namespace in namespaces if name in namespace), _MISSING)
+
+
+# functools.reduce(f, it[, initial]) takes every item too when f is one of these and every value is a number: none of
+# them runs project code or fails on an int, float or bool, so the reduction never stops between two items.
+_PURE_REDUCERS = (operator.add, operator.mul, operator.sub, max, min)
+_REDUCE_SITES: dict[tuple[types.CodeType, int], tuple[tuple[tuple[str, object], ...], ...] | None] = {}
+_NUMBERS = (int, float, bool)
+
+
+def _reducer(frame: types.FrameType) -> str | None:
+    """"numbers" when the frame's current instruction is ``reduce(f, it)`` or ``reduce(f, it, initial)`` whose callee is
+    functools.reduce, ``f`` a pure reducer and ``initial`` a number, each of the call's operands read by loads that run
+    no code (a name, a constant, a standard-library module's attribute), so what was passed is what they give now;
+    None for anything else (the caller pulls item by item)."""
+    key = (frame.f_code, frame.f_lasti)
+    site = _REDUCE_SITES.get(key, ())
+    if site == ():
+        site = _REDUCE_SITES[key] = _operands_of_call(*key) if len(_REDUCE_SITES) < 100_000 else None
+    if site is None or len(site) not in (3, 4) or _operand(frame, site[0]) is not functools.reduce:
         return None
-    kind, name = site
-    namespaces = (frame.f_globals, frame.f_builtins) if kind == "LOAD_GLOBAL" else (frame.f_locals, frame.f_globals, frame.f_builtins)
-    for namespace in namespaces:
-        if name in namespace:
-            callee = namespace[name]
-            return next((mode for function, mode in _CONSUMERS if callee is function), None)
-    return None
+    function = _operand(frame, site[1])
+    if not any(function is pure for pure in _PURE_REDUCERS):
+        return None
+    if len(site) == 4 and type(_operand(frame, site[3])) not in _NUMBERS:
+        return None
+    return "numbers"
+
+
+_Operand = tuple[tuple[str, object], ...]  # a load, then the attributes read off it
+_PLAIN_LOADS = frozenset({"LOAD_FAST", "LOAD_CONST", "LOAD_DEREF", "LOAD_GLOBAL", "LOAD_NAME"})
+
+
+def _operand(frame: types.FrameType, loads: _Operand) -> object:
+    """The value an operand's loads give now; ``_MISSING`` when an attribute is read off anything but a module of the
+    standard library (reading one could run code)."""
+    value = _value(frame, *loads[0])
+    for _, name in loads[1:]:
+        if type(value) is not types.ModuleType or value.__name__.partition(".")[0] not in sys.stdlib_module_names:
+            return _MISSING
+        value = getattr(value, str(name), _MISSING)
+    return value
+
+
+def _operands_of_call(code: types.CodeType, offset: int) -> tuple[_Operand, ...] | None:
+    """For the call at ``offset``: the callee's loads, then each argument's, when every operand is one plain load
+    followed by attribute reads (``functools.reduce``, ``mul``, ``x``, ``1``) and nothing jumps between them; None
+    for anything else (an argument that calls, indexes or computes)."""
+    try:
+        instructions = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+    except Exception:  # noqa: BLE001  (bytecode this cannot read: no batching)
+        return None
+    at = next((n for n, i in enumerate(instructions) if i.offset == offset), None)
+    if at is not None and instructions[at].opname == "PRECALL" and at + 1 < len(instructions):
+        at += 1  # 3.11 once the call site is specialised
+    if at is None or instructions[at].opname != "CALL":
+        return None
+    count = instructions[at].arg
+    at -= 1
+    if at >= 0 and instructions[at].opname == "PRECALL":  # 3.11
+        if instructions[at].arg != count:
+            return None
+        at -= 1
+    operands: list[_Operand] = []
+    while len(operands) < count + 1:
+        attributes: list[tuple[str, object]] = []
+        while at >= 0 and instructions[at].opname == "LOAD_ATTR":
+            attributes.insert(0, ("LOAD_ATTR", instructions[at].argval))
+            at -= 1
+        if at < 0 or instructions[at].opname not in _PLAIN_LOADS:
+            return None
+        load = instructions[at]
+        callee = len(operands) == count
+        if load.opname == "LOAD_GLOBAL" and bool(load.arg & 1) != callee:
+            return None  # only the callee's global load pushes the NULL a call needs
+        operands.insert(0, ((load.opname, load.argval), *attributes))
+        if load.is_jump_target and not callee:
+            return None
+        at -= 1
+    # The callee's NULL: pushed by its own global load, or just before any other (pytest's assertion rewriting reads
+    # ``functools.reduce`` into a local first)
+    if operands[0][0][0] != "LOAD_GLOBAL" and (at < 0 or instructions[at].opname != "PUSH_NULL" or operands[0][0][0] == "LOAD_CONST"):
+        return None
+    return tuple(operands)
 
 
 def _call_site(code: types.CodeType, offset: int) -> tuple[str, str] | None:
