@@ -339,3 +339,14 @@ def test_a_task_whose_every_f2p_test_is_held_out_stays_valid_and_solvable(runtim
         assert final.tool_output.splitlines()[:2] == ["3 passed", "0 held-out tests failed"] and final.info["resolved"] is True
     finally:
         episode.close()
+
+
+def test_a_held_out_method_is_found_in_its_own_class_not_by_its_name():
+    """Many test classes define test_basic: validation looks for the held-out class's own method (more-itertools'
+    import was refused because other classes still defined a test_duplicates)."""
+    from env.families.repo.validation import _defined
+
+    text = "class A:\n    def test_basic(self):\n        pass\n\n\nclass B:\n    def test_other(self):\n        pass\n"
+    assert _defined(text, "tests/t.py::A::test_basic")
+    assert not _defined(text, "tests/t.py::B::test_basic")  # B has none, whatever A has
+    assert _defined(text, "tests/t.py::B::test_other[1-2]") and not _defined(text, "tests/t.py::C::test_basic")

@@ -12,60 +12,11 @@ is held out together (``expand``): a case left visible would have its code in re
 from __future__ import annotations
 
 import ast
-import functools
 import hashlib
 
 from env.patches import Files
 from env.pyparse import parse
-
-_Def = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
-
-
-def function_key(test_id: str) -> str:
-    """``path::Class::function`` of a node id: what its code is found by (its parametrisation dropped)."""
-    return test_id.split("[", 1)[0]
-
-
-def _find(tree: ast.Module, names: list[str]) -> _Def | None:
-    body: list[ast.stmt] = tree.body
-    node: _Def | None = None
-    for name in names:
-        node = next((n for n in body if isinstance(n, _Def) and n.name == name), None)
-        if node is None:
-            return None
-        body = node.body
-    return node
-
-
-def _span(node: _Def) -> tuple[int, int]:
-    """The node's lines, its decorators included (1-based, inclusive)."""
-    first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-    return first, node.end_lineno or node.lineno
-
-
-@functools.lru_cache(maxsize=16)
-def _tree(text: str) -> ast.Module | None:
-    """A test file's syntax tree, parsed once per text: ``changed_tests`` looks up every listed test of a file in it, and
-    a 6000-line file of 600 tests parsed per test took minutes (more-itertools). None when it does not parse."""
-    try:
-        tree = parse(text)
-    except SyntaxError:
-        return None
-    return tree if isinstance(tree, ast.Module) else None
-
-
-def source_of(files: Files, test_id: str) -> str | None:
-    """The source of the function a test id names, or None when no file defines it (or it does not parse)."""
-    path, *names = function_key(test_id).split("::")
-    text = files.get(path)
-    if text is None or not names:
-        return None
-    tree = _tree(text)
-    node = _find(tree, names) if tree is not None else None
-    if node is None:
-        return None
-    first, last = _span(node)
-    return "".join(text.splitlines(keepends=True)[first - 1 : last])
+from env.test_source import Definition, definition_span, find_definition, function_key, source_of
 
 
 def changed_tests(before: Files, after: Files, ids: list[str]) -> list[str]:
@@ -95,14 +46,14 @@ def strip_tests(files: Files, ids: list[str]) -> Files:
         tree = parse(text)
         cuts: list[tuple[int, int, str]] = []  # (first, last, replacement) 1-based
         for qualname in sorted(wanted):
-            node = _find(tree, list(qualname))
+            node = find_definition(tree, list(qualname))
             if node is None:
                 continue
-            first, last = _span(node)
-            parent = _find(tree, list(qualname[:-1])) if len(qualname) > 1 else None
+            first, last = definition_span(node)
+            parent = find_definition(tree, list(qualname[:-1])) if len(qualname) > 1 else None
             # a class whose every statement is removed keeps one `pass`, where its first one was
             emptied = isinstance(parent, ast.ClassDef) and node is parent.body[0] and all(
-                isinstance(n, _Def) and (*qualname[:-1], n.name) in wanted for n in parent.body
+                isinstance(n, Definition) and (*qualname[:-1], n.name) in wanted for n in parent.body
             )
             line = lines[node.lineno - 1]
             cuts.append((first, last, f"{line[: len(line) - len(line.lstrip())]}pass\n" if emptied else ""))

@@ -19,6 +19,7 @@ from env.families.validation import Check, StateRun, TaskValidation, measured, r
 from env.patches import PatchError, apply_patch
 from env.project import RepoTask, is_test_path
 from env.runtime import Runtime
+from env.test_source import source_of
 from env.verdict.outcome import RepoVerdict, f2p_ok, p2p_ok, resolution
 from env.verdict.repo_judge import run_graded, run_tests
 
@@ -61,9 +62,9 @@ def _bundled(task: RepoTask, tasks_dir: Path) -> bool:
 
 
 def _defined(text: str, test_id: str) -> bool:
-    """Whether a test file's text defines the function a test id names (its parametrisation aside)."""
-    name = test_id.split("::")[-1].split("[")[0]
-    return f"def {name}(" in text
+    """Whether a test file's text defines the function a test id names (its class's own method, its parametrisation
+    aside): found in the file's syntax tree, since other classes may define a method of the same name."""
+    return source_of({test_id.split("::")[0]: text}, test_id) is not None
 
 
 def held_out_checks(runtime: Runtime, task: RepoTask, buggy: list[StateRun], bundled: bool) -> list[Check]:
