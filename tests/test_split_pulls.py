@@ -96,6 +96,17 @@ class Acc:
         return self
 
 
+class Sized:
+    """An iterable whose __len__ is project code: list() asks it after iter(), before the first item."""
+
+    def __iter__(self):
+        return numbers(3)
+
+    def __len__(self):
+        LOG.append("len")
+        return 3
+
+
 class Traced:
     """Every attribute read is logged: the log shows when the test's reads and calls reached the project."""
 
@@ -127,7 +138,7 @@ from functools import reduce
 from operator import mul
 
 import lib
-from lib import Acc, Box, Traced, calling, dividing, failing, log, mixed, numbers, numbers_then_text, reset, unhashable
+from lib import Acc, Box, Sized, Traced, calling, dividing, failing, log, mixed, numbers, numbers_then_text, reset, unhashable
 
 
 def test_reduce_with_a_pure_function_takes_numbers_in_batches():
@@ -165,6 +176,19 @@ def test_reduce_onto_a_project_object_adds_between_items():
     reset()
     reduce(operator.add, numbers(3), Acc())  # Acc.__add__ is project code: it runs between the pulls
     assert log() == (0, ("add", 0), 1, ("add", 1), 2, ("add", 2))
+
+
+def test_list_asks_an_iterables_len_before_its_first_item():
+    reset()
+    got = list(Sized())
+    assert got == [0, 1, 2] and log() == ("len", 0, 1, 2)
+    reset()
+    got = tuple(Sized())
+    assert got == (0, 1, 2) and log() == ("len", 0, 1, 2)
+    reset()
+    assert sorted(Sized()) == [0, 1, 2] and log() == ("len", 0, 1, 2)
+    reset()
+    assert set(Sized()) == {0, 1, 2} and log() == (0, 1, 2)  # set() asks no length
 
 
 def test_a_reduce_of_the_tests_own_is_not_functools():
@@ -354,6 +378,7 @@ NAMES = [
     "test_keyword_arguments_of_any_name_and_a_missing_method", "test_a_module_function",
     "test_reduce_with_a_pure_function_takes_numbers_in_batches", "test_reduce_stops_where_it_would",
     "test_reduce_onto_a_project_object_adds_between_items", "test_a_reduce_of_the_tests_own_is_not_functools",
+    "test_list_asks_an_iterables_len_before_its_first_item",
 ]  # fmt: skip
 
 

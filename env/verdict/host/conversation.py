@@ -118,11 +118,13 @@ class Remote(Codec):
         operation has been sent since (nothing of the project's ran: one thread, see ``request``)."""
         return stamp == self.epoch
 
-    def iterated(self, iterator: Any, caller: types.FrameType) -> Any:
+    def iterated(self, iterator: Any, caller: types.FrameType, sized: bool = True) -> Any:
         """``iter()`` of a project object gave ``iterator``: what ``iter()`` returns. If the caller's instruction is a
         call of a consumer that takes every item (``list``, ``sorted``, ``set`` ...: ``_consumer``), its first pull is
-        made now (nothing runs between a C consumer's iter() and its first next()), and the consumer gets the batch as
-        a builtin iterator's items, chained to the iterator for the rest: no call back into this process per item."""
+        made now, and the consumer gets the batch as a builtin iterator's items, chained to the iterator for the rest:
+        no call back into this process per item. Now is when the consumer's first next() would run: nothing runs between
+        a C consumer's iter() and its first next(), except that list(), tuple() and sorted() (mode "all") first ask the
+        iterable's length, project code unless it is a generator (``sized`` false); those pull at their first next()."""
         handle = _handle_of(iterator)
         if handle is None or handle[0] is not self:
             return iterator
@@ -132,8 +134,8 @@ class Remote(Codec):
             self._consumers.pop(number, None)
             return iterator
         self._consumers[number] = (caller, caller.f_code, caller.f_lasti, mode)  # the frame itself: compared by identity
-        if self._pulled.get(number) or number in self._stopped:
-            return iterator  # items an earlier pull brought come first, through next()
+        if self._pulled.get(number) or number in self._stopped or (sized and mode == "all"):
+            return iterator  # items an earlier pull brought come first, through next(); or the length is asked first
         batch, ended = self.op("pull", iterator, mode)
         if ended:  # the pull met the iterator's end or an exception: the "next" after its items raises it
             self._consumers.pop(number, None)

@@ -180,8 +180,9 @@ class RemoteObject:
         __tracebackhide__ = True
         remote = self._adbg_remote
         # A generator's __iter__ returns it and runs none of the project's code: answered here.
-        made = self if object.__getattribute__(self, "_adbg_generator") else remote.op("iter", self)
-        return remote.iterated(made, sys._getframe(1))
+        generator = object.__getattribute__(self, "_adbg_generator")
+        made = self if generator else remote.op("iter", self)
+        return remote.iterated(made, sys._getframe(1), sized=not generator)
 
     def __next__(self) -> Any:
         __tracebackhide__ = True
