@@ -161,3 +161,18 @@ def test_no_place_writes_the_folder_only_and_a_host_that_cannot_run_the_verdict_
     assert tasks_cli(argv) == 1  # fail closed: an unplaced task is not reported as imported cleanly
     said = capsys.readouterr().out.splitlines()
     assert said[-2] == "invalid acme__calc-1: not placed: this host cannot run the verdict: no user namespaces on this host"
+
+
+def test_tests_inside_the_projects_package_run_split_and_trusted(runtime, tmp_path, capsys):
+    """isodate keeps its tests in src/isodate/tests/: pytest imports them as isodate.tests.test_x, a package under the
+    project's own. The test package is the tests' code (the test host's), its parent the project (the sandbox's)."""
+    tests = ("from calc.core import add\nfrom calc.tests import helpers\n\n\ndef test_add():\n    assert add(2, 2) == helpers.FOUR\n\n\n"
+             "def test_add_zero():\n    assert add(2, 0) == 2\n")  # fmt: skip
+    files = {"src/calc/__init__.py": "", "src/calc/core.py": CORE, "src/calc/tests/__init__.py": "", "src/calc/tests/helpers.py": "FOUR = 4\n",
+             "src/calc/tests/test_core.py": tests}  # fmt: skip
+    code, out, folder = imported(tmp_path, files, {**files, "src/calc/core.py": FIXED}, ["src/calc/tests/test_core.py::test_add"],
+                                 ["src/calc/tests/test_core.py::test_add_zero"], capsys)  # fmt: skip
+    assert code == 0, out
+    assert out.splitlines()[1] == "  acme__calc-1: 2 test(s) run split, 0 sandboxed; trusted"
+    task = load_task(folder)
+    assert problems(runtime, task) == {} and task.trusted

@@ -193,6 +193,7 @@ def _run_split(
         request = {
             "cwd": _TREES.get(task, graded),
             "names": sorted(top_level_names(source, task.source_paths)),
+            "source_paths": list(task.source_paths),  # where a test package inside the project's is, in the tests' tree
             "select": select,
             "deselect": elsewhere,  # the task's sandboxed tests: their own run reports them
             "paths_to_collect": to_collect,

@@ -315,7 +315,7 @@ class Remote(Codec):
                 instance._adbg_message = str(message)  # what str() of a stand-in shows, and pytest.warns(match=) reads
             warnings.warn_explicit(instance, category, str(filename), int(lineno))
 
-    def install(self, names: set[str]) -> ProjectFinder:
+    def install(self, names: set[str], source_paths: Sequence[str] = ()) -> ProjectFinder:
         """Route imports of the project's top-level ``names`` to the sandbox.
 
         Never a name the test process needs itself (the standard library, pytest, pluggy, this host) or finds in
@@ -326,7 +326,8 @@ class Remote(Codec):
         pytest keeps the objects it holds, and its later imports get its own copy (``LibraryCopies``).
         """
         own = {n for n in names if n in sys.stdlib_module_names or n in _RUNNER_NAMES or n.startswith("adbg")}
-        finder = ProjectFinder(self, set(names) - own)
+        roots = [os.path.normpath(os.path.join(self.tests_root, p)) for p in source_paths if isinstance(p, str) and not os.path.isabs(p)]
+        finder = ProjectFinder(self, set(names) - own, roots)
         sys.meta_path.insert(0, finder)  # before site-packages; the tests tree is asked first at each import
         copies = LibraryCopies(finder, self.tests_root)
         copies.take_loaded()

@@ -35,6 +35,23 @@ def _in_tests_tree(name: str) -> bool:
     return found is not None and found.origin is not None
 
 
+def _tests_package(fullname: str, roots: list[str]) -> importlib.machinery.ModuleSpec | None:
+    """A package of the tests' inside the project's package (``isodate.tests``: src/isodate/tests/__init__.py in the
+    tests' tree, which holds the test files and never the project's): its spec, loaded here as the tests' code. Looked
+    for under the project's source roots in the tests' tree (``roots``) and the path's own entries."""
+    *parents, last = fullname.split(".")
+    entries = roots + [p for p in sys.path if p and not p.rstrip("/").endswith("-packages")]
+    here = [os.path.join(p, *parents) for p in dict.fromkeys(entries)]
+    try:
+        found = importlib.machinery.PathFinder.find_spec(last, here)
+    except (ImportError, ValueError):
+        return None
+    if found is None or found.origin is None or not found.submodule_search_locations:
+        return None
+    # found under its last name: the same file and folder under its full one
+    return importlib.util.spec_from_file_location(fullname, found.origin, submodule_search_locations=list(found.submodule_search_locations))
+
+
 class LibraryCopies:
     """A library of the test environment that imports one of the project's names (hypothesis imports ``attr``) gets
     the environment's own installed copy, as the test machinery it is; the tests get the project. Each import made
@@ -92,8 +109,9 @@ class LibraryCopies:
 class ProjectFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Imports of the project's top-level names (and everything under them) become proxies."""
 
-    def __init__(self, remote: Remote, names: set[str]):
+    def __init__(self, remote: Remote, names: set[str], roots: list[str] | None = None):
         self.remote, self.names = remote, set(names)
+        self.roots = list(roots or [])  # the project's source roots in the tests' tree (src/ ...): where its test packages are
         self.enabled = True  # off while a library of the test environment imports its own copy (LibraryCopies)
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
@@ -102,8 +120,14 @@ class ProjectFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             return None
         if top == fullname and _in_tests_tree(top):
             return None  # the tests' own helper module wins, as it does under plain pytest
-        if top != fullname and not isinstance(sys.modules.get(top), RemoteModule):
-            return None  # a submodule of a package that is not the project's
+        if top != fullname:
+            if not isinstance(sys.modules.get(top), RemoteModule):
+                return None  # a submodule of a package that is not the project's
+            if not isinstance(sys.modules.get(fullname.rpartition(".")[0]), RemoteModule):
+                return None  # under the tests' own package (below): found on its path, as any module of theirs
+            tests = _tests_package(fullname, self.roots)
+            if tests is not None:
+                return tests
         return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:

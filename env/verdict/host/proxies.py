@@ -583,7 +583,7 @@ class RemoteModule(types.ModuleType):
 
     def __setattr__(self, name: str, value: Any) -> None:
         __tracebackhide__ = True
-        if _local_only(name) or isinstance(value, RemoteModule):  # import machinery bookkeeping
+        if _local_only(name) or isinstance(value, RemoteModule) or _test_package_of(self, name, value):  # import machinery bookkeeping
             types.ModuleType.__setattr__(self, name, value)
         else:
             self._adbg_remote.op("setattr", self, name, value)
@@ -594,6 +594,13 @@ class RemoteModule(types.ModuleType):
             types.ModuleType.__delattr__(self, name)
         else:
             self._adbg_remote.op("delattr", self, name)
+
+
+def _test_package_of(module: RemoteModule, name: str, value: Any) -> bool:
+    """Whether ``value`` is the tests' own package inside the project's (``isodate.tests``, imported here from the
+    tests' tree), which the import machinery binds on its parent: kept on this side, the tests' code."""
+    own = types.ModuleType.__getattribute__(module, "__name__")
+    return type(value) is types.ModuleType and getattr(value, "__name__", None) == f"{own}.{name}" and getattr(value, "__file__", None) is not None
 
 
 class _ModuleDict(dict):

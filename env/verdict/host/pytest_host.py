@@ -121,7 +121,7 @@ def host(request: dict[str, Any], result_fd: int, req_w: int, resp_r: int, statu
     channel = Channel(req_w, resp_r, status_r, request["pid"], request["deadline"], request["wall_seconds"], request["reply_bytes"])
     try:
         remote = Remote(channel)
-        remote.install(set(request["names"]))
+        remote.install(set(request["names"]), request.get("source_paths", ()))
         with open("pytest.ini", "w", encoding="utf-8") as handle:
             handle.write("[pytest]\n")  # the task's own settings never come from a writable place
         args = ["-q", "--no-header", "--rootdir", ".", "-c", "pytest.ini", "--tb=short", "-W", "ignore::DeprecationWarning"]
