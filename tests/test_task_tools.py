@@ -52,7 +52,18 @@ def test_a_flaky_test_is_caught(runtime, tmp_path):
     folder = repo_fixture.write_task(tmp_path / "flaky", files, gold, PASS_TO_PASS=repo_fixture.P2P + ["tests/test_cart.py::test_first_letter"])
     problems = failing(validate_task(runtime, load_task(folder), runs=10))
     # Each state passes about half its runs: both are stable over 10 runs with probability 2 x 2^-10.
-    assert problems["identical results over 10 runs"] in ("buggy and gold state differs", "buggy state differs", "gold state differs")
+    one = "state differs (tests/test_cart.py::test_first_letter)"
+    assert problems["identical results over 10 runs"] in (f"buggy {one} and gold {one}", f"buggy {one}", f"gold {one}")
+
+
+def test_a_flaky_test_the_grade_does_not_count_is_no_instability(runtime, tmp_path):
+    """The same flaky test, in neither list: the verdict never counts it (more-itertools' suite has such tests)."""
+    files = repo_fixture.buggy_files()
+    files["shop/prices.py"] += "\n\ndef first_letter():\n    return next(iter(set('abcdefghijklmnopqrstuvwxyz')))\n"
+    files["tests/test_cart.py"] += "\n\ndef test_first_letter():\n    from shop.prices import first_letter\n    assert first_letter() in 'abcdefghijklm'\n"
+    gold = {**repo_fixture.gold_files(), "shop/prices.py": files["shop/prices.py"], "tests/test_cart.py": files["tests/test_cart.py"]}
+    folder = repo_fixture.write_task(tmp_path / "flaky-unlisted", files, gold)
+    assert "identical results over 10 runs" not in failing(validate_task(runtime, load_task(folder), runs=10))
 
 
 def test_a_vacuous_test_is_caught(runtime, tmp_path):
