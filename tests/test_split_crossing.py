@@ -622,3 +622,69 @@ def test_a_library_of_the_test_environment_keeps_its_own_copy_of_a_project_name(
 def test_what_the_project_prints_is_also_the_runs_own_output(verdict):
     """The tests see it (capsys above), and so does the agent's run_tests, as before."""
     assert "hello\n" in verdict.output and "on stderr\n" in verdict.output
+
+
+SUPER_LIBRARY = '''class Version:
+    def __init__(self, major, minor=0):
+        self.major, self.minor = major, minor
+
+    @classmethod
+    def parse(cls, text):
+        major, minor = text.split(".")
+        return cls(int(major), int(minor))
+
+    def bump(self):
+        return type(self)(self.major + 1)
+
+    def describe(self):
+        return "v%d.%d" % (self.major, self.minor)
+
+    def __str__(self):
+        return self.describe()
+'''
+SUPER_TESTS = '''from lib import Version
+
+
+class Mine(Version):
+    def __init__(self, major, minor=0, label="x"):
+        super().__init__(major, minor)
+        self.label = label
+
+    def describe(self):
+        return super().describe() + "-" + self.label
+
+    @classmethod
+    def parse(cls, text):  # semver's own test: a "v" prefix, then the project's parse, given this class
+        return super().parse(text[1:])
+
+
+class Plain(Mine):  # no super() of its own: Mine's methods still find theirs
+    pass
+
+
+class Deeper(Plain):
+    def describe(self):
+        return "[" + super().describe() + "]"
+
+
+def test_super_in_a_subclass():
+    m = Mine(1, 2, "y")
+    assert m.describe() == "v1.2-y" and str(m) == "v1.2-y"  # str(): the project's __str__ calls the test's describe
+    assert m.bump().describe() == "v2.0-x" and m.__class__.__name__ == "Mine"
+    assert Mine.parse("v5.6").describe() == "v5.6-x"
+
+
+def test_super_through_levels():
+    assert Plain(3).describe() == "v3.0-x"
+    assert Deeper(4, 1, "z").describe() == "[v4.1-z]"
+'''
+
+
+def test_zero_argument_super_in_a_tests_subclass_of_a_project_class(runtime, tmp_path):
+    """semver's test_replace_from_subclass: super() in a test's subclass reaches the project class's methods, through
+    the sandbox's own super(), at every level of the test's subclasses."""
+    files = {"lib/__init__.py": SUPER_LIBRARY, "tests/test_v.py": SUPER_TESTS}
+    ids = ["tests/test_v.py::test_super_in_a_subclass", "tests/test_v.py::test_super_through_levels"]
+    verdict = run_tests(runtime.sandbox, load_repo_task(repo_fixture.write_task(tmp_path / "t", files, files, FAIL_TO_PASS=ids, PASS_TO_PASS=[])), files)
+    assert verdict.outcomes == dict.fromkeys(ids, "PASSED"), verdict.excerpts or verdict.error
+    assert all(verdict.trust(t) == "split" for t in ids)

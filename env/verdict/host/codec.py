@@ -436,6 +436,16 @@ class Codec:
         kind = self.project_type(str(named[0]), str(named[1])) if isinstance(named, list) and len(named) == 2 else None
         return RemoteObject(self, number, str(info.get("t", "object")), kind, info.get("g") == 1)
 
+    def project_types_add(self, module: str, qualname: str, kind: type, handle: int) -> None:
+        """The local class for a project class made from a test's subclass (``proxies._super_class``), by its name and
+        by the made class's handle (a subclass of it builds on it)."""
+        self._types[(module, qualname)] = kind
+        self._types[("", str(handle))] = kind
+
+    def made_type(self, handle: int) -> type | None:
+        """The local class ``project_types_add`` recorded for the made class of that handle, if any."""
+        return self._types.get(("", str(handle)))
+
     def project_type(self, module: str, qualname: str) -> type:
         """The local class standing for a project object's class in ``obj.__class__`` (one per class: the same class
         twice is the same local class)."""

@@ -428,7 +428,15 @@ class _ShimMeta(type):
         __tracebackhide__ = True
         originals = namespace.get("__orig_bases__", bases)
         if "_adbg_class" not in namespace and all(isinstance(b, RemoteClass) for b in originals):
-            return _subclass(name, tuple(originals), namespace)
+            made = _subclass(name, tuple(originals), namespace)
+            # the class its instances report here, made for every such class: a subclass of it may call super()
+            kind = _super_class(made._adbg_remote, made, name, tuple(originals))
+            # super() in its classmethods is given the class itself: it reports the same class, as its instances do
+            object.__setattr__(made, "_adbg_kind", kind)
+            cell = namespace.get("__classcell__")
+            if isinstance(cell, types.CellType):  # a method of the test's calls super() (or names __class__)
+                cell.cell_contents = kind
+            return made
         return super().__new__(mcls, name, bases, namespace, **kwargs)
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
@@ -538,6 +546,39 @@ def _subclass(name: str, bases: tuple[Any, ...], namespace: dict[str, Any], keep
         else:
             attrs[key] = ("value", value)
     return remote.op("subclass", name, bases, attrs)
+
+
+# What super() of a test's subclass never forwards: the class machinery's own names
+_NOT_FORWARDED = frozenset({"__class__", "__dict__", "__doc__", "__module__", "__weakref__", "__new__", "__init_subclass__",
+                            "__subclasshook__", "__getattribute__", "__qualname__", "__slots__"})  # fmt: skip
+
+
+class _SuperAttribute:
+    """One name as super() of a test's subclass finds it: the sandbox's ``super(the subclass, instance).name``."""
+
+    def __init__(self, remote: Remote, made: Any, name: str):
+        self.remote, self.made, self.name = remote, made, name
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        __tracebackhide__ = True
+        if obj is None:
+            raise AttributeError(self.name)
+        parent = self.remote.op("call", super, self.made, obj)  # the project's MRO, in the sandbox
+        return self.remote.op("getattr", parent, self.name)
+
+
+def _super_class(remote: Remote, made: Any, name: str, bases: tuple[Any, ...]) -> type:
+    """The class a test's subclass's methods see as ``__class__`` (zero-argument ``super()``): the local class its
+    instances report (``obj.__class__``, so super() accepts them), whose next class in the MRO answers every name of the
+    project's class by the sandbox's own super()."""
+    module, qualname = str(remote.op("getattr", made, "__module__")), str(remote.op("getattr", made, "__qualname__"))
+    names = [n for n in remote.op("dir", made) if isinstance(n, str) and n not in _NOT_FORWARDED]
+    above = type(f"super({name})", (), {n: _SuperAttribute(remote, made, n) for n in names})
+    # a subclass of the test's own subclass: its instances are the parent's too, for super() in the parent's methods
+    parents = [remote.made_type(b._adbg_handle) for b in bases if isinstance(b, RemoteClass)]
+    kind = type(name, (above, *[p for p in parents if p is not None]), {"__module__": module, "__qualname__": qualname, "__slots__": ()})
+    remote.project_types_add(module, qualname, kind, made._adbg_handle)
+    return kind
 
 
 class RemoteModule(types.ModuleType):
