@@ -324,7 +324,7 @@ def test_a_procedural_task_serves_a_trace_profile_that_keeps_the_partial_view(ru
     family = FAMILIES[task.family]
     default = family.interface("default").tools
     assert family.interface("trace").tools == (*default[:-2], "trace_report", *default[-2:])
-    episode = family.episode(runtime, task, 1, "proc-trace", family.interface("trace"))
+    episode = _episode(runtime, task)
     try:
         obs = _trace(episode, test=task.fail_to_pass[0])
     finally:

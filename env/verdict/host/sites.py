@@ -96,15 +96,10 @@ def _operands_of_call(code: types.CodeType, offset: int) -> tuple[_Operand, ...]
     """For the call at ``offset``: the callee's loads, then each argument's, when every operand is one plain load
     followed by attribute reads (``functools.reduce``, ``mul``, ``x``, ``1``) and nothing jumps between them; None
     for anything else (an argument that calls, indexes or computes)."""
-    try:
-        instructions = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
-    except Exception:  # noqa: BLE001  (bytecode this cannot read: no batching)
+    found = _call_at(code, offset)
+    if found is None:
         return None
-    at = next((n for n, i in enumerate(instructions) if i.offset == offset), None)
-    if at is not None and instructions[at].opname == "PRECALL" and at + 1 < len(instructions):
-        at += 1  # 3.11 once the call site is specialised
-    if at is None or instructions[at].opname != "CALL":
-        return None
+    instructions, at = found
     count = instructions[at].arg
     at -= 1
     if at >= 0 and instructions[at].opname == "PRECALL":  # 3.11
@@ -134,19 +129,29 @@ def _operands_of_call(code: types.CodeType, offset: int) -> tuple[_Operand, ...]
     return tuple(operands)
 
 
-def _call_site(code: types.CodeType, offset: int) -> tuple[str, str] | None:
-    """How the callee of the one-argument call at ``offset`` was loaded: (LOAD_GLOBAL or LOAD_NAME, its name), found
-    by walking back over the argument's instructions; None when the instruction is anything else or the walk meets
-    a jump, a jump target or an instruction it cannot account for (the caller then pulls item by item)."""
+def _call_at(code: types.CodeType, offset: int) -> tuple[list[dis.Instruction], int] | None:
+    """``code``'s instructions and the index of the CALL at ``offset`` (or the one its PRECALL leads to: 3.11 once
+    the call site is specialised, PRECALL makes the call of a builtin class itself); None for anything else."""
     try:
         instructions = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
     except Exception:  # noqa: BLE001  (bytecode this cannot read: no batching)
         return None
     at = next((n for n, i in enumerate(instructions) if i.offset == offset), None)
     if at is not None and instructions[at].opname == "PRECALL" and at + 1 < len(instructions):
-        at += 1  # 3.11 once the call site is specialised: PRECALL makes the call of a builtin class itself
-    if at is None or instructions[at].opname != "CALL" or instructions[at].arg != 1:
+        at += 1
+    if at is None or instructions[at].opname != "CALL":
         return None
+    return instructions, at
+
+
+def _call_site(code: types.CodeType, offset: int) -> tuple[str, str] | None:
+    """How the callee of the one-argument call at ``offset`` was loaded: (LOAD_GLOBAL or LOAD_NAME, its name), found
+    by walking back over the argument's instructions; None when the instruction is anything else or the walk meets
+    a jump, a jump target or an instruction it cannot account for (the caller then pulls item by item)."""
+    found = _call_at(code, offset)
+    if found is None or found[0][found[1]].arg != 1:
+        return None
+    instructions, at = found
     at -= 1
     if at >= 0 and instructions[at].opname == "PRECALL":  # 3.11
         if instructions[at].arg != 1:
