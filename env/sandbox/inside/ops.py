@@ -140,12 +140,14 @@ def _plain_hashable(value, depth=0):
 
 def _pull(obj, mode, state):
     """Items of a project iterator the test's consumer takes all of (``list(it)``, ``sorted(it)``: mode "all"), or
-    takes while each is plain hashable data (``set(it)``: mode "plain") or a plain number (``sum(it)``, ``max(it)``:
-    mode "numbers"); those two stop after the first item that is not, the one where the consumer could stop or run
-    project code. Pulled one by one with next() as the single "next"
-    operation would be, in this thread; an exception that ends the pull (StopIteration included) is kept and raised
-    by the next "next" operation on the iterator, where the consumer would have met it (a pull after it pulls
-    nothing more)."""
+    takes while each is plain hashable data (``set(it)``: mode "plain"), a plain number (``max(it)``: mode
+    "numbers"), an int (``sum(it)``, ``reduce(mul, it)`` before any float: mode "ints") or a float or an int a float
+    can hold (after a float: mode "floats"); those stop after the first item that is not, the one where the consumer
+    could stop or run project code (adding an int too large for a float to a float fails). Pulled one by one with
+    next() as the single "next" operation would be, in this thread; an exception that ends the pull (StopIteration
+    included) is kept and raised by the next "next" operation on the iterator, where the consumer would have met it
+    (a pull after it pulls nothing more)."""
+    takes = _TAKES[mode]
     kept = state["pending"].get(id(obj))
     encoded, size, ended = [], 0, kept is not None and kept[0] is obj
     stopped = False
@@ -168,12 +170,24 @@ def _pull(obj, mode, state):
         text = _RepoEncoder(state).encode(item)
         encoded.append(text)
         size += len(text)
-        if mode != "all" and not (_plain_hashable(item) if mode == "plain" else type(item) in _NUMBERS):
+        if takes is not None and not takes(item):
             break
     # (items, ended): ended is 2 when the iterator stopped bare after the items (the trusted side raises
     # StopIteration itself), true when the next "next" raises what the pull met, false when it may yield more
     flag = "2" if stopped else "true" if ended else "false"
     return _Encoded('{"T":[{"T":[%s]},%s]}' % (",".join(encoded), flag))
+
+
+_FLOAT_INT = 2**1023  # an int below this in size turns into a float without failing (float's largest is about 2**1024)
+
+
+_TAKES = {  # mode -> whether the consumer goes on past this item as it went past every one before it
+    "all": None,
+    "plain": _plain_hashable,
+    "numbers": lambda item: type(item) in _NUMBERS,
+    "ints": lambda item: type(item) is int or type(item) is bool,
+    "floats": lambda item: type(item) is float or (type(item) is int or type(item) is bool) and -_FLOAT_INT < item < _FLOAT_INT,
+}
 
 
 def _callattr(obj, name, /, *args, **kwargs):

@@ -109,7 +109,7 @@ OPS = {
     "copy": "copy.copy(obj), made in the sandbox",
     "deepcopy": "copy.deepcopy(obj), made in the sandbox",
     "next": "next(it): first what a pull of it met",
-    "pull": "a batch of an iterator's items: (iterator, mode all/plain/numbers) -> {'T': [{'T': [items]}, ended]}",
+    "pull": "a batch of an iterator's items: (iterator, mode all/plain/numbers/ints/floats) -> {'T': [{'T': [items]}, ended]}",
     "subclass": "a test's subclass of project classes, made in the sandbox",
     "pickle": "a test's pickle.dumps of a project object, made in the sandbox",
     "unpickle": "pickle.loads of such a pickle, in the sandbox",

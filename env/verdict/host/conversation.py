@@ -15,7 +15,7 @@ here. What crosses is plain data (exact types: tuple, set, bytes, datetime, Deci
 numbered handles; every operation on a handle (attribute, call, ``==``, ``len``, iteration ...)
 is one request to the sandbox, with exceptions that change no order in which the project's code
 runs: ``obj.method(x)`` whose arguments are quiet loads is one request (``_method_call``); a
-project iterator that ``list``, ``sorted``, ``set`` or ``sum`` takes whole crosses in batches
+project iterator that ``list``, ``sorted``, ``set``, ``sum`` or a ``reduce`` of arithmetic takes whole crosses in batches
 (``Remote.next``), its bare StopIteration raised here; ``iter()`` of a generator or of a builtin
 iterator (``map``, ``zip`` ...) is answered here; and a project list, dict or set that an operation
 returned is read from its copy until the next operation is sent (``Remote.fresh``: nothing of the
@@ -154,6 +154,8 @@ class Remote(Codec):
         items = collections.deque(batch)
         if ended:  # the pull met the iterator's end or an exception: the "next" after its items raises it
             self._consumers.pop(number, None)
+        elif consumer[3] == "ints" and any(type(item) is float for item in items):  # the sum is a float from here on
+            self._consumers[number] = (*consumer[:3], "floats")
         if ended == 2 and type(ended) is int:  # a bare StopIteration, kept here (see child.py's _pull)
             if not items:
                 raise StopIteration

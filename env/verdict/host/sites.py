@@ -5,45 +5,79 @@ dunder serves. Caches keyed by (code object, instruction): the code object is ke
 from __future__ import annotations
 
 import dis
+import functools
+import math
+import operator
 import types
 
 # C functions that, called on an iterator, take every item before they return or run anything else (so pulling
 # them in batches runs no project code they would not run, in the same order): "all" whatever the items; "plain"
 # while each item is plain hashable data (hashing a project object would ask the project between two items, and an
-# unhashable one stops the consumer); "numbers" while each is an int, float or bool (adding or comparing anything
-# else may run project code or fail, and stop the consumer).
+# unhashable one stops the consumer); "numbers" while each is an int, float or bool (comparing anything else may run
+# project code or fail, and stop the consumer); "ints" while each is an int or bool and "floats" while each is a
+# float or an int a float can hold (adding or multiplying them runs no code and fails only turning an int too large
+# into a float: the caller moves from "ints" to "floats" once a float has gone by, see ``Remote.next``).
 _CONSUMERS = ((list, "all"), (tuple, "all"), (sorted, "all"), (set, "plain"), (frozenset, "plain"),
-              (sum, "numbers"), (min, "numbers"), (max, "numbers"))
+              (sum, "ints"), (math.prod, "ints"), (min, "numbers"), (max, "numbers"))
 
 
-_CALL_SITES: dict[tuple[types.CodeType, int], tuple[str, str] | None] = {}
+# What ``functools.reduce(function, iterator[, start])`` may take in batches with: the operator module's arithmetic
+# (C functions: on plain numbers they run no code), or a lambda written in the call whose body is only that
+# arithmetic on its two parameters (``lambda a, b: a * b``: nothing else runs, nothing is observed).
+_ARITHMETIC = (operator.add, operator.mul, operator.sub)
+_PURE_OPERATORS = frozenset({"+", "-", "*"})
+
+
+_CALL_SITES: dict[tuple[types.CodeType, int], tuple | None] = {}
 
 
 _LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
 
 
 def _consumer(frame: types.FrameType) -> str | None:
-    """The mode of the consumer the frame's current instruction calls (``_CONSUMERS``), None for anything else: a
-    ``for`` loop, ``next()``, ``any()``, ``map()``, a call whose callee this cannot name for sure."""
+    """The mode of the consumer the frame's current instruction calls (``_CONSUMERS``, or a ``reduce`` of
+    arithmetic: "ints" or "floats" by its start), None for anything else: a ``for`` loop, ``next()``, ``any()``,
+    ``map()``, a ``reduce`` of a function of the test's, a call whose callee this cannot name for sure."""
     key = (frame.f_code, frame.f_lasti)
     site = _CALL_SITES.get(key, ())
     if site == ():
         site = _CALL_SITES[key] = _call_site(*key) if len(_CALL_SITES) < 100_000 else None
     if site is None:
         return None
-    kind, name = site
+    callee = _named(frame, site[0])
+    if site[1] is None:  # one argument: a consumer of _CONSUMERS
+        return next((mode for function, mode in _CONSUMERS if callee is function), None)
+    if callee is not functools.reduce:
+        return None
+    function, start = site[1], site[2]
+    if function[0] != "code" and not any(_named(frame, function) is f for f in _ARITHMETIC):
+        return None
+    return "floats" if type(start) is float else "ints"
+
+
+def _named(frame: types.FrameType, load: tuple) -> object:
+    """The value a name (``("name", LOAD_GLOBAL or LOAD_NAME, name)``) or a module's attribute (``("attr", load,
+    module, attribute)``) loads in ``frame`` now, read without running any code; None when it cannot be read so (a
+    missing name, an object that is not a module, an attribute the module's namespace lacks)."""
+    if load[0] not in ("name", "attr"):
+        return None
+    _, kind, name = load[:3]
     namespaces = (frame.f_globals, frame.f_builtins) if kind == "LOAD_GLOBAL" else (frame.f_locals, frame.f_globals, frame.f_builtins)
-    for namespace in namespaces:
-        if name in namespace:
-            callee = namespace[name]
-            return next((mode for function, mode in _CONSUMERS if callee is function), None)
-    return None
+    value = next((namespace[name] for namespace in namespaces if name in namespace), None)
+    if load[0] == "attr":
+        if type(value) is not types.ModuleType:
+            return None
+        return vars(value).get(load[3])
+    return value
 
 
-def _call_site(code: types.CodeType, offset: int) -> tuple[str, str] | None:
-    """How the callee of the one-argument call at ``offset`` was loaded: (LOAD_GLOBAL or LOAD_NAME, its name), found
-    by walking back over the argument's instructions; None when the instruction is anything else or the walk meets
-    a jump, a jump target or an instruction it cannot account for (the caller then pulls item by item)."""
+def _call_site(code: types.CodeType, offset: int) -> tuple | None:
+    """The call at ``offset`` as (callee, None, None) for a call of one argument, or (callee, function, start) for
+    ``callee(function, name[, number])`` of two or three arguments (the shape of ``functools.reduce(operator.mul,
+    factors, 1)``), where callee and function are how they were loaded (``_named``; function may also be ("code", a
+    lambda's code) for a lambda written there whose body is only arithmetic on its parameters) and start is the
+    constant number or None. None when the instruction is anything else, or the walk meets a jump, a jump target or
+    an instruction it cannot account for (the caller then pulls item by item)."""
     try:
         instructions = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
     except Exception:  # noqa: BLE001  (bytecode this cannot read: no batching)
@@ -51,13 +85,16 @@ def _call_site(code: types.CodeType, offset: int) -> tuple[str, str] | None:
     at = next((n for n, i in enumerate(instructions) if i.offset == offset), None)
     if at is not None and instructions[at].opname == "PRECALL" and at + 1 < len(instructions):
         at += 1  # 3.11 once the call site is specialised: PRECALL makes the call of a builtin class itself
-    if at is None or instructions[at].opname != "CALL" or instructions[at].arg != 1:
+    if at is None or instructions[at].opname != "CALL" or instructions[at].arg not in (1, 2, 3):
         return None
+    count = instructions[at].arg
     at -= 1
     if at >= 0 and instructions[at].opname == "PRECALL":  # 3.11
-        if instructions[at].arg != 1:
+        if instructions[at].arg != count:
             return None
         at -= 1
+    if count > 1:
+        return _reduce_site(instructions, at, count)
     depth = 0  # stack slots the instructions from here to the call leave: the argument's one, then the callee
     while at >= 0:
         instruction = instructions[at]
@@ -70,9 +107,8 @@ def _call_site(code: types.CodeType, offset: int) -> tuple[str, str] | None:
             return None
         if depth == 1 and effect >= 1:  # the instruction that pushed the slot below the argument: the callee
             # (a jump to the callee's load, the line after a ``with`` block, still runs every instruction from it to the call)
-            if instruction.opname in _LOADS and isinstance(instruction.argval, str):
-                return instruction.opname, instruction.argval
-            return None
+            callee = _load(instructions, at)
+            return None if callee is None else (callee, None, None)
         if instruction.is_jump_target:  # a jump into the argument's instructions: the callee may be another
             return None
         depth += effect
@@ -80,6 +116,85 @@ def _call_site(code: types.CodeType, offset: int) -> tuple[str, str] | None:
             return None
         at -= 1
     return None
+
+
+def _load(instructions: list[dis.Instruction], at: int) -> tuple | None:
+    """The callee whose load starts at ``at``: ("name", load, name), or ("attr", load, module, attribute) when an
+    attribute read follows it (an attribute read never starts an argument: it needs the value below it)."""
+    first = instructions[at]
+    if first.opname not in _LOADS or not isinstance(first.argval, str):
+        return None
+    after = instructions[at + 1] if at + 1 < len(instructions) else None
+    if after is not None and after.opname in ("LOAD_ATTR", "LOAD_METHOD"):
+        if after.is_jump_target or not isinstance(after.argval, str):
+            return None
+        return ("attr", first.opname, first.argval, after.argval)
+    return ("name", first.opname, first.argval)
+
+
+def _reduce_site(instructions: list[dis.Instruction], at: int, count: int) -> tuple | None:
+    """``callee(function, name[, number])`` ending at ``at`` (the instruction before the call), each part exactly one
+    of the shapes below and none a jump target but the callee's first instruction; None otherwise."""
+    start = None
+    if count == 3:  # the start: a constant number
+        last = instructions[at]
+        if last.opname != "LOAD_CONST" or type(last.argval) not in (int, float, bool) or last.is_jump_target:
+            return None
+        start, at = last.argval, at - 1
+    iterator = instructions[at] if at >= 0 else None  # the iterator: a local or global name (reading it runs nothing)
+    if iterator is None or iterator.is_jump_target or not (
+        iterator.opname in ("LOAD_FAST", "LOAD_DEREF", "LOAD_NAME") or iterator.opname == "LOAD_GLOBAL" and not iterator.arg & 1
+    ):
+        return None
+    at -= 1
+    function: tuple | None = None
+    if at >= 1 and instructions[at].opname == "MAKE_FUNCTION" and instructions[at].arg == 0 \
+            and instructions[at - 1].opname == "LOAD_CONST" and isinstance(instructions[at - 1].argval, types.CodeType):
+        if not _pure_arithmetic(instructions[at - 1].argval) or instructions[at].is_jump_target or instructions[at - 1].is_jump_target:
+            return None
+        function, at = ("code", instructions[at - 1].argval), at - 2
+    elif at >= 1 and instructions[at].opname == "LOAD_ATTR" and dis.stack_effect(instructions[at].opcode, instructions[at].arg) == 0:
+        module = instructions[at - 1]
+        if instructions[at].is_jump_target or module.is_jump_target or module.opname not in _LOADS or module.opname == "LOAD_GLOBAL" and module.arg & 1:
+            return None
+        function, at = ("attr", module.opname, module.argval, instructions[at].argval), at - 2
+    elif at >= 0 and instructions[at].opname in _LOADS and not (instructions[at].opname == "LOAD_GLOBAL" and instructions[at].arg & 1):
+        if instructions[at].is_jump_target:
+            return None
+        function, at = ("name", instructions[at].opname, instructions[at].argval), at - 1
+    else:
+        return None
+    for back in (1, 2):  # the callee: a name, or a module's attribute
+        if at - back + 1 < 0:
+            return None
+        callee = _load(instructions, at - back + 1)
+        if callee is not None and len(callee) == 2 + back:
+            if back == 2 and instructions[at].is_jump_target:
+                return None
+            return callee, function, start
+    return None
+
+
+def _pure_arithmetic(code: types.CodeType) -> bool:
+    """A lambda's code whose body is only ``a + b``, ``a - b`` or ``a * b`` (either order) on its two parameters: no
+    defaults, closures, globals or other calls, so running it between two items runs nothing but that arithmetic."""
+    if code.co_argcount != 2 or code.co_kwonlyargcount or code.co_freevars or code.co_cellvars \
+            or code.co_flags & (0x04 | 0x08 | 0x20 | 0x80 | 0x100 | 0x200):  # *args, **kwargs, generator, coroutine...
+        return False
+    try:
+        body = [i for i in dis.get_instructions(code) if i.opname not in ("CACHE", "RESUME", "NOP")]
+    except Exception:  # noqa: BLE001
+        return False
+    names: list[object] = []
+    for instruction in body[:-2]:
+        if instruction.opname == "LOAD_FAST":
+            names.append(instruction.argval)
+        elif instruction.opname == "LOAD_FAST_LOAD_FAST" and isinstance(instruction.argval, tuple):  # 3.13
+            names.extend(instruction.argval)
+        else:
+            return False
+    return (len(body) >= 3 and sorted(map(str, names)) == sorted(code.co_varnames[:2]) and len(names) == 2
+            and body[-2].opname == "BINARY_OP" and body[-2].argrepr in _PURE_OPERATORS and body[-1].opname == "RETURN_VALUE")
 
 
 _METHOD_SITES: dict[tuple[types.CodeType, int], str | None] = {}
