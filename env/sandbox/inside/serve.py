@@ -170,7 +170,7 @@ class _Router:
 
 
 def _serve_repo(root):
-    state = {"handles": {}, "ids": {}, "ops": _repo_ops(), "root": root, "router": _Router(), "made": [], "standins": {}}
+    state = {"handles": {}, "ids": {}, "texts": {}, "ops": _repo_ops(), "root": root, "router": _Router(), "made": [], "standins": {}}
     state["warnings"] = _WarningLog()
     state["serve_one"] = _serve_one  # for values.py's _ask: the test's code called the project back
     state["ops"]["subclass"] = lambda name, bases, attrs: _subclass(name, bases, attrs, state["made"])

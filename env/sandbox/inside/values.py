@@ -83,6 +83,17 @@ class _RepoEncoder(_Encoder):
     def handle(self, value):
         number = self.number(value)
         kind = type(value)
+        # What a handle says depends on its object's type alone: worked out once per object (a result the project
+        # hands back again and again, a parser's cached expression, costs a lookup), again if its type changed
+        texts = self.state["texts"]
+        known = texts.get(number)
+        if known is not None and known[0] is kind:
+            return known[1]
+        text = self._handle_text(value, number, kind)
+        texts[number] = (kind, text)
+        return text
+
+    def _handle_text(self, value, number, kind):
         info = {"h": number, "t": kind.__name__[:100]}
         dt = sys.modules.get("datetime")
         if isinstance(value, type(sys)):

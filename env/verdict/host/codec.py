@@ -339,6 +339,8 @@ class Codec:
             return [self.decode(v, stamp) for v in value]
         if not isinstance(value, dict):
             return value
+        if "h" in value and "L" not in value and "d" not in value and "S" not in value:  # a handle: the commonest reply
+            return self.proxy(value)
         if "bi" in value:  # a builtin the sandbox named: ours, if it is one both sides share
             name = str(value["bi"])
             if name not in _SHARED_BUILTINS:
@@ -360,8 +362,6 @@ class Codec:
                     if isinstance(entry, list) and len(entry) == 2 and _function_attribute(entry[0]):
                         setattr(known, entry[0], self.decode(entry[1]))
             return known
-        if "h" in value and not ({"L", "d", "S"} & value.keys()):
-            return self.proxy(value)
         if "L" in value:
             return self._container(RemoteList, [self.decode(v, stamp) for v in value["L"]], value, stamp)
         if "d" in value:
