@@ -5,7 +5,7 @@ import sys
 
 from . import MODULES, PACKAGE
 from .encoder import MAX_DEPTH, _safe_str
-from .values import _BUILTINS, _FUNCTION, _chain, _RepoEncoder, _test_object
+from .values import _BUILTINS, _FUNCTION, _GENERATOR, _SELF_ITERATORS, _chain, _RepoEncoder, _test_object
 
 _OURS = frozenset(PACKAGE + "." + name for name in MODULES)  # this package's modules
 
@@ -188,6 +188,17 @@ _TAKES = {  # mode -> whether the consumer goes on past this item as it went pas
     "ints": lambda item: type(item) is int or type(item) is bool,
     "floats": lambda item: type(item) is float or (type(item) is int or type(item) is bool) and -_FLOAT_INT < item < _FLOAT_INT,
 }
+
+
+def _callpull(state, mode, obj, name, /, *args, **kwargs):
+    """``consumer(obj.name(...))`` (or ``consumer(obj(...))``: name None) where the consumer takes the call's result
+    whole (mode as ``_pull``'s): the call, then, if its result is a generator or a builtin iterator (iter() of it is
+    itself: nothing of the project's runs between the call and the consumer's first next()), a pull of it, in one
+    request. Answers ``{"T": [result, pull or null]}``."""
+    result = (obj if name is None else getattr(obj, name))(*args, **kwargs)
+    kind = type(result)
+    pulled = _pull(result, mode, state) if kind is _GENERATOR or kind in _SELF_ITERATORS else "null"
+    return _Encoded('{"T":[%s,%s]}' % (_RepoEncoder(state).encode(result), pulled))
 
 
 def _callattr(obj, name, /, *args, **kwargs):

@@ -109,6 +109,8 @@ OPS = {
     "copy": "copy.copy(obj), made in the sandbox",
     "deepcopy": "copy.deepcopy(obj), made in the sandbox",
     "next": "next(it): first what a pull of it met",
+    "callpull": "(mode, obj, name or None, *args, **kwargs): a call whose result a consumer takes whole, then a pull of "
+                "it in that mode if it is a generator or a builtin iterator -> {'T': [result, pull's answer or null]}",
     "pull": "a batch of an iterator's items: (iterator, mode all/plain/numbers/ints/floats) -> {'T': [{'T': [items]}, ended]}",
     "subclass": "a test's subclass of project classes, made in the sandbox",
     "pickle": "a test's pickle.dumps of a project object, made in the sandbox",

@@ -16,7 +16,8 @@ numbered handles; every operation on a handle (attribute, call, ``==``, ``len``,
 is one request to the sandbox, with exceptions that change no order in which the project's code
 runs: ``obj.method(x)`` whose arguments are quiet loads is one request (``_method_call``); a
 project iterator that ``list``, ``sorted``, ``set``, ``sum`` or a ``reduce`` of arithmetic takes whole crosses in batches
-(``Remote.next``), its bare StopIteration raised here; ``iter()`` of a generator or of a builtin
+(``Remote.next``), its bare StopIteration raised here, and a call whose result such a consumer takes right after
+brings its first batch with it (``Remote.call_feeding``); ``iter()`` of a generator or of a builtin
 iterator (``map``, ``zip`` ...) is answered here; and a project list, dict or set that an operation
 returned is read from its copy until the next operation is sent (``Remote.fresh``: nothing of the
 project's can run in between, unless the project runs threads of its own, which the sandbox reports). The project's exceptions come back as local stand-in classes
@@ -68,6 +69,9 @@ class Remote(Codec):
         self._consumers: dict[int, tuple[types.FrameType, types.CodeType, int, str]] = {}
         self._pulled: dict[int, collections.deque[Any]] = {}
         self._stopped: set[int] = set()  # iterators whose pull ended in a bare StopIteration after its items
+        # Iterators a call returned with a first pull for the consumer that takes them right after (``call_feeding``):
+        # handle -> (that frame, code, the consumer call's offsets, the mode of its next pulls or None: no more pulls)
+        self._prepared: dict[int, tuple[types.FrameType, types.CodeType, tuple[int, ...], str | None]] = {}
         # Operations sent so far: a project container copied from a reply is current until the next one (``fresh``).
         self.epoch = 0
         self.tests_root = os.path.join(os.getcwd(), "")  # the host runs in the task's tests tree
@@ -111,7 +115,10 @@ class Remote(Codec):
             raise outcome
         if reply.get("mt") is not None:  # the project runs threads of its own: they may change a copy at any time
             stamp = -1
-        return self.decode(reply.get("ok"), stamp), stamp
+        value = reply.get("ok")
+        if name == "callpull" and isinstance(value, dict) and isinstance(value.get("T"), list) and len(value["T"]) == 2:
+            return (self.decode(value["T"][0], stamp), self.decode(value["T"][1], -1)), stamp  # the pull's copies: see above
+        return self.decode(value, stamp), stamp
 
     def fresh(self, stamp: int) -> bool:
         """Whether a container copied from a reply stamped ``stamp`` is still the project's container as it is: no
@@ -123,6 +130,13 @@ class Remote(Codec):
         takes every item (``list``, ``sorted``, ``set`` ...: ``_consumer``), remember it: its pulls are batched."""
         handle = _handle_of(iterator)
         if handle is None or handle[0] is not self:
+            return
+        prepared = self._prepared.pop(handle[1], None)
+        if prepared is not None and prepared[0] is caller and prepared[1] is caller.f_code and caller.f_lasti in prepared[2]:
+            if prepared[3] is None:  # its first pull met the end: what it met comes after the items
+                self._consumers.pop(handle[1], None)
+            else:
+                self._consumers[handle[1]] = (caller, caller.f_code, caller.f_lasti, prepared[3])
             return
         mode = _consumer(caller)
         if mode is None:
@@ -164,6 +178,27 @@ class Remote(Codec):
             return self.op("next", iterator)
         self._pulled[number] = items
         return items.popleft()
+
+    def call_feeding(self, feeding: tuple[str, tuple[int, ...]], caller: types.FrameType, target: Any, name: str | None,
+                     args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
+        """``consumer(target.name(*args))`` (name None: ``consumer(target(*args))``) where the consumer takes the
+        result whole (``_feeding``): the call and, if its result is a generator, the consumer's first pull, in one
+        request ("callpull"); the items wait here for the consumer, which comes next with nothing run in between."""
+        __tracebackhide__ = True
+        mode, offsets = feeding
+        (result, pulled), _ = self.request("callpull", (mode, target, name, *args), kwargs)
+        handle = _handle_of(result)
+        if pulled is None or handle is None or handle[0] is not self:
+            return result
+        batch, ended = pulled
+        items = collections.deque(batch)
+        after = None if ended else "floats" if mode == "ints" and any(type(item) is float for item in items) else mode
+        self._prepared[handle[1]] = (caller, caller.f_code, offsets, after)
+        if ended == 2 and type(ended) is int:  # a bare StopIteration after the items: raised here (see ``next``)
+            self._stopped.add(handle[1])
+        if items:
+            self._pulled[handle[1]] = items
+        return result
 
     def callback(self, request: dict[str, Any]) -> dict[str, Any]:
         """The project called a function the test passed it: run it here (it is the test's code), reply with its

@@ -12,7 +12,7 @@ import types
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .sites import _compare_site, _method_call
+from .sites import _compare_site, _feeding, _method_call
 from .stand_ins import CannotPass, StandIn, _local_only, _Ref
 
 if TYPE_CHECKING:
@@ -30,6 +30,10 @@ class _MethodCall:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         __tracebackhide__ = True
+        caller = sys._getframe(1)
+        feeding = _feeding(caller)
+        if feeding is not None:  # ``list(obj.method(x))``: the call and the consumer's first pull in one request
+            return self.remote.call_feeding(feeding, caller, self.target, self.name, args, kwargs)
         return self.remote.op("callattr", self.target, self.name, *args, **kwargs)
 
 
@@ -110,6 +114,10 @@ class RemoteObject:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         __tracebackhide__ = True
+        caller = sys._getframe(1)
+        feeding = _feeding(caller)
+        if feeding is not None:  # ``set(function(x))``: the call and the consumer's first pull in one request
+            return self._adbg_remote.call_feeding(feeding, caller, self, None, args, kwargs)
         return self._adbg_remote.op("call", self, *args, **kwargs)
 
     def __dir__(self) -> Any:  # the project object's attributes (pyparsing's ParseResults names its results)

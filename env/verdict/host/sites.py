@@ -55,6 +55,50 @@ def _consumer(frame: types.FrameType) -> str | None:
     return "floats" if type(start) is float else "ints"
 
 
+_FEED_SITES: dict[tuple[types.CodeType, int], tuple | None] = {}
+
+
+def _feeding(frame: types.FrameType) -> tuple[str, tuple[int, ...]] | None:
+    """Whether the call the frame's current instruction makes is the one argument of a call of a consumer right after
+    it (``set(mi.factor(n))``: nothing runs between the two calls but the consumer's iter() of the result): the
+    consumer's mode (``_CONSUMERS``) and the offsets its call may be read at (PRECALL and CALL on 3.11); else None."""
+    key = (frame.f_code, frame.f_lasti)
+    site = _FEED_SITES.get(key, ())
+    if site == ():
+        site = _FEED_SITES[key] = _feed_site(*key) if len(_FEED_SITES) < 100_000 else None
+    if site is None:
+        return None
+    callee = _named(frame, site[0])
+    mode = next((mode for function, mode in _CONSUMERS if callee is function), None)
+    return None if mode is None else (mode, site[1])
+
+
+def _feed_site(code: types.CodeType, offset: int) -> tuple | None:
+    """(the consumer's callee, its call's offsets) when the call at ``offset`` is directly followed by a call of one
+    argument (``_call_site``: its argument is this call, with no jump into either) ; None otherwise."""
+    try:
+        instructions = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+    except Exception:  # noqa: BLE001  (bytecode this cannot read: no fusing)
+        return None
+    at = next((n for n, i in enumerate(instructions) if i.offset == offset), None)
+    if at is not None and instructions[at].opname == "PRECALL" and at + 1 < len(instructions):
+        at += 1
+    if at is None or instructions[at].opname != "CALL":
+        return None
+    following = instructions[at + 1 : at + 3]
+    if following and following[0].opname == "PRECALL":  # 3.11
+        if following[0].arg != 1:
+            return None
+    else:
+        following = following[:1]
+    if not following or following[-1].opname != "CALL" or following[-1].arg != 1 or any(i.is_jump_target for i in following):
+        return None
+    site = _call_site(code, following[-1].offset)
+    if site is None or site[1] is not None:
+        return None
+    return site[0], tuple(i.offset for i in following)
+
+
 def _named(frame: types.FrameType, load: tuple) -> object:
     """The value a name (``("name", LOAD_GLOBAL or LOAD_NAME, name)``) or a module's attribute (``("attr", load,
     module, attribute)``) loads in ``frame`` now, read without running any code; None when it cannot be read so (a
@@ -215,7 +259,7 @@ def _method_call(frame: types.FrameType, name: str) -> bool:
 
 def _method_site(code: types.CodeType, offset: int) -> str | None:
     """The attribute the method load at ``offset`` reads, if the instructions after it up to its call are quiet
-    loads (``_QUIET_LOADS``, globals) and nothing jumps into them; None otherwise."""
+    loads (``_QUIET_LOADS``, globals, a lambda made from its code) and nothing jumps into them; None otherwise."""
     try:
         instructions = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
     except Exception:  # noqa: BLE001  (bytecode this cannot read: no fusing)
@@ -233,6 +277,10 @@ def _method_site(code: types.CodeType, offset: int) -> str | None:
         instruction = instructions[at]
         if instruction.is_jump_target:
             return None
+        if instruction.opname == "MAKE_FUNCTION" and instruction.arg == 0 and at and instructions[at - 1].opname == "LOAD_CONST" \
+                and isinstance(instructions[at - 1].argval, types.CodeType):
+            at += 1  # a lambda written there (its code constant, made a function: nothing runs, nothing can fail)
+            continue
         if not (instruction.opname in _QUIET_LOADS or instruction.opname == "LOAD_GLOBAL" and not instruction.arg & 1):
             break
         count, at = count + 1, at + 1
