@@ -3,7 +3,8 @@ whose result a consumer that takes every item (``list``, ``sorted``, ``set``, ``
 request: the call, then, if its result is a generator or a builtin iterator, the consumer's first pull. Nothing runs
 between the two calls but the consumer's iter() of the result, so the project's code runs as it would in process; a
 result that is no generator crosses as before, and a consumer the test shadows with its own function pulls item by
-item. A method given a lambda written in its call is read and called in one request. (The calls below are made
+item. So is ``list(obj)`` of a project iterable: iter(), the len() list and tuple ask next, and the first pull.
+A method given a lambda written in its call is read and called in one request. (The calls below are made
 outside asserts: pytest's rewriting of an assert keeps each call's result in a local first, and that is no longer a
 consumer's argument.)"""
 
@@ -89,6 +90,23 @@ class Traced:
         return function(x)
 
 
+class Tracked:
+    """An iterable whose iter() and len() are logged: the log shows what the consumer asked, and when."""
+
+    def __init__(self, n, size=None):
+        self.n, self.size = n, size
+
+    def __iter__(self):
+        LOG.append("iter")
+        return numbers(self.n)
+
+    def __len__(self):
+        LOG.append("len")
+        if isinstance(self.size, Exception):
+            raise self.size
+        return self.n
+
+
 class Source:
     def items(self, n):
         return numbers(n)
@@ -97,7 +115,7 @@ class Source:
         return map(str, range(n))
 '''
 
-TESTS = '''from lib import Source, Traced, a_list, calling, failing, log, mixed, numbers, refuses, reset, spread
+TESTS = '''from lib import Source, Traced, Tracked, a_list, calling, failing, log, mixed, numbers, refuses, reset, spread
 
 
 def test_a_list_of_a_call_takes_the_generator_whole():
@@ -178,6 +196,32 @@ def test_a_method_given_a_lambda_is_one_request():
     assert got == 3 and log() == ("get apply", "apply")
 
 
+def test_a_project_iterable_is_iterated_sized_and_pulled_as_in_process():
+    reset()
+    whole = list(Tracked(3))
+    assert whole == [0, 1, 2] and log() == ("iter", "len", 0, 1, 2)
+    reset()
+    got = (set(Tracked(2)), sum(Tracked(3)), tuple(Tracked(1)), sorted(Tracked(2)))
+    assert got == ({0, 1}, 3, (0,), [0, 1])
+    assert log() == ("iter", 0, 1, "iter", 0, 1, 2, "iter", "len", 0, "iter", "len", 0, 1)
+    reset()
+    assert len(Tracked(4)) == 4 and log() == ("len",)  # a len() of its own asks
+
+
+def test_a_len_that_fails_as_in_process():
+    reset()
+    got = list(Tracked(2, TypeError("no size")))  # list() goes on without a size
+    assert got == [0, 1] and log() == ("iter", "len", 0, 1)
+    reset()
+    try:
+        list(Tracked(2, ValueError("bad size")))  # list() stops there: no item is taken
+    except ValueError as exc:
+        assert str(exc) == "bad size"
+    else:
+        raise AssertionError("len() raises")
+    assert log() == ("iter", "len")
+
+
 def mine(iterable):  # the test's own consumer: it looks at the project between two items
     it = iter(iterable)
     first = next(it)
@@ -205,6 +249,7 @@ NAMES = [
     "test_the_projects_calls_to_the_test_interleave_as_they_would",
     "test_a_sum_moves_to_floats_across_its_pulls_and_stops_where_it_fails",
     "test_a_consumer_shadowed_by_the_tests_function_pulls_item_by_item", "test_a_method_given_a_lambda_is_one_request",
+    "test_a_project_iterable_is_iterated_sized_and_pulled_as_in_process", "test_a_len_that_fails_as_in_process",
 ]  # fmt: skip
 
 
@@ -253,6 +298,11 @@ def test_a_call_and_its_consumers_first_pull_are_one_request(verdict):
     assert ops["test_the_projects_calls_to_the_test_interleave_as_they_would"] == 1 + 1 + 3
     # reset; the call with the ints pull stopping after 2.5; a floats pull of 512 items; one of 89 stopping after BIG; log
     assert ops["test_a_sum_moves_to_floats_across_its_pulls_and_stops_where_it_fails"] == 1 + 1 + 2 + 1
+    # reset; Tracked(3); iter, len and the pull in one request; log; reset; four Tracked() and four requests; log;
+    # reset; Tracked(4); its len(); log
+    assert ops["test_a_project_iterable_is_iterated_sized_and_pulled_as_in_process"] == 1 + 2 + 1 + 1 + 8 + 1 + 1 + 2 + 1
+    # reset; Tracked(); one request; log; reset; Tracked(); one request; the len() that raises what it met; log
+    assert ops["test_a_len_that_fails_as_in_process"] == 1 + 2 + 1 + 1 + 2 + 1 + 1
     # Traced(); reset; the method read and called in one request (the project calls the lambda back); log
     assert ops["test_a_method_given_a_lambda_is_one_request"] == 4
     # reset; the call; two next(); two log() in the test's list; log

@@ -4,7 +4,7 @@ pulls of iterators, pickles made and loaded in this process, and the exception r
 import sys
 
 from . import MODULES, PACKAGE
-from .encoder import MAX_DEPTH, _safe_str
+from .encoder import MAX_DEPTH, _quote, _safe_str
 from .values import _BUILTINS, _FUNCTION, _GENERATOR, _SELF_ITERATORS, _chain, _RepoEncoder, _test_object
 
 _OURS = frozenset(PACKAGE + "." + name for name in MODULES)  # this package's modules
@@ -199,6 +199,36 @@ def _callpull(state, mode, obj, name, /, *args, **kwargs):
     kind = type(result)
     pulled = _pull(result, mode, state) if kind is _GENERATOR or kind in _SELF_ITERATORS else "null"
     return _Encoded('{"T":[%s,%s]}' % (_RepoEncoder(state).encode(result), pulled))
+
+
+def _iterpull(obj, mode, sized, state):
+    """``consumer(obj)`` where the consumer takes every item (mode as ``_pull``'s) and does nothing between iter() and
+    its first next() but, if ``sized``, a len() of ``obj`` (list, tuple): iter(obj), that len(), then a pull of the
+    iterator, in one request. Answers ``{"T": [iterator, size, pull]}``: size null (not asked), an int, ``{"T":
+    [message]}`` for a plain TypeError (the consumer goes on without a size), or "kept" for any other exception,
+    raised by the next "len" of ``obj`` (where the consumer meets it: no pull then, as it would take no item)."""
+    it = iter(obj)
+    size, pulled = "null", "null"
+    if sized:
+        try:
+            size = int.__repr__(len(obj))
+        except BaseException as exc:  # noqa: B036  (the project's: a plain TypeError told, any other raised when asked)
+            if type(exc) is TypeError:
+                size = '{"T":[%s]}' % _quote(_safe_str(exc)[:2000])
+            else:
+                state["lens"][id(obj)] = (obj, exc)
+                size = '"kept"'
+    if size != '"kept"':
+        pulled = _pull(it, mode, state)
+    return _Encoded('{"T":[%s,%s,%s]}' % (_RepoEncoder(state).encode(it), size, pulled))
+
+
+def _len(obj, state):
+    """len(): the exception an "iterpull" met asking it first, if one is kept."""
+    kept = state["lens"].pop(id(obj), None) if state["lens"] else None
+    if kept is not None and kept[0] is obj:
+        raise kept[1]
+    return len(obj)
 
 
 def _callattr(obj, name, /, *args, **kwargs):

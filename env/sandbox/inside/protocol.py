@@ -87,7 +87,7 @@ _OPERATORS = (
     "floordiv", "mod", "pow", "matmul", "and_", "or_", "xor", "xor_", "lshift", "rshift", "neg", "pos", "invert", "index",
 )
 _BUILTIN_CALLS = (
-    "repr", "str", "len", "bool", "hash", "iter", "abs", "int", "float", "format", "round", "reversed", "getattr",
+    "repr", "str", "bool", "hash", "iter", "abs", "int", "float", "format", "round", "reversed", "getattr",
     "setattr", "delattr", "isinstance", "issubclass",
 )
 OPS = {
@@ -109,8 +109,11 @@ OPS = {
     "copy": "copy.copy(obj), made in the sandbox",
     "deepcopy": "copy.deepcopy(obj), made in the sandbox",
     "next": "next(it): first what a pull of it met",
+    "len": "len(obj): first what an iterpull of it met asking it",
     "callpull": "(mode, obj, name or None, *args, **kwargs): a call whose result a consumer takes whole, then a pull of "
                 "it in that mode if it is a generator or a builtin iterator -> {'T': [result, pull's answer or null]}",
+    "iterpull": "(obj, mode, sized): iter(obj), len(obj) if sized, then a pull of the iterator in that mode -> "
+                "{'T': [iterator, size: null, an int, {'T': [TypeError's message]} or 'kept', pull's answer or null]}",
     "pull": "a batch of an iterator's items: (iterator, mode all/plain/numbers/ints/floats) -> {'T': [{'T': [items]}, ended]}",
     "subclass": "a test's subclass of project classes, made in the sandbox",
     "pickle": "a test's pickle.dumps of a project object, made in the sandbox",

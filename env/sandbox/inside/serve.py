@@ -8,7 +8,20 @@ import sys
 from . import protocol
 from .encoder import _exception_reply, _safe_str
 from .framing import _recv, _send
-from .ops import _callattr, _callpull, _Encoded, _next, _pickle_here, _pull, _repo_exception, _repo_ops, _subclass, _unpickle_here
+from .ops import (
+    _callattr,
+    _callpull,
+    _Encoded,
+    _iterpull,
+    _len,
+    _next,
+    _pickle_here,
+    _pull,
+    _repo_exception,
+    _repo_ops,
+    _subclass,
+    _unpickle_here,
+)
 from .printed import _Output, _output
 from .values import _advances, _chain, _repo_decode, _RepoEncoder
 
@@ -180,12 +193,17 @@ def _serve_repo(root):
     # Wire of the speed-ups (env/verdict/host/conversation.py is the other half): "pull" [iterator, mode] answers
     # {"T": [{"T": [items]}, ended]}; "callattr" [obj, name, args...] is getattr then call; "callpull" [mode, obj,
     # name or None, args...] a call whose result a consumer takes whole, then a pull of it if it is a generator:
-    # {"T": [result, pull or null]}; a handle's "g": 1 marks a generator; "next" raises first what a pull met.
+    # {"T": [result, pull or null]}; "iterpull" [obj, mode, sized] iter(obj), its len() if sized, then a pull:
+    # {"T": [iterator, size, pull]}; a handle's "g": 1 marks a generator; "next" ("len") raises first what a pull
+    # ("iterpull") met.
     state["pending"] = {}  # id of an iterator -> (the iterator, kept alive; the exception a pull of it met)
     state["ops"]["next"] = lambda obj: _next(obj, state)
     state["ops"]["pull"] = lambda obj, mode: _pull(obj, mode, state)
     state["ops"]["callattr"] = _callattr
     state["ops"]["callpull"] = lambda mode, obj, name, /, *args, **kwargs: _callpull(state, mode, obj, name, *args, **kwargs)
+    state["lens"] = {}  # id of an object -> (the object, kept alive; the exception an "iterpull" met asking its len())
+    state["ops"]["iterpull"] = lambda obj, mode, sized: _iterpull(obj, mode, sized, state)
+    state["ops"]["len"] = lambda obj: _len(obj, state)
     state["out"], state["printed"], state["read"] = [], 0, []
     # The builtins both sides share, as the trusted process names them (it checks each one it is sent)
     state["shared"] = frozenset()

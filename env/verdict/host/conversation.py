@@ -44,7 +44,7 @@ from .channel import Channel, RemoteError, RunAborted
 from .codec import _COPYABLE_ITERATORS, _SCALARS, _SHARED_BUILTINS, Codec
 from .importer import _RUNNER_NAMES, LibraryCopies, ProjectFinder
 from .proxies import _OBJECT_OPS, _READABLE_DUNDERS, _RUNS, RemoteClass, _Bound, _handle_of
-from .sites import _consumer
+from .sites import _after_iter, _consumer, _consumer_call
 from .stand_ins import CannotPass, ProjectStopped, StandIn
 
 
@@ -72,6 +72,10 @@ class Remote(Codec):
         # Iterators a call returned with a first pull for the consumer that takes them right after (``call_feeding``):
         # handle -> (that frame, code, the consumer call's offsets, the mode of its next pulls or None: no more pulls)
         self._prepared: dict[int, tuple[types.FrameType, types.CodeType, tuple[int, ...], str | None]] = {}
+        # The len() an "iterpull" asked of an object for the consumer (list, tuple) that asks it next: handle ->
+        # (that consumer's frame and instruction, the size, the TypeError's message in a tuple, or "kept": ask, it
+        # raises there)
+        self._sizes: dict[int, tuple[types.FrameType, int, Any]] = {}
         # Operations sent so far: a project container copied from a reply is current until the next one (``fresh``).
         self.epoch = 0
         self.tests_root = os.path.join(os.getcwd(), "")  # the host runs in the task's tests tree
@@ -118,6 +122,10 @@ class Remote(Codec):
         value = reply.get("ok")
         if name == "callpull" and isinstance(value, dict) and isinstance(value.get("T"), list) and len(value["T"]) == 2:
             return (self.decode(value["T"][0], stamp), self.decode(value["T"][1], -1)), stamp  # the pull's copies: see above
+        if name == "iterpull" and isinstance(value, dict) and isinstance(value.get("T"), list) and len(value["T"]) == 3:
+            made, size, pulled = value["T"]
+            size = tuple(str(m) for m in size["T"][:1]) if isinstance(size, dict) and isinstance(size.get("T"), list) else size
+            return (self.decode(made, -1), size if size is None or type(size) in (int, str, tuple) else None, self.decode(pulled, -1)), stamp
         return self.decode(value, stamp), stamp
 
     def fresh(self, stamp: int) -> bool:
@@ -179,6 +187,47 @@ class Remote(Codec):
         self._pulled[number] = items
         return items.popleft()
 
+    def iter_feeding(self, obj: Any, caller: types.FrameType) -> Any:
+        """iter() of a project object (not a generator). When the caller's instruction calls a consumer that takes
+        every item and does nothing before its first next() but perhaps a len() of the object (``_after_iter``:
+        list, tuple, sorted, set, sum ...), iter(), that len() and the first pull are one request ("iterpull"): the
+        consumer's len() and first items then wait here. Anything else: one "iter" request."""
+        __tracebackhide__ = True
+        found = _consumer_call(caller)
+        after = None if found is None else _after_iter(found[0])
+        if after is None:
+            return self.op("iter", obj)
+        mode, number = found[1], obj._adbg_handle
+        (made, size, pulled), _ = self.request("iterpull", (obj, mode, after == ("len",)), {})
+        if size is not None:
+            self._sizes[number] = (caller, caller.f_lasti, size)
+        handle = _handle_of(made)
+        if pulled is not None and handle is not None and handle[0] is self:
+            self._hold(handle[1], caller, (caller.f_lasti,), mode, pulled)
+        return made
+
+    def size(self, obj: Any, caller: types.FrameType) -> Any:
+        """len() of a project object: the one an "iterpull" asked for the consumer now asking (the same frame at the
+        same instruction), else one request."""
+        __tracebackhide__ = True
+        known = self._sizes.pop(obj._adbg_handle, None) if self._sizes else None
+        if known is not None and known[0] is caller and known[1] == caller.f_lasti and known[2] != "kept":
+            if isinstance(known[2], tuple):  # the project's len() failed with a plain TypeError: the consumer goes on
+                raise TypeError(*known[2])
+            return known[2]
+        return self.op("len", obj)  # raises what the "iterpull" met, if it kept an exception
+
+    def _hold(self, number: int, caller: types.FrameType, offsets: tuple[int, ...], mode: str, pulled: Any) -> None:
+        """A first pull made with the request before the consumer's iter(): its items wait for the consumer."""
+        batch, ended = pulled
+        items = collections.deque(batch)
+        after = None if ended else "floats" if mode == "ints" and any(type(item) is float for item in items) else mode
+        self._prepared[number] = (caller, caller.f_code, offsets, after)
+        if ended == 2 and type(ended) is int:  # a bare StopIteration after the items: raised here (see ``next``)
+            self._stopped.add(number)
+        if items:
+            self._pulled[number] = items
+
     def call_feeding(self, feeding: tuple[str, tuple[int, ...]], caller: types.FrameType, target: Any, name: str | None,
                      args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
         """``consumer(target.name(*args))`` (name None: ``consumer(target(*args))``) where the consumer takes the
@@ -188,16 +237,8 @@ class Remote(Codec):
         mode, offsets = feeding
         (result, pulled), _ = self.request("callpull", (mode, target, name, *args), kwargs)
         handle = _handle_of(result)
-        if pulled is None or handle is None or handle[0] is not self:
-            return result
-        batch, ended = pulled
-        items = collections.deque(batch)
-        after = None if ended else "floats" if mode == "ints" and any(type(item) is float for item in items) else mode
-        self._prepared[handle[1]] = (caller, caller.f_code, offsets, after)
-        if ended == 2 and type(ended) is int:  # a bare StopIteration after the items: raised here (see ``next``)
-            self._stopped.add(handle[1])
-        if items:
-            self._pulled[handle[1]] = items
+        if pulled is not None and handle is not None and handle[0] is self:
+            self._hold(handle[1], caller, offsets, mode, pulled)
         return result
 
     def callback(self, request: dict[str, Any]) -> dict[str, Any]:

@@ -187,9 +187,11 @@ class RemoteObject:
     def __iter__(self) -> Any:
         __tracebackhide__ = True
         remote = self._adbg_remote
-        # A generator's __iter__ returns it and runs none of the project's code: answered here.
-        made = self if object.__getattribute__(self, "_adbg_generator") else remote.op("iter", self)
-        remote.iterated(made, sys._getframe(1))
+        caller = sys._getframe(1)
+        # A generator's __iter__ returns it and runs none of the project's code: answered here. Another object's, for
+        # a consumer that takes every item, comes with its first pull (``Remote.iter_feeding``).
+        made = self if object.__getattribute__(self, "_adbg_generator") else remote.iter_feeding(self, caller)
+        remote.iterated(made, caller)
         return made
 
     def __next__(self) -> Any:
@@ -200,7 +202,7 @@ class RemoteObject:
         __tracebackhide__ = True
         if object.__getattribute__(self, "_adbg_generator"):  # what len() of a generator or a map says, without asking
             raise TypeError(f"object of type '{object.__getattribute__(self, '_adbg_type')}' has no len()")
-        return self._adbg_remote.op("len", self)
+        return self._adbg_remote.size(self, sys._getframe(1))
 
 
 _DOC = property(lambda self: self._adbg_remote.op("getattr", self, "__doc__"))  # the project's docstring, not ours

@@ -38,6 +38,12 @@ def _consumer(frame: types.FrameType) -> str | None:
     """The mode of the consumer the frame's current instruction calls (``_CONSUMERS``, or a ``reduce`` of
     arithmetic: "ints" or "floats" by its start), None for anything else: a ``for`` loop, ``next()``, ``any()``,
     ``map()``, a ``reduce`` of a function of the test's, a call whose callee this cannot name for sure."""
+    found = _consumer_call(frame)
+    return None if found is None else found[1]
+
+
+def _consumer_call(frame: types.FrameType) -> tuple[object, str] | None:
+    """The consumer the frame's current instruction calls and its mode (``_consumer``)."""
     key = (frame.f_code, frame.f_lasti)
     site = _CALL_SITES.get(key, ())
     if site == ():
@@ -46,13 +52,48 @@ def _consumer(frame: types.FrameType) -> str | None:
         return None
     callee = _named(frame, site[0])
     if site[1] is None:  # one argument: a consumer of _CONSUMERS
-        return next((mode for function, mode in _CONSUMERS if callee is function), None)
+        return next(((function, mode) for function, mode in _CONSUMERS if callee is function), None)
     if callee is not functools.reduce:
         return None
     function, start = site[1], site[2]
     if function[0] != "code" and not any(_named(frame, function) is f for f in _ARITHMETIC):
         return None
-    return "floats" if type(start) is float else "ints"
+    return callee, "floats" if type(start) is float else "ints"
+
+
+def _after_iter(consumer: object) -> tuple[str, ...] | None:
+    """What ``consumer`` does to an iterable right after its iter(), before it takes the first item: () nothing,
+    ("len",) a len() of the iterable (list and tuple size themselves), None something else (no fusing). Found by
+    running each consumer on a probe as this interpreter loads this module, not assumed."""
+    known = _AFTER_ITER.get(id(consumer))
+    return known[1] if known is not None and known[0] is consumer else None
+
+
+def _probe(consumer: object) -> tuple[str, ...] | None:
+    seen: list[str] = []
+
+    class Probe:
+        def __iter__(self) -> Probe:
+            seen.append("iter")
+            return self
+
+        def __next__(self) -> int:
+            seen.append("next")
+            raise StopIteration
+
+        def __len__(self) -> int:
+            seen.append("len")
+            return 0
+
+    try:
+        consumer(Probe()) if consumer is not functools.reduce else functools.reduce(operator.add, Probe(), 0)  # type: ignore[operator]
+    except Exception:  # noqa: BLE001  (min() of nothing: what it did before is what counts)
+        pass
+    after = seen[seen.index("iter") + 1 :] if seen.count("iter") == 1 else []
+    return tuple(after[:-1]) if after[-1:] == ["next"] and set(after[:-1]) <= {"len"} and len(after) <= 2 else None
+
+
+_AFTER_ITER = {id(f): (f, _probe(f)) for f in (*(function for function, _ in _CONSUMERS), functools.reduce)}
 
 
 _FEED_SITES: dict[tuple[types.CodeType, int], tuple | None] = {}
