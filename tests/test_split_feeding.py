@@ -90,6 +90,29 @@ class Traced:
         return function(x)
 
 
+class Calls:
+    """Hashing it calls the test's function back."""
+
+    def __init__(self, callback):
+        self.callback = callback
+
+    def __hash__(self):
+        LOG.append("hash")
+        self.callback()
+        return 7
+
+
+def with_callback(callback):
+    LOG.append("a")
+    yield 1
+    LOG.append("b")
+    yield Calls(callback)
+    LOG.append("c")
+    yield 2
+    LOG.append("d")
+    yield 3
+
+
 class Tracked:
     """An iterable whose iter() and len() are logged: the log shows what the consumer asked, and when."""
 
@@ -115,7 +138,9 @@ class Source:
         return map(str, range(n))
 '''
 
-TESTS = '''from lib import Source, Traced, Tracked, a_list, calling, failing, log, mixed, numbers, refuses, reset, spread
+TESTS = '''from lib import (
+    Source, Traced, Tracked, a_list, calling, failing, log, mixed, numbers, refuses, reset, spread, with_callback,
+)
 
 
 def test_a_list_of_a_call_takes_the_generator_whole():
@@ -137,6 +162,18 @@ def test_set_hashes_a_project_object_between_its_items():
     reset()
     got = set(mixed())
     assert len(got) == 3 and log() == ("a", "b", "hash", "c")
+
+
+def test_the_tests_function_called_back_mid_consumer_takes_the_next_item():
+    taken = []
+
+    def take():
+        taken.append(next(gen))
+
+    reset()
+    gen = with_callback(take)
+    got = set(gen)  # hashing the second item calls take(), which takes the third from under set()
+    assert len(got) == 3 and taken == [2] and log() == ("a", "b", "hash", "c", "d")
 
 
 def test_an_exception_part_way_comes_after_the_items():
@@ -250,6 +287,7 @@ NAMES = [
     "test_a_sum_moves_to_floats_across_its_pulls_and_stops_where_it_fails",
     "test_a_consumer_shadowed_by_the_tests_function_pulls_item_by_item", "test_a_method_given_a_lambda_is_one_request",
     "test_a_project_iterable_is_iterated_sized_and_pulled_as_in_process", "test_a_len_that_fails_as_in_process",
+    "test_the_tests_function_called_back_mid_consumer_takes_the_next_item",
 ]  # fmt: skip
 
 

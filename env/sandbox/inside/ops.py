@@ -167,7 +167,8 @@ def _pull(obj, mode, state):
             state["pending"][id(obj)] = (obj, exc)
             ended = True
             break
-        text = _RepoEncoder(state).encode(item)
+        kind = type(item)  # an int or a str as the encoder would write it, without making one for it
+        text = int.__repr__(item) if kind is int else _quote(item) if kind is str else _RepoEncoder(state).encode(item)
         encoded.append(text)
         size += len(text)
         if takes is not None and not takes(item):

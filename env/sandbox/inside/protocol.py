@@ -13,7 +13,8 @@ half's code for them.
 VALUE_TAGS = {
     "d": "a dict: [(key, value), ...]",
     "h": "a project object, by its handle",
-    "cb": "a function of the test's: (number, name, parameters, about, its own attributes); calling it asks the trusted side",
+    "cb": "a function of the test's: (number, name, parameters, about, its own attributes[, (magic, marshalled code) of a "
+          "portable lambda]); calling it asks the trusted side, or runs the portable lambda's code in the sandbox",
     "bm": "a project function bound to an object of the test's: (function, owner)",
     "ic": "a test iterator of plain data, copied: (number, pickle); how far the project reads it goes back",
     "it": "a test iterator pulled item by item: (number, name, 'gen' for a generator)",
@@ -69,6 +70,12 @@ REPLY_TAGS = {
     "bi": "a builtin both sides share, by name",
     "bd": "a builtin type's own method: [type name, attribute]",
 }
+
+# The builtins a test's lambda may name and still run in the sandbox instead of being called back (env/verdict/host/
+# sites.py's ``_portable_lambda``): pure functions of their arguments, which neither look inside them nor tell a stand-in
+# of the test's object from the object (isinstance is checked against the arguments themselves, see values.py's
+# ``_run_here``); the sandbox keeps them as they were before the project's code loaded.
+PURE_BUILTINS = ("isinstance", "len", "abs", "int", "float", "str", "bool", "ord", "chr", "divmod", "round", "min", "max")
 
 # The kinds of handle (REPLY_TAGS "k"): what the trusted side makes of it.
 HANDLE_KINDS = {

@@ -37,7 +37,7 @@ import os
 import sys
 import types
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from .channel import Channel, RemoteError, RunAborted
@@ -46,6 +46,8 @@ from .importer import _RUNNER_NAMES, LibraryCopies, ProjectFinder
 from .proxies import _OBJECT_OPS, _READABLE_DUNDERS, _RUNS, RemoteClass, _Bound, _handle_of
 from .sites import _after_iter, _consumer, _consumer_call
 from .stand_ins import CannotPass, ProjectStopped, StandIn
+
+_NOTHING = object()
 
 
 class Remote(Codec):
@@ -64,10 +66,9 @@ class Remote(Codec):
         self._outcome: BaseException | None = None  # a callback's pytest.fail or skip, raised when its operation ends
         self._classes: dict[int, tuple[int, type]] = {}  # id of a test-defined class -> (its twin's handle, the class)
         self._shims: dict[int, type] = {}  # a project class -> the local base standing for it beside local bases
-        # Project iterators an exhaustive consumer took (``list(it)``): handle -> (its frame, code, instruction,
-        # mode); and the items a pull brought that the consumer has yet to take.
-        self._consumers: dict[int, tuple[types.FrameType, types.CodeType, int, str]] = {}
+        # The items a pull brought that no one has taken yet, and the batch a consumer is taking (``_batches``)
         self._pulled: dict[int, collections.deque[Any]] = {}
+        self._shared: dict[int, Iterator[Any]] = {}
         self._stopped: set[int] = set()  # iterators whose pull ended in a bare StopIteration after its items
         # Iterators a call returned with a first pull for the consumer that takes them right after (``call_feeding``):
         # handle -> (that frame, code, the consumer call's offsets, the mode of its next pulls or None: no more pulls)
@@ -133,59 +134,78 @@ class Remote(Codec):
         operation has been sent since (nothing of the project's ran: one thread, see ``request``)."""
         return stamp == self.epoch
 
-    def iterated(self, iterator: Any, caller: types.FrameType) -> None:
-        """``iter()`` of a project object gave ``iterator``; if the caller's instruction is a call of a consumer that
-        takes every item (``list``, ``sorted``, ``set`` ...: ``_consumer``), remember it: its pulls are batched."""
+    def iterated(self, iterator: Any, caller: types.FrameType) -> Any:
+        """``iter()`` of a project object gave ``iterator``: what the caller gets. When the caller's instruction is a
+        call of a consumer that takes every item (``list``, ``sorted``, ``set`` ...: ``_consumer``), a local iterator
+        over the batches of items a pull brings (``_batches``): the consumer, a C function, takes each batch at C
+        speed and holds that iterator alone; anyone else gets ``iterator`` itself, pulled item by item (``next``)."""
         handle = _handle_of(iterator)
         if handle is None or handle[0] is not self:
-            return
-        prepared = self._prepared.pop(handle[1], None)
+            return iterator
+        number = handle[1]
+        prepared = self._prepared.pop(number, None)
         if prepared is not None and prepared[0] is caller and prepared[1] is caller.f_code and caller.f_lasti in prepared[2]:
-            if prepared[3] is None:  # its first pull met the end: what it met comes after the items
-                self._consumers.pop(handle[1], None)
-            else:
-                self._consumers[handle[1]] = (caller, caller.f_code, caller.f_lasti, prepared[3])
-            return
-        mode = _consumer(caller)
-        if mode is None:
-            self._consumers.pop(handle[1], None)
+            mode = prepared[3]  # a first pull came with the call or the iter(); None: it met the end
         else:
-            self._consumers[handle[1]] = (caller, caller.f_code, caller.f_lasti, mode)  # the frame itself: compared by identity
+            mode = _consumer(caller)
+            if mode is None:
+                return iterator
+        return itertools.chain.from_iterable(self._batches(iterator, number, mode))
+
+    def _batches(self, iterator: Any, number: int, mode: str | None) -> Iterator[Iterator[Any]]:
+        """The batches of ``iterator``'s items its consumer takes: the items here first, then pulls in ``mode`` (None:
+        none, the last pull met the end) until one meets the end; its bare StopIteration ends this generator, any other
+        exception is raised by the "next" request after the items, where the consumer meets it. Each batch is a list
+        iterator ``next`` shares: a next() of the project iterator itself (the test's code, called back while the
+        consumer works) takes the consumer's next item, as in process."""
+        __tracebackhide__ = True
+        while True:
+            items = self._pulled.pop(number, None)
+            if items:
+                shared = self._shared[number] = iter(list(items))
+                yield shared
+                continue
+            if number in self._stopped:  # the pull met a bare StopIteration after its items
+                self._stopped.discard(number)
+                self._shared.pop(number, None)
+                return
+            if mode is None:  # the last pull met an exception: the next "next" raises it
+                try:
+                    item = self.op("next", iterator)
+                except StopIteration:  # one with a value: the consumer only stops (raised here, PEP 479 would say otherwise)
+                    self._shared.pop(number, None)
+                    return
+                self._pulled[number] = collections.deque((item,))
+                continue
+            batch, ended = self.op("pull", iterator, mode)
+            if ended == 2 and type(ended) is int:  # a bare StopIteration after the items
+                self._stopped.add(number)
+            elif ended:
+                mode = None
+            elif mode == "ints" and any(type(item) is float for item in batch):  # the sum is a float from here on
+                mode = "floats"
+            if batch:
+                self._pulled[number] = collections.deque(batch)
 
     def next(self, iterator: Any, caller: types.FrameType) -> Any:
-        """``next()`` of a project iterator. Items a pull already brought come first. While the consumer that took
-        the iterator is still the one pulling (the same frame, at the same call instruction: a C function such as
-        ``list()``, with no code of the test's between its pulls), items come by the hundred (``pull``), never past
-        what that consumer takes; any other next() is one request."""
+        """``next()`` of a project iterator by anyone but a consumer that takes every item (``iterated``): the items a
+        pull already brought first, else one request."""
         __tracebackhide__ = True
         number = iterator._adbg_handle
+        shared = self._shared.get(number)
+        if shared is not None:
+            item = next(shared, _NOTHING)
+            if item is not _NOTHING:
+                return item
+            del self._shared[number]
         pulled = self._pulled.get(number)
         if pulled:
             return pulled.popleft()
-        if number in self._stopped:  # the pull met a bare StopIteration after these items: the consumer meets it now
+        if number in self._stopped:  # a pull met a bare StopIteration after these items: the caller meets it now
             self._stopped.discard(number)
             self._pulled.pop(number, None)
             raise StopIteration
-        consumer = self._consumers.get(number)
-        if consumer is None:
-            return self.op("next", iterator)
-        if consumer[0] is not caller or consumer[1:3] != (caller.f_code, caller.f_lasti):
-            self._consumers.pop(number, None)  # someone else pulls now: item by item
-            return self.op("next", iterator)
-        batch, ended = self.op("pull", iterator, consumer[3])
-        items = collections.deque(batch)
-        if ended:  # the pull met the iterator's end or an exception: the "next" after its items raises it
-            self._consumers.pop(number, None)
-        elif consumer[3] == "ints" and any(type(item) is float for item in items):  # the sum is a float from here on
-            self._consumers[number] = (*consumer[:3], "floats")
-        if ended == 2 and type(ended) is int:  # a bare StopIteration, kept here (see child.py's _pull)
-            if not items:
-                raise StopIteration
-            self._stopped.add(number)
-        elif not items:
-            return self.op("next", iterator)
-        self._pulled[number] = items
-        return items.popleft()
+        return self.op("next", iterator)
 
     def iter_feeding(self, obj: Any, caller: types.FrameType) -> Any:
         """iter() of a project object (not a generator). When the caller's instruction calls a consumer that takes

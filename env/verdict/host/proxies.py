@@ -191,8 +191,7 @@ class RemoteObject:
         # A generator's __iter__ returns it and runs none of the project's code: answered here. Another object's, for
         # a consumer that takes every item, comes with its first pull (``Remote.iter_feeding``).
         made = self if object.__getattribute__(self, "_adbg_generator") else remote.iter_feeding(self, caller)
-        remote.iterated(made, caller)
-        return made
+        return remote.iterated(made, caller)
 
     def __next__(self) -> Any:
         __tracebackhide__ = True

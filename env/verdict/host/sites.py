@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import dis
 import functools
+import importlib.util
+import marshal
 import math
 import operator
 import types
+
+from .protocol import PURE_BUILTINS
 
 # C functions that, called on an iterator, take every item before they return or run anything else (so pulling
 # them in batches runs no project code they would not run, in the same order): "all" whatever the items; "plain"
@@ -334,6 +338,58 @@ def _method_site(code: types.CodeType, offset: int) -> str | None:
     if at < len(instructions) and instructions[at].opname == "CALL" and instructions[at].arg == count and not instructions[at].is_jump_target:
         return load.argval if isinstance(load.argval, str) else None
     return None
+
+
+# What a portable lambda's code may do (``_portable_lambda``): read its arguments and constants, name the pure
+# builtins, call them, compute, compare, branch forward and return. Never an attribute or an item of an argument (that
+# would reach inside it, where the test's objects are stand-ins in the sandbox), never a loop, a name of the module's.
+_PORTABLE_OPS = frozenset({
+    "RESUME", "NOP", "LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_LOAD_FAST", "LOAD_CONST", "LOAD_GLOBAL", "PUSH_NULL",
+    "PRECALL", "CALL", "KW_NAMES", "BINARY_OP", "COMPARE_OP", "IS_OP", "CONTAINS_OP", "UNARY_NOT", "UNARY_NEGATIVE",
+    "UNARY_INVERT", "TO_BOOL", "BUILD_TUPLE", "COPY", "SWAP", "POP_TOP", "RETURN_VALUE", "RETURN_CONST", "JUMP_FORWARD",
+    "POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_FORWARD_IF_NONE", "POP_JUMP_FORWARD_IF_NOT_NONE",
+    "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE", "JUMP_IF_FALSE_OR_POP",
+    "JUMP_IF_TRUE_OR_POP",
+})  # fmt: skip
+
+
+_PORTABLE: dict[types.CodeType, bool] = {}
+
+
+def _portable_lambda(function: object) -> tuple[bytes, bytes] | None:
+    """(this interpreter's magic number, the marshalled code) of a test's lambda the sandbox may run itself instead of
+    calling it back: a plain lambda (no closure, defaults or generator) whose code only does ``_PORTABLE_OPS`` with
+    scalar constants and names only pure builtins (``PURE_BUILTINS``, as the test module's own namespace leaves them:
+    none shadowed); it then computes in the sandbox exactly what it computes here. None for any other function."""
+    if type(function) is not types.FunctionType or function.__name__ != "<lambda>" or function.__closure__ is not None \
+            or function.__defaults__ is not None or function.__kwdefaults__:
+        return None
+    code = function.__code__
+    portable = _PORTABLE.get(code)
+    if portable is None:
+        portable = _portable_code(code)
+        if len(_PORTABLE) < 100_000:
+            _PORTABLE[code] = portable
+    if not portable or any(name in function.__globals__ for name in code.co_names):  # a builtin the module shadows
+        return None
+    return importlib.util.MAGIC_NUMBER, marshal.dumps(code)
+
+
+def _portable_code(code: types.CodeType) -> bool:
+    if code.co_freevars or code.co_cellvars or code.co_flags & (0x20 | 0x80 | 0x100 | 0x200):  # generators, coroutines
+        return False
+    if any(type(c) not in (type(None), bool, int, float, str, bytes) for c in code.co_consts):  # no nested code
+        return False
+    try:
+        instructions = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+    except Exception:  # noqa: BLE001
+        return False
+    for instruction in instructions:
+        if instruction.opname not in _PORTABLE_OPS:
+            return False
+        if instruction.opname == "LOAD_GLOBAL" and instruction.argval not in PURE_BUILTINS:
+            return False
+    return set(code.co_names) <= set(PURE_BUILTINS)
 
 
 _COMPARE_SITES: dict[tuple[types.CodeType, int], bool] = {}
