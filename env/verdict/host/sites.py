@@ -38,6 +38,20 @@ _CALL_SITES: dict[tuple[types.CodeType, int], tuple | None] = {}
 _LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
 
 
+_INSTRUCTIONS: dict[types.CodeType, list[dis.Instruction]] = {}
+
+
+def _instructions(code: types.CodeType) -> list[dis.Instruction]:
+    """The code's instructions but CACHE entries, read once per code object (every call site of a test function is
+    looked up in the same list; the code object is kept alive in the key)."""
+    known = _INSTRUCTIONS.get(code)
+    if known is None:
+        known = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+        if len(_INSTRUCTIONS) < 20_000:
+            _INSTRUCTIONS[code] = known
+    return known
+
+
 def _consumer(frame: types.FrameType) -> str | None:
     """The mode of the consumer the frame's current instruction calls (``_CONSUMERS``, or a ``reduce`` of
     arithmetic: "ints" or "floats" by its start), None for anything else: a ``for`` loop, ``next()``, ``any()``,
@@ -122,7 +136,7 @@ def _feed_site(code: types.CodeType, offset: int) -> tuple | None:
     """(the consumer's callee, its call's offsets) when the call at ``offset`` is directly followed by a call of one
     argument (``_call_site``: its argument is this call, with no jump into either) ; None otherwise."""
     try:
-        instructions = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+        instructions = _instructions(code)
     except Exception:  # noqa: BLE001  (bytecode this cannot read: no fusing)
         return None
     at = next((n for n, i in enumerate(instructions) if i.offset == offset), None)
@@ -168,7 +182,7 @@ def _call_site(code: types.CodeType, offset: int) -> tuple | None:
     constant number or None. None when the instruction is anything else, or the walk meets a jump, a jump target or
     an instruction it cannot account for (the caller then pulls item by item)."""
     try:
-        instructions = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+        instructions = _instructions(code)
     except Exception:  # noqa: BLE001  (bytecode this cannot read: no batching)
         return None
     at = next((n for n, i in enumerate(instructions) if i.offset == offset), None)
@@ -271,7 +285,7 @@ def _pure_arithmetic(code: types.CodeType) -> bool:
             or code.co_flags & (0x04 | 0x08 | 0x20 | 0x80 | 0x100 | 0x200):  # *args, **kwargs, generator, coroutine...
         return False
     try:
-        body = [i for i in dis.get_instructions(code) if i.opname not in ("CACHE", "RESUME", "NOP")]
+        body = [i for i in _instructions(code) if i.opname not in ("RESUME", "NOP")]
     except Exception:  # noqa: BLE001
         return False
     names: list[object] = []
@@ -306,7 +320,7 @@ def _method_site(code: types.CodeType, offset: int) -> str | None:
     """The attribute the method load at ``offset`` reads, if the instructions after it up to its call are quiet
     loads (``_QUIET_LOADS``, globals, a lambda made from its code) and nothing jumps into them; None otherwise."""
     try:
-        instructions = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+        instructions = _instructions(code)
     except Exception:  # noqa: BLE001  (bytecode this cannot read: no fusing)
         return None
     at = next((n for n, i in enumerate(instructions) if i.offset == offset), None)
@@ -381,7 +395,7 @@ def _portable_code(code: types.CodeType) -> bool:
     if any(type(c) not in (type(None), bool, int, float, str, bytes) for c in code.co_consts):  # no nested code
         return False
     try:
-        instructions = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+        instructions = _instructions(code)
     except Exception:  # noqa: BLE001
         return False
     for instruction in instructions:
