@@ -48,6 +48,8 @@ from .sites import _after_iter, _consumer, _consumer_call
 from .stand_ins import CannotPass, ProjectStopped, StandIn
 
 _NOTHING = object()
+_WIRE_SCALARS = frozenset({type(None), bool, int, float, str, bytes, complex})  # sent as they are (``Codec.encode``)
+_NO_KWARGS = {None: ("d", [])}  # never changed: marshalled as it is
 
 
 class Remote(Codec):
@@ -92,8 +94,8 @@ class Remote(Codec):
     def request(self, name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> tuple[Any, int]:
         """One operation: its decoded value and the epoch its containers are current at (``fresh``)."""
         __tracebackhide__ = True
-        wire_args = tuple(self.encode(a) for a in args)
-        wire_kwargs = {None: ("d", [(k, self.encode(v)) for k, v in kwargs.items()])}
+        wire_args = tuple([a if type(a) in _WIRE_SCALARS else self.encode(a) for a in args])
+        wire_kwargs = {None: ("d", [(k, self.encode(v)) for k, v in kwargs.items()])} if kwargs else _NO_KWARGS
         self.ops += 1
         try:
             with self.run.lock:  # the epoch moves with the request, in the order operations reach the project
@@ -112,9 +114,10 @@ class Remote(Codec):
             raise self.exception(exc) from None
         except RunAborted as exc:
             raise ProjectStopped(str(exc)) from None
-        self.advance(reply.get("adv"))
-        self.replay_output(reply.get("o"))
-        self.replay_warnings(reply.get("w"))
+        if len(reply) > 2:  # more than its id and value: what the project read, printed, warned
+            self.advance(reply.get("adv"))
+            self.replay_output(reply.get("o"))
+            self.replay_warnings(reply.get("w"))
         if self._outcome is not None:
             outcome, self._outcome = self._outcome, None
             raise outcome
