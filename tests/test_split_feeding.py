@@ -4,7 +4,8 @@ request: the call, then, if its result is a generator or a builtin iterator, the
 between the two calls but the consumer's iter() of the result, so the project's code runs as it would in process; a
 result that is no generator crosses as before, and a consumer the test shadows with its own function pulls item by
 item. So is ``list(obj)`` of a project iterable: iter(), the len() list and tuple ask next, and the first pull.
-A method given a lambda written in its call is read and called in one request. (The calls below are made
+A method given a lambda written in its call, or plain arithmetic of two names or constants (``n + 1``, checked to be
+on plain numbers as it runs), is read and called in one request. (The calls below are made
 outside asserts: pytest's rewriting of an assert keeps each call's result in a local first, and that is no longer a
 consumer's argument.)"""
 
@@ -89,6 +90,18 @@ class Traced:
         LOG.append("apply")
         return function(x)
 
+    def echo(self, x):
+        LOG.append(("echo", x))
+        return x
+
+
+class Added:
+    """Adding to it is project code: the log shows when."""
+
+    def __add__(self, other):
+        LOG.append("add")
+        return other
+
 
 class Calls:
     """Hashing it calls the test's function back."""
@@ -139,7 +152,7 @@ class Source:
 '''
 
 TESTS = '''from lib import (
-    Source, Traced, Tracked, a_list, calling, failing, log, mixed, numbers, refuses, reset, spread, with_callback,
+    Added, Source, Traced, Tracked, a_list, calling, failing, log, mixed, numbers, refuses, reset, spread, with_callback,
 )
 
 
@@ -259,6 +272,30 @@ def test_a_len_that_fails_as_in_process():
     assert log() == ("iter", "len")
 
 
+def test_a_method_given_plain_arithmetic_is_one_request():
+    t = Traced()
+    n, text = 2, "a"
+    reset()
+    got = (t.echo(n + 1), t.echo(n * 2.5), t.echo(text + "b"))
+    assert got == (3, 5.0, "ab") and log() == ("get echo", ("echo", 3), "get echo", ("echo", 5.0), "get echo", ("echo", "ab"))
+
+
+def test_arithmetic_that_runs_project_code_or_fails_comes_between_read_and_call():
+    t, added, big, zero = Traced(), Added(), 10**400, 0
+    reset()
+    got = t.echo(added + 1)  # the project's __add__ runs after the read, before the call
+    assert got == 1 and log() == ("get echo", "add", ("echo", 1))
+    for fails, error in ((lambda: t.echo(big + 0.5), OverflowError), (lambda: t.echo(1 / zero), ZeroDivisionError)):
+        reset()
+        try:
+            fails()
+        except error:
+            pass
+        else:
+            raise AssertionError("the arithmetic fails")
+        assert log() == ("get echo",)  # read, as in process, though the call never comes
+
+
 def mine(iterable):  # the test's own consumer: it looks at the project between two items
     it = iter(iterable)
     first = next(it)
@@ -288,6 +325,8 @@ NAMES = [
     "test_a_consumer_shadowed_by_the_tests_function_pulls_item_by_item", "test_a_method_given_a_lambda_is_one_request",
     "test_a_project_iterable_is_iterated_sized_and_pulled_as_in_process", "test_a_len_that_fails_as_in_process",
     "test_the_tests_function_called_back_mid_consumer_takes_the_next_item",
+    "test_a_method_given_plain_arithmetic_is_one_request",
+    "test_arithmetic_that_runs_project_code_or_fails_comes_between_read_and_call",
 ]  # fmt: skip
 
 
@@ -341,6 +380,10 @@ def test_a_call_and_its_consumers_first_pull_are_one_request(verdict):
     assert ops["test_a_project_iterable_is_iterated_sized_and_pulled_as_in_process"] == 1 + 2 + 1 + 1 + 8 + 1 + 1 + 2 + 1
     # reset; Tracked(); one request; log; reset; Tracked(); one request; the len() that raises what it met; log
     assert ops["test_a_len_that_fails_as_in_process"] == 1 + 2 + 1 + 1 + 2 + 1 + 1
+    # Traced(); reset; three method calls of one request each; log
+    assert ops["test_a_method_given_plain_arithmetic_is_one_request"] == 1 + 1 + 3 + 1
+    # Traced(), Added(); reset; the read, the add, the call; log; twice: reset, the read, log
+    assert ops["test_arithmetic_that_runs_project_code_or_fails_comes_between_read_and_call"] == 2 + 1 + 3 + 1 + 2 * 3
     # Traced(); reset; the method read and called in one request (the project calls the lambda back); log
     assert ops["test_a_method_given_a_lambda_is_one_request"] == 4
     # reset; the call; two next(); two log() in the test's list; log

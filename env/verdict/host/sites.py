@@ -300,7 +300,7 @@ def _pure_arithmetic(code: types.CodeType) -> bool:
             and body[-2].opname == "BINARY_OP" and body[-2].argrepr in _PURE_OPERATORS and body[-1].opname == "RETURN_VALUE")
 
 
-_METHOD_SITES: dict[tuple[types.CodeType, int], str | None] = {}
+_METHOD_SITES: dict[tuple[types.CodeType, int], tuple[str, tuple] | None] = {}
 
 
 _QUIET_LOADS = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_CONST", "LOAD_DEREF"})  # they run no code at all
@@ -308,17 +308,51 @@ _QUIET_LOADS = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_CONST", "LOAD_DE
 
 def _method_call(frame: types.FrameType, name: str) -> bool:
     """Whether the frame is reading attribute ``name`` to call it at once: a method load whose arguments are only
-    local names, constants and globals, so nothing (no project code) can run between the read and the call."""
+    local names, constants and globals, or ``+``, ``-``, ``*`` of two of them that are plain numbers now (``n + 1``),
+    so nothing (no project code) can run, and nothing can fail, between the read and the call."""
     key = (frame.f_code, frame.f_lasti)
     site = _METHOD_SITES.get(key, "")
     if site == "":
         site = _METHOD_SITES[key] = _method_site(*key) if len(_METHOD_SITES) < 100_000 else None
-    return site == name
+    if site is None or site[0] != name:
+        return False
+    return all(_quiet_arithmetic(frame, *operation) for operation in site[1])
 
 
-def _method_site(code: types.CodeType, offset: int) -> str | None:
-    """The attribute the method load at ``offset`` reads, if the instructions after it up to its call are quiet
-    loads (``_QUIET_LOADS``, globals, a lambda made from its code) and nothing jumps into them; None otherwise."""
+_PLAIN_NUMBERS = (int, bool, float)
+_FLOAT_INT = 2**1023  # an int below this in size turns into a float without failing
+
+
+def _quiet_arithmetic(frame: types.FrameType, operator_text: str, left: tuple, right: tuple) -> bool:
+    """Whether ``left <op> right``, each read as the frame holds it now, is arithmetic on plain numbers that runs no
+    code and cannot fail (an int too large for a float meeting a float fails), or ``+`` of two strs."""
+    values = []
+    for load in (left, right):
+        if load[0] == "const":
+            values.append(load[1])
+            continue
+        namespaces = (frame.f_locals,) if load[0] == "local" else (frame.f_globals, frame.f_builtins)
+        found = next((namespace[load[1]] for namespace in namespaces if load[1] in namespace), _MISSING)
+        if found is _MISSING:
+            return False
+        values.append(found)
+    kinds = (type(values[0]), type(values[1]))
+    if kinds == (str, str):
+        return operator_text == "+"
+    if not all(kind in _PLAIN_NUMBERS for kind in kinds):
+        return False
+    if float in kinds and any(type(v) is not float and not -_FLOAT_INT < v < _FLOAT_INT for v in values):
+        return False
+    return True
+
+
+_MISSING = object()
+
+
+def _method_site(code: types.CodeType, offset: int) -> tuple[str, tuple] | None:
+    """The attribute the method load at ``offset`` reads and the arithmetic its arguments do, if the instructions
+    after it up to its call are quiet loads (``_QUIET_LOADS``, globals, a lambda made from its code) or ``+``, ``-``,
+    ``*`` of two such loads (checked as they run, ``_quiet_arithmetic``) and nothing jumps into them; None otherwise."""
     try:
         instructions = _instructions(code)
     except Exception:  # noqa: BLE001  (bytecode this cannot read: no fusing)
@@ -331,18 +365,33 @@ def _method_site(code: types.CodeType, offset: int) -> str | None:
     # right after takes exactly the quiet loads between them as its arguments.
     if load.opname not in ("LOAD_METHOD", "LOAD_ATTR"):
         return None
-    count, at = 0, at + 1
+    stack: list[tuple | None] = []  # what each argument is: a load ("local"/"global" name, "const" value), else None
+    operations: list[tuple[str, tuple, tuple]] = []
+    at += 1
     while at < len(instructions):
         instruction = instructions[at]
         if instruction.is_jump_target:
             return None
-        if instruction.opname == "MAKE_FUNCTION" and instruction.arg == 0 and at and instructions[at - 1].opname == "LOAD_CONST" \
+        if instruction.opname == "MAKE_FUNCTION" and instruction.arg == 0 and stack and instructions[at - 1].opname == "LOAD_CONST" \
                 and isinstance(instructions[at - 1].argval, types.CodeType):
-            at += 1  # a lambda written there (its code constant, made a function: nothing runs, nothing can fail)
+            stack[-1], at = None, at + 1  # a lambda written there (its code constant, made a function: nothing runs, nothing can fail)
             continue
-        if not (instruction.opname in _QUIET_LOADS or instruction.opname == "LOAD_GLOBAL" and not instruction.arg & 1):
+        if instruction.opname == "BINARY_OP" and instruction.argrepr in ("+", "-", "*") and len(stack) >= 2 \
+                and stack[-1] is not None and stack[-2] is not None:
+            right, left = stack.pop(), stack.pop()
+            operations.append((instruction.argrepr, left, right))  # type: ignore[arg-type]
+            stack.append(None)
+            at += 1
+            continue
+        if instruction.opname in _QUIET_LOADS:
+            kind = "const" if instruction.opname == "LOAD_CONST" else "local"
+            stack.append((kind, instruction.argval))
+        elif instruction.opname == "LOAD_GLOBAL" and not instruction.arg & 1:
+            stack.append(("global", instruction.argval))
+        else:
             break
-        count, at = count + 1, at + 1
+        at += 1
+    count = len(stack)
     if at < len(instructions) and instructions[at].opname == "KW_NAMES":
         at += 1
     if at < len(instructions) and instructions[at].opname == "PRECALL":  # 3.11
@@ -350,7 +399,7 @@ def _method_site(code: types.CodeType, offset: int) -> str | None:
             return None
         at += 1
     if at < len(instructions) and instructions[at].opname == "CALL" and instructions[at].arg == count and not instructions[at].is_jump_target:
-        return load.argval if isinstance(load.argval, str) else None
+        return (load.argval, tuple(operations)) if isinstance(load.argval, str) else None
     return None
 
 
