@@ -4,8 +4,8 @@ pulls of iterators, pickles made and loaded in this process, and the exception r
 import sys
 
 from . import MODULES, PACKAGE
-from .encoder import MAX_DEPTH, _safe_str
-from .values import _BUILTINS, _FUNCTION, _chain, _RepoEncoder, _test_object
+from .encoder import MAX_DEPTH, _quote, _safe_str
+from .values import _BUILTINS, _FUNCTION, _GENERATOR, _SELF_ITERATORS, _chain, _RepoEncoder, _test_object
 
 _OURS = frozenset(PACKAGE + "." + name for name in MODULES)  # this package's modules
 
@@ -140,12 +140,14 @@ def _plain_hashable(value, depth=0):
 
 def _pull(obj, mode, state):
     """Items of a project iterator the test's consumer takes all of (``list(it)``, ``sorted(it)``: mode "all"), or
-    takes while each is plain hashable data (``set(it)``: mode "plain") or a plain number (``sum(it)``, ``max(it)``:
-    mode "numbers"); those two stop after the first item that is not, the one where the consumer could stop or run
-    project code. Pulled one by one with next() as the single "next"
-    operation would be, in this thread; an exception that ends the pull (StopIteration included) is kept and raised
-    by the next "next" operation on the iterator, where the consumer would have met it (a pull after it pulls
-    nothing more)."""
+    takes while each is plain hashable data (``set(it)``: mode "plain"), a plain number (``max(it)``: mode
+    "numbers"), an int (``sum(it)``, ``reduce(mul, it)`` before any float: mode "ints") or a float or an int a float
+    can hold (after a float: mode "floats"); those stop after the first item that is not, the one where the consumer
+    could stop or run project code (adding an int too large for a float to a float fails). Pulled one by one with
+    next() as the single "next" operation would be, in this thread; an exception that ends the pull (StopIteration
+    included) is kept and raised by the next "next" operation on the iterator, where the consumer would have met it
+    (a pull after it pulls nothing more)."""
+    takes = _TAKES[mode]
     kept = state["pending"].get(id(obj))
     encoded, size, ended = [], 0, kept is not None and kept[0] is obj
     stopped = False
@@ -168,18 +170,71 @@ def _pull(obj, mode, state):
             ended = True
             break
         kind = type(item)
-        text = scalar(item, kind)  # None, bool, int, float, str: JSON at once
+        text = scalar(item, kind)  # None, bool, int, float, str: JSON at once, without an encoder for it
         if text is None:
             encoder.items = 0
             text = encoder.encode(item)
         encoded.append(text)
         size += len(text)
-        if mode != "all" and not (kind in _NUMBERS or kind is str or _plain_hashable(item) if mode == "plain" else kind in _NUMBERS):
+        if takes is not None and not takes(item):
             break
     # (items, ended): ended is 2 when the iterator stopped bare after the items (the trusted side raises
     # StopIteration itself), true when the next "next" raises what the pull met, false when it may yield more
     flag = "2" if stopped else "true" if ended else "false"
     return _Encoded('{"T":[{"T":[%s]},%s]}' % (",".join(encoded), flag))
+
+
+_FLOAT_INT = 2**1023  # an int below this in size turns into a float without failing (float's largest is about 2**1024)
+
+
+_TAKES = {  # mode -> whether the consumer goes on past this item as it went past every one before it
+    "all": None,
+    "plain": _plain_hashable,
+    "numbers": lambda item: type(item) in _NUMBERS,
+    "ints": lambda item: type(item) is int or type(item) is bool,
+    "floats": lambda item: type(item) is float or (type(item) is int or type(item) is bool) and -_FLOAT_INT < item < _FLOAT_INT,
+}
+
+
+def _callpull(state, mode, obj, name, /, *args, **kwargs):
+    """``consumer(obj.name(...))`` (or ``consumer(obj(...))``: name None) where the consumer takes the call's result
+    whole (mode as ``_pull``'s): the call, then, if its result is a generator or a builtin iterator (iter() of it is
+    itself: nothing of the project's runs between the call and the consumer's first next()), a pull of it, in one
+    request. Answers ``{"T": [result, pull or null]}``."""
+    result = (obj if name is None else getattr(obj, name))(*args, **kwargs)
+    kind = type(result)
+    pulled = _pull(result, mode, state) if kind is _GENERATOR or kind in _SELF_ITERATORS else "null"
+    return _Encoded('{"T":[%s,%s]}' % (_RepoEncoder(state).encode(result), pulled))
+
+
+def _iterpull(obj, mode, sized, state):
+    """``consumer(obj)`` where the consumer takes every item (mode as ``_pull``'s) and does nothing between iter() and
+    its first next() but, if ``sized``, a len() of ``obj`` (list, tuple): iter(obj), that len(), then a pull of the
+    iterator, in one request. Answers ``{"T": [iterator, size, pull]}``: size null (not asked), an int, ``{"T":
+    [message]}`` for a plain TypeError (the consumer goes on without a size), or "kept" for any other exception,
+    raised by the next "len" of ``obj`` (where the consumer meets it: no pull then, as it would take no item)."""
+    it = iter(obj)
+    size, pulled = "null", "null"
+    if sized:
+        try:
+            size = int.__repr__(len(obj))
+        except BaseException as exc:  # noqa: B036  (the project's: a plain TypeError told, any other raised when asked)
+            if type(exc) is TypeError:
+                size = '{"T":[%s]}' % _quote(_safe_str(exc)[:2000])
+            else:
+                state["lens"][id(obj)] = (obj, exc)
+                size = '"kept"'
+    if size != '"kept"':
+        pulled = _pull(it, mode, state)
+    return _Encoded('{"T":[%s,%s,%s]}' % (_RepoEncoder(state).encode(it), size, pulled))
+
+
+def _len(obj, state):
+    """len(): the exception an "iterpull" met asking it first, if one is kept."""
+    kept = state["lens"].pop(id(obj), None) if state["lens"] else None
+    if kept is not None and kept[0] is obj:
+        raise kept[1]
+    return len(obj)
 
 
 def _callattr(obj, name, /, *args, **kwargs):

@@ -13,7 +13,8 @@ half's code for them.
 VALUE_TAGS = {
     "d": "a dict: [(key, value), ...]",
     "h": "a project object, by its handle",
-    "cb": "a function of the test's: (number, name, parameters, about, its own attributes); calling it asks the trusted side",
+    "cb": "a function of the test's: (number, name, parameters, about, its own attributes[, (magic, marshalled code) of a "
+          "portable lambda]); calling it asks the trusted side, or runs the portable lambda's code in the sandbox",
     "bm": "a project function bound to an object of the test's: (function, owner)",
     "ic": "a test iterator of plain data, copied: (number, pickle); how far the project reads it goes back",
     "it": "a test iterator pulled item by item: (number, name, 'gen' for a generator)",
@@ -70,6 +71,12 @@ REPLY_TAGS = {
     "bd": "a builtin type's own method: [type name, attribute]",
 }
 
+# The builtins a test's lambda may name and still run in the sandbox instead of being called back (env/verdict/host/
+# sites.py's ``_portable_lambda``): pure functions of their arguments, which neither look inside them nor tell a stand-in
+# of the test's object from the object (isinstance is checked against the arguments themselves, see values.py's
+# ``_run_here``); the sandbox keeps them as they were before the project's code loaded.
+PURE_BUILTINS = ("isinstance", "len", "abs", "int", "float", "str", "bool", "ord", "chr", "divmod", "round", "min", "max")
+
 # The kinds of handle (REPLY_TAGS "k"): what the trusted side makes of it.
 HANDLE_KINDS = {
     "module": "a project module: a RemoteModule",
@@ -87,7 +94,7 @@ _OPERATORS = (
     "floordiv", "mod", "pow", "matmul", "and_", "or_", "xor", "xor_", "lshift", "rshift", "neg", "pos", "invert", "index",
 )
 _BUILTIN_CALLS = (
-    "repr", "str", "len", "bool", "hash", "iter", "abs", "int", "float", "format", "round", "reversed", "getattr",
+    "repr", "str", "bool", "hash", "iter", "abs", "int", "float", "format", "round", "reversed", "getattr",
     "setattr", "delattr", "isinstance", "issubclass",
 )
 OPS = {
@@ -109,7 +116,12 @@ OPS = {
     "copy": "copy.copy(obj), made in the sandbox",
     "deepcopy": "copy.deepcopy(obj), made in the sandbox",
     "next": "next(it): first what a pull of it met",
-    "pull": "a batch of an iterator's items: (iterator, mode all/plain/numbers) -> {'T': [{'T': [items]}, ended]}",
+    "len": "len(obj): first what an iterpull of it met asking it",
+    "callpull": "(mode, obj, name or None, *args, **kwargs): a call whose result a consumer takes whole, then a pull of "
+                "it in that mode if it is a generator or a builtin iterator -> {'T': [result, pull's answer or null]}",
+    "iterpull": "(obj, mode, sized): iter(obj), len(obj) if sized, then a pull of the iterator in that mode -> "
+                "{'T': [iterator, size: null, an int, {'T': [TypeError's message]} or 'kept', pull's answer or null]}",
+    "pull": "a batch of an iterator's items: (iterator, mode all/plain/numbers/ints/floats) -> {'T': [{'T': [items]}, ended]}",
     "subclass": "a test's subclass of project classes, made in the sandbox",
     "pickle": "a test's pickle.dumps of a project object, made in the sandbox",
     "unpickle": "pickle.loads of such a pickle, in the sandbox",

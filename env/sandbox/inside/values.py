@@ -83,6 +83,17 @@ class _RepoEncoder(_Encoder):
     def handle(self, value):
         number = self.number(value)
         kind = type(value)
+        # What a handle says depends on its object's type alone: worked out once per object (a result the project
+        # hands back again and again, a parser's cached expression, costs a lookup), again if its type changed
+        texts = self.state["texts"]
+        known = texts.get(number)
+        if known is not None and known[0] is kind:
+            return known[1]
+        text = self._handle_text(value, number, kind)
+        texts[number] = (kind, text)
+        return text
+
+    def _handle_text(self, value, number, kind):
         info = {"h": number, "t": kind.__name__[:100]}
         dt = sys.modules.get("datetime")
         if isinstance(value, type(sys)):
@@ -176,7 +187,8 @@ def _repo_decode(value, state):
 
 
 def _callback_value(rest, state):
-    made = _callback(state, rest[0], rest[1], rest[2] if len(rest) > 2 else None, rest[3] if len(rest) > 3 else None)
+    code = _portable_code(rest[5]) if len(rest) > 5 else None
+    made = _callback(state, rest[0], rest[1], rest[2] if len(rest) > 2 else None, rest[3] if len(rest) > 3 else None, code)
     for key, item in rest[4] if len(rest) > 4 and type(rest[4]) is list else ():  # the function's own attributes
         if type(key) is str and not key.startswith(("_", "pytest")):
             setattr(made, key, _repo_decode(item, state))
@@ -393,23 +405,26 @@ def _signature_source(parameters):
     return "def call(%s):\n%s\n" % (", ".join(text), "\n".join(body)), defaults
 
 
-def _callback(state, number, name, parameters=None, about=None):
+def _callback(state, number, name, parameters=None, about=None, code=None):
     """A function of the test's: calling it asks the trusted process to run it. With ``parameters`` (its signature,
     checked on the trusted side and here) it takes exactly those, so a wrong call fails here and a caller inspecting
-    it sees the test's parameters. One stand-in per function: the same function twice is the same object here."""
+    it sees the test's parameters. One stand-in per function: the same function twice is the same object here. With
+    ``code`` (a lambda of plain arithmetic, comparisons and pure builtins on its arguments, ``_portable_code``) it
+    runs here, unless an argument is one of the test's own objects (then the trusted process runs it, as ever)."""
     by_number = state.setdefault("standin_numbers", {})
     if number in by_number:
         return by_number[number]
+    ask = _ask if code is None else _run_here(code, str(name)[:100])
     made = _signature_source(parameters) if parameters is not None else None
     if made is not None:
         source, defaults = made
-        space = {"_adbg_ask": _ask, "_adbg_state": state, "_adbg_number": number, "_adbg_unset": _UNSET, "_adbg_d": defaults}
+        space = {"_adbg_ask": ask, "_adbg_state": state, "_adbg_number": number, "_adbg_unset": _UNSET, "_adbg_d": defaults}
         exec(source, space)  # our own source: every name in it was checked to be an identifier
         call = space["call"]
     else:
 
         def call(*args, **kwargs):
-            return _ask(state, number, None, args, kwargs)
+            return ask(state, number, None, args, kwargs)
 
     call.__name__ = call.__qualname__ = str(name)[:100]
     if type(about) is list and len(about) == 3 and all(a is None or type(a) is str for a in about):
@@ -419,6 +434,43 @@ def _callback(state, number, name, parameters=None, about=None):
     state.setdefault("standins", {})[id(call)] = (number, call)
     by_number[number] = call
     return call
+
+
+def _portable_code(sent):
+    """The code of a test's lambda the trusted side found portable (``sites._portable_lambda``: (magic, marshal)),
+    if this interpreter reads it as its own; None otherwise (the lambda is then called back, as any function)."""
+    import importlib.util
+    import marshal
+
+    if type(sent) not in (list, tuple) or len(sent) != 2 or sent[0] != importlib.util.MAGIC_NUMBER or type(sent[1]) is not bytes:
+        return None
+    try:
+        code = marshal.loads(sent[1])
+    except Exception:  # noqa: BLE001  (not this interpreter's: called back instead)
+        return None
+    return code if type(code) is type(_portable_code.__code__) else None
+
+
+def _run_here(code, name):
+    """What a stand-in asks with, for a portable lambda: the lambda, made here with the builtins it may name as they
+    were before any project code ran, applied to its arguments; the trusted process's run when one of them is the
+    test's own object (a stand-in here: a type check of it would tell a stand-in, not the test's object)."""
+    function = type(_portable_code)(code, {"__builtins__": _PURE_BUILTINS}, name)
+
+    def ask(state, number, op, args, kwargs):
+        classes = state.get("test_classes")
+        standins = state.get("standins") or {}
+        for value in (*args, *kwargs.values()):
+            kind = type(value)
+            if (classes is not None and issubclass(kind, classes[""])) or kind is _CopiedIterator or kind is _TestIterator \
+                    or (kind is _FUNCTION and id(value) in standins):
+                return _ask(state, number, op, args, kwargs)
+        return function(*args, **kwargs)
+
+    return ask
+
+
+_PURE_BUILTINS = {name: getattr(__import__("builtins"), name) for name in protocol.PURE_BUILTINS}  # before the project loads
 
 
 def _test_proxy_classes():

@@ -37,9 +37,11 @@ from .proxies import (
     _ShimMeta,
     _subclass,
 )
+from .sites import _portable_lambda
 from .stand_ins import MAX_STAND_INS, CannotPass, ProjectExit, StandIn, _Ref, _StandInMeta
 
 _SCALARS = (type(None), bool, int, float, str, bytes, complex)
+_JSON_PLAIN = frozenset({type(None), bool, int, float, str})  # what the JSON of a reply decodes to as itself
 
 
 def _function_attribute(name: Any) -> bool:
@@ -250,6 +252,9 @@ class Codec:
             shape = self._shapes.get(number)
             if shape is None:  # what the stand-in takes and shows, worked out once per function
                 shape = self._shapes[number] = (str(getattr(value, "__name__", "function"))[:100], _parameters(value), _about(value))
+            portable = _portable_lambda(value)  # a lambda the sandbox may run itself: its code too
+            if portable is not None:
+                return {None: ("cb", number, *shape, self._attributes(value, depth), portable)}
             return {None: ("cb", number, *shape, self._attributes(value, depth))}
         if isinstance(value, types.ModuleType) and value.__name__.split(".")[0] in sys.stdlib_module_names:
             return {None: ("mo", value.__name__)}  # the standard library's module: the sandbox imports its own
@@ -335,10 +340,12 @@ class Codec:
     def decode(self, value: Any, stamp: int = -1) -> Any:
         """A value from the sandbox; the project's lists, dicts and sets in it are copies current at epoch ``stamp``
         (-1: a copy made while the project's code still runs, as a callback's arguments or a pull's items are)."""
-        if isinstance(value, list):
-            return [self.decode(v, stamp) for v in value]
+        if isinstance(value, list):  # a pull's items mostly: plain JSON values are themselves
+            return [v if type(v) in _JSON_PLAIN else self.decode(v, stamp) for v in value]
         if not isinstance(value, dict):
             return value
+        if "h" in value and "L" not in value and "d" not in value and "S" not in value:  # a handle: the commonest reply
+            return self.proxy(value)
         if "bi" in value:  # a builtin the sandbox named: ours, if it is one both sides share
             name = str(value["bi"])
             if name not in _SHARED_BUILTINS:
@@ -360,8 +367,6 @@ class Codec:
                     if isinstance(entry, list) and len(entry) == 2 and _function_attribute(entry[0]):
                         setattr(known, entry[0], self.decode(entry[1]))
             return known
-        if "h" in value and not ({"L", "d", "S"} & value.keys()):
-            return self.proxy(value)
         if "L" in value:
             return self._container(RemoteList, [self.decode(v, stamp) for v in value["L"]], value, stamp)
         if "d" in value:

@@ -15,8 +15,9 @@ here. What crosses is plain data (exact types: tuple, set, bytes, datetime, Deci
 numbered handles; every operation on a handle (attribute, call, ``==``, ``len``, iteration ...)
 is one request to the sandbox, with exceptions that change no order in which the project's code
 runs: ``obj.method(x)`` whose arguments are quiet loads is one request (``_method_call``); a
-project iterator that ``list``, ``sorted``, ``set`` or ``sum`` takes whole crosses in batches
-(``Remote.next``), its bare StopIteration raised here; ``iter()`` of a generator or of a builtin
+project iterator that ``list``, ``sorted``, ``set``, ``sum`` or a ``reduce`` of arithmetic takes whole crosses in batches
+(``Remote.next``), its bare StopIteration raised here, and a call whose result such a consumer takes right after
+brings its first batch with it (``Remote.call_feeding``); ``iter()`` of a generator or of a builtin
 iterator (``map``, ``zip`` ...) is answered here; and a project list, dict or set that an operation
 returned is read from its copy until the next operation is sent (``Remote.fresh``: nothing of the
 project's can run in between, unless the project runs threads of its own, which the sandbox reports). The project's exceptions come back as local stand-in classes
@@ -36,15 +37,19 @@ import os
 import sys
 import types
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from .channel import Channel, RemoteError, RunAborted
 from .codec import _COPYABLE_ITERATORS, _SCALARS, _SHARED_BUILTINS, Codec
 from .importer import _RUNNER_NAMES, LibraryCopies, ProjectFinder
 from .proxies import _OBJECT_OPS, _READABLE_DUNDERS, _RUNS, RemoteClass, _Bound, _handle_of
-from .sites import _consumer
+from .sites import _after_iter, _consumer, _consumer_call
 from .stand_ins import CannotPass, ProjectStopped, StandIn
+
+_NOTHING = object()
+_WIRE_SCALARS = frozenset({type(None), bool, int, float, str, bytes, complex})  # sent as they are (``Codec.encode``)
+_NO_KWARGS = {None: ("d", [])}  # never changed: marshalled as it is
 
 
 class Remote(Codec):
@@ -63,11 +68,17 @@ class Remote(Codec):
         self._outcome: BaseException | None = None  # a callback's pytest.fail or skip, raised when its operation ends
         self._classes: dict[int, tuple[int, type]] = {}  # id of a test-defined class -> (its twin's handle, the class)
         self._shims: dict[int, type] = {}  # a project class -> the local base standing for it beside local bases
-        # Project iterators an exhaustive consumer took (``list(it)``): handle -> (its frame, code, instruction,
-        # mode); and the items a pull brought that the consumer has yet to take.
-        self._consumers: dict[int, tuple[types.FrameType, types.CodeType, int, str]] = {}
+        # The items a pull brought that no one has taken yet, and the batch a consumer is taking (``_batches``)
         self._pulled: dict[int, collections.deque[Any]] = {}
+        self._shared: dict[int, Iterator[Any]] = {}
         self._stopped: set[int] = set()  # iterators whose pull ended in a bare StopIteration after its items
+        # Iterators a call returned with a first pull for the consumer that takes them right after (``call_feeding``):
+        # handle -> (that frame, code, the consumer call's offsets, the mode of its next pulls or None: no more pulls)
+        self._prepared: dict[int, tuple[types.FrameType, types.CodeType, tuple[int, ...], str | None]] = {}
+        # The len() an "iterpull" asked of an object for the consumer (list, tuple) that asks it next: handle ->
+        # (that consumer's frame and instruction, the size, the TypeError's message in a tuple, or "kept": ask, it
+        # raises there)
+        self._sizes: dict[int, tuple[types.FrameType, int, Any]] = {}
         # Operations sent so far: a project container copied from a reply is current until the next one (``fresh``).
         self.epoch = 0
         self.tests_root = os.path.join(os.getcwd(), "")  # the host runs in the task's tests tree
@@ -83,8 +94,8 @@ class Remote(Codec):
     def request(self, name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> tuple[Any, int]:
         """One operation: its decoded value and the epoch its containers are current at (``fresh``)."""
         __tracebackhide__ = True
-        wire_args = tuple(self.encode(a) for a in args)
-        wire_kwargs = {None: ("d", [(k, self.encode(v)) for k, v in kwargs.items()])}
+        wire_args = tuple([a if type(a) in _WIRE_SCALARS else self.encode(a) for a in args])
+        wire_kwargs = {None: ("d", [(k, self.encode(v)) for k, v in kwargs.items()])} if kwargs else _NO_KWARGS
         self.ops += 1
         try:
             with self.run.lock:  # the epoch moves with the request, in the order operations reach the project
@@ -103,78 +114,155 @@ class Remote(Codec):
             raise self.exception(exc) from None
         except RunAborted as exc:
             raise ProjectStopped(str(exc)) from None
-        self.advance(reply.get("adv"))
-        self.replay_output(reply.get("o"))
-        self.replay_warnings(reply.get("w"))
+        if len(reply) > 2:  # more than its id and value: what the project read, printed, warned
+            self.advance(reply.get("adv"))
+            self.replay_output(reply.get("o"))
+            self.replay_warnings(reply.get("w"))
         if self._outcome is not None:
             outcome, self._outcome = self._outcome, None
             raise outcome
         if reply.get("mt") is not None:  # the project runs threads of its own: they may change a copy at any time
             stamp = -1
-        return self.decode(reply.get("ok"), stamp), stamp
+        value = reply.get("ok")
+        if name == "callpull" and isinstance(value, dict) and isinstance(value.get("T"), list) and len(value["T"]) == 2:
+            return (self.decode(value["T"][0], stamp), self.decode(value["T"][1], -1)), stamp  # the pull's copies: see above
+        if name == "iterpull" and isinstance(value, dict) and isinstance(value.get("T"), list) and len(value["T"]) == 3:
+            made, size, pulled = value["T"]
+            size = tuple(str(m) for m in size["T"][:1]) if isinstance(size, dict) and isinstance(size.get("T"), list) else size
+            return (self.decode(made, -1), size if size is None or type(size) in (int, str, tuple) else None, self.decode(pulled, -1)), stamp
+        return self.decode(value, stamp), stamp
 
     def fresh(self, stamp: int) -> bool:
         """Whether a container copied from a reply stamped ``stamp`` is still the project's container as it is: no
         operation has been sent since (nothing of the project's ran: one thread, see ``request``)."""
         return stamp == self.epoch
 
-    def iterated(self, iterator: Any, caller: types.FrameType, sized: bool = True) -> Any:
-        """``iter()`` of a project object gave ``iterator``: what ``iter()`` returns. If the caller's instruction is a
-        call of a consumer that takes every item (``list``, ``sorted``, ``set`` ...: ``_consumer``), its first pull is
-        made now, and the consumer gets the batch as a builtin iterator's items, chained to the iterator for the rest:
-        no call back into this process per item. Now is when the consumer's first next() would run: nothing runs between
-        a C consumer's iter() and its first next(), except that list(), tuple() and sorted() (mode "all") first ask the
-        iterable's length, project code unless it is a generator (``sized`` false); those pull at their first next()."""
+    def iterated(self, iterator: Any, caller: types.FrameType) -> Any:
+        """``iter()`` of a project object gave ``iterator``: what the caller gets. When the caller's instruction is a
+        call of a consumer that takes every item (``list``, ``sorted``, ``set`` ...: ``_consumer``), a local iterator
+        over the batches of items a pull brings (``_batches``): the consumer, a C function, takes each batch at C
+        speed and holds that iterator alone; anyone else gets ``iterator`` itself, pulled item by item (``next``)."""
         handle = _handle_of(iterator)
         if handle is None or handle[0] is not self:
             return iterator
         number = handle[1]
-        mode = _consumer(caller)
-        if mode is None:
-            self._consumers.pop(number, None)
-            return iterator
-        self._consumers[number] = (caller, caller.f_code, caller.f_lasti, mode)  # the frame itself: compared by identity
-        if self._pulled.get(number) or number in self._stopped or (sized and mode == "all"):
-            return iterator  # items an earlier pull brought come first, through next(); or the length is asked first
-        batch, ended = self.op("pull", iterator, mode)
-        if ended:  # the pull met the iterator's end or an exception: the "next" after its items raises it
-            self._consumers.pop(number, None)
-        if ended == 2 and type(ended) is int:  # a bare StopIteration: the items are all there is
-            return iter(batch)
-        return itertools.chain(batch, iterator) if batch else iterator
+        prepared = self._prepared.pop(number, None)
+        if prepared is not None and prepared[0] is caller and prepared[1] is caller.f_code and caller.f_lasti in prepared[2]:
+            mode = prepared[3]  # a first pull came with the call or the iter(); None: it met the end
+        else:
+            mode = _consumer(caller)
+            if mode is None:
+                return iterator
+        return itertools.chain.from_iterable(self._batches(iterator, number, mode))
+
+    def _batches(self, iterator: Any, number: int, mode: str | None) -> Iterator[Iterator[Any]]:
+        """The batches of ``iterator``'s items its consumer takes: the items here first, then pulls in ``mode`` (None:
+        none, the last pull met the end) until one meets the end; its bare StopIteration ends this generator, any other
+        exception is raised by the "next" request after the items, where the consumer meets it. Each batch is a list
+        iterator ``next`` shares: a next() of the project iterator itself (the test's code, called back while the
+        consumer works) takes the consumer's next item, as in process."""
+        __tracebackhide__ = True
+        while True:
+            items = self._pulled.pop(number, None)
+            if items:
+                shared = self._shared[number] = iter(list(items))
+                yield shared
+                continue
+            if number in self._stopped:  # the pull met a bare StopIteration after its items
+                self._stopped.discard(number)
+                self._shared.pop(number, None)
+                return
+            if mode is None:  # the last pull met an exception: the next "next" raises it
+                try:
+                    item = self.op("next", iterator)
+                except StopIteration:  # one with a value: the consumer only stops (raised here, PEP 479 would say otherwise)
+                    self._shared.pop(number, None)
+                    return
+                self._pulled[number] = collections.deque((item,))
+                continue
+            batch, ended = self.op("pull", iterator, mode)
+            if ended == 2 and type(ended) is int:  # a bare StopIteration after the items
+                self._stopped.add(number)
+            elif ended:
+                mode = None
+            elif mode == "ints" and any(type(item) is float for item in batch):  # the sum is a float from here on
+                mode = "floats"
+            if batch:
+                self._pulled[number] = collections.deque(batch)
 
     def next(self, iterator: Any, caller: types.FrameType) -> Any:
-        """``next()`` of a project iterator. Items a pull already brought come first. While the consumer that took
-        the iterator is still the one pulling (the same frame, at the same call instruction: a C function such as
-        ``list()``, with no code of the test's between its pulls), items come by the hundred (``pull``), never past
-        what that consumer takes; any other next() is one request."""
+        """``next()`` of a project iterator by anyone but a consumer that takes every item (``iterated``): the items a
+        pull already brought first, else one request."""
         __tracebackhide__ = True
         number = iterator._adbg_handle
+        shared = self._shared.get(number)
+        if shared is not None:
+            item = next(shared, _NOTHING)
+            if item is not _NOTHING:
+                return item
+            del self._shared[number]
         pulled = self._pulled.get(number)
         if pulled:
             return pulled.popleft()
-        if number in self._stopped:  # the pull met a bare StopIteration after these items: the consumer meets it now
+        if number in self._stopped:  # a pull met a bare StopIteration after these items: the caller meets it now
             self._stopped.discard(number)
             self._pulled.pop(number, None)
             raise StopIteration
-        consumer = self._consumers.get(number)
-        if consumer is None:
-            return self.op("next", iterator)
-        if consumer[0] is not caller or consumer[1:3] != (caller.f_code, caller.f_lasti):
-            self._consumers.pop(number, None)  # someone else pulls now: item by item
-            return self.op("next", iterator)
-        batch, ended = self.op("pull", iterator, consumer[3])
+        return self.op("next", iterator)
+
+    def iter_feeding(self, obj: Any, caller: types.FrameType) -> Any:
+        """iter() of a project object (not a generator). When the caller's instruction calls a consumer that takes
+        every item and does nothing before its first next() but perhaps a len() of the object (``_after_iter``:
+        list, tuple, sorted, set, sum ...), iter(), that len() and the first pull are one request ("iterpull"): the
+        consumer's len() and first items then wait here. Anything else: one "iter" request."""
+        __tracebackhide__ = True
+        found = _consumer_call(caller)
+        after = None if found is None else _after_iter(found[0])
+        if after is None:
+            return self.op("iter", obj)
+        mode, number = found[1], obj._adbg_handle
+        (made, size, pulled), _ = self.request("iterpull", (obj, mode, after == ("len",)), {})
+        if size is not None:
+            self._sizes[number] = (caller, caller.f_lasti, size)
+        handle = _handle_of(made)
+        if pulled is not None and handle is not None and handle[0] is self:
+            self._hold(handle[1], caller, (caller.f_lasti,), mode, pulled)
+        return made
+
+    def size(self, obj: Any, caller: types.FrameType) -> Any:
+        """len() of a project object: the one an "iterpull" asked for the consumer now asking (the same frame at the
+        same instruction), else one request."""
+        __tracebackhide__ = True
+        known = self._sizes.pop(obj._adbg_handle, None) if self._sizes else None
+        if known is not None and known[0] is caller and known[1] == caller.f_lasti and known[2] != "kept":
+            if isinstance(known[2], tuple):  # the project's len() failed with a plain TypeError: the consumer goes on
+                raise TypeError(*known[2])
+            return known[2]
+        return self.op("len", obj)  # raises what the "iterpull" met, if it kept an exception
+
+    def _hold(self, number: int, caller: types.FrameType, offsets: tuple[int, ...], mode: str, pulled: Any) -> None:
+        """A first pull made with the request before the consumer's iter(): its items wait for the consumer."""
+        batch, ended = pulled
         items = collections.deque(batch)
-        if ended:  # the pull met the iterator's end or an exception: the "next" after its items raises it
-            self._consumers.pop(number, None)
-        if ended == 2 and type(ended) is int:  # a bare StopIteration, kept here (see child.py's _pull)
-            if not items:
-                raise StopIteration
+        after = None if ended else "floats" if mode == "ints" and any(type(item) is float for item in items) else mode
+        self._prepared[number] = (caller, caller.f_code, offsets, after)
+        if ended == 2 and type(ended) is int:  # a bare StopIteration after the items: raised here (see ``next``)
             self._stopped.add(number)
-        elif not items:
-            return self.op("next", iterator)
-        self._pulled[number] = items
-        return items.popleft()
+        if items:
+            self._pulled[number] = items
+
+    def call_feeding(self, feeding: tuple[str, tuple[int, ...]], caller: types.FrameType, target: Any, name: str | None,
+                     args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
+        """``consumer(target.name(*args))`` (name None: ``consumer(target(*args))``) where the consumer takes the
+        result whole (``_feeding``): the call and, if its result is a generator, the consumer's first pull, in one
+        request ("callpull"); the items wait here for the consumer, which comes next with nothing run in between."""
+        __tracebackhide__ = True
+        mode, offsets = feeding
+        (result, pulled), _ = self.request("callpull", (mode, target, name, *args), kwargs)
+        handle = _handle_of(result)
+        if pulled is not None and handle is not None and handle[0] is self:
+            self._hold(handle[1], caller, offsets, mode, pulled)
+        return result
 
     def callback(self, request: dict[str, Any]) -> dict[str, Any]:
         """The project called a function the test passed it: run it here (it is the test's code), reply with its

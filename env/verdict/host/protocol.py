@@ -23,3 +23,4 @@ def _load() -> ModuleType:
 
 TABLE = _load()
 agree = TABLE.agree
+PURE_BUILTINS: tuple[str, ...] = TABLE.PURE_BUILTINS

@@ -12,7 +12,7 @@ import types
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .sites import _compare_site, _method_call
+from .sites import _compare_site, _feeding, _method_call
 from .stand_ins import CannotPass, StandIn, _local_only, _Ref
 
 if TYPE_CHECKING:
@@ -30,6 +30,10 @@ class _MethodCall:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         __tracebackhide__ = True
+        caller = sys._getframe(1)
+        feeding = _feeding(caller)
+        if feeding is not None:  # ``list(obj.method(x))``: the call and the consumer's first pull in one request
+            return self.remote.call_feeding(feeding, caller, self.target, self.name, args, kwargs)
         return self.remote.op("callattr", self.target, self.name, *args, **kwargs)
 
 
@@ -110,6 +114,10 @@ class RemoteObject:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         __tracebackhide__ = True
+        caller = sys._getframe(1)
+        feeding = _feeding(caller)
+        if feeding is not None:  # ``set(function(x))``: the call and the consumer's first pull in one request
+            return self._adbg_remote.call_feeding(feeding, caller, self, None, args, kwargs)
         return self._adbg_remote.op("call", self, *args, **kwargs)
 
     def __dir__(self) -> Any:  # the project object's attributes (pyparsing's ParseResults names its results)
@@ -179,10 +187,11 @@ class RemoteObject:
     def __iter__(self) -> Any:
         __tracebackhide__ = True
         remote = self._adbg_remote
-        # A generator's __iter__ returns it and runs none of the project's code: answered here.
-        generator = object.__getattribute__(self, "_adbg_generator")
-        made = self if generator else remote.op("iter", self)
-        return remote.iterated(made, sys._getframe(1), sized=not generator)
+        caller = sys._getframe(1)
+        # A generator's __iter__ returns it and runs none of the project's code: answered here. Another object's, for
+        # a consumer that takes every item, comes with its first pull (``Remote.iter_feeding``).
+        made = self if object.__getattribute__(self, "_adbg_generator") else remote.iter_feeding(self, caller)
+        return remote.iterated(made, caller)
 
     def __next__(self) -> Any:
         __tracebackhide__ = True
@@ -192,7 +201,7 @@ class RemoteObject:
         __tracebackhide__ = True
         if object.__getattribute__(self, "_adbg_generator"):  # what len() of a generator or a map says, without asking
             raise TypeError(f"object of type '{object.__getattribute__(self, '_adbg_type')}' has no len()")
-        return self._adbg_remote.op("len", self)
+        return self._adbg_remote.size(self, sys._getframe(1))
 
 
 _DOC = property(lambda self: self._adbg_remote.op("getattr", self, "__doc__"))  # the project's docstring, not ours

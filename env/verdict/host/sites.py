@@ -6,157 +6,215 @@ from __future__ import annotations
 
 import dis
 import functools
+import importlib.util
+import marshal
+import math
 import operator
-import sys
 import types
+from collections.abc import Mapping
+
+from .protocol import PURE_BUILTINS
 
 # C functions that, called on an iterator, take every item before they return or run anything else (so pulling
 # them in batches runs no project code they would not run, in the same order): "all" whatever the items; "plain"
 # while each item is plain hashable data (hashing a project object would ask the project between two items, and an
-# unhashable one stops the consumer); "numbers" while each is an int, float or bool (adding or comparing anything
-# else may run project code or fail, and stop the consumer).
+# unhashable one stops the consumer); "numbers" while each is an int, float or bool (comparing anything else may run
+# project code or fail, and stop the consumer); "ints" while each is an int or bool and "floats" while each is a
+# float or an int a float can hold (adding or multiplying them runs no code and fails only turning an int too large
+# into a float: the caller moves from "ints" to "floats" once a float has gone by, see ``Remote.next``).
 _CONSUMERS = ((list, "all"), (tuple, "all"), (sorted, "all"), (set, "plain"), (frozenset, "plain"),
-              (sum, "numbers"), (min, "numbers"), (max, "numbers"))
+              (sum, "ints"), (math.prod, "ints"), (min, "numbers"), (max, "numbers"))
 
 
-_CALL_SITES: dict[tuple[types.CodeType, int], tuple[str, str] | None] = {}
+# What ``functools.reduce(function, iterator[, start])`` may take in batches with: the operator module's arithmetic
+# (C functions: on plain numbers they run no code), or a lambda written in the call whose body is only that
+# arithmetic on its two parameters (``lambda a, b: a * b``: nothing else runs, nothing is observed).
+_ARITHMETIC = (operator.add, operator.mul, operator.sub)
+# max and min compare: on plain numbers (an int, a float, a bool, however large) that runs no code and cannot fail
+_COMPARING = (max, min)
+_PURE_OPERATORS = frozenset({"+", "-", "*"})
+
+
+_CALL_SITES: dict[tuple[types.CodeType, int], tuple | None] = {}
 
 
 _LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
+_LOCAL_LOADS = frozenset({"LOAD_FAST", "LOAD_DEREF"})  # a local or a closure's cell: reading either runs no code
+
+
+_INSTRUCTIONS: dict[types.CodeType, list[dis.Instruction]] = {}
+
+
+def _instructions(code: types.CodeType) -> list[dis.Instruction]:
+    """The code's instructions but CACHE entries, read once per code object (every call site of a test function is
+    looked up in the same list; the code object is kept alive in the key)."""
+    known = _INSTRUCTIONS.get(code)
+    if known is None:
+        known = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+        if len(_INSTRUCTIONS) < 20_000:
+            _INSTRUCTIONS[code] = known
+    return known
 
 
 def _consumer(frame: types.FrameType) -> str | None:
-    """The mode of the consumer the frame's current instruction calls (``_CONSUMERS``), None for anything else: a
-    ``for`` loop, ``next()``, ``any()``, ``map()``, a call whose callee this cannot name for sure."""
+    """The mode of the consumer the frame's current instruction calls (``_CONSUMERS``, or a ``reduce`` of
+    arithmetic: "ints" or "floats" by its start), None for anything else: a ``for`` loop, ``next()``, ``any()``,
+    ``map()``, a ``reduce`` of a function of the test's, a call whose callee this cannot name for sure."""
+    found = _consumer_call(frame)
+    return None if found is None else found[1]
+
+
+def _consumer_call(frame: types.FrameType) -> tuple[object, str] | None:
+    """The consumer the frame's current instruction calls and its mode (``_consumer``)."""
     key = (frame.f_code, frame.f_lasti)
     site = _CALL_SITES.get(key, ())
     if site == ():
         site = _CALL_SITES[key] = _call_site(*key) if len(_CALL_SITES) < 100_000 else None
     if site is None:
-        return _reducer(frame)
-    callee = _value(frame, *site)
-    return next((mode for function, mode in _CONSUMERS if callee is function), None)
-
-
-_MISSING = object()
-
-
-def _value(frame: types.FrameType, load: str, name: object) -> object:
-    """What the load instruction ``load`` of ``name`` gives in ``frame`` now (``_MISSING`` when it would fail)."""
-    if load == "LOAD_CONST":
-        return name
-    if load in ("LOAD_FAST", "LOAD_DEREF"):
-        return frame.f_locals.get(str(name), _MISSING)
-    namespaces = (frame.f_globals, frame.f_builtins) if load == "LOAD_GLOBAL" else (frame.f_locals, frame.f_globals, frame.f_builtins)
-    return next((namespace[name] for namespace in namespaces if name in namespace), _MISSING)
-
-
-# functools.reduce(f, it[, initial]) takes every item too when f is one of these and every value is a number: none of
-# them runs project code or fails on an int, float or bool, so the reduction never stops between two items.
-_PURE_REDUCERS = (operator.add, operator.mul, operator.sub, max, min)
-_REDUCE_SITES: dict[tuple[types.CodeType, int], tuple[tuple[tuple[str, object], ...], ...] | None] = {}
-_NUMBERS = (int, float, bool)
-
-
-def _reducer(frame: types.FrameType) -> str | None:
-    """"numbers" when the frame's current instruction is ``reduce(f, it)`` or ``reduce(f, it, initial)`` whose callee is
-    functools.reduce, ``f`` a pure reducer and ``initial`` a number, each of the call's operands read by loads that run
-    no code (a name, a constant, a standard-library module's attribute), so what was passed is what they give now;
-    None for anything else (the caller pulls item by item)."""
-    key = (frame.f_code, frame.f_lasti)
-    site = _REDUCE_SITES.get(key, ())
-    if site == ():
-        site = _REDUCE_SITES[key] = _operands_of_call(*key) if len(_REDUCE_SITES) < 100_000 else None
-    if site is None or len(site) not in (3, 4) or _operand(frame, site[0]) is not functools.reduce:
         return None
-    function = _operand(frame, site[1])
-    if not any(function is pure for pure in _PURE_REDUCERS):
+    callee = _named(frame, site[0])
+    if site[1] is None:  # one argument: a consumer of _CONSUMERS
+        return next(((function, mode) for function, mode in _CONSUMERS if callee is function), None)
+    if callee is not functools.reduce:
         return None
-    if len(site) == 4 and type(_operand(frame, site[3])) not in _NUMBERS:
-        return None
-    return "numbers"
-
-
-_Operand = tuple[tuple[str, object], ...]  # a load, then the attributes read off it
-_PLAIN_LOADS = frozenset({"LOAD_FAST", "LOAD_CONST", "LOAD_DEREF", "LOAD_GLOBAL", "LOAD_NAME"})
-
-
-def _operand(frame: types.FrameType, loads: _Operand) -> object:
-    """The value an operand's loads give now; ``_MISSING`` when an attribute is read off anything but a module of the
-    standard library (reading one could run code)."""
-    value = _value(frame, *loads[0])
-    for _, name in loads[1:]:
-        if type(value) is not types.ModuleType or value.__name__.partition(".")[0] not in sys.stdlib_module_names:
-            return _MISSING
-        value = getattr(value, str(name), _MISSING)
-    return value
-
-
-def _operands_of_call(code: types.CodeType, offset: int) -> tuple[_Operand, ...] | None:
-    """For the call at ``offset``: the callee's loads, then each argument's, when every operand is one plain load
-    followed by attribute reads (``functools.reduce``, ``mul``, ``x``, ``1``) and nothing jumps between them; None
-    for anything else (an argument that calls, indexes or computes)."""
-    found = _call_at(code, offset)
-    if found is None:
-        return None
-    instructions, at = found
-    count = instructions[at].arg
-    at -= 1
-    if at >= 0 and instructions[at].opname == "PRECALL":  # 3.11
-        if instructions[at].arg != count:
+    function, start = site[1], site[2]
+    if type(start) is tuple:
+        start = _named(frame, start)
+        if type(start) not in (int, float, bool):
             return None
-        at -= 1
-    operands: list[_Operand] = []
-    while len(operands) < count + 1:
-        attributes: list[tuple[str, object]] = []
-        while at >= 0 and instructions[at].opname == "LOAD_ATTR":
-            attributes.insert(0, ("LOAD_ATTR", instructions[at].argval))
-            at -= 1
-        if at < 0 or instructions[at].opname not in _PLAIN_LOADS:
+    if function[0] != "code":
+        named = _named(frame, function)
+        if any(named is f for f in _COMPARING):
+            return callee, "numbers"
+        if not any(named is f for f in _ARITHMETIC):
             return None
-        load = instructions[at]
-        callee = len(operands) == count
-        if load.opname == "LOAD_GLOBAL" and bool(load.arg & 1) != callee:
-            return None  # only the callee's global load pushes the NULL a call needs
-        operands.insert(0, ((load.opname, load.argval), *attributes))
-        if load.is_jump_target and not callee:
-            return None
-        at -= 1
-    # The callee's NULL: pushed by its own global load, or just before any other (pytest's assertion rewriting reads
-    # ``functools.reduce`` into a local first)
-    if operands[0][0][0] != "LOAD_GLOBAL" and (at < 0 or instructions[at].opname != "PUSH_NULL" or operands[0][0][0] == "LOAD_CONST"):
-        return None
-    return tuple(operands)
+    return callee, "floats" if type(start) is float else "ints"
 
 
-def _call_at(code: types.CodeType, offset: int) -> tuple[list[dis.Instruction], int] | None:
-    """``code``'s instructions and the index of the CALL at ``offset`` (or the one its PRECALL leads to: 3.11 once
-    the call site is specialised, PRECALL makes the call of a builtin class itself); None for anything else."""
+def _after_iter(consumer: object) -> tuple[str, ...] | None:
+    """What ``consumer`` does to an iterable right after its iter(), before it takes the first item: () nothing,
+    ("len",) a len() of the iterable (list and tuple size themselves), None something else (no fusing). Found by
+    running each consumer on a probe as this interpreter loads this module, not assumed."""
+    known = _AFTER_ITER.get(id(consumer))
+    return known[1] if known is not None and known[0] is consumer else None
+
+
+def _probe(consumer: object) -> tuple[str, ...] | None:
+    seen: list[str] = []
+
+    class Probe:
+        def __iter__(self) -> Probe:
+            seen.append("iter")
+            return self
+
+        def __next__(self) -> int:
+            seen.append("next")
+            raise StopIteration
+
+        def __len__(self) -> int:
+            seen.append("len")
+            return 0
+
     try:
-        instructions = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
-    except Exception:  # noqa: BLE001  (bytecode this cannot read: no batching)
+        consumer(Probe()) if consumer is not functools.reduce else functools.reduce(operator.add, Probe(), 0)  # type: ignore[operator]
+    except Exception:  # noqa: BLE001  (min() of nothing: what it did before is what counts)
+        pass
+    after = seen[seen.index("iter") + 1 :] if seen.count("iter") == 1 else []
+    return tuple(after[:-1]) if after[-1:] == ["next"] and set(after[:-1]) <= {"len"} and len(after) <= 2 else None
+
+
+_AFTER_ITER = {id(f): (f, _probe(f)) for f in (*(function for function, _ in _CONSUMERS), functools.reduce)}
+
+
+_FEED_SITES: dict[tuple[types.CodeType, int], tuple | None] = {}
+
+
+def _feeding(frame: types.FrameType) -> tuple[str, tuple[int, ...]] | None:
+    """Whether the call the frame's current instruction makes is the one argument of a call of a consumer right after
+    it (``set(mi.factor(n))``: nothing runs between the two calls but the consumer's iter() of the result): the
+    consumer's mode (``_CONSUMERS``) and the offsets its call may be read at (PRECALL and CALL on 3.11); else None."""
+    key = (frame.f_code, frame.f_lasti)
+    site = _FEED_SITES.get(key, ())
+    if site == ():
+        site = _FEED_SITES[key] = _feed_site(*key) if len(_FEED_SITES) < 100_000 else None
+    if site is None:
+        return None
+    callee = _named(frame, site[0])
+    mode = next((mode for function, mode in _CONSUMERS if callee is function), None)
+    return None if mode is None else (mode, site[1])
+
+
+def _feed_site(code: types.CodeType, offset: int) -> tuple | None:
+    """(the consumer's callee, its call's offsets) when the call at ``offset`` is directly followed by a call of one
+    argument (``_call_site``: its argument is this call, with no jump into either) ; None otherwise."""
+    try:
+        instructions = _instructions(code)
+    except Exception:  # noqa: BLE001  (bytecode this cannot read: no fusing)
         return None
     at = next((n for n, i in enumerate(instructions) if i.offset == offset), None)
     if at is not None and instructions[at].opname == "PRECALL" and at + 1 < len(instructions):
         at += 1
     if at is None or instructions[at].opname != "CALL":
         return None
-    return instructions, at
-
-
-def _call_site(code: types.CodeType, offset: int) -> tuple[str, str] | None:
-    """How the callee of the one-argument call at ``offset`` was loaded: (LOAD_GLOBAL or LOAD_NAME, its name), found
-    by walking back over the argument's instructions; None when the instruction is anything else or the walk meets
-    a jump, a jump target or an instruction it cannot account for (the caller then pulls item by item)."""
-    found = _call_at(code, offset)
-    if found is None or found[0][found[1]].arg != 1:
+    following = instructions[at + 1 : at + 3]
+    if following and following[0].opname == "PRECALL":  # 3.11
+        if following[0].arg != 1:
+            return None
+    else:
+        following = following[:1]
+    if not following or following[-1].opname != "CALL" or following[-1].arg != 1 or any(i.is_jump_target for i in following):
         return None
-    instructions, at = found
+    site = _call_site(code, following[-1].offset)
+    if site is None or site[1] is not None:
+        return None
+    return site[0], tuple(i.offset for i in following)
+
+
+def _named(frame: types.FrameType, load: tuple) -> object:
+    """The value a name (``("name", LOAD_GLOBAL or LOAD_NAME, name)``) or a module's attribute (``("attr", load,
+    module, attribute)``) loads in ``frame`` now, read without running any code; None when it cannot be read so (a
+    missing name, an object that is not a module, an attribute the module's namespace lacks)."""
+    if load[0] not in ("name", "attr"):
+        return None
+    _, kind, name = load[:3]
+    if kind in _LOCAL_LOADS:  # a local the call site read (pytest's assertion rewriting reads an attribute into one)
+        namespaces: tuple[Mapping[str, object], ...] = (frame.f_locals,)
+    elif kind == "LOAD_GLOBAL":
+        namespaces = (frame.f_globals, frame.f_builtins)
+    else:
+        namespaces = (frame.f_locals, frame.f_globals, frame.f_builtins)
+    value = next((namespace[name] for namespace in namespaces if name in namespace), None)
+    if load[0] == "attr":
+        if type(value) is not types.ModuleType:
+            return None
+        return vars(value).get(load[3])
+    return value
+
+
+def _call_site(code: types.CodeType, offset: int) -> tuple | None:
+    """The call at ``offset`` as (callee, None, None) for a call of one argument, or (callee, function, start) for
+    ``callee(function, name[, number])`` of two or three arguments (the shape of ``functools.reduce(operator.mul,
+    factors, 1)``), where callee and function are how they were loaded (``_named``; function may also be ("code", a
+    lambda's code) for a lambda written there whose body is only arithmetic on its parameters) and start is the
+    constant number or None. None when the instruction is anything else, or the walk meets a jump, a jump target or
+    an instruction it cannot account for (the caller then pulls item by item)."""
+    try:
+        instructions = _instructions(code)
+    except Exception:  # noqa: BLE001  (bytecode this cannot read: no batching)
+        return None
+    at = next((n for n, i in enumerate(instructions) if i.offset == offset), None)
+    if at is not None and instructions[at].opname == "PRECALL" and at + 1 < len(instructions):
+        at += 1  # 3.11 once the call site is specialised: PRECALL makes the call of a builtin class itself
+    if at is None or instructions[at].opname != "CALL" or instructions[at].arg not in (1, 2, 3):
+        return None
+    count = instructions[at].arg
     at -= 1
     if at >= 0 and instructions[at].opname == "PRECALL":  # 3.11
-        if instructions[at].arg != 1:
+        if instructions[at].arg != count:
             return None
         at -= 1
+    if count > 1:
+        return _reduce_site(instructions, at, count)
     depth = 0  # stack slots the instructions from here to the call leave: the argument's one, then the callee
     while at >= 0:
         instruction = instructions[at]
@@ -169,9 +227,8 @@ def _call_site(code: types.CodeType, offset: int) -> tuple[str, str] | None:
             return None
         if depth == 1 and effect >= 1:  # the instruction that pushed the slot below the argument: the callee
             # (a jump to the callee's load, the line after a ``with`` block, still runs every instruction from it to the call)
-            if instruction.opname in _LOADS and isinstance(instruction.argval, str):
-                return instruction.opname, instruction.argval
-            return None
+            callee = _load(instructions, at)
+            return None if callee is None else (callee, None, None)
         if instruction.is_jump_target:  # a jump into the argument's instructions: the callee may be another
             return None
         depth += effect
@@ -181,7 +238,96 @@ def _call_site(code: types.CodeType, offset: int) -> tuple[str, str] | None:
     return None
 
 
-_METHOD_SITES: dict[tuple[types.CodeType, int], str | None] = {}
+def _load(instructions: list[dis.Instruction], at: int) -> tuple | None:
+    """The callee whose load starts at ``at``: ("name", load, name), or ("attr", load, module, attribute) when an
+    attribute read follows it (an attribute read never starts an argument: it needs the value below it)."""
+    first = instructions[at]
+    if first.opname not in _LOADS or not isinstance(first.argval, str):
+        return None
+    after = instructions[at + 1] if at + 1 < len(instructions) else None
+    if after is not None and after.opname in ("LOAD_ATTR", "LOAD_METHOD"):
+        if after.is_jump_target or not isinstance(after.argval, str):
+            return None
+        return ("attr", first.opname, first.argval, after.argval)
+    return ("name", first.opname, first.argval)
+
+
+def _reduce_site(instructions: list[dis.Instruction], at: int, count: int) -> tuple | None:
+    """``callee(function, name[, number])`` ending at ``at`` (the instruction before the call), each part exactly one
+    of the shapes below and none a jump target but the callee's first instruction; None otherwise."""
+    start = None
+    if count == 3:  # the start: a constant number, or a local that holds one as the call runs (``_consumer_call``)
+        last = instructions[at]
+        if last.is_jump_target:
+            return None
+        if last.opname == "LOAD_CONST" and type(last.argval) in (int, float, bool):
+            start = last.argval
+        elif last.opname in _LOCAL_LOADS:  # pytest's assertion rewriting reads ``-1`` into a local
+            start = ("name", last.opname, last.argval)
+        else:
+            return None
+        at -= 1
+    iterator = instructions[at] if at >= 0 else None  # the iterator: a local or global name (reading it runs nothing)
+    if iterator is None or iterator.is_jump_target or not (
+        iterator.opname in ("LOAD_FAST", "LOAD_DEREF", "LOAD_NAME") or iterator.opname == "LOAD_GLOBAL" and not iterator.arg & 1
+    ):
+        return None
+    at -= 1
+    function: tuple | None = None
+    if at >= 1 and instructions[at].opname == "MAKE_FUNCTION" and instructions[at].arg == 0 \
+            and instructions[at - 1].opname == "LOAD_CONST" and isinstance(instructions[at - 1].argval, types.CodeType):
+        if not _pure_arithmetic(instructions[at - 1].argval) or instructions[at].is_jump_target or instructions[at - 1].is_jump_target:
+            return None
+        function, at = ("code", instructions[at - 1].argval), at - 2
+    elif at >= 1 and instructions[at].opname == "LOAD_ATTR" and dis.stack_effect(instructions[at].opcode, instructions[at].arg) == 0:
+        module = instructions[at - 1]
+        if instructions[at].is_jump_target or module.is_jump_target or module.opname not in _LOADS or module.opname == "LOAD_GLOBAL" and module.arg & 1:
+            return None
+        function, at = ("attr", module.opname, module.argval, instructions[at].argval), at - 2
+    elif at >= 0 and (instructions[at].opname in _LOADS or instructions[at].opname in _LOCAL_LOADS) \
+            and not (instructions[at].opname == "LOAD_GLOBAL" and instructions[at].arg & 1):
+        if instructions[at].is_jump_target:
+            return None
+        function, at = ("name", instructions[at].opname, instructions[at].argval), at - 1
+    else:
+        return None
+    if at >= 1 and instructions[at].opname in _LOCAL_LOADS and instructions[at - 1].opname == "PUSH_NULL":
+        # the callee read into a local (``functools.reduce`` under pytest's assertion rewriting)
+        return None if instructions[at].is_jump_target else (("name", instructions[at].opname, instructions[at].argval), function, start)
+    for back in (1, 2):  # the callee: a name, or a module's attribute
+        if at - back + 1 < 0:
+            return None
+        callee = _load(instructions, at - back + 1)
+        if callee is not None and len(callee) == 2 + back:
+            if back == 2 and instructions[at].is_jump_target:
+                return None
+            return callee, function, start
+    return None
+
+
+def _pure_arithmetic(code: types.CodeType) -> bool:
+    """A lambda's code whose body is only ``a + b``, ``a - b`` or ``a * b`` (either order) on its two parameters: no
+    defaults, closures, globals or other calls, so running it between two items runs nothing but that arithmetic."""
+    if code.co_argcount != 2 or code.co_kwonlyargcount or code.co_freevars or code.co_cellvars \
+            or code.co_flags & (0x04 | 0x08 | 0x20 | 0x80 | 0x100 | 0x200):  # *args, **kwargs, generator, coroutine...
+        return False
+    try:
+        body = [i for i in _instructions(code) if i.opname not in ("RESUME", "NOP")]
+    except Exception:  # noqa: BLE001
+        return False
+    names: list[object] = []
+    for instruction in body[:-2]:
+        if instruction.opname == "LOAD_FAST":
+            names.append(instruction.argval)
+        elif instruction.opname == "LOAD_FAST_LOAD_FAST" and isinstance(instruction.argval, tuple):  # 3.13
+            names.extend(instruction.argval)
+        else:
+            return False
+    return (len(body) >= 3 and sorted(map(str, names)) == sorted(code.co_varnames[:2]) and len(names) == 2
+            and body[-2].opname == "BINARY_OP" and body[-2].argrepr in _PURE_OPERATORS and body[-1].opname == "RETURN_VALUE")
+
+
+_METHOD_SITES: dict[tuple[types.CodeType, int], tuple[str, tuple] | None] = {}
 
 
 _QUIET_LOADS = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_CONST", "LOAD_DEREF"})  # they run no code at all
@@ -189,19 +335,53 @@ _QUIET_LOADS = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_CONST", "LOAD_DE
 
 def _method_call(frame: types.FrameType, name: str) -> bool:
     """Whether the frame is reading attribute ``name`` to call it at once: a method load whose arguments are only
-    local names, constants and globals, so nothing (no project code) can run between the read and the call."""
+    local names, constants and globals, or ``+``, ``-``, ``*`` of two of them that are plain numbers now (``n + 1``),
+    so nothing (no project code) can run, and nothing can fail, between the read and the call."""
     key = (frame.f_code, frame.f_lasti)
     site = _METHOD_SITES.get(key, "")
     if site == "":
         site = _METHOD_SITES[key] = _method_site(*key) if len(_METHOD_SITES) < 100_000 else None
-    return site == name
+    if site is None or site[0] != name:
+        return False
+    return all(_quiet_arithmetic(frame, *operation) for operation in site[1])
 
 
-def _method_site(code: types.CodeType, offset: int) -> str | None:
-    """The attribute the method load at ``offset`` reads, if the instructions after it up to its call are quiet
-    loads (``_QUIET_LOADS``, globals) and nothing jumps into them; None otherwise."""
+_PLAIN_NUMBERS = (int, bool, float)
+_FLOAT_INT = 2**1023  # an int below this in size turns into a float without failing
+
+
+def _quiet_arithmetic(frame: types.FrameType, operator_text: str, left: tuple, right: tuple) -> bool:
+    """Whether ``left <op> right``, each read as the frame holds it now, is arithmetic on plain numbers that runs no
+    code and cannot fail (an int too large for a float meeting a float fails), or ``+`` of two strs."""
+    values = []
+    for load in (left, right):
+        if load[0] == "const":
+            values.append(load[1])
+            continue
+        namespaces = (frame.f_locals,) if load[0] == "local" else (frame.f_globals, frame.f_builtins)
+        found = next((namespace[load[1]] for namespace in namespaces if load[1] in namespace), _MISSING)
+        if found is _MISSING:
+            return False
+        values.append(found)
+    kinds = (type(values[0]), type(values[1]))
+    if kinds == (str, str):
+        return operator_text == "+"
+    if not all(kind in _PLAIN_NUMBERS for kind in kinds):
+        return False
+    if float in kinds and any(type(v) is not float and not -_FLOAT_INT < v < _FLOAT_INT for v in values):
+        return False
+    return True
+
+
+_MISSING = object()
+
+
+def _method_site(code: types.CodeType, offset: int) -> tuple[str, tuple] | None:
+    """The attribute the method load at ``offset`` reads and the arithmetic its arguments do, if the instructions
+    after it up to its call are quiet loads (``_QUIET_LOADS``, globals, a lambda made from its code) or ``+``, ``-``,
+    ``*`` of two such loads (checked as they run, ``_quiet_arithmetic``) and nothing jumps into them; None otherwise."""
     try:
-        instructions = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+        instructions = _instructions(code)
     except Exception:  # noqa: BLE001  (bytecode this cannot read: no fusing)
         return None
     at = next((n for n, i in enumerate(instructions) if i.offset == offset), None)
@@ -212,14 +392,33 @@ def _method_site(code: types.CodeType, offset: int) -> str | None:
     # right after takes exactly the quiet loads between them as its arguments.
     if load.opname not in ("LOAD_METHOD", "LOAD_ATTR"):
         return None
-    count, at = 0, at + 1
+    stack: list[tuple | None] = []  # what each argument is: a load ("local"/"global" name, "const" value), else None
+    operations: list[tuple[str, tuple, tuple]] = []
+    at += 1
     while at < len(instructions):
         instruction = instructions[at]
         if instruction.is_jump_target:
             return None
-        if not (instruction.opname in _QUIET_LOADS or instruction.opname == "LOAD_GLOBAL" and not instruction.arg & 1):
+        if instruction.opname == "MAKE_FUNCTION" and instruction.arg == 0 and stack and instructions[at - 1].opname == "LOAD_CONST" \
+                and isinstance(instructions[at - 1].argval, types.CodeType):
+            stack[-1], at = None, at + 1  # a lambda written there (its code constant, made a function: nothing runs, nothing can fail)
+            continue
+        if instruction.opname == "BINARY_OP" and instruction.argrepr in ("+", "-", "*") and len(stack) >= 2 \
+                and stack[-1] is not None and stack[-2] is not None:
+            right, left = stack.pop(), stack.pop()
+            operations.append((instruction.argrepr, left, right))  # type: ignore[arg-type]
+            stack.append(None)
+            at += 1
+            continue
+        if instruction.opname in _QUIET_LOADS:
+            kind = "const" if instruction.opname == "LOAD_CONST" else "local"
+            stack.append((kind, instruction.argval))
+        elif instruction.opname == "LOAD_GLOBAL" and not instruction.arg & 1:
+            stack.append(("global", instruction.argval))
+        else:
             break
-        count, at = count + 1, at + 1
+        at += 1
+    count = len(stack)
     if at < len(instructions) and instructions[at].opname == "KW_NAMES":
         at += 1
     if at < len(instructions) and instructions[at].opname == "PRECALL":  # 3.11
@@ -227,8 +426,61 @@ def _method_site(code: types.CodeType, offset: int) -> str | None:
             return None
         at += 1
     if at < len(instructions) and instructions[at].opname == "CALL" and instructions[at].arg == count and not instructions[at].is_jump_target:
-        return load.argval if isinstance(load.argval, str) else None
+        return (load.argval, tuple(operations)) if isinstance(load.argval, str) else None
     return None
+
+
+# What a portable lambda's code may do (``_portable_lambda``): read its arguments and constants, name the pure
+# builtins, call them, compute, compare, branch forward and return. Never an attribute or an item of an argument (that
+# would reach inside it, where the test's objects are stand-ins in the sandbox), never a loop, a name of the module's.
+_PORTABLE_OPS = frozenset({
+    "RESUME", "NOP", "LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_LOAD_FAST", "LOAD_CONST", "LOAD_GLOBAL", "PUSH_NULL",
+    "PRECALL", "CALL", "KW_NAMES", "BINARY_OP", "COMPARE_OP", "IS_OP", "CONTAINS_OP", "UNARY_NOT", "UNARY_NEGATIVE",
+    "UNARY_INVERT", "TO_BOOL", "BUILD_TUPLE", "COPY", "SWAP", "POP_TOP", "RETURN_VALUE", "RETURN_CONST", "JUMP_FORWARD",
+    "POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_FORWARD_IF_NONE", "POP_JUMP_FORWARD_IF_NOT_NONE",
+    "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE", "JUMP_IF_FALSE_OR_POP",
+    "JUMP_IF_TRUE_OR_POP",
+})  # fmt: skip
+
+
+_PORTABLE: dict[types.CodeType, bytes] = {}
+
+
+def _portable_lambda(function: object) -> tuple[bytes, bytes] | None:
+    """(this interpreter's magic number, the marshalled code) of a test's lambda the sandbox may run itself instead of
+    calling it back: a plain lambda (no closure, defaults or generator) whose code only does ``_PORTABLE_OPS`` with
+    scalar constants and names only pure builtins (``PURE_BUILTINS``, as the test module's own namespace leaves them:
+    none shadowed); it then computes in the sandbox exactly what it computes here. None for any other function."""
+    if type(function) is not types.FunctionType or function.__name__ != "<lambda>" or function.__closure__ is not None \
+            or function.__defaults__ is not None or function.__kwdefaults__:
+        return None
+    code = function.__code__
+    portable = _PORTABLE.get(code)
+    if portable is None:
+        # Sent without where it was written: the test tree's path on this side is not the project's to read
+        portable = marshal.dumps(code.replace(co_filename="<test>", co_firstlineno=1)) if _portable_code(code) else b""
+        if len(_PORTABLE) < 100_000:
+            _PORTABLE[code] = portable
+    if not portable or any(name in function.__globals__ for name in code.co_names):  # a builtin the module shadows
+        return None
+    return importlib.util.MAGIC_NUMBER, portable
+
+
+def _portable_code(code: types.CodeType) -> bool:
+    if code.co_freevars or code.co_cellvars or code.co_flags & (0x20 | 0x80 | 0x100 | 0x200):  # generators, coroutines
+        return False
+    if any(type(c) not in (type(None), bool, int, float, str, bytes) for c in code.co_consts):  # no nested code
+        return False
+    try:
+        instructions = _instructions(code)
+    except Exception:  # noqa: BLE001
+        return False
+    for instruction in instructions:
+        if instruction.opname not in _PORTABLE_OPS:
+            return False
+        if instruction.opname == "LOAD_GLOBAL" and instruction.argval not in PURE_BUILTINS:
+            return False
+    return set(code.co_names) <= set(PURE_BUILTINS)
 
 
 _COMPARE_SITES: dict[tuple[types.CodeType, int], bool] = {}
