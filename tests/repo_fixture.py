@@ -158,3 +158,37 @@ def write_task(folder: Path, files: dict[str, str] | None = None, gold: dict[str
     task.update(fields)
     (folder / "task.json").write_text(json.dumps(task, indent=2), encoding="utf-8")
     return folder
+
+
+# The split-versus-in-process harness of the test_split_*.py files: each writes a library ``lib`` and a test file,
+# runs the tests under the verdict (every one must pass split) and again with the library in this process (what plain
+# pytest would see).
+
+
+def split_verdict(runtime, folder: Path, library: str, test_file: str, source: str, names: list[str]):
+    """The verdict's run of ``names`` (tests of ``source``, written to ``test_file`` beside ``lib``) as FAIL_TO_PASS."""
+    from env.project import load_repo_task
+    from env.verdict.repo_judge import run_tests
+
+    files = {"lib/__init__.py": library, test_file: source}
+    ids = [f"{test_file}::{name}" for name in names]
+    task = write_task(folder, files, files, FAIL_TO_PASS=ids, PASS_TO_PASS=[])
+    return run_tests(runtime.sandbox, load_repo_task(task), files)
+
+
+def assert_passes_split(verdict, test: str) -> None:
+    assert verdict.outcomes.get(test) == "PASSED", verdict.excerpts.get(test) or verdict.error or verdict.collect_errors
+    assert verdict.trust(test) == "split"
+
+
+def run_in_process(library: str, source: str, filename: str, name: str, tmp_path: Path, monkeypatch) -> None:
+    """Test ``name`` of ``source`` called with ``lib`` imported in this process, as plain pytest would run it."""
+    import sys
+
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "__init__.py").write_text(library)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "lib", raising=False)
+    namespace: dict = {}
+    exec(compile(source, str(tmp_path / filename), "exec"), namespace)
+    namespace[name]()

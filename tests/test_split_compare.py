@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from env.project import load_repo_task
-from env.verdict.repo_judge import run_tests
 from tests import repo_fixture
 
 LIBRARY = '''class Version:
@@ -86,14 +84,9 @@ NAMES = ["test_a_method_called_by_name", "test_the_operator_reflects", "test_a_t
 
 @pytest.fixture(scope="module")
 def verdict(runtime, tmp_path_factory):
-    files = {"lib/__init__.py": LIBRARY, "tests/test_compare.py": TESTS}
-    ids = [f"tests/test_compare.py::{name}" for name in NAMES]
-    folder = repo_fixture.write_task(tmp_path_factory.mktemp("compare"), files, files, FAIL_TO_PASS=ids, PASS_TO_PASS=[])
-    return run_tests(runtime.sandbox, load_repo_task(folder), files)
+    return repo_fixture.split_verdict(runtime, tmp_path_factory.mktemp("compare"), LIBRARY, "tests/test_compare.py", TESTS, NAMES)
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_as_in_process(verdict, name):
-    test = f"tests/test_compare.py::{name}"
-    assert verdict.outcomes.get(test) == "PASSED", verdict.excerpts.get(test) or verdict.error or verdict.collect_errors
-    assert verdict.trust(test) == "split"
+    repo_fixture.assert_passes_split(verdict, f"tests/test_compare.py::{name}")

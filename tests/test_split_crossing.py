@@ -545,17 +545,12 @@ FAILING = "UsesTheProjectsMixin::test_a_failing_mixin_check_fails"
 
 @pytest.fixture(scope="module")
 def verdict(runtime, tmp_path_factory):
-    files = {"lib/__init__.py": LIBRARY, "tests/test_crossing.py": TESTS}
-    ids = [f"tests/test_crossing.py::{name}" for name in [*PASSING, FAILING, "test_printed_records_forge_nothing"]]
-    folder = repo_fixture.write_task(tmp_path_factory.mktemp("crossing"), files, files, FAIL_TO_PASS=ids, PASS_TO_PASS=[])
-    return run_tests(runtime.sandbox, load_repo_task(folder), files)
+    return repo_fixture.split_verdict(runtime, tmp_path_factory.mktemp("crossing"), LIBRARY, "tests/test_crossing.py", TESTS, [*PASSING, FAILING, "test_printed_records_forge_nothing"])
 
 
 @pytest.mark.parametrize("name", PASSING)
 def test_crosses_under_the_split(verdict, name):
-    test = f"tests/test_crossing.py::{name}"
-    assert verdict.outcomes.get(test) == "PASSED", verdict.excerpts.get(test) or verdict.error or verdict.collect_errors
-    assert verdict.trust(test) == "split"
+    repo_fixture.assert_passes_split(verdict, f"tests/test_crossing.py::{name}")
 
 
 def test_what_the_project_prints_never_becomes_a_result(verdict):

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import pytest
 
-from env.project import load_repo_task
-from env.verdict.repo_judge import run_tests
 from tests import repo_fixture
 
 LIBRARY = '''def apply(function, *args):
@@ -116,27 +114,16 @@ IN_PROCESS = {  # where() in process: the lambda's frame is always in the traceb
 
 @pytest.fixture(scope="module")
 def verdict(runtime, tmp_path_factory):
-    files = {"lib/__init__.py": LIBRARY, "tests/test_portable.py": TESTS}
-    ids = [f"tests/test_portable.py::{name}" for name in NAMES + SPLIT_ONLY]
-    folder = repo_fixture.write_task(tmp_path_factory.mktemp("portable"), files, files, FAIL_TO_PASS=ids, PASS_TO_PASS=[])
-    return run_tests(runtime.sandbox, load_repo_task(folder), files)
+    return repo_fixture.split_verdict(runtime, tmp_path_factory.mktemp("portable"), LIBRARY, "tests/test_portable.py", TESTS, NAMES + SPLIT_ONLY)
 
 
 @pytest.mark.parametrize("name", NAMES + SPLIT_ONLY)
 def test_lambdas_as_in_process(verdict, name):
-    test = f"tests/test_portable.py::{name}"
-    assert verdict.outcomes.get(test) == "PASSED", verdict.excerpts.get(test) or verdict.error or verdict.collect_errors
-    assert verdict.trust(test) == "split"
+    repo_fixture.assert_passes_split(verdict, f"tests/test_portable.py::{name}")
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_the_same_values_in_process(name, tmp_path, monkeypatch):
     """What plain pytest computes: the same values (``where`` aside, which tells the two processes apart)."""
-    (tmp_path / "lib").mkdir()
-    (tmp_path / "lib" / "__init__.py").write_text(LIBRARY)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delitem(__import__("sys").modules, "lib", raising=False)
     source = TESTS.replace('("there", ', '("here", ') if name in IN_PROCESS else TESTS
-    namespace: dict = {}
-    exec(compile(source, str(tmp_path / "test_portable.py"), "exec"), namespace)
-    namespace[name]()
+    repo_fixture.run_in_process(LIBRARY, source, "test_portable.py", name, tmp_path, monkeypatch)

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import pytest
 
-from env.project import load_repo_task
-from env.verdict.repo_judge import run_tests
 from tests import repo_fixture
 
 LIBRARY = '''LOG = []
@@ -384,17 +382,12 @@ NAMES = [
 
 @pytest.fixture(scope="module")
 def verdict(runtime, tmp_path_factory):
-    files = {"lib/__init__.py": LIBRARY, "tests/test_pulls.py": TESTS}
-    ids = [f"tests/test_pulls.py::{name}" for name in NAMES]
-    folder = repo_fixture.write_task(tmp_path_factory.mktemp("pulls"), files, files, FAIL_TO_PASS=ids, PASS_TO_PASS=[])
-    return run_tests(runtime.sandbox, load_repo_task(folder), files)
+    return repo_fixture.split_verdict(runtime, tmp_path_factory.mktemp("pulls"), LIBRARY, "tests/test_pulls.py", TESTS, NAMES)
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_pulls_as_in_process(verdict, name):
-    test = f"tests/test_pulls.py::{name}"
-    assert verdict.outcomes.get(test) == "PASSED", verdict.excerpts.get(test) or verdict.error or verdict.collect_errors
-    assert verdict.trust(test) == "split"
+    repo_fixture.assert_passes_split(verdict, f"tests/test_pulls.py::{name}")
 
 
 def test_a_whole_list_crosses_in_batches(verdict):

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import pytest
 
-from env.project import load_repo_task
-from env.verdict.repo_judge import run_tests
 from tests import repo_fixture
 
 LIBRARY = '''LOG = []
@@ -239,29 +237,18 @@ NAMES = [
 
 @pytest.fixture(scope="module")
 def verdict(runtime, tmp_path_factory):
-    files = {"lib/__init__.py": LIBRARY, "tests/test_reduce.py": TESTS}
-    ids = [f"tests/test_reduce.py::{name}" for name in NAMES]
-    folder = repo_fixture.write_task(tmp_path_factory.mktemp("reduce"), files, files, FAIL_TO_PASS=ids, PASS_TO_PASS=[])
-    return run_tests(runtime.sandbox, load_repo_task(folder), files)
+    return repo_fixture.split_verdict(runtime, tmp_path_factory.mktemp("reduce"), LIBRARY, "tests/test_reduce.py", TESTS, NAMES)
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_reduce_as_in_process(verdict, name):
-    test = f"tests/test_reduce.py::{name}"
-    assert verdict.outcomes.get(test) == "PASSED", verdict.excerpts.get(test) or verdict.error or verdict.collect_errors
-    assert verdict.trust(test) == "split"
+    repo_fixture.assert_passes_split(verdict, f"tests/test_reduce.py::{name}")
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_the_same_tests_pass_in_process(name, tmp_path, monkeypatch):
     """The tests above are what plain pytest would see: run with the library in process, each passes."""
-    (tmp_path / "lib").mkdir()
-    (tmp_path / "lib" / "__init__.py").write_text(LIBRARY)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delitem(__import__("sys").modules, "lib", raising=False)
-    namespace: dict = {}
-    exec(compile(TESTS, str(tmp_path / "test_reduce.py"), "exec"), namespace)
-    namespace[name]()
+    repo_fixture.run_in_process(LIBRARY, TESTS, "test_reduce.py", name, tmp_path, monkeypatch)
 
 
 def test_a_reduce_of_an_operator_crosses_in_batches(verdict):

@@ -144,18 +144,29 @@ def _feeding(frame: types.FrameType) -> tuple[str, tuple[int, ...]] | None:
     return None if mode is None else (mode, site[1])
 
 
-def _feed_site(code: types.CodeType, offset: int) -> tuple | None:
-    """(the consumer's callee, its call's offsets) when the call at ``offset`` is directly followed by a call of one
-    argument (``_call_site``: its argument is this call, with no jump into either) ; None otherwise."""
+def _call_at(code: types.CodeType, offset: int) -> tuple[list[dis.Instruction], int] | None:
+    """``code``'s instructions and the index of the CALL at ``offset`` (or the one its PRECALL leads to: 3.11 once the
+    call site is specialised, PRECALL makes the call of a builtin class itself); None for anything else, or for
+    bytecode this cannot read (the caller then neither batches nor fuses)."""
     try:
         instructions = _instructions(code)
-    except Exception:  # noqa: BLE001  (bytecode this cannot read: no fusing)
+    except Exception:  # noqa: BLE001
         return None
     at = next((n for n, i in enumerate(instructions) if i.offset == offset), None)
     if at is not None and instructions[at].opname == "PRECALL" and at + 1 < len(instructions):
         at += 1
     if at is None or instructions[at].opname != "CALL":
         return None
+    return instructions, at
+
+
+def _feed_site(code: types.CodeType, offset: int) -> tuple | None:
+    """(the consumer's callee, its call's offsets) when the call at ``offset`` is directly followed by a call of one
+    argument (``_call_site``: its argument is this call, with no jump into either) ; None otherwise."""
+    found = _call_at(code, offset)
+    if found is None:
+        return None
+    instructions, at = found
     following = instructions[at + 1 : at + 3]
     if following and following[0].opname == "PRECALL":  # 3.11
         if following[0].arg != 1:
@@ -198,15 +209,10 @@ def _call_site(code: types.CodeType, offset: int) -> tuple | None:
     lambda's code) for a lambda written there whose body is only arithmetic on its parameters) and start is the
     constant number or None. None when the instruction is anything else, or the walk meets a jump, a jump target or
     an instruction it cannot account for (the caller then pulls item by item)."""
-    try:
-        instructions = _instructions(code)
-    except Exception:  # noqa: BLE001  (bytecode this cannot read: no batching)
+    found = _call_at(code, offset)
+    if found is None or found[0][found[1]].arg not in (1, 2, 3):
         return None
-    at = next((n for n, i in enumerate(instructions) if i.offset == offset), None)
-    if at is not None and instructions[at].opname == "PRECALL" and at + 1 < len(instructions):
-        at += 1  # 3.11 once the call site is specialised: PRECALL makes the call of a builtin class itself
-    if at is None or instructions[at].opname != "CALL" or instructions[at].arg not in (1, 2, 3):
-        return None
+    instructions, at = found
     count = instructions[at].arg
     at -= 1
     if at >= 0 and instructions[at].opname == "PRECALL":  # 3.11
