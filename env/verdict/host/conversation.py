@@ -48,7 +48,7 @@ from .sites import _after_iter, _consumer, _consumer_call
 from .stand_ins import CannotPass, ProjectStopped, StandIn
 
 _NOTHING = object()
-_WIRE_SCALARS = frozenset({type(None), bool, int, float, str, bytes, complex})  # sent as they are (``Codec.encode``)
+_WIRE_SCALARS = frozenset(_SCALARS)  # sent as they are: ``Codec.encode`` returns them unchanged
 _NO_KWARGS = {None: ("d", [])}  # never changed: marshalled as it is
 
 
