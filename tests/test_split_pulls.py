@@ -176,6 +176,16 @@ def test_reduce_onto_a_project_object_adds_between_items():
     assert log() == (0, ("add", 0), 1, ("add", 1), 2, ("add", 2))
 
 
+def test_reduce_onto_a_project_object_in_a_local_adds_between_items():
+    acc = Acc()
+    reset()
+    reduce(operator.add, numbers(3), acc)  # a start read from a local: batched only when it holds a number
+    assert log() == (0, ("add", 0), 1, ("add", 1), 2, ("add", 2))
+    reset()
+    assert reduce(operator.add, numbers(3), acc) is not None  # the same, under pytest's assertion rewriting
+    assert log() == (0, ("add", 0), 1, ("add", 1), 2, ("add", 2))
+
+
 def test_list_asks_an_iterables_len_before_its_first_item():
     reset()
     got = list(Sized())
@@ -376,6 +386,7 @@ NAMES = [
     "test_keyword_arguments_of_any_name_and_a_missing_method", "test_a_module_function",
     "test_reduce_with_a_pure_function_takes_numbers_in_batches", "test_reduce_stops_where_it_would",
     "test_reduce_onto_a_project_object_adds_between_items", "test_a_reduce_of_the_tests_own_is_not_functools",
+    "test_reduce_onto_a_project_object_in_a_local_adds_between_items",
     "test_list_asks_an_iterables_len_before_its_first_item",
 ]  # fmt: skip
 
