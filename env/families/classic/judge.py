@@ -22,10 +22,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from env.families.classic.concurrency import StressOutcome, explore_plan, judge_exploration, judge_hammer
-from env.families.classic.discipline import review
 from env.families.classic.remote import Solution
 from env.families.classic.task import StressSpec, TaskSpec
 from env.held_out import held_out_line
+from env.race_review import review
 from env.runtime import Runtime
 from env.sandbox.policy import PolicyViolation, check_source
 from env.sandbox.runner import RefusedToRun, RemoteError, RunAborted, RunResult, Sandbox, SandboxRun
@@ -126,9 +126,10 @@ def _check(run: SandboxRun, task: TaskSpec, spec: StressSpec, rng: random.Random
     the most useful report), the lock-discipline review of the source (which no running code can observe), and
     real threads in a process of their own (run beside the first, on another core)."""
     plan = explore_plan(spec, rng)
-    with ThreadPoolExecutor(1) as pool:
+    with ThreadPoolExecutor(2) as pool:
         # in this thread's context: the second run claims a CPU slot for the same owner (env.sandbox.slots)
         hammered = pool.submit(contextvars.copy_context().run, real_threads_check, task, source, sandbox, policy_enabled, plan)
+        reviewed = pool.submit(review, source, spec.cls)  # pure Python, while this thread waits for the explorer
         try:
             outcome = judge_exploration(plan, run.explore(plan), source)
         except RemoteError as exc:
@@ -137,9 +138,9 @@ def _check(run: SandboxRun, task: TaskSpec, spec: StressSpec, rng: random.Random
             outcome = StressOutcome(passed=False, message=f"the concurrency check could not finish: {exc}")
         run.give_back_slot()  # waiting for the other run, which may need a slot itself, must hold none
         why = hammered.result()
+        refused = reviewed.result()
     if not outcome.passed:
         return outcome
-    refused = review(source, spec.cls)
     if refused:
         return StressOutcome(passed=False, schedules=outcome.schedules, message=f"the lock-discipline review refused the code: {refused}")
     if why:

@@ -2,10 +2,11 @@
 
 Every submission is also run under a concurrency check, which passes only when three checks agree:
 - a controlled scheduler interleaves two or three threads calling increment, decrement and reset on one
-  shared counter (from zero upwards) at every point that matters; every interleaving must give the results
-  of some order of the calls (return values, ValueErrors, the final count and peak);
-- a review of the source: every read and write of the counter's state, in every method, inside one
-  `with self._lock:` block (one lock, created in __init__ and shared by all methods);
+  shared counter, from counts and after numbers of calls drawn over a wide range; every interleaving must give
+  the results of some order of the calls (return values, ValueErrors, the final count and peak);
+- a review of the source: on every path of every method, the counter's state is read and written only while a
+  lock that all threads share is held, and each update happens under one acquisition of it (any lock style:
+  `with`, acquire/try/finally, Lock, RLock, Condition, Semaphore(1), decorators, context managers, properties);
 - real threads hammering one counter.
 """
 

@@ -1,0 +1,412 @@
+"""Calls: the module's own functions and methods are walked where they are called (with the caller's locks), the
+library's callables are taken from their specs, and code the review cannot read may be handed nothing shared."""
+
+from __future__ import annotations
+
+import ast
+
+from env.race_review.engine import MAX_DEPTH, Args, EngineBase, Frame, Results
+from env.race_review.findings import CannotFollow
+from env.race_review.library import Spec, spec
+from env.race_review.program import FnInfo, key
+from env.race_review.values import (
+    EXT,
+    NONE,
+    NOTHING,
+    PLAIN,
+    SELF,
+    Atom,
+    Bound,
+    ClassRef,
+    Func,
+    GenObj,
+    Imm,
+    Library,
+    LockCM,
+    LockRef,
+    NullCM,
+    Packed,
+    Prop,
+    Ref,
+    SuperRef,
+    Value,
+    plain,
+)
+from env.race_review.world import World
+
+
+def _only_yield(body: list[ast.stmt]) -> bool:
+    return len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Yield)
+
+
+def _lock_call(stmt: ast.stmt, method: str) -> ast.expr | None:
+    """``<x>`` when ``stmt`` is ``<x>.<method>()``."""
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Attribute):
+        if stmt.value.func.attr == method and not stmt.value.args:
+            return stmt.value.func.value
+    return None
+
+
+BUILTIN_DUNDERS = {"len": "__len__", "str": "__str__", "repr": "__repr__", "bool": "__bool__", "hash": "__hash__", "iter": "__iter__", "format": "__format__"}
+
+
+class CallsMixin(EngineBase):
+    def call(self, func: Value, args: Args, world: World, frame: Frame, node: ast.AST) -> Results:
+        out: Results = []
+        for atom in sorted(func, key=repr):
+            out += self.call_atom(atom, args, world, frame, node)
+        return out
+
+    def call_atom(self, atom: Atom, args: Args, world: World, frame: Frame, node: ast.AST) -> Results:
+        if isinstance(atom, Func):
+            return self.call_function(atom, args, world, frame, node)
+        if isinstance(atom, Bound):
+            return self.call_bound(atom, args, world, frame, node)
+        if isinstance(atom, Library):
+            return self.call_library(atom, args, world, frame, node)
+        if isinstance(atom, ClassRef):
+            return self.instantiate(atom.name, args, world, frame, node)
+        if isinstance(atom, Ref):
+            if self.class_of(atom) is not None:
+                found = self.dunder(atom, "__call__", args, world, frame, node)
+                if found is not None:
+                    return found
+            if self.kind_of(atom) in ("ext", "outside"):
+                return self.external(f"`{self.program.text(node)}`", args, world, frame, node, atom)
+        if isinstance(atom, Imm):
+            self.raised(world, node)
+            return []
+        raise CannotFollow(node, f"the call `{self.program.text(node)}`")
+
+    # -- the module's own code ---------------------------------------------------------------
+
+    def call_function(self, fn: Atom, args: Args, world: World, frame: Frame, node: ast.AST) -> Results:
+        assert isinstance(fn, Func)
+        info = self.program.functions[fn.key]
+        if fn.kind == "contextmanager":
+            return [(world, frozenset({self.lock_manager(fn, info, args, world, frame, node)}))]
+        if info.generator:
+            if isinstance(info.node, ast.AsyncFunctionDef) or any(isinstance(n, ast.Await) for n in ast.walk(info.node)):
+                raise CannotFollow(info.node, f"the coroutine `{info.name}`")
+            return [(world, frozenset({GenObj(fn, tuple(sorted(self.bind_args(fn, info, args, node).items())))}))]
+        if fn.key in self.stack:
+            raise CannotFollow(node, f"the recursive call of `{info.name}`")
+        if len(self.stack) >= MAX_DEPTH:
+            raise CannotFollow(node, f"calls nested more than {MAX_DEPTH} deep")
+        env = self.bind_args(fn, info, args, node)
+        inner = Frame(info, dict(fn.closure))
+        start = World(world.locks, tuple(sorted(env.items())))
+        self.stack.append(fn.key)
+        self.calls.append(getattr(node, "lineno", 0))
+        self.sinks.append([])
+        try:
+            flow = self.exec_block(info.body, [start], inner)
+        finally:
+            raised = self.sinks.pop()
+            self.stack.pop()
+            self.calls.pop()
+        for leaving in raised:
+            self.sinks[-1].append(World(leaving.locks, world.env))
+        out: Results = [(World(w.locks, world.env), v) for w, v in flow.returns]
+        out += [(World(w.locks, world.env), NONE) for w in flow.normal]
+        return out
+
+    def run_generator(self, gen: GenObj, world: World, frame: Frame, node: ast.AST) -> Results:
+        """A generator's whole body, run where it is iterated: each path with everything it may yield. Run again at
+        each place (and each lock state) it is iterated from, so what it touches is judged under every one of them."""
+        info = self.program.functions[gen.func.key]
+        if gen.func.key in self.stack:
+            raise CannotFollow(node, f"the recursive use of the generator `{info.name}`")
+        inner = Frame(info, dict(gen.func.closure))
+        self.stack.append(gen.func.key)
+        self.calls.append(getattr(node, "lineno", 0))
+        self.sinks.append([])
+        self.yields.append(set())
+        try:
+            flow = self.exec_block(info.body, [World(world.locks, gen.env)], inner)
+        finally:
+            raised = self.sinks.pop()
+            self.stack.pop()
+            self.calls.pop()
+            yielded = frozenset(self.yields.pop())
+        for leaving in raised:
+            self.sinks[-1].append(World(leaving.locks, world.env))
+        return [(World(w.locks, world.env), yielded) for w in flow.normal + [w for w, _ in flow.returns]]
+
+    def bind_args(self, fn: Func, info: FnInfo, args: Args, node: ast.AST) -> dict[str, Value]:
+        env: dict[str, Value] = {}
+        positional = list(args.positional)
+        defaults = dict(zip(info.params[len(info.params) - len(fn.defaults) :], fn.defaults, strict=True))
+        for index, name in enumerate(info.params):
+            if index < len(positional):
+                env[name] = positional[index]
+            elif name in args.keywords:
+                env[name] = args.keywords[name]
+            else:
+                env[name] = (defaults.get(name, NOTHING) | args.rest) if args.rest is not None else defaults.get(name, NOTHING)
+                if args.kwrest is not None:
+                    env[name] = env[name] | args.kwrest
+        extra = positional[len(info.params) :]
+        if info.vararg:
+            exact = args.rest is None
+            env[info.vararg] = frozenset({Packed(tuple(extra) if exact else None, frozenset().union(*extra, args.rest or NOTHING))})
+        kwdefaults = dict(fn.kwdefaults)
+        for name in info.kwonly:
+            env[name] = args.keywords.get(name, kwdefaults.get(name, NOTHING)) | (args.kwrest or NOTHING)
+        if info.kwarg:
+            names = [k for k in args.keywords if k not in info.params and k not in info.kwonly]
+            items = tuple(args.keywords[k] for k in names)
+            exact = args.kwrest is None
+            env[info.kwarg] = frozenset({Packed(items if exact else None, frozenset().union(*items, args.kwrest or NOTHING), tuple(names))})
+        return env
+
+    def lock_manager(self, fn: Func, info: FnInfo, args: Args, world: World, frame: Frame, node: ast.AST) -> Atom:
+        """A ``contextlib.contextmanager`` of the shapes ``with <lock>: yield`` or ``<lock>.acquire()`` then
+        ``try: yield`` / ``finally: <lock>.release()``: a context manager that holds that lock."""
+        body = [s for s in info.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+        lock_expr: ast.expr | None = None
+        if len(body) == 1 and isinstance(body[0], ast.With) and len(body[0].items) == 1 and _only_yield(body[0].body):
+            lock_expr = body[0].items[0].context_expr
+        elif len(body) == 2 and isinstance(body[1], ast.Try) and _only_yield(body[1].body) and not body[1].handlers:
+            taken, released = _lock_call(body[0], "acquire"), _lock_call(body[1].finalbody[0], "release") if len(body[1].finalbody) == 1 else None
+            if taken is not None and released is not None and ast.dump(taken) == ast.dump(released):
+                lock_expr = taken
+        if lock_expr is None:
+            raise CannotFollow(info.node, f"the context manager `{info.name}`: of a generator it follows only `with <lock>: yield` and acquire/try: yield/finally: release")
+        env = self.bind_args(fn, info, args, node)
+        bound = tuple(sorted(env.items()))
+        inner = Frame(info, dict(fn.closure))
+        found = self.eval(lock_expr, World(world.locks, bound), inner)
+        locks = {a for _, value in found for a in value}
+        lock = next(iter(locks)) if len(locks) == 1 else None
+        if not isinstance(lock, LockRef):
+            raise CannotFollow(lock_expr, f"the context manager `{info.name}`: `{self.program.text(lock_expr)}` is not one lock")
+        return LockCM(lock, fn, bound)
+
+    def call_bound(self, atom: Bound, args: Args, world: World, frame: Frame, node: ast.AST) -> Results:
+        recv = atom.recv
+        if atom.func is not None:
+            return self.call_function(atom.func, Args([frozenset({recv}), *args.positional], args.keywords, args.rest, args.kwrest), world, frame, node)
+        if isinstance(recv, LockRef):
+            return self.lock_method(recv, atom.name, args, world, frame, node)
+        if isinstance(recv, Ref) and self.kind_of(recv) in ("list", "dict", "set", "deque", "tuple", "frozenset", "copy", "counter", "event"):
+            return self.container_call(recv, atom.name, args, world, frame, node)
+        if isinstance(recv, Imm):
+            for value in args.every():
+                world = self.read(value, world, frame, node)
+            return [(world, PLAIN)]
+        if isinstance(recv, Ref) and self.kind_of(recv) in ("ext", "outside"):
+            return self.external(f"`{self.program.text(node)}`", args, world, frame, node, recv)
+        if isinstance(recv, Library) and atom.name in ("__name__",):
+            return [(world, PLAIN)]
+        raise CannotFollow(node, f"the call `{self.program.text(node)}`")
+
+    def dunder(self, atom: Atom, name: str, args: Args, world: World, frame: Frame, node: ast.AST) -> Results | None:
+        cls = self.class_of(atom)
+        if cls is None:
+            return None
+        found = self.class_attr(cls, name)
+        if found is None:
+            return None
+        out: Results = []
+        for method in found[1]:
+            if not isinstance(method, Func):
+                raise CannotFollow(node, f"`{name}` of `{cls}`, which is not a method")
+            out += self.call_function(method, Args([frozenset({atom}), *args.positional], args.keywords), world, frame, node)
+        return out
+
+    def instantiate(self, cls: str, args: Args, world: World, frame: Frame, node: ast.AST) -> Results:
+        if cls in self.program.records:
+            return self.make_record(cls, args, world, frame, node)
+        if cls in self.program.exceptions:
+            self.exception_args(args, world, frame, node)
+            for value in args.every():
+                world = self.read(value, world, frame, node)
+            self.heap.set_kind(("site", key(node)), "exception")
+            return [(world, frozenset({Ref(("site", key(node)))}))]
+        if cls == self.cls:
+            raise CannotFollow(node, f"`{self.program.text(node)}`: another `{cls}` made by its own code")
+        obj = ("site", key(node))
+        self.heap.set_kind(obj, f"instance:{cls}")
+        atom = Ref(obj, None, "")
+        self.building.append(obj)
+        try:
+            made = self.dunder(atom, "__init__", args, world, frame, node)
+        finally:
+            self.building.pop()
+        if made is None:
+            made = [(world, NONE)]
+        return [(w, frozenset({atom})) for w, _ in made]
+
+    def exception_args(self, args: Args, world: World, frame: Frame, node: ast.AST) -> None:
+        """An exception made with shared state in it: whoever catches it, wherever, can change that state."""
+        for value in args.every():
+            for atom in value:
+                if isinstance(atom, Ref) and atom.obj != SELF and self.scope_of(atom, world) and self.kind_of(atom) in ("list", "dict", "set", "deque", "copy", "ext"):
+                    self.report(node, f"{self.who(frame)} puts {self.describe_ref(atom)}, shared state, into an exception: whoever catches it can change the state without the lock", "escape")
+
+    def make_record(self, cls: str, args: Args, world: World, frame: Frame, node: ast.AST) -> Results:
+        """An instance of a NamedTuple of the module: a tuple whose positions are its fields."""
+        fields = self.program.records[cls]
+        values = list(args.positional) + [args.keywords.get(name, NOTHING) for name in fields[len(args.positional) :]]
+        if all(plain(v) for v in values):
+            return [(world, PLAIN)]
+        obj = ("site", key(node))
+        self.heap.set_kind(obj, "tuple")
+        for index, (name, value) in enumerate(zip(fields, values, strict=False)):
+            self.heap.store(obj, f"#{index}", value)
+            self.heap.store(obj, name, value)
+            self.heap.store_item(obj, value)
+        self.heap.store(obj, "#len", frozenset({Imm(len(fields))}))
+        return [(world, frozenset({Ref(obj)}))]
+
+    # -- code the review cannot read ------------------------------------------------------------
+
+    def external(self, what: str, args: Args, world: World, frame: Frame, node: ast.AST, callee: Atom | None = None) -> Results:
+        """A call into code the review cannot read (a caller's callback, an object from outside): it may keep or
+        change whatever it is given, so it may be given nothing shared."""
+        # (calling a caller's callable kept in shared state touches none of ours: what it is handed is what counts)
+        for value in args.every():
+            for atom in value:
+                shared = isinstance(atom, Ref) and (atom.obj == SELF or self.scope_of(atom, world) is not None)
+                if shared or isinstance(atom, LockRef) or (isinstance(atom, Func | Bound) and self.reaches_state(atom, world)):
+                    raise CannotFollow(node, f"{what}: it hands {self.program.text(node)!r}'s arguments (shared state, a lock or a function reaching them) to code the review cannot read")
+        self.raised(world, node)
+        return [(world, frozenset({Ref(EXT)}))]
+
+    def call_library(self, lib: Library, args: Args, world: World, frame: Frame, node: ast.AST) -> Results:
+        if lib.name.startswith("property."):
+            return self.property_method(lib, args, world, node)
+        if lib.name == "object.__init__":
+            return [(world, NONE)]
+        found = spec(lib.name)
+        if isinstance(found, str):
+            raise CannotFollow(node, found)
+        return self.library(found, lib, args, world, frame, node)
+
+    def property_method(self, lib: Library, args: Args, world: World, node: ast.AST) -> Results:
+        (prop_value,) = lib.bound
+        prop = next(iter(prop_value))
+        assert isinstance(prop, Prop)
+        funcs = [a for a in (args.positional[0] if args.positional else NOTHING) if isinstance(a, Func)]
+        if len(funcs) != 1 or lib.name != "property.setter":
+            raise CannotFollow(node, f"`{self.program.text(node)}`: of a property it follows the getter and `setter`")
+        return [(world, frozenset({Prop(prop.fget, funcs[0])}))]
+
+    def library(self, found: Spec, lib: Library, args: Args, world: World, frame: Frame, node: ast.AST) -> Results:
+        kind = found.kind
+        if kind == "attribute":
+            return self.attribute_call(lib.name, args, world, frame, node)
+        if kind in ("lock", "condition", "semaphore"):
+            return [(world, self.make_lock(found, args, world, node))]
+        if kind in ("event", "local", "outside", "object", "counter"):
+            obj = ("site", key(node))
+            self.heap.set_kind(obj, kind)
+            return [(world, frozenset({Ref(obj)}))]
+        if kind == "super":
+            if args.positional or frame.fn is None or frame.fn.owner is None or not frame.fn.params:
+                raise CannotFollow(node, "`super(...)` with arguments, or outside a method")
+            recv = world.get(frame.fn.params[0]) or NOTHING
+            return [(world, frozenset({SuperRef(frame.fn.owner, a) for a in recv}))]
+        if kind == "type":
+            if len(args.positional) != 1:
+                raise CannotFollow(node, "`type` with other than one argument")
+            return [(world, frozenset({ClassRef(self.class_of(a) or "") if self.class_of(a) else Imm() for a in args.positional[0]}))]
+        if kind == "property":
+            getter = [a for a in (args.positional[0] if args.positional else NOTHING) if isinstance(a, Func)]
+            setter = [a for a in (args.positional[1] if len(args.positional) > 1 else NOTHING) if isinstance(a, Func)]
+            return [(world, frozenset({Prop(getter[0] if getter else None, setter[0] if setter else None)}))]
+        if kind in ("staticmethod", "classmethod"):
+            funcs = [a for a in (args.positional[0] if args.positional else NOTHING) if isinstance(a, Func)]
+            return [(world, frozenset(Func(f.key, f.closure, f.defaults, f.kwdefaults, "static" if kind == "staticmethod" else "classmethod") for f in funcs))]
+        if kind == "wraps":
+            if not lib.bound:
+                return [(world, frozenset({Library(lib.name, (args.positional[0] if args.positional else NOTHING,))}))]
+            return [(world, args.positional[0] if args.positional else NOTHING)]
+        if kind == "contextmanager":
+            funcs = [a for a in (args.positional[0] if args.positional else NOTHING) if isinstance(a, Func)]
+            return [(world, frozenset(Func(f.key, f.closure, f.defaults, f.kwdefaults, "contextmanager") for f in funcs))]
+        if kind == "nullcontext":
+            return [(world, frozenset({NullCM()}))]
+        if kind == "cast":
+            return [(world, args.positional[1] if len(args.positional) > 1 else NOTHING)]
+        return self.library_values(found, lib, args, world, frame, node)
+
+    def attribute_call(self, name: str, args: Args, world: World, frame: Frame, node: ast.AST) -> Results:
+        """``getattr(obj, "name")`` and its kin with a name the source spells: the attribute itself; with a computed
+        name, code the review cannot follow."""
+        names = args.positional[1] if len(args.positional) > 1 else NOTHING
+        consts = {a.const for a in names if isinstance(a, Imm)}
+        if len(names) != 1 or len(consts) != 1 or not isinstance(next(iter(consts)), str):
+            raise CannotFollow(node, f"`{name}` with a name computed at run time: it reaches an attribute the source does not spell")
+        attr = str(next(iter(consts)))
+        out: Results = []
+        for atom in sorted(args.positional[0], key=repr):
+            if name == "setattr":
+                value = args.positional[2] if len(args.positional) > 2 else NOTHING
+                out += [(w, NONE) for w in self.store_attr(atom, attr, value, world, frame, node)]
+            elif name == "delattr":
+                out += [(w, NONE) for w in self.store_attr(atom, attr, NOTHING, world, frame, node)]
+            else:
+                found = self.load_attr(atom, attr, world, frame, node)
+                out += found if name == "getattr" else [(w, PLAIN) for w, _ in found]
+                if name == "getattr" and len(args.positional) > 2:
+                    out += [(w, args.positional[2]) for w, _ in found]
+        return out
+
+    def library_values(self, found: Spec, lib: Library, args: Args, world: World, frame: Frame, node: ast.AST) -> Results:
+        """The library's functions of values: what they read, and what they return."""
+        kind = found.kind
+        dunder = BUILTIN_DUNDERS.get(lib.name)
+        if dunder and args.positional:
+            own = [a for a in args.positional[0] if self.class_of(a) is not None]
+            if own:
+                out: Results = []
+                for atom in own:
+                    called = self.dunder(atom, dunder, Args(), world, frame, node)
+                    if called is None and dunder == "__str__":
+                        called = self.dunder(atom, "__repr__", Args(), world, frame, node)
+                    if called is None and dunder == "__bool__":
+                        called = self.dunder(atom, "__len__", Args(), world, frame, node)
+                    out += called if called is not None else [(world, PLAIN)]
+                return out
+        if kind == "exception":
+            self.exception_args(args, world, frame, node)
+        for value in args.every():
+            world = self.read(value, world, frame, node, write=kind == "mutate")
+        if not found.safe:
+            self.raised(world, node)
+        if kind in ("pure", "exception"):
+            return [(world, PLAIN)]
+        if kind in ("none", "mutate"):
+            return [(world, NONE)]
+        if kind == "alias":
+            return [(world, frozenset().union(*args.positional) if args.positional else NOTHING)]
+        if kind == "select" and len(args.positional) == 1:
+            world, items = self.iterate(args.positional[0], world, frame, node)
+            return [(world, items | (args.keywords.get("default") or NOTHING))]
+        if kind == "select":
+            return [(world, frozenset().union(*args.positional) if args.positional else NOTHING)]
+        if kind == "next":
+            if not args.positional:
+                raise CannotFollow(node, "`next()` without an iterator")
+            world, items = self.iterate(args.positional[0], world, frame, node)
+            return [(world, items | (args.positional[1] if len(args.positional) > 1 else NOTHING))]
+        # a copy, or a container of the library's own (deque, defaultdict ...): its items from its first argument
+        obj = ("site", key(node))
+        items = NOTHING
+        source = args.positional[0] if args.positional else None
+        if source is not None and not (kind == "container" and lib.name.endswith("defaultdict")):
+            world, items = self.iterate(source, world, frame, node)
+        elif source is not None:
+            for w, v in self.call(source, Args(), world, frame, node):
+                world, items = w, items | v
+        for value in args.keywords.values():
+            items = items | value
+        if found.detail in ("tuple", "frozenset") and plain(items):
+            return [(world, PLAIN)]
+        if found.detail == "copy" and not any(self.kind_of(a) in ("list", "dict", "set", "deque", "tuple", "frozenset", "copy") for a in source or NOTHING):
+            raise CannotFollow(node, f"`{self.program.text(node)}`: a copy of something other than a container")
+        self.heap.set_kind(obj, found.detail)
+        self.heap.store_item(obj, items)
+        return [(world, frozenset({Ref(obj)}))]

@@ -1,0 +1,195 @@
+"""The review's walker: the state one review keeps, and the operations its parts ask of each other.
+
+``Review`` (review.py) is this class with its parts mixed in: expressions.py (values of expressions, conditions),
+statements.py (blocks, loops, ``try``, ``with``), calls.py (functions, methods, the library), objects.py
+(attributes, items, accesses to shared state) and locks.py (acquire, release, wait). Each part declares here what it
+offers the others, so each file reads on its own.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from env.race_review.findings import Finding
+from env.race_review.heap import Heap
+from env.race_review.library import Spec
+from env.race_review.program import FnInfo, Program
+from env.race_review.values import Atom, GenObj, LockRef, ObjId, Ref, Scope, Value
+from env.race_review.world import Flow, Touch, World
+
+Results = list[tuple[World, Value]]
+MAX_DEPTH = 24  # calls inlined one inside another
+MAX_WORLDS = 48  # paths with different locks alive at one point
+
+
+@dataclass
+class Frame:
+    """The function being walked: its scope (locals and globals), what it closed over, or a class body."""
+
+    fn: FnInfo | None
+    closure: dict[str, Value] = field(default_factory=dict)
+    cls_body: str | None = None  # the class whose body runs (class attributes are its locals)
+
+
+@dataclass
+class Args:
+    """A call's arguments once evaluated: positional values (``*x`` expanded when exact) and keywords."""
+
+    positional: list[Value] = field(default_factory=list)
+    keywords: dict[str, Value] = field(default_factory=dict)
+    rest: Value | None = None  # what an inexact ``*x`` may add (any number of positions)
+    kwrest: Value | None = None  # what an inexact ``**x`` may add
+
+    def every(self) -> list[Value]:
+        values = list(self.positional) + list(self.keywords.values())
+        return values + [v for v in (self.rest, self.kwrest) if v is not None]
+
+
+class EngineBase:
+    def __init__(self, program: Program, cls: str):
+        self.program = program
+        self.cls = cls  # the class under review
+        self.heap = Heap()
+        self.findings: list[Finding] = []
+        self.reporting = False  # findings are kept once the module's top level has run (review.py resets them each walk)
+        self.building: list[ObjId] = []  # objects whose construction runs (their fields are not yet shared)
+        self.in_self_init = False  # the instance under review is being constructed (a lock made now is its own)
+        self.module_level = False  # the module's top level runs (locks made here are global)
+        self.sinks: list[list[World]] = [[]]  # where exception paths go: the innermost try, with or call
+        self.stack: list[str] = []  # functions being walked (no recursion)
+        self.calls: list[int] = []  # the lines of the calls being walked, the entry's first
+        self.deferring = 0  # inside a predicate loop's test
+        self.yields: list[set[Atom]] = []  # what the generators being run yield
+        self.loop_depth = 0  # inside a loop while constructing (a lock made here is one of several)
+        self.entry = ""  # the method whose call is walked, for messages
+        self.locksets: dict[tuple[ObjId, str], list[tuple[frozenset[str], int, str]]] = {}
+        self.order: dict[tuple[str, str], tuple[int, str]] = {}  # (held, then taken) -> (line, method)
+
+    # -- findings --------------------------------------------------------------------------------
+
+    def report(self, node: ast.AST | int, text: str, kind: str = "race") -> None:
+        if self.reporting:
+            line = node if isinstance(node, int) else getattr(node, "lineno", 0)
+            self.findings.append(Finding(line, text, kind))  # type: ignore[arg-type]
+
+    def who(self, frame: Frame) -> str:
+        """The method a message speaks of: the entry point, and the function it went through (called where)."""
+        inner = frame.fn.name if frame.fn is not None else ""
+        if not self.entry or not inner or inner == self.entry or len(self.calls) < 2:
+            return f"`{self.entry or inner}`"
+        what = "a lambda" if inner == "<lambda>" else f"`{inner}`"
+        return f"`{self.entry}` (in {what}, called at line {self.calls[1]})"
+
+    def raised(self, world: World, node: ast.AST) -> None:
+        """An exception may leave from ``node`` on this path."""
+        locks = world.locks
+        line = getattr(node, "lineno", 0)
+        if line and not locks.raised_at:
+            locks = locks._replace(raised_at=line)
+        self.sinks[-1].append(world.with_locks(locks))
+
+    # -- what the parts offer each other ---------------------------------------------------------
+
+    def eval(self, node: ast.expr, world: World, frame: Frame) -> Results:
+        raise NotImplementedError
+
+    def split(self, test: ast.expr, world: World, frame: Frame) -> tuple[list[World], list[World]]:
+        raise NotImplementedError
+
+    def exec_block(self, body: list[ast.stmt], worlds: list[World], frame: Frame) -> Flow:
+        raise NotImplementedError
+
+    def assign(self, target: ast.expr, value: Value, world: World, frame: Frame) -> list[World]:
+        raise NotImplementedError
+
+    def call(self, func: Value, args: Args, world: World, frame: Frame, node: ast.AST) -> Results:
+        raise NotImplementedError
+
+    def call_function(self, fn: Atom, args: Args, world: World, frame: Frame, node: ast.AST) -> Results:
+        raise NotImplementedError
+
+    def load_attr(self, atom: Atom, name: str, world: World, frame: Frame, node: ast.AST) -> Results:
+        raise NotImplementedError
+
+    def store_attr(self, atom: Atom, name: str, value: Value, world: World, frame: Frame, node: ast.AST) -> list[World]:
+        raise NotImplementedError
+
+    def load_item(self, atom: Atom, index: Value, world: World, frame: Frame, node: ast.AST) -> Results:
+        raise NotImplementedError
+
+    def store_item(self, atom: Atom, value: Value | None, world: World, frame: Frame, node: ast.AST) -> list[World]:
+        raise NotImplementedError
+
+    def read(self, value: Value, world: World, frame: Frame, node: ast.AST, what: str = "", write: bool = False) -> World:
+        raise NotImplementedError
+
+    def scope_of(self, atom: Atom, world: World) -> Scope | None:
+        raise NotImplementedError
+
+    def publish(self, value: Value, scope: Scope | None, world: World, node: ast.AST) -> World:
+        raise NotImplementedError
+
+    def iterate(self, value: Value, world: World, frame: Frame, node: ast.AST) -> tuple[World, Value]:
+        raise NotImplementedError
+
+    def run_generator(self, gen: GenObj, world: World, frame: Frame, node: ast.AST) -> Results:
+        raise NotImplementedError
+
+    def dunder(self, atom: Atom, name: str, args: Args, world: World, frame: Frame, node: ast.AST) -> Results | None:
+        raise NotImplementedError
+
+    def class_of(self, atom: Atom) -> str | None:
+        raise NotImplementedError
+
+    def kind_of(self, atom: Atom) -> str:
+        raise NotImplementedError
+
+    def class_attr(self, cls: str, name: str, after: str | None = None) -> tuple[str, Value] | None:
+        raise NotImplementedError
+
+    def access(self, atom: Atom, field: str, write: bool, world: World, frame: Frame, node: ast.AST, what: str) -> World:
+        raise NotImplementedError
+
+    def touch(self, touch: Touch, world: World, frame: Frame, node: ast.AST) -> World:
+        raise NotImplementedError
+
+    def name(self, atom: Atom, node: ast.AST) -> str:
+        raise NotImplementedError
+
+    def reaches_state(self, atom: Atom, world: World) -> bool:
+        raise NotImplementedError
+
+    def container_call(self, atom: Ref, name: str, args: Args, world: World, frame: Frame, node: ast.AST) -> Results:
+        raise NotImplementedError
+
+    def load_name(self, name: str, world: World, frame: Frame, node: ast.AST) -> Results:
+        raise NotImplementedError
+
+    def eval_many(self, nodes: list[ast.expr], world: World, frame: Frame) -> list[tuple[World, list[Value]]]:
+        raise NotImplementedError
+
+    def make_function(self, node: ast.FunctionDef | ast.Lambda, world: World, frame: Frame) -> Results:
+        raise NotImplementedError
+
+    def make_lock(self, spec: Spec, args: Args, world: World, node: ast.AST) -> Value:
+        raise NotImplementedError
+
+    def acquire(self, lock: LockRef, blocking: Value | None, timeout: Value | None, world: World, frame: Frame, node: ast.AST) -> Results:
+        raise NotImplementedError
+
+    def release(self, lock: LockRef, world: World, frame: Frame, node: ast.AST, how: str = "") -> World:
+        raise NotImplementedError
+
+    def lock_method(self, lock: LockRef, name: str, args: Args, world: World, frame: Frame, node: ast.AST) -> Results:
+        raise NotImplementedError
+
+    def not_a_lock(self, expr: ast.expr, others: Sequence[Atom], use: str) -> None:
+        raise NotImplementedError
+
+    def enter(self, manager: Value, world: World, frame: Frame, node: ast.withitem) -> list[tuple[World, Value, Atom | None]]:
+        raise NotImplementedError
+
+    def exit(self, manager: Atom | None, world: World, frame: Frame, node: ast.AST) -> list[World]:
+        raise NotImplementedError

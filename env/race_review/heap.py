@@ -1,0 +1,101 @@
+"""What the review knows of the objects the code makes, over every path and every call (flow-insensitive).
+
+Each object (the instance, a class, the module, what a site allocates, what a caller passes) has the values ever
+stored in its attributes and its items. Which fields are written after construction (so reading them is an access to
+shared state) and which locks exist, made where and held how, are kept here too. The review reruns until nothing
+here grows, then judges in one last pass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from env.race_review.values import NOTHING, ObjId, Value
+
+LockKind = Literal["Lock", "RLock", "Semaphore", "BoundedSemaphore", "counting"]
+LockScope = Literal["instance", "global", "fresh", "many"]
+
+
+@dataclass
+class LockInfo:
+    kind: LockKind
+    scope: LockScope  # instance: one per instance (made while constructing it); global: module or class level;
+    # fresh: made by a call (no other thread can hold it); many: one site making several (in a loop)
+    line: int
+    path: str = ""  # where it is kept, for messages ("self._lock")
+
+    @property
+    def reentrant(self) -> bool:
+        return self.kind == "RLock"
+
+    def protects(self, scope: str) -> bool:
+        """Whether holding this lock keeps other threads away from state of ``scope`` ("instance" or "global")."""
+        if self.scope in ("fresh", "many") or self.kind == "counting":
+            return False
+        return self.scope == "global" or scope == "instance"
+
+
+@dataclass
+class Heap:
+    fields: dict[ObjId, dict[str, Value]] = field(default_factory=dict)
+    elems: dict[ObjId, Value] = field(default_factory=dict)
+    kinds: dict[ObjId, str] = field(default_factory=dict)  # "list", "dict", "set", "deque", "tuple", "instance:Name", ...
+    nonfinal: dict[tuple[ObjId, str], int] = field(default_factory=dict)  # (object, field) -> a line that rebinds it
+    locks: dict[str, LockInfo] = field(default_factory=dict)
+    bound_at: dict[tuple[ObjId, str], dict[object, int]] = field(default_factory=dict)  # (object, field) -> atom -> first line storing it
+    grew: bool = False
+
+    def field(self, obj: ObjId, name: str) -> Value:
+        return self.fields.get(obj, {}).get(name, NOTHING)
+
+    def has_field(self, obj: ObjId, name: str) -> bool:
+        return name in self.fields.get(obj, {})
+
+    def store(self, obj: ObjId, name: str, value: Value) -> None:
+        own = self.fields.setdefault(obj, {})
+        old = own.get(name)
+        new = value if old is None else old | value
+        if old is None or new != old:
+            own[name] = new
+            self.grew = True
+
+    def items(self, obj: ObjId) -> Value:
+        return self.elems.get(obj, NOTHING)
+
+    def store_item(self, obj: ObjId, value: Value) -> None:
+        old = self.elems.get(obj, NOTHING)
+        if not value <= old:
+            self.elems[obj] = old | value
+            self.grew = True
+
+    def mark_nonfinal(self, obj: ObjId, name: str, line: int) -> None:
+        if (obj, name) not in self.nonfinal:
+            self.nonfinal[(obj, name)] = line
+            self.grew = True
+
+    def kind(self, obj: ObjId) -> str:
+        return self.kinds.get(obj, "")
+
+    def set_kind(self, obj: ObjId, kind: str) -> None:
+        if obj not in self.kinds:
+            self.kinds[obj] = kind
+            self.grew = True
+
+    def lock(self, key: str, kind: LockKind, scope: LockScope, line: int) -> None:
+        seen = self.locks.get(key)
+        if seen is None:
+            self.locks[key] = LockInfo(kind, scope, line)
+            self.grew = True
+        elif seen.scope != scope:
+            # one site seen making locks of two scopes: the weaker one decides
+            order = ("instance", "global", "fresh", "many")
+            weaker = max(seen.scope, scope, key=order.index)
+            if weaker != seen.scope:
+                seen.scope = weaker
+                self.grew = True
+
+    def name_lock(self, key: str, path: str) -> None:
+        info = self.locks.get(key)
+        if info is not None and not info.path:
+            info.path = path

@@ -1,0 +1,454 @@
+"""Statements: every branch walked, loops until the locks they hold settle, ``with`` and ``finally`` on every way out.
+
+Exceptions leave from any statement that can raise: each such path goes to the innermost ``try``, ``with`` or call
+(``EngineBase.sinks``), so a lock taken without ``with`` or ``finally`` is seen still held on the path that raised.
+A loop whose body waits on a condition re-tests its condition each time it wakes: what that test read counts for
+the atomicity check only where the loop is left, in the epoch that follows it (``while not ready: cond.wait()``).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+from env.race_review.engine import MAX_WORLDS, Args, EngineBase, Frame, Results
+from env.race_review.findings import CannotFollow
+from env.race_review.library import KNOWN_MODULES
+from env.race_review.values import MODULE, NONE, NOTHING, PLAIN, Atom, Imm, Library, ModuleRef, Packed, Ref, Value, plain, with_scope
+from env.race_review.world import Flow, World, join
+
+MAX_ROUNDS = 24
+CATCH_ALL = ("Exception", "BaseException")
+
+
+def _waits(body: list[ast.stmt]) -> bool:
+    """A loop body that waits on a condition (not counting functions defined in it)."""
+    todo: list[ast.AST] = list(body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.FunctionDef | ast.Lambda | ast.ClassDef):
+            continue
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("wait", "wait_for"):
+            return True
+        todo += list(ast.iter_child_nodes(node))
+    return False
+
+
+class StatementsMixin(EngineBase):
+    def exec_block(self, body: list[ast.stmt], worlds: list[World], frame: Frame) -> Flow:
+        flow = Flow()
+        current = join(worlds)
+        for stmt in body:
+            if not current:
+                break
+            if len(current) > MAX_WORLDS:
+                raise CannotFollow(stmt, f"code with more than {MAX_WORLDS} different lock states at one point")
+            handler: Callable[[ast.stmt, World, Frame], Flow] | None = getattr(self, "stmt_" + type(stmt).__name__, None)
+            if handler is None:
+                raise CannotFollow(stmt, f"the statement `{self.program.text(stmt).splitlines()[0]}`")
+            step = Flow()
+            for world in current:
+                part = handler(stmt, world, frame)
+                step.normal += part.normal
+                step.absorb(part)
+            flow.absorb(step)
+            current = join(step.normal)
+        flow.normal = current
+        return flow
+
+    def worlds(self, results: Results) -> Flow:
+        return Flow(normal=[w for w, _ in results])
+
+    # -- simple statements ------------------------------------------------------------------------
+
+    def stmt_Expr(self, stmt: ast.Expr, world: World, frame: Frame) -> Flow:
+        if isinstance(stmt.value, ast.Constant):
+            return Flow(normal=[world])
+        return self.worlds(self.eval(stmt.value, world, frame))
+
+    def stmt_Pass(self, stmt: ast.Pass, world: World, frame: Frame) -> Flow:
+        return Flow(normal=[world])
+
+    def stmt_Global(self, stmt: ast.Global, world: World, frame: Frame) -> Flow:
+        return Flow(normal=[world])
+
+    def stmt_Break(self, stmt: ast.Break, world: World, frame: Frame) -> Flow:
+        return Flow(breaks=[world])
+
+    def stmt_Continue(self, stmt: ast.Continue, world: World, frame: Frame) -> Flow:
+        return Flow(continues=[world])
+
+    def stmt_Return(self, stmt: ast.Return, world: World, frame: Frame) -> Flow:
+        if stmt.value is None:
+            return Flow(returns=[(world, NONE)])
+        return Flow(returns=self.eval(stmt.value, world, frame))
+
+    def stmt_Raise(self, stmt: ast.Raise, world: World, frame: Frame) -> Flow:
+        parts = [p for p in (stmt.exc, stmt.cause) if p is not None]
+        for w, _ in self.eval_many(parts, world, frame):
+            self.raised(w, stmt)
+        return Flow()
+
+    def stmt_Assert(self, stmt: ast.Assert, world: World, frame: Frame) -> Flow:
+        yes, no = self.split(stmt.test, world, frame)
+        for w in no:
+            for w2, _ in self.eval_many([stmt.msg] if stmt.msg is not None else [], w, frame):
+                self.raised(w2, stmt)
+        return Flow(normal=yes)
+
+    def stmt_Assign(self, stmt: ast.Assign, world: World, frame: Frame) -> Flow:
+        target, value = stmt.targets[0], stmt.value
+        if len(stmt.targets) == 1 and isinstance(target, ast.Tuple | ast.List) and isinstance(value, ast.Tuple | ast.List) \
+                and len(target.elts) == len(value.elts) and not any(isinstance(e, ast.Starred) for e in target.elts + value.elts):
+            out: list[World] = []
+            for w, values in self.eval_many(list(value.elts), world, frame):
+                paths = [w]
+                for part, part_value in zip(target.elts, values, strict=True):
+                    paths = [p2 for p in paths for p2 in self.assign(part, part_value, p, frame)]
+                out += paths
+            return Flow(normal=out)
+        out = []
+        for w, v in self.eval(value, world, frame):
+            paths = [w]
+            for each in stmt.targets:
+                paths = [p2 for p in paths for p2 in self.assign(each, v, p, frame)]
+            out += paths
+        return Flow(normal=out)
+
+    def stmt_AnnAssign(self, stmt: ast.AnnAssign, world: World, frame: Frame) -> Flow:
+        if stmt.value is None:
+            return Flow(normal=[world])
+        return Flow(normal=[p for w, v in self.eval(stmt.value, world, frame) for p in self.assign(stmt.target, v, w, frame)])
+
+    def stmt_AugAssign(self, stmt: ast.AugAssign, world: World, frame: Frame) -> Flow:
+        target = stmt.target
+        out: list[World] = []
+        if isinstance(target, ast.Name):
+            for w, old in self.load_name(target.id, world, frame, target):
+                for w2, operand in self.eval(stmt.value, w, frame):
+                    w3, new = self.combine(old, operand, w2, frame, stmt)
+                    out += self.assign(target, new, w3, frame)
+            return Flow(normal=out)
+        if isinstance(target, ast.Attribute):
+            for w, holder in self.eval(target.value, world, frame):
+                for atom in sorted(holder, key=repr):
+                    for w2, old in self.load_attr(atom, target.attr, w, frame, target):
+                        for w3, operand in self.eval(stmt.value, w2, frame):
+                            w4, new = self.combine(old, operand, w3, frame, stmt)
+                            out += self.store_attr(atom, target.attr, new, w4, frame, target)
+            return Flow(normal=out)
+        if isinstance(target, ast.Subscript):
+            for w, holder in self.eval(target.value, world, frame):
+                for w1, index in self.eval(target.slice, w, frame):
+                    for atom in sorted(holder, key=repr):
+                        for w2, old in self.load_item(atom, index, w1, frame, target):
+                            for w3, operand in self.eval(stmt.value, w2, frame):
+                                w4, new = self.combine(old, operand, w3, frame, stmt)
+                                out += self.store_item(atom, new, w4, frame, target)
+            return Flow(normal=out)
+        raise CannotFollow(stmt, f"`{self.program.text(stmt)}`")
+
+    def combine(self, old: Value, operand: Value, world: World, frame: Frame, stmt: ast.AugAssign) -> tuple[World, Value]:
+        """``old op= operand``: a number's new value, or the same container changed in place."""
+        if plain(old) and plain(operand):
+            if not isinstance(stmt.op, ast.Add | ast.Sub | ast.Mult | ast.BitAnd | ast.BitOr | ast.BitXor):
+                self.raised(world, stmt)
+            return world, PLAIN
+        containers = [a for a in old if isinstance(a, Ref) and self.kind_of(a) in ("list", "set", "dict", "deque")]
+        for atom in containers:
+            world = self.access(atom, "[]", True, world, frame, stmt, self.name(atom, stmt.target))
+            world, items = self.iterate(operand, world, frame, stmt.value)
+            world = self.publish(items, self.scope_of(atom, world), world, stmt)
+            self.heap.store_item(atom.obj, items)
+        world = self.read(operand, world, frame, stmt.value)
+        self.raised(world, stmt)
+        others = frozenset(a for a in old if a not in containers)
+        return world, frozenset(containers) | (PLAIN if others else NOTHING)
+
+    def stmt_Delete(self, stmt: ast.Delete, world: World, frame: Frame) -> Flow:
+        paths = [world]
+        for target in stmt.targets:
+            step: list[World] = []
+            for w in paths:
+                if isinstance(target, ast.Name):
+                    step.append(w.unbind(target.id))
+                elif isinstance(target, ast.Attribute):
+                    step += [p for w2, v in self.eval(target.value, w, frame) for a in sorted(v, key=repr) for p in self.store_attr(a, target.attr, NOTHING, w2, frame, target)]
+                elif isinstance(target, ast.Subscript):
+                    step += [p for w2, v in self.eval(target.value, w, frame) for a in sorted(v, key=repr) for p in self.store_item(a, None, w2, frame, target)]
+                else:
+                    raise CannotFollow(stmt, f"`{self.program.text(stmt)}`")
+            paths = step
+        return Flow(normal=paths)
+
+    def stmt_FunctionDef(self, stmt: ast.FunctionDef, world: World, frame: Frame) -> Flow:
+        out: list[World] = []
+        for w, decorators in self.eval_many(list(stmt.decorator_list), world, frame):
+            for w2, fn in self.make_function(stmt, w, frame):
+                results: Results = [(w2, fn)]
+                for decorator in reversed(decorators):
+                    results = [r for w3, v in results for r in self.call(decorator, Args([v]), w3, frame, stmt)]
+                out += [p for w3, v in results for p in self.assign(ast.Name(id=stmt.name, ctx=ast.Store(), lineno=stmt.lineno, col_offset=stmt.col_offset), v, w3, frame)]
+        return Flow(normal=out)
+
+    def stmt_Import(self, stmt: ast.Import, world: World, frame: Frame) -> Flow:
+        for alias in stmt.names:
+            root = alias.name.split(".")[0]
+            if alias.name not in KNOWN_MODULES and root not in KNOWN_MODULES:
+                raise CannotFollow(stmt, f"`import {alias.name}`: the module is outside what it knows")
+            world = self.bind_name(alias.asname or root, frozenset({ModuleRef(alias.name if alias.asname else root)}), world, frame)
+        return Flow(normal=[world])
+
+    def stmt_ImportFrom(self, stmt: ast.ImportFrom, world: World, frame: Frame) -> Flow:
+        module = stmt.module or ""
+        if stmt.level or module not in KNOWN_MODULES and module != "__future__":
+            raise CannotFollow(stmt, f"`from {'.' * stmt.level}{module} import ...`: the module is outside what it knows")
+        for alias in stmt.names:
+            if alias.name == "*":
+                raise CannotFollow(stmt, f"`from {module} import *`")
+            value: Value = PLAIN if module == "__future__" else frozenset({Library(f"{module}.{alias.name}")})
+            world = self.bind_name(alias.asname or alias.name, value, world, frame)
+        return Flow(normal=[world])
+
+    def bind_name(self, name: str, value: Value, world: World, frame: Frame) -> World:
+        if frame.fn is None and frame.cls_body is None:
+            self.heap.store(MODULE, name, value)
+            return world
+        return world.bind(name, value)
+
+    # -- assignment targets ------------------------------------------------------------------------
+
+    def assign(self, target: ast.expr, value: Value, world: World, frame: Frame) -> list[World]:
+        if isinstance(target, ast.Name):
+            return [self.assign_name(target, value, world, frame)]
+        if isinstance(target, ast.Attribute):
+            return [p for w, v in self.eval(target.value, world, frame) for a in sorted(v, key=repr) for p in self.store_attr(a, target.attr, value, w, frame, target)]
+        if isinstance(target, ast.Subscript):
+            out: list[World] = []
+            for w, holder in self.eval(target.value, world, frame):
+                for w2, _ in self.eval(target.slice, w, frame):
+                    for atom in sorted(holder, key=repr):
+                        out += self.store_item(atom, value, w2, frame, target)
+            return out
+        if isinstance(target, ast.Tuple | ast.List):
+            positions = self.positions(value, len(target.elts), world) if not any(isinstance(e, ast.Starred) for e in target.elts) else None
+            if positions is not None:
+                paths = [world]
+                for part, part_value in zip(target.elts, positions, strict=True):
+                    paths = [p2 for p in paths for p2 in self.assign(part, part_value, p, frame)]
+                return paths
+            world, items = self.iterate(value, world, frame, target)
+            paths = [world]
+            for part in target.elts:
+                inner = part.value if isinstance(part, ast.Starred) else part
+                part_value = items if not isinstance(part, ast.Starred) else self.starred_list(items, target)
+                paths = [p2 for p in paths for p2 in self.assign(inner, part_value, p, frame)]
+            return paths
+        raise CannotFollow(target, f"the assignment to `{self.program.text(target)}`")
+
+    def positions(self, value: Value, count: int, world: World) -> list[Value] | None:
+        """Each position of ``value`` when every tuple it may be is known position by position (``a, b = f()``)."""
+        out: list[Value] = [NOTHING] * count
+        for atom in value:
+            if isinstance(atom, Packed) and atom.items is not None and len(atom.items) == count:
+                out = [o | v for o, v in zip(out, atom.items, strict=True)]
+            elif isinstance(atom, Ref) and self.kind_of(atom) == "tuple" and self.heap.field(atom.obj, "#len") == frozenset({Imm(count)}):
+                scope = self.scope_of(atom, world)
+                for index in range(count):
+                    found = self.heap.field(atom.obj, f"#{index}")
+                    out[index] = out[index] | (with_scope(found, scope, atom.path) if scope else found)
+            else:
+                return None
+        return out
+
+    def starred_list(self, items: Value, node: ast.AST) -> Value:
+        obj = ("site", f"starred@{getattr(node, 'lineno', 0)}:{getattr(node, 'col_offset', 0)}")
+        self.heap.set_kind(obj, "list")
+        self.heap.store_item(obj, items)
+        return frozenset({Ref(obj)})
+
+    def assign_name(self, target: ast.Name, value: Value, world: World, frame: Frame) -> World:
+        name = target.id
+        if frame.cls_body is not None:
+            self.heap.store(("class", frame.cls_body), name, value)
+            return world
+        if frame.fn is None or name in frame.fn.globals:
+            if not self.module_level:
+                world = self.access(Ref(MODULE), name, True, world, frame, target, f"the module-level `{name}`")
+                world = self.publish(value, "global", world, target)
+                self.heap.mark_nonfinal(MODULE, name, target.lineno)
+            self.heap.store(MODULE, name, value)
+            return world
+        return world.bind(name, value)
+
+    # -- compound statements -----------------------------------------------------------------------
+
+    def stmt_If(self, stmt: ast.If, world: World, frame: Frame) -> Flow:
+        yes, no = self.split(stmt.test, world, frame)
+        flow = self.exec_block(stmt.body, yes, frame)
+        other = self.exec_block(stmt.orelse, no, frame) if stmt.orelse else Flow(normal=no)
+        flow.absorb(other)
+        flow.normal = flow.normal + other.normal
+        return flow
+
+    def stmt_While(self, stmt: ast.While, world: World, frame: Frame) -> Flow:
+        waits = _waits(stmt.body)
+        return self.loop(stmt, [world], frame, lambda w: self.loop_test(stmt.test, w, frame, waits))
+
+    def loop_test(self, test: ast.expr, world: World, frame: Frame, waits: bool) -> tuple[list[World], list[World]]:
+        if not waits:
+            return self.split(test, world, frame)
+        self.deferring += 1
+        try:
+            yes, no = self.split(test, world, frame)
+        finally:
+            self.deferring -= 1
+        dropped = [w.with_locks(w.locks._replace(pending=frozenset())) for w in yes]
+        committed = []
+        for w in no:
+            pending = w.locks.pending
+            w = w.with_locks(w.locks._replace(pending=frozenset()))
+            for touch in sorted(pending, key=lambda t: (t.line, t.what)):
+                w = self.touch(touch, w, frame, test)
+            committed.append(w)
+        return dropped, committed
+
+    def stmt_For(self, stmt: ast.For, world: World, frame: Frame) -> Flow:
+        flow = Flow()
+        for w, source in self.eval(stmt.iter, world, frame):
+            def step(head: World, source: Value = source) -> tuple[list[World], list[World]]:
+                head2, item = self.iterate(source, head, frame, stmt.iter)
+                return self.assign(stmt.target, item, head2, frame), [head]
+
+            part = self.loop(stmt, [w], frame, step)
+            flow.normal += part.normal
+            flow.absorb(part)
+        return flow
+
+    def loop(self, stmt: ast.While | ast.For, start: list[World], frame: Frame, test: Callable[[World], tuple[list[World], list[World]]]) -> Flow:
+        """A loop walked until the paths at its head stop changing; then its ``else`` on the paths that left by the test."""
+        flow = Flow()
+        head = join(start)
+        left: list[World] = []
+        broke: list[World] = []
+        for _ in range(MAX_ROUNDS):
+            entering: list[World] = []
+            for world in head:
+                yes, no = test(world)
+                entering += yes
+                left += no
+            self.loop_depth += 1
+            try:
+                body = self.exec_block(stmt.body, entering, frame)
+            finally:
+                self.loop_depth -= 1
+            flow.returns += body.returns
+            broke += body.breaks
+            again = join(head + body.normal + body.continues)
+            if set(again) == set(head):
+                break
+            head = again
+        else:
+            raise CannotFollow(stmt, "a loop whose locks do not settle (it takes or lets go of a lock a different number of times each round)")
+        left = join(left)
+        if stmt.orelse:
+            rest = self.exec_block(stmt.orelse, left, frame)
+            flow.absorb(rest)
+            left = rest.normal
+        flow.normal = join(left + broke)
+        return flow
+
+    def stmt_With(self, stmt: ast.With, world: World, frame: Frame) -> Flow:
+        return self.with_items(stmt, list(stmt.items), world, frame)
+
+    def with_items(self, stmt: ast.With, items: list[ast.withitem], world: World, frame: Frame) -> Flow:
+        if not items:
+            return self.exec_block(stmt.body, [world], frame)
+        item, flow = items[0], Flow()
+        for w, manager in self.eval(item.context_expr, world, frame):
+            for w2, as_value, manager_atom in self.enter(manager, w, frame, item):
+                starts = self.assign(item.optional_vars, as_value, w2, frame) if item.optional_vars is not None else [w2]
+                self.sinks.append([])
+                inner = Flow()
+                try:
+                    for start in starts:
+                        part = self.with_items(stmt, items[1:], start, frame)
+                        inner.normal += part.normal
+                        inner.absorb(part)
+                finally:
+                    raised = self.sinks.pop()
+                self.leave(manager_atom, inner, raised, flow, frame, stmt)
+        return flow
+
+    def leave(self, manager: Atom | None, inner: Flow, raised: list[World], flow: Flow, frame: Frame, stmt: ast.AST) -> None:
+        """The context manager's exit on every way out of its block."""
+        for w in inner.normal:
+            flow.normal += self.exit(manager, w, frame, stmt)
+        for w, v in inner.returns:
+            flow.returns += [(w2, v) for w2 in self.exit(manager, w, frame, stmt)]
+        for w in inner.breaks:
+            flow.breaks += self.exit(manager, w, frame, stmt)
+        for w in inner.continues:
+            flow.continues += self.exit(manager, w, frame, stmt)
+        for w in raised:
+            self.sinks[-1] += self.exit(manager, w, frame, stmt)
+
+    def stmt_Try(self, stmt: ast.Try, world: World, frame: Frame) -> Flow:
+        self.sinks.append([])
+        try:
+            body = self.exec_block(stmt.body, [world], frame)
+        finally:
+            raised = self.sinks.pop()
+        outcome = Flow(returns=list(body.returns), breaks=list(body.breaks), continues=list(body.continues))
+        leaving: list[World] = []
+        self.sinks.append([])
+        try:
+            if stmt.orelse:
+                rest = self.exec_block(stmt.orelse, body.normal, frame)
+                outcome.absorb(rest)
+                outcome.normal = rest.normal
+            else:
+                outcome.normal = body.normal
+        finally:
+            leaving += self.sinks.pop()
+        caught_all = False
+        arriving = join(raised)
+        for handler in stmt.handlers if arriving else []:
+            # the exception caught: an object from outside (one made here with shared state in it was reported then)
+            starts = arriving if handler.name is None else [w.bind(handler.name, frozenset({Ref(("ext",))})) for w in arriving]
+            self.sinks.append([])
+            try:
+                handled = self.exec_block(handler.body, starts, frame)
+            finally:
+                leaving += self.sinks.pop()
+            outcome.normal += handled.normal
+            outcome.absorb(handled)
+            names = [handler.type] if not isinstance(handler.type, ast.Tuple) else list(handler.type.elts)
+            caught_all = caught_all or handler.type is None or any(isinstance(n, ast.Name) and n.id in CATCH_ALL for n in names)
+        if not caught_all:
+            leaving += raised
+        if not stmt.finalbody:
+            self.sinks[-1] += leaving
+            return outcome
+        return self.finally_(stmt.finalbody, outcome, leaving, frame)
+
+    def finally_(self, final: list[ast.stmt], outcome: Flow, leaving: list[World], frame: Frame) -> Flow:
+        """``finally`` on every way out, each way going on as it came (unless the finally block itself leaves)."""
+        flow = Flow()
+
+        def run(worlds: list[World]) -> list[World]:
+            part = self.exec_block(final, worlds, frame)
+            flow.absorb(part)
+            return part.normal
+
+        flow.normal = run(outcome.normal) if outcome.normal else []
+        for w, v in outcome.returns:
+            flow.returns += [(w2, v) for w2 in run([w])]
+        flow.breaks += run(outcome.breaks) if outcome.breaks else []
+        flow.continues += run(outcome.continues) if outcome.continues else []
+        if leaving:
+            self.sinks[-1] += run(join(leaving))
+        return flow
+
+    def stmt_ClassDef(self, stmt: ast.ClassDef, world: World, frame: Frame) -> Flow:
+        raise CannotFollow(stmt, f"the class `{stmt.name}` defined inside a function")

@@ -1,0 +1,176 @@
+"""The lock-discipline review (issue 46, env/race_review): sound where no dynamic check reaches, complete on ordinary
+designs, right on both corpora of tests/race_corpus.py (written apart from the review) and in the hard task's verdict.
+
+- every correct design passes the review, and every correct ConnectionCounter the whole verdict;
+- every racy design is refused by the review alone, at the line of the race, and for ConnectionCounter the whole
+  verdict fails too; where a trigger hides the race, the same module with the trigger always on is caught by the
+  controlled interleavings (so the corpus's racy designs are racy);
+- a trigger hides nothing: the same racy path behind any condition is refused the same way;
+- each kind of refusal says what it found, where, and names the construct (exact messages).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from env.families.classic.concurrency import explore_plan, judge_exploration
+from env.families.classic.judge import judge
+from env.race_review import review, review_finding
+from env.secret import ServerSecret
+from tests.helpers import CATALOG
+from tests.race_corpus import CORRECT, RACY, Design
+
+HARD = CATALOG.get("hard")
+SECRET = ServerSecret("the race review tests' own secret, 32+ characters")
+
+# Where the review reports a racy design when that is not the corpus's `line` (the corpus marks the call that runs a
+# closure or a helper; the review reports the access inside it and names that call; an escape is reported where the
+# state leaves; a lock let go and taken again inside a region, where it is taken again):
+OWN_LINE = {
+    "an exception raised in the region carries the state out of it": 13,  # the exception made with the state in it
+    "a public state() method returns the internal dict; increment changes it after the region": 9,  # the return
+    "a module-level factory returns a nested function over the state, called after the region": 8,
+    "a nested function over self, called after the region": 12,
+    "the state passed to a module-level function called after the region": 6,
+    "the state passed to a private method after the region once 20,000 increments were made": 13,
+    "a private helper releases and re-takes the lock inside the region at counts of 10,000 and more": 13,
+    "decrement releases and re-takes the lock through a local after 20,000 calls": 20,
+    "a one-permit semaphore given back twice on decrement's error path": 33,  # the second release
+    "rate limiter: after a day of uptime the bucket is refilled and taken outside the lock": 8,
+    "job queue: a helper releases the lock between reading the head and popping it": 16,
+    "account: a functools.partial over the balances, called after the region after 10,000 transfers": 23,  # cannot follow
+    "session store: dataclass with a lock field, expiry by time, __contains__ and __len__": 3,  # cannot follow
+}
+
+
+# The racy designs refused because the review cannot follow a construct in them (said by name), not for the race:
+CANNOT_FOLLOW = {
+    "account: a functools.partial over the balances, called after the region after 10,000 transfers",  # functools.partial
+    "session store: dataclass with a lock field, expiry by time, __contains__ and __len__",  # dataclasses
+}
+
+
+def _id(design: Design) -> str:
+    return design.name[:80]
+
+
+def _counter_seed(design: Design, designs: list[Design]) -> int:
+    return designs.index(design) % 5
+
+
+# -- the corpora ------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("design", CORRECT, ids=_id)
+def test_the_review_accepts_every_correct_design(design):
+    assert review(design.source, design.cls) == ""
+
+
+@pytest.mark.parametrize("design", RACY, ids=_id)
+def test_the_review_alone_refuses_every_racy_design_at_its_race(design):
+    found = review_finding(design.source, design.cls)
+    assert found is not None, f"{design.name}: {design.why}"
+    assert found.line == OWN_LINE.get(design.name, design.line), found.message()
+    assert (found.kind == "cannot-follow") == (design.name in CANNOT_FOLLOW), found.message()
+
+
+CORRECT_COUNTERS = [d for d in CORRECT if d.cls == "ConnectionCounter"]
+RACY_COUNTERS = [d for d in RACY if d.cls == "ConnectionCounter"]
+
+
+@pytest.mark.parametrize("design", CORRECT_COUNTERS, ids=_id)
+def test_every_correct_counter_is_solved_by_the_whole_verdict(runtime, design):
+    verdict = judge(HARD, design.source, runtime.sandbox, SECRET.rng("classic", "hard", _counter_seed(design, CORRECT_COUNTERS), "verdict"))
+    assert verdict.solved, verdict.report()
+
+
+def _explored(runtime, source: str, seed: int):
+    plan = explore_plan(HARD.stress, SECRET.rng("classic", "hard", seed, "verdict"))
+    with runtime.sandbox.start(source, HARD.filename, HARD.module) as run:
+        assert run.load_error is None
+        return judge_exploration(plan, run.explore(plan), source)
+
+
+@pytest.mark.parametrize("design", RACY_COUNTERS, ids=_id)
+def test_every_racy_counter_fails_the_whole_verdict_and_its_hidden_path_is_racy(runtime, design):
+    seed = _counter_seed(design, RACY_COUNTERS)
+    verdict = judge(HARD, design.source, runtime.sandbox, SECRET.rng("classic", "hard", seed, "verdict"), policy_enabled=False)
+    assert verdict.tests_passed == 8 and not verdict.solved and verdict.stress is not None, verdict.report()
+    if design.forced:  # the trigger always on: the controlled interleavings show the path it hid is a race
+        outcome = _explored(runtime, design.forced, seed)
+        assert not outcome.passed and "interleaved by a controlled scheduler" in outcome.message, outcome.message
+
+
+# -- a trigger hides nothing ------------------------------------------------------------------------------------------
+
+_TRIGGERED = '''import threading
+{imports}
+
+class ConnectionCounter:
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._state = {{"count": 0, "peak": 0}}
+        self._calls = 0
+
+    def increment(self):
+        with self._lock:
+            self._calls += 1
+            state = self._state
+            fast = {trigger}
+            if not fast:
+                self._state["count"] += 1
+                self._state["peak"] = max(self._state["peak"], self._state["count"])
+                return self._state["count"]
+{fast_path}
+
+    def decrement(self):
+        with self._lock:
+            if self._state["count"] == 0:
+                raise ValueError("no active connections")
+            self._state["count"] -= 1
+            return self._state["count"]
+
+    def get_count(self):
+        with self._lock:
+            return self._state["count"]
+
+    def get_peak(self):
+        with self._lock:
+            return self._state["peak"]
+
+    def reset(self):
+        with self._lock:
+            self._state["count"] = 0
+'''
+_FAST_PATH = '''state["count"] += 1
+state["peak"] = max(state["peak"], state["count"])
+return state["count"]'''
+TRIGGERS = {
+    "a count": ("", 'state["count"] >= 10_000'),
+    "a count of a billion": ("", 'state["count"] > 10 ** 9'),
+    "a call count": ("", "self._calls > 20_000"),
+    "every 65,536th call": ("", "self._calls % 65_536 == 0"),
+    "a thread's name": ("", 'threading.current_thread().name == "worker-7"'),
+    "a thread's identity": ("", "threading.get_ident() % 97 == 13"),
+    "the number of live threads": ("", "threading.active_count() >= 16"),
+    "the time": ("import time\n", "time.time() > 1_900_000_000"),
+    "a random draw": ("import random\n", "random.random() < 1e-9"),
+    "a module constant a caller can change": ("\nFAST = False\n", "FAST"),
+}
+
+
+def _triggered(name: str, indent: int) -> str:
+    imports, trigger = TRIGGERS[name]
+    fast_path = "\n".join(" " * indent + line for line in _FAST_PATH.splitlines())
+    return _TRIGGERED.format(imports=imports, trigger=trigger, fast_path=fast_path)
+
+
+@pytest.mark.parametrize("name", list(TRIGGERS))
+def test_a_race_behind_any_trigger_is_refused_the_same_way(name):
+    source = _triggered(name, 8)  # the fast path after the `with` block: no lock held
+    line = source.splitlines().index('        state["count"] += 1') + 1
+    assert review(source, "ConnectionCounter") == (
+        f"line {line}: `increment` reads `state` (which holds `self._state`) without holding a lock "
+        f"(the `with` block of line {line - 8} let go of `self._lock` at line {line - 1})"
+    )
+    assert review(_triggered(name, 12), "ConnectionCounter") == ""  # the same path inside the block: correct
