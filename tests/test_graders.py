@@ -26,8 +26,9 @@ def test_resubmitting_the_buggy_code_scores_zero_whatever_the_hypothesis():
 def test_unsolved_gets_no_efficiency_or_early_credit():
     # The bug passes 4 of 10; this attempt passes 7: 3 of the 6 failing tests fixed.
     g = grade_episode(facts([AttemptFacts(tests_passed=7, solved=False, hypothesis_score=0.5)], total=10, max_attempts=7, baseline=4))
-    assert g.components == {"test_credit": 0.5, "efficiency": 0.0, "hypothesis": 0.5, "early_solve": 0.0}
-    assert g.score == 0.375
+    # The hypothesis (0.5) is paid times the credit (0.5); it was 0.5 and 0.375 before issue 46.
+    assert g.components == {"test_credit": 0.5, "efficiency": 0.0, "hypothesis": 0.25, "early_solve": 0.0}
+    assert g.score == 0.3375
 
 
 def test_code_no_better_than_the_bug_earns_nothing_even_with_the_right_diagnosis():
@@ -36,6 +37,20 @@ def test_code_no_better_than_the_bug_earns_nothing_even_with_the_right_diagnosis
     assert g.components == {"test_credit": 0.0, "efficiency": 0.0, "hypothesis": 0.0, "early_solve": 0.0}
     assert g.score == 0.0
     assert grade_episode(facts([AttemptFacts(tests_passed=6, solved=False, hypothesis_score=0.0)])).score == 0.0
+
+
+def test_a_partial_fix_earns_its_share_of_the_diagnosis():
+    # easy's shape: 8 tests (the bug passes 6), 13 held-out cases (the bug passes 6), 5 attempts. One of the two
+    # failing tests fixed (1/2) and 4 of the 7 failing cases (4/7): credit 0.5, so a perfect diagnosis earns half
+    # the hypothesis term (issue 46: it earned all of it, 0.45).
+    partial = AttemptFacts(tests_passed=7, held_out_passed=10, solved=False, hypothesis_score=1.0)
+    g = grade_episode(facts([partial], held_out_total=13, held_out_baseline=6))
+    assert g.components == {"test_credit": 0.5, "efficiency": 0.0, "hypothesis": 0.5, "early_solve": 0.0}
+    assert g.score == 0.375  # 0.60 x 0.5 + 0.15 x 1.0 x 0.5
+    # The mean over graded attempts is what the credit scales: a second, wrong diagnosis halves it again.
+    wrong = AttemptFacts(tests_passed=7, held_out_passed=10, solved=False, hypothesis_score=0.0)
+    g = grade_episode(facts([partial, wrong], held_out_total=13, held_out_baseline=6))
+    assert g.components["hypothesis"] == 0.25 and g.score == 0.3375
 
 
 def test_breaking_a_passing_test_cancels_a_fixed_one():
@@ -93,8 +108,9 @@ def test_credit_is_the_smaller_of_the_visible_and_held_out_credits():
     # Both visible failures fixed (1.0) but only 3 of the 7 held-out failures (3/7): credit 3/7.
     partial = AttemptFacts(tests_passed=8, held_out_passed=9, solved=False, hypothesis_score=1.0)
     g = grade_episode(facts([partial], held_out_total=13, held_out_baseline=6))
-    assert g.components == {"test_credit": 0.428571, "efficiency": 0.0, "hypothesis": 1.0, "early_solve": 0.0}
-    assert g.score == 0.407143
+    # The hypothesis is paid times the credit: 3/7 of it (1.0 and 0.407143 before issue 46).
+    assert g.components == {"test_credit": 0.428571, "efficiency": 0.0, "hypothesis": 0.428571, "early_solve": 0.0}
+    assert g.score == 0.321428  # 0.75 x the rounded 0.428571
     # Every held-out case but a visible test still failing: the visible side bounds it.
     g = grade_episode(facts([AttemptFacts(tests_passed=7, held_out_passed=13, solved=False)], held_out_total=13, held_out_baseline=6))
     assert g.components["test_credit"] == 0.5

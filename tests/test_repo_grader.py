@@ -37,7 +37,26 @@ def test_no_change_or_give_up_is_exactly_zero():
 
 def test_partial_resolution():
     grade = grade_repo(facts(resolution="PARTIAL", f2p_passed=1))
-    assert grade.score == 0.375  # 0.7 x 0.5 x 1/2 + 0.2 x 1, no efficiency without FULL
+    # 0.7 x 0.5 x 1/2 + 0.2 x 1 x 0.25 (localisation times resolution), no efficiency without FULL; 0.375 before issue 46.
+    assert grade.score == 0.225
+
+
+def test_a_partial_fix_earns_its_share_of_the_localisation():
+    # The gold location exactly (overlap 1.0 on files, functions and lines), half the F2P tests fixed, held-out
+    # ones included (visible 2 of 2, held out 1 of 2: share 0.5): resolution 0.25, and localisation 1.0 x 0.25.
+    # Issue 46: the full localisation term (0.2) was paid for it, 0.375.
+    grade = grade_repo(facts(resolution="PARTIAL", f2p_passed=3, f2p_total=4, held_out_f2p_passed=1, held_out_f2p_total=2))
+    assert grade.components == {
+        "resolution": 0.25,
+        "localisation": 0.25,
+        "efficiency": 0.0,
+        "localisation.files": 0.25,
+        "localisation.functions": 0.25,
+        "localisation.lines": 0.25,
+    }
+    assert grade.score == 0.225  # 0.7 x 0.25 + 0.2 x 0.25
+    # FULL pays the whole overlap: the same edits, resolved.
+    assert grade_repo(facts()).components["localisation"] == 1.0
 
 
 def test_localisation_overlaps():
@@ -45,7 +64,8 @@ def test_localisation_overlaps():
     loc = localisation(edited, GOLD)
     # files: {a} of {a, b, c} -> 1/3; functions: (a, f) of 2 gold -> 1/2; lines: a.py 14 is within 3 of 12 -> 1 of 2
     assert loc == {"files": 0.333333, "functions": 0.5, "lines": 0.5}
-    assert grade_repo(facts(resolution="PARTIAL", f2p_passed=1, edited=edited)).score == round(0.7 * 0.25 + 0.088889, 6)  # + 0.2 x (1/3 + 1/2 + 1/2) / 3
+    # 0.7 x 0.25 + 0.2 x (1/3 + 1/2 + 1/2) / 3 x 0.25 (localisation times resolution; 0.263889 before issue 46)
+    assert grade_repo(facts(resolution="PARTIAL", f2p_passed=1, edited=edited)).score == 0.197222
     # An edit that improved no trusted outcome earns no localisation, however close it is.
     assert grade_repo(facts(resolution="NO", edited=edited)).score == 0.0
     assert grade_repo(facts(resolution="NO", edited=GOLD)).score == 0.0

@@ -101,6 +101,49 @@ def test_breaking_a_passing_test_cancels_a_fixed_one(runtime):
     assert observations[-1].breakdown["grader.test_credit"] == 0.5  # (7 - 6) / 2
 
 
+# -- gated terms scale with their gate (issue 46) -----------------------------------------------
+
+# easy's bug with one-element lists handled and the off-by-one kept.
+ONE_ELEMENT = BUGGY["easy"].replace(
+    "    left, right = 0, len(arr) - 1\n", "    if len(arr) == 1:\n        return 0 if arr[0] == target else -1\n    left, right = 0, len(arr) - 1\n", 1
+)
+
+
+def grader_parts(obs) -> dict[str, float]:
+    return {k: v for k, v in obs.breakdown.items() if k.startswith("grader.")}
+
+
+def test_a_partial_fix_with_the_gold_diagnosis_earns_only_its_share_of_the_diagnosis(runtime):
+    # 7 of 8 tests (the bug passes 6) and 1 of the 7 held-out cases the bug fails (the one-element find): credit 1/7.
+    _, observations = play(runtime, "easy", [submit(ONE_ELEMENT, GOOD_HYPOTHESIS["easy"])])
+    assert observations[1].tests_passed == 7
+    assert grader_parts(observations[-1]) == {
+        "grader.test_credit": 0.142857, "grader.efficiency": 0.0, "grader.hypothesis": 0.142857, "grader.early_solve": 0.0,
+    }
+    # 0.60 x 1/7 + 0.15 x 1.0 x 1/7; it was 0.235714 with the whole hypothesis term paid.
+    assert observations[-1].grader_score == 0.107143
+    _, poor = play(runtime, "easy", [submit(ONE_ELEMENT, "something is wrong")])
+    assert poor[-1].breakdown["grader.hypothesis"] == 0.0 and poor[-1].grader_score == 0.085714
+    _, gold = play(runtime, "easy", [submit(GOLD["easy"], GOOD_HYPOTHESIS["easy"])])
+    assert gold[-1].grader_score == 0.96  # the fix in full earns the diagnosis in full
+
+
+def test_a_repository_fix_of_one_boundary_at_the_gold_location_earns_only_its_share_of_the_localisation(runtime):
+    # page_count rounds up only when one item spills over: 2 of the 6 visible F2P tests pass and 2 of the 4 held-out
+    # ones, no P2P test breaks (PARTIAL, share min(1/3, 1/2), resolution 0.5 x 1/3), all in the gold patch's file,
+    # function and lines (overlap 1.0).
+    edit = {
+        "action_type": "replace_text", "path": "catalog/pagination.py", "old_text": "    return max(1, total // per_page)",
+        "new_text": "    return max(1, total // per_page + (total % per_page == 1))",
+    }
+    _, observations = play(runtime, "repo-pagination-off-by-one", [edit, {"action_type": "submit"}])
+    last = observations[-1]
+    assert last.done and last.info["resolved"] is False
+    share = {"grader.resolution": 0.166667, "grader.localisation": 0.166667, "grader.efficiency": 0.0}
+    assert grader_parts(last) == share | {f"grader.localisation.{k}": 0.166667 for k in ("files", "functions", "lines")}
+    assert last.grader_score == 0.15  # 0.7 x 1/6 + 0.2 x 1.0 x 1/6; it was 0.316667 with the whole localisation term paid
+
+
 # -- pumping -----------------------------------------------------------------------------------
 
 

@@ -13,14 +13,16 @@ secret and the seed, never shown; the agent learns only how many failed):
   bug) / failing on the bug, never below 0: a no-op, the bug with comments or an extra function, or any
   code no better than the bug earns nothing, breaking a test the bug passed cancels a fixed one, and a
   table of the visible tests' answers, which fixes no held-out case, earns nothing either;
-- hypothesis: the mean hypothesis score of the graded attempts, paid only when the trusted outcome
-  improved (test_credit above 0, or on the concurrency task the graded stress check passed): a right
-  diagnosis with nothing fixed earns nothing;
+- hypothesis: the mean hypothesis score of the graded attempts times the credit that gates it (test_credit,
+  or on the concurrency task the graded stress verdict, 1 or 0): a diagnosis is worth only as much as the
+  trusted outcome it improved, so a right diagnosis with nothing fixed earns nothing and one with half the
+  failing tests fixed earns half;
 - sequential (concurrency task, where the bug passes every sequential test): the share of
-  sequential tests passed, counted only for a submission that passed the full stress check;
+  sequential tests passed times the submission's own stress verdict (1 or 0), so only a submission
+  that passed the full stress check counts;
 - stress: 1.0 when the graded submission passed the full stress check when submitted and again
   at grading (the same check, never a weaker one), else 0;
-- efficiency and early_solve: only for a solved task (every visible test and held-out case passing).
+- efficiency and early_solve: only for a solved task (every visible test and held-out case passing: test_credit 1).
 A submission with the buggy code's AST is no submission, so giving up at once, submitting
 nothing or resubmitting the bug scores exactly 0.0.
 """
@@ -136,13 +138,14 @@ def grade_episode(facts: EpisodeFacts) -> Grade:
     mean_hypothesis = sum(a.hypothesis_score for a in graded) / len(graded)
     solved_at = next((i + 1 for i, a in enumerate(facts.attempts) if a.solved and not a.same_as_buggy), None)
     if facts.concurrency:
-        stress_ok = [a for a in graded if a.stress_passed]
         index = facts.grade_attempt
         graded_passed = index is not None and bool(facts.attempts[index].stress_passed) and facts.grade_stress_passed
+        stress = 1.0 if graded_passed else 0.0
         components = {
-            "sequential": max((a.tests_passed for a in stress_ok), default=0) / facts.tests_total,
-            "stress": 1.0 if graded_passed else 0.0,
-            "hypothesis": mean_hypothesis if graded_passed else 0.0,
+            # Each gated term times its gate: the stress verdicts are 1 or 0, so these products pay all or nothing.
+            "sequential": max(a.tests_passed / facts.tests_total * float(bool(a.stress_passed)) for a in graded),
+            "stress": stress,
+            "hypothesis": mean_hypothesis * stress,
             "efficiency": 1.0 if solved_at is not None and solved_at <= CONCURRENCY_EFFICIENT_ATTEMPTS else 0.0,
         }
         weights = CONCURRENCY_WEIGHTS
@@ -151,7 +154,7 @@ def grade_episode(facts: EpisodeFacts) -> Grade:
         components = {
             "test_credit": credit,
             "efficiency": max(0.0, (facts.max_attempts - solved_at) / facts.max_attempts) if solved_at else 0.0,
-            "hypothesis": mean_hypothesis if credit > 0 else 0.0,
+            "hypothesis": mean_hypothesis * credit,  # a partial fix earns its share of the diagnosis, not all of it
             "early_solve": 1.0 if solved_at and solved_at <= math.ceil(facts.max_attempts / EARLY_FRACTION) else 0.0,
         }
         weights = STANDARD_WEIGHTS

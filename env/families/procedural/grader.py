@@ -7,7 +7,9 @@ score = 0.4 x correctness + 0.2 x efficiency + 0.2 x robustness + 0.2 x reasonin
 and exactly 0.0 when the agent changed no source file or gave up. Efficiency, robustness and
 reasoning pay only when the trusted outcome improved (a FAIL_TO_PASS test passes at the end, a held-out one
 too when the task holds some out, and no PASS_TO_PASS test broke): how an agent worked is worth nothing if it
-fixed nothing, and fitting the visible tests alone fixes nothing.
+fixed nothing, and fitting the visible tests alone fixes nothing. Unlike the classic and repository grades, which
+multiply a gated term by the credit that gates it, this gate is all or nothing: the facts record no fraction of
+the fix (correctness is 0 or 1, ``improved`` a yes or no).
 With the actions in order
 (``open`` a file, ``edit`` a file, ``test`` run, ``logs`` read, anything else):
 

@@ -4,18 +4,19 @@
                          edited=[...], gold=[...], steps_used=6, max_steps=30))
 
 score = 0.7 x resolution + 0.2 x localisation + 0.1 x efficiency, and exactly 0.0 when the agent
-changed no source file or gave up. Localisation pays only when the trusted outcome improved (the
-resolution term is above 0: FULL, or PARTIAL with a share above 0): an edit next to the bug that
-fixes nothing earns nothing, however close it is. Efficiency pays only when resolved.
+changed no source file or gave up. Localisation is paid times the resolution term that gates it (1 for
+FULL, 0.5 x the F2P share for PARTIAL, 0 otherwise): an edit is worth only as much as the trusted outcome
+it improved, so one next to the bug that fixes nothing earns nothing, however close it is, and a fix of
+one F2P test in three earns a sixth of its overlap. Efficiency pays only when resolved (resolution 1).
 
 - resolution: 1.0 when FULL (every F2P and P2P passes, the held-out ones included); 0.5 x the F2P
   share when PARTIAL (some F2P pass, no P2P broke); 0 otherwise. The F2P share is F2P passing / F2P;
   when the task holds out F2P tests it is min(visible F2P share, held-out F2P share), so fitting the
   visible tests earns nothing by itself: an overfit that fixes no held-out F2P test has resolution 0,
   hence no localisation either, and grades exactly 0.0.
-- localisation: the mean of three overlaps between the agent's patch and the gold patch:
-  files (|edited ∩ gold| / |edited ∪ gold|), functions (gold functions the agent edited / gold
-  functions), lines (gold hunks within 3 lines of an edited hunk / gold hunks).
+- localisation: the mean of three overlaps between the agent's patch and the gold patch, times resolution
+  (so are the three reported overlaps): files (|edited ∩ gold| / |edited ∪ gold|), functions (gold functions
+  the agent edited / gold functions), lines (gold hunks within 3 lines of an edited hunk / gold hunks).
 - efficiency: 1 - steps used / max steps.
 """
 
@@ -64,7 +65,7 @@ class RepoFacts(BaseModel):
 
     @property
     def improved(self) -> bool:
-        """The trusted outcome is better than the bug's, by the resolution term (what localisation-like terms wait for)."""
+        """The trusted outcome is better than the bug's, by the resolution term (what the procedural grade's terms wait for)."""
         return self.resolution_score() > 0
 
 
@@ -92,10 +93,11 @@ def grade_repo(facts: RepoFacts) -> RepoGrade:
     if not facts.changed or facts.gave_up:
         return RepoGrade(score=0.0, components={"resolution": 0.0, "localisation": 0.0, "efficiency": 0.0})
     resolution = facts.resolution_score()
-    loc = localisation(facts.edited, facts.gold) if facts.improved else {"files": 0.0, "functions": 0.0, "lines": 0.0}
+    # Paid times the resolution that gates it: a partial fix earns its share of the overlap, not all of it.
+    loc = {k: v * resolution for k, v in localisation(facts.edited, facts.gold).items()}
     loc_score = sum(loc.values()) / 3
     efficiency = max(0.0, 1 - facts.steps_used / facts.max_steps) if facts.resolution == "FULL" else 0.0
     score = W_RESOLUTION * resolution + W_LOCALISATION * loc_score + W_EFFICIENCY * efficiency
     components = {"resolution": round(resolution, 6), "localisation": round(loc_score, 6), "efficiency": round(efficiency, 6)}
-    components.update({f"localisation.{k}": v for k, v in loc.items()})
+    components.update({f"localisation.{k}": round(v, 6) for k, v in loc.items()})
     return RepoGrade(score=round(min(1.0, max(0.0, score)), 6), components=components)
