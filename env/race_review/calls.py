@@ -241,9 +241,8 @@ class CallsMixin(EngineBase):
     def exception_args(self, args: Args, world: World, frame: Frame, node: ast.AST) -> None:
         """An exception made with shared state in it: whoever catches it, wherever, can change that state."""
         for value in args.every():
-            for atom in value:
-                if isinstance(atom, Ref) and atom.obj != SELF and self.scope_of(atom, world) and self.kind_of(atom) in ("list", "dict", "set", "deque", "copy", "ext"):
-                    self.report(node, f"{self.who(frame)} puts {self.describe_ref(atom)}, shared state, into an exception: whoever catches it can change the state without the lock", "escape")
+            for atom in self.shared_within(value, world):
+                self.report(node, f"{self.who(frame)} puts {self.describe_ref(atom)}, shared state, into an exception: whoever catches it can change the state without the lock", "escape")
 
     def make_record(self, cls: str, args: Args, world: World, frame: Frame, node: ast.AST) -> Results:
         """An instance of a NamedTuple of the module: a tuple whose positions are its fields."""

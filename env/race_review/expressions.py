@@ -150,6 +150,9 @@ class ExpressionsMixin(EngineBase):
             kw_nodes = [(a.arg, d) for a, d in zip(node.args.kwonlyargs, node.args.kw_defaults, strict=True) if d is not None]
             for w2, kw_values in self.eval_many([d for _, d in kw_nodes], w, frame):
                 kw = tuple((name, v) for (name, _), v in zip(kw_nodes, kw_values, strict=True))
+                if self.module_level:  # made once, at import: a mutable default is shared by every call
+                    defaults = [with_scope(d, "global", f"{info.name}.__defaults__") for d in defaults]
+                    kw = tuple((name, with_scope(v, "global", f"{info.name}.__kwdefaults__")) for name, v in kw)
                 out.append((w2, frozenset({Func(info.key, closure, tuple(defaults), kw)})))
         return out
 
@@ -306,6 +309,8 @@ class ExpressionsMixin(EngineBase):
             obj = ("site", key(node))
             self.heap.set_kind(obj, kind)
             self.heap.store_item(obj, items)
+            if isinstance(node, ast.Dict):
+                self.heap.store(obj, "#values", frozenset().union(*values[len(values) - len(node.values) :]))
             if kind == "tuple" and not any(isinstance(p, ast.Starred) for p in parts):
                 for index, value in enumerate(values):  # positions, for unpacking it again
                     self.heap.store(obj, f"#{index}", value)
@@ -317,6 +322,13 @@ class ExpressionsMixin(EngineBase):
         """One pass through the loops (every element is alike); the loop names stay inside."""
         outer = dict(world.env)
         elements: Value = NOTHING
+        self.loop_depth += 1  # a lock made in a comprehension is one of several
+        try:
+            return self.comprehension_body(node, world, frame, outer, elements)
+        finally:
+            self.loop_depth -= 1
+
+    def comprehension_body(self, node: ast.ListComp | ast.SetComp | ast.DictComp, world: World, frame: Frame, outer: dict[str, Value], elements: Value) -> Results:
         done: list[World] = []
         paths = [world]
         for gen in node.generators:
@@ -334,16 +346,20 @@ class ExpressionsMixin(EngineBase):
                         step += keep
             paths = step
         parts: list[ast.expr] = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+        mapped: Value = NOTHING
         for w in paths:
             for w2, values in self.eval_many(parts, w, frame):
                 for value in values:
                     elements |= value
+                mapped |= values[-1]
                 done.append(w2)
         if any(w.locks.key() != world.locks.key() for w in done):
             raise CannotFollow(node, "a comprehension that takes or lets go of a lock")
         obj = ("site", key(node))
         self.heap.set_kind(obj, {ast.ListComp: "list", ast.SetComp: "set", ast.DictComp: "dict"}[type(node)])
         self.heap.store_item(obj, elements)
+        if isinstance(node, ast.DictComp):
+            self.heap.store(obj, "#values", mapped)
         bound = {n.id for gen in node.generators for n in ast.walk(gen.target) if isinstance(n, ast.Name)}
         out: Results = []
         for w in done:

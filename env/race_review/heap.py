@@ -43,6 +43,7 @@ class Heap:
     kinds: dict[ObjId, str] = field(default_factory=dict)  # "list", "dict", "set", "deque", "tuple", "instance:Name", ...
     nonfinal: dict[tuple[ObjId, str], int] = field(default_factory=dict)  # (object, field) -> a line that rebinds it
     locks: dict[str, LockInfo] = field(default_factory=dict)
+    mutated: dict[ObjId, int] = field(default_factory=dict)  # containers changed once shared -> a line that changes it
     bound_at: dict[tuple[ObjId, str], dict[object, int]] = field(default_factory=dict)  # (object, field) -> atom -> first line storing it
     grew: bool = False
 
@@ -69,9 +70,30 @@ class Heap:
             self.elems[obj] = old | value
             self.grew = True
 
+    def values(self, obj: ObjId) -> Value:
+        """What subscripting ``obj`` gives: a dict's values when they are known apart from its keys, else its items."""
+        own = self.fields.get(obj, {})
+        return own["#values"] if "#values" in own and self.kinds.get(obj) == "dict" else self.items(obj)
+
+    def add_values(self, obj: ObjId, value: Value) -> None:
+        """``value`` among a dict's values (the first time, everything it held so far may be a value too)."""
+        if "#values" not in self.fields.get(obj, {}):
+            self.store(obj, "#values", self.items(obj))
+        self.store(obj, "#values", value)
+
+    def store_value(self, obj: ObjId, value: Value) -> None:
+        """``obj[key] = value``: an item, and for a dict one of its values."""
+        self.store_item(obj, value)
+        self.add_values(obj, value)
+
     def mark_nonfinal(self, obj: ObjId, name: str, line: int) -> None:
         if (obj, name) not in self.nonfinal:
             self.nonfinal[(obj, name)] = line
+            self.grew = True
+
+    def mark_mutated(self, obj: ObjId, line: int) -> None:
+        if obj not in self.mutated:
+            self.mutated[obj] = line
             self.grew = True
 
     def kind(self, obj: ObjId) -> str:

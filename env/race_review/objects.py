@@ -121,6 +121,11 @@ class ObjectsMixin(EngineBase):
         if scope is None or self.kind_of(atom) in QUIET:
             return world
         line = getattr(node, "lineno", 0)
+        if isinstance(atom, Ref) and field == "[]" and atom.obj[0] == "site":
+            if write:
+                self.heap.mark_mutated(atom.obj, line)
+            elif atom.obj not in self.heap.mutated:
+                return world  # what nothing changes once it is shared can be read without a lock
         held = [key for key, count in world.locks.held if count > 0]
         protecting = [key for key in held if self.heap.locks[key].protects(scope)]
         verb = "writes" if write else "reads"
@@ -304,11 +309,12 @@ class ObjectsMixin(EngineBase):
             elif isinstance(attr, Func) and attr.kind == "classmethod":
                 data.add(Bound(ClassRef(owner), name, attr))
             else:
-                data.add(unconst(frozenset({attr})).__iter__().__next__())
+                data.add(attr)
         if data:
             if (("class", owner), name) in self.heap.nonfinal:
                 world = self.access(ClassRef(owner), name, False, world, frame, node, f"`{owner}.{name}`")
-            out.append((world, frozenset(data)))
+            # a class attribute is shared by every instance (and a caller can set it): what it holds is global state
+            out.append((world, with_scope(unconst(frozenset(data)), "global", f"{owner}.{name}") if not self.module_level else frozenset(data)))
         return out
 
     def class_value(self, atom: ClassRef, name: str, world: World, frame: Frame, node: ast.AST) -> Results:
@@ -374,11 +380,31 @@ class ObjectsMixin(EngineBase):
 
     def check_escape(self, target: Atom, value: Value, world: World, node: ast.AST) -> None:
         """Shared state stored into an object of the caller's: the caller can change it later, without the lock."""
-        if self.scope_of(target, world) is not None:
+        if self.scope_of(target, world) is not None or not (isinstance(target, Ref) and target.obj[0] == "param"):
             return
-        for atom in value:
-            if isinstance(atom, Ref) and atom.obj != SELF and self.scope_of(atom, world) and self.kind_of(atom) in MUTABLE | {"ext"}:
-                self.report(node, f"{self.who(Frame(None))} hands {self.describe_ref(atom)}, shared state, to an object of its caller's, who can change it later without the lock", "escape")
+        for atom in self.shared_within(value, world):
+            self.report(node, f"{self.who(Frame(None))} hands {self.describe_ref(atom)}, shared state, to an object of its caller's, who can change it later without the lock", "escape")
+
+    def shared_within(self, value: Value, world: World) -> list[Ref]:
+        """The shared, changeable objects ``value`` holds or reaches through objects of the call's own (a fresh list
+        holding a shared dict hands that dict out)."""
+        found: list[Ref] = []
+        todo, seen = list(value), set()
+        while todo:
+            atom = todo.pop()
+            if atom in seen or not isinstance(atom, Ref) or atom.obj == SELF:
+                continue
+            seen.add(atom)
+            kind = self.kind_of(atom)
+            if self.scope_of(atom, world) is not None:
+                if kind in MUTABLE or kind.startswith("instance:") or (kind == "ext" and atom.obj[0] == "site"):
+                    found.append(atom)
+                continue
+            if atom.obj[0] == "site":  # the call's own object: what it holds leaves with it
+                todo += list(self.heap.items(atom.obj))
+                for stored in self.heap.fields.get(atom.obj, {}).values():
+                    todo += list(stored)
+        return sorted(found, key=repr)
 
     def describe_ref(self, atom: Ref) -> str:
         return f"`{atom.path}`" if atom.path else "an object kept in shared state"
@@ -410,7 +436,7 @@ class ObjectsMixin(EngineBase):
             target = node.value if isinstance(node, ast.Subscript) else node
             world = self.access(atom, "[]", False, world, frame, node, self.name(atom, target) if kind != "tuple" else "")
             scope = self.scope_of(atom, world)
-            items = self.heap.items(atom.obj) | ({Ref(EXT)} if kind == "ext" else set())
+            items = self.heap.values(atom.obj) | ({Ref(EXT)} if kind == "ext" else set())
             self.raised(world, node)
             return [(world, with_scope(items, scope, f"{atom.path}[...]" if atom.path else "") if scope else items)]
         if isinstance(atom, Ref) and kind in ("outside", "object", "exception"):
@@ -435,7 +461,7 @@ class ObjectsMixin(EngineBase):
             if value is not None:
                 self.check_escape(atom, value, world, node)
                 world = self.publish(value, self.scope_of(atom, world), world, node)
-                self.heap.store_item(atom.obj, value)
+                self.heap.store_value(atom.obj, value)
             self.raised(world, node)
             return [world]
         raise CannotFollow(node, f"`{self.program.text(node)}`: it changes an item of a value it cannot follow")
@@ -506,7 +532,9 @@ class ObjectsMixin(EngineBase):
             self.check_escape(atom, frozenset(flat), world, node)
             world = self.publish(frozenset(flat), scope, world, node)
             self.heap.store_item(atom.obj, frozenset(flat))
-        items = self.heap.items(atom.obj)
+            kept = stored[-1] if name in ("setdefault", "__setitem__") and stored else frozenset(flat)
+            self.heap.add_values(atom.obj, kept)
+        items = self.heap.values(atom.obj)
         shared = with_scope(items, scope, f"{atom.path}[...]" if atom.path else "") if scope else items
         if name in ("get", "pop", "popleft", "setdefault", "__getitem__", "popitem"):
             self.raised(world, node)

@@ -10,7 +10,7 @@ from env.race_review.engine import Args, Frame
 from env.race_review.expressions import ExpressionsMixin
 from env.race_review.findings import CannotFollow, Finding
 from env.race_review.locks import LocksMixin
-from env.race_review.objects import MUTABLE, ObjectsMixin
+from env.race_review.objects import ObjectsMixin
 from env.race_review.program import Program
 from env.race_review.statements import StatementsMixin
 from env.race_review.values import MODULE, NOTHING, SELF, Bound, ClassRef, Func, GenObj, Prop, Ref, Value, describe
@@ -187,10 +187,10 @@ class Review(ExpressionsMixin, StatementsMixin, CallsMixin, ObjectsMixin, LocksM
                 if isinstance(atom, GenObj):
                     self.walk_generator(atom, node)
                     continue
-                if isinstance(atom, Ref) and atom.obj != SELF and self.scope_of(atom, world) and self.kind_of(atom) in MUTABLE | {"instance:" + c for c in self.program.classes}:
-                    self.report(node, f"`{self.entry}` returns {describe(atom)}, shared state, to its caller, who can then change it without the lock", "escape")
                 if isinstance(atom, Func | Bound) and self.reaches_state(atom, world):
                     self.report(node, f"`{self.entry}` returns a function that reaches shared state: it can run later, without the lock", "escape")
+            for leaked in self.shared_within(value, world):
+                self.report(node, f"`{self.entry}` returns {describe(leaked)}, shared state, to its caller, who can then change it without the lock", "escape")
         for world in raised:
             for held, _ in world.locks.held:
                 if self.heap.locks[held].scope == "fresh":
