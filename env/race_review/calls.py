@@ -4,7 +4,9 @@ library's callables are taken from their specs, and code the review cannot read 
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 
+from env.race_review.dunders import BUILTIN
 from env.race_review.engine import MAX_DEPTH, Args, EngineBase, Frame, Results
 from env.race_review.findings import CannotFollow
 from env.race_review.library import Spec, spec
@@ -30,9 +32,14 @@ from env.race_review.values import (
     Ref,
     SuperRef,
     Value,
+    describe,
+    new,
     plain,
+    with_scope,
 )
-from env.race_review.world import World
+from env.race_review.world import Locks, World, join
+
+_NO_LOCKS = Locks()
 
 
 def _only_yield(body: list[ast.stmt]) -> bool:
@@ -45,9 +52,6 @@ def _lock_call(stmt: ast.stmt, method: str) -> ast.expr | None:
         if stmt.value.func.attr == method and not stmt.value.args:
             return stmt.value.func.value
     return None
-
-
-BUILTIN_DUNDERS = {"len": "__len__", "str": "__str__", "repr": "__repr__", "bool": "__bool__", "hash": "__hash__", "iter": "__iter__", "format": "__format__"}
 
 
 class CallsMixin(EngineBase):
@@ -73,10 +77,10 @@ class CallsMixin(EngineBase):
                     return found
             if self.kind_of(atom) in ("ext", "outside"):
                 return self.external(f"`{self.program.text(node)}`", args, world, frame, node, atom)
-        if isinstance(atom, Imm):
+        if isinstance(atom, Imm):  # None or a number called: a TypeError there, on that path
             self.raised(world, node)
             return []
-        raise CannotFollow(node, f"the call `{self.program.text(node)}`")
+        raise CannotFollow(node, f"the call `{self.program.text(node)}`: it calls {describe(atom)}")
 
     # -- the module's own code ---------------------------------------------------------------
 
@@ -94,7 +98,7 @@ class CallsMixin(EngineBase):
         if len(self.stack) >= MAX_DEPTH:
             raise CannotFollow(node, f"calls nested more than {MAX_DEPTH} deep")
         env = self.bind_args(fn, info, args, node)
-        inner = Frame(info, dict(fn.closure))
+        inner = Frame(info, dict(fn.closure), parent=fn.parent)
         start = World(world.locks, tuple(sorted(env.items())))
         self.stack.append(fn.key)
         self.calls.append(getattr(node, "lineno", 0))
@@ -117,7 +121,7 @@ class CallsMixin(EngineBase):
         info = self.program.functions[gen.func.key]
         if gen.func.key in self.stack:
             raise CannotFollow(node, f"the recursive use of the generator `{info.name}`")
-        inner = Frame(info, dict(gen.func.closure))
+        inner = Frame(info, dict(gen.func.closure), parent=gen.func.parent)
         self.stack.append(gen.func.key)
         self.calls.append(getattr(node, "lineno", 0))
         self.sinks.append([])
@@ -191,10 +195,14 @@ class CallsMixin(EngineBase):
             return self.lock_method(recv, atom.name, args, world, frame, node)
         if isinstance(recv, Ref) and self.kind_of(recv) in ("list", "dict", "set", "deque", "tuple", "frozenset", "copy", "counter", "event"):
             return self.container_call(recv, atom.name, args, world, frame, node)
+        if isinstance(recv, Ref) and self.kind_of(recv) == "queue":
+            return self.queue_call(recv, atom.name, args, world, frame, node)
         if isinstance(recv, Imm):
             for value in args.every():
                 world = self.read(value, world, frame, node)
             return [(world, PLAIN)]
+        if isinstance(recv, Ref) and self.kind_of(recv) in ("object", "exception"):
+            raise CannotFollow(node, f"the call `{self.program.text(node)}`")
         if isinstance(recv, Ref) and self.kind_of(recv) in ("ext", "outside"):
             return self.external(f"`{self.program.text(node)}`", args, world, frame, node, recv)
         if isinstance(recv, Library) and atom.name in ("__name__",):
@@ -223,12 +231,14 @@ class CallsMixin(EngineBase):
             for value in args.every():
                 world = self.read(value, world, frame, node)
             self.heap.set_kind(("site", key(node)), "exception")
-            return [(world, frozenset({Ref(("site", key(node)))}))]
-        if cls == self.cls:
-            raise CannotFollow(node, f"`{self.program.text(node)}`: another `{cls}` made by its own code")
+            return [(world, frozenset({new(("site", key(node)))}))]
+        if cls in self.program.constants:
+            return [(world, PLAIN)]
+        # (another instance of the class under review, made here, is an object like any other: its locks are made
+        # by this call, so they guard nothing of this instance's)
         obj = ("site", key(node))
         self.heap.set_kind(obj, f"instance:{cls}")
-        atom = Ref(obj, None, "")
+        atom = new(obj)
         self.building.append(obj)
         try:
             made = self.dunder(atom, "__init__", args, world, frame, node)
@@ -244,6 +254,22 @@ class CallsMixin(EngineBase):
             for atom in self.shared_within(value, world):
                 self.report(node, f"{self.who(frame)} puts {self.describe_ref(atom)}, shared state, into an exception: whoever catches it can change the state without the lock", "escape")
 
+    def queue_call(self, queue: Ref, name: str, args: Args, world: World, frame: Frame, node: ast.AST) -> Results:
+        """A thread-safe queue's methods need no lock; what is put in it is shared as the queue is."""
+        if name in ("put", "put_nowait"):
+            given = args.positional[0] if args.positional else args.keywords.get("item", NOTHING)
+            world = self.publish(given, self.scope_of(queue, world) or "instance", world, node)
+            self.heap.store_item(queue.obj, given)
+            return [(world, NONE)]
+        if name in ("get", "get_nowait"):
+            scope = self.scope_of(queue, world)
+            items = self.heap.items(queue.obj)
+            self.raised(world, node)
+            return [(world, with_scope(items, scope, queue.path) if scope else items)]
+        if name in ("qsize", "empty", "full", "task_done", "join"):
+            return [(world, PLAIN)]
+        raise CannotFollow(node, f"`{self.program.text(node)}`: the method `{name}` of a queue")
+
     def make_record(self, cls: str, args: Args, world: World, frame: Frame, node: ast.AST) -> Results:
         """An instance of a NamedTuple of the module: a tuple whose positions are its fields."""
         fields = self.program.records[cls]
@@ -257,7 +283,7 @@ class CallsMixin(EngineBase):
             self.heap.store(obj, name, value)
             self.heap.store_item(obj, value)
         self.heap.store(obj, "#len", frozenset({Imm(len(fields))}))
-        return [(world, frozenset({Ref(obj)}))]
+        return [(world, frozenset({new(obj)}))]
 
     # -- code the review cannot read ------------------------------------------------------------
 
@@ -266,12 +292,49 @@ class CallsMixin(EngineBase):
         change whatever it is given, so it may be given nothing shared."""
         # (calling a caller's callable kept in shared state touches none of ours: what it is handed is what counts)
         for value in args.every():
-            for atom in value:
-                shared = isinstance(atom, Ref) and (atom.obj == SELF or self.scope_of(atom, world) is not None)
-                if shared or isinstance(atom, LockRef) or (isinstance(atom, Func | Bound) and self.reaches_state(atom, world)):
-                    raise CannotFollow(node, f"{what}: it hands {self.program.text(node)!r}'s arguments (shared state, a lock or a function reaching them) to code the review cannot read")
+            reached = self.shared_within(value, world) + [a for a in self.reachable(value) if self.hands_over(a, world)]
+            if reached:
+                raise CannotFollow(node, f"{what}: it hands {describe(reached[0])} (shared state, a lock, or a function or object reaching them) to code the review cannot read")
         self.raised(world, node)
-        return [(world, frozenset({Ref(EXT)}))]
+        return [(world, frozenset({new(EXT)}))]
+
+    def run_callables(self, args: Args, worlds: list[World], frame: Frame, node: ast.AST) -> list[World]:
+        """Functions of the module handed to the library (a sort key, a default factory) run there, on the items of
+        what else it was given."""
+        funcs = [a for v in args.every() for a in v if isinstance(a, Func) or (isinstance(a, Bound) and not isinstance(a.recv, Imm | Library))]
+        if not funcs:
+            return worlds
+        items: Value = frozenset({new(EXT)})
+        for value in args.every():
+            for atom in value:
+                if isinstance(atom, Ref) and self.kind_of(atom) in ("list", "dict", "set", "deque", "tuple", "frozenset", "copy", "ext"):
+                    items |= self.heap.items(atom.obj) if not self.scope_of(atom, worlds[0]) else with_scope(self.heap.items(atom.obj), "instance", atom.path)
+        for fn in funcs:
+            worlds = join([w2 for w in worlds for w2, _ in self.call_atom(fn, Args([items]), w, frame, node)]) or worlds
+        return worlds
+
+    def hands_over(self, atom: Atom, world: World) -> bool:
+        """What code the review cannot read must not be given: the instance, a lock, a function reaching state."""
+        return (isinstance(atom, Ref) and atom.obj == SELF) or isinstance(atom, LockRef | GenObj) or (
+            isinstance(atom, Func | Bound) and self.reaches_state(atom, world)) or self.class_of(atom) is not None
+
+    def reachable(self, value: Value) -> list[Atom]:
+        """``value``'s atoms and what the call's own containers in it hold, deep."""
+        found: list[Atom] = []
+        todo, seen = list(value), set()
+        while todo:
+            atom = todo.pop()
+            if atom in seen:
+                continue
+            seen.add(atom)
+            found.append(atom)
+            if isinstance(atom, Ref) and atom.obj[0] == "site" and self.scope_of(atom, World(_NO_LOCKS)) is None:
+                todo += list(self.heap.items(atom.obj))
+                for stored in self.heap.fields.get(atom.obj, {}).values():
+                    todo += list(stored)
+            elif isinstance(atom, Packed):
+                todo += [a for v in atom.items or () for a in v] + list(atom.rest)
+        return found
 
     def call_library(self, lib: Library, args: Args, world: World, frame: Frame, node: ast.AST) -> Results:
         if lib.name.startswith("property."):
@@ -301,7 +364,7 @@ class CallsMixin(EngineBase):
         if kind in ("event", "local", "outside", "object", "counter"):
             obj = ("site", key(node))
             self.heap.set_kind(obj, kind)
-            return [(world, frozenset({Ref(obj)}))]
+            return [(world, frozenset({new(obj)}))]
         if kind == "super":
             if args.positional or frame.fn is None or frame.fn.owner is None or not frame.fn.params:
                 raise CannotFollow(node, "`super(...)` with arguments, or outside a method")
@@ -310,23 +373,27 @@ class CallsMixin(EngineBase):
         if kind == "type":
             if len(args.positional) != 1:
                 raise CannotFollow(node, "`type` with other than one argument")
-            return [(world, frozenset({ClassRef(self.class_of(a) or "") if self.class_of(a) else Imm() for a in args.positional[0]}))]
+            return [(world, frozenset({ClassRef(self.class_of(a) or "") if self.class_of(a) else Library("type.of") for a in args.positional[0]}))]
         if kind == "property":
             getter = [a for a in (args.positional[0] if args.positional else NOTHING) if isinstance(a, Func)]
             setter = [a for a in (args.positional[1] if len(args.positional) > 1 else NOTHING) if isinstance(a, Func)]
             return [(world, frozenset({Prop(getter[0] if getter else None, setter[0] if setter else None)}))]
         if kind in ("staticmethod", "classmethod"):
             funcs = [a for a in (args.positional[0] if args.positional else NOTHING) if isinstance(a, Func)]
-            return [(world, frozenset(Func(f.key, f.closure, f.defaults, f.kwdefaults, "static" if kind == "staticmethod" else "classmethod") for f in funcs))]
+            return [(world, frozenset(replace(f, kind="static" if kind == "staticmethod" else "classmethod") for f in funcs))]
         if kind == "wraps":
             if not lib.bound:
                 return [(world, frozenset({Library(lib.name, (args.positional[0] if args.positional else NOTHING,))}))]
             return [(world, args.positional[0] if args.positional else NOTHING)]
         if kind == "contextmanager":
             funcs = [a for a in (args.positional[0] if args.positional else NOTHING) if isinstance(a, Func)]
-            return [(world, frozenset(Func(f.key, f.closure, f.defaults, f.kwdefaults, "contextmanager") for f in funcs))]
+            return [(world, frozenset(replace(f, kind="contextmanager") for f in funcs))]
         if kind == "nullcontext":
-            return [(world, frozenset({NullCM()}))]
+            return [(world, frozenset({NullCM(swallows=found.detail == "suppress")}))]
+        if kind == "queue":  # a thread-safe queue: no lock needed to use it; what is put in it, every thread may get
+            obj = ("site", self.site(node))
+            self.heap.set_kind(obj, "queue")
+            return [(world, frozenset({new(obj)}))]
         if kind == "cast":
             return [(world, args.positional[1] if len(args.positional) > 1 else NOTHING)]
         return self.library_values(found, lib, args, world, frame, node)
@@ -356,19 +423,17 @@ class CallsMixin(EngineBase):
     def library_values(self, found: Spec, lib: Library, args: Args, world: World, frame: Frame, node: ast.AST) -> Results:
         """The library's functions of values: what they read, and what they return."""
         kind = found.kind
-        dunder = BUILTIN_DUNDERS.get(lib.name)
-        if dunder and args.positional:
-            own = [a for a in args.positional[0] if self.class_of(a) is not None]
-            if own:
-                out: Results = []
-                for atom in own:
-                    called = self.dunder(atom, dunder, Args(), world, frame, node)
-                    if called is None and dunder == "__str__":
-                        called = self.dunder(atom, "__repr__", Args(), world, frame, node)
-                    if called is None and dunder == "__bool__":
-                        called = self.dunder(atom, "__len__", Args(), world, frame, node)
-                    out += called if called is not None else [(world, PLAIN)]
-                return out
+        methods = BUILTIN.get(lib.name)
+        if methods and args.positional and self.own(args.positional[0]):  # len(self), abs(helper): its own method
+            out: Results = []
+            for atom in self.own(args.positional[0]):
+                out += self.special(atom, methods, Args(args.positional[1:]), world, frame, node) or [(world, PLAIN)]
+            return out
+        ran = self.run_any(args.every(), world, frame, node)  # sorted(), min(), dict keys ...: their __lt__, __hash__ ...
+        ran = self.run_callables(args, ran, frame, node)  # sorted(key=...), max(key=...): the module's functions it calls
+        if len(ran) > 1:
+            return [r for w in ran for r in self.library_values(found, lib, args, w, frame, node)]
+        world = ran[0]
         if kind == "exception":
             self.exception_args(args, world, frame, node)
         for value in args.every():
@@ -377,15 +442,47 @@ class CallsMixin(EngineBase):
             self.raised(world, node)
         if kind in ("pure", "exception"):
             return [(world, PLAIN)]
+        if kind == "mutate" and args.positional:  # heappush(heap, item), insort(pool, x): the first keeps the rest
+            target, rest = args.positional[0], frozenset().union(NOTHING, *args.positional[1:])
+            for atom in target:
+                if isinstance(atom, Ref) and self.kind_of(atom) in ("list", "deque", "dict", "set"):
+                    world = self.publish(rest, self.scope_of(atom, world), world, node)
+                    self.heap.store_item(atom.obj, rest)
+            return [(world, NONE)]
         if kind in ("none", "mutate"):
             return [(world, NONE)]
-        if kind == "alias":
-            return [(world, frozenset().union(*args.positional) if args.positional else NOTHING)]
-        if kind == "select" and len(args.positional) == 1:
+        if kind == "pop":  # heapq.heappop(heap): an item of its first argument
+            world, popped = self.iterate(args.positional[0], world, frame, node) if args.positional else (world, NOTHING)
+            return [(world, popped)]
+        if kind == "alias":  # (iter, enumerate, zip, reversed, typing's identities): what it is given, however given
+            given = frozenset().union(NOTHING, *args.every())
+            if lib.name in ("enumerate", "zip"):  # iterated later (reading its sources then), it yields tuples
+                sources = [v for v in args.positional if v] + [v for v in args.keywords.values() if v] + ([args.rest] if args.rest else [])
+                pair = ("site", self.site(node) + "#pair")
+                self.heap.set_kind(pair, "tuple")
+                positions = [PLAIN] + sources[:1] if lib.name == "enumerate" else sources
+                for index, position in enumerate(positions):
+                    _, items = self.iterate(position, world, frame, node) if index or lib.name == "zip" else (world, PLAIN)
+                    self.heap.store(pair, f"#{index}", items)
+                    self.heap.store_item(pair, items)
+                self.heap.store(pair, "#len", frozenset({Imm(len(positions))}))
+                pairs = ("site", self.site(node) + "#pairs")
+                self.heap.set_kind(pairs, "list")
+                self.heap.store_item(pairs, frozenset({Ref(pair)}))
+                return [(world, given | {new(pairs)})]
+            return [(world, given)]
+        if kind == "sum":
+            world, items = self.iterate(args.positional[0], world, frame, node) if args.positional else (world, NOTHING)
+            start = args.positional[1] if len(args.positional) > 1 else args.keywords.get("start", PLAIN)
+            ours = [a for a in items | start if isinstance(a, Ref) and a.obj[0] != "ext" and self.kind_of(a) != "ext"]
+            if ours:  # sum(lists, []) builds a list of what those lists hold
+                raise CannotFollow(node, f"`{self.program.text(node)}`: a sum of containers")
+            return [(world, PLAIN | frozenset(a for a in items | start if isinstance(a, Ref)))]
+        if kind == "select" and len(args.positional) == 1 and args.rest is None:
             world, items = self.iterate(args.positional[0], world, frame, node)
             return [(world, items | (args.keywords.get("default") or NOTHING))]
-        if kind == "select":
-            return [(world, frozenset().union(*args.positional) if args.positional else NOTHING)]
+        if kind == "select":  # min(a, b), max(*lists): one of what it is given
+            return [(world, frozenset().union(NOTHING, *args.positional, args.rest or NOTHING, args.keywords.get("default", NOTHING)))]
         if kind == "next":
             if not args.positional:
                 raise CannotFollow(node, "`next()` without an iterator")
@@ -408,4 +505,4 @@ class CallsMixin(EngineBase):
             raise CannotFollow(node, f"`{self.program.text(node)}`: a copy of something other than a container")
         self.heap.set_kind(obj, found.detail)
         self.heap.store_item(obj, items)
-        return [(world, frozenset({Ref(obj)}))]
+        return [(world, frozenset({new(obj)}))]

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from env.race_review.findings import Finding
 from env.race_review.heap import Heap
 from env.race_review.library import Spec
-from env.race_review.program import FnInfo, Program
+from env.race_review.program import FnInfo, Program, key
 from env.race_review.values import Atom, GenObj, LockRef, ObjId, Ref, Scope, Value
 from env.race_review.world import Flow, Touch, World
 
@@ -31,6 +31,7 @@ class Frame:
     fn: FnInfo | None
     closure: dict[str, Value] = field(default_factory=dict)
     cls_body: str | None = None  # the class whose body runs (class attributes are its locals)
+    parent: str = ""  # the function whose locals the closure reads (each read also sees what they are bound to later)
 
 
 @dataclass
@@ -61,6 +62,7 @@ class EngineBase:
         self.stack: list[str] = []  # functions being walked (no recursion)
         self.calls: list[int] = []  # the lines of the calls being walked, the entry's first
         self.deferring = 0  # inside a predicate loop's test
+        self.quiet = 0  # leaving by an exception only an interrupt could raise: a lock not held there is no finding
         self.yields: list[set[Atom]] = []  # what the generators being run yield
         self.loop_depth = 0  # inside a loop while constructing (a lock made here is one of several)
         self.entry = ""  # the method whose call is walked, for messages
@@ -81,6 +83,10 @@ class EngineBase:
             return f"`{self.entry or inner}`"
         what = "a lambda" if inner == "<lambda>" else f"`{inner}`"
         return f"`{self.entry}` (in {what}, called at line {self.calls[1]})"
+
+    def site(self, node: ast.AST) -> str:
+        """``node`` as reached through the calls being walked: one lock, one try-acquire per way of getting there."""
+        return key(node) + "".join(f"<{line}" for line in self.calls[1:])
 
     def raised(self, world: World, node: ast.AST) -> None:
         """An exception may leave from ``node`` on this path."""
@@ -119,7 +125,7 @@ class EngineBase:
     def load_item(self, atom: Atom, index: Value, world: World, frame: Frame, node: ast.AST) -> Results:
         raise NotImplementedError
 
-    def store_item(self, atom: Atom, value: Value | None, world: World, frame: Frame, node: ast.AST) -> list[World]:
+    def store_item(self, atom: Atom, value: Value | None, world: World, frame: Frame, node: ast.AST, index: Value = frozenset()) -> list[World]:
         raise NotImplementedError
 
     def read(self, value: Value, world: World, frame: Frame, node: ast.AST, what: str = "", write: bool = False) -> World:
@@ -161,6 +167,12 @@ class EngineBase:
     def reaches_state(self, atom: Atom, world: World) -> bool:
         raise NotImplementedError
 
+    def shared_within(self, value: Value, world: World) -> list[Ref]:
+        raise NotImplementedError
+
+    def describe_ref(self, atom: Ref) -> str:
+        raise NotImplementedError
+
     def container_call(self, atom: Ref, name: str, args: Args, world: World, frame: Frame, node: ast.AST) -> Results:
         raise NotImplementedError
 
@@ -174,6 +186,21 @@ class EngineBase:
         raise NotImplementedError
 
     def make_lock(self, spec: Spec, args: Args, world: World, node: ast.AST) -> Value:
+        raise NotImplementedError
+
+    def own(self, value: Value) -> list[Atom]:
+        raise NotImplementedError
+
+    def special(self, atom: Atom, names: tuple[str, ...], args: Args, world: World, frame: Frame, node: ast.AST) -> Results | None:
+        raise NotImplementedError
+
+    def operator(self, left: Value, right: Value, names: tuple[str, str], world: World, frame: Frame, node: ast.AST) -> Results:
+        raise NotImplementedError
+
+    def truth_of(self, value: Value, world: World, frame: Frame, node: ast.AST) -> list[World]:
+        raise NotImplementedError
+
+    def run_any(self, values: list[Value], world: World, frame: Frame, node: ast.AST) -> list[World]:
         raise NotImplementedError
 
     def acquire(self, lock: LockRef, blocking: Value | None, timeout: Value | None, world: World, frame: Frame, node: ast.AST) -> Results:
@@ -192,4 +219,7 @@ class EngineBase:
         raise NotImplementedError
 
     def exit(self, manager: Atom | None, world: World, frame: Frame, node: ast.AST) -> list[World]:
+        raise NotImplementedError
+
+    def exits(self, manager: Atom | None, world: World, frame: Frame, node: ast.AST) -> list[tuple[World, bool]]:
         raise NotImplementedError

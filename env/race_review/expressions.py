@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import builtins
 
+from env.race_review.dunders import BINARY, COMPARE, UNARY
 from env.race_review.engine import Args, EngineBase, Frame, Results
 from env.race_review.findings import CannotFollow
 from env.race_review.library import BUILTINS, spec
@@ -22,6 +23,7 @@ from env.race_review.values import (
     PLAIN,
     Acquired,
     Func,
+    GenObj,
     Imm,
     Library,
     LockRef,
@@ -29,15 +31,15 @@ from env.race_review.values import (
     Ref,
     Value,
     const,
+    new,
     plain,
     truthy,
     unconst,
     with_scope,
 )
-from env.race_review.world import World
+from env.race_review.world import World, join
 
 SAFE_OPS = (ast.Add, ast.Sub, ast.Mult, ast.BitAnd, ast.BitOr, ast.BitXor)
-DUNDER_OPS = {ast.Add: "__add__", ast.Sub: "__sub__", ast.Mult: "__mul__", ast.Eq: "__eq__", ast.NotEq: "__ne__", ast.Lt: "__lt__", ast.Gt: "__gt__"}
 CONSTANT_NAMES = {"True": True, "False": False, "None": None}
 
 
@@ -50,6 +52,9 @@ class ExpressionsMixin(EngineBase):
         out: Results = []
         if isinstance(node, ast.Attribute):
             for w, v in self.eval(node.value, world, frame):
+                if not v:
+                    self.lost(node.value, w)
+                    continue
                 locks = [a for a in v if isinstance(a, LockRef)]
                 if locks and len(locks) < len(v) and node.attr in ("acquire", "release", "wait", "wait_for", "notify", "notify_all"):
                     self.not_a_lock(node.value, [a for a in v if not isinstance(a, LockRef)], f"`{self.program.text(node)}` at line {node.lineno}")
@@ -60,6 +65,8 @@ class ExpressionsMixin(EngineBase):
         if isinstance(node, ast.Subscript):
             out = []
             for w, v in self.eval(node.value, world, frame):
+                if not v:
+                    self.lost(node.value, w)
                 for w1, index in self.eval(node.slice, w, frame):
                     for atom in sorted(v, key=repr):
                         out += self.load_item(atom, index, w1, frame, node)
@@ -69,7 +76,7 @@ class ExpressionsMixin(EngineBase):
         if isinstance(node, ast.BinOp):
             return self.eval_binop(node, world, frame)
         if isinstance(node, ast.UnaryOp):
-            return [(self.read(v, w, frame, node.operand), PLAIN) for w, v in self.eval(node.operand, world, frame)]
+            return self.eval_unary(node, world, frame)
         if isinstance(node, ast.BoolOp):
             return self.eval_boolop(node, world, frame)
         if isinstance(node, ast.Compare):
@@ -84,7 +91,7 @@ class ExpressionsMixin(EngineBase):
         if isinstance(node, ast.ListComp | ast.SetComp | ast.DictComp):
             return self.eval_comprehension(node, world, frame)
         if isinstance(node, ast.GeneratorExp):
-            raise CannotFollow(node, "a generator expression kept for later: it reads its source when it is consumed, wherever that is")
+            return self.make_genexp(node, world, frame)
         if isinstance(node, ast.JoinedStr):
             return self.eval_values([v.value for v in node.values if isinstance(v, ast.FormattedValue)], world, frame, node)
         if isinstance(node, ast.FormattedValue):
@@ -110,6 +117,11 @@ class ExpressionsMixin(EngineBase):
             out.append((w, PLAIN))
         return out
 
+    def lost(self, node: ast.AST, world: World) -> None:
+        """An expression the walk found no value for where one is used: the path would end here unjudged, so the
+        review says it cannot follow it (a finding, kept only if the last walk sees it too)."""
+        self.report(node, f"the review cannot follow `{self.program.text(node)}`: it does not know what it holds here", "cannot-follow")
+
     # -- names ----------------------------------------------------------------------------------
 
     def load_name(self, name: str, world: World, frame: Frame, node: ast.AST) -> Results:
@@ -122,7 +134,8 @@ class ExpressionsMixin(EngineBase):
         if fn is not None and name in fn.locals:
             return [(world, world.get(name) or NOTHING)]
         if fn is not None and name not in fn.globals and name in frame.closure:
-            return [(world, frame.closure[name])]
+            # a closure reads its maker's local when it runs, not when it was made: whatever that local is ever bound to
+            return [(world, frame.closure[name] | self.heap.local_values.get((frame.parent, name), NOTHING))]
         if self.heap.has_field(MODULE, name) or (fn is not None and name in fn.globals):
             value = self.heap.field(MODULE, name)
             if (MODULE, name) in self.heap.nonfinal:
@@ -141,6 +154,8 @@ class ExpressionsMixin(EngineBase):
         """A def or lambda as a value: its defaults evaluated now, the names it reads from this scope captured."""
         info = self.program.functions[key(node)]
         captured: dict[str, Value] = dict(frame.closure)
+        if frame.fn is not None:  # the maker's locals, bound yet or not (the closure reads them when it runs)
+            captured.update({name: NOTHING for name in frame.fn.locals})
         for name, value in world.env:
             captured[name] = value
         free = info.names - info.locals
@@ -153,8 +168,21 @@ class ExpressionsMixin(EngineBase):
                 if self.module_level:  # made once, at import: a mutable default is shared by every call
                     defaults = [with_scope(d, "global", f"{info.name}.__defaults__") for d in defaults]
                     kw = tuple((name, with_scope(v, "global", f"{info.name}.__kwdefaults__")) for name, v in kw)
-                out.append((w2, frozenset({Func(info.key, closure, tuple(defaults), kw)})))
+                parent = frame.fn.key if frame.fn is not None else ""
+                out.append((w2, frozenset({Func(info.key, closure, parent, tuple(defaults), kw)})))
         return out
+
+    def make_genexp(self, node: ast.GeneratorExp, world: World, frame: Frame) -> Results:
+        """A generator expression: its first iterable now, the rest whenever (and wherever) it is iterated."""
+        info = self.program.functions[key(node)]
+        captured: dict[str, Value] = dict(frame.closure)
+        if frame.fn is not None:
+            captured.update({name: NOTHING for name in frame.fn.locals})
+        captured.update(dict(world.env))
+        closure = tuple(sorted((n, v) for n, v in captured.items() if n in info.names - info.locals))
+        parent = frame.fn.key if frame.fn is not None else ""
+        func = Func(info.key, closure, parent)
+        return [(w, frozenset({GenObj(func, ((".0", first),))})) for w, first in self.eval(node.generators[0].iter, world, frame)]
 
     def eval_many(self, nodes: list[ast.expr], world: World, frame: Frame) -> list[tuple[World, list[Value]]]:
         """``nodes`` evaluated left to right: each path with the value of every node."""
@@ -164,17 +192,17 @@ class ExpressionsMixin(EngineBase):
         return paths
 
     def eval_values(self, nodes: list[ast.expr], world: World, frame: Frame, node: ast.AST) -> Results:
-        """Values read as a whole into a plain result (formatting, slicing): each object's str/repr runs."""
+        """Values read as a whole into a plain result (formatting, slicing): each object's __format__/__str__ runs."""
         out: Results = []
         for w, values in self.eval_many(nodes, world, frame):
+            worlds = [w]
             for value in values:
-                for atom in value:
-                    if self.class_of(atom) is not None:
-                        called = self.dunder(atom, "__str__", Args(), w, frame, node) or self.dunder(atom, "__repr__", Args(), w, frame, node)
-                        if called:
-                            w = called[0][0] if len(called) == 1 else w
-                w = self.read(value, w, frame, node)
-            out.append((w, PLAIN))
+                step: list[World] = []
+                for current in worlds:
+                    ran = [x for atom in self.own(value) for x, _ in self.special(atom, ("__format__", "__str__", "__repr__"), Args(), current, frame, node) or []]
+                    step += [self.read(frozenset(a for a in value if self.class_of(a) is None), x, frame, node) for x in ran or [current]]
+                worlds = join(step)
+            out += [(x, PLAIN) for x in worlds]
         return out
 
     # -- operators -------------------------------------------------------------------------------
@@ -182,12 +210,12 @@ class ExpressionsMixin(EngineBase):
     def eval_binop(self, node: ast.BinOp, world: World, frame: Frame) -> Results:
         out: Results = []
         for w, (left, right) in self.eval_many([node.left, node.right], world, frame):
-            own = [a for a in left if self.class_of(a) is not None]
-            name = DUNDER_OPS.get(type(node.op))
-            if own and name:
-                for atom in own:
-                    out += self.dunder(atom, name, Args([right]), w, frame, node) or [(w, PLAIN)]
-                continue
+            if self.own(left) or self.own(right):  # the operands' own __add__ / __radd__ ... run here
+                out += self.operator(left, right, BINARY[type(node.op)], w, frame, node)
+                left = frozenset(a for a in left if self.class_of(a) is None)
+                right = frozenset(a for a in right if self.class_of(a) is None)
+                if not left or not right:
+                    continue
             w = self.read(right, self.read(left, w, frame, node.left), frame, node.right)
             if not (plain(left) and plain(right) and isinstance(node.op, SAFE_OPS)):
                 self.raised(w, node)
@@ -197,11 +225,26 @@ class ExpressionsMixin(EngineBase):
             elif containers:
                 obj = ("site", key(node))
                 self.heap.set_kind(obj, "list")
-                for atom in containers:
-                    self.heap.store_item(obj, self.heap.items(atom.obj))
-                out.append((w, frozenset({Ref(obj)})))
+                for atom in containers:  # a new list of the same items: shared ones stay shared
+                    items = self.heap.items(atom.obj)
+                    scope = self.scope_of(atom, w)
+                    self.heap.store_item(obj, with_scope(items, scope, atom.path) if scope else items)
+                out.append((w, frozenset({new(obj)})))
             else:
                 out.append((w, PLAIN | frozenset(a for a in left | right if isinstance(a, Ref) and self.kind_of(a) == "ext")))
+        return out
+
+    def eval_unary(self, node: ast.UnaryOp, world: World, frame: Frame) -> Results:
+        out: Results = []
+        for w, value in self.eval(node.operand, world, frame):
+            if isinstance(node.op, ast.Not):
+                out += [(w2, PLAIN) for w2 in self.truth_of(value, w, frame, node)]
+                continue
+            for atom in self.own(value):
+                out += self.special(atom, (UNARY[type(node.op)],), Args(), w, frame, node) or []
+            rest = frozenset(a for a in value if self.class_of(a) is None)
+            if rest or not value:
+                out.append((self.read(rest, w, frame, node.operand), PLAIN))
         return out
 
     def eval_boolop(self, node: ast.BoolOp, world: World, frame: Frame) -> Results:
@@ -223,28 +266,30 @@ class ExpressionsMixin(EngineBase):
     def eval_compare(self, node: ast.Compare, world: World, frame: Frame) -> Results:
         out: Results = []
         for w, values in self.eval_many([node.left, *node.comparators], world, frame):
+            worlds = [w]
             for op, left, right in zip(node.ops, values, values[1:], strict=False):
-                own = [a for a in left if self.class_of(a) is not None]
-                name = DUNDER_OPS.get(type(op))
-                if own and name:
-                    for atom in own:
-                        found = self.dunder(atom, name, Args([right]), w, frame, node)
-                        if found:
-                            w = found[0][0]
-                if isinstance(op, ast.In | ast.NotIn):
-                    holders = [a for a in right if self.class_of(a) is not None]
-                    for atom in holders:
-                        found = self.dunder(atom, "__contains__", Args([left]), w, frame, node)
-                        if found:
-                            w = found[0][0]
-                if not isinstance(op, ast.Is | ast.IsNot):
-                    w = self.read(right, self.read(left, w, frame, node), frame, node)
-            out.append((w, PLAIN))
+                step: list[World] = []
+                for current in worlds:
+                    if isinstance(op, ast.In | ast.NotIn):
+                        ran = [x for atom in self.own(right) for x in self.special(atom, ("__contains__", "__iter__"), Args([left]), current, frame, node) or []]
+                        ran += [(x, PLAIN) for x in self.run_any([left], current, frame, node)] if self.own(left) else []
+                    elif isinstance(op, ast.Is | ast.IsNot):
+                        ran = []
+                    else:
+                        ran = self.operator(left, right, COMPARE[type(op)], current, frame, node) if self.own(left) or self.own(right) else []
+                    for after in [x for x, _ in ran] or [current]:
+                        if not isinstance(op, ast.Is | ast.IsNot):
+                            after = self.read(right, self.read(left, after, frame, node), frame, node)
+                        step.append(after)
+                worlds = join(step)
+            out += [(x, PLAIN) for x in worlds]
         return out
 
     def eval_call(self, node: ast.Call, world: World, frame: Frame) -> Results:
         out: Results = []
         for w, func in self.eval(node.func, world, frame):
+            if not func:
+                self.lost(node.func, w)
             for w2, args in self.eval_args(node, w, frame):
                 out += self.call(func, args, w2, frame, node)
         return out
@@ -255,9 +300,6 @@ class ExpressionsMixin(EngineBase):
             step: list[tuple[World, Args]] = []
             for w, args in paths:
                 expr = arg.value if isinstance(arg, ast.Starred) else arg
-                if isinstance(expr, ast.GeneratorExp):  # consumed by the call, right now
-                    expr = ast.ListComp(elt=expr.elt, generators=expr.generators, lineno=expr.lineno, col_offset=expr.col_offset,
-                                        end_lineno=expr.end_lineno, end_col_offset=expr.end_col_offset)
                 for w2, v in self.eval(expr, w, frame):
                     step.append((w2, self.add_arg(args, v, isinstance(arg, ast.Starred), w2, frame, arg)))
             paths = step
@@ -284,8 +326,15 @@ class ExpressionsMixin(EngineBase):
         packs = [a for a in value if isinstance(a, Packed)]
         if len(packs) == 1 and len(value) == 1 and packs[0].items is not None and args.kwrest is None:
             return Args(list(args.positional), {**args.keywords, **dict(zip(packs[0].names, packs[0].items, strict=True))}, args.rest, None)
-        rest = frozenset().union(*(p.rest for p in packs)) if packs else PLAIN
+        rest: Value = frozenset().union(*(p.rest | frozenset().union(*(p.items or ())) for p in packs))
+        for atom in value:  # a dict display or any mapping: what it holds may reach any parameter
+            if not isinstance(atom, Packed):
+                rest |= frozenset({atom}) if not isinstance(atom, Ref) else self.mapping_values(atom)
         return Args(list(args.positional), dict(args.keywords), args.rest, (args.kwrest or NOTHING) | rest)
+
+    def mapping_values(self, atom: Ref) -> Value:
+        found = self.heap.items(atom.obj) | (frozenset({new(("ext",))}) if self.kind_of(atom) == "ext" else NOTHING)
+        return found if not atom.scope else with_scope(found, atom.scope, atom.path)
 
     # -- displays and comprehensions -----------------------------------------------------------
 
@@ -315,7 +364,7 @@ class ExpressionsMixin(EngineBase):
                 for index, value in enumerate(values):  # positions, for unpacking it again
                     self.heap.store(obj, f"#{index}", value)
                 self.heap.store(obj, "#len", frozenset({Imm(len(values))}))
-            out.append((w, frozenset({Ref(obj)})))
+            out.append((w, frozenset({new(obj)})))
         return out
 
     def eval_comprehension(self, node: ast.ListComp | ast.SetComp | ast.DictComp, world: World, frame: Frame) -> Results:
@@ -365,7 +414,7 @@ class ExpressionsMixin(EngineBase):
         for w in done:
             env = {k: v for k, v in w.env if k not in bound}
             env.update({k: v for k, v in outer.items() if k in bound})
-            out.append((w.with_env(tuple(sorted(env.items()))), frozenset({Ref(obj)})))
+            out.append((w.with_env(tuple(sorted(env.items()))), frozenset({new(obj)})))
         return out
 
     # -- conditions ------------------------------------------------------------------------------
@@ -391,11 +440,12 @@ class ExpressionsMixin(EngineBase):
         no_worlds: list[World] = []
         for w, value in self.eval(test, world, frame):
             answer = self.truth(value, w)
-            w = self.read(frozenset(a for a in value if isinstance(a, Ref)), w, frame, test)
-            if answer is not False:
-                yes_worlds.append(w)
-            if answer is not True:
-                no_worlds.append(w)
+            for tested in self.truth_of(value, w, frame, test):
+                tested = self.read(frozenset(a for a in value if isinstance(a, Ref) and self.class_of(a) is None), tested, frame, test)
+                if answer is not False:
+                    yes_worlds.append(tested)
+                if answer is not True:
+                    no_worlds.append(tested)
         return yes_worlds, no_worlds
 
     def truth(self, value: Value, world: World) -> bool | None:
@@ -404,6 +454,4 @@ class ExpressionsMixin(EngineBase):
         if acquired and len(acquired) == len(value):
             answers = {answer for site, answer in world.locks.facts if site in {a.site for a in acquired}}
             return answers.pop() if len(answers) == 1 else None
-        if any(isinstance(a, Func | Library) for a in value) and all(not isinstance(a, Imm) for a in value):
-            return True
-        return truthy(value)
+        return truthy(value)  # only literals are known: an attribute holding a function may hold None once a caller says so

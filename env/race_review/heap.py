@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from env.race_review.values import NOTHING, ObjId, Value
+from env.race_review.values import NOTHING, ObjId, Scope, Value, stale
 
 LockKind = Literal["Lock", "RLock", "Semaphore", "BoundedSemaphore", "counting"]
 LockScope = Literal["instance", "global", "fresh", "many"]
@@ -43,6 +43,8 @@ class Heap:
     kinds: dict[ObjId, str] = field(default_factory=dict)  # "list", "dict", "set", "deque", "tuple", "instance:Name", ...
     nonfinal: dict[tuple[ObjId, str], int] = field(default_factory=dict)  # (object, field) -> a line that rebinds it
     locks: dict[str, LockInfo] = field(default_factory=dict)
+    shared: dict[ObjId, Scope] = field(default_factory=dict)  # objects stored into shared state on some path, by some call
+    local_values: dict[tuple[str, str], Value] = field(default_factory=dict)  # (function, local) -> all it is ever bound to
     mutated: dict[ObjId, int] = field(default_factory=dict)  # containers changed once shared -> a line that changes it
     bound_at: dict[tuple[ObjId, str], dict[object, int]] = field(default_factory=dict)  # (object, field) -> atom -> first line storing it
     grew: bool = False
@@ -54,6 +56,7 @@ class Heap:
         return name in self.fields.get(obj, {})
 
     def store(self, obj: ObjId, name: str, value: Value) -> None:
+        value = stale(value)
         own = self.fields.setdefault(obj, {})
         old = own.get(name)
         new = value if old is None else old | value
@@ -65,6 +68,7 @@ class Heap:
         return self.elems.get(obj, NOTHING)
 
     def store_item(self, obj: ObjId, value: Value) -> None:
+        value = stale(value)
         old = self.elems.get(obj, NOTHING)
         if not value <= old:
             self.elems[obj] = old | value
@@ -91,6 +95,20 @@ class Heap:
             self.nonfinal[(obj, name)] = line
             self.grew = True
 
+    def mark_shared(self, obj: ObjId, scope: Scope) -> None:
+        seen = self.shared.get(obj)
+        if seen is None or (seen == "instance" and scope == "global"):
+            self.shared[obj] = scope
+            self.grew = True
+
+    def bind_local(self, function: str, name: str, value: Value) -> None:
+        """A local of ``function`` bound to ``value`` (what a closure made there may read whenever it runs)."""
+        value = stale(value)
+        old = self.local_values.get((function, name), NOTHING)
+        if not value <= old:
+            self.local_values[(function, name)] = old | value
+            self.grew = True
+
     def mark_mutated(self, obj: ObjId, line: int) -> None:
         if obj not in self.mutated:
             self.mutated[obj] = line
@@ -109,9 +127,13 @@ class Heap:
         if seen is None:
             self.locks[key] = LockInfo(kind, scope, line)
             self.grew = True
+            return
+        if seen.kind != kind and seen.kind != "counting":  # one site making two kinds (Semaphore(1 if x else 4))
+            seen.kind = "counting"
+            self.grew = True
         elif seen.scope != scope:
             # one site seen making locks of two scopes: the weaker one decides
-            order = ("instance", "global", "fresh", "many")
+            order = ("global", "instance", "fresh", "many")
             weaker = max(seen.scope, scope, key=order.index)
             if weaker != seen.scope:
                 seen.scope = weaker

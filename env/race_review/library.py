@@ -15,7 +15,7 @@ from typing import Literal
 SpecKind = Literal[
     "pure", "copy", "select", "alias", "next", "none", "lock", "condition", "semaphore", "event", "local", "container",
     "wraps", "contextmanager", "nullcontext", "cast", "exception", "outside", "super", "type", "object", "property",
-    "staticmethod", "classmethod", "counter", "mutate", "attribute",
+    "staticmethod", "classmethod", "counter", "mutate", "attribute", "sum", "pop", "queue",
 ]
 
 
@@ -26,8 +26,8 @@ class Spec:
     safe: bool = False  # never raises (for the lock-leak check: an exception between acquire and release)
 
 
-_PURE_SAFE = "len isinstance issubclass callable id hash repr ascii abs bool".split()
-_PURE = "int float str round ord chr format bin hex oct divmod pow sum any all range bytes complex".split()
+_PURE_SAFE = "isinstance callable id".split()  # never raise, whatever they are given
+_PURE = "len issubclass hash repr ascii abs bool int float str round ord chr format bin hex oct divmod pow any all range bytes complex".split()
 _REFUSED = {
     "vars": "`vars`: it hands out an object's attribute dict",
     "globals": "`globals`: it hands out the module's names",
@@ -52,7 +52,7 @@ BUILTINS: dict[str, Spec] = {
     **{name: Spec("pure") for name in _PURE},
     "list": Spec("copy", "list"), "set": Spec("copy", "set"), "dict": Spec("copy", "dict"), "tuple": Spec("copy", "tuple"),
     "frozenset": Spec("copy", "frozenset"), "sorted": Spec("copy", "list"), "bytearray": Spec("copy", "list"),
-    "min": Spec("select"), "max": Spec("select"),
+    "min": Spec("select"), "max": Spec("select"), "sum": Spec("sum"),
     "iter": Spec("alias"), "enumerate": Spec("alias"), "zip": Spec("alias"), "reversed": Spec("alias"),
     "next": Spec("next"), "print": Spec("none"),
     "super": Spec("super", safe=True), "type": Spec("type", safe=True), "object": Spec("object", safe=True),
@@ -88,7 +88,37 @@ MODULES: dict[str, dict[str, Spec]] = {
     "typing": {"cast": Spec("cast", safe=True)},  # every other name of typing: a type (pure)
     "uuid": {name: Spec("pure", safe=True) for name in ("uuid1", "uuid3", "uuid4", "uuid5", "UUID")},
     "functools": {"wraps": Spec("wraps", safe=True)},
-    "contextlib": {"contextmanager": Spec("contextmanager", safe=True), "nullcontext": Spec("nullcontext", safe=True)},
+    "contextlib": {
+        "contextmanager": Spec("contextmanager", safe=True), "nullcontext": Spec("nullcontext", safe=True),
+        "suppress": Spec("nullcontext", "suppress", safe=True),
+    },
+    "logging": {"getLogger": Spec("outside", safe=True)},  # a logger's methods: code the review cannot read (handed nothing shared)
+    "heapq": {
+        **{name: Spec("mutate") for name in ("heappush", "heapify")},
+        **{name: Spec("pop") for name in ("heappop", "heappushpop", "heapreplace")},
+    },
+    "bisect": {
+        **{name: Spec("mutate") for name in ("insort", "insort_left", "insort_right")},
+        **{name: Spec("pure") for name in ("bisect", "bisect_left", "bisect_right")},
+    },
+    "decimal": {name: Spec("pure") for name in ("Decimal", "localcontext", "getcontext")},
+    "fractions": {"Fraction": Spec("pure")},
+    "datetime": {name: Spec("pure") for name in ("datetime", "date", "time", "timedelta", "timezone")},
+    "datetime.datetime": {name: Spec("pure") for name in ("now", "utcnow", "today", "fromtimestamp", "utcfromtimestamp", "fromisoformat", "combine", "strptime")},
+    "datetime.date": {name: Spec("pure") for name in ("today", "fromtimestamp", "fromisoformat")},
+    "secrets": {**{name: Spec("pure") for name in ("token_hex", "token_urlsafe", "token_bytes", "randbelow", "randbits", "compare_digest")}, "choice": Spec("select")},
+    "operator": {
+        name: Spec("pure") for name in (
+            "add", "sub", "mul", "truediv", "floordiv", "mod", "neg", "pos", "abs", "not_", "truth", "eq", "ne", "lt", "le", "gt",
+            "ge", "index", "and_", "or_", "xor", "invert", "lshift", "rshift", "pow", "is_", "is_not",
+        )
+    },
+    "enum": {name: Spec("pure") for name in ("Enum", "IntEnum", "StrEnum", "Flag", "IntFlag", "auto", "unique")},
+    "abc": {"ABC": Spec("pure"), "ABCMeta": Spec("pure"), "abstractmethod": Spec("alias", safe=True)},
+    "collections.abc": {},  # every name: a type (pure)
+    "queue": {name: Spec("queue", safe=True) for name in ("Queue", "SimpleQueue", "LifoQueue", "PriorityQueue")},
+    "string": {},  # constants
+    "json": {"dumps": Spec("pure"), "loads": Spec("container", "dict")},
     "collections": {
         "deque": Spec("container", "deque"), "defaultdict": Spec("container", "dict"), "OrderedDict": Spec("container", "dict"),
         "Counter": Spec("container", "dict"),
@@ -114,6 +144,8 @@ def spec(name: str) -> Spec | str:
     if module == "math":
         return Spec("pure")
     if module == "typing" and attr not in table:
+        return Spec("alias", safe=True)  # a type, or an identity (typing.final(x) is x): what it is given, as is
+    if module in ("collections.abc", "string") and attr not in table:
         return Spec("pure", safe=True)
     found = table.get(attr)
     return found if found is not None else f"`{name}`"

@@ -17,7 +17,23 @@ from env.race_review.findings import CannotFollow
 from env.race_review.heap import LockKind, LockScope
 from env.race_review.library import Spec
 from env.race_review.program import key
-from env.race_review.values import NONE, PLAIN, SELF, Acquired, Atom, Imm, LockCM, LockRef, NullCM, Ref, Value, describe, number, truthy
+from env.race_review.values import (
+    NONE,
+    PLAIN,
+    SELF,
+    Acquired,
+    Atom,
+    Imm,
+    LockCM,
+    LockRef,
+    NullCM,
+    Ref,
+    Value,
+    describe,
+    new,
+    number,
+    truthy,
+)
 from env.race_review.world import Locks, Touch, World
 
 
@@ -33,8 +49,9 @@ def _renamed(touches: frozenset[Touch], lock: str, epoch: str) -> frozenset[Touc
 
 class LocksMixin(EngineBase):
     def make_lock(self, spec: Spec, args: Args, world: World, node: ast.AST) -> Value:
-        """A lock made by ``threading.Lock()`` (or RLock, Condition, Semaphore ...) at ``node``."""
-        site = key(node)
+        """A lock made by ``threading.Lock()`` (or RLock, Condition, Semaphore ...) at ``node``, reached through the
+        calls being walked (a helper that makes a lock, called twice, makes two)."""
+        site = self.site(node)
         line = getattr(node, "lineno", 0)
         scope: LockScope = "global" if self.module_level else "instance" if self.in_self_init else "fresh"
         if self.loop_depth and scope != "fresh":
@@ -69,7 +86,7 @@ class LocksMixin(EngineBase):
         if info.scope == "many":
             raise CannotFollow(node, f"{self.lock_name(lock)}: one of several locks made at line {info.line}, chosen at run time")
         line = getattr(node, "lineno", 0)
-        site = key(node)
+        site = self.site(node)
         may_fail = blocking is not None and truthy(blocking) is not True
         if timeout is not None and not (number(timeout) is not None and (number(timeout) or 0) < 0):
             may_fail = True
@@ -110,6 +127,8 @@ class LocksMixin(EngineBase):
     def release(self, lock: LockRef, world: World, frame: Frame, node: ast.AST, how: str = "") -> World:
         count = world.locks.times(lock.key)
         line = getattr(node, "lineno", 0)
+        if count == 0 and self.quiet:
+            return world  # on the way out of an exception only an interrupt could raise: no finding of its own
         if count == 0:
             self.report(
                 node,
@@ -183,8 +202,10 @@ class LocksMixin(EngineBase):
                 lock = atom if isinstance(atom, LockRef) else atom.lock
                 for w, _ in self.acquire(lock, None, None, world, frame, expr):
                     out += [(w2, v, atom) for w2, v in self.handed(atom, w, expr)]
-            elif isinstance(atom, NullCM) or (locks and not (isinstance(atom, Ref) and self.class_of(atom) is not None)):
-                out.append((world, PLAIN, None))  # holds nothing (when a lock was expected: reported above)
+            elif isinstance(atom, NullCM):
+                out.append((world, PLAIN, atom))
+            elif locks and not (isinstance(atom, Ref) and self.class_of(atom) is not None):
+                out.append((world, PLAIN, None))  # holds nothing (a lock was expected: reported above)
             elif isinstance(atom, Ref) and self.class_of(atom) is not None:
                 entered = self.dunder(atom, "__enter__", Args(), world, frame, expr)
                 if entered is None:
@@ -193,7 +214,7 @@ class LocksMixin(EngineBase):
             elif isinstance(atom, Ref) and self.kind_of(atom) in ("ext", "outside"):
                 if self.scope_of(atom, world) is not None:
                     raise CannotFollow(expr, f"`with {self.program.text(expr)}`: a context manager kept in shared state")
-                out.append((world, frozenset({Ref(("ext",))}), None))
+                out.append((world, frozenset({new(("ext",))}), None))
             else:
                 raise CannotFollow(expr, f"`with {self.program.text(expr)}`: it enters {describe(atom)}")
         return out
@@ -228,14 +249,20 @@ class LocksMixin(EngineBase):
         return out
 
     def exit(self, manager: Atom | None, world: World, frame: Frame, node: ast.AST) -> list[World]:
+        return [w for w, _ in self.exits(manager, world, frame, node)]
+
+    def exits(self, manager: Atom | None, world: World, frame: Frame, node: ast.AST) -> list[tuple[World, bool]]:
+        """Leaving ``with <manager>``: each path after its exit, and whether the exit may swallow an exception."""
         if isinstance(manager, LockRef | LockCM):
             lock = manager if isinstance(manager, LockRef) else manager.lock
             end = getattr(node, "end_lineno", 0) or getattr(node, "lineno", 0)
             how = f"the `with` block of line {getattr(node, 'lineno', 0)} let go of {self.lock_name(lock)} at line {end}"
-            return [self.release(lock, world, frame, node, how)]
-        if isinstance(manager, Ref):
+            return [(self.release(lock, world, frame, node, how), False)]
+        if isinstance(manager, Ref) and self.class_of(manager) is not None:
             left = self.dunder(manager, "__exit__", Args([NONE, NONE, NONE]), world, frame, node)
             if left is None:
                 raise CannotFollow(node, "a `with` whose class defines no __exit__")
-            return [w for w, _ in left]
-        return [world]
+            return [(w, truthy(v) is not False) for w, v in left]
+        if isinstance(manager, NullCM):
+            return [(world, manager.swallows)]
+        return [(world, manager is not None)]  # a context manager from outside may swallow exceptions too

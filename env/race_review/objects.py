@@ -9,6 +9,7 @@ one update in one acquisition of it (a read, then a write under a later acquisit
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 
 from env.race_review.engine import Args, EngineBase, Frame, Results
 from env.race_review.findings import CannotFollow
@@ -16,6 +17,7 @@ from env.race_review.values import (
     EXT,
     NONE,
     NOTHING,
+    PEER,
     PLAIN,
     SELF,
     Atom,
@@ -34,6 +36,8 @@ from env.race_review.values import (
     Scope,
     SuperRef,
     Value,
+    deeper,
+    new,
     unconst,
     with_scope,
 )
@@ -63,10 +67,14 @@ class ObjectsMixin(EngineBase):
                 return None if SELF in self.under_construction() else "instance"
             if atom.scope is not None:
                 return atom.scope
-            for obj, scope in world.locks.published:
-                if obj == atom.obj:
-                    return scope
-            return "global" if atom.obj[0] in ("class", "module") else None
+            if atom.fresh:  # this call's own object: shared once this call published it
+                for obj, scope in world.locks.published:
+                    if obj == atom.obj:
+                        return scope
+                return None
+            if atom.obj[0] in ("class", "module"):
+                return "global"
+            return self.heap.shared.get(atom.obj)  # kept somewhere: shared if any call ever published it
         if isinstance(atom, ClassRef):
             return None if self.module_level else "global"
         return None
@@ -98,6 +106,7 @@ class ObjectsMixin(EngineBase):
             if isinstance(atom, Func | Bound | GenObj) and self.reaches_state(atom, world):
                 raise CannotFollow(node, "a function or generator kept in shared state that reaches shared state: it can run later, without the lock")
             if isinstance(atom, Ref) and atom.obj != SELF and atom.scope is None and atom.obj[0] in ("site", "param"):
+                self.heap.mark_shared(atom.obj, scope)
                 if (atom.obj, scope) not in published:
                     published.add((atom.obj, scope))
                     todo += list(self.heap.items(atom.obj))
@@ -106,11 +115,14 @@ class ObjectsMixin(EngineBase):
         return world.with_locks(world.locks._replace(published=frozenset(published)))
 
     def reaches_state(self, atom: Atom, world: World) -> bool:
-        """A function value that can reach shared state or the code's own objects when it runs."""
+        """A function value that can reach objects (the state, the call's own objects, a lock) when it runs."""
         if isinstance(atom, Bound):
-            return not isinstance(atom.recv, Imm)
+            return not isinstance(atom.recv, Imm | Library | ModuleRef | ClassRef)
         if isinstance(atom, Func):
-            return any(not all(isinstance(a, Imm | Library | ModuleRef | ClassRef) for a in value) for _, value in atom.closure)
+            return any(
+                isinstance(a, Ref | LockRef | GenObj | Packed) or (isinstance(a, Func | Bound) and self.reaches_state(a, world))
+                for _, value in atom.closure for a in value
+            )
         return isinstance(atom, GenObj)
 
     # -- the judgment ---------------------------------------------------------------------------
@@ -121,11 +133,13 @@ class ObjectsMixin(EngineBase):
         if scope is None or self.kind_of(atom) in QUIET:
             return world
         line = getattr(node, "lineno", 0)
-        if isinstance(atom, Ref) and field == "[]" and atom.obj[0] == "site":
+        if isinstance(atom, Ref) and atom.obj[0] in ("site", "param", "ext"):
+            # what nothing of this module changes once it is shared can be read without a lock (an object from
+            # outside, what a caller passed in, a container filled once): only our own writes make reads races
             if write:
-                self.heap.mark_mutated(atom.obj, line)
-            elif atom.obj not in self.heap.mutated:
-                return world  # what nothing changes once it is shared can be read without a lock
+                self.heap.mark_mutated(atom.obj if field == "[]" else (*atom.obj, field), line)
+            elif (atom.obj if field == "[]" else (*atom.obj, field)) not in self.heap.mutated:
+                return world
         held = [key for key, count in world.locks.held if count > 0]
         protecting = [key for key in held if self.heap.locks[key].protects(scope)]
         verb = "writes" if write else "reads"
@@ -220,6 +234,7 @@ class ObjectsMixin(EngineBase):
     # -- attributes -------------------------------------------------------------------------------
 
     def load_attr(self, atom: Atom, name: str, world: World, frame: Frame, node: ast.AST) -> Results:
+        self.check_peer(atom, name, node)
         cls = self.class_of(atom)
         if cls is not None:
             return self.instance_attr(atom, cls, name, world, frame, node)
@@ -242,28 +257,45 @@ class ObjectsMixin(EngineBase):
             return [(world, frozenset({Bound(atom, name)}))]
         if isinstance(atom, Prop) and name in ("setter", "getter", "deleter"):
             return [(world, frozenset({Library(f"property.{name}", (frozenset({atom}),))}))]
-        if isinstance(atom, Imm | Library) or (isinstance(atom, Func) and name in ("__name__", "__doc__", "__qualname__")):
-            return [(world, frozenset({Bound(atom, name)}) if not name.startswith("__") else PLAIN)]
+        if name in ("__name__", "__doc__", "__qualname__", "__module__") and isinstance(atom, Imm | Library | Func | Bound | ClassRef):
+            return [(world, PLAIN)]
+        if name.startswith("__") and not isinstance(atom, Ref):
+            raise CannotFollow(node, f"`{self.program.text(node)}`: a special attribute")
+        if isinstance(atom, Library):  # a name inside a module's name (datetime.datetime.now): the library says what it is
+            return [(world, frozenset({Library(f"{atom.name}.{name}")}))]
+        if isinstance(atom, Imm):
+            return [(world, frozenset({Bound(atom, name)}))]
         kind = self.kind_of(atom)
         if isinstance(atom, Ref) and kind in ("ext", "outside", "object", "exception"):
             if kind == "ext":
                 world = self.access(atom, name, False, world, frame, node, f"`{self.program.text(node)}`")
                 scope = self.scope_of(atom, world)
-                held = self.heap.field(atom.obj, name) | {Ref(EXT, path=f"{atom.path}.{name}" if atom.path else "")}
+                held = self.heap.field(atom.obj, name) | {Ref(EXT, path=deeper(atom.path, f".{name}"))}
                 self.raised(world, node)
                 return [(world, with_scope(held, scope, "") if scope else held)]
-            return [(world, PLAIN)]
+            return [(world, frozenset({new(EXT)}))]  # a thread's name, an exception's args: outside our state
         if isinstance(atom, Ref) and kind == "local":
             return [(world, self.heap.field(atom.obj, name))]
         if isinstance(atom, Ref) and kind == "tuple" and self.heap.has_field(atom.obj, name):
             scope = self.scope_of(atom, world)  # a NamedTuple's field
             found_value = self.heap.field(atom.obj, name)
             return [(world, with_scope(found_value, scope, atom.path) if scope else found_value)]
-        if isinstance(atom, Ref) and (kind in CONTAINERS or kind in ("counter", "event")):
+        if isinstance(atom, Ref) and (kind in CONTAINERS or kind in ("counter", "event", "queue")):
             if name.startswith("__") and name not in READS | WRITES:
                 raise CannotFollow(node, f"`{self.program.text(node)}`")
             return [(world, frozenset({Bound(atom, name)}))]
         raise CannotFollow(node, f"`{self.program.text(node)}`: an attribute of {self.program.text(node.value) if isinstance(node, ast.Attribute) else 'a value'} it cannot follow")
+
+    def check_peer(self, atom: Atom, name: str, node: ast.AST) -> None:
+        """State of what may be another instance of the class (one kept in shared state, or an argument) is guarded
+        by that instance's lock, which the review does not follow."""
+        if not isinstance(atom, Ref):
+            return
+        peer = atom.obj == PEER
+        argument = atom.obj[0] in ("param", "ext") and self.heap.has_field(SELF, name) and not name.startswith("__")
+        if peer or argument:
+            what = "another instance of the class, kept in shared state" if peer else "an argument that may be another instance of the class"
+            raise CannotFollow(node, f"`{self.program.text(node)}`: the state of {what}; its own lock guards it, and the review follows only this instance's")
 
     def instance_attr(self, atom: Atom, cls: str, name: str, world: World, frame: Frame, node: ast.AST) -> Results:
         assert isinstance(atom, Ref)
@@ -280,7 +312,7 @@ class ObjectsMixin(EngineBase):
         if (atom.obj, name) in self.heap.nonfinal or (found is not None and (("class", found[0]), name) in self.heap.nonfinal):
             world = self.access(atom, name, False, world, frame, node, self.field_name(atom, name, node))
         base = atom.path or ("self" if atom.obj == SELF else "")
-        path = f"{base}.{name}" if base else ""
+        path = deeper(base, f".{name}")
         value = frozenset(LockRef(a.key, a.cond, a.path or path) if isinstance(a, LockRef) else a for a in value)
         value = unconst(value)  # a caller can set any attribute: what __init__ wrote is one value of many
         return [(world, with_scope(value, scope, path) if scope else value)]
@@ -318,12 +350,12 @@ class ObjectsMixin(EngineBase):
         return out
 
     def class_value(self, atom: ClassRef, name: str, world: World, frame: Frame, node: ast.AST) -> Results:
-        if name == "__name__":
+        if name == "__name__" or atom.name in self.program.constants:  # an Enum's members are constants
             return [(world, PLAIN)]
         found = self.class_attr(atom.name, name)
         if found is None:
             return [(world, NOTHING)]
-        value = frozenset(a.__class__(a.key, a.closure, a.defaults, a.kwdefaults, "static") if isinstance(a, Func) and a.kind == "function" else a for a in found[1])
+        value = frozenset(replace(a, kind="static") if isinstance(a, Func) and a.kind == "function" else a for a in found[1])
         value = frozenset(Bound(atom, name, a) if isinstance(a, Func) and a.kind == "classmethod" else a for a in value)
         if (("class", found[0]), name) in self.heap.nonfinal:
             world = self.access(ClassRef(found[0]), name, False, world, frame, node, f"`{found[0]}.{name}`")
@@ -332,6 +364,7 @@ class ObjectsMixin(EngineBase):
         return [(world, with_scope(unconst(value), "global", f"{atom.name}.{name}"))]
 
     def store_attr(self, atom: Atom, name: str, value: Value, world: World, frame: Frame, node: ast.AST) -> list[World]:
+        self.check_peer(atom, name, node)
         line = getattr(node, "lineno", 0)
         cls = self.class_of(atom)
         if cls is not None and isinstance(atom, Ref):
@@ -366,6 +399,8 @@ class ObjectsMixin(EngineBase):
 
     def store_field(self, atom: Atom, obj: ObjId, name: str, value: Value, world: World, frame: Frame, node: ast.AST, line: int) -> World:
         text = f"`{self.program.text(node)}`"
+        if obj[0] in ("self", "class", "module") and any(isinstance(a, Func | Bound | GenObj) and self.reaches_state(a, world) for a in value):
+            raise CannotFollow(node, f"{text} keeps a function that reaches objects of its own (a closure, a bound method): it can run later, from anywhere, without the lock")
         world = self.access(atom, name, True, world, frame, node, text)
         world = self.publish(value, self.scope_of(atom, world), world, node)
         if obj not in self.under_construction() and not (self.module_level and obj[0] == "class"):
@@ -438,12 +473,12 @@ class ObjectsMixin(EngineBase):
             scope = self.scope_of(atom, world)
             items = self.heap.values(atom.obj) | ({Ref(EXT)} if kind == "ext" else set())
             self.raised(world, node)
-            return [(world, with_scope(items, scope, f"{atom.path}[...]" if atom.path else "") if scope else items)]
+            return [(world, with_scope(items, scope, deeper(atom.path, "[...]")) if scope else items)]
         if isinstance(atom, Ref) and kind in ("outside", "object", "exception"):
             return [(world, PLAIN)]
         raise CannotFollow(node, f"`{self.program.text(node)}`: an item of a value it cannot follow (a lock or a function kept in a container?)")
 
-    def store_item(self, atom: Atom, value: Value | None, world: World, frame: Frame, node: ast.AST) -> list[World]:
+    def store_item(self, atom: Atom, value: Value | None, world: World, frame: Frame, node: ast.AST, index: Value = NOTHING) -> list[World]:
         kind = self.kind_of(atom)
         if self.class_of(atom) is not None:
             name = "__setitem__" if value is not None else "__delitem__"
@@ -459,9 +494,10 @@ class ObjectsMixin(EngineBase):
             target = node.value if isinstance(node, ast.Subscript) else node
             world = self.access(atom, "[]", True, world, frame, node, self.name(atom, target))
             if value is not None:
-                self.check_escape(atom, value, world, node)
-                world = self.publish(value, self.scope_of(atom, world), world, node)
+                self.check_escape(atom, value | index, world, node)
+                world = self.publish(value | index, self.scope_of(atom, world), world, node)  # the key is kept too
                 self.heap.store_value(atom.obj, value)
+                self.heap.store_item(atom.obj, index)
             self.raised(world, node)
             return [world]
         raise CannotFollow(node, f"`{self.program.text(node)}`: it changes an item of a value it cannot follow")
@@ -478,7 +514,7 @@ class ObjectsMixin(EngineBase):
                     world = self.access(atom, "[]", False, world, frame, node, self.name(atom, node))
                 scope = self.scope_of(atom, world)
                 items = self.heap.items(atom.obj) | ({Ref(EXT)} if kind == "ext" else set())
-                out |= with_scope(items, scope, f"{atom.path}[...]" if atom.path else "") if scope else items
+                out |= with_scope(items, scope, deeper(atom.path, "[...]")) if scope else items
             elif isinstance(atom, Ref) and kind == "counter":
                 world = self.access(atom, "[]", True, world, frame, node, self.name(atom, node))
                 out |= PLAIN
@@ -535,7 +571,7 @@ class ObjectsMixin(EngineBase):
             kept = stored[-1] if name in ("setdefault", "__setitem__") and stored else frozenset(flat)
             self.heap.add_values(atom.obj, kept)
         items = self.heap.values(atom.obj)
-        shared = with_scope(items, scope, f"{atom.path}[...]" if atom.path else "") if scope else items
+        shared = with_scope(items, scope, deeper(atom.path, "[...]")) if scope else items
         if name in ("get", "pop", "popleft", "setdefault", "__getitem__", "popitem"):
             self.raised(world, node)
             extra = args.positional[1] if len(args.positional) > 1 else NONE
@@ -545,8 +581,10 @@ class ObjectsMixin(EngineBase):
         if name in ("copy", "union", "intersection", "difference", "symmetric_difference"):
             site: ObjId = ("site", f"{name}@{getattr(node, 'lineno', 0)}:{getattr(node, 'col_offset', 0)}")
             self.heap.set_kind(site, kind)
-            self.heap.store_item(site, items)
-            return [(world, frozenset({Ref(site, None, "")}))]
+            self.heap.store_item(site, shared)  # a shallow copy: the same items, shared ones still shared
+            if kind == "dict":
+                self.heap.add_values(site, shared)
+            return [(world, frozenset({new(site)}))]
         if name in ("remove", "index"):
             self.raised(world, node)
         return [(world, PLAIN if name in READS else NONE)]

@@ -33,6 +33,7 @@ class FnInfo:
     globals: frozenset[str]
     generator: bool
     names: frozenset[str] = frozenset()  # every name it (or a function inside it) reads: what a closure may capture
+    nests: bool = False  # it defines functions (whose closures read its locals when they run)
 
     @property
     def body(self) -> list[ast.stmt]:
@@ -86,6 +87,17 @@ def _bound_names(nodes: list[ast.AST]) -> tuple[set[str], set[str], set[str]]:
     return bound, declared, nonlocal_
 
 
+# Bases that add nothing a lock discipline depends on (typing generics, abstract bases), and class decorators that hand
+# the class back unchanged but for comparison methods written from the ones it has.
+NEUTRAL_BASES = frozenset({"object", "Generic", "typing.Generic", "Protocol", "typing.Protocol", "ABC", "abc.ABC"})
+IDENTITY_CLASS_DECORATORS = frozenset({"total_ordering", "functools.total_ordering", "typing.final", "final", "runtime_checkable", "typing.runtime_checkable"})
+
+
+def _base_name(node: ast.expr) -> str:
+    """A base's name without its type arguments (``Generic[K, V]`` -> ``Generic``)."""
+    return ast.unparse(node.value if isinstance(node, ast.Subscript) else node)
+
+
 def _is_exception(name: str) -> bool:
     value = getattr(builtins, name, None)
     return isinstance(value, type) and issubclass(value, BaseException)
@@ -106,7 +118,25 @@ def _function(node: FunctionNode, owner: str | None) -> FnInfo:
         vararg=args.vararg.arg if args.vararg else None, kwonly=[a.arg for a in args.kwonlyargs],
         kwarg=args.kwarg.arg if args.kwarg else None, locals=frozenset((bound | set(names)) - declared),
         globals=frozenset(declared), generator=generator, names=frozenset(n.id for n in ast.walk(node) if isinstance(n, ast.Name)),
+        nests=any(isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) for n in own),
     )
+
+
+def _genexp(node: ast.GeneratorExp) -> ast.FunctionDef:
+    """A generator expression as the generator function Python makes of it: ``def <genexpr>(.0): for ... in .0:
+    [if ...:] yield elt`` (its first iterable is evaluated where it is written, the rest when it is iterated)."""
+    body: ast.stmt = ast.Expr(ast.Yield(node.elt))
+    for index, gen in reversed(list(enumerate(node.generators))):
+        for test in reversed(gen.ifs):
+            body = ast.If(test=test, body=[body], orelse=[])
+        source = ast.Name(id=".0", ctx=ast.Load()) if index == 0 else gen.iter
+        body = ast.For(target=gen.target, iter=source, body=[body], orelse=[])
+    arguments = ast.arguments(posonlyargs=[], args=[ast.arg(arg=".0")], kwonlyargs=[], kw_defaults=[], defaults=[])
+    made = ast.FunctionDef(name="<genexpr>", args=arguments, body=[body], decorator_list=[], returns=None, type_comment=None)
+    for each in ast.walk(made):  # what was made here sits where the expression is; its parts keep their own places
+        if not hasattr(each, "lineno") or each is made or isinstance(each, ast.arguments | ast.arg):
+            ast.copy_location(each, node)
+    return made
 
 
 @dataclass
@@ -116,6 +146,7 @@ class Program:
     classes: dict[str, ast.ClassDef] = field(default_factory=dict)
     exceptions: set[str] = field(default_factory=set)  # classes of this module that are exceptions (their instances hold no state)
     records: dict[str, list[str]] = field(default_factory=dict)  # NamedTuple classes of this module -> their fields
+    constants: set[str] = field(default_factory=set)  # Enum classes of this module (their members are constants)
     lines: list[str] = field(default_factory=list)
 
     @classmethod
@@ -129,15 +160,21 @@ class Program:
                     program.exceptions.add(node.name)
                 elif base is not None and ast.unparse(base) in ("NamedTuple", "typing.NamedTuple"):
                     program.records[node.name] = [s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
+                elif base is not None and ast.unparse(base) in ("Enum", "IntEnum", "StrEnum", "enum.Enum", "enum.IntEnum", "enum.StrEnum"):
+                    program.constants.add(node.name)
         todo: list[tuple[ast.AST, str | None]] = [(tree, None)]
         while todo:  # every function, with the class whose body (or whose method) defines it
-            node, owner = todo.pop()
-            for child in ast.iter_child_nodes(node):
+            parent, owner = todo.pop()
+            for child in ast.iter_child_nodes(parent):
                 if isinstance(child, ast.ClassDef):
                     todo.append((child, child.name))
                     continue
                 if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
                     info = _function(child, owner)
+                    program.functions[info.key] = info
+                elif isinstance(child, ast.GeneratorExp):
+                    info = _function(_genexp(child), owner)
+                    info.key = key(child)
                     program.functions[info.key] = info
                 todo.append((child, owner))
         return program
@@ -160,9 +197,10 @@ class Program:
                 raise CannotFollow(self.classes[name], f"the classes of `{name}` inherit from each other in a circle")
             chain.append(current)
             node = self.classes[current]
-            if node.keywords or node.decorator_list:
+            decorators = [d for d in node.decorator_list if self.text(d) not in IDENTITY_CLASS_DECORATORS]
+            if node.keywords or decorators:
                 raise CannotFollow(node, f"the class `{current}` has a metaclass, keyword arguments or a decorator")
-            bases = [b for b in node.bases if not (isinstance(b, ast.Name) and b.id == "object")]
+            bases = [b for b in node.bases if _base_name(b) not in NEUTRAL_BASES]
             if len(bases) > 1:
                 raise CannotFollow(node, f"the class `{current}` has several bases")
             if not bases:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 
 from env.race_review.calls import CallsMixin
+from env.race_review.dunders import DundersMixin
 from env.race_review.engine import Args, Frame
 from env.race_review.expressions import ExpressionsMixin
 from env.race_review.findings import CannotFollow, Finding
@@ -13,7 +14,7 @@ from env.race_review.locks import LocksMixin
 from env.race_review.objects import ObjectsMixin
 from env.race_review.program import Program
 from env.race_review.statements import StatementsMixin
-from env.race_review.values import MODULE, NOTHING, SELF, Bound, ClassRef, Func, GenObj, Prop, Ref, Value, describe
+from env.race_review.values import MODULE, NOTHING, SELF, Bound, ClassRef, Func, GenObj, Prop, Ref, Value, describe, new
 from env.race_review.world import Locks, World, join
 
 MAX_PASSES = 12
@@ -33,7 +34,7 @@ def _main_guard(node: ast.stmt) -> bool:
     )
 
 
-class Review(ExpressionsMixin, StatementsMixin, CallsMixin, ObjectsMixin, LocksMixin):
+class Review(ExpressionsMixin, StatementsMixin, CallsMixin, DundersMixin, ObjectsMixin, LocksMixin):
     def run(self) -> Finding | None:
         try:
             return self.judge()
@@ -69,8 +70,11 @@ class Review(ExpressionsMixin, StatementsMixin, CallsMixin, ObjectsMixin, LocksM
         frame = Frame(None)
         world = World(Locks())
         for stmt in self.program.tree.body:
-            if _main_guard(stmt):
-                continue
+            if _main_guard(stmt):  # its body never runs on import; its else always does
+                assert isinstance(stmt, ast.If)
+                if not stmt.orelse:
+                    continue
+                stmt = ast.If(test=ast.Constant(False), body=[ast.Pass()], orelse=stmt.orelse, lineno=stmt.lineno, col_offset=stmt.col_offset)
             if isinstance(stmt, ast.ClassDef):
                 self.run_class(stmt, world)
                 continue
@@ -82,7 +86,7 @@ class Review(ExpressionsMixin, StatementsMixin, CallsMixin, ObjectsMixin, LocksM
 
     def run_class(self, node: ast.ClassDef, world: World) -> None:
         self.heap.store(MODULE, node.name, frozenset({ClassRef(node.name)}))
-        if node.name in self.program.exceptions or node.name in self.program.records:
+        if node.name in self.program.exceptions or node.name in self.program.records or node.name in self.program.constants:
             return
         frame = Frame(None, cls_body=node.name)
         self.heap.store(("class", node.name), "__module__", NOTHING)
@@ -132,7 +136,9 @@ class Review(ExpressionsMixin, StatementsMixin, CallsMixin, ObjectsMixin, LocksM
                 private = name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
                 if name in seen or private or name in NOT_ENTRIES:
                     continue
-                seen[name] = frozenset(a for a in value if isinstance(a, Func | Prop))
+                # methods and properties; and whatever else a caller can call: a bound method kept on the class, an
+                # instance of one of the module's classes (its __call__)
+                seen[name] = frozenset(a for a in value if isinstance(a, Func | Prop | Bound) or (isinstance(a, Ref) and self.class_of(a)))
         return [(name, value) for name, value in seen.items() if value]
 
     def entry_args(self, fn: Func, first: object | None) -> Args:
@@ -141,11 +147,18 @@ class Review(ExpressionsMixin, StatementsMixin, CallsMixin, ObjectsMixin, LocksM
         names = info.params[1:] if first is not None else info.params
         defaults = dict(zip(info.params[len(info.params) - len(fn.defaults) :], fn.defaults, strict=True))
         values: list[Value] = [frozenset({first})] if first is not None else []  # type: ignore[arg-type]
-        values += [frozenset({Ref(("param", fn.key, n))}) | defaults.get(n, NOTHING) for n in names]
-        keywords = {n: frozenset({Ref(("param", fn.key, n))}) | dict(fn.kwdefaults).get(n, NOTHING) for n in info.kwonly}
+        values += [frozenset({new(("param", fn.key, n))}) | defaults.get(n, NOTHING) for n in names]
+        keywords = {n: frozenset({new(("param", fn.key, n))}) | dict(fn.kwdefaults).get(n, NOTHING) for n in info.kwonly}
         return Args(values, keywords)
 
     def walk_entry(self, name: str, atom: object) -> None:
+        if isinstance(atom, Bound | Ref):
+            self.sinks = [[]]
+            node = self.program.classes[self.cls]
+            args = Args([frozenset({new(("param", name, "args"))})], rest=frozenset({new(("param", name, "rest"))}))
+            ran = self.call(frozenset({atom}), args, World(Locks()), Frame(None), node)
+            self.check_exits(ran, self.sinks[0], node)
+            return
         if isinstance(atom, Prop):
             for fn, role in ((atom.fget, "getter"), (atom.fset, "setter")):
                 if fn is not None:
@@ -171,7 +184,7 @@ class Review(ExpressionsMixin, StatementsMixin, CallsMixin, ObjectsMixin, LocksM
         entered = self.dunder(Ref(SELF), "__enter__", Args(), World(Locks()), Frame(None), node) or []
         out = []
         for world, _ in entered:
-            out += self.dunder(Ref(SELF), "__exit__", Args([NOTHING | frozenset({Ref(("param", "with", "exc"))})] * 3), world, Frame(None), node) or []
+            out += self.dunder(Ref(SELF), "__exit__", Args([NOTHING | frozenset({new(("param", "with", "exc"))})] * 3), world, Frame(None), node) or []
         self.check_exits([(w, NOTHING) for w, _ in out], self.sinks[0], node)
 
     def check_exits(self, results: list[tuple[World, Value]], raised: list[World], node: ast.AST) -> None:
@@ -192,6 +205,8 @@ class Review(ExpressionsMixin, StatementsMixin, CallsMixin, ObjectsMixin, LocksM
             for leaked in self.shared_within(value, world):
                 self.report(node, f"`{self.entry}` returns {describe(leaked)}, shared state, to its caller, who can then change it without the lock", "escape")
         for world in raised:
+            if not world.locks.raised_at:
+                continue  # a statement boundary, where only an interrupt could raise: a handler's way in, not a leak
             for held, _ in world.locks.held:
                 if self.heap.locks[held].scope == "fresh":
                     continue

@@ -11,10 +11,11 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
+from env.race_review.dunders import BINARY
 from env.race_review.engine import MAX_WORLDS, Args, EngineBase, Frame, Results
 from env.race_review.findings import CannotFollow
 from env.race_review.library import KNOWN_MODULES
-from env.race_review.values import MODULE, NONE, NOTHING, PLAIN, Atom, Imm, Library, ModuleRef, Packed, Ref, Value, plain, with_scope
+from env.race_review.values import MODULE, NONE, NOTHING, PLAIN, Atom, Imm, Library, ModuleRef, Packed, Ref, Value, new, plain, with_scope
 from env.race_review.world import Flow, World, join
 
 MAX_ROUNDS = 24
@@ -38,11 +39,13 @@ class StatementsMixin(EngineBase):
     def exec_block(self, body: list[ast.stmt], worlds: list[World], frame: Frame) -> Flow:
         flow = Flow()
         current = join(worlds)
+        boundaries: list[World] = []  # every statement may raise before or after it runs (an exception handler's way in)
         for stmt in body:
             if not current:
                 break
             if len(current) > MAX_WORLDS:
                 raise CannotFollow(stmt, f"code with more than {MAX_WORLDS} different lock states at one point")
+            boundaries += [w.with_locks(w.locks._replace(raised_at=0)) for w in current]
             handler: Callable[[ast.stmt, World, Frame], Flow] | None = getattr(self, "stmt_" + type(stmt).__name__, None)
             if handler is None:
                 raise CannotFollow(stmt, f"the statement `{self.program.text(stmt).splitlines()[0]}`")
@@ -53,6 +56,8 @@ class StatementsMixin(EngineBase):
                 step.absorb(part)
             flow.absorb(step)
             current = join(step.normal)
+        boundaries += [w.with_locks(w.locks._replace(raised_at=0)) for w in current]
+        self.sinks[-1] += join(boundaries)
         flow.normal = current
         return flow
 
@@ -149,7 +154,24 @@ class StatementsMixin(EngineBase):
         raise CannotFollow(stmt, f"`{self.program.text(stmt)}`")
 
     def combine(self, old: Value, operand: Value, world: World, frame: Frame, stmt: ast.AugAssign) -> tuple[World, Value]:
-        """``old op= operand``: a number's new value, or the same container changed in place."""
+        """``old op= operand``: a number's new value, the same container changed in place, or an object's own
+        __iadd__ (or __add__ / the operand's __radd__)."""
+        if self.own(old) or self.own(operand):
+            names = BINARY[type(stmt.op)]
+            ran = [r for atom in self.own(old) for r in self.special(atom, ("__i" + names[0][2:], names[0]), Args([operand]), world, frame, stmt) or []]
+            ran += [r for atom in self.own(operand) for r in self.special(atom, (names[1],), Args([old]), world, frame, stmt) or []]
+            worlds = join([w for w, _ in ran])
+            if len(worlds) > 1:
+                raise CannotFollow(stmt, f"`{self.program.text(stmt)}`: an operator method that leaves different locks held")
+            if worlds:
+                world = worlds[0]
+            result = frozenset().union(NOTHING, *(v for _, v in ran))
+            rest = frozenset(a for a in old if self.class_of(a) is None)
+            if not rest:
+                return world, result
+            old = rest
+            world, more = self.combine(old, frozenset(a for a in operand if self.class_of(a) is None) or PLAIN, world, frame, stmt)
+            return world, result | more
         if plain(old) and plain(operand):
             if not isinstance(stmt.op, ast.Add | ast.Sub | ast.Mult | ast.BitAnd | ast.BitOr | ast.BitXor):
                 self.raised(world, stmt)
@@ -201,7 +223,7 @@ class StatementsMixin(EngineBase):
 
     def stmt_ImportFrom(self, stmt: ast.ImportFrom, world: World, frame: Frame) -> Flow:
         module = stmt.module or ""
-        if stmt.level or module not in KNOWN_MODULES and module != "__future__":
+        if stmt.level or (module not in KNOWN_MODULES and module != "__future__"):
             raise CannotFollow(stmt, f"`from {'.' * stmt.level}{module} import ...`: the module is outside what it knows")
         for alias in stmt.names:
             if alias.name == "*":
@@ -212,7 +234,7 @@ class StatementsMixin(EngineBase):
 
     def bind_name(self, name: str, value: Value, world: World, frame: Frame) -> World:
         if frame.fn is None and frame.cls_body is None:
-            self.heap.store(MODULE, name, value)
+            self.heap.store(MODULE, name, value)  # a module or a library callable: nothing to publish
             return world
         return world.bind(name, value)
 
@@ -226,9 +248,9 @@ class StatementsMixin(EngineBase):
         if isinstance(target, ast.Subscript):
             out: list[World] = []
             for w, holder in self.eval(target.value, world, frame):
-                for w2, _ in self.eval(target.slice, w, frame):
+                for w2, index in self.eval(target.slice, w, frame):
                     for atom in sorted(holder, key=repr):
-                        out += self.store_item(atom, value, w2, frame, target)
+                        out += self.store_item(atom, value, w2, frame, target, index)
             return out
         if isinstance(target, ast.Tuple | ast.List):
             positions = self.positions(value, len(target.elts), world) if not any(isinstance(e, ast.Starred) for e in target.elts) else None
@@ -265,20 +287,27 @@ class StatementsMixin(EngineBase):
         obj = ("site", f"starred@{getattr(node, 'lineno', 0)}:{getattr(node, 'col_offset', 0)}")
         self.heap.set_kind(obj, "list")
         self.heap.store_item(obj, items)
-        return frozenset({Ref(obj)})
+        return frozenset({new(obj)})
 
     def assign_name(self, target: ast.Name, value: Value, world: World, frame: Frame) -> World:
         name = target.id
         if frame.cls_body is not None:
+            world = self.publish(value, "global", world, target)  # what a class attribute holds, every instance shares
             self.heap.store(("class", frame.cls_body), name, value)
             return world
         if frame.fn is None or name in frame.fn.globals:
-            if not self.module_level:
+            if self.module_level:
+                world = self.publish(value, "global", world, target)  # a module global: every thread's
+            else:
                 world = self.access(Ref(MODULE), name, True, world, frame, target, f"the module-level `{name}`")
                 world = self.publish(value, "global", world, target)
                 self.heap.mark_nonfinal(MODULE, name, target.lineno)
             self.heap.store(MODULE, name, value)
             return world
+        if frame.fn.nests:  # a closure made here reads this local when it runs
+            self.heap.bind_local(frame.fn.key, name, value)
+        if frame.fn.nests:  # a closure made here reads this local when it runs
+            self.heap.bind_local(frame.fn.key, name, value)
         return world.bind(name, value)
 
     # -- compound statements -----------------------------------------------------------------------
@@ -391,7 +420,16 @@ class StatementsMixin(EngineBase):
         for w in inner.continues:
             flow.continues += self.exit(manager, w, frame, stmt)
         for w in raised:
-            self.sinks[-1] += self.exit(manager, w, frame, stmt)
+            implicit = int(not w.locks.raised_at)
+            self.quiet += implicit
+            try:
+                left = self.exits(manager, w, frame, stmt)
+            finally:
+                self.quiet -= implicit
+            for after, swallows in left:
+                self.sinks[-1].append(after)
+                if swallows:  # __exit__ returned something true: the code after the block runs
+                    flow.normal.append(after)
 
     def stmt_Try(self, stmt: ast.Try, world: World, frame: Frame) -> Flow:
         self.sinks.append([])
@@ -415,7 +453,7 @@ class StatementsMixin(EngineBase):
         arriving = join(raised)
         for handler in stmt.handlers if arriving else []:
             # the exception caught: an object from outside (one made here with shared state in it was reported then)
-            starts = arriving if handler.name is None else [w.bind(handler.name, frozenset({Ref(("ext",))})) for w in arriving]
+            starts = arriving if handler.name is None else [w.bind(handler.name, frozenset({new(("ext",))})) for w in arriving]
             self.sinks.append([])
             try:
                 handled = self.exec_block(handler.body, starts, frame)
@@ -446,8 +484,16 @@ class StatementsMixin(EngineBase):
             flow.returns += [(w2, v) for w2 in run([w])]
         flow.breaks += run(outcome.breaks) if outcome.breaks else []
         flow.continues += run(outcome.continues) if outcome.continues else []
-        if leaving:
-            self.sinks[-1] += run(join(leaving))
+        explicit = [w for w in leaving if w.locks.raised_at]
+        implicit = [w for w in leaving if not w.locks.raised_at]
+        if explicit:
+            self.sinks[-1] += run(join(explicit))
+        if implicit:
+            self.quiet += 1
+            try:
+                self.sinks[-1] += run(join(implicit))
+            finally:
+                self.quiet -= 1
         return flow
 
     def stmt_ClassDef(self, stmt: ast.ClassDef, world: World, frame: Frame) -> Flow:

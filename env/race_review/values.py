@@ -13,6 +13,7 @@ stores it into shared state (``Locks.published``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -22,6 +23,7 @@ Scope = Literal["instance", "global"]
 ObjId = tuple[str, ...]
 
 SELF: ObjId = ("self",)
+PEER: ObjId = ("peer",)  # the instance as kept somewhere: read back, it may be another instance of the class
 MODULE: ObjId = ("module",)
 EXT: ObjId = ("ext",)
 
@@ -48,6 +50,7 @@ class Ref:
     obj: ObjId
     scope: Scope | None = None  # reached through shared state of this scope (None: as far as the path shows, private)
     path: str = ""  # how it was reached, for messages: "self._state"
+    fresh: bool = False  # made by this call (or handed in by its caller): private until this call publishes it
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,7 @@ class Func:
 
     key: str
     closure: tuple[tuple[str, Value], ...] = ()
+    parent: str = ""  # the function whose call made it (its locals may be rebound after: closures read them late)
     defaults: tuple[Value, ...] = ()
     kwdefaults: tuple[tuple[str, Value], ...] = ()
     kind: Literal["function", "static", "classmethod", "contextmanager"] = "function"
@@ -143,7 +147,9 @@ class GenObj:
 
 @dataclass(frozen=True)
 class NullCM:
-    """A context manager that does nothing (contextlib.nullcontext, an exception instance's ...)."""
+    """A context manager that holds nothing (contextlib.nullcontext), or swallows exceptions (contextlib.suppress)."""
+
+    swallows: bool = False
 
 
 Atom = Imm | Ref | LockRef | Func | Bound | Acquired | ModuleRef | Library | ClassRef | Prop | SuperRef | Packed | LockCM | NullCM | GenObj
@@ -196,15 +202,49 @@ def refs(value: Value) -> list[Ref]:
     return [atom for atom in value if isinstance(atom, Ref)]
 
 
+def new(obj: ObjId, path: str = "") -> Ref:
+    """An object this call makes (or is handed): private until the call stores it into shared state."""
+    return Ref(obj, None, path, True)
+
+
+def _deep(atom: Atom, change: Callable[[Ref], Ref]) -> Atom:
+    if isinstance(atom, Ref):
+        return change(atom) if atom.obj != SELF else atom
+    if isinstance(atom, Bound):
+        return Bound(_deep(atom.recv, change), atom.name, atom.func)
+    if isinstance(atom, Func) and atom.closure:
+        closure = tuple((n, frozenset(_deep(a, change) for a in v)) for n, v in atom.closure)
+        return Func(atom.key, closure, atom.parent, atom.defaults, atom.kwdefaults, atom.kind)
+    if isinstance(atom, GenObj):
+        return GenObj(_deep(atom.func, change), tuple((n, frozenset(_deep(a, change) for a in v)) for n, v in atom.env))  # type: ignore[arg-type]
+    if isinstance(atom, Packed):
+        items = tuple(frozenset(_deep(a, change) for a in v) for v in atom.items) if atom.items is not None else None
+        return Packed(items, frozenset(_deep(a, change) for a in atom.rest), atom.names)
+    return atom
+
+
+def deeper(path: str, step: str) -> str:
+    """``path`` one attribute or item further, for messages; kept short (and finite: a loop reading deeper and
+    deeper must settle)."""
+    if not path:
+        return ""
+    return path if path.count("[") + path.count(".") >= 3 else path + step
+
+
 def with_scope(value: Value, scope: Scope, path: str) -> Value:
-    """``value`` as read out of shared state of ``scope``: every reference it holds is shared from now on."""
-    out: set[Atom] = set()
-    for atom in value:
-        if isinstance(atom, Ref) and atom.obj != SELF:
-            out.add(Ref(atom.obj, atom.scope or scope, atom.path or path))
-        else:
-            out.add(atom)
-    return frozenset(out)
+    """``value`` as read out of shared state of ``scope``: every object it holds or reaches is shared from now on."""
+    return frozenset(_deep(atom, lambda r: Ref(r.obj, r.scope or scope, r.path or path)) for atom in value)
+
+
+def stale(value: Value) -> Value:
+    """``value`` as kept in an object (and read back, maybe by another call): nothing in it is this call's own, and
+    what a try-acquire returned says nothing any more about a lock held then."""
+    if not any(isinstance(a, Ref | Bound | Func | GenObj | Packed | Acquired) for a in value):
+        return value  # (most values: nothing to change)
+    return frozenset(
+        Imm() if isinstance(atom, Acquired) else Ref(PEER, "instance", "another instance") if isinstance(atom, Ref) and atom.obj == SELF
+        else _deep(atom, lambda r: Ref(r.obj, r.scope, r.path)) for atom in value
+    )
 
 
 def describe(atom: Atom) -> str:
