@@ -489,14 +489,28 @@ class CallsMixin(EngineBase):
             world, items = self.iterate(args.positional[0], world, frame, node)
             return [(world, items | (args.positional[1] if len(args.positional) > 1 else NOTHING))]
         # a copy, or a container of the library's own (deque, defaultdict ...): its items from its first argument
-        obj = ("site", key(node))
+        obj = ("site", f"{key(node)}:{lib.name}")  # (named too: a default factory called here makes another)
         items = NOTHING
         source = args.positional[0] if args.positional else None
-        if source is not None and not (kind == "container" and lib.name.endswith("defaultdict")):
-            world, items = self.iterate(source, world, frame, node)
+        dict_like = found.detail == "dict"
+        if dict_like and source is not None and lib.name.endswith("defaultdict"):
+            values: Value = NOTHING
+            for w, v in self.call(source, Args(), world, frame, node):  # what the default factory makes
+                world, values = w, values | v
+            keys, more = self.split_mapping(args.positional[1], world) if len(args.positional) > 1 else (NOTHING, NOTHING)
+            items, values = keys, values | more | frozenset().union(NOTHING, *args.keywords.values())
+        elif dict_like:
+            world = self.read(source or NOTHING, world, frame, node)
+            items, values = self.split_mapping(source or NOTHING, world)
+            values |= frozenset().union(NOTHING, *args.keywords.values())
+            items |= PLAIN if args.keywords else NOTHING
         elif source is not None:
-            for w, v in self.call(source, Args(), world, frame, node):
-                world, items = w, items | v
+            world, items = self.iterate(source, world, frame, node)
+        if dict_like:
+            self.heap.set_kind(obj, "dict")
+            self.heap.store_item(obj, items)
+            self.heap.store(obj, "#values", values)
+            return [(world, frozenset({new(obj)}))]
         for value in args.keywords.values():
             items = items | value
         if found.detail in ("tuple", "frozenset") and plain(items):

@@ -173,6 +173,9 @@ class EngineBase:
     def describe_ref(self, atom: Ref) -> str:
         raise NotImplementedError
 
+    def split_mapping(self, source: Value, world: World) -> tuple[Value, Value]:
+        raise NotImplementedError
+
     def container_call(self, atom: Ref, name: str, args: Args, world: World, frame: Frame, node: ast.AST) -> Results:
         raise NotImplementedError
 

@@ -37,7 +37,9 @@ from env.race_review.values import (
     unconst,
     with_scope,
 )
-from env.race_review.world import World, join
+from env.race_review.world import Locks, World, join
+
+_NO_LOCKS = Locks()
 
 SAFE_OPS = (ast.Add, ast.Sub, ast.Mult, ast.BitAnd, ast.BitOr, ast.BitXor)
 CONSTANT_NAMES = {"True": True, "False": False, "None": None}
@@ -333,13 +335,14 @@ class ExpressionsMixin(EngineBase):
         return Args(list(args.positional), dict(args.keywords), args.rest, (args.kwrest or NOTHING) | rest)
 
     def mapping_values(self, atom: Ref) -> Value:
-        found = self.heap.items(atom.obj) | (frozenset({new(("ext",))}) if self.kind_of(atom) == "ext" else NOTHING)
-        return found if not atom.scope else with_scope(found, atom.scope, atom.path)
+        return self.split_mapping(frozenset({atom}), World(_NO_LOCKS))[1]
 
     # -- displays and comprehensions -----------------------------------------------------------
 
     def eval_display(self, node: ast.List | ast.Tuple | ast.Set | ast.Dict, world: World, frame: Frame) -> Results:
-        parts: list[ast.expr] = [k for k in node.keys if k is not None] + node.values if isinstance(node, ast.Dict) else list(node.elts)
+        if isinstance(node, ast.Dict):
+            return self.eval_dict(node, world, frame)
+        parts: list[ast.expr] = list(node.elts)
         out: Results = []
         for w, values in self.eval_many([p.value if isinstance(p, ast.Starred) else p for p in parts], world, frame):
             items: Value = NOTHING
@@ -349,21 +352,38 @@ class ExpressionsMixin(EngineBase):
                     items |= inner
                 else:
                     items |= value
-            if isinstance(node, ast.Dict) and any(k is None for k in node.keys):
-                raise CannotFollow(node, "`{**mapping}` in a dict display")
-            kind = {ast.List: "list", ast.Tuple: "tuple", ast.Set: "set", ast.Dict: "dict"}[type(node)]
+            kind = {ast.List: "list", ast.Tuple: "tuple", ast.Set: "set"}[type(node)]
             if kind == "tuple" and plain(items):
                 out.append((w, PLAIN))
                 continue
             obj = ("site", key(node))
             self.heap.set_kind(obj, kind)
             self.heap.store_item(obj, items)
-            if isinstance(node, ast.Dict):
-                self.heap.store(obj, "#values", frozenset().union(*values[len(values) - len(node.values) :]))
             if kind == "tuple" and not any(isinstance(p, ast.Starred) for p in parts):
                 for index, value in enumerate(values):  # positions, for unpacking it again
                     self.heap.store(obj, f"#{index}", value)
                 self.heap.store(obj, "#len", frozenset({Imm(len(values))}))
+            out.append((w, frozenset({new(obj)})))
+        return out
+
+    def eval_dict(self, node: ast.Dict, world: World, frame: Frame) -> Results:
+        """A dict display: its keys are its items, its values apart; ``**m`` adds m's keys and values."""
+        parts = [k if k is not None else v for k, v in zip(node.keys, node.values, strict=True)]
+        values_at = [v for k, v in zip(node.keys, node.values, strict=True) if k is not None]
+        out: Results = []
+        for w, found in self.eval_many(parts + values_at, world, frame):
+            keys: Value = NOTHING
+            values: Value = frozenset().union(NOTHING, *found[len(parts) :])
+            for k, value in zip(node.keys, found[: len(parts)], strict=True):
+                if k is None:  # **mapping
+                    more_keys, more_values = self.split_mapping(value, w)
+                    keys, values = keys | more_keys, values | more_values
+                else:
+                    keys |= value
+            obj = ("site", key(node))
+            self.heap.set_kind(obj, "dict")
+            self.heap.store_item(obj, keys)
+            self.heap.store(obj, "#values", values)
             out.append((w, frozenset({new(obj)})))
         return out
 
@@ -398,8 +418,7 @@ class ExpressionsMixin(EngineBase):
         mapped: Value = NOTHING
         for w in paths:
             for w2, values in self.eval_many(parts, w, frame):
-                for value in values:
-                    elements |= value
+                elements |= values[0]  # (a dict's key; its value apart)
                 mapped |= values[-1]
                 done.append(w2)
         if any(w.locks.key() != world.locks.key() for w in done):

@@ -75,20 +75,22 @@ class Heap:
             self.grew = True
 
     def values(self, obj: ObjId) -> Value:
-        """What subscripting ``obj`` gives: a dict's values when they are known apart from its keys, else its items."""
+        """What subscripting ``obj`` gives: a dict's values (its items are its keys), else its items."""
         own = self.fields.get(obj, {})
-        return own["#values"] if "#values" in own and self.kinds.get(obj) == "dict" else self.items(obj)
-
-    def add_values(self, obj: ObjId, value: Value) -> None:
-        """``value`` among a dict's values (the first time, everything it held so far may be a value too)."""
-        if "#values" not in self.fields.get(obj, {}):
-            self.store(obj, "#values", self.items(obj))
-        self.store(obj, "#values", value)
+        if self.kinds.get(obj) == "dict":
+            return own.get("#values", NOTHING) | (self.items(obj) if "#mixed" in own else NOTHING)
+        return self.items(obj)
 
     def store_value(self, obj: ObjId, value: Value) -> None:
-        """``obj[key] = value``: an item, and for a dict one of its values."""
-        self.store_item(obj, value)
-        self.add_values(obj, value)
+        """``obj[key] = value``: a dict's value, another container's item."""
+        if self.kinds.get(obj) == "dict":
+            self.store(obj, "#values", value)
+        else:
+            self.store_item(obj, value)
+
+    def mixed(self, obj: ObjId) -> None:
+        """A dict filled from what the review cannot split into keys and values: any item may be a value."""
+        self.store(obj, "#mixed", NOTHING)
 
     def mark_nonfinal(self, obj: ObjId, name: str, line: int) -> None:
         if (obj, name) not in self.nonfinal:

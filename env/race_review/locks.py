@@ -127,8 +127,10 @@ class LocksMixin(EngineBase):
     def release(self, lock: LockRef, world: World, frame: Frame, node: ast.AST, how: str = "") -> World:
         count = world.locks.times(lock.key)
         line = getattr(node, "lineno", 0)
-        if count == 0 and self.quiet:
-            return world  # on the way out of an exception only an interrupt could raise: no finding of its own
+        if count == 0 and (self.quiet or self.heap.locks[lock.key].kind == "counting"):
+            # on the way out of an exception only an interrupt could raise; or a counting semaphore (a pool's slots,
+            # taken by one method and given back by another): no finding of its own
+            return world
         if count == 0:
             self.report(
                 node,

@@ -160,9 +160,12 @@ class ObjectsMixin(EngineBase):
     def touch(self, touch: Touch, world: World, frame: Frame, node: ast.AST) -> World:
         """Record an access of this call; one that belongs to an update begun under an earlier acquisition is a race,
         reported where the lock is taken again (or waited on) between the two."""
+        locks_now = {k for k, _ in touch.sig}
         for earlier in sorted(world.locks.touched, key=lambda t: (t.what != touch.what, t.line, t.what)):
             if earlier.sig & touch.sig or not earlier.sig or not (touch.write or earlier.write):
                 continue
+            if not locks_now & {k for k, _ in earlier.sig}:
+                continue  # state under another lock: no update spans both, whatever this method does between them
             lock = sorted(touch.sig)[0][0]
             kind, again = self.epoch_start(world.locks.epoch(lock))
             verb, before = ("write" if touch.write else "read"), ("write" if earlier.write else "read")
@@ -515,6 +518,24 @@ class ObjectsMixin(EngineBase):
                 scope = self.scope_of(atom, world)
                 items = self.heap.items(atom.obj) | ({Ref(EXT)} if kind == "ext" else set())
                 out |= with_scope(items, scope, deeper(atom.path, "[...]")) if scope else items
+            elif isinstance(atom, Ref) and kind.startswith("view:"):
+                for source in sorted(self.heap.field(atom.obj, "#of"), key=repr):
+                    if not isinstance(source, Ref):
+                        continue
+                    world, keys = self.iterate(frozenset({source}), world, frame, node)  # reads the dict now
+                    scope = self.scope_of(source, world)
+                    values = self.heap.values(source.obj)
+                    values = with_scope(values, scope, source.path) if scope else values
+                    if kind == "view:values":
+                        out |= values
+                    else:
+                        pair = ("site", f"pair@{atom.obj[1]}")
+                        self.heap.set_kind(pair, "tuple")
+                        self.heap.store(pair, "#0", keys)
+                        self.heap.store(pair, "#1", values)
+                        self.heap.store(pair, "#len", frozenset({Imm(2)}))
+                        self.heap.store_item(pair, keys | values)
+                        out.add(Ref(pair))
             elif isinstance(atom, Ref) and kind == "counter":
                 world = self.access(atom, "[]", True, world, frame, node, self.name(atom, node))
                 out |= PLAIN
@@ -541,6 +562,54 @@ class ObjectsMixin(EngineBase):
 
     # -- the methods of containers ------------------------------------------------------------
 
+    def fill_dict(self, atom: Ref, args: Args, scope: Scope | None, world: World, frame: Frame, node: ast.AST) -> World:
+        """``d[k] = v``, ``d.setdefault(k, v)``, ``d.update(m, **kw)``: keys among its items, values among its values."""
+        keys, values = self.mapping_parts(args, world, frame, node)
+        both = keys | values
+        self.check_escape(atom, both, world, node)
+        world = self.publish(both, scope, world, node)
+        self.heap.store_item(atom.obj, keys)
+        self.heap.store(atom.obj, "#values", values)
+        return world
+
+    def mapping_parts(self, args: Args, world: World, frame: Frame, node: ast.AST) -> tuple[Value, Value]:
+        """(keys, values) of what ``setdefault``/``__setitem__`` (key, value) or ``update`` (mappings, pairs,
+        keywords) is given; what cannot be split goes to both."""
+        positional = list(args.positional)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("setdefault", "__setitem__"):
+            return (positional[0] if positional else NOTHING), (positional[1] if len(positional) > 1 else NONE)
+        keys: Value = PLAIN if args.keywords else NOTHING
+        values: Value = frozenset().union(NOTHING, *args.keywords.values())
+        for source in positional + ([args.rest] if args.rest else []) + ([args.kwrest] if args.kwrest else []):
+            k, v = self.split_mapping(source, world)
+            keys, values = keys | k, values | v
+        return keys, values
+
+    def split_mapping(self, source: Value, world: World) -> tuple[Value, Value]:
+        keys: Value = NOTHING
+        values: Value = NOTHING
+        for atom in source:
+            if isinstance(atom, Ref) and self.kind_of(atom) == "dict":
+                scope = self.scope_of(atom, world)
+                k, v = self.heap.items(atom.obj), self.heap.values(atom.obj)
+                keys |= with_scope(k, scope, atom.path) if scope else k
+                values |= with_scope(v, scope, atom.path) if scope else v
+            elif isinstance(atom, Ref):  # pairs, or a mapping from outside: anything in it may be either
+                inner = self.heap.items(atom.obj) | (frozenset({new(EXT)}) if self.kind_of(atom) == "ext" else NOTHING)
+                for each in inner:
+                    more = self.heap.items(each.obj) if isinstance(each, Ref) else NOTHING
+                    keys |= frozenset({each}) | more
+                    values |= frozenset({each}) | more
+        return keys, values
+
+    def view(self, atom: Ref, name: str, node: ast.AST) -> Ref:
+        """``d.values()`` / ``d.items()``: iterating it reads ``d`` (whenever that happens) and yields its values, or
+        (key, value) pairs."""
+        site: ObjId = ("site", f"{name}-view@{getattr(node, 'lineno', 0)}:{getattr(node, 'col_offset', 0)}")
+        self.heap.set_kind(site, f"view:{name}")
+        self.heap.store(site, "#of", frozenset({atom}))
+        return new(site)
+
     def container_call(self, atom: Ref, name: str, args: Args, world: World, frame: Frame, node: ast.AST) -> Results:
         kind = self.kind_of(atom)
         target = node.func.value if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else node
@@ -557,33 +626,39 @@ class ObjectsMixin(EngineBase):
         for value in args.every():
             world = self.read(value, world, frame, node)
         scope = self.scope_of(atom, world)
-        stored = [v for v in args.every()]
-        if name in ("append", "insert", "add", "appendleft", "setdefault", "update", "extend", "extendleft", "__setitem__"):
+        if kind == "dict" and name in ("setdefault", "__setitem__", "update"):
+            world = self.fill_dict(atom, args, scope, world, frame, node)
+        elif name in ("append", "insert", "add", "appendleft", "extend", "extendleft", "update"):
             flat: set[Atom] = set()
-            for value in stored:
-                flat |= value
+            for value in args.every():
                 if name in ("extend", "extendleft", "update"):
                     world, inner = self.iterate(value, world, frame, node)
                     flat |= inner
+                else:
+                    flat |= value
             self.check_escape(atom, frozenset(flat), world, node)
             world = self.publish(frozenset(flat), scope, world, node)
             self.heap.store_item(atom.obj, frozenset(flat))
-            kept = stored[-1] if name in ("setdefault", "__setitem__") and stored else frozenset(flat)
-            self.heap.add_values(atom.obj, kept)
         items = self.heap.values(atom.obj)
         shared = with_scope(items, scope, deeper(atom.path, "[...]")) if scope else items
+        keys = self.heap.items(atom.obj)
         if name in ("get", "pop", "popleft", "setdefault", "__getitem__", "popitem"):
             self.raised(world, node)
             extra = args.positional[1] if len(args.positional) > 1 else NONE
+            if name == "popitem" and kind == "dict":  # a (key, value) pair
+                extra |= with_scope(keys, scope, atom.path) if scope else keys
             return [(world, shared | extra)]
+        if kind == "dict" and name in ("values", "items"):  # a view: iterated later, it reads the dict then
+            return [(world, frozenset({self.view(atom, name, node)}))]
         if name in ("keys", "values", "items", "__iter__"):
             return [(world, frozenset({atom}))]
         if name in ("copy", "union", "intersection", "difference", "symmetric_difference"):
             site: ObjId = ("site", f"{name}@{getattr(node, 'lineno', 0)}:{getattr(node, 'col_offset', 0)}")
             self.heap.set_kind(site, kind)
-            self.heap.store_item(site, shared)  # a shallow copy: the same items, shared ones still shared
+            # a shallow copy: the same items, shared ones still shared
+            self.heap.store_item(site, with_scope(keys, scope, atom.path) if scope else keys)
             if kind == "dict":
-                self.heap.add_values(site, shared)
+                self.heap.store(site, "#values", shared)
             return [(world, frozenset({new(site)}))]
         if name in ("remove", "index"):
             self.raised(world, node)

@@ -190,7 +190,7 @@ class Review(ExpressionsMixin, StatementsMixin, CallsMixin, DundersMixin, Object
     def check_exits(self, results: list[tuple[World, Value]], raised: list[World], node: ast.AST) -> None:
         for world, value in results:
             for held, _ in world.locks.held:
-                if self.heap.locks[held].scope != "fresh":
+                if self.heap.locks[held].scope != "fresh" and self.heap.locks[held].kind != "counting":
                     self.report(
                         world.locks.line_taken(held) or node,
                         f"`{self.entry}` returns still holding {self.lock_label(held)} (taken at line {world.locks.line_taken(held)}): every later call waits for it forever",
@@ -208,7 +208,7 @@ class Review(ExpressionsMixin, StatementsMixin, CallsMixin, DundersMixin, Object
             if not world.locks.raised_at:
                 continue  # a statement boundary, where only an interrupt could raise: a handler's way in, not a leak
             for held, _ in world.locks.held:
-                if self.heap.locks[held].scope == "fresh":
+                if self.heap.locks[held].scope == "fresh" or self.heap.locks[held].kind == "counting":
                     continue
                 self.report(
                     world.locks.raised_at or node,
