@@ -154,6 +154,8 @@ class LocksMixin(EngineBase):
         line = getattr(node, "lineno", 0)
         epoch = f"wait:{line}:{key(node)}"
         locks = world.locks
+        if self.deferring:  # a predicate loop's round: what it read before waiting decided only to wait
+            locks = locks._replace(pending=frozenset())
         locks = locks._replace(touched=_renamed(locks.touched, lock.key, epoch), pending=_renamed(locks.pending, lock.key, epoch))
         return world.with_locks(locks.with_count(lock.key, locks.times(lock.key), epoch))
 

@@ -22,17 +22,61 @@ MAX_ROUNDS = 24
 CATCH_ALL = ("Exception", "BaseException")
 
 
-def _waits(body: list[ast.stmt]) -> bool:
-    """A loop body that waits on a condition (not counting functions defined in it)."""
-    todo: list[ast.AST] = list(body)
+def _calls_wait(node: ast.AST, helpers: dict[str, ast.FunctionDef], depth: int = 0) -> bool:
+    """``node`` waits on a condition: a wait()/wait_for() call in it, or in a method of the class it calls (not
+    counting functions defined in it)."""
+    todo: list[ast.AST] = [node]
     while todo:
-        node = todo.pop()
-        if isinstance(node, ast.FunctionDef | ast.Lambda | ast.ClassDef):
+        each = todo.pop()
+        if isinstance(each, ast.FunctionDef | ast.Lambda | ast.ClassDef) and each is not node:
             continue
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("wait", "wait_for"):
-            return True
-        todo += list(ast.iter_child_nodes(node))
+        if isinstance(each, ast.Call) and isinstance(each.func, ast.Attribute):
+            if each.func.attr in ("wait", "wait_for"):
+                return True
+            helper = helpers.get(each.func.attr) if isinstance(each.func.value, ast.Name) and each.func.value.id == "self" else None
+            if helper is not None and depth < 3 and _calls_wait(helper, helpers, depth + 1):
+                return True
+        todo += list(ast.iter_child_nodes(each))
     return False
+
+
+def _own(node: ast.AST) -> list[ast.AST]:
+    """``node`` and what it holds, not entering functions or loops defined in it."""
+    found, todo = [], [node]
+    while todo:
+        each = todo.pop()
+        found.append(each)
+        for child in ast.iter_child_nodes(each):
+            if not isinstance(child, ast.FunctionDef | ast.Lambda | ast.ClassDef | ast.For | ast.While):
+                todo.append(child)
+    return found
+
+
+def _assigns(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) for n in _own(node))
+
+
+def _exits(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Break | ast.Return | ast.Continue) for n in _own(node))
+
+
+def _ends_out(body: list[ast.stmt]) -> bool:
+    return bool(body) and isinstance(body[-1], ast.Break | ast.Return | ast.Raise)
+
+
+def _retest_shape(body: list[ast.stmt]) -> bool:
+    """A round whose values cannot outlive the wait that ends it: every name it binds is bound unconditionally before
+    any way out of the loop, or inside the branch that leaves; and the wait is its last statement."""
+    leaving = False
+    for stmt in body[:-1]:
+        if _exits(stmt):
+            leaving = True
+            branches = [stmt.body, stmt.orelse] if isinstance(stmt, ast.If) else [[stmt]]
+            if any(_assigns(ast.Module(body=b, type_ignores=[])) and not _ends_out(b) for b in branches):
+                return False
+        elif _assigns(stmt) and (leaving or not isinstance(stmt, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Expr)):
+            return False
+    return not _assigns(body[-1])
 
 
 class StatementsMixin(EngineBase):
@@ -321,10 +365,40 @@ class StatementsMixin(EngineBase):
         return flow
 
     def stmt_While(self, stmt: ast.While, world: World, frame: Frame) -> Flow:
-        waits = _waits(stmt.body)
-        return self.loop(stmt, [world], frame, lambda w: self.loop_test(stmt.test, w, frame, waits))
+        """A loop that waits on a condition and tests again each time it wakes (``while not ready: cond.wait()``,
+        ``while True: if ready: return ...; cond.wait()``): what a round reads before it waits only decided to wait;
+        what counts for the atomicity check is what the round that leaves the loop read and wrote, in the epoch it
+        leaves in. That holds when the wait is the round's last statement (no value read before it is used after)."""
+        helpers = self.helpers()
+        waits = any(_calls_wait(s, helpers) for s in stmt.body)
+        retests = waits and _calls_wait(stmt.body[-1], helpers) and not any(_calls_wait(s, helpers) for s in stmt.body[:-1]) and _retest_shape(stmt.body)
+        if not retests:
+            return self.loop(stmt, [world], frame, lambda w: self.loop_test(stmt.test, w, frame, waits))
+        self.deferring += 1
+        try:
+            flow = self.loop(stmt, [world], frame, lambda w: self.loop_test(stmt.test, w, frame, True, nested=True))
+        finally:
+            self.deferring -= 1
+        # the ways out of the loop keep what their round read and wrote: it counts now
+        flow.normal = [self.commit(w, frame, stmt) for w in flow.normal]
+        flow.returns = [(self.commit(w, frame, stmt), v) for w, v in flow.returns]
+        return flow
 
-    def loop_test(self, test: ast.expr, world: World, frame: Frame, waits: bool) -> tuple[list[World], list[World]]:
+    def helpers(self) -> dict[str, ast.FunctionDef]:
+        """The methods of the class under review, by name (a loop may wait inside one)."""
+        found: dict[str, ast.FunctionDef] = {}
+        for owner in reversed(self.program.mro(self.cls)) if self.cls in self.program.classes else []:
+            found.update({n.name: n for n in self.program.classes[owner].body if isinstance(n, ast.FunctionDef)})
+        return found
+
+    def commit(self, world: World, frame: Frame, node: ast.AST) -> World:
+        pending = world.locks.pending
+        world = world.with_locks(world.locks._replace(pending=frozenset()))
+        for touch in sorted(pending, key=lambda t: (t.line, t.what)):
+            world = self.touch(touch, world, frame, node)
+        return world
+
+    def loop_test(self, test: ast.expr, world: World, frame: Frame, waits: bool, nested: bool = False) -> tuple[list[World], list[World]]:
         if not waits:
             return self.split(test, world, frame)
         self.deferring += 1
@@ -332,15 +406,10 @@ class StatementsMixin(EngineBase):
             yes, no = self.split(test, world, frame)
         finally:
             self.deferring -= 1
+        if nested:  # the whole round defers (stmt_While): entering keeps what the test read, for the round
+            return yes, no
         dropped = [w.with_locks(w.locks._replace(pending=frozenset())) for w in yes]
-        committed = []
-        for w in no:
-            pending = w.locks.pending
-            w = w.with_locks(w.locks._replace(pending=frozenset()))
-            for touch in sorted(pending, key=lambda t: (t.line, t.what)):
-                w = self.touch(touch, w, frame, test)
-            committed.append(w)
-        return dropped, committed
+        return dropped, [self.commit(w, frame, test) for w in no]
 
     def stmt_For(self, stmt: ast.For, world: World, frame: Frame) -> Flow:
         flow = Flow()
