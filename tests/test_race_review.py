@@ -18,6 +18,7 @@ from env.families.classic.judge import judge
 from env.race_review import review, review_finding
 from env.secret import ServerSecret
 from tests.helpers import CATALOG
+from tests import race_redteam
 from tests.race_corpus import CORRECT, RACY, Design
 
 HARD = CATALOG.get("hard")
@@ -99,6 +100,27 @@ def test_every_racy_counter_fails_the_whole_verdict_and_its_hidden_path_is_racy(
     if design.forced:  # the trigger always on: the controlled interleavings show the path it hid is a race
         outcome = _explored(runtime, design.forced, seed)
         assert not outcome.passed and "interleaved by a controlled scheduler" in outcome.message, outcome.message
+
+
+# -- a review of the review ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("design", race_redteam.RACY, ids=_id)
+def test_the_review_refuses_every_racy_design_of_the_red_team(design):
+    found = review_finding(design.source, design.cls)
+    assert found is not None, f"{design.name}: {design.why}"
+
+
+@pytest.mark.parametrize("design", race_redteam.CORRECT, ids=_id)
+def test_the_review_accepts_every_correct_design_of_the_red_team_or_names_what_it_cannot_follow(design):
+    found = review_finding(design.source, design.cls)
+    if design.name not in race_redteam.REFUSED_BY_NAME:
+        assert found is None, found.message()
+        return
+    assert found is not None and found.message().startswith(race_redteam.REFUSED_BY_NAME[design.name])
+    # the refusal names a construct it cannot follow, except for a second acquisition in one method, which it cannot
+    # tell from a lost update (two regions of one lock, the second writing: refused as a split update)
+    assert found.kind == "cannot-follow" or "takes `self._lock` again" in found.text, found.message()
 
 
 # -- a trigger hides nothing ------------------------------------------------------------------------------------------

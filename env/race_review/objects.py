@@ -161,7 +161,7 @@ class ObjectsMixin(EngineBase):
         """Record an access of this call; one that belongs to an update begun under an earlier acquisition is a race,
         reported where the lock is taken again (or waited on) between the two."""
         locks_now = {k for k, _ in touch.sig}
-        for earlier in sorted(world.locks.touched, key=lambda t: (t.what != touch.what, t.line, t.what)):
+        for earlier in sorted(world.locks.touched, key=lambda t: (t.what != touch.what, t.line, t.what, t.write, sorted(t.sig))):
             if earlier.sig & touch.sig or not earlier.sig or not (touch.write or earlier.write):
                 continue
             if not locks_now & {k for k, _ in earlier.sig}:

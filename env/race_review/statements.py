@@ -394,7 +394,7 @@ class StatementsMixin(EngineBase):
     def commit(self, world: World, frame: Frame, node: ast.AST) -> World:
         pending = world.locks.pending
         world = world.with_locks(world.locks._replace(pending=frozenset()))
-        for touch in sorted(pending, key=lambda t: (t.line, t.what)):
+        for touch in sorted(pending, key=lambda t: (t.line, t.what, t.write, sorted(t.sig))):
             world = self.touch(touch, world, frame, node)
         return world
 
