@@ -35,6 +35,7 @@ from env.race_review.values import (
     describe,
     new,
     plain,
+    truthy,
     with_scope,
 )
 from env.race_review.world import Locks, World, join
@@ -197,10 +198,13 @@ class CallsMixin(EngineBase):
             return self.container_call(recv, atom.name, args, world, frame, node)
         if isinstance(recv, Ref) and self.kind_of(recv) == "queue":
             return self.queue_call(recv, atom.name, args, world, frame, node)
-        if isinstance(recv, Imm):
-            for value in args.every():
-                world = self.read(value, world, frame, node)
-            return [(world, PLAIN)]
+        if isinstance(recv, Imm):  # a string's or number's method; "...".format(x) formats x
+            out: Results = []
+            for after in self.formatted(args.every(), world, frame, node) if atom.name in ("format", "format_map", "join") else [world]:
+                for value in args.every():
+                    after = self.read(value, after, frame, node)
+                out.append((after, PLAIN))
+            return out
         if isinstance(recv, Ref) and self.kind_of(recv) in ("object", "exception"):
             raise CannotFollow(node, f"the call `{self.program.text(node)}`")
         if isinstance(recv, Ref) and self.kind_of(recv) in ("ext", "outside"):
@@ -262,6 +266,9 @@ class CallsMixin(EngineBase):
             self.heap.store_item(queue.obj, given)
             return [(world, NONE)]
         if name in ("get", "get_nowait"):
+            blocks = name == "get" and truthy(args.positional[0] if args.positional else args.keywords.get("block", frozenset({Imm(True)}))) is not False
+            if blocks:
+                self.blocking_wait(world, frame, node, f"waits on the queue `{self.program.text(node)}`")
             scope = self.scope_of(queue, world)
             items = self.heap.items(queue.obj)
             self.raised(world, node)
@@ -492,7 +499,15 @@ class CallsMixin(EngineBase):
         obj = ("site", f"{key(node)}:{lib.name}")  # (named too: a default factory called here makes another)
         items = NOTHING
         source = args.positional[0] if args.positional else None
-        dict_like = found.detail == "dict"
+        if lib.name == "copy.deepcopy":  # new objects all the way down: nothing in it is anyone else's
+            world = self.read(source or NOTHING, world, frame, node)
+            made = next((self.kind_of(a) for a in source or NOTHING if self.kind_of(a) in ("list", "dict", "set", "deque", "tuple")), "list")
+            self.heap.set_kind(obj, made)
+            self.heap.store_item(obj, PLAIN | frozenset({Ref(EXT)}))
+            if made == "dict":
+                self.heap.store(obj, "#values", PLAIN | frozenset({Ref(EXT)}))
+            return [(world, frozenset({new(obj)}))]
+        dict_like = found.detail == "dict" or (found.detail == "copy" and any(self.kind_of(a) == "dict" for a in source or NOTHING))
         if dict_like and source is not None and lib.name.endswith("defaultdict"):
             values: Value = NOTHING
             for w, v in self.call(source, Args(), world, frame, node):  # what the default factory makes

@@ -62,6 +62,24 @@ class DundersMixin(EngineBase):
             out += self.special(atom, (names[1],), Args([left]), world, frame, node) or []
         return out
 
+    def formatted(self, values: list[Value], world: World, frame: Frame, node: ast.AST) -> list[World]:
+        """Values formatted into text (an f-string, ``%``, ``str.format``): each object of the module's classes among
+        them (or in a tuple or list of them) runs its __format__, __str__ and __repr__, whichever it defines."""
+        atoms = [a for value in values for a in self.own(value)]
+        for value in values:
+            for holder in value:
+                if self.kind_of(holder) in ("tuple", "list", "dict"):
+                    atoms += self.own(self.heap.items(holder.obj) | self.heap.values(holder.obj))  # type: ignore[union-attr]
+        worlds = [world]
+        for atom in dict.fromkeys(atoms):
+            for name in ("__format__", "__str__", "__repr__"):
+                step: list[World] = []
+                for w in worlds:
+                    called = self.dunder(atom, name, Args([frozenset({new(("ext",))})]), w, frame, node)
+                    step += [w2 for w2, _ in called] if called is not None else [w]
+                worlds = join(step) or worlds
+        return worlds
+
     def truth_of(self, value: Value, world: World, frame: Frame, node: ast.AST) -> list[World]:
         """The paths after testing ``value``: an object of the module's classes runs its __bool__ (or __len__)."""
         worlds = [world]

@@ -57,12 +57,18 @@ class EngineBase:
         self.reporting = False  # findings are kept once the module's top level has run (review.py resets them each walk)
         self.building: list[ObjId] = []  # objects whose construction runs (their fields are not yet shared)
         self.in_self_init = False  # the instance under review is being constructed (a lock made now is its own)
+        self.self_published = 0  # the line where __init__ made the instance reachable by other threads (0: not yet)
         self.module_level = False  # the module's top level runs (locks made here are global)
         self.sinks: list[list[World]] = [[]]  # where exception paths go: the innermost try, with or call
         self.stack: list[str] = []  # functions being walked (no recursion)
         self.calls: list[int] = []  # the lines of the calls being walked, the entry's first
         self.deferring = 0  # inside a predicate loop's test
         self.quiet = 0  # leaving by an exception only an interrupt could raise: a lock not held there is no finding
+        self.retesting = 0  # inside a while loop (a wait there is re-tested by it)
+        self.conditional = 0  # inside a branch of an if (a wait there waits on a test)
+        self.waiting_for = 0  # inside Condition.wait_for (a predicate loop of its own)
+        self.safe: dict[str, bool] = {}  # classes of the module found to guard their own state (objects.safe_class)
+        self.handed_out = False  # running a generator the caller iterates (its yields hand control to the caller's code)
         self.yields: list[set[Atom]] = []  # what the generators being run yield
         self.loop_depth = 0  # inside a loop while constructing (a lock made here is one of several)
         self.entry = ""  # the method whose call is walked, for messages
@@ -203,13 +209,25 @@ class EngineBase:
     def truth_of(self, value: Value, world: World, frame: Frame, node: ast.AST) -> list[World]:
         raise NotImplementedError
 
+    def formatted(self, values: list[Value], world: World, frame: Frame, node: ast.AST) -> list[World]:
+        raise NotImplementedError
+
     def run_any(self, values: list[Value], world: World, frame: Frame, node: ast.AST) -> list[World]:
+        raise NotImplementedError
+
+    def commit(self, world: World, frame: Frame, node: ast.AST) -> World:
+        raise NotImplementedError
+
+    def blocking_wait(self, world: World, frame: Frame, node: ast.AST, doing: str, but: str = "") -> None:
         raise NotImplementedError
 
     def acquire(self, lock: LockRef, blocking: Value | None, timeout: Value | None, world: World, frame: Frame, node: ast.AST) -> Results:
         raise NotImplementedError
 
     def release(self, lock: LockRef, world: World, frame: Frame, node: ast.AST, how: str = "") -> World:
+        raise NotImplementedError
+
+    def lock_name(self, lock: LockRef) -> str:
         raise NotImplementedError
 
     def lock_method(self, lock: LockRef, name: str, args: Args, world: World, frame: Frame, node: ast.AST) -> Results:
@@ -224,5 +242,5 @@ class EngineBase:
     def exit(self, manager: Atom | None, world: World, frame: Frame, node: ast.AST) -> list[World]:
         raise NotImplementedError
 
-    def exits(self, manager: Atom | None, world: World, frame: Frame, node: ast.AST) -> list[tuple[World, bool]]:
+    def exits(self, manager: Atom | None, world: World, frame: Frame, node: ast.AST, raising: bool = False) -> list[tuple[World, bool]]:
         raise NotImplementedError

@@ -112,6 +112,14 @@ class ExpressionsMixin(EngineBase):
         if not self.yields:
             raise CannotFollow(node, "a `yield` outside a generator it can run")
         out: Results = []
+        held = [k for k, n in world.locks.held if n and self.heap.locks[k].scope != "fresh"]
+        if held and self.handed_out:  # (a generator the class's own code consumes runs under its caller's locks)
+            self.report(
+                node,
+                f"{self.who(frame)} yields while holding {self.lock_name(LockRef(held[0]))}: the caller's code runs with it held, and "
+                f"waits for itself (or for a thread that waits for it) if it calls back in",
+                "deadlock",
+            )
         for w, value in self.eval(node.value, world, frame) if node.value is not None else [(world, NONE)]:
             if isinstance(node, ast.YieldFrom):
                 w, value = self.iterate(value, w, frame, node)
@@ -197,14 +205,10 @@ class ExpressionsMixin(EngineBase):
         """Values read as a whole into a plain result (formatting, slicing): each object's __format__/__str__ runs."""
         out: Results = []
         for w, values in self.eval_many(nodes, world, frame):
-            worlds = [w]
-            for value in values:
-                step: list[World] = []
-                for current in worlds:
-                    ran = [x for atom in self.own(value) for x, _ in self.special(atom, ("__format__", "__str__", "__repr__"), Args(), current, frame, node) or []]
-                    step += [self.read(frozenset(a for a in value if self.class_of(a) is None), x, frame, node) for x in ran or [current]]
-                worlds = join(step)
-            out += [(x, PLAIN) for x in worlds]
+            for after in self.formatted(values, w, frame, node):
+                for value in values:
+                    after = self.read(frozenset(a for a in value if self.class_of(a) is None), after, frame, node)
+                out.append((after, PLAIN))
         return out
 
     # -- operators -------------------------------------------------------------------------------
@@ -212,18 +216,26 @@ class ExpressionsMixin(EngineBase):
     def eval_binop(self, node: ast.BinOp, world: World, frame: Frame) -> Results:
         out: Results = []
         for w, (left, right) in self.eval_many([node.left, node.right], world, frame):
+            if isinstance(node.op, ast.Mod) and plain(left):  # "%s" % value formats it: its __str__ and kin run
+                worlds = self.formatted([right], w, frame, node)
+                out += [(self.read(right, x, frame, node.right), PLAIN) for x in worlds]
+                continue
             if self.own(left) or self.own(right):  # the operands' own __add__ / __radd__ ... run here
-                out += self.operator(left, right, BINARY[type(node.op)], w, frame, node)
+                ran = self.operator(left, right, BINARY[type(node.op)], w, frame, node)
+                out += ran
                 left = frozenset(a for a in left if self.class_of(a) is None)
                 right = frozenset(a for a in right if self.class_of(a) is None)
-                if not left or not right:
+                if ran and (not left or not right):
                     continue
+                left, right = left or PLAIN, right or PLAIN  # no such method: a TypeError, or the other side's
             w = self.read(right, self.read(left, w, frame, node.left), frame, node.right)
             if not (plain(left) and plain(right) and isinstance(node.op, SAFE_OPS)):
                 self.raised(w, node)
-            containers = [a for a in left | right if isinstance(a, Ref) and self.kind_of(a) in ("list", "tuple", "deque")]
+            containers: list[Ref] = [a for a in left | right if isinstance(a, Ref) and self.kind_of(a) in ("list", "tuple", "deque", "dict", "set", "frozenset")]
             if plain(left) and plain(right):
                 out.append((w, PLAIN))
+            elif containers and any(self.kind_of(a) in ("dict", "set", "frozenset") for a in containers):
+                out.append((w, self.merged(containers, node, w)))  # d | e, s & t: a new dict or set of their items
             elif containers:
                 obj = ("site", key(node))
                 self.heap.set_kind(obj, "list")
@@ -248,6 +260,16 @@ class ExpressionsMixin(EngineBase):
             if rest or not value:
                 out.append((self.read(rest, w, frame, node.operand), PLAIN))
         return out
+
+    def merged(self, containers: list[Ref], node: ast.AST, world: World) -> Value:
+        kind = "dict" if any(self.kind_of(a) == "dict" for a in containers) else "set"
+        obj = ("site", key(node))
+        self.heap.set_kind(obj, kind)
+        keys, values = self.split_mapping(frozenset(containers), world)
+        self.heap.store_item(obj, keys)
+        if kind == "dict":
+            self.heap.store(obj, "#values", values)
+        return frozenset({new(obj)})
 
     def eval_boolop(self, node: ast.BoolOp, world: World, frame: Frame) -> Results:
         """``a and b`` / ``a or b``: the value of any operand, on the paths that stop at it or go on."""
@@ -282,6 +304,8 @@ class ExpressionsMixin(EngineBase):
                     for after in [x for x, _ in ran] or [current]:
                         if not isinstance(op, ast.Is | ast.IsNot):
                             after = self.read(right, self.read(left, after, frame, node), frame, node)
+                        if not isinstance(op, ast.Is | ast.IsNot | ast.Eq | ast.NotEq):
+                            self.raised(after, node)  # 1 < None, an unhashable key `in` a dict: a TypeError
                         step.append(after)
                 worlds = join(step)
             out += [(x, PLAIN) for x in worlds]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from env.race_review.values import NOTHING, ObjId, Scope, Value, stale
+from env.race_review.values import NOTHING, ObjId, Scope, Value, stale, unconst
 
 LockKind = Literal["Lock", "RLock", "Semaphore", "BoundedSemaphore", "counting"]
 LockScope = Literal["instance", "global", "fresh", "many"]
@@ -56,7 +56,7 @@ class Heap:
         return name in self.fields.get(obj, {})
 
     def store(self, obj: ObjId, name: str, value: Value) -> None:
-        value = stale(value)
+        value = stale(value) if name.startswith("#len") else unconst(stale(value))  # (a caller can change what it holds)
         own = self.fields.setdefault(obj, {})
         old = own.get(name)
         new = value if old is None else old | value
@@ -68,7 +68,7 @@ class Heap:
         return self.elems.get(obj, NOTHING)
 
     def store_item(self, obj: ObjId, value: Value) -> None:
-        value = stale(value)
+        value = unconst(stale(value))
         old = self.elems.get(obj, NOTHING)
         if not value <= old:
             self.elems[obj] = old | value

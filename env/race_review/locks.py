@@ -91,6 +91,8 @@ class LocksMixin(EngineBase):
         if timeout is not None and not (number(timeout) is not None and (number(timeout) or 0) < 0):
             may_fail = True
         count = world.locks.times(lock.key)
+        if info.kind == "counting" and not may_fail:  # it waits for a release, maybe by a thread that needs our lock
+            self.blocking_wait(world, frame, node, f"waits for a permit of {self.lock_name(lock)}")
         base = world.locks._replace(facts=frozenset(f for f in world.locks.facts if f[0] != site))
         if count and not info.reentrant and not may_fail:
             self.report(
@@ -152,12 +154,26 @@ class LocksMixin(EngineBase):
             self.report(node, f"{self.who(frame)} waits on {self.lock_name(lock)} without holding it: wait() raises RuntimeError there", "lock")
             return None
         line = getattr(node, "lineno", 0)
+        self.blocking_wait(world, frame, node, f"waits on {self.lock_name(lock)}", but=lock.key)
+        if not self.retesting and not self.conditional and not self.waiting_for:
+            self.report(node, f"{self.who(frame)} waits on {self.lock_name(lock)} whatever the state: a notify sent before it waits is missed (it waits forever), and waking does not mean what it waits for holds; wait in a loop that tests it, or under a test of it", "deadlock")
         epoch = f"wait:{line}:{key(node)}"
+        if self.deferring:  # a predicate loop's round: what it read before waiting decided only to wait; what it wrote stays
+            world = self.commit(world.with_locks(world.locks._replace(pending=frozenset(t for t in world.locks.pending if t.write))), frame, node)
         locks = world.locks
-        if self.deferring:  # a predicate loop's round: what it read before waiting decided only to wait
-            locks = locks._replace(pending=frozenset())
         locks = locks._replace(touched=_renamed(locks.touched, lock.key, epoch), pending=_renamed(locks.pending, lock.key, epoch))
         return world.with_locks(locks.with_count(lock.key, locks.times(lock.key), epoch))
+
+    def blocking_wait(self, world: World, frame: Frame, node: ast.AST, doing: str, but: str = "") -> None:
+        """A thread that waits for another while holding a lock that other thread may need waits forever."""
+        others = [k for k, n in world.locks.held if n and k != but and self.heap.locks[k].scope not in ("fresh",)]
+        if others:
+            self.report(
+                node,
+                f"{self.who(frame)} {doing} while holding {self.lock_name(LockRef(others[0]))}: the thread it waits for may need "
+                f"that lock to wake it, and then both wait forever",
+                "deadlock",
+            )
 
     def lock_method(self, lock: LockRef, name: str, args: Args, world: World, frame: Frame, node: ast.AST) -> Results:
         if name in ("acquire", "__enter__"):
@@ -179,7 +195,11 @@ class LocksMixin(EngineBase):
                 self.report(node, f"{self.who(frame)} calls {name}() on {self.lock_name(lock)} without holding it: it raises RuntimeError there", "lock")
                 return []
             return [(world, NONE)]
-        waited = self.wait(lock, world, frame, node)
+        self.waiting_for += name == "wait_for"
+        try:
+            waited = self.wait(lock, world, frame, node)
+        finally:
+            self.waiting_for -= name == "wait_for"
         if waited is None:
             return []
         if name == "wait":
@@ -255,7 +275,7 @@ class LocksMixin(EngineBase):
     def exit(self, manager: Atom | None, world: World, frame: Frame, node: ast.AST) -> list[World]:
         return [w for w, _ in self.exits(manager, world, frame, node)]
 
-    def exits(self, manager: Atom | None, world: World, frame: Frame, node: ast.AST) -> list[tuple[World, bool]]:
+    def exits(self, manager: Atom | None, world: World, frame: Frame, node: ast.AST, raising: bool = False) -> list[tuple[World, bool]]:
         """Leaving ``with <manager>``: each path after its exit, and whether the exit may swallow an exception."""
         if isinstance(manager, LockRef | LockCM):
             lock = manager if isinstance(manager, LockRef) else manager.lock
@@ -263,7 +283,8 @@ class LocksMixin(EngineBase):
             how = f"the `with` block of line {getattr(node, 'lineno', 0)} let go of {self.lock_name(lock)} at line {end}"
             return [(self.release(lock, world, frame, node, how), False)]
         if isinstance(manager, Ref) and self.class_of(manager) is not None:
-            left = self.dunder(manager, "__exit__", Args([NONE, NONE, NONE]), world, frame, node)
+            given = frozenset({new(("ext",))}) if raising else NONE  # on the way out of an exception: its type, value, traceback
+            left = self.dunder(manager, "__exit__", Args([given, given, given]), world, frame, node)
             if left is None:
                 raise CannotFollow(node, "a `with` whose class defines no __exit__")
             return [(w, truthy(v) is not False) for w, v in left]

@@ -38,6 +38,7 @@ from env.race_review.values import (
     Value,
     deeper,
     new,
+    peers,
     unconst,
     with_scope,
 )
@@ -95,6 +96,8 @@ class ObjectsMixin(EngineBase):
         """``value`` stored into shared state of ``scope``: the call's own objects in it, and theirs, are shared now."""
         if scope is None:
             return world
+        if SELF in self.building and not self.self_published and any(isinstance(a, Ref) and a.obj == SELF for a in value):
+            self.self_published = getattr(node, "lineno", 0)  # other threads can reach the instance from now on
         published = set(world.locks.published)
         todo = list(value)
         seen: set[Atom] = set()
@@ -153,21 +156,24 @@ class ObjectsMixin(EngineBase):
         if self.reporting:
             self.locksets.setdefault((obj, field), []).append((frozenset(protecting), line, what))
         touch = Touch(frozenset((key, world.locks.epoch(key)) for key in protecting), write, line, what)
-        if self.deferring:
-            return world.with_locks(world.locks._replace(pending=world.locks.pending | {touch}))
-        return self.touch(touch, world, frame, node)
+        return self.touch(touch, world, frame, node, pending=bool(self.deferring))
 
-    def touch(self, touch: Touch, world: World, frame: Frame, node: ast.AST) -> World:
-        """Record an access of this call; one that belongs to an update begun under an earlier acquisition is a race,
-        reported where the lock is taken again (or waited on) between the two."""
-        locks_now = {k for k, _ in touch.sig}
-        for earlier in sorted(world.locks.touched, key=lambda t: (t.what != touch.what, t.line, t.what, t.write, sorted(t.sig))):
-            if earlier.sig & touch.sig or not earlier.sig or not (touch.write or earlier.write):
+    def touch(self, touch: Touch, world: World, frame: Frame, node: ast.AST, pending: bool = False) -> World:
+        """Record an access of this call; one that belongs to an update begun under an earlier acquisition of the
+        same lock is a race, reported where the lock is taken again (or waited on) between the two. (``pending``: a
+        predicate loop's round, kept apart until the loop is left; checked against the round so far.)"""
+        now = dict(touch.sig)
+        earlier_ones = world.locks.pending if pending else world.locks.touched
+        for earlier in sorted(earlier_ones, key=lambda t: (t.what != touch.what, t.line, t.what, t.write, sorted(t.sig))):
+            if not (touch.write or earlier.write):
                 continue
-            if not locks_now & {k for k, _ in earlier.sig}:
-                continue  # state under another lock: no update spans both, whatever this method does between them
-            lock = sorted(touch.sig)[0][0]
-            kind, again = self.epoch_start(world.locks.epoch(lock))
+            # the same lock held at both, in two epochs: let go (or waited on) in between (state under another lock,
+            # or under a lock held all along, is not split by it)
+            split = sorted(k for k, e in earlier.sig if k in now and now[k] != e)
+            if not split:
+                continue
+            lock = split[0]
+            kind, again = self.epoch_start(now[lock])
             verb, before = ("write" if touch.write else "read"), ("write" if earlier.write else "read")
             label = self.heap.locks[lock].path or "the lock"
             between = (
@@ -182,6 +188,8 @@ class ObjectsMixin(EngineBase):
                 "atomicity",
             )
             break
+        if pending:
+            return world.with_locks(world.locks._replace(pending=world.locks.pending | {touch}))
         return world.with_locks(world.locks._replace(touched=world.locks.touched | {touch}))
 
     def epoch_start(self, epoch: str) -> tuple[str, int]:
@@ -349,7 +357,10 @@ class ObjectsMixin(EngineBase):
             if (("class", owner), name) in self.heap.nonfinal:
                 world = self.access(ClassRef(owner), name, False, world, frame, node, f"`{owner}.{name}`")
             # a class attribute is shared by every instance (and a caller can set it): what it holds is global state
-            out.append((world, with_scope(unconst(frozenset(data)), "global", f"{owner}.{name}") if not self.module_level else frozenset(data)))
+            # (a method bound to the instance is the instance's: no state of the class)
+            bound = frozenset(a for a in data if isinstance(a, Bound) and a.func is not None)
+            rest = frozenset(data) - bound
+            out.append((world, bound | (with_scope(unconst(rest), "global", f"{owner}.{name}") if not self.module_level else rest)))
         return out
 
     def class_value(self, atom: ClassRef, name: str, world: World, frame: Frame, node: ast.AST) -> Results:
@@ -392,9 +403,9 @@ class ObjectsMixin(EngineBase):
                 self.check_escape(atom, value, world, node)
                 world = self.access(atom, name, True, world, frame, node, f"`{self.program.text(node)}`")
                 world = self.publish(value, self.scope_of(atom, world), world, node)
-            self.heap.store(atom.obj, name, value)
+            self.heap.store(atom.obj, name, peers(value) if self.scope_of(atom, world) else value)
             return [world]
-        if isinstance(atom, Func | Bound) and all(isinstance(a, Imm | Func | Library) for a in value):
+        if isinstance(atom, Func | Bound) and not self.shared_within(value, world) and not any(isinstance(a, Ref) and a.obj == SELF for a in value):
             return [world]  # a function's own attribute (wrapper.__name__ = ...): no state of the class
         if isinstance(atom, ModuleRef):
             raise CannotFollow(node, f"`{self.program.text(node)} = ...`: it changes the module `{atom.name}` for everyone")
@@ -402,6 +413,13 @@ class ObjectsMixin(EngineBase):
 
     def store_field(self, atom: Atom, obj: ObjId, name: str, value: Value, world: World, frame: Frame, node: ast.AST, line: int) -> World:
         text = f"`{self.program.text(node)}`"
+        if obj == SELF and SELF in self.building and self.self_published:
+            self.report(
+                self.self_published,
+                f"`__init__` makes the instance reachable by other threads here, before it sets {text} (line {line}): "
+                f"another thread can use it half built",
+                "escape",
+            )
         if obj[0] in ("self", "class", "module") and any(isinstance(a, Func | Bound | GenObj) and self.reaches_state(a, world) for a in value):
             raise CannotFollow(node, f"{text} keeps a function that reaches objects of its own (a closure, a bound method): it can run later, from anywhere, without the lock")
         world = self.access(atom, name, True, world, frame, node, text)
@@ -409,6 +427,8 @@ class ObjectsMixin(EngineBase):
         if obj not in self.under_construction() and not (self.module_level and obj[0] == "class"):
             self.heap.mark_nonfinal(obj, name, line)
         seen = self.heap.bound_at.setdefault((obj, name), {})
+        if obj != SELF and self.scope_of(atom, world) is not None:
+            value = peers(value)  # the instance kept in shared state: read back, it may be another instance
         for stored in value:
             seen[stored] = min(seen.get(stored, line), line)
             if isinstance(stored, LockRef):
@@ -423,6 +443,16 @@ class ObjectsMixin(EngineBase):
         for atom in self.shared_within(value, world):
             self.report(node, f"{self.who(Frame(None))} hands {self.describe_ref(atom)}, shared state, to an object of its caller's, who can change it later without the lock", "escape")
 
+    def safe_class(self, cls: str) -> bool:
+        """Whether the module's class ``cls`` guards its own state: the class under review does if this review
+        passes (what it finds is reported anyway); another class if a review of its own passes."""
+        if cls == self.cls:
+            return True
+        if cls not in self.safe:
+            self.safe[cls] = False  # (while its own review runs: a class reaching back to this one is not assumed safe)
+            self.safe[cls] = self.__class__(self.program, cls).run() is None  # type: ignore[attr-defined]
+        return self.safe[cls]
+
     def shared_within(self, value: Value, world: World) -> list[Ref]:
         """The shared, changeable objects ``value`` holds or reaches through objects of the call's own (a fresh list
         holding a shared dict hands that dict out)."""
@@ -435,8 +465,15 @@ class ObjectsMixin(EngineBase):
             seen.add(atom)
             kind = self.kind_of(atom)
             if self.scope_of(atom, world) is not None:
-                if kind in MUTABLE or kind.startswith("instance:") or (kind == "ext" and atom.obj[0] == "site"):
+                if kind.startswith("instance:") and self.safe_class(kind.partition(":")[2]):
+                    continue  # an object that guards its own state (its class passes this review): safe to hand out
+                if kind in MUTABLE or kind.startswith(("instance:", "view:")) or (kind == "ext" and atom.obj[0] == "site"):
                     found.append(atom)
+                    continue
+                if kind not in ("tuple", "frozenset"):
+                    continue
+                # a shared tuple: what it holds may be changeable (and read back through it, it is shared)
+                todo += list(with_scope(self.heap.items(atom.obj), self.scope_of(atom, world) or "instance", atom.path))
                 continue
             if atom.obj[0] == "site":  # the call's own object: what it holds leaves with it
                 todo += list(self.heap.items(atom.obj))
@@ -498,9 +535,10 @@ class ObjectsMixin(EngineBase):
             world = self.access(atom, "[]", True, world, frame, node, self.name(atom, target))
             if value is not None:
                 self.check_escape(atom, value | index, world, node)
-                world = self.publish(value | index, self.scope_of(atom, world), world, node)  # the key is kept too
-                self.heap.store_value(atom.obj, value)
-                self.heap.store_item(atom.obj, index)
+                scope = self.scope_of(atom, world)
+                world = self.publish(value | index, scope, world, node)  # the key is kept too
+                self.heap.store_value(atom.obj, peers(value) if scope else value)
+                self.heap.store_item(atom.obj, peers(index) if scope else index)
             self.raised(world, node)
             return [world]
         raise CannotFollow(node, f"`{self.program.text(node)}`: it changes an item of a value it cannot follow")
@@ -568,8 +606,8 @@ class ObjectsMixin(EngineBase):
         both = keys | values
         self.check_escape(atom, both, world, node)
         world = self.publish(both, scope, world, node)
-        self.heap.store_item(atom.obj, keys)
-        self.heap.store(atom.obj, "#values", values)
+        self.heap.store_item(atom.obj, peers(keys) if scope else keys)
+        self.heap.store(atom.obj, "#values", peers(values) if scope else values)
         return world
 
     def mapping_parts(self, args: Args, world: World, frame: Frame, node: ast.AST) -> tuple[Value, Value]:
@@ -615,6 +653,8 @@ class ObjectsMixin(EngineBase):
         target = node.func.value if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else node
         what = self.name(atom, target)
         if kind == "event":
+            if name == "wait":
+                self.blocking_wait(world, frame, node, f"waits on the event {what}")
             return [(world, PLAIN)]
         if kind == "counter" and name == "__next__":
             return [(self.access(atom, "[]", True, world, frame, node, what), PLAIN)]
@@ -638,7 +678,7 @@ class ObjectsMixin(EngineBase):
                     flat |= value
             self.check_escape(atom, frozenset(flat), world, node)
             world = self.publish(frozenset(flat), scope, world, node)
-            self.heap.store_item(atom.obj, frozenset(flat))
+            self.heap.store_item(atom.obj, peers(frozenset(flat)) if scope else frozenset(flat))
         items = self.heap.values(atom.obj)
         shared = with_scope(items, scope, deeper(atom.path, "[...]")) if scope else items
         keys = self.heap.items(atom.obj)

@@ -14,7 +14,7 @@ from env.race_review.locks import LocksMixin
 from env.race_review.objects import ObjectsMixin
 from env.race_review.program import Program
 from env.race_review.statements import StatementsMixin
-from env.race_review.values import MODULE, NOTHING, SELF, Bound, ClassRef, Func, GenObj, Prop, Ref, Value, describe, new
+from env.race_review.values import MODULE, NOTHING, SELF, Bound, ClassRef, Func, GenObj, LockRef, Prop, Ref, Value, describe, new
 from env.race_review.world import Locks, World, join
 
 MAX_PASSES = 12
@@ -110,19 +110,26 @@ class Review(ExpressionsMixin, StatementsMixin, CallsMixin, DundersMixin, Object
         if self.pair("__enter__") and self.pair("__exit__"):
             self.entry = "with"
             self.walk_with()
+        self.walk_module_functions()
         self.entry = ""
 
     def construct(self) -> None:
-        self.building, self.in_self_init = [SELF], True
+        """The instance's construction (private until it ends: only what it shares with other instances is judged,
+        and that it leaves no lock held)."""
+        self.building, self.in_self_init, self.self_published = [SELF], True, 0
         self.entry = "__init__"
         try:
             found = self.class_attr(self.cls, "__init__")
             for atom in found[1] if found else ():
                 if isinstance(atom, Func):
                     self.sinks = [[]]
-                    self.call_function(atom, self.entry_args(atom, Ref(SELF)), World(Locks()), Frame(None), self.program.classes[self.cls])
+                    node = self.program.functions[atom.key].node
+                    ran = self.call_function(atom, self.entry_args(atom, Ref(SELF)), World(Locks()), Frame(None), node)
+                    self.check_exits([(w, NOTHING) for w, _ in ran], self.sinks[0], node)
         finally:
             self.building, self.in_self_init = [], False
+        for value in list(self.heap.fields.get(SELF, {}).values()):  # constructed: what it holds is shared from now on
+            self.publish(value, "instance", World(Locks()), self.program.classes[self.cls])
 
     def pair(self, name: str) -> bool:
         found = self.class_attr(self.cls, name)
@@ -183,7 +190,8 @@ class Review(ExpressionsMixin, StatementsMixin, CallsMixin, DundersMixin, Object
         node = self.program.classes[self.cls]
         entered = self.dunder(Ref(SELF), "__enter__", Args(), World(Locks()), Frame(None), node) or []
         out = []
-        for world, _ in entered:
+        for world, _ in entered:  # the caller's block runs between them: two operations, each judged as one
+            world = world.with_locks(world.locks._replace(touched=frozenset()))
             out += self.dunder(Ref(SELF), "__exit__", Args([NOTHING | frozenset({new(("param", "with", "exc"))})] * 3), world, Frame(None), node) or []
         self.check_exits([(w, NOTHING) for w, _ in out], self.sinks[0], node)
 
@@ -200,7 +208,7 @@ class Review(ExpressionsMixin, StatementsMixin, CallsMixin, DundersMixin, Object
                 if isinstance(atom, GenObj):
                     self.walk_generator(atom, node)
                     continue
-                if isinstance(atom, Func | Bound) and self.reaches_state(atom, world):
+                if isinstance(atom, Func | Bound) and self.reaches_shared(atom, world):
                     self.report(node, f"`{self.entry}` returns a function that reaches shared state: it can run later, without the lock", "escape")
             for leaked in self.shared_within(value, world):
                 self.report(node, f"`{self.entry}` returns {describe(leaked)}, shared state, to its caller, who can then change it without the lock", "escape")
@@ -217,17 +225,37 @@ class Review(ExpressionsMixin, StatementsMixin, CallsMixin, DundersMixin, Object
                     "leak",
                 )
 
+    def reaches_shared(self, atom: Func | Bound, world: World) -> bool:
+        """A function whose closure (or bound object) holds the instance, a lock or shared state."""
+        held = [atom.recv] if isinstance(atom, Bound) else [a for _, value in atom.closure for a in value]
+        return any(
+            (isinstance(a, Ref) and (a.obj == SELF or self.scope_of(a, world) is not None)) or isinstance(a, LockRef)
+            or (isinstance(a, Func | Bound) and self.reaches_shared(a, world)) for a in held
+        )
+
+    def walk_module_functions(self) -> None:
+        """The module's public functions: anyone may call them (and they may change what the class relies on)."""
+        for name, value in sorted(self.heap.fields.get(MODULE, {}).items()):
+            if name.startswith("_"):
+                continue
+            for atom in sorted(value, key=repr):
+                if isinstance(atom, Func) and atom.kind == "function" and not self.program.functions[atom.key].owner:
+                    self.entry = name
+                    self.walk_call(atom, None)
+
     def walk_generator(self, gen: GenObj, node: ast.AST) -> None:
         """A generator handed to the caller: its body runs whenever the caller iterates, holding none of our locks;
         what it yields leaves like a return value."""
         if gen.func.key in self.stack:
             return
         sinks, self.sinks = self.sinks, [[]]
+        self.handed_out = True
         try:
             ran = self.run_generator(gen, World(Locks()), Frame(None), node)
             self.check_exits(ran, self.sinks[0], node)
         finally:
             self.sinks = sinks
+            self.handed_out = False
 
     def lock_label(self, key: str) -> str:
         info = self.heap.locks[key]
@@ -236,36 +264,46 @@ class Review(ExpressionsMixin, StatementsMixin, CallsMixin, DundersMixin, Object
     # -- what only the whole walk shows -------------------------------------------------------------
 
     def check_locksets(self) -> None:
-        """The same lock on every access to the same state: two locks guarding one field keep nothing apart."""
+        """One lock held at every access to the same state: accesses that share no lock keep nothing apart."""
         for _, uses in sorted(self.locksets.items(), key=lambda item: repr(item[0])):
-            common = frozenset.intersection(*(locks for locks, _, _ in uses))
-            if common:
+            if frozenset.intersection(*(locks for locks, _, _ in uses)):
                 continue
-            first_locks, first_line, first_what = uses[0]
-            for locks, line, what in uses[1:]:
-                if not locks & first_locks:
-                    self.report(
-                        line,
-                        f"{what} is touched holding {self.labels(locks)} here, but holding {self.labels(first_locks)} at line {first_line} "
-                        f"({first_what}): no one lock guards it, so two threads can change it at once",
-                    )
-                    break
+            pair = next(((a, b) for a in uses for b in uses if not a[0] & b[0]), None)
+            (first, first_line, first_what), (then, line, what) = pair if pair is not None else (uses[0], uses[-1])
+            held = f"holding {self.labels(then)} here, but holding {self.labels(first)} at line {first_line} ({first_what})"
+            if pair is None:  # {A, B}, {A}, {B}: every two share one, but no lock is held at all of them
+                held = "under locks no one of which is held at every access to it (" + ", ".join(
+                    f"line {ln}: {self.labels(locks)}" for locks, ln, _ in uses[:4]) + ")"
+            self.report(line, f"{what} is touched {held}: no one lock guards it, so two threads can change it at once")
 
     def labels(self, locks: frozenset[str]) -> str:
         return " and ".join(sorted(self.lock_label(k) for k in locks))
 
     def check_order(self) -> None:
-        """Two locks taken in both orders: two threads can each hold one and wait for the other."""
-        for (first, second), (line, method) in sorted(self.order.items(), key=lambda item: item[1]):
-            back = self.order.get((second, first))
-            if back is not None:
-                self.report(
-                    max(line, back[0]),
-                    f"`{method}` takes {self.lock_label(second)} while holding {self.lock_label(first)} (line {line}), and `{back[1]}` takes them "
-                    f"the other way round (line {back[0]}): two threads can each hold one and wait for the other forever",
-                    "deadlock",
-                )
+        """Locks taken in an order that goes round (A then B, B then C, C then A): each thread can hold one and wait for
+        the next, forever."""
+        edges: dict[str, list[str]] = {}
+        for first, second in self.order:
+            edges.setdefault(first, []).append(second)
+        for start in sorted(edges):
+            path = self.cycle(start, edges)
+            if path:
+                steps = [(a, b, *self.order[(a, b)]) for a, b in zip(path, path[1:] + path[:1], strict=True)]
+                told = "; ".join(f"`{m}` takes {self.lock_label(b)} while holding {self.lock_label(a)} (line {ln})" for a, b, ln, m in steps)
+                self.report(max(ln for _, _, ln, _ in steps), f"{told}: taken in a circle, each thread can hold one and wait for the next forever", "deadlock")
                 return
+
+    def cycle(self, start: str, edges: dict[str, list[str]]) -> list[str]:
+        """A path of locks from ``start`` back to it, if there is one."""
+        todo: list[list[str]] = [[start]]
+        while todo:
+            path = todo.pop()
+            for nxt in sorted(edges.get(path[-1], [])):
+                if nxt == start:
+                    return path
+                if nxt not in path:
+                    todo.append([*path, nxt])
+        return []
 
 
 def run_review(tree: ast.Module, source: str, cls: str) -> Finding | None:

@@ -15,7 +15,23 @@ from env.race_review.dunders import BINARY
 from env.race_review.engine import MAX_WORLDS, Args, EngineBase, Frame, Results
 from env.race_review.findings import CannotFollow
 from env.race_review.library import KNOWN_MODULES
-from env.race_review.values import MODULE, NONE, NOTHING, PLAIN, Atom, Imm, Library, ModuleRef, Packed, Ref, Value, new, plain, with_scope
+from env.race_review.values import (
+    MODULE,
+    NONE,
+    NOTHING,
+    PLAIN,
+    Atom,
+    Imm,
+    Library,
+    ModuleRef,
+    Packed,
+    Ref,
+    Value,
+    new,
+    peers,
+    plain,
+    with_scope,
+)
 from env.race_review.world import Flow, World, join
 
 MAX_ROUNDS = 24
@@ -64,9 +80,12 @@ def _ends_out(body: list[ast.stmt]) -> bool:
     return bool(body) and isinstance(body[-1], ast.Break | ast.Return | ast.Raise)
 
 
-def _retest_shape(body: list[ast.stmt]) -> bool:
+def _retest_shape(body: list[ast.stmt], leaves_by_test: bool) -> bool:
     """A round whose values cannot outlive the wait that ends it: every name it binds is bound unconditionally before
-    any way out of the loop, or inside the branch that leaves; and the wait is its last statement."""
+    any way out of the loop, or inside the branch that leaves; and the wait is its last statement. A loop left by its
+    test leaves after a wait: no name may be bound in it at all (it would hold what was read before that wait)."""
+    if leaves_by_test and any(_assigns(s) for s in body):
+        return False
     leaving = False
     for stmt in body[:-1]:
         if _exits(stmt):
@@ -143,7 +162,7 @@ class StatementsMixin(EngineBase):
         for w in no:
             for w2, _ in self.eval_many([stmt.msg] if stmt.msg is not None else [], w, frame):
                 self.raised(w2, stmt)
-        return Flow(normal=yes)
+        return Flow(normal=yes + [world])  # (under python -O it does not run at all: what its test does may not happen)
 
     def stmt_Assign(self, stmt: ast.Assign, world: World, frame: Frame) -> Flow:
         target, value = stmt.targets[0], stmt.value
@@ -340,6 +359,7 @@ class StatementsMixin(EngineBase):
             self.heap.store(("class", frame.cls_body), name, value)
             return world
         if frame.fn is None or name in frame.fn.globals:
+            value = peers(value)
             if self.module_level:
                 world = self.publish(value, "global", world, target)  # a module global: every thread's
             else:
@@ -358,8 +378,12 @@ class StatementsMixin(EngineBase):
 
     def stmt_If(self, stmt: ast.If, world: World, frame: Frame) -> Flow:
         yes, no = self.split(stmt.test, world, frame)
-        flow = self.exec_block(stmt.body, yes, frame)
-        other = self.exec_block(stmt.orelse, no, frame) if stmt.orelse else Flow(normal=no)
+        self.conditional += 1
+        try:
+            flow = self.exec_block(stmt.body, yes, frame)
+            other = self.exec_block(stmt.orelse, no, frame) if stmt.orelse else Flow(normal=no)
+        finally:
+            self.conditional -= 1
         flow.absorb(other)
         flow.normal = flow.normal + other.normal
         return flow
@@ -371,14 +395,20 @@ class StatementsMixin(EngineBase):
         leaves in. That holds when the wait is the round's last statement (no value read before it is used after)."""
         helpers = self.helpers()
         waits = any(_calls_wait(s, helpers) for s in stmt.body)
-        retests = waits and _calls_wait(stmt.body[-1], helpers) and not any(_calls_wait(s, helpers) for s in stmt.body[:-1]) and _retest_shape(stmt.body)
-        if not retests:
-            return self.loop(stmt, [world], frame, lambda w: self.loop_test(stmt.test, w, frame, waits))
-        self.deferring += 1
+        forever = isinstance(stmt.test, ast.Constant) and bool(stmt.test.value)
+        retests = waits and _calls_wait(stmt.body[-1], helpers) and not any(_calls_wait(s, helpers) for s in stmt.body[:-1]) \
+            and _retest_shape(stmt.body, not forever)
+        self.retesting += 1
         try:
-            flow = self.loop(stmt, [world], frame, lambda w: self.loop_test(stmt.test, w, frame, True, nested=True))
+            if not retests:
+                return self.loop(stmt, [world], frame, lambda w: self.loop_test(stmt.test, w, frame, waits))
+            self.deferring += 1
+            try:
+                flow = self.loop(stmt, [world], frame, lambda w: self.loop_test(stmt.test, w, frame, True, nested=True))
+            finally:
+                self.deferring -= 1
         finally:
-            self.deferring -= 1
+            self.retesting -= 1
         # the ways out of the loop keep what their round read and wrote: it counts now
         flow.normal = [self.commit(w, frame, stmt) for w in flow.normal]
         flow.returns = [(self.commit(w, frame, stmt), v) for w, v in flow.returns]
@@ -492,7 +522,7 @@ class StatementsMixin(EngineBase):
             implicit = int(not w.locks.raised_at)
             self.quiet += implicit
             try:
-                left = self.exits(manager, w, frame, stmt)
+                left = self.exits(manager, w, frame, stmt, raising=True)
             finally:
                 self.quiet -= implicit
             for after, swallows in left:

@@ -241,10 +241,14 @@ def stale(value: Value) -> Value:
     what a try-acquire returned says nothing any more about a lock held then."""
     if not any(isinstance(a, Ref | Bound | Func | GenObj | Packed | Acquired) for a in value):
         return value  # (most values: nothing to change)
-    return frozenset(
-        Imm() if isinstance(atom, Acquired) else Ref(PEER, "instance", "another instance") if isinstance(atom, Ref) and atom.obj == SELF
-        else _deep(atom, lambda r: Ref(r.obj, r.scope, r.path)) for atom in value
-    )
+    return frozenset(Imm() if isinstance(atom, Acquired) else _deep(atom, lambda r: Ref(r.obj, r.scope, r.path)) for atom in value)
+
+
+def peers(value: Value) -> Value:
+    """``value`` as stored into shared state: the instance in it, read back from there, may be another instance."""
+    if not any(isinstance(a, Ref) and a.obj == SELF for a in value):
+        return value
+    return frozenset(Ref(PEER, "instance", "another instance") if isinstance(a, Ref) and a.obj == SELF else a for a in value)
 
 
 def describe(atom: Atom) -> str:
