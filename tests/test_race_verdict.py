@@ -24,8 +24,8 @@ import pytest
 
 from env.families.classic import judge as judge_module
 from env.families.classic.concurrency import VALIDATED_PYTHON, explore_plan, judge_exploration, judge_hammer, python_refusal
-from env.families.classic.discipline import EXPECTED, review
 from env.families.classic.judge import judge
+from env.race_review import review
 from env.secret import ServerSecret
 from tests.helpers import CATALOG
 from tests.race_variants import CORRECT, EVASIVE, HEAD, LOCKED_DECREMENT, LOCKED_INCREMENT, RACY, TAIL, module
@@ -333,22 +333,23 @@ def test_the_review_accepts_every_correct_style(name):
 def test_the_review_refuses_every_racy_or_evasive_variant(name):
     source = (RACY | EVASIVE)[name]
     why = review(source, "ConnectionCounter")
-    assert why.startswith("line ") and why.endswith(EXPECTED), why
+    assert why.startswith("line "), why
+    # (no refusal prescribes a lock shape any more: it says what it found, tests/test_race_review.py has the messages)
+    assert "The concurrency review expects" not in why
 
 
 REVIEW_REFUSES = {
     # a way past the review -> the start of the reason it gives
-    "threading.Lock replaced at import": "line 2: the module assigns to something other than a plain name at import time",
-    "the lock replaced in a method": "line 38: the lock `self._lock` is replaced outside __init__",
-    "a lock kept in a dict": "line 11: a `with` enters something other than the shared lock",
-    "self handed to a function": "line 26: `get_count` uses `self` other than as `self.<name>`",
-    "an attribute hook": "line 5: the class defines `__getattr__`, which changes how its attributes or instances behave",
-    "threading shadowed by a parameter": "line 9: the parameter `threading` of `__init__` hides a name of the module",
-    "an RLock released inside its own region": "line 12: `increment` uses `_release_save` of the lock; only acquire and release are followed",
-    "__init__ run again from a method": "line 37: `rotate` runs __init__ again (it would replace the lock)",
-    "the base's __init__ run again from a method": "runs __init__ again (it would replace the lock)",
-    "a local named like the module": "line 13: uses the imported name `threading` as a value",
+    "threading.Lock replaced at import": "line 2: the review cannot follow `threading.Lock = ...`: it changes the module `threading` for everyone",
+    "the lock replaced in a method": "line 38: `self._lock` is rebound here after `__init__`: a thread holding the old lock and one holding the new one",
+    "an attribute hook": "line 5: the review cannot follow `__getattr__`, which changes how the class's attributes or instances behave",
+    "threading shadowed by a parameter": "line 3: the review cannot follow `import types`: the module is outside what it knows",
+    "an RLock released inside its own region": "line 12: the review cannot follow `self._lock._release_save`: of a lock it follows only acquire",
+    "__init__ run again from a method": "line 6: `self._lock` is rebound here after `__init__`",
+    "the base's __init__ run again from a method": "line 6: `self._lock` is rebound here after `__init__`",
 }
+# Correct designs the third build's review refused (issue 46: "correct code scores 0.0"), which this one follows.
+REVIEW_ACCEPTS = ("a lock kept in a dict", "self handed to a function", "a local named like the module")
 
 
 def _hostile(name: str) -> str:
@@ -380,19 +381,28 @@ def _hostile(name: str) -> str:
 
 
 @pytest.mark.parametrize("name", list(REVIEW_REFUSES))
-def test_the_review_refuses_what_it_cannot_follow_and_says_what_it_expects(name):
+def test_the_review_refuses_what_it_cannot_follow_or_a_replaced_lock_and_names_it(name):
     why = review(_hostile(name), "ConnectionCounter")
-    assert why.endswith(EXPECTED), why
-    assert why.startswith("line ") and REVIEW_REFUSES[name] in why, why
+    assert why.startswith(REVIEW_REFUSES[name]), why
 
 
-def test_a_correct_design_the_review_does_not_know_is_refused_not_judged_racy(runtime):
-    # a lock kept in a dict is correct, and the explorer passes it; the verdict still fails, naming what the review expects
-    verdict = check(runtime, _hostile("a lock kept in a dict"), policy=False)
+@pytest.mark.parametrize("name", REVIEW_ACCEPTS)
+def test_the_review_accepts_what_the_last_build_refused_for_its_style(name):
+    assert review(_hostile(name), "ConnectionCounter") == ""
+
+
+def test_a_correct_design_the_review_cannot_follow_is_refused_by_name_not_judged_racy(runtime):
+    # locks kept in a dict built by a comprehension, one chosen at run time: correct (the explorer passes it), but the
+    # review cannot tell which lock guards what; the verdict fails and says so, blaming no race
+    source = module(LOCKED_INCREMENT, LOCKED_DECREMENT).replace(
+        "self._lock = threading.Lock()", "self._locks = {name: threading.Lock() for name in ('count',)}"
+    ).replace("with self._lock:", "with self._locks['count']:")
+    verdict = check(runtime, source, policy=False)
     assert verdict.tests_passed == 8 and not verdict.solved
-    assert verdict.stress.message.startswith("the lock-discipline review refused the code: line ")
-    assert verdict.stress.message.endswith(EXPECTED)
-    assert "racy" not in verdict.stress.message and "lost" not in verdict.stress.message
+    assert verdict.stress.message == (
+        "the lock-discipline review refused the code: line 11: the review cannot follow the lock made at line 6: one of several "
+        "locks made at line 6, chosen at run time"
+    )
 
 
 def test_the_real_threads_run_catches_what_only_shows_under_real_threads(runtime):
@@ -483,3 +493,424 @@ def test_the_server_refuses_the_concurrency_task_on_another_interpreter(monkeypa
         "task 'hard' cannot be served here: the concurrency check is validated on CPython 3.11 only; this server runs cpython 3.13.0"
     )
     assert env.reset(task_id="easy", seed=1).error is None
+
+
+# -- 7. the dynamic checks start where the triggers are (issue 46, item 3) ---------------------------
+# Racy code that switched its race on only at counts of 10,000 and more, or after 20,000 calls on one object, scored
+# 1.0: every scenario started at zero and made a few calls. Scenarios now start from counts, peaks and calls counted
+# drawn from the secret (set through the object's API and its state); the high sweeps cross every threshold on the
+# count up to 10**8 and on a counter of calls (of either method, or both) up to 10**6 in every check.
+
+_TRIGGERED = '''import threading
+
+
+class ConnectionCounter:
+    def __init__(self):
+        self._lock = threading.Lock()
+        self.count = 0
+        self.peak = 0
+        self._calls = 0
+        self._increments = 0
+
+    def increment(self):
+        with self._lock:
+            self._calls += 1
+            self._increments += 1
+            current = self.count
+            if not ({increment}):
+                self.count = current + 1
+                if self.count > self.peak:
+                    self.peak = self.count
+                return self.count
+        with self._lock:  # past the trigger: the write under a second acquisition
+            self.count = current + 1
+            if self.count > self.peak:
+                self.peak = self.count
+            return self.count
+
+    def decrement(self):
+        with self._lock:
+            self._calls += 1
+            current = self.count
+            if current == 0:
+                raise ValueError("no active connections")
+            if not ({decrement}):
+                self.count = current - 1
+                return self.count
+        with self._lock:
+            self.count = current - 1
+            return self.count
+
+    def get_count(self):
+        with self._lock:
+            return self.count
+
+    def get_peak(self):
+        with self._lock:
+            return self.peak
+
+    def reset(self):
+        with self._lock:
+            self.count = 0
+'''
+
+
+def _triggered(increment: str, decrement: str) -> str:
+    """A counter whose every access is under the lock, that splits a method's read and write into two acquisitions
+    once its condition holds (``current`` is the count it read; ``self._calls`` and ``self._increments`` count calls)."""
+    return _TRIGGERED.format(increment=increment, decrement=decrement)
+
+
+# A peak raised under a second acquisition, decided under the first, once the peak is 10,000 or more.
+_PEAK_TRIGGERED = module(
+    '''    def increment(self):
+        with self._lock:
+            self.count += 1
+            new = self.count
+            if self.peak < 10_000:
+                if new > self.peak:
+                    self.peak = new
+                return new
+            higher = new > self.peak
+        if higher:
+            with self._lock:
+                self.peak = new
+        return new
+''',
+    LOCKED_DECREMENT,
+)
+
+TRIGGERS = {
+    "races at counts of 10,000 and more": _triggered("current >= 10_000", "current >= 10_000"),
+    "races at counts of 1,000,000 and more": _triggered("current >= 1_000_000", "current >= 1_000_000"),
+    "races at counts of 99,000,000 and more": _triggered("current >= 99_000_000", "current >= 99_000_000"),
+    "decrement races at counts of 5,000,000 and more": _triggered("False", "current >= 5_000_000"),
+    "increment races at counts of 10,000 and more": _triggered("current >= 10_000", "False"),
+    "races once the peak is 10,000 or more": _triggered("self.peak >= 10_000", "self.peak >= 10_000"),
+    "the peak races once it is 10,000 or more": _PEAK_TRIGGERED,
+    "races after 20,000 calls on one object": _triggered("self._calls > 20_000", "self._calls > 20_000"),
+    "races after 20,000 increments on one object": _triggered("self._increments > 20_000", "self._increments > 20_000"),
+}
+
+
+@pytest.mark.parametrize("name", list(TRIGGERS))
+def test_the_explorer_alone_catches_races_that_start_at_large_counts_or_after_many_calls(runtime, name):
+    for seed in range(5):
+        outcome = explored(runtime, TRIGGERS[name], seed)
+        assert not outcome.passed, f"{name} passed the explorer with seed {seed}"
+        assert "interleaved by a controlled scheduler" in outcome.message, outcome.message
+
+
+def test_a_race_that_starts_after_20000_calls_fails_the_verdict(runtime):
+    # the brief's own measured evasion, through the whole verdict (the review off: the dynamic checks catch it)
+    source = TRIGGERS["races after 20,000 calls on one object"]
+    for seed in range(5):
+        verdict = check(runtime, source, seed, policy=False)
+        assert verdict.tests_passed == 8 and not verdict.solved
+        caught = not explored(runtime, source, seed).passed
+        if not caught:  # the explorer or the real-threads run: either is enough
+            plan = explore_plan(HARD.stress, SECRET.rng("classic", "hard", seed, "verdict"))
+            caught = judge_module.real_threads_check(HARD, source, runtime.sandbox, False, plan) != ""
+        assert caught, f"neither dynamic check caught it with seed {seed}"
+
+
+def test_a_failure_from_a_start_the_check_set_says_so_and_names_no_count(runtime):
+    message = explored(runtime, TRIGGERS["races at counts of 10,000 and more"], 1).message
+    first = message.splitlines()[0]
+    assert "on one shared counter whose count and peak the check set beforehand, interleaved by a controlled scheduler" in first
+    assert not re.search(r"\d{3,}", first)  # no count in the report
+    assert "The interleaving, in your code's lines:" in message
+
+
+# Correct counters that keep their state in unusual ways: the start state is found and set in every one (or, where it
+# cannot be, the scenario runs from the state the API reached), and none fails because of it.
+_LOCKED = '''import threading
+
+
+class ConnectionCounter:
+{body}
+    def get_count(self):
+        with self._lock:
+            return {count}
+
+    def get_peak(self):
+        with self._lock:
+            return {peak}
+
+    def reset(self):
+        with self._lock:
+            {count} = 0
+'''
+
+
+def _layout(body: str, count: str, peak: str) -> str:
+    return _LOCKED.format(body=body, count=count, peak=peak)
+
+
+LAYOUTS = {
+    "a dict of count and peak": _layout('''    def __init__(self):
+        self._lock = threading.Lock()
+        self._state = {"count": 0, "peak": 0}
+
+    def increment(self):
+        with self._lock:
+            self._state["count"] += 1
+            self._state["peak"] = max(self._state["peak"], self._state["count"])
+            return self._state["count"]
+
+    def decrement(self):
+        with self._lock:
+            if self._state["count"] == 0:
+                raise ValueError("no active connections")
+            self._state["count"] -= 1
+            return self._state["count"]
+''', 'self._state["count"]', 'self._state["peak"]'),
+    "a list of count and peak": _layout('''    def __init__(self):
+        self._lock = threading.Lock()
+        self._cells = [0, 0]
+
+    def increment(self):
+        with self._lock:
+            self._cells[0] += 1
+            if self._cells[0] > self._cells[1]:
+                self._cells[1] = self._cells[0]
+            return self._cells[0]
+
+    def decrement(self):
+        with self._lock:
+            if self._cells[0] == 0:
+                raise ValueError("no active connections")
+            self._cells[0] -= 1
+            return self._cells[0]
+''', "self._cells[0]", "self._cells[1]"),
+    "properties over other names, an RLock and counters of calls": _layout('''    def __init__(self):
+        self._lock = threading.RLock()
+        self._active = 0
+        self._high_water = 0
+        self._calls = 0
+        self._opened = 0
+        self._closed = 0
+
+    @property
+    def active(self):
+        with self._lock:
+            return self._active
+
+    def increment(self):
+        with self._lock:
+            self._calls += 1
+            self._opened += 1
+            self._active += 1
+            if self._active > self._high_water:
+                self._high_water = self._active
+            return self.active
+
+    def decrement(self):
+        with self._lock:
+            self._calls += 1
+            if self._active == 0:
+                raise ValueError("no active connections")
+            self._closed += 1
+            self._active -= 1
+            return self.active
+''', "self._active", "self._high_water"),
+    "__slots__": _layout('''    __slots__ = ("_lock", "_n", "_top")
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._n = 0
+        self._top = 0
+
+    def increment(self):
+        with self._lock:
+            self._n += 1
+            self._top = max(self._top, self._n)
+            return self._n
+
+    def decrement(self):
+        with self._lock:
+            if not self._n:
+                raise ValueError("no active connections")
+            self._n -= 1
+            return self._n
+''', "self._n", "self._top"),
+    "a stats object holding count and peak": _layout('''    class _Stats:
+        count = 0  # a class default, shadowed on the first update
+        peak = 0
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._stats = self._Stats()
+
+    def increment(self):
+        with self._lock:
+            self._stats.count += 1
+            if self._stats.count > self._stats.peak:
+                self._stats.peak = self._stats.count
+            return self._stats.count
+
+    def decrement(self):
+        with self._lock:
+            if self._stats.count == 0:
+                raise ValueError("no active connections")
+            self._stats.count -= 1
+            return self._stats.count
+''', "self._stats.count", "self._stats.peak"),
+}
+# a count that is the length of a list: no plain int holds it, so scenarios run from the state the API reached
+LIST_LENGTH = _layout('''    def __init__(self):
+        self._lock = threading.Lock()
+        self._open = []
+        self.peak = 0
+
+    def increment(self):
+        with self._lock:
+            self._open.append(len(self._open))
+            self.peak = max(self.peak, len(self._open))
+            return len(self._open)
+
+    def decrement(self):
+        with self._lock:
+            if not self._open:
+                raise ValueError("no active connections")
+            self._open.pop()
+            return len(self._open)
+''', "len(self._open)", "self.peak").replace("            len(self._open) = 0\n", "            self._open.clear()\n")
+
+
+def _starts_used(runtime, source: str, seed: int):
+    """The explorer's and the real-threads run's verdicts on ``source``, and whether each scenario (and the real-threads
+    run) ran from its planned start (True) or from the state the API reached (False)."""
+    plan = explore_plan(HARD.stress, SECRET.rng("classic", "hard", seed, "verdict"))
+    with runtime.sandbox.start(source, HARD.filename, HARD.module) as run:
+        assert run.load_error is None
+        reply = run.explore(plan)
+    with runtime.sandbox.start(source, HARD.filename, HARD.module) as run:
+        hammered = run.hammer(plan["hammer"])
+    planned = {o["scenario"]: o["start_used"] == plan["scenarios"][o["scenario"]]["start_state"] for o in reply["schedules"]}
+    above = {i for i, s in enumerate(plan["scenarios"]) if s["start_state"] != [0, 0]}
+    return judge_exploration(plan, reply, source), judge_hammer(plan, hammered), planned, above, hammered["start_used"] == plan["hammer"]["start_state"]
+
+
+@pytest.mark.parametrize("name", list(LAYOUTS))
+def test_correct_counters_with_unusual_state_layouts_start_where_planned_and_pass(runtime, name):
+    for seed in range(5):
+        outcome, real, planned, above, hammer_planned = _starts_used(runtime, LAYOUTS[name], seed)
+        assert outcome.passed, f"{name}, seed {seed}: {outcome.message}"
+        assert real == "", f"{name}, seed {seed}: {real}"
+        assert all(planned.values()) and above <= set(planned) and hammer_planned, f"{name}, seed {seed}: a start was not set"
+
+
+def test_a_counter_whose_state_cannot_be_set_runs_from_the_state_its_api_reached_and_passes(runtime):
+    for seed in range(5):
+        outcome, real, planned, above, hammer_planned = _starts_used(runtime, LIST_LENGTH, seed)
+        assert outcome.passed and real == "", (outcome.message, real)
+        assert not any(planned[i] for i in above) and not hammer_planned  # every start above zero fell back
+
+
+def _starts_module():
+    spec = importlib.util.spec_from_file_location("_adbg_hammer_test", EXPLORER.parent / "hammer.py")
+    assert spec is not None and spec.loader is not None
+    hammer = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hammer)
+    return hammer
+
+
+def _counter_class(source: str):
+    namespace: dict = {}
+    exec(compile(source, "connection_counter.py", "exec"), namespace)  # noqa: S102 - a module of this test file
+    return namespace["ConnectionCounter"]
+
+
+def test_a_start_is_set_in_the_state_with_its_calls_counted_and_read_back_through_the_api():
+    starts = _starts_module().Starts(_counter_class(LAYOUTS["properties over other names, an RLock and counters of calls"]))
+    target, used = starts.prepare([123_456_789, 223_456_789], 11, 1_000_000_000)
+    assert used == [123_456_789, 223_456_789]
+    assert (target.get_count(), target.get_peak()) == (123_456_789, 223_456_789)
+    # 11 warm-up calls made (6 increments, 5 decrements), then a billion more counted, half of each
+    assert (target._calls, target._opened, target._closed) == (1_000_000_011, 500_000_006, 500_000_005)
+    assert (target.increment(), target.get_peak(), target.decrement(), target.decrement()) == (123_456_790, 223_456_789, 123_456_789, 123_456_788)
+    # no start needed: nothing is set, and a fresh object after its warm-up is returned as it is
+    target, used = starts.prepare([1, 1], 3)
+    assert used == [1, 1] and (target._calls, target._active, target._high_water) == (3, 1, 1)
+
+
+def test_a_start_that_cannot_be_set_is_the_state_the_warm_up_reached():
+    starts = _starts_module().Starts(_counter_class(LIST_LENGTH))
+    target, used = starts.prepare([5_000, 9_000], 10, 10**6)
+    assert used == [0, 1] and (target.get_count(), target.get_peak()) == (0, 1)
+    target, used = starts.prepare([5_000, 9_000], 7)
+    assert used == [1, 1] and (target.get_count(), target.get_peak()) == (1, 1)
+
+
+def test_the_plan_draws_start_states_warm_ups_and_calls_over_a_wide_range_from_the_secret():
+    spec = HARD.stress
+    plans = [explore_plan(spec, SECRET.rng("classic", "hard", seed, "verdict")) for seed in range(20)]
+    decades = set()
+    for plan in plans:
+        sweeps = [s for s in plan["scenarios"] if s.get("sweep")]
+        # the boundary sweeps start at zero with no warm-up, as before
+        for scenario in sweeps[:5]:
+            assert (scenario["start_state"], scenario["warmup"], scenario["calls"]) == ([0, 0], 0, 0)
+        # two sweeps start at a count of 10**8..10**9, with 2 * 10**6..10**9 calls counted: reset racing a decrement, and
+        # increments racing on the peak at the count
+        high = sweeps[5:]
+        assert [tuple(map(tuple, s["threads"])) for s in high] == [(("reset",), ("decrement",)), (("increment",), ("increment",))]
+        for scenario in high:
+            count, peak = scenario["start_state"]
+            assert 10**8 <= count <= peak and count <= 10**9 and 2 * 10**6 <= scenario["calls"] <= 10**9 and scenario["warmup"] >= 1
+        assert high[1]["start_state"][0] == high[1]["start_state"][1]
+        pct = [s for s in plan["scenarios"] if not s.get("sweep")]
+        zero = [s for s in pct if s["start_state"] == [0, 0]]
+        assert len(zero) == len(pct) // 2 and all(s["warmup"] == s["calls"] == 0 for s in zero)
+        above = [s for s in pct if s["start_state"] != [0, 0]]
+        assert all(1 <= s["start_state"][0] <= s["start_state"][1] and s["start_state"][0] <= 10**9 for s in above)
+        assert all(1 <= s["warmup"] <= 256 and 1 <= s["calls"] <= 10**9 for s in above)
+        decades |= {len(str(s["start_state"][0])) for s in above}
+        hammer = plan["hammer"]
+        assert 1 <= hammer["start_state"][0] <= hammer["start_state"][1] and hammer["warmup"] >= 1_000 and 1 <= hammer["calls"] <= 10**9
+    assert decades == set(range(1, 10))  # PCT scenarios start in every decade from 1 to 10**9
+    assert any(s["calls"] >= 10**8 for p in plans for s in p["scenarios"] if not s.get("sweep"))
+    # from the secret: the same secret and seed give the same plan, another secret other starts
+    again = explore_plan(spec, SECRET.rng("classic", "hard", 0, "verdict"))
+    other = explore_plan(spec, ServerSecret("another server's secret, 32+ chars").rng("classic", "hard", 0, "verdict"))
+    assert again == plans[0]
+    assert [s["start_state"] for s in other["scenarios"]] != [s["start_state"] for s in plans[0]["scenarios"]]
+    assert other["hammer"]["start_state"] != plans[0]["hammer"]["start_state"]
+
+
+def test_the_trusted_side_judges_from_the_start_the_child_used_and_accepts_only_the_planned_one_or_the_apis():
+    scenario = {"setup": ["increment"], "threads": [["increment"], ["decrement"]], "sweep": True, "start_state": [500, 700], "warmup": 3, "calls": 9}
+    plan = {"scenarios": [scenario]}
+
+    def run(first: int, k: int, start: list[int] | None, count: int, peak: int, results: list) -> dict:
+        observation = {"scenario": 0, "first": first, "preempt_at": k, "first_steps": 1, "stopped": "", "count": count, "peak": peak,
+                       "results": results, "equivalent": []}
+        return observation if start is None else observation | {"start_used": start}
+
+    def verdict(start: list[int] | None, count: int, peak: int, results: list) -> str:
+        return judge_exploration(plan, {"schedules": [run(f, k, start, count, peak, results) for f in (0, 1) for k in (0, 1)]}, "").message
+
+    # from the planned start: setup 501, then +1 -1
+    planned = [[["increment", 502, ""]], [["decrement", 501, ""]]]
+    assert verdict([500, 700], 501, 700, planned) == "4 interleavings: no update was lost"
+    assert verdict(None, 501, 700, planned) == "4 interleavings: no update was lost"  # no report: the planned start
+    # from the state three warm-up calls reach (count 1, peak 1): setup 2, then +1 -1
+    assert verdict([1, 1], 2, 3, [[["increment", 3, ""]], [["decrement", 2, ""]]]) == "4 interleavings: no update was lost"
+    # the same results judged from the other start are wrong; any other start is refused
+    assert verdict([1, 1], 501, 700, planned).endswith("updates were lost under concurrency (the final count is wrong).")
+    for start in ([0, 0], [True, 1], [501, 700], "planned"):
+        assert verdict(start, 2, 3, [[["increment", 3, ""]], [["decrement", 2, ""]]]).endswith(": the concurrency check returned a malformed observation.")
+
+
+def test_the_real_threads_verdict_counts_from_the_start_the_object_was_in():
+    plan = {"hammer": {"threads": 4, "ops": 10, "seconds": 5.0, "start_state": [1000, 1500], "warmup": 5, "calls": 7}}
+    planned = {"start_used": [1000, 1500], "increment": {"count": 1040, "peak": 1500, "errors": []},
+               "decrement": {"count": 1000, "peak": 1500, "errors": []}}
+    assert judge_hammer(plan, planned) == ""
+    assert judge_hammer(plan, planned | {"increment": {"count": 1040, "peak": 1040, "errors": []}}).endswith("the peak lost an update (get_peak() is wrong)")
+    # from the state five warm-up calls reach (count 1, peak 1)
+    reached = {"start_used": [1, 1], "increment": {"count": 41, "peak": 41, "errors": []}, "decrement": {"count": 1, "peak": 41, "errors": []}}
+    assert judge_hammer(plan, reached) == ""
+    assert judge_hammer(plan, reached | {"start_used": [1000, 1500]}).endswith("updates were lost (the final count is wrong)")
+    assert judge_hammer(plan, reached | {"start_used": [2, 2]}) == "the real-threads check returned a malformed report"

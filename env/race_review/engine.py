@@ -65,10 +65,12 @@ class EngineBase:
         self.deferring = 0  # inside a predicate loop's test
         self.quiet = 0  # leaving by an exception only an interrupt could raise: a lock not held there is no finding
         self.retesting = 0  # inside a while loop (a wait there is re-tested by it)
-        self.conditional = 0  # inside a branch of an if (a wait there waits on a test)
+        self.conditional = 0  # inside a branch of an if
+        self.retest_if = 0  # inside `if not ready: wait()` that is tested again right after (a wait there is re-tested)
         self.waiting_for = 0  # inside Condition.wait_for (a predicate loop of its own)
         self.safe: dict[str, bool] = {}  # classes of the module found to guard their own state (objects.safe_class)
-        self.handed_out = False  # running a generator the caller iterates (its yields hand control to the caller's code)
+        self.handed_out = False
+        self.retested: set[int] = set()  # `if not ready: wait()` statements tested again right after (statements.exec_block)  # running a generator the caller iterates (its yields hand control to the caller's code)
         self.yields: list[set[Atom]] = []  # what the generators being run yield
         self.loop_depth = 0  # inside a loop while constructing (a lock made here is one of several)
         self.entry = ""  # the method whose call is walked, for messages

@@ -155,7 +155,7 @@ class LocksMixin(EngineBase):
             return None
         line = getattr(node, "lineno", 0)
         self.blocking_wait(world, frame, node, f"waits on {self.lock_name(lock)}", but=lock.key)
-        if not self.retesting and not self.conditional and not self.waiting_for:
+        if not self.retesting and not self.retest_if and not self.waiting_for:
             self.report(node, f"{self.who(frame)} waits on {self.lock_name(lock)} whatever the state: a notify sent before it waits is missed (it waits forever), and waking does not mean what it waits for holds; wait in a loop that tests it, or under a test of it", "deadlock")
         epoch = f"wait:{line}:{key(node)}"
         if self.deferring:  # a predicate loop's round: what it read before waiting decided only to wait; what it wrote stays
@@ -219,7 +219,8 @@ class LocksMixin(EngineBase):
         if locks and others:
             self.not_a_lock(expr, others, f"`with {self.program.text(expr)}:` at line {expr.lineno}")
         if len({a.key if isinstance(a, LockRef) else a.lock.key for a in locks}) > 1:
-            raise CannotFollow(expr, f"`{self.program.text(expr)}`: one of several locks, chosen at run time")
+            self.several_locks(expr)
+            return [(world, PLAIN, None)]  # (reported: the block is walked holding none of them)
         out: list[tuple[World, Value, Atom | None]] = []
         for atom in sorted(manager, key=repr):
             if isinstance(atom, LockRef | LockCM):
@@ -242,6 +243,20 @@ class LocksMixin(EngineBase):
             else:
                 raise CannotFollow(expr, f"`with {self.program.text(expr)}`: it enters {describe(atom)}")
         return out
+
+    def several_locks(self, expr: ast.expr) -> None:
+        """One name used as a lock that holds different locks: rebound by a method (a thread holding the old one and
+        one holding the new one keep nothing apart), or chosen at run time, which the review cannot follow."""
+        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self" and (SELF, expr.attr) in self.heap.nonfinal:
+            rebound = self.heap.nonfinal[(SELF, expr.attr)]
+            self.report(
+                rebound,
+                f"`self.{expr.attr}` is rebound here after `__init__`: a thread holding the old lock and one holding the new one "
+                f"(`{self.program.text(expr)}` at line {expr.lineno}) keep nothing apart",
+                "lock",
+            )
+            return
+        raise CannotFollow(expr, f"`{self.program.text(expr)}`: one of several locks, chosen at run time")
 
     def not_a_lock(self, expr: ast.expr, others: Sequence[Atom], use: str) -> None:
         """A value used as a lock that, on some path, is something else: reported where that something is bound."""

@@ -174,6 +174,8 @@ class ObjectsMixin(EngineBase):
                 continue
             lock = split[0]
             kind, again = self.epoch_start(now[lock])
+            if kind == "wait" and earlier.write:
+                continue  # what it wrote before waiting was one step; a blocking call's next step comes after the wait
             verb, before = ("write" if touch.write else "read"), ("write" if earlier.write else "read")
             label = self.heap.locks[lock].path or "the lock"
             between = (
@@ -320,7 +322,11 @@ class ObjectsMixin(EngineBase):
             raise CannotFollow(node, f"`{self.program.text(node)}`: a special attribute")
         value = self.heap.field(atom.obj, name) | (found[1] if found is not None else NOTHING)
         scope = self.scope_of(atom, world)
-        if (atom.obj, name) in self.heap.nonfinal or (found is not None and (("class", found[0]), name) in self.heap.nonfinal):
+        if (atom.obj, name) in self.heap.nonfinal and atom.obj == SELF and any(isinstance(a, LockRef) for a in value):
+            rebound = self.heap.nonfinal[(atom.obj, name)]  # the lock itself replaced: that is what to report
+            self.report(rebound, f"`self.{name}` is rebound here after `__init__`: a thread holding the old lock and one holding "
+                        f"the new one keep nothing apart (it is used as a lock at line {getattr(node, 'lineno', 0)})", "lock")
+        elif (atom.obj, name) in self.heap.nonfinal or (found is not None and (("class", found[0]), name) in self.heap.nonfinal):
             world = self.access(atom, name, False, world, frame, node, self.field_name(atom, name, node))
         base = atom.path or ("self" if atom.obj == SELF else "")
         path = deeper(base, f".{name}")

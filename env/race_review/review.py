@@ -18,6 +18,7 @@ from env.race_review.values import MODULE, NOTHING, SELF, Bound, ClassRef, Func,
 from env.race_review.world import Locks, World, join
 
 MAX_PASSES = 12
+FIRST = ("lock", "deadlock", "cannot-follow", "leak", "escape", "atomicity", "race")
 NOT_ENTRIES = frozenset({"__init__", "__new__", "__init_subclass__", "__class_getitem__", "__enter__", "__exit__", "__set_name__"})
 
 
@@ -61,7 +62,9 @@ class Review(ExpressionsMixin, StatementsMixin, CallsMixin, DundersMixin, Object
             raise CannotFollow(None, "the module: what its objects hold keeps growing")
         self.check_locksets()
         self.check_order()
-        return min(self.findings) if self.findings else None
+        # what the lock's shape does first (a lock that may not be held, rebound, taken in a circle ...): the races it
+        # leads to follow from it; then by line
+        return min(self.findings, key=lambda f: (FIRST.index(f.kind), f.line, f.text)) if self.findings else None
 
     # -- the module's top level ------------------------------------------------------------------
 

@@ -80,22 +80,52 @@ def _ends_out(body: list[ast.stmt]) -> bool:
     return bool(body) and isinstance(body[-1], ast.Break | ast.Return | ast.Raise)
 
 
-def _retest_shape(body: list[ast.stmt], leaves_by_test: bool) -> bool:
-    """A round whose values cannot outlive the wait that ends it: every name it binds is bound unconditionally before
-    any way out of the loop, or inside the branch that leaves; and the wait is its last statement. A loop left by its
-    test leaves after a wait: no name may be bound in it at all (it would hold what was read before that wait)."""
-    if leaves_by_test and any(_assigns(s) for s in body):
-        return False
-    leaving = False
-    for stmt in body[:-1]:
-        if _exits(stmt):
-            leaving = True
-            branches = [stmt.body, stmt.orelse] if isinstance(stmt, ast.If) else [[stmt]]
-            if any(_assigns(ast.Module(body=b, type_ignores=[])) and not _ends_out(b) for b in branches):
-                return False
-        elif _assigns(stmt) and (leaving or not isinstance(stmt, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Expr)):
+def _retest_shape(loop: ast.While, function: ast.AST | None) -> bool:
+    """A round whose values cannot outlive the wait that ends it: the wait is its last statement, and every name the
+    round binds is either bound by a plain assignment of the round before any way out of the loop (so the round that
+    leaves has just bound it), or read only later in the same round, never in the test and never after the loop."""
+    body = loop.body
+    first_bound: dict[str, int] = {}
+    plain_at: dict[str, int] = {}
+    for index, stmt in enumerate(body):
+        for n in _own(stmt):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                first_bound.setdefault(n.id, index)
+                if isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):
+                    plain_at.setdefault(n.id, index)
+    if not first_bound:
+        return True
+    first_exit = next((i for i, stmt in enumerate(body) if _exits(stmt)), len(body))
+    loads_in_test = {n.id for n in ast.walk(loop.test) if isinstance(n, ast.Name)}
+    after = {
+        n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+        and (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)) > (loop.end_lineno or 0, loop.end_col_offset or 0)
+    } if function is not None else set()
+    for name, index in first_bound.items():
+        read_before = any(
+            isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id == name
+            for stmt in body[: index + (0 if name in plain_at else 1)] for n in _own(stmt)
+        )
+        if read_before:
+            return False  # it would see the last round's value
+        # (only a loop left from its body, after the round binds the name; one left by its test leaves after a wait)
+        leaves_by_test = not (isinstance(loop.test, ast.Constant) and loop.test.value)
+        fresh_at_exit = not leaves_by_test and name in plain_at and plain_at[name] == index and index < first_exit and name not in loads_in_test
+        if not fresh_at_exit and (name in after or name in loads_in_test):
             return False
-    return not _assigns(body[-1])
+    return True
+
+
+def _bare(test: ast.expr) -> ast.expr:
+    """A test without its ``not``s."""
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+    return test
+
+
+def _waits_only(body: list[ast.stmt], helpers: dict[str, ast.FunctionDef]) -> bool:
+    """``if <test>: <a wait>``: a branch that does nothing but wait (its test decides only whether to wait)."""
+    return len(body) == 1 and _calls_wait(body[0], helpers) and not _assigns(body[0])
 
 
 class StatementsMixin(EngineBase):
@@ -103,12 +133,16 @@ class StatementsMixin(EngineBase):
         flow = Flow()
         current = join(worlds)
         boundaries: list[World] = []  # every statement may raise before or after it runs (an exception handler's way in)
-        for stmt in body:
+        for index, stmt in enumerate(body):
             if not current:
                 break
             if len(current) > MAX_WORLDS:
                 raise CannotFollow(stmt, f"code with more than {MAX_WORLDS} different lock states at one point")
             boundaries += [w.with_locks(w.locks._replace(raised_at=0)) for w in current]
+            if isinstance(stmt, ast.If) and not stmt.orelse and _waits_only(stmt.body, self.helpers()) and index + 1 < len(body):
+                again = body[index + 1]  # ``if not ready: cond.wait(t)`` then ``if not ready: return/raise``: waited once, tested again
+                if isinstance(again, ast.If) and ast.dump(_bare(again.test)) == ast.dump(_bare(stmt.test)) and (_ends_out(again.body) or _ends_out(again.orelse)):
+                    self.retested.add(id(stmt))
             handler: Callable[[ast.stmt, World, Frame], Flow] | None = getattr(self, "stmt_" + type(stmt).__name__, None)
             if handler is None:
                 raise CannotFollow(stmt, f"the statement `{self.program.text(stmt).splitlines()[0]}`")
@@ -377,6 +411,21 @@ class StatementsMixin(EngineBase):
     # -- compound statements -----------------------------------------------------------------------
 
     def stmt_If(self, stmt: ast.If, world: World, frame: Frame) -> Flow:
+        if id(stmt) in self.retested and not any(isinstance(n, ast.NamedExpr) for n in ast.walk(stmt.test)):
+            # ``if not ready: cond.wait(timeout)``: what the test reads decided only whether to wait; if it waits, the
+            # code after reads again; if not, it counts as read here
+            self.deferring += 1
+            try:
+                yes, no = self.split(stmt.test, world, frame)
+            finally:
+                self.deferring -= 1
+            self.retest_if += 1
+            try:
+                flow = self.exec_block(stmt.body, yes, frame)
+            finally:
+                self.retest_if -= 1
+            flow.normal = flow.normal + [self.commit(w, frame, stmt) for w in no]
+            return flow
         yes, no = self.split(stmt.test, world, frame)
         self.conditional += 1
         try:
@@ -395,9 +444,8 @@ class StatementsMixin(EngineBase):
         leaves in. That holds when the wait is the round's last statement (no value read before it is used after)."""
         helpers = self.helpers()
         waits = any(_calls_wait(s, helpers) for s in stmt.body)
-        forever = isinstance(stmt.test, ast.Constant) and bool(stmt.test.value)
         retests = waits and _calls_wait(stmt.body[-1], helpers) and not any(_calls_wait(s, helpers) for s in stmt.body[:-1]) \
-            and _retest_shape(stmt.body, not forever)
+            and _retest_shape(stmt, frame.fn.node if frame.fn is not None else None)
         self.retesting += 1
         try:
             if not retests:

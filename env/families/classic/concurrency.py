@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import random
 import sys
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -47,31 +47,85 @@ class StressOutcome(BaseModel):
 
 # Every check sweeps (two threads, one preemption at every point, both orders) the boundaries: decrements
 # racing at counts 1 and 0, increments racing on the peak, an increment racing a decrement from zero or just
-# above, reset racing each update. Where a count above the boundary makes no difference to what is caught, it
-# comes from the secret, as do the PCT scenarios (three threads, random operations, from zero upwards).
+# above, reset racing an increment. Where a count above the boundary makes no difference to what is caught, it
+# comes from the secret, as do the PCT scenarios (three threads, random operations).
+#
+# Racy code can also switch its race on only at large counts or after many calls (measured: code racing only at
+# counts of 10,000 and more, or after 20,000 calls on one object, scored 1.0 when every scenario started at zero). So
+# scenarios also start from states drawn from the secret: a count and a peak, warm-up calls made through the object's
+# API, and a number of calls its counters are set to have counted on top (hammer.py's ``Starts`` sets them, through
+# the object's API and its state). Two sweeps start from counts HIGH..TOP with CALLS..TOP calls counted (reset racing
+# a decrement; increments racing on the peak at the count), so every threshold on the count or the peak up to HIGH,
+# and on a counter of calls up to CALLS / 2, is crossed by a sweep in every check; half the PCT scenarios start from
+# zero as before, half from counts spread over every decade up to TOP, and the real-threads run's one object from a
+# drawn start after many warm-up calls. What no draw reaches (a window of counts between the draws, calls counted
+# where the state cannot be located beyond the warm-ups, a state that cannot be set, a time, a thread's identity) is
+# the lock-discipline review's, which reads every path of the source (docs/tasks.md).
+TOP = 10**9  # the largest count, and number of calls, a scenario starts from
+HIGH = 10**8  # the high sweeps start from counts HIGH..TOP
+CALLS = 2 * 10**6  # ... and CALLS..TOP calls counted (half of them increments, half decrements)
+# Real warm-up calls cost their time on every run (a schedule builds a fresh object), and a counter of calls kept in a
+# plain int is set in the state anyway: the explorer's are few, the real-threads run's one object takes many.
+WARMUP = (1, 256)  # warm-up calls of a scenario that starts above zero
+HAMMER_WARMUP = (1_000, 10_000)  # ... of the real-threads run's one object, before its threads' 12,000-16,000 calls
+
+
+def _log_uniform(rng: random.Random, low: int, high: int) -> int:
+    """An int in [low, high] whose logarithm is uniform (low >= 1)."""
+    return min(high, max(low, int(low * (high / low) ** rng.random())))
+
+
+def _peak(rng: random.Random, count: int) -> int:
+    """A start's peak: the count itself (each increment raises it) or above it."""
+    return count if rng.random() < 0.5 else count + _log_uniform(rng, 1, max(1, count))
+
+
+def _sweep(setup: list[str], a: str, b: str, start: list[int] | None = None, warmup: int = 0, calls: int = 0) -> dict[str, Any]:
+    return {"setup": setup, "threads": [[a], [b]], "sweep": True, "start_state": start or [0, 0], "warmup": warmup, "calls": calls}
+
+
 def _sweeps(rng: random.Random) -> list[dict[str, Any]]:
     sweeps = [
-        (["increment"] * rng.randint(0, 2), ("increment", "increment")),  # the peak at the count: both raise it
-        (["increment"], ("decrement", "decrement")),
-        ([], ("decrement", "decrement")),
-        (["increment"] * rng.randint(0, 1), ("increment", "decrement")),
-        (["increment"] * rng.randint(0, 2), ("reset", "increment")),
-        (["increment"] * rng.randint(1, 2), ("reset", "decrement")),
+        _sweep(["increment"] * rng.randint(0, 2), "increment", "increment"),  # the peak at the count: both raise it
+        _sweep(["increment"], "decrement", "decrement"),
+        _sweep([], "decrement", "decrement"),
+        _sweep(["increment"] * rng.randint(0, 1), "increment", "decrement"),
+        _sweep(["increment"] * rng.randint(0, 2), "reset", "increment"),
     ]
-    return [{"setup": setup, "threads": [[a], [b]], "sweep": True} for setup, (a, b) in sweeps]
+    # From the top of the range, with many calls counted: a decrement racing reset (which writes the count whatever it
+    # held, so a decrement's lost update shows, and one that checks before it acts goes below zero, as at count 1), and
+    # increments racing on the peak at the count (a lost increment shows there too).
+    top = _log_uniform(rng, HIGH, TOP)
+    sweeps.append(_sweep([], "reset", "decrement", [top, _peak(rng, top)], _log_uniform(rng, *WARMUP), _log_uniform(rng, CALLS, TOP)))
+    top = _log_uniform(rng, HIGH, TOP)
+    sweeps.append(_sweep([], "increment", "increment", [top, top], _log_uniform(rng, *WARMUP), _log_uniform(rng, CALLS, TOP)))
+    return sweeps
 
 
 def explore_plan(spec: StressSpec, rng: random.Random) -> dict[str, Any]:
     """The scenarios of one check, drawn from ``rng`` (which the episode derives from the server's secret)."""
     scenarios = _sweeps(rng)
-    for _ in range(spec.random_scenarios):
+    n = spec.random_scenarios
+    zero = set(rng.sample(range(n), n // 2))
+    above = [i for i in range(n) if i not in zero]
+    strata = dict(zip(above, rng.sample(range(len(above)), len(above)), strict=True))  # each its own slice of the decades
+    for index in range(n):
         threads = [[rng.choice(OPS) for _ in range(rng.randint(*spec.ops))] for _ in range(spec.threads)]
         decrements = sum(t.count("decrement") for t in threads)
         priorities = rng.sample(range(1, spec.threads + 1), spec.threads)
         changes = [rng.random() for _ in range(rng.choice((1, 2)))]  # PCT depth 2 or 3
-        # from zero up to enough for every decrement: decrements race at the boundary too
-        scenarios.append({"setup": ["increment"] * rng.randint(0, decrements), "threads": threads, "priorities": priorities, "changes": changes})
-    hammer = {"cls": spec.cls, "threads": 4, "ops": 1500 + rng.randint(0, 500), "switch": 1e-6, "seconds": 2.0}
+        start, warmup, calls = [0, 0], 0, 0
+        if index in strata:
+            count = min(TOP, max(1, int(TOP ** ((strata[index] + rng.random()) / len(above)))))
+            start = [count, _peak(rng, count)]
+            warmup = _log_uniform(rng, *WARMUP)
+            calls = _log_uniform(rng, 1, TOP)
+        # up to enough for every decrement: from zero, decrements race at the boundary too
+        scenarios.append({"setup": ["increment"] * rng.randint(0, decrements), "threads": threads, "priorities": priorities,
+                          "changes": changes, "start_state": start, "warmup": warmup, "calls": calls})
+    count = _log_uniform(rng, 1, TOP)
+    hammer = {"cls": spec.cls, "threads": 4, "ops": 1500 + rng.randint(0, 500), "switch": 1e-6, "seconds": 2.0,
+              "start_state": [count, _peak(rng, count)], "warmup": _log_uniform(rng, *HAMMER_WARMUP), "calls": _log_uniform(rng, 1, TOP)}
     return {"cls": spec.cls, "scenarios": scenarios, "hammer": hammer}
 
 
@@ -93,11 +147,31 @@ def _apply(op: str, state: State) -> tuple[State, int | None, str]:
     raise ValueError(f"unknown operation {op!r}")
 
 
-def setup_state(setup: tuple[str, ...]) -> State:
-    state: State = (0, 0)
+def setup_state(setup: tuple[str, ...], start: State = (0, 0)) -> State:
+    state = start
     for op in setup:
         state = _apply(op, state)[0]
     return state
+
+
+def warmed_state(warmup: int) -> State:
+    """A correct object's count and peak after ``warmup`` warm-up calls from a fresh one (increment, decrement, ...)."""
+    return warmup % 2, 1 if warmup > 0 else 0
+
+
+def start_used(report: dict[str, Any], settings: dict[str, Any]) -> State | None:
+    """The start a scenario's run (or the real-threads run) reports it began from: the planned one, or when the child
+    could not set that in the object's state, the one its warm-up calls reached from zero; None for anything else.
+
+    Accepting the child's word is safe: every observation is judged against the start accepted here, so a child that
+    reports a start its object is not in makes a correct object fail, never a racy one pass."""
+    planned = list(settings.get("start_state", (0, 0)))
+    used = report.get("start_used", planned)
+    if not (isinstance(used, list | tuple) and len(used) == 2 and all(type(v) is int for v in used)):
+        return None
+    if list(used) in (planned, list(warmed_state(settings.get("warmup", 0)))):
+        return used[0], used[1]
+    return None
 
 
 @lru_cache(maxsize=4096)
@@ -120,18 +194,19 @@ def _linearizable(start: State, threads: tuple[tuple[tuple[str, Any, str], ...],
 
 def _reachable(start: State, threads: tuple[tuple[str, ...], ...]) -> frozenset[int]:
     """Every final count some order of the calls gives (whatever they returned)."""
-    counts: set[int] = set()
 
-    def walk(state: State, rest: tuple[tuple[str, ...], ...]) -> None:
-        if not any(rest):
-            counts.add(state[0])
-            return
-        for index, calls in enumerate(rest):
-            if calls:
-                walk(_apply(calls[0], state)[0], rest[:index] + (calls[1:],) + rest[index + 1 :])
+    # The counts from each (count, how far each thread got): shared by every order that gets there, so three threads
+    # of three calls are a few hundred steps, not 1,680 orders walked call by call (the judge's hottest loop).
+    @cache
+    def finals(count: int, at: tuple[int, ...]) -> frozenset[int]:
+        found: set[int] = set()
+        for index, calls in enumerate(threads):
+            if at[index] < len(calls):
+                after = _apply(calls[at[index]], (count, count))[0][0]
+                found |= finals(after, at[:index] + (at[index] + 1,) + at[index + 1 :])
+        return frozenset(found) if found else frozenset({count})
 
-    walk(start, threads)
-    return frozenset(counts)
+    return finals(start[0], (0,) * len(threads))
 
 
 def _records(observation: dict[str, Any], scenario: dict[str, Any]) -> tuple[tuple[tuple[str, Any, str], ...], ...] | None:
@@ -166,7 +241,10 @@ def problem(observation: dict[str, Any], scenario: dict[str, Any]) -> str:
     count, peak = observation.get("count"), observation.get("peak")
     if type(count) is not int or type(peak) is not int:
         return f"get_count() or get_peak() returned {count!r} / {peak!r}, not ints"
-    start = setup_state(tuple(scenario["setup"]))
+    began = start_used(observation, scenario)
+    if began is None:
+        return "the concurrency check returned a malformed observation"
+    start = setup_state(tuple(scenario["setup"]), began)
     plain = tuple(tuple(op for op, _, _ in thread) for thread in threads)
     if count < 0:
         return "the count went below zero: a decrement's check and its update are not one atomic step"
@@ -208,9 +286,13 @@ def _interleaving(observation: dict[str, Any], source: str) -> list[str]:
     return steps
 
 
-def describe(scenario: dict[str, Any]) -> str:
+def describe(scenario: dict[str, Any], start: State | None = None) -> str:
+    """The scenario in words (never its counts); ``start``, the state it ran from, says whether the check set one."""
     who = "; ".join(f"thread {THREAD_NAMES[i]}: {', '.join(t)}" for i, t in enumerate(scenario["threads"]))
-    return f"{len(scenario['threads'])} threads ({who}) on one shared counter"
+    text = f"{len(scenario['threads'])} threads ({who}) on one shared counter"
+    if start is not None and tuple(start) != (0, 0) and tuple(start) != warmed_state(scenario.get("warmup", 0)):
+        text += " whose count and peak the check set beforehand"
+    return text
 
 
 def judge_exploration(plan: dict[str, Any], reply: Any, source: str) -> StressOutcome:
@@ -233,7 +315,7 @@ def judge_exploration(plan: dict[str, Any], reply: Any, source: str) -> StressOu
         found = problem(observation, scenario)
         if found:
             steps = _interleaving(observation, source)
-            text = f"{describe(scenario)}, interleaved by a controlled scheduler: {found}."
+            text = f"{describe(scenario, start_used(observation, scenario))}, interleaved by a controlled scheduler: {found}."
             if steps:
                 text += "\nThe interleaving, in your code's lines:\n" + "\n".join(f"  {n}. {step}" for n, step in enumerate(steps, 1))
             return StressOutcome(passed=False, schedules=len(reply["schedules"]), message=text)
@@ -270,8 +352,12 @@ def judge_hammer(plan: dict[str, Any], reply: Any) -> str:
     total = settings["threads"] * settings["ops"]
     if not isinstance(reply, dict):
         return "the real-threads check returned nothing"
+    start = start_used(reply, settings)
+    if start is None:
+        return "the real-threads check returned a malformed report"
     intro = f"{settings['threads']} real threads calling"
-    for phase, count, peak in (("increment", total, total), ("decrement", 0, total)):
+    top = start[0] + total  # the count after the increments, from the start the object was in
+    for phase, count, peak in (("increment", top, max(start[1], top)), ("decrement", start[0], max(start[1], top))):
         seen = reply.get(phase)
         if not isinstance(seen, dict):
             return "the real-threads check returned nothing"

@@ -5,8 +5,9 @@
     result = hammer(module, plan)               # a fresh process: real threads, no tracer (hammer.py)
     result = explore(module, filename, {..., "replay": {...}})   # one schedule again, its story recorded (trace_report)
 
-The OS scheduler decides nothing in ``explore``. Each scenario runs its worker threads on one fresh object,
-one thread at a time: a thread runs until it reaches a *scheduling point* and the schedule says which
+The OS scheduler decides nothing in ``explore``. Each scenario runs its worker threads on one fresh object (put
+first in the scenario's start state: a count, a peak and calls counted, drawn by the trusted side; hammer.py's
+``Starts``), one thread at a time: a thread runs until it reaches a *scheduling point* and the schedule says which
 thread runs next. Points sit before every bytecode that may read or write shared state (attributes,
 globals, subscripts, cells, operations on mutable operands) and before every call into C code (so a
 read-modify-write done through ``getattr``/``setattr``, ``operator`` or a container method is split
@@ -72,9 +73,11 @@ def _sibling(filename, name):
 
 
 # Files of this folder this one uses, loaded with it (before isolation and any submitted code), never in sys.modules:
-# the real-threads run, and the sweep's reduction (which preemptions give a schedule already run)
+# the real-threads run, the sweep's reduction (which preemptions give a schedule already run), and the child's own
+# quick look at an observation (to stop early)
 _HAMMER = _sibling("hammer.py", "_adbg_hammer")
 _REDUCTION = _sibling("reduction.py", "_adbg_reduction")
+_PLAUSIBLE = _sibling("plausible.py", "_adbg_plausible")
 
 
 # -- the tracer: C-level, so that nothing Python-visible holds it ---------------------------------
@@ -86,14 +89,17 @@ _set_trace.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
 _set_trace.restype = None
 
 
+_ADDRESS, _INT, _OBJECT = ctypes.c_void_p.from_address, ctypes.c_int.from_address, ctypes.py_object.from_address
+
+
 def _peek(frame, depth):
     """The value ``depth`` slots below the top of ``frame``'s value stack (CPython 3.11's layout: a
     PyFrameObject points at its _PyInterpreterFrame at offset 24; that holds ``stacktop`` at 64 and its
-    ``localsplus`` array at 72). Valid during an ``opcode`` event, when the interpreter has synced the top."""
-    base = ctypes.c_void_p.from_address(id(frame) + 24).value
-    top = ctypes.c_int.from_address(base + 64).value
-    slot = ctypes.c_void_p.from_address(base + 72 + 8 * (top - depth)).value
-    return ctypes.cast(slot, ctypes.py_object).value if slot else _NULL
+    ``localsplus`` array at 72). Valid during an ``opcode`` event, when the interpreter has synced the top.
+    (The slot is read as the object it points to in place, without a cast: this runs at most points.)"""
+    base = _ADDRESS(id(frame) + 24).value
+    slot = base + 72 + 8 * (_INT(base + 64).value - depth)
+    return _OBJECT(slot).value if _ADDRESS(slot).value else _NULL
 
 
 def _event(_obj, frame, what, _arg):
@@ -370,6 +376,8 @@ class Schedule:
         # hash or eq of a submission's lock subclass runs, the lock kept alive with it so that its id stays its own
         self.holders = {}
         self.preempt_at, self.changes, self.lowest, self.first_done = preempt_at, set(changes), 0, 0
+        # PCT (priorities from 1 up, or change points) or a sweep (all 0, none): decided once, not at every point
+        self.pct = bool(self.changes) or any(priorities or ())
         for me, my_ops in zip(self.workers, ops, strict=True):
             me.ops, me.results, me.done, me.waiting, me.spin, me.timed = list(my_ops), [], not my_ops, None, None, False
             me.trail, me.held, me.releasing = [], {}, None
@@ -423,10 +431,12 @@ class Schedule:
         return [w for w in self.workers if not w.done and self._free_for(w)]
 
     def _pick(self, me):
+        if not self.pct and me is not None and not me.done and me.waiting is None and self.steps != self.preempt_at:
+            return me  # a sweep's running thread, enabled and not at its preemption: it goes on (as below, without the list)
         enabled = self._enabled()
         if not enabled:
             return None
-        if self.changes or any(w.priority for w in self.workers):  # PCT
+        if self.pct:
             if me is not None and self.steps in self.changes:
                 self.lowest -= 1
                 me.priority = self.lowest  # the running thread drops below every other
@@ -653,7 +663,10 @@ def explore(module, filename, plan):
 
     A scenario is {"setup": [op, ...] run before the threads start, "threads": [[op, ...], ...]} and either
     "sweep": true (two threads, one preemption at every point, both orders) or "priorities" and
-    "changes" (PCT: fractions of the scenario's length where the running thread is demoted).
+    "changes" (PCT: fractions of the scenario's length where the running thread is demoted); and
+    "start_state" ([count, peak]), "warmup" (calls made first) and "calls": each run's object takes the warm-up
+    calls, then that state and as many more calls on its counters (hammer.py's ``Starts``), then the setup; each
+    observation's "start_used" says which start it had.
     Stops at the first schedule whose observation a correct object could not give. Scenarios with as many
     threads share one set of workers, as a server's thread pool would.
     """
@@ -663,6 +676,7 @@ def explore(module, filename, plan):
     cls = getattr(module, plan["cls"])
     if plan.get("replay"):
         return _replay(cls, filename, plan)
+    starts = _HAMMER.Starts(cls)  # each run's fresh object, in its scenario's start state (hammer.py)
     observed = []
     pace = []  # scheduling points per operation, from the sweeps' runs without preemption
     schedule = None
@@ -672,10 +686,10 @@ def explore(module, filename, plan):
                 if schedule is not None:
                     schedule.close()
                 schedule = Schedule(filename, len(scenario["threads"]))
-            for result in _schedules(schedule, cls, scenario, pace):
+            for result in _schedules(schedule, starts, scenario, pace):
                 result["scenario"] = number
                 observed.append(result)
-                if result["stopped"] or _tampered or not _plausible(result, scenario):
+                if result["stopped"] or _tampered or not _PLAUSIBLE.plausible(result, scenario):
                     result.pop("trails", None)
                     return {"schedules": observed, "tampered": list(dict.fromkeys(_tampered))}
                 del result["log"], result["trails"]  # only a failing schedule's interleaving is explained
@@ -693,7 +707,7 @@ def _replay(cls, filename, plan):
     schedule = Schedule(filename, len(scenario["threads"]))
     try:
         result = _run_once(
-            schedule, cls, scenario, first=replay["first"], preempt_at=replay["preempt_at"],
+            schedule, _HAMMER.Starts(cls), scenario, first=replay["first"], preempt_at=replay["preempt_at"],
             priorities=replay.get("priorities"), changes=replay.get("changes", ()), record=True,
         )
     finally:
@@ -703,14 +717,14 @@ def _replay(cls, filename, plan):
     return {"schedules": [result], "tampered": list(dict.fromkeys(_tampered))}
 
 
-def _schedules(schedule, cls, scenario, pace):
+def _schedules(schedule, starts, scenario, pace):
     """The runs of one scenario: its sweep, or its PCT run (its length estimated from the sweeps' pace)."""
     if scenario.get("sweep"):
         probes = []
         for first in (0, 1):
-            probe = _run_once(schedule, cls, scenario, first=first)
+            probe = _run_once(schedule, starts, scenario, first=first)
             probes.append(probe)
-            if probe["stopped"] or not _plausible(probe, scenario):
+            if probe["stopped"] or not _PLAUSIBLE.plausible(probe, scenario):
                 yield probe
                 return
             pace.append(probe["first_steps"] / max(1, len(scenario["threads"][first])))
@@ -730,20 +744,21 @@ def _schedules(schedule, cls, scenario, pace):
                 if last is not None and _REDUCTION.commutes(mine[k - 2][1], last):
                     probe["equivalent"].append(k)  # the same schedule as k - 1 (see _commutes)
                     continue
-                run = _run_once(schedule, cls, scenario, first=first, preempt_at=k)
+                run = _run_once(schedule, starts, scenario, first=first, preempt_at=k)
                 last = run["trails"][1 - first] if not run["stopped"] else None
                 yield run
         return
     priorities = scenario["priorities"]
     length = max(1, int(sum(pace) / max(1, len(pace)) * sum(len(ops) for ops in scenario["threads"])))
     changes = [1 + int(f * length) for f in scenario["changes"]]
-    yield _run_once(schedule, cls, scenario, first=priorities.index(max(priorities)), priorities=priorities, changes=changes)
+    yield _run_once(schedule, starts, scenario, first=priorities.index(max(priorities)), priorities=priorities, changes=changes)
 
 
-def _run_once(schedule, cls, scenario, first=0, preempt_at=0, priorities=None, changes=(), record=False):
+def _run_once(schedule, starts, scenario, first=0, preempt_at=0, priorities=None, changes=(), record=False):
     result = {"first": first, "preempt_at": preempt_at, "steps": 0, "first_steps": 0, "stopped": "", "log": [],
               "results": [], "setup": [], "priorities": priorities, "changes": list(changes)}
-    target = cls()
+    # a fresh object after the scenario's warm-up calls, in its start state (or the one its API reached: reported)
+    target, result["start_used"] = starts.prepare(scenario.get("start_state", (0, 0)), scenario.get("warmup", 0), scenario.get("calls", 0))
     for name in scenario["setup"]:
         try:
             result["setup"].append([name, _value(getattr(target, name)()), ""])
@@ -767,22 +782,6 @@ def _run_once(schedule, cls, scenario, first=0, preempt_at=0, priorities=None, c
         except BaseException as exc:
             result["stopped"] = "get_count() or get_peak() raised %s: %s" % (type(exc).__name__, _text(exc))
     return result
-
-
-def _plausible(result, scenario):
-    """The child's own quick look, only to stop early; the trusted side judges every observation itself."""
-    records = [record for thread in result["results"] for record in thread]
-    if any(record[2] not in ("", "ValueError") for record in records):
-        return False
-    if type(result.get("count")) is not int or type(result.get("peak")) is not int or result["count"] < 0:
-        return False
-    if any(record[0] == "reset" for record in records):
-        return True
-    done = [record for record in result["setup"] + records if not record[2]]
-    ops = [record[0] for record in done]
-    if result["count"] != ops.count("increment") - ops.count("decrement"):
-        return False
-    return result["peak"] == max([0] + [record[1] for record in done if record[0] == "increment" and type(record[1]) is int])
 
 
 # -- the real-threads run: no tracer, real preemption (hammer.py) ----------------------------------
