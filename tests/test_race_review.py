@@ -11,16 +11,19 @@ designs, right on both corpora of tests/race_corpus.py (written apart from the r
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from env.families.classic.concurrency import explore_plan, judge_exploration
 from env.families.classic.judge import judge
 from env.race_review import review, review_finding
 from env.secret import ServerSecret
-from tests.helpers import CATALOG
 from tests import race_redteam
+from tests.helpers import CATALOG
 from tests.race_corpus import CORRECT, RACY, Design
 
+ROOT = Path(__file__).resolve().parents[1]
 HARD = CATALOG.get("hard")
 SECRET = ServerSecret("the race review tests' own secret, 32+ characters")
 
@@ -111,16 +114,34 @@ def test_the_review_refuses_every_racy_design_of_the_red_team(design):
     assert found is not None, f"{design.name}: {design.why}"
 
 
+# what each limitation's refusal is: the kind of finding and what its message says
+_LIMITATIONS = {
+    "cannot follow": ("cannot-follow", "the review cannot follow"),
+    "second acquisition": ("atomicity", "takes `self._lock` again"),
+    "swapped out": ("escape", "returns `self._jobs`, shared state, to its caller"),
+    "handed through a queue": ("race", "(which holds `self._q`) without holding a lock"),
+}
+
+
 @pytest.mark.parametrize("design", race_redteam.CORRECT, ids=_id)
-def test_the_review_accepts_every_correct_design_of_the_red_team_or_names_what_it_cannot_follow(design):
+def test_the_review_accepts_every_correct_design_of_the_red_team_or_refuses_it_for_a_documented_limitation(design):
     found = review_finding(design.source, design.cls)
     if design.name not in race_redteam.REFUSED_BY_NAME:
         assert found is None, found.message()
         return
-    assert found is not None and found.message().startswith(race_redteam.REFUSED_BY_NAME[design.name])
-    # the refusal names a construct it cannot follow, except for a second acquisition in one method, which it cannot
-    # tell from a lost update (two regions of one lock, the second writing: refused as a split update)
-    assert found.kind == "cannot-follow" or "takes `self._lock` again" in found.text, found.message()
+    limitation, start = race_redteam.REFUSED_BY_NAME[design.name]
+    kind, says = _LIMITATIONS[limitation]
+    assert found is not None and found.message().startswith(start), found and found.message()
+    assert found.kind == kind and says in found.message(), found.message()
+
+
+@pytest.mark.parametrize("design", race_redteam.AS_GIVEN_DESIGNS, ids=_id)
+def test_racy_designs_outside_the_reviews_assumptions_are_named_in_the_docs(design):
+    # the review accepts them (a caller keeping its assumptions cannot make them race); each assumption they break is
+    # one the task's docs list as taken as given, so a user reading the docs knows what the proof does not cover
+    assert review_finding(design.source, design.cls) is None
+    given = (ROOT / "docs" / "tasks.md").read_text().split("What it takes as given", 1)[1].split("\n\n", 1)[0]
+    assert race_redteam.AS_GIVEN[design.name] in " ".join(given.split())
 
 
 # -- a trigger hides nothing ------------------------------------------------------------------------------------------
