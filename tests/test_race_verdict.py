@@ -31,6 +31,7 @@ from tests.helpers import CATALOG
 from tests.race_variants import CORRECT, EVASIVE, HEAD, LOCKED_DECREMENT, LOCKED_INCREMENT, RACY, TAIL, module
 
 HARD = CATALOG.get("hard")
+GOLD = HARD.gold_source
 SECRET = ServerSecret("the race verdict tests' own secret, 32+ characters")
 EXPLORER = Path(__file__).resolve().parents[1] / "env" / "sandbox" / "inside" / "explorer.py"
 
@@ -315,6 +316,61 @@ def test_a_thread_that_never_finishes_is_reported_as_such_not_as_tampering(runti
     message = check(runtime, _in_workers("        with self._lock:\n", "while self.count >= 0: pass"), policy=False).stress.message
     assert "its threads did not finish within 20000 scheduling points" in message
     assert "traced" not in message
+
+
+# A correct counter whose work grows with the count: from the high starts (10^8 and more) a run cannot end within the
+# explorer's budget. That is no race: the scenario runs again from the state its API reaches.
+_GROWING = {
+    "reset by one decrement at a time": GOLD.replace(
+        "    def reset(self):\n        with self._lock:\n            self.count = 0\n",
+        "    def reset(self):\n        with self._lock:\n            while self.count > 0:\n                self.decrement()\n",
+    ).replace("threading.Lock()", "threading.RLock()"),
+    "reset counting down in a loop": GOLD.replace(
+        "            self.count = 0\n", "            while self.count:\n                self.count -= 1\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_GROWING))
+def test_work_that_grows_with_the_count_is_no_race(runtime, name):
+    source = _GROWING[name]
+    assert source != GOLD and review(source, "ConnectionCounter") == ""
+    verdict = check(runtime, source, policy=False)
+    assert verdict.solved, verdict.report()
+
+
+def test_running_out_of_budget_at_a_high_start_hides_no_race(runtime):
+    # a race only where the count is high, behind work that runs the budget out there: the explorer runs that scenario
+    # again from its API's state (no race there), and the review refuses the path
+    source = GOLD.replace(
+        "    def reset(self):\n        with self._lock:\n            self.count = 0\n",
+        "    def reset(self):\n        with self._lock:\n            n = self.count\n            while n > 10**6 and self.peak >= 0:\n"
+        "                n = n - 1\n            if n != 10**6:\n                self.count = 0\n                return\n"
+        "        self.count = 0\n",
+    )
+    assert explored(runtime, source).passed
+    verdict = check(runtime, source, policy=False)
+    assert not verdict.solved and verdict.stress is not None
+    assert "the lock-discipline review refused the code: line 42: `reset` writes `self.count` without holding a lock (the `with` block of line 35 let go of `self._lock` at line 41)" in verdict.stress.message, verdict.stress.message
+
+
+def test_a_budget_run_out_from_the_apis_own_state_is_still_a_failure(runtime):
+    # the same spin as above at every count: it runs the budget out from the API's state too
+    message = explored(runtime, GOLD.replace("            self.count = 0\n", "            while self.count >= 0:\n                self.peak = self.peak\n")).message
+    assert "on one shared counter, interleaved by a controlled scheduler: its threads did not finish within 20000 scheduling points" in message, message
+
+
+def test_a_replayed_run_starts_where_the_run_it_replays_started(runtime):
+    # trace_report replays the failing run; one run again from its API's state is replayed from there too
+    plan = explore_plan(HARD.stress, SECRET.rng("classic", "hard", 1, "verdict"))
+    number, scenario = next((i, s) for i, s in enumerate(plan["scenarios"]) if s.get("sweep") and s["start_state"][0] > 1)
+    starts = []
+    with runtime.sandbox.start(GOLD, HARD.filename, HARD.module) as run:
+        for from_api in (False, True):
+            replay = {"scenario": number, "first": 0, "preempt_at": 0, "priorities": None, "changes": [], "from_api": from_api}
+            (observation,) = run.explore({"cls": plan["cls"], "scenarios": plan["scenarios"], "replay": replay})["schedules"]
+            starts.append(observation["start_used"])
+    assert starts == [list(scenario["start_state"]), [scenario["warmup"] % 2, 1]] and scenario["warmup"] > 0
 
 
 def test_a_lock_held_by_a_thread_that_waits_for_it_is_a_deadlock(runtime):

@@ -41,7 +41,7 @@ def race_report(task: TaskSpec, source: str, sandbox: Sandbox, rng: random.Rando
         try:
             reply = run.explore(plan)
             chosen, found = _first_failing(plan, reply)
-            replay = {k: chosen[k] for k in ("scenario", "first", "preempt_at", "priorities", "changes")}
+            replay = {k: chosen[k] for k in ("scenario", "first", "preempt_at", "priorities", "changes", "from_api") if k in chosen}
             replayed = run.explore({"cls": plan["cls"], "scenarios": plan["scenarios"], "replay": replay})
         except RemoteError as exc:
             raise ToolError(f"trace_report: the race check could not run: the code raised\n{exc.traceback_text}".rstrip()) from None
