@@ -46,8 +46,8 @@ import types
 
 VALIDATED = ((3, 11),)  # CPython versions whose frame layout this file reads (see _peek)
 MAX_STEPS = 20_000  # scheduling points in one schedule: a spin that never yields is a failure, not a hang
-QUIET_SECONDS = 3.0
-MAX_RECORD = 4000  # entries of a replay's story (trace_report): points, switches, calls  # no scheduling point for this long: a thread blocked or computes where the check cannot look
+QUIET_SECONDS = 3.0  # no scheduling point for this long: a thread blocked or computes where the check cannot look
+MAX_RECORD = 4000  # entries of a replay's story (trace_report): points, switches, calls
 
 _FILE = (lambda: 0).__code__.co_filename  # this file's frames (the harness) are never traced
 _LOCK = type(_thread.allocate_lock())
@@ -78,6 +78,7 @@ def _sibling(filename, name):
 _HAMMER = _sibling("hammer.py", "_adbg_hammer")
 _REDUCTION = _sibling("reduction.py", "_adbg_reduction")
 _PLAUSIBLE = _sibling("plausible.py", "_adbg_plausible")
+_value, _text, _instance_dict = _HAMMER.value, _HAMMER.text, _HAMMER.instance_dict  # one copy, shared
 
 
 # -- the tracer: C-level, so that nothing Python-visible holds it ---------------------------------
@@ -565,15 +566,6 @@ class Schedule:
         nxt.token.release()
 
 
-def _instance_dict(obj):
-    """``obj``'s attribute dict through the C descriptor only (never a ``__dict__`` the submission defined)."""
-    for klass in type(obj).__mro__:
-        attr = klass.__dict__.get("__dict__")
-        if attr is not None:
-            return attr.__get__(obj) if type(attr) is types.GetSetDescriptorType else {}
-    return {}
-
-
 def _rlock_owner(lock):
     """An RLock's owner thread (0: free), from its C repr: 'owner=N' is the only place it is shown."""
     text = repr(lock)
@@ -589,10 +581,6 @@ def _where(frame, filename):
     return (frame.f_lineno, frame.f_code.co_name) if frame is not None else (0, "")
 
 
-def _value(value):
-    return value if type(value) in (int, bool, type(None)) else "<%s>" % type(value).__name__
-
-
 def _key_text(key):
     """A lock key or an accessed name as text: ("self", "_lock") -> "self._lock"."""
     if key is None:
@@ -603,13 +591,6 @@ def _key_text(key):
 def _snapshot(target):
     """The object's attributes of plain value (through the C descriptor: no code of the submission runs)."""
     return {str(k): v for k, v in _instance_dict(target).items() if type(v) in (int, bool, type(None))}
-
-
-def _text(exc):
-    try:
-        return str(exc)[:200]
-    except BaseException:
-        return "<unprintable>"
 
 
 # -- a self-test of the frame layout, before any submission is judged -------------------------------
@@ -683,12 +664,10 @@ def explore(module, filename, plan):
     try:
         grows = False  # a run from a set start ran out (below): the later scenarios start from their API's state too
         for number, planned in enumerate(plan["scenarios"]):
-            # Work that grows with the count (a `reset` that decrements one by one) cannot end within the budget of
-            # points from a count of 10^8: that is no race, so a scenario whose run from a set start ran out of budget
-            # runs again from the state its API reaches, as do the scenarios after it (one such run, not one per
-            # scenario), and the trusted side judges each from the start it reports. What a set start would have shown
-            # is the review's to prove (it covers every path whatever the count); a budget run out from the API's state
-            # is still a failure, and so is a thread quiet for QUIET_SECONDS from any start.
+            # Work that grows with the count (a `reset` decrementing one by one) cannot end within the budget from 10^8:
+            # no race, so a scenario whose run from a set start ran out of budget runs again from its API's state, as
+            # do the later ones; the trusted side judges each from the start it reports. What a set start would have
+            # shown is the review's to prove; a budget run out from the API's state, or a quiet thread, still fails.
             for scenario in ((_from_api(planned),) if grows else (planned, _from_api(planned))):
                 if schedule is None or schedule.stopped or len(schedule.workers) != len(scenario["threads"]):
                     if schedule is not None:

@@ -14,11 +14,12 @@ import threading
 import types
 
 
-def _value(value):
-    return value if type(value) in (int, bool, type(None)) else "<%s>" % type(value).__name__
+def value(v):
+    """A result as the trusted side may read it: a plain int, bool or None, else its type's name."""
+    return v if type(v) in (int, bool, type(None)) else "<%s>" % type(v).__name__
 
 
-def _text(exc):
+def text(exc):
     try:
         return str(exc)[:200]
     except BaseException:
@@ -46,7 +47,7 @@ def hammer(module, plan):
                 try:
                     call()
                 except BaseException as exc:
-                    errors.append("%s: %s" % (type(exc).__name__, _text(exc)))
+                    errors.append("%s: %s" % (type(exc).__name__, text(exc)))
                     return
 
         threads = [threading.Thread(target=worker, daemon=True) for _ in range(plan["threads"])]
@@ -58,7 +59,7 @@ def hammer(module, plan):
         if any(thread.is_alive() for thread in threads):
             report[phase] = {"unfinished": True}
             return report
-        report[phase] = {"count": _value(target.get_count()), "peak": _value(target.get_peak()), "errors": errors[:5]}
+        report[phase] = {"count": value(target.get_count()), "peak": value(target.get_peak()), "errors": errors[:5]}
     return report
 
 
