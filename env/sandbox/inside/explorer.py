@@ -46,6 +46,7 @@ import types
 
 VALIDATED = ((3, 11),)  # CPython versions whose frame layout this file reads (see _peek)
 MAX_STEPS = 20_000  # scheduling points in one schedule: a spin that never yields is a failure, not a hang
+BUDGET = "its threads did not finish within %d scheduling points" % MAX_STEPS
 QUIET_SECONDS = 3.0  # no scheduling point for this long: a thread blocked or computes where the check cannot look
 MAX_RECORD = 4000  # entries of a replay's story (trace_report): points, switches, calls
 
@@ -78,7 +79,6 @@ def _sibling(filename, name):
 _HAMMER = _sibling("hammer.py", "_adbg_hammer")
 _REDUCTION = _sibling("reduction.py", "_adbg_reduction")
 _PLAUSIBLE = _sibling("plausible.py", "_adbg_plausible")
-_value, _text, _instance_dict = _HAMMER.value, _HAMMER.text, _HAMMER.instance_dict  # one copy, shared
 
 
 # -- the tracer: C-level, so that nothing Python-visible holds it ---------------------------------
@@ -400,10 +400,8 @@ class Schedule:
                 if quiet >= QUIET_SECONDS:
                     frame = self.current.where if self.current is not None else None
                     line, function = _where(frame, self.filename)
-                    self.stopped = (
-                        "a thread made no progress the check can see for %d s: it blocked or computed inside a call the "
-                        "check cannot look into (last seen at line %d in %s)" % (QUIET_SECONDS, line, function or "?")
-                    )
+                    self.stopped = ("a thread made no progress the check can see for %d s: it blocked or computed inside a call the check "
+                                    "cannot look into (last seen at line %d in %s)" % (QUIET_SECONDS, line, function or "?"))
                     return
         finally:
             _active = None
@@ -566,6 +564,26 @@ class Schedule:
         nxt.token.release()
 
 
+def _instance_dict(obj):
+    """``obj``'s attribute dict through the C descriptor only (never a ``__dict__`` the submission defined)."""
+    for klass in type(obj).__mro__:
+        attr = klass.__dict__.get("__dict__")
+        if attr is not None:
+            return attr.__get__(obj) if type(attr) is types.GetSetDescriptorType else {}
+    return {}
+
+
+def _value(value):  # (the harness's helpers live in this file: its frames are never traced, a sibling's would be)
+    return value if type(value) in (int, bool, type(None)) else "<%s>" % type(value).__name__
+
+
+def _text(exc):
+    try:
+        return str(exc)[:200]
+    except BaseException:
+        return "<unprintable>"
+
+
 def _rlock_owner(lock):
     """An RLock's owner thread (0: free), from its C repr: 'owner=N' is the only place it is shown."""
     text = repr(lock)
@@ -642,14 +660,12 @@ _LAYOUT_OK = _layout_ok()
 def explore(module, filename, plan):
     """Run the plan's scenarios on fresh instances of ``plan["cls"]``; report what each schedule observed.
 
-    A scenario is {"setup": [op, ...] run before the threads start, "threads": [[op, ...], ...]} and either
-    "sweep": true (two threads, one preemption at every point, both orders) or "priorities" and
-    "changes" (PCT: fractions of the scenario's length where the running thread is demoted); and
-    "start_state" ([count, peak]), "warmup" (calls made first) and "calls": each run's object takes the warm-up
-    calls, then that state and as many more calls on its counters (hammer.py's ``Starts``), then the setup; each
-    observation's "start_used" says which start it had.
-    Stops at the first schedule whose observation a correct object could not give. Scenarios with as many
-    threads share one set of workers, as a server's thread pool would.
+    A scenario is {"setup": [op, ...] run before the threads start, "threads": [[op, ...], ...]} and either "sweep": true (two
+    threads, one preemption at every point, both orders) or "priorities" and "changes" (PCT: fractions of the scenario's
+    length where the running thread is demoted); and "start_state" ([count, peak]), "warmup" (calls made first) and "calls":
+    each run's object takes the warm-up calls, then that state and as many more calls on its counters (hammer.py's
+    ``Starts``), then the setup; each observation's "start_used" says which start it had. Stops at the first schedule whose
+    observation a correct object could not give. Scenarios with as many threads share one set of workers, as a server's would.
     """
     why = refusal()
     if why:
@@ -662,30 +678,28 @@ def explore(module, filename, plan):
     pace = []  # scheduling points per operation, from the sweeps' runs without preemption
     schedule = None
     try:
-        grows = False  # a run from a set start ran out (below): the later scenarios start from their API's state too
+        # Work that grows with the count (a `reset` decrementing one by one) cannot end within the budget from 10^8: no race,
+        # so such a scenario and the later ones run from the API's state, judged from the start they report; what the set
+        # start would have shown is the review's to prove. A budget run out from the API's state still fails.
+        grows = False
         for number, planned in enumerate(plan["scenarios"]):
-            # Work that grows with the count (a `reset` decrementing one by one) cannot end within the budget from 10^8:
-            # no race, so a scenario whose run from a set start ran out of budget runs again from its API's state, as
-            # do the later ones; the trusted side judges each from the start it reports. What a set start would have
-            # shown is the review's to prove; a budget run out from the API's state, or a quiet thread, still fails.
-            for scenario in ((_from_api(planned),) if grows else (planned, _from_api(planned))):
+            api = _HAMMER.api_scenario(planned)
+            for scenario in (api,) if grows else (planned, api):
                 if schedule is None or schedule.stopped or len(schedule.workers) != len(scenario["threads"]):
                     if schedule is not None:
                         schedule.close()
                     schedule = Schedule(filename, len(scenario["threads"]))
                 for result in _schedules(schedule, starts, scenario, pace):
-                    if scenario is planned and result["stopped"] == BUDGET and result["start_used"] != _from_api(planned)["start_state"]:
+                    if scenario is planned and result["stopped"] == BUDGET and result["start_used"] != api["start_state"]:
                         grows = True
-                        break
-                    result["scenario"] = number
-                    if scenario is not planned:
-                        result["from_api"] = True
+                        break  # (its threads are parked: a fresh schedule runs it again)
+                    result.update(scenario=number, from_api=scenario is api)
                     observed.append(result)
                     if result["stopped"] or _tampered or not _PLAUSIBLE.plausible(result, scenario):
                         result.pop("trails", None)
                         return {"schedules": observed, "tampered": list(dict.fromkeys(_tampered))}
                     del result["log"], result["trails"]  # only a failing schedule's interleaving is explained
-                if not grows or scenario is not planned:
+                if scenario is api or not grows:
                     break
     finally:
         if schedule is not None:
@@ -694,12 +708,11 @@ def explore(module, filename, plan):
 
 
 def _replay(cls, filename, plan):
-    """One schedule an earlier exploration ran, run again with its story recorded (trace_report's race report):
-    the same scenario, first thread, preemption point, priorities and change points, so the same interleaving."""
+    """One schedule an earlier run made, again with its story recorded (trace_report): the same interleaving."""
     replay = plan["replay"]
     scenario = plan["scenarios"][replay["scenario"]]
     if replay.get("from_api"):
-        scenario = _from_api(scenario)
+        scenario = _HAMMER.api_scenario(scenario)
     schedule = Schedule(filename, len(scenario["threads"]))
     try:
         result = _run_once(
@@ -711,14 +724,6 @@ def _replay(cls, filename, plan):
     result["scenario"] = replay["scenario"]
     del result["trails"]
     return {"schedules": [result], "tampered": list(dict.fromkeys(_tampered))}
-
-
-BUDGET = "its threads did not finish within %d scheduling points" % MAX_STEPS
-
-
-def _from_api(scenario):
-    """``scenario`` from the state its warm-up calls reach through the API, nothing set."""
-    return dict(scenario, start_state=_HAMMER.api_state(scenario.get("warmup", 0)), calls=0)
 
 
 def _schedules(schedule, starts, scenario, pace):
@@ -788,12 +793,7 @@ def _run_once(schedule, starts, scenario, first=0, preempt_at=0, priorities=None
     return result
 
 
-# -- the real-threads run: no tracer, real preemption (hammer.py) ----------------------------------
-
-
-
-
 def hammer(module, plan):
-    """The real-threads run (``hammer.py``), on an interpreter this check is validated on only."""
+    """The real-threads run (``hammer.py``: no tracer, real preemption), on an interpreter this check is validated on only."""
     why = refusal()
     return {"refused": why} if why else _HAMMER.hammer(module, plan)

@@ -14,12 +14,11 @@ import threading
 import types
 
 
-def value(v):
-    """A result as the trusted side may read it: a plain int, bool or None, else its type's name."""
-    return v if type(v) in (int, bool, type(None)) else "<%s>" % type(v).__name__
+def _value(value):
+    return value if type(value) in (int, bool, type(None)) else "<%s>" % type(value).__name__
 
 
-def text(exc):
+def _text(exc):
     try:
         return str(exc)[:200]
     except BaseException:
@@ -47,7 +46,7 @@ def hammer(module, plan):
                 try:
                     call()
                 except BaseException as exc:
-                    errors.append("%s: %s" % (type(exc).__name__, text(exc)))
+                    errors.append("%s: %s" % (type(exc).__name__, _text(exc)))
                     return
 
         threads = [threading.Thread(target=worker, daemon=True) for _ in range(plan["threads"])]
@@ -59,7 +58,7 @@ def hammer(module, plan):
         if any(thread.is_alive() for thread in threads):
             report[phase] = {"unfinished": True}
             return report
-        report[phase] = {"count": value(target.get_count()), "peak": value(target.get_peak()), "errors": errors[:5]}
+        report[phase] = {"count": _value(target.get_count()), "peak": _value(target.get_peak()), "errors": errors[:5]}
     return report
 
 
@@ -95,6 +94,11 @@ def api_state(warmup):
     """The count and peak a correct object has after ``warmup`` warm-up calls from a fresh one (the trusted side's
     concurrency.warmed_state computes the same)."""
     return [warmup % 2, 1 if warmup > 0 else 0]
+
+
+def api_scenario(scenario):
+    """``scenario`` from the state its warm-up calls reach through the API, nothing set (the explorer's fallback)."""
+    return dict(scenario, start_state=api_state(scenario.get("warmup", 0)), calls=0)
 
 
 def warm_up(target, warmup):
