@@ -6063,8 +6063,8 @@ class SessionStore:
 # the real-threads check (`judge_module.real_threads_check`) for seeds 0, 1, 2 (P passed, F failed), run with the
 # checks of commit 84357aa (HEAD) and of the working tree at that time (WT: uncommitted changes to concurrency.py,
 # explorer.py and hammer.py that start scenarios from counts, peaks and calls drawn up to 10**9). forced: the same for
-# the design's `forced` variant. review: what the current review (env/families/classic/discipline.py at HEAD) says,
-# "" or its first 80 characters. Designs of other classes were not run by the checks (they are ConnectionCounter's);
+# the design's `forced` variant. review: what the review of 84357aa said (env/families/classic/discipline.py, since
+# replaced by env/race_review), "" or its first 80 characters. Designs of other classes were not run by the checks (they are ConnectionCounter's);
 # each passed a single-threaded smoke test of its API.
 #
 # CORRECT: name | tests | ex HEAD | th HEAD | ex WT | th WT | review
