@@ -117,9 +117,7 @@ def test_the_review_refuses_every_racy_design_of_the_red_team(design):
 # what each limitation's refusal is: the kind of finding and what its message says
 _LIMITATIONS = {
     "cannot follow": ("cannot-follow", "the review cannot follow"),
-    "second acquisition": ("atomicity", "takes `self._lock` again"),
-    "swapped out": ("escape", "returns `self._jobs`, shared state, to its caller"),
-    "handed through a queue": ("race", "(which holds `self._q`) without holding a lock"),
+    "second acquisition": ("atomicity", "so the call is two steps, not one"),
 }
 
 
@@ -217,3 +215,85 @@ def test_a_race_behind_any_trigger_is_refused_the_same_way(name):
         f"(the `with` block of line {line - 8} let go of `self._lock` at line {line - 1})"
     )
     assert review(_triggered(name, 12), "ConnectionCounter") == ""  # the same path inside the block: correct
+
+
+# -- objects that pass from thread to thread ---------------------------------------------------------------------------
+
+_JOBS = "import threading\n\n\nclass JobQueue:\n    def __init__(self):\n        self._lock = threading.Lock()\n        self._jobs = []\n\n    def submit(self, job):\n        with self._lock:\n            self._jobs.append(job)\n"
+
+
+@pytest.mark.parametrize(
+    "drain",
+    [
+        "        with self._lock:\n            jobs, self._jobs = self._jobs, []\n        return jobs\n",
+        "        with self._lock:\n            self._jobs, jobs = [], self._jobs\n        jobs.sort()\n        return jobs\n",
+        "        with self._lock:\n            jobs = self._jobs\n            self._jobs = []\n        for job in jobs:\n            print(job)\n        return len(jobs)\n",
+    ],
+)
+def test_a_list_swapped_out_under_the_lock_is_the_callers(drain):
+    assert review(_JOBS + "\n    def drain(self):\n" + drain, "JobQueue") == ""
+
+
+@pytest.mark.parametrize(
+    ("drain", "message"),
+    [
+        # read in one acquisition, rebound in another: a job submitted in between lands in the list handed out
+        (
+            "        with self._lock:\n            jobs = self._jobs\n        with self._lock:\n            self._jobs = []\n        return jobs\n",
+            "line 13: `drain` returns `self._jobs`, shared state, to its caller, who can then change it without the lock",
+        ),
+        # the field rebound to the list it held: the list handed out is still the field's
+        (
+            "        with self._lock:\n            jobs = self._jobs\n            self._jobs = jobs\n        jobs.append(None)\n        return jobs\n",
+            "line 13: `drain` returns `self._jobs`, shared state, to its caller, who can then change it without the lock",
+        ),
+    ],
+)
+def test_a_swap_that_leaves_the_list_shared_is_refused(drain, message):
+    assert review(_JOBS + "\n    def drain(self):\n" + drain, "JobQueue") == message
+
+
+def test_a_list_kept_anywhere_else_is_not_swapped_out():
+    source = _JOBS.replace("self._jobs = []\n", "self._jobs = []\n        self._all = self._jobs\n", 1)
+    source += "\n    def drain(self):\n        with self._lock:\n            jobs, self._jobs = self._jobs, []\n        return jobs\n"
+    source += "\n    def add_all(self, job):\n        with self._lock:\n            self._all.append(job)\n"
+    assert review(source, "JobQueue") == "line 14: `drain` returns `self._jobs`, shared state, to its caller, who can then change it without the lock"
+
+
+_POOL = "import queue\nimport threading\n\n\nclass Pool:\n    def __init__(self):\n        self._q = queue.Queue()\n        self._lock = threading.Lock()\n        self._done = 0\n"
+_WORK = "\n    def work_one(self):\n        job = self._q.get()\n        job['state'] = 'done'\n        with self._lock:\n            self._done += 1\n        return job\n"
+
+
+@pytest.mark.parametrize(
+    ("submit", "message"),
+    [
+        ("        job = {'name': name}\n        self._q.put(job)\n", ""),
+        ("        self._q.put((1, {'name': name}))\n", ""),
+        (
+            "        job = {'name': name}\n        self._q.put(job)\n        job['state'] = 'queued'\n",
+            "line 14: `submit` writes `job` after putting it into a queue at line 13: the thread that gets it may be using it",
+        ),
+        (
+            "        job = {'name': name}\n        self._q.put(job)\n        return job\n",
+            "line 11: `submit` returns an object it put into a queue at line 13: the thread that gets it may be using it",
+        ),
+        (
+            "        job = {'name': name}\n        self._q.put(job)\n        self._q.put(job)\n",
+            "line 14: `self._q.put(job)` keeps an object this call put into a queue at line 13: the thread that gets it may be using it",
+        ),
+        (
+            "        tags = []\n        self._q.put({'name': name, 'tags': tags})\n        tags.append(name)\n",
+            "line 14: `submit` writes `tags` after putting it into a queue at line 13: the thread that gets it may be using it",
+        ),
+    ],
+)
+def test_an_object_put_into_a_queue_is_the_getters_alone(submit, message):
+    work = _WORK
+    if "(1, " in submit:
+        work = _WORK.replace("job = self._q.get()", "_, job = self._q.get()")
+    assert review(_POOL + "\n    def submit(self, name):\n" + submit + work, "Pool") == message
+
+
+def test_a_queue_given_shared_state_hands_out_shared_state():
+    source = _POOL + "        self._state = {'name': 'x'}\n\n    def submit(self):\n        self._q.put(self._state)\n" + _WORK
+    assert review(source, "Pool") == "line 15: `work_one` returns `self._state`, shared state, to its caller, who can then change it without the lock"

@@ -262,7 +262,12 @@ class CallsMixin(EngineBase):
         """A thread-safe queue's methods need no lock; what is put in it is shared as the queue is."""
         if name in ("put", "put_nowait"):
             given = args.positional[0] if args.positional else args.keywords.get("item", NOTHING)
-            world = self.publish(given, self.scope_of(queue, world) or "instance", world, node)
+            scope = self.scope_of(queue, world)
+            handed = self.hand_off(queue, given, world, getattr(node, "lineno", 0)) if scope is not None else None
+            if handed is not None:
+                return [(handed, NONE)]
+            self.heap.store(queue.obj, "#shared", NOTHING)  # (a shared queue: what it hands out is shared)
+            world = self.publish(given, scope or "instance", world, node)
             self.heap.store_item(queue.obj, given)
             return [(world, NONE)]
         if name in ("get", "get_nowait"):
@@ -272,7 +277,7 @@ class CallsMixin(EngineBase):
             scope = self.scope_of(queue, world)
             items = self.heap.items(queue.obj)
             self.raised(world, node)
-            return [(world, with_scope(items, scope, queue.path) if scope else items)]
+            return [(world, self.queue_items(queue, scope) if scope else items)]
         if name in ("qsize", "empty", "full", "task_done", "join"):
             return [(world, PLAIN)]
         raise CannotFollow(node, f"`{self.program.text(node)}`: the method `{name}` of a queue")
@@ -342,6 +347,26 @@ class CallsMixin(EngineBase):
             elif isinstance(atom, Packed):
                 todo += [a for v in atom.items or () for a in v] + list(atom.rest)
         return found
+
+    def get_items(self, keys: tuple[Value, ...], of: Value, world: World, frame: Frame, node: ast.AST) -> Results:
+        """``operator.itemgetter(*keys)(of)``: ``of[key]``, or a tuple of them for several keys, read where it is called."""
+        out: Results = []
+        for atom in sorted(of, key=repr):
+            paths: list[tuple[World, list[Value]]] = [(world, [])]
+            for index in keys:
+                paths = [(w2, got + [v]) for w, got in paths for w2, v in self.load_item(atom, index, w, frame, node)]
+            out += [(w, got[0] if len(got) == 1 else self.tuple_of(got, node)) for w, got in paths]
+        return out
+
+    def tuple_of(self, positions: list[Value], node: ast.AST) -> Value:
+        """A tuple the library makes here, holding ``positions``."""
+        obj = ("site", self.site(node) + "#tuple")
+        self.heap.set_kind(obj, "tuple")
+        for index, position in enumerate(positions):
+            self.heap.store(obj, f"#{index}", position)
+            self.heap.store_item(obj, position)
+        self.heap.store(obj, "#len", frozenset({Imm(len(positions))}))
+        return frozenset({new(obj)})
 
     def call_library(self, lib: Library, args: Args, world: World, frame: Frame, node: ast.AST) -> Results:
         if lib.name.startswith("property."):
@@ -449,6 +474,10 @@ class CallsMixin(EngineBase):
             self.raised(world, node)
         if kind in ("pure", "exception"):
             return [(world, PLAIN)]
+        if kind == "getter":
+            return [(world, frozenset({Library(f"{lib.name}()", tuple(args.positional))}))]
+        if kind == "item":
+            return self.get_items(lib.bound, args.positional[0] if args.positional else NOTHING, world, frame, node)
         if kind == "mutate" and args.positional:  # heappush(heap, item), insort(pool, x): the first keeps the rest
             target, rest = args.positional[0], frozenset().union(NOTHING, *args.positional[1:])
             for atom in target:

@@ -178,6 +178,18 @@ class EngineBase:
     def shared_within(self, value: Value, world: World) -> list[Ref]:
         raise NotImplementedError
 
+    def hand_off(self, queue: Ref, given: Value, world: World, line: int) -> World | None:
+        raise NotImplementedError
+
+    def queue_items(self, queue: Ref, scope: Scope) -> Value:
+        raise NotImplementedError
+
+    def handed_at(self, atom: Atom, world: World) -> int:
+        raise NotImplementedError
+
+    def swap_out(self, obj: ObjId, name: str, text: str, stored: Value, published_before: frozenset[tuple[ObjId, Scope]], protecting: list[str], world: World) -> World:
+        raise NotImplementedError
+
     def describe_ref(self, atom: Ref) -> str:
         raise NotImplementedError
 

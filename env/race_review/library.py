@@ -15,7 +15,7 @@ from typing import Literal
 SpecKind = Literal[
     "pure", "copy", "select", "alias", "next", "none", "lock", "condition", "semaphore", "event", "local", "container",
     "wraps", "contextmanager", "nullcontext", "cast", "exception", "outside", "super", "type", "object", "property",
-    "staticmethod", "classmethod", "counter", "mutate", "attribute", "sum", "pop", "queue",
+    "staticmethod", "classmethod", "counter", "mutate", "attribute", "sum", "pop", "queue", "getter", "item",
 ]
 
 
@@ -108,10 +108,14 @@ MODULES: dict[str, dict[str, Spec]] = {
     "datetime.date": {name: Spec("pure") for name in ("today", "fromtimestamp", "fromisoformat")},
     "secrets": {**{name: Spec("pure") for name in ("token_hex", "token_urlsafe", "token_bytes", "randbelow", "randbits", "compare_digest")}, "choice": Spec("select")},
     "operator": {
-        name: Spec("pure") for name in (
-            "add", "sub", "mul", "truediv", "floordiv", "mod", "neg", "pos", "abs", "not_", "truth", "eq", "ne", "lt", "le", "gt",
-            "ge", "index", "and_", "or_", "xor", "invert", "lshift", "rshift", "pow", "is_", "is_not",
-        )
+        **{
+            name: Spec("pure") for name in (
+                "add", "sub", "mul", "truediv", "floordiv", "mod", "neg", "pos", "abs", "not_", "truth", "eq", "ne", "lt", "le",
+                "gt", "ge", "index", "and_", "or_", "xor", "invert", "lshift", "rshift", "pow", "is_", "is_not",
+            )
+        },
+        "itemgetter": Spec("getter", safe=True),  # a callable that subscripts what it is later given ...
+        "itemgetter()": Spec("item"),  # ... which is this: ``itemgetter(k)(x)`` reads ``x[k]``
     },
     "enum": {name: Spec("pure") for name in ("Enum", "IntEnum", "StrEnum", "Flag", "IntFlag", "auto", "unique")},
     "abc": {"ABC": Spec("pure"), "ABCMeta": Spec("pure"), "abstractmethod": Spec("alias", safe=True)},

@@ -108,11 +108,14 @@ class ObjectsMixin(EngineBase):
             seen.add(atom)
             if isinstance(atom, Func | Bound | GenObj) and self.reaches_state(atom, world):
                 raise CannotFollow(node, "a function or generator kept in shared state that reaches shared state: it can run later, without the lock")
+            if self.handed_at(atom, world):
+                self.report(node, f"`{self.program.text(node)}` keeps an object this call put into a queue at line {self.handed_at(atom, world)}: the thread that gets it may be using it", "escape")
             if isinstance(atom, Ref) and atom.obj != SELF and atom.scope is None and atom.obj[0] in ("site", "param"):
                 self.heap.mark_shared(atom.obj, scope)
                 if (atom.obj, scope) not in published:
                     published.add((atom.obj, scope))
-                    todo += list(self.heap.items(atom.obj))
+                    if self.heap.kind(atom.obj) != "queue" or "#shared" in self.heap.fields.get(atom.obj, {}):
+                        todo += list(self.heap.items(atom.obj))  # (what a queue hands off is the getter's, not shared)
                     for stored in self.heap.fields.get(atom.obj, {}).values():
                         todo += list(stored)
         return world.with_locks(world.locks._replace(published=frozenset(published)))
@@ -132,6 +135,11 @@ class ObjectsMixin(EngineBase):
 
     def access(self, atom: Atom, field: str, write: bool, world: World, frame: Frame, node: ast.AST, what: str) -> World:
         """A read or write of ``field`` ("[]": the items) of the object ``atom``, judged on this path."""
+        handed = self.handed_at(atom, world)
+        if handed:
+            verb = "writes" if write else "reads"
+            self.report(node, f"{self.who(frame)} {verb} {what} after putting it into a queue at line {handed}: the thread that gets it may be using it", "escape")
+            return world
         scope = self.scope_of(atom, world)
         if scope is None or self.kind_of(atom) in QUIET:
             return world
@@ -185,8 +193,8 @@ class ObjectsMixin(EngineBase):
             self.report(
                 again or node,
                 f"{self.who(frame)} {between} between its {before} of {earlier.what} at line {earlier.line} and its {verb} of "
-                f"{touch.what} at line {touch.line}: another thread can change the state in between, so the update is not one step "
-                f"and another thread's update can be lost",
+                f"{touch.what} at line {touch.line}: another thread can run in between, so the call is two steps, not one (another "
+                f"thread can see the state halfway, or change it so that an update is lost)",
                 "atomicity",
             )
             break
@@ -429,7 +437,12 @@ class ObjectsMixin(EngineBase):
         if obj[0] in ("self", "class", "module") and any(isinstance(a, Func | Bound | GenObj) and self.reaches_state(a, world) for a in value):
             raise CannotFollow(node, f"{text} keeps a function that reaches objects of its own (a closure, a bound method): it can run later, from anywhere, without the lock")
         world = self.access(atom, name, True, world, frame, node, text)
+        published_before = world.locks.published
         world = self.publish(value, self.scope_of(atom, world), world, node)
+        scope = self.scope_of(atom, world)
+        held = [key for key, count in world.locks.held if count > 0]
+        protecting = [key for key in held if scope is not None and self.heap.locks[key].protects(scope)]
+        world = self.swap_out(obj, name, self.program.text(node), value, published_before, protecting, world)
         if obj not in self.under_construction() and not (self.module_level and obj[0] == "class"):
             self.heap.mark_nonfinal(obj, name, line)
         seen = self.heap.bound_at.setdefault((obj, name), {})

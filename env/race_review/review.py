@@ -12,6 +12,7 @@ from env.race_review.expressions import ExpressionsMixin
 from env.race_review.findings import CannotFollow, Finding
 from env.race_review.locks import LocksMixin
 from env.race_review.objects import ObjectsMixin
+from env.race_review.ownership import OwnershipMixin
 from env.race_review.program import Program
 from env.race_review.statements import StatementsMixin
 from env.race_review.values import MODULE, NOTHING, SELF, Bound, ClassRef, Func, GenObj, LockRef, Prop, Ref, Value, describe, new
@@ -35,7 +36,7 @@ def _main_guard(node: ast.stmt) -> bool:
     )
 
 
-class Review(ExpressionsMixin, StatementsMixin, CallsMixin, DundersMixin, ObjectsMixin, LocksMixin):
+class Review(ExpressionsMixin, StatementsMixin, CallsMixin, DundersMixin, ObjectsMixin, OwnershipMixin, LocksMixin):
     def run(self) -> Finding | None:
         try:
             return self.judge()
@@ -214,6 +215,9 @@ class Review(ExpressionsMixin, StatementsMixin, CallsMixin, DundersMixin, Object
                 if isinstance(atom, Func | Bound) and self.reaches_shared(atom, world):
                     self.report(node, f"`{self.entry}` returns a function that reaches shared state: it can run later, without the lock", "escape")
             for leaked in self.shared_within(value, world):
+                if self.handed_at(leaked, world):
+                    self.report(node, f"`{self.entry}` returns an object it put into a queue at line {self.handed_at(leaked, world)}: the thread that gets it may be using it", "escape")
+                    continue
                 self.report(node, f"`{self.entry}` returns {describe(leaked)}, shared state, to its caller, who can then change it without the lock", "escape")
         for world in raised:
             if not world.locks.raised_at:

@@ -205,7 +205,7 @@ class StatementsMixin(EngineBase):
             out: list[World] = []
             for w, values in self.eval_many(list(value.elts), world, frame):
                 paths = [w]
-                for part, part_value in zip(target.elts, values, strict=True):
+                for part, part_value in self.locals_first(target.elts, values, frame):
                     paths = [p2 for p in paths for p2 in self.assign(part, part_value, p, frame)]
                 out += paths
             return Flow(normal=out)
@@ -353,7 +353,7 @@ class StatementsMixin(EngineBase):
             positions = self.positions(value, len(target.elts), world) if not any(isinstance(e, ast.Starred) for e in target.elts) else None
             if positions is not None:
                 paths = [world]
-                for part, part_value in zip(target.elts, positions, strict=True):
+                for part, part_value in self.locals_first(target.elts, positions, frame):
                     paths = [p2 for p in paths for p2 in self.assign(part, part_value, p, frame)]
                 return paths
             world, items = self.iterate(value, world, frame, target)
@@ -364,6 +364,16 @@ class StatementsMixin(EngineBase):
                 paths = [p2 for p in paths for p2 in self.assign(inner, part_value, p, frame)]
             return paths
         raise CannotFollow(target, f"the assignment to `{self.program.text(target)}`")
+
+    def locals_first(self, parts: list[ast.expr], values: list[Value], frame: Frame) -> list[tuple[ast.expr, Value]]:
+        """``self._jobs, jobs = [], self._jobs``: the locals bound before the attributes and items, which is the same
+        unless a later target reads one of them (then: in order), so a swap-out sees the local holding the old value."""
+        pairs = list(zip(parts, values, strict=True))
+        names = {part.id for part in parts if isinstance(part, ast.Name)}
+        others = [part for part in parts if not isinstance(part, ast.Name)]
+        if frame.fn is None or frame.fn.nests or any(isinstance(n, ast.Name) and n.id in names for part in others for n in ast.walk(part)):
+            return pairs
+        return [pair for pair in pairs if isinstance(pair[0], ast.Name)] + [pair for pair in pairs if not isinstance(pair[0], ast.Name)]
 
     def positions(self, value: Value, count: int, world: World) -> list[Value] | None:
         """Each position of ``value`` when every tuple it may be is known position by position (``a, b = f()``)."""
@@ -402,8 +412,6 @@ class StatementsMixin(EngineBase):
                 self.heap.mark_nonfinal(MODULE, name, target.lineno)
             self.heap.store(MODULE, name, value)
             return world
-        if frame.fn.nests:  # a closure made here reads this local when it runs
-            self.heap.bind_local(frame.fn.key, name, value)
         if frame.fn.nests:  # a closure made here reads this local when it runs
             self.heap.bind_local(frame.fn.key, name, value)
         return world.bind(name, value)

@@ -32,6 +32,7 @@ class Locks(NamedTuple):
     touched: frozenset[Touch] = frozenset()  # this call's accesses so far (the atomicity check)
     pending: frozenset[Touch] = frozenset()  # a predicate loop's test, counted once the loop is left
     published: frozenset[tuple[ObjId, Scope]] = frozenset()  # the call's own objects stored into shared state
+    handed: frozenset[tuple[ObjId, int]] = frozenset()  # the call's own objects put into a queue (and the line)
     taken: tuple[tuple[str, int], ...] = ()  # lock key -> the line that took it
     gone: str = ""  # why no lock is held here: the last release or failed acquire (for messages)
     failed_at: int = 0  # the line of a try-acquire that failed on this path (0: none since the last lock was taken)
@@ -70,6 +71,7 @@ class Locks(NamedTuple):
             touched=self.touched | other.touched,
             pending=self.pending | other.pending,
             published=self.published | other.published,
+            handed=self.handed | other.handed,
             taken=tuple(sorted((dict(other.taken) | dict(self.taken)).items())),
             gone=min(filter(None, (self.gone, other.gone)), default=""),
             failed_at=min(filter(None, (self.failed_at, other.failed_at)), default=0),
