@@ -43,14 +43,15 @@ OWN_LINE = {
     "rate limiter: after a day of uptime the bucket is refilled and taken outside the lock": 8,
     "job queue: a helper releases the lock between reading the head and popping it": 16,
     "account: a functools.partial over the balances, called after the region after 10,000 transfers": 23,  # cannot follow
-    "session store: dataclass with a lock field, expiry by time, __contains__ and __len__": 3,  # cannot follow
+    # cannot follow: the __eq__ @dataclass writes (at its line) compares another instance's state
+    "session store: dataclass with a lock field, expiry by time, __contains__ and __len__": 7,
 }
 
 
 # The racy designs refused because the review cannot follow a construct in them (said by name), not for the race:
 CANNOT_FOLLOW = {
     "account: a functools.partial over the balances, called after the region after 10,000 transfers",  # functools.partial
-    "session store: dataclass with a lock field, expiry by time, __contains__ and __len__",  # dataclasses
+    "session store: dataclass with a lock field, expiry by time, __contains__ and __len__",  # dataclass __eq__
 }
 
 
@@ -297,3 +298,36 @@ def test_an_object_put_into_a_queue_is_the_getters_alone(submit, message):
 def test_a_queue_given_shared_state_hands_out_shared_state():
     source = _POOL + "        self._state = {'name': 'x'}\n\n    def submit(self):\n        self._q.put(self._state)\n" + _WORK
     assert review(source, "Pool") == "line 15: `work_one` returns `self._state`, shared state, to its caller, who can then change it without the lock"
+
+
+# -- constructs the review follows since the red team's third round --------------------------------------------------
+
+
+def test_a_dataclass_is_read_with_the_methods_its_decorator_writes():
+    source = (
+        "import threading\nfrom dataclasses import dataclass, field\n\n\n@dataclass(eq=False)\nclass ConnectionCounter:\n"
+        "    count: int = 0\n    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)\n\n"
+        "    def increment(self):\n        with self._lock:\n            self.count += 1\n            return self.count\n"
+    )
+    # the __repr__ the decorator writes reads the count with no lock, reported at the decorator's line
+    assert review(source, "ConnectionCounter") == "line 5: `__repr__` reads `self.count` without holding a lock (no lock is taken on this path)"
+    assert review(source.replace("@dataclass(eq=False)", "@dataclass(eq=False, repr=False)"), "ConnectionCounter") == ""
+    # a lock field __init__ takes as a parameter is a lock a caller can replace
+    replaceable = source.replace("@dataclass(eq=False)", "@dataclass(eq=False, repr=False)").replace(", init=False", "")
+    assert review(replaceable, "ConnectionCounter").startswith("line 5: `self._lock` may not be a lock: on some path it holds a plain value, the argument `_lock`")
+
+
+def test_match_cases_read_their_subject_where_they_run():
+    head = "import threading\n\n\nclass C:\n    def __init__(self):\n        self._lock = threading.Lock()\n        self.count = 0\n\n"
+    inside = head + "    def dec(self):\n        with self._lock:\n            match self.count:\n                case 0:\n                    raise ValueError\n                case _:\n                    self.count -= 1\n"
+    assert review(inside, "C") == ""
+    outside = inside + "\n    def busy(self):\n        match self.count:\n            case 0 | 1:\n                return False\n        return True\n"
+    assert review(outside, "C") == "line 18: `busy` reads `self.count` without holding a lock (no lock is taken on this path)"
+
+
+def test_nonlocal_rebinding_is_followed_into_the_maker():
+    head = "import threading\n\n\nclass C:\n    def __init__(self):\n        self._lock = threading.Lock()\n        self._items = []\n\n"
+    leak = head + "    def items(self):\n        out = None\n\n        def take():\n            nonlocal out\n            out = self._items\n\n        with self._lock:\n            take()\n        return out\n"
+    assert review(leak, "C") == "line 9: `items` returns `self._items`, shared state, to its caller, who can then change it without the lock"
+    copy = leak.replace("out = self._items", "out = list(self._items)")
+    assert review(copy, "C") == ""

@@ -47,6 +47,15 @@ def _only_yield(body: list[ast.stmt]) -> bool:
     return len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Yield)
 
 
+def _with_chain(body: list[ast.stmt]) -> list[ast.expr]:
+    """The locks of ``with a: with b: yield`` (or ``with a, b: yield``), outermost first; [] for any other shape."""
+    found: list[ast.expr] = []
+    while len(body) == 1 and isinstance(body[0], ast.With) and all(item.optional_vars is None for item in body[0].items):
+        found += [item.context_expr for item in body[0].items]
+        body = body[0].body
+    return found if found and _only_yield(body) else []
+
+
 def _lock_call(stmt: ast.stmt, method: str) -> ast.expr | None:
     """``<x>`` when ``stmt`` is ``<x>.<method>()``."""
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Attribute):
@@ -169,24 +178,29 @@ class CallsMixin(EngineBase):
         """A ``contextlib.contextmanager`` of the shapes ``with <lock>: yield`` or ``<lock>.acquire()`` then
         ``try: yield`` / ``finally: <lock>.release()``: a context manager that holds that lock."""
         body = [s for s in info.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
-        lock_expr: ast.expr | None = None
-        if len(body) == 1 and isinstance(body[0], ast.With) and len(body[0].items) == 1 and _only_yield(body[0].body):
-            lock_expr = body[0].items[0].context_expr
-        elif len(body) == 2 and isinstance(body[1], ast.Try) and _only_yield(body[1].body) and not body[1].handlers:
+        lock_exprs = _with_chain(body)
+        if not lock_exprs and len(body) == 2 and isinstance(body[1], ast.Try) and _only_yield(body[1].body) and not body[1].handlers:
             taken, released = _lock_call(body[0], "acquire"), _lock_call(body[1].finalbody[0], "release") if len(body[1].finalbody) == 1 else None
             if taken is not None and released is not None and ast.dump(taken) == ast.dump(released):
-                lock_expr = taken
-        if lock_expr is None:
-            raise CannotFollow(info.node, f"the context manager `{info.name}`: of a generator it follows only `with <lock>: yield` and acquire/try: yield/finally: release")
+                lock_exprs = [taken]
+        if not lock_exprs:
+            raise CannotFollow(
+                info.node,
+                f"the context manager `{info.name}`: of a generator it follows only `with <lock>: yield` (with one or more locks) and "
+                f"acquire/try: yield/finally: release",
+            )
         env = self.bind_args(fn, info, args, node)
         bound = tuple(sorted(env.items()))
         inner = Frame(info, dict(fn.closure))
-        found = self.eval(lock_expr, World(world.locks, bound), inner)
-        locks = {a for _, value in found for a in value}
-        lock = next(iter(locks)) if len(locks) == 1 else None
-        if not isinstance(lock, LockRef):
-            raise CannotFollow(lock_expr, f"the context manager `{info.name}`: `{self.program.text(lock_expr)}` is not one lock")
-        return LockCM(lock, fn, bound)
+        chain: list[LockRef] = []
+        for lock_expr in lock_exprs:
+            found = self.eval(lock_expr, World(world.locks, bound), inner)
+            locks = {a for _, value in found for a in value}
+            lock = next(iter(locks)) if len(locks) == 1 else None
+            if not isinstance(lock, LockRef):
+                raise CannotFollow(lock_expr, f"the context manager `{info.name}`: `{self.program.text(lock_expr)}` is not one lock")
+            chain.append(lock)
+        return LockCM(chain[0], fn, bound, tuple(chain[1:]))
 
     def call_bound(self, atom: Bound, args: Args, world: World, frame: Frame, node: ast.AST) -> Results:
         recv = atom.recv

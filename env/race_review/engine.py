@@ -118,6 +118,9 @@ class EngineBase:
     def assign(self, target: ast.expr, value: Value, world: World, frame: Frame) -> list[World]:
         raise NotImplementedError
 
+    def starred_list(self, items: Value, node: ast.AST) -> Value:
+        raise NotImplementedError
+
     def call(self, func: Value, args: Args, world: World, frame: Frame, node: ast.AST) -> Results:
         raise NotImplementedError
 
@@ -185,6 +188,12 @@ class EngineBase:
         raise NotImplementedError
 
     def handed_at(self, atom: Atom, world: World) -> int:
+        raise NotImplementedError
+
+    def made_here(self, atom: Atom) -> bool:
+        raise NotImplementedError
+
+    def fields_made_here(self, value: Value) -> Value:
         raise NotImplementedError
 
     def swap_out(self, obj: ObjId, name: str, text: str, stored: Value, published_before: frozenset[tuple[ObjId, Scope]], protecting: list[str], world: World) -> World:

@@ -137,6 +137,8 @@ class ExpressionsMixin(EngineBase):
     def load_name(self, name: str, world: World, frame: Frame, node: ast.AST) -> Results:
         fn = frame.fn
         bound = world.get(name)
+        if fn is not None and name in fn.rebound:  # a function made here rebinds it (``nonlocal``): whatever it bound
+            return [(world, (bound or NOTHING) | self.heap.local_values.get((fn.key, name), NOTHING))]
         if bound is not None:  # a local, or a comprehension's own name
             return [(world, bound)]
         if frame.cls_body is not None and self.heap.has_field(("class", frame.cls_body), name):

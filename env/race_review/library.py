@@ -121,6 +121,11 @@ MODULES: dict[str, dict[str, Spec]] = {
     "abc": {"ABC": Spec("pure"), "ABCMeta": Spec("pure"), "abstractmethod": Spec("alias", safe=True)},
     "collections.abc": {},  # every name: a type (pure)
     "queue": {name: Spec("queue", safe=True) for name in ("Queue", "SimpleQueue", "LifoQueue", "PriorityQueue")},
+    # (records.py writes out what @dataclass and field() do; used anywhere else they are ones it cannot follow)
+    "dataclasses": {
+        "asdict": Spec("copy", "dict"), "astuple": Spec("copy", "tuple"), "FrozenInstanceError": Spec("exception"),
+        "KW_ONLY": Spec("pure", safe=True), "InitVar": Spec("pure", safe=True),
+    },
     "string": {},  # constants
     "json": {"dumps": Spec("pure"), "loads": Spec("container", "dict")},
     "collections": {

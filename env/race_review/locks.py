@@ -218,14 +218,16 @@ class LocksMixin(EngineBase):
         others = [a for a in manager if not isinstance(a, LockRef | LockCM)]
         if locks and others:
             self.not_a_lock(expr, others, f"`with {self.program.text(expr)}:` at line {expr.lineno}")
-        if len({a.key if isinstance(a, LockRef) else a.lock.key for a in locks}) > 1:
+        if len({(a.key,) if isinstance(a, LockRef) else tuple(lock.key for lock in a.chain) for a in locks}) > 1:
             self.several_locks(expr)
             return [(world, PLAIN, None)]  # (reported: the block is walked holding none of them)
         out: list[tuple[World, Value, Atom | None]] = []
         for atom in sorted(manager, key=repr):
             if isinstance(atom, LockRef | LockCM):
-                lock = atom if isinstance(atom, LockRef) else atom.lock
-                for w, _ in self.acquire(lock, None, None, world, frame, expr):
+                taking = [world]
+                for lock in (atom,) if isinstance(atom, LockRef) else atom.chain:
+                    taking = [w for current in taking for w, _ in self.acquire(lock, None, None, current, frame, expr)]
+                for w in taking:
                     out += [(w2, v, atom) for w2, v in self.handed(atom, w, expr)]
             elif isinstance(atom, NullCM):
                 out.append((world, PLAIN, atom))
@@ -283,8 +285,11 @@ class LocksMixin(EngineBase):
             out = [(World(w.locks, world.env), v) for w, v in self.eval(found[0].value, World(world.locks, manager.env), inner)]
         finally:
             raised = self.sinks.pop()
-        for w in raised:  # the generator's `with` lets the lock go on the way out
-            self.sinks[-1].append(self.release(manager.lock, World(w.locks, world.env), inner, node))
+        for w in raised:  # the generator's `with` lets the locks go on the way out
+            left = World(w.locks, world.env)
+            for lock in reversed(manager.chain):
+                left = self.release(lock, left, inner, node)
+            self.sinks[-1].append(left)
         return out
 
     def exit(self, manager: Atom | None, world: World, frame: Frame, node: ast.AST) -> list[World]:
@@ -293,10 +298,11 @@ class LocksMixin(EngineBase):
     def exits(self, manager: Atom | None, world: World, frame: Frame, node: ast.AST, raising: bool = False) -> list[tuple[World, bool]]:
         """Leaving ``with <manager>``: each path after its exit, and whether the exit may swallow an exception."""
         if isinstance(manager, LockRef | LockCM):
-            lock = manager if isinstance(manager, LockRef) else manager.lock
             end = getattr(node, "end_lineno", 0) or getattr(node, "lineno", 0)
-            how = f"the `with` block of line {getattr(node, 'lineno', 0)} let go of {self.lock_name(lock)} at line {end}"
-            return [(self.release(lock, world, frame, node, how), False)]
+            for lock in reversed((manager,) if isinstance(manager, LockRef) else manager.chain):
+                how = f"the `with` block of line {getattr(node, 'lineno', 0)} let go of {self.lock_name(lock)} at line {end}"
+                world = self.release(lock, world, frame, node, how)
+            return [(world, False)]
         if isinstance(manager, Ref) and self.class_of(manager) is not None:
             given = frozenset({new(("ext",))}) if raising else NONE  # on the way out of an exception: its type, value, traceback
             left = self.dunder(manager, "__exit__", Args([given, given, given]), world, frame, node)

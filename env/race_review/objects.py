@@ -125,6 +125,8 @@ class ObjectsMixin(EngineBase):
         if isinstance(atom, Bound):
             return not isinstance(atom.recv, Imm | Library | ModuleRef | ClassRef)
         if isinstance(atom, Func):
+            if self.program.functions[atom.key].nonlocals:
+                return True  # it rebinds its maker's locals: shared, they are state no lock guards
             return any(
                 isinstance(a, Ref | LockRef | GenObj | Packed) or (isinstance(a, Func | Bound) and self.reaches_state(a, world))
                 for _, value in atom.closure for a in value
@@ -328,8 +330,11 @@ class ObjectsMixin(EngineBase):
             return self.bind(atom, found[0], name, found[1], world, frame, node)
         if name.startswith("__") and name.endswith("__"):
             raise CannotFollow(node, f"`{self.program.text(node)}`: a special attribute")
-        value = self.heap.field(atom.obj, name) | (found[1] if found is not None else NOTHING)
         scope = self.scope_of(atom, world)
+        own_value = self.heap.field(atom.obj, name)
+        if scope is None and self.made_here(atom):
+            own_value = self.fields_made_here(own_value)
+        value = own_value | (found[1] if found is not None else NOTHING)
         if (atom.obj, name) in self.heap.nonfinal and atom.obj == SELF and any(isinstance(a, LockRef) for a in value):
             rebound = self.heap.nonfinal[(atom.obj, name)]  # the lock itself replaced: that is what to report
             self.report(rebound, f"`self.{name}` is rebound here after `__init__`: a thread holding the old lock and one holding "

@@ -122,7 +122,7 @@ class OwnershipMixin(EngineBase):
         items = self.heap.items(queue.obj)
         if "#shared" in self.heap.fields.get(queue.obj, {}):
             return with_scope(items, scope, queue.path)
-        return frozenset(new(atom.obj, atom.path) if isinstance(atom, Ref) else atom for atom in items)
+        return frozenset(new(self.owned_copy(atom.obj), atom.path) if isinstance(atom, Ref) and atom.obj[0] == "site" else atom for atom in items)
 
     def handed_at(self, atom: Atom, world: World) -> int:
         """The line where this call put ``atom``, its own object, into a queue (0: it did not)."""
@@ -131,3 +131,16 @@ class OwnershipMixin(EngineBase):
                 if obj == atom.obj:
                     return line
         return 0
+
+    def made_here(self, atom: Atom) -> bool:
+        """An object this call made (not one handed to it: a caller's, one swapped out or taken from a queue)."""
+        return isinstance(atom, Ref) and atom.fresh and atom.obj[0] == "site" and not atom.obj[-1].endswith("@owned")
+
+    def fields_made_here(self, value: Value) -> Value:
+        """What a field of an object this call made and has not yet shared holds: what this call stored there. The
+        objects among it that the review saw stored private are this call's own too (another instance made at the
+        same place may be shared, this one is not)."""
+        return frozenset(
+            new(atom.obj, atom.path) if isinstance(atom, Ref) and atom.scope is None and not atom.fresh and atom.obj[0] == "site" else atom
+            for atom in value
+        )

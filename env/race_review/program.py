@@ -7,6 +7,7 @@ import builtins
 from dataclasses import dataclass, field
 
 from env.race_review.findings import CannotFollow
+from env.race_review.records import expand_dataclasses
 
 FunctionNode = ast.FunctionDef | ast.Lambda | ast.AsyncFunctionDef
 
@@ -34,6 +35,8 @@ class FnInfo:
     generator: bool
     names: frozenset[str] = frozenset()  # every name it (or a function inside it) reads: what a closure may capture
     nests: bool = False  # it defines functions (whose closures read its locals when they run)
+    nonlocals: frozenset[str] = frozenset()  # its maker's locals it rebinds (``nonlocal``)
+    rebound: frozenset[str] = frozenset()  # its locals a function made inside it rebinds
 
     @property
     def body(self) -> list[ast.stmt]:
@@ -110,15 +113,16 @@ def _function(node: FunctionNode, owner: str | None) -> FnInfo:
     body: list[ast.AST] = [node.body] if isinstance(node, ast.Lambda) else list(node.body)
     own = _own_nodes(body)
     bound, declared, nonlocal_ = _bound_names(own)
-    if nonlocal_:
-        raise CannotFollow(node, f"`nonlocal {', '.join(sorted(nonlocal_))}`: a function that rebinds its caller's locals")
+    inner = [n for n in ast.walk(node) if n is not node and isinstance(n, ast.Nonlocal)]
+    rebound = {name for n in inner for name in n.names} - set(nonlocal_)
     generator = any(isinstance(n, ast.Yield | ast.YieldFrom | ast.Await) for n in own)
     return FnInfo(
         key=key(node), node=node, name=getattr(node, "name", "<lambda>"), owner=owner, params=params,
         vararg=args.vararg.arg if args.vararg else None, kwonly=[a.arg for a in args.kwonlyargs],
-        kwarg=args.kwarg.arg if args.kwarg else None, locals=frozenset((bound | set(names)) - declared),
+        kwarg=args.kwarg.arg if args.kwarg else None, locals=frozenset((bound | set(names)) - declared - nonlocal_),
         globals=frozenset(declared), generator=generator, names=frozenset(n.id for n in ast.walk(node) if isinstance(n, ast.Name)),
         nests=any(isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) for n in own),
+        nonlocals=frozenset(nonlocal_), rebound=frozenset(rebound),
     )
 
 
@@ -151,6 +155,7 @@ class Program:
 
     @classmethod
     def read(cls, tree: ast.Module, source: str) -> Program:
+        expand_dataclasses(tree)  # (the methods the decorator writes, written out where the review can read them)
         program = cls(tree=tree, lines=source.splitlines())
         for node in tree.body:
             if isinstance(node, ast.ClassDef):

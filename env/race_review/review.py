@@ -11,6 +11,7 @@ from env.race_review.engine import Args, Frame
 from env.race_review.expressions import ExpressionsMixin
 from env.race_review.findings import CannotFollow, Finding
 from env.race_review.locks import LocksMixin
+from env.race_review.matching import MatchingMixin
 from env.race_review.objects import ObjectsMixin
 from env.race_review.ownership import OwnershipMixin
 from env.race_review.program import Program
@@ -36,7 +37,7 @@ def _main_guard(node: ast.stmt) -> bool:
     )
 
 
-class Review(ExpressionsMixin, StatementsMixin, CallsMixin, DundersMixin, ObjectsMixin, OwnershipMixin, LocksMixin):
+class Review(ExpressionsMixin, StatementsMixin, MatchingMixin, CallsMixin, DundersMixin, ObjectsMixin, OwnershipMixin, LocksMixin):
     def run(self) -> Finding | None:
         try:
             return self.judge()

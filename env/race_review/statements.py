@@ -171,6 +171,9 @@ class StatementsMixin(EngineBase):
     def stmt_Pass(self, stmt: ast.Pass, world: World, frame: Frame) -> Flow:
         return Flow(normal=[world])
 
+    def stmt_Nonlocal(self, stmt: ast.Nonlocal, world: World, frame: Frame) -> Flow:
+        return Flow(normal=[world])  # (a declaration: FnInfo.nonlocals)
+
     def stmt_Global(self, stmt: ast.Global, world: World, frame: Frame) -> Flow:
         return Flow(normal=[world])
 
@@ -411,6 +414,12 @@ class StatementsMixin(EngineBase):
                 world = self.publish(value, "global", world, target)
                 self.heap.mark_nonfinal(MODULE, name, target.lineno)
             self.heap.store(MODULE, name, value)
+            return world
+        if name in frame.fn.nonlocals:  # its maker's local: the maker reads whatever it is ever bound to
+            maker = self.program.functions.get(frame.parent)
+            if maker is None or name not in maker.locals:
+                raise CannotFollow(target, f"`nonlocal {name}`: a local of a function further out than the one that made it")
+            self.heap.bind_local(frame.parent, name, value)
             return world
         if frame.fn.nests:  # a closure made here reads this local when it runs
             self.heap.bind_local(frame.fn.key, name, value)

@@ -130,11 +130,17 @@ class Packed:
 @dataclass(frozen=True)
 class LockCM:
     """A context manager that holds ``lock`` while its block runs (a contextlib.contextmanager of the known shapes);
-    what its ``yield`` hands the block is evaluated once the lock is held, in ``func``'s scope with ``env``."""
+    what its ``yield`` hands the block is evaluated once the lock is held, in ``func``'s scope with ``env``. ``more``:
+    the locks it takes after ``lock``, in order (``with a: with b: yield``), let go in the reverse order."""
 
     lock: LockRef
     func: Func | None = None
     env: tuple[tuple[str, Value], ...] = ()
+    more: tuple[LockRef, ...] = ()
+
+    @property
+    def chain(self) -> tuple[LockRef, ...]:
+        return (self.lock, *self.more)
 
 
 @dataclass(frozen=True)
