@@ -115,6 +115,15 @@ def test_the_procedural_oracle_grades_the_same_however_its_paths_are_spelled(cli
         obs = play(client, task.id, spelled(oracle, SPELLINGS[name]))
         assert obs["grader_score"] == expected, name  # 0.729697 before
         assert (obs["breakdown"]["grader.robustness"], obs["breakdown"]["grader.reasoning.exploration"]) == (1.0, 1.0)
+    # The red-team side: a wrong source file spelled through a test directory is still that source file.
+    other = next(p for p in sorted(task.source_files) if p.endswith(".py") and p not in task.relevant_files())
+    wrong = [
+        {"action_type": "open_file", "path": other},
+        {"action_type": "edit", "path": f"tests/../{other}", "start_line": 1, "end_line": 0, "new_text": "# x\n"},
+    ]
+    obs = play(client, task.id, [*oracle[:-1], *wrong, oracle[-1]])
+    assert obs["breakdown"]["grader.robustness"] == 0.5
+    assert obs["grader_score"] == round(0.4 + 0.2 * (1 - (len(oracle) + 2) / task.max_steps) + 0.2 * 0.5 + 0.2 * 0.8, 6)
 
 
 def test_the_procedural_oracle_with_a_regression_test_of_its_own_loses_only_the_step(client):
