@@ -47,6 +47,16 @@ def test_paths_may_not_leave_the_project():
         apply_patch({"x": "x\n"}, evil)
 
 
+def test_a_patch_may_not_name_the_root_or_make_a_file_a_directory():
+    """Refused when the patch is applied (a task's patches when its folder loads), not where the tree is written."""
+    with pytest.raises(PatchError, match="^patch path '' names no file$"):
+        apply_patch({"x": "x\n"}, "--- /dev/null\n+++ b/\n@@ -0,0 +1 @@\n+y\n")
+    with pytest.raises(PatchError, match="^the patch makes pkg/a.py both a file and a directory$"):
+        apply_patch(BEFORE, "--- /dev/null\n+++ b/pkg/a.py/b.py\n@@ -0,0 +1 @@\n+y\n")
+    with pytest.raises(PatchError, match="^the patch makes pkg both a file and a directory$"):
+        apply_patch(BEFORE, "--- /dev/null\n+++ b/pkg/sub/..\n@@ -0,0 +1 @@\n+y\n")
+
+
 def test_garbage_is_not_a_patch():
     with pytest.raises(PatchError, match="^the patch contains no file changes$"):
         apply_patch(BEFORE, "this is not a diff\n")

@@ -122,6 +122,14 @@ def rewrite(folder: Path, name: str, old: str, new: str) -> None:
         ("gold.patch", "a/src/sensorkit/window.py", "a//etc/passwd", "patch path '/etc/passwd' leaves the project"),
         ("overfit.patch", "src/sensorkit/window.py", "src/../../window.py", "patch path 'src/../../window.py' leaves the project"),
         ("gold.patch", "_check_size(size)", "_check_size(size, 2)", "the patch does not apply to src/sensorkit/window.py"),
+        # a tree no run could write (a 500 at submit before, where the graded tests' tree was written)
+        (
+            "test_patch.diff",
+            "tests/test_held_out.py",
+            "tests/test_smoothing.py/test_held_out.py",
+            "the patch makes tests/test_smoothing.py both a file and a directory",
+        ),
+        ("test_patch.diff", "tests/test_held_out.py", "tests/new/..", "the patch makes tests both a file and a directory"),
     ],
 )
 def test_a_patch_that_leaves_the_project_or_does_not_apply_is_refused_at_load(tmp_path, name, old, new, why):
