@@ -22,6 +22,7 @@ from pydantic import BaseModel
 from env.pyparse import parse
 
 Files = dict[str, str]
+MAX_NAME_BYTES = 255  # a file name's limit on Linux file systems: a longer one could never be written to a tree
 
 
 class PatchError(ValueError):
@@ -47,6 +48,8 @@ def _clean(path: str | None) -> str | None:
         raise PatchError(f"patch path {path!r} leaves the project")
     if norm == ".":
         raise PatchError(f"patch path {path!r} names no file")
+    if "\0" in norm or any(len(part.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES for part in norm.split("/")):
+        raise PatchError(f"patch path {path[:80]!r} cannot be a file's path (a NUL, or a name over {MAX_NAME_BYTES} bytes)")
     return norm
 
 

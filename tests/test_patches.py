@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from env.patches import Location, PatchError, apply_patch, make_patch, touched
@@ -55,6 +57,11 @@ def test_a_patch_may_not_name_the_root_or_make_a_file_a_directory():
         apply_patch(BEFORE, "--- /dev/null\n+++ b/pkg/a.py/b.py\n@@ -0,0 +1 @@\n+y\n")
     with pytest.raises(PatchError, match="^the patch makes pkg both a file and a directory$"):
         apply_patch(BEFORE, "--- /dev/null\n+++ b/pkg/sub/..\n@@ -0,0 +1 @@\n+y\n")
+    for name, shown in (("te\0st.py", "'tests/te\\x00st.py'"), ("a" * 256 + ".py", repr(("tests/" + "a" * 256)[:80]))):
+        with pytest.raises(
+            PatchError, match=rf"^patch path {re.escape(shown)} cannot be a file's path \(a NUL, or a name over 255 bytes\)$"
+        ):
+            apply_patch(BEFORE, f"--- /dev/null\n+++ b/tests/{name}\n@@ -0,0 +1 @@\n+y\n")
 
 
 def test_garbage_is_not_a_patch():
