@@ -22,6 +22,7 @@ from pydantic import BaseModel
 from env.pyparse import parse
 
 Files = dict[str, str]
+MAX_NAME_BYTES = 255  # a file name's limit on Linux file systems: a longer one could never be written to a tree
 
 
 class PatchError(ValueError):
@@ -45,6 +46,10 @@ def _clean(path: str | None) -> str | None:
     norm = posixpath.normpath(path)
     if norm.startswith(("../", "/")) or norm == "..":
         raise PatchError(f"patch path {path!r} leaves the project")
+    if norm == ".":
+        raise PatchError(f"patch path {path!r} names no file")
+    if "\0" in norm or any(len(part.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES for part in norm.split("/")):
+        raise PatchError(f"patch path {path[:80]!r} cannot be a file's path (a NUL, or a name over {MAX_NAME_BYTES} bytes)")
     return norm
 
 
@@ -126,7 +131,22 @@ def apply_patch(files: Files, patch: str, reverse: bool = False) -> Files:
             del result[old]
         if new is not None:
             result[new] = _join(list(lines or []))
+    _check_tree(result)
     return result
+
+
+def _check_tree(files: Files) -> None:
+    """A project written to disk cannot hold a path as a file and as a directory of another file: refused here, when
+    the patch is applied, not where the tree is written (a task's test patch is applied when its folder loads)."""
+    directories = {parent for path in files for parent in _parents(path)}
+    both = sorted(directories & set(files))
+    if both:
+        raise PatchError(f"the patch makes {both[0]} both a file and a directory")
+
+
+def _parents(path: str) -> list[str]:
+    parts = path.split("/")
+    return ["/".join(parts[:i]) for i in range(1, len(parts))]
 
 
 def make_patch(before: Files, after: Files) -> str:

@@ -233,6 +233,26 @@ class RepoTask(BaseModel):
         """The source lines the gold patch changes, per function: what a submit's ``suspect`` is scored against."""
         return changed_lines(self.source_files, source_only(self.gold_files))
 
+    def check_folder(self) -> None:
+        """Read the snapshot and apply every patch now, so that a folder that cannot serve is refused when it loads, with
+        the file and why, never first at a run (a traversing path in ``test_patch.diff`` was an HTTP 500 at ``submit``):
+        ``repo/`` is a directory, and ``gold.patch``, ``test_patch.diff`` and ``overfit.patch`` can be read, name only
+        paths inside the project and apply. What they give stays cached for the runs. ValueError otherwise."""
+        if not (self.folder / "repo").is_dir():
+            raise ValueError("repo/ is missing or not a directory: a repository task's snapshot lives in repo/")
+        checks = {
+            "gold.patch": lambda: self.gold_files,
+            "test_patch.diff": lambda: (self.grading_tests, self.test_directives),
+            "overfit.patch": lambda: apply_patch(self.files, self.overfit_patch) if self.overfit_patch else {},
+        }
+        for name, check in checks.items():
+            try:
+                check()
+            except OSError as exc:
+                raise ValueError(f"{name} cannot be read: {exc.strerror or exc}") from None
+            except ValueError as exc:  # PatchError, or text that is not UTF-8
+                raise ValueError(f"{name}: {exc}") from None
+
     @property
     def source_paths(self) -> list[str]:
         """Import roots inside the project: PYTHONPATH entries, then the project root."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from env.patches import Location, PatchError, apply_patch, make_patch, touched
@@ -45,6 +47,21 @@ def test_paths_may_not_leave_the_project():
     evil = "--- a/../../etc/passwd\n+++ b/../../etc/passwd\n@@ -1 +1 @@\n-x\n+y\n"
     with pytest.raises(PatchError, match="leaves the project"):
         apply_patch({"x": "x\n"}, evil)
+
+
+def test_a_patch_may_not_name_the_root_or_make_a_file_a_directory():
+    """Refused when the patch is applied (a task's patches when its folder loads), not where the tree is written."""
+    with pytest.raises(PatchError, match="^patch path '' names no file$"):
+        apply_patch({"x": "x\n"}, "--- /dev/null\n+++ b/\n@@ -0,0 +1 @@\n+y\n")
+    with pytest.raises(PatchError, match="^the patch makes pkg/a.py both a file and a directory$"):
+        apply_patch(BEFORE, "--- /dev/null\n+++ b/pkg/a.py/b.py\n@@ -0,0 +1 @@\n+y\n")
+    with pytest.raises(PatchError, match="^the patch makes pkg both a file and a directory$"):
+        apply_patch(BEFORE, "--- /dev/null\n+++ b/pkg/sub/..\n@@ -0,0 +1 @@\n+y\n")
+    for name, shown in (("te\0st.py", "'tests/te\\x00st.py'"), ("a" * 256 + ".py", repr(("tests/" + "a" * 256)[:80]))):
+        with pytest.raises(
+            PatchError, match=rf"^patch path {re.escape(shown)} cannot be a file's path \(a NUL, or a name over 255 bytes\)$"
+        ):
+            apply_patch(BEFORE, f"--- /dev/null\n+++ b/tests/{name}\n@@ -0,0 +1 @@\n+y\n")
 
 
 def test_garbage_is_not_a_patch():

@@ -30,6 +30,7 @@ from typing import Any, ClassVar, Generic, TypedDict, TypeVar
 
 from env import rewards
 from env.contract import Task
+from env.families.folders import FolderError, check_links
 from env.families.policies import HypothesisKind
 from env.families.validation import TaskValidation
 from env.interface import PROFILES, Interface
@@ -54,6 +55,12 @@ class TaskLoadError(ValueError):
 
 
 def read_task(folder: Path) -> dict[str, Any]:
+    """A task folder's task.json, read once the folder's links are checked (``env.families.folders``): whatever loads
+    a folder reads it here first, so no file it serves lies outside it."""
+    try:
+        check_links(folder)
+    except FolderError as exc:
+        raise TaskLoadError(f"{folder}: {exc}") from None
     try:
         data = json.loads((folder / "task.json").read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -98,9 +105,12 @@ class Family(ABC, Generic[TaskT]):
         folder = TASKS_DIR / self.name
         return [self.load_folder(f) for f in task_folders(folder)] if folder.is_dir() else []
 
-    def load_folder(self, folder: Path) -> TaskT:
+    def load_folder(self, folder: Path, data: dict[str, Any] | None = None) -> TaskT:
+        """The task in ``folder`` (``data``: its task.json when already read), or TaskLoadError naming the folder."""
+        if data is None:
+            data = read_task(folder)
         try:
-            return self.load(folder, read_task(folder))
+            return self.load(folder, data)
         except ValueError as exc:
             raise TaskLoadError(f"{folder}: {exc}") from None
 

@@ -28,7 +28,6 @@ FAMILIES.add(PROCEDURAL.name, PROCEDURAL)
 __all__ = ["FAMILIES", "Task", "TaskLoadError", "load_task", "task_folders"]
 
 
-
 def load_task(folder: Path) -> Task:
     """Load one task folder, whatever its family."""
     data = read_task(folder)
@@ -36,8 +35,5 @@ def load_task(folder: Path) -> Task:
     family = data.get("family", REPO.name if "FAIL_TO_PASS" in data else None)
     if not isinstance(family, str) or family not in FAMILIES:
         raise TaskLoadError(f"{folder}: unknown task family {family!r}; known: {', '.join(FAMILIES)}")
-    try:
-        task: Task = FAMILIES[family].load(folder, data)
-    except ValueError as exc:
-        raise TaskLoadError(f"{folder}: {exc}") from None
+    task: Task = FAMILIES[family].load_folder(folder, data)
     return task

@@ -32,7 +32,9 @@ class ClassicFamily(Family[TaskSpec]):
     interaction: ClassVar[str] = "code"
 
     def load(self, folder: Path, data: dict[str, Any]) -> TaskSpec:
-        return TaskSpec(folder=folder, **data)
+        task = TaskSpec(folder=folder, **data)
+        task.check_folder()  # its modules are read now, or the folder is refused naming the one missing
+        return task
 
     def builtin(self) -> list[TaskSpec]:
         """Every folder under tasks/classic/, listed in their task.json's ``order``: none is left out by a list here."""

@@ -8,6 +8,11 @@ Folder layout: ``task.json``, ``buggy.py`` (the module as shipped), ``fix.py`` (
 never shown to the agent or the sandbox), ``tests.py`` (trusted tests taking ``sol``), and
 ``held_out.py`` (``cases(rng)``: trusted cases drawn per episode from the server's secret, never shown;
 a task whose verdict is already secret, like the concurrency check, may have none).
+
+``tests.py`` and ``held_out.py`` are the operator's code: they run in the server process, which is the classic
+verdict's trusted side (each test calls the sandboxed module over a pipe and passes only by returning normally
+here), with the server's secret and every task's folder in reach. Serve only classic folders you would run as part
+of the server (docs/tasks.md, "Task folders are input").
 """
 
 from __future__ import annotations
@@ -79,6 +84,18 @@ class TaskSpec(BaseModel):
     @cached_property
     def test_source(self) -> str:
         return (self.folder / "tests.py").read_text(encoding="utf-8")
+
+    def check_folder(self) -> None:
+        """Read the folder's modules now, so that a folder missing one is refused when it loads, naming it, never first
+        at a reset (a missing ``buggy.py`` was an HTTP 500 there). ValueError otherwise."""
+        modules = {"buggy.py": lambda: self.buggy_source, "fix.py": lambda: self.gold_source, "tests.py": lambda: self.test_source}
+        for name, read in modules.items():
+            try:
+                read()
+            except OSError as exc:
+                raise ValueError(f"{name} cannot be read: {exc.strerror or exc}") from None
+            except ValueError as exc:  # not UTF-8
+                raise ValueError(f"{name}: {exc}") from None
 
     @cached_property
     def gold_locations(self) -> list[Location]:

@@ -53,7 +53,9 @@ class ProceduralFamily(Family[ProceduralTask]):
     generated_ids: ClassVar[str] = f"proc-<{'|'.join(PRESETS)}>-<{'|'.join(SPLITS)}>-<index 0-{SPLIT_SIZE - 1}>"
 
     def load(self, folder: Path, data: dict[str, Any]) -> ProceduralTask:
-        return load_procedural_task(folder, data)
+        task = load_procedural_task(folder, data)
+        task.check_folder()  # a written-out task folder is input like any other
+        return task
 
     def builtin(self) -> list[ProceduralTask]:
         return [procedural_task(task_id) for task_id in LISTED]

@@ -24,6 +24,14 @@ With the actions in order
   actions that repeat the previous action on the same target with nothing changed in between
   (re-opening an open file, re-running tests or re-reading logs without an edit).
 
+Paths are compared as the tools normalise them (``env.workspace.check_path``): ``./svc/a.py``, ``svc//a.py`` and
+``svc/x/../a.py`` are ``svc/a.py``, so a fix's grade never depends on how its paths were spelled. An edit means an
+edit of a source file: a test file (``env.project.is_test_path``: ``test_*.py``, ``*_test.py``, ``conftest.py``, or
+any file under a ``tests``, ``test`` or ``testing`` directory) is no part of the project any run sees, since every
+run, visible or held out, takes the task's own tests and the sandbox only the source files. So writing or changing
+a test file, the agent's own regression test included, is never a wrong-file edit, nor the first or last edit the
+reasoning terms look at; it only makes a re-open of that file no repeat.
+
 The fault's location enters only this end-of-episode grade, never a step reward.
 """
 
@@ -31,7 +39,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
+
+from env.project import is_test_path
+from env.workspace import PathError, check_path
 
 W_CORRECTNESS, W_EFFICIENCY, W_ROBUSTNESS, W_REASONING = 0.4, 0.2, 0.2, 0.2
 
@@ -39,9 +50,29 @@ W_CORRECTNESS, W_EFFICIENCY, W_ROBUSTNESS, W_REASONING = 0.4, 0.2, 0.2, 0.2
 ActKind = Literal["open", "edit", "test", "logs", "other"]
 
 
+def normalised(path: str) -> str:
+    """``path`` as the tools normalise it; one no tool accepts stays as given (it names no file, so it matches none)."""
+    if not path:
+        return path
+    try:
+        return check_path(path)
+    except PathError:
+        return path
+
+
 class Act(BaseModel):
     kind: ActKind
-    target: str = ""
+    target: str = Field("", description="The path the action named, normalised as the tools normalise it")
+
+    @field_validator("target")
+    @classmethod
+    def _normalised(cls, value: str) -> str:
+        return normalised(value)
+
+    @property
+    def source_edit(self) -> bool:
+        """An edit of the project's code: a test file is none (no run reads the agent's copy of one)."""
+        return self.kind == "edit" and not is_test_path(self.target)
 
 
 class ProcFacts(BaseModel):
@@ -55,6 +86,16 @@ class ProcFacts(BaseModel):
     relevant_files: list[str]
     actions: list[Act]
 
+    @field_validator("fault_file")
+    @classmethod
+    def _normalised_file(cls, value: str) -> str:
+        return normalised(value)
+
+    @field_validator("relevant_files")
+    @classmethod
+    def _normalised_files(cls, value: list[str]) -> list[str]:
+        return [normalised(v) for v in value]
+
 
 class ProcGrade(BaseModel):
     score: float
@@ -65,7 +106,7 @@ def exploration(facts: ProcFacts) -> float:
     relevant = set(facts.relevant_files) | {facts.fault_file}
     opened: set[str] = set()
     for act in facts.actions:
-        if act.kind == "edit":
+        if act.source_edit:
             break
         if act.kind == "open":
             opened.add(act.target)
@@ -73,11 +114,11 @@ def exploration(facts: ProcFacts) -> float:
 
 
 def usage_of_tests(facts: ProcFacts) -> float:
-    kinds = [a.kind for a in facts.actions]
-    if "edit" not in kinds:
+    edits = [i for i, a in enumerate(facts.actions) if a.source_edit]
+    if not edits:
         return 0.0
-    first, last = kinds.index("edit"), len(kinds) - 1 - kinds[::-1].index("edit")
-    return 0.5 * ("test" in kinds[:first]) + 0.5 * ("test" in kinds[last + 1 :])
+    kinds = [a.kind for a in facts.actions]
+    return 0.5 * ("test" in kinds[: edits[0]]) + 0.5 * ("test" in kinds[edits[-1] + 1 :])
 
 
 def redundancy(facts: ProcFacts) -> float:
@@ -86,8 +127,11 @@ def redundancy(facts: ProcFacts) -> float:
     repeats = 0
     seen: set[tuple[str, str]] = set()  # (kind, target) done since the last edit
     for act in facts.actions:
-        if act.kind == "edit":
+        if act.source_edit:
             seen.clear()
+            continue
+        if act.kind == "edit":  # a test file changed: its text is new, what any run or the logs show is not
+            seen.discard(("open", act.target))
             continue
         key = (act.kind, act.target)
         if act.kind in ("open", "test", "logs") and key in seen:
@@ -101,7 +145,7 @@ def grade_procedural(facts: ProcFacts) -> ProcGrade:
         return ProcGrade(score=0.0, components={"correctness": 0.0, "efficiency": 0.0, "robustness": 0.0, "reasoning": 0.0})
     correctness = 1.0 if facts.resolved else 0.0
     efficiency = max(0.0, 1 - facts.steps_used / facts.max_steps) if facts.resolved else 0.0
-    wrong = sum(1 for a in facts.actions if a.kind == "edit" and a.target != facts.fault_file)
+    wrong = sum(1 for a in facts.actions if a.source_edit and a.target != facts.fault_file)
     robustness = 1 / (1 + wrong)
     terms = {"exploration": exploration(facts), "test_usage": usage_of_tests(facts), "redundancy": redundancy(facts)}
     reasoning = max(0.0, 0.5 * terms["exploration"] + 0.3 * terms["test_usage"] - 0.2 * terms["redundancy"])

@@ -27,7 +27,9 @@ class RepoFamily(Family[RepoTask]):
     grader = staticmethod(grade_repo)
 
     def load(self, folder: Path, data: dict[str, Any]) -> RepoTask:
-        return load_repo_task(folder, data)
+        task = load_repo_task(folder, data)
+        task.check_folder()  # its patches apply now, or the folder is refused with why
+        return task
 
     def interface(self, profile: str | None = None, edit_gate: bool | None = None, aliases: object = None) -> Interface:
         chosen = profile_named(profile)
