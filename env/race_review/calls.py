@@ -569,8 +569,9 @@ class CallsMixin(EngineBase):
             self.heap.store_item(obj, items)
             self.heap.store(obj, "#values", values)
             return [(world, frozenset({new(obj)}))]
-        for value in args.keywords.values():
-            items = items | value
+        for name, value in args.keywords.items():
+            if name not in ("key", "reverse", "maxlen"):  # (sorted's key is called on the items, not one of them)
+                items = items | value
         if found.detail in ("tuple", "frozenset") and plain(items):
             return [(world, PLAIN)]
         if found.detail == "copy" and not any(self.kind_of(a) in ("list", "dict", "set", "deque", "tuple", "frozenset", "copy") for a in source or NOTHING):
