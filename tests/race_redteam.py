@@ -1451,6 +1451,76 @@ RACY: list[Design] = [
         why='the key function reads `self._scores` where sorted runs, after the lock was let go',
         source='import threading\n\nclass Board:\n    def __init__(self):\n        self._lock = threading.Lock()\n        self._scores = {}\n\n    def add(self, name, points):\n        with self._lock:\n            self._scores[name] = self._scores.get(name, 0) + points\n\n    def ranking(self):\n        with self._lock:\n            pairs = list(self._scores.items())\n        return [name for name, _ in sorted(pairs, key=lambda kv: self._scores[kv[0]])]\n',
     ),
+    Design(
+        name='round 3: a round binds what it read',
+        style='red team 3',
+        cls='Slots',
+        why='each round keeps what it read in `n`: not a round that leaves no trace; the rounds are two steps',
+        source='import threading\nimport time\n\n\nclass Slots:\n    def __init__(self):\n        self._lock = threading.Lock()\n        self._n = 0\n        self._polls = 0\n        self._q = []\n\n    def give(self):\n        with self._lock:\n            self._n += 1\n\n    def take(self):\n        while True:\n            with self._lock:\n                n = self._n\n                if n > 0:\n                    self._n = n - 1\n                    return True\n            time.sleep(0.01)\n',
+    ),
+    Design(
+        name='round 3: a round that writes every time',
+        style='red team 3',
+        cls='Slots',
+        why='every round counts itself in `self._polls`: another thread sees the call halfway',
+        source='import threading\nimport time\n\n\nclass Slots:\n    def __init__(self):\n        self._lock = threading.Lock()\n        self._n = 0\n        self._polls = 0\n        self._q = []\n\n    def give(self):\n        with self._lock:\n            self._n += 1\n\n    def take(self):\n        while True:\n            with self._lock:\n                self._polls += 1\n                if self._n > 0:\n                    self._n -= 1\n                    return True\n            time.sleep(0.01)\n\n    def polls(self):\n        with self._lock:\n            return self._polls\n',
+    ),
+    Design(
+        name="round 3: rounds that differ by the loop's name",
+        style='red team 3',
+        cls='Slots',
+        why='each round asks for a different amount: the second round is another operation, decided by the first',
+        source='import threading\nimport time\n\n\nclass Slots:\n    def __init__(self):\n        self._lock = threading.Lock()\n        self._n = 0\n        self._polls = 0\n        self._q = []\n\n    def give(self):\n        with self._lock:\n            self._n += 1\n\n    def take_up_to(self, most):\n        for want in range(most, 0, -1):\n            with self._lock:\n                if self._n >= want:\n                    self._n -= want\n                    return want\n        return 0\n',
+    ),
+    Design(
+        name='round 3: a count between rounds',
+        style='red team 3',
+        cls='Slots',
+        why='the rounds are counted and the count returned: the result shows how many rounds ran',
+        source='import threading\nimport time\n\n\nclass Slots:\n    def __init__(self):\n        self._lock = threading.Lock()\n        self._n = 0\n        self._polls = 0\n        self._q = []\n\n    def give(self):\n        with self._lock:\n            self._n += 1\n\n    def take(self):\n        tries = 0\n        while tries < 3:\n            with self._lock:\n                if self._n > 0:\n                    self._n -= 1\n                    return tries\n            tries += 1\n        return -1\n',
+    ),
+    Design(
+        name='round 3: polling inside a loop over inputs',
+        style='red team 3',
+        cls='Slots',
+        why='one call puts several items, each in a step of its own',
+        source='import threading\nimport time\n\n\nclass Slots:\n    def __init__(self):\n        self._lock = threading.Lock()\n        self._n = 0\n        self._polls = 0\n        self._q = []\n\n    def give(self):\n        with self._lock:\n            self._n += 1\n\n    def put_all(self, items):\n        for item in items:\n            for _ in range(3):\n                with self._lock:\n                    if len(self._q) < 2:\n                        self._q.append(item)\n                        break\n                time.sleep(0.01)\n',
+    ),
+    Design(
+        name='round 3: a polling helper called twice',
+        style='red team 3',
+        cls='Slots',
+        why='two takes are two steps',
+        source='import threading\nimport time\n\n\nclass Slots:\n    def __init__(self):\n        self._lock = threading.Lock()\n        self._n = 0\n        self._polls = 0\n        self._q = []\n\n    def give(self):\n        with self._lock:\n            self._n += 1\n\n    def _take(self):\n        while True:\n            with self._lock:\n                if self._n > 0:\n                    self._n -= 1\n                    return True\n            time.sleep(0.01)\n\n    def take_two(self):\n        self._take()\n        self._take()\n        return 2\n',
+    ),
+    Design(
+        name='round 3: a round hands a local to a call',
+        style='red team 3',
+        cls='Slots',
+        why="each round appends what it read to the caller's list: the list shows the call halfway",
+        source='import threading\nimport time\n\n\nclass Slots:\n    def __init__(self):\n        self._lock = threading.Lock()\n        self._n = 0\n        self._polls = 0\n        self._q = []\n\n    def give(self):\n        with self._lock:\n            self._n += 1\n\n    def take(self, seen):\n        while True:\n            with self._lock:\n                seen.append(self._n)\n                if self._n > 0:\n                    self._n -= 1\n                    return seen\n            time.sleep(0.01)\n',
+    ),
+    Design(
+        name='round 3: two regions in the loop',
+        style='red team 3',
+        cls='Slots',
+        why='check, then act under a second acquisition',
+        source='import threading\nimport time\n\n\nclass Slots:\n    def __init__(self):\n        self._lock = threading.Lock()\n        self._n = 0\n        self._polls = 0\n        self._q = []\n\n    def give(self):\n        with self._lock:\n            self._n += 1\n\n    def take(self):\n        while True:\n            with self._lock:\n                ready = self._n > 0\n            if ready:\n                with self._lock:\n                    self._n -= 1\n                return True\n            time.sleep(0.01)\n',
+    ),
+    Design(
+        name='round 3: a round that continues after a write',
+        style='red team 3',
+        cls='Slots',
+        why='one call takes several, each in a step of its own',
+        source='import threading\nimport time\n\n\nclass Slots:\n    def __init__(self):\n        self._lock = threading.Lock()\n        self._n = 0\n        self._polls = 0\n        self._q = []\n\n    def give(self):\n        with self._lock:\n            self._n += 1\n\n    def drain(self):\n        while True:\n            with self._lock:\n                if self._n > 0:\n                    self._n -= 1\n                    continue\n                return True\n',
+    ),
+    Design(
+        name='round 3: a for loop whose name is read in the round',
+        style='red team 3',
+        cls='Slots',
+        why='each round asks for a different amount',
+        source='import threading\nimport time\n\n\nclass Slots:\n    def __init__(self):\n        self._lock = threading.Lock()\n        self._n = 0\n        self._polls = 0\n        self._q = []\n\n    def give(self):\n        with self._lock:\n            self._n += 1\n\n    def take(self):\n        for limit in (3, 2, 1):\n            with self._lock:\n                if self._n >= limit:\n                    self._n -= limit\n                    return limit\n            time.sleep(0.01)\n        return 0\n',
+    ),
 ]
 
 CORRECT: list[Design] = [
@@ -2910,6 +2980,27 @@ CORRECT: list[Design] = [
         why='',
         source='import threading\nimport time\n\nclass Store:\n    def __init__(self):\n        self._lock = threading.Lock()\n        self._d = {}\n        self._items = []\n        self._n = 0\n\n    def put(self, k, v):\n        with self._lock:\n            self._d[k] = v\n            self._items.append(v)\n            self._n += 1\n\n    def add(self, value):\n        if isinstance(value, (list, tuple)):\n            values = list(value)\n        else:\n            values = [value]\n        with self._lock:\n            self._items.extend(values)\n            self._n += len(values)\n',
     ),
+    Design(
+        name='round 3: polling with a bounded for',
+        style='red team 3',
+        cls='Slots',
+        why='',
+        source='import threading\nimport time\n\n\nclass Slots:\n    def __init__(self):\n        self._lock = threading.Lock()\n        self._n = 0\n        self._polls = 0\n        self._q = []\n\n    def give(self):\n        with self._lock:\n            self._n += 1\n\n    def take(self, attempts=3):\n        for _ in range(attempts):\n            with self._lock:\n                if self._n > 0:\n                    self._n -= 1\n                    return True\n            time.sleep(0.01)\n        return False\n',
+    ),
+    Design(
+        name='round 3: polling pop with else',
+        style='red team 3',
+        cls='Slots',
+        why='',
+        source='import threading\nimport time\n\n\nclass Slots:\n    def __init__(self):\n        self._lock = threading.Lock()\n        self._n = 0\n        self._polls = 0\n        self._q = []\n\n    def give(self):\n        with self._lock:\n            self._n += 1\n\n    def pop(self):\n        while True:\n            with self._lock:\n                if self._q:\n                    item = self._q.pop(0)\n                    return item\n            time.sleep(0.005)\n\n    def push(self, x):\n        with self._lock:\n            self._q.append(x)\n',
+    ),
+    Design(
+        name='round 3: polling until a stop event',
+        style='red team 3',
+        cls='Worker',
+        why='',
+        source='import threading\nimport time\n\n\nclass Worker:\n    def __init__(self):\n        self._lock = threading.Lock()\n        self._stop = threading.Event()\n        self._jobs = []\n\n    def add(self, job):\n        with self._lock:\n            self._jobs.append(job)\n\n    def next_job(self):\n        while not self._stop.is_set():\n            with self._lock:\n                if self._jobs:\n                    return self._jobs.pop(0)\n            time.sleep(0.01)\n        return None\n\n    def stop(self):\n        self._stop.set()\n',
+    ),
 ]
 
 # Racy only outside what the review takes as given (docs/tasks.md, the review's "What it takes as given"): each with
@@ -2950,5 +3041,4 @@ REFUSED_BY_NAME: dict[str, tuple[str, str]] = {
     'increment then an independent served-total in a second region': ('second acquisition', 'line 17: `increment` takes `self._lock` again at line 17 between its read of `se'),
     'round 3: worker loop with sentinel': ('second acquisition', 'line 24: `run` takes `self._lock` again at line 24 between its write of `self._d'),
     'accounts: withdraw with a retry loop outside the lock and time.sleep': ('second acquisition', 'line 11: `withdraw` (in `try_withdraw`, called at line 19) takes `self._lock` ag'),
-    'round 3: polling take': ('second acquisition', 'line 19: `take` takes `self._lock` again at line 19 between its read of `self._n'),
 }

@@ -179,7 +179,7 @@ class ObjectsMixin(EngineBase):
                 continue
             # the same lock held at both, in two epochs: let go (or waited on) in between (state under another lock,
             # or under a lock held all along, is not split by it)
-            split = sorted(k for k, e in earlier.sig if k in now and now[k] != e)
+            split = sorted(k for k, e in earlier.sig if k in now and now[k] != e and not self.round_again(earlier, k, now[k], world))
             if not split:
                 continue
             lock = split[0]
@@ -203,6 +203,17 @@ class ObjectsMixin(EngineBase):
         if pending:
             return world.with_locks(world.locks._replace(pending=world.locks.pending | {touch}))
         return world.with_locks(world.locks._replace(touched=world.locks.touched | {touch}))
+
+    def round_again(self, earlier: Touch, lock: str, epoch: str, world: World) -> bool:
+        """``earlier``, a read under an earlier round of a polling loop of the method walked (retries.py), whose rounds
+        that went round again wrote nothing under that lock: the rounds are one step."""
+        before = dict(earlier.sig)[lock]
+        if earlier.write or before != "old:" + epoch or not epoch.startswith("take:"):
+            return False
+        site = epoch.split(":", 2)[2]
+        if "<" in site or site not in self.retry_sites:  # (a helper's loop: its caller may run it again, on other inputs)
+            return False
+        return not any(t.write and (lock, before) in t.sig for t in world.locks.touched | world.locks.pending)
 
     def epoch_start(self, epoch: str) -> tuple[str, int]:
         kind, _, rest = epoch.partition(":")
