@@ -292,3 +292,48 @@ def test_a_run_directory_holds_at_most_its_file_count(isolation, tmp_path):
             assert run.call("fill") == [errno.ENOSPC, 50]
     finally:
         sandbox.close()
+
+
+# -- the file tools ----------------------------------------------------------------------------------------------------
+
+
+def test_the_file_tools_refuse_a_write_past_the_quota(runtime, catalog, isolation, monkeypatch):
+    """create_file, edit and replace_text count what the workspace would hold after the write, directories included;
+    a write up to the quota, to the page, is fine."""
+    from env.families.repo.family import REPO
+    from env.models import DebugAction
+
+    episode = REPO.episode(runtime, catalog.get("repo-two-file-fix"), seed=1, episode_id="quota-tools")
+    try:
+        root = episode.workspace.root
+        used = measure([root])  # the task's files, its .git included
+        quota = WorkspaceQuota(bytes=used.bytes + 16 * 4096, files=used.files + 2)
+        monkeypatch.setattr(runtime, "shell", ShellRunner(isolation, ShellLimits(quota=quota)))
+        limits = f"{quota.bytes} bytes (SANDBOX_WORKSPACE_BYTES) and {quota.files} files and directories (SANDBOX_WORKSPACE_FILES)"
+
+        def act(**fields):
+            return episode.step(DebugAction(**fields))
+
+        obs = act(action_type="create_file", path="a/b/new.txt", content="hi\n")  # three more: a, a/b and the file
+        assert obs.error == (
+            f"writing 'a/b/new.txt' would take the workspace past its quota of {limits}: "
+            f"it would hold {used.bytes + 4096} bytes in {used.files + 3} files and directories"
+        )
+        assert not (root / "a").exists() and not obs.done
+        assert act(action_type="create_file", path="a/new.txt", content="hi\n").error is None  # two more: at the quota
+        obs = act(action_type="edit", path="a/new.txt", start_line=1, end_line=1, new_text="x" * (17 * 4096 - 1))
+        assert obs.error == (
+            f"writing 'a/new.txt' would take the workspace past its quota of {limits}: "
+            f"it would hold {used.bytes + 17 * 4096} bytes in {used.files + 2} files and directories"
+        )
+        assert (root / "a" / "new.txt").read_text() == "hi\n"
+        obs = act(action_type="replace_text", path="a/new.txt", old_text="hi", new_text="x" * (16 * 4096 - 1))
+        assert obs.error is None
+        assert measure([root]) == Usage(bytes=quota.bytes, files=quota.files)
+        obs = act(action_type="create_file", path="one_more.txt", content="")
+        assert obs.error == (
+            f"writing 'one_more.txt' would take the workspace past its quota of {limits}: "
+            f"it would hold {quota.bytes} bytes in {quota.files + 1} files and directories"
+        )
+    finally:
+        episode.close()

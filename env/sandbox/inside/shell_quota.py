@@ -119,13 +119,17 @@ def _copy_tree(src_root, dst_root):
     _set_modes(dst_root, dirs)
 
 
-def _measure(root):
-    """(bytes, files) under the directory descriptor ``root`` as the quota counts them (``env.sandbox.quota``)."""
+def _measure(root, listings=None):
+    """(bytes, files) under the directory descriptor ``root`` as the quota counts them (``env.sandbox.quota``);
+    each directory's listing goes in ``listings`` (for the copy back, which then lists nothing twice)."""
     used_bytes = used_files = 0
     stack = [""]
     while stack:
         rel = stack.pop()
-        for name, info in _list(root, rel).items():
+        entries = _list(root, rel)
+        if listings is not None:
+            listings[rel] = entries
+        for name, info in entries.items():
             used_files += 1
             if stat.S_ISDIR(info.st_mode):
                 stack.append(_join(rel, name))
@@ -161,13 +165,14 @@ def _remove(root, rel, info):
         os.rmdir(path, dir_fd=root)
 
 
-def _copy_back(new_root, old_root, marker):
-    """Make the real workspace (``old_root``) hold what its copy (``new_root``) holds, touching only what changed."""
+def _copy_back(new_root, old_root, marker, listings):
+    """Make the real workspace (``old_root``) hold what its copy (``new_root``, listed in ``listings``) holds,
+    touching only what changed."""
     dirs, stack = [("", os.fstat(new_root))], [""]
     while stack:
         rel = stack.pop()
         os.chmod(rel or ".", 0o700, dir_fd=old_root)  # a directory made read-only still takes the copy; its mode comes last
-        new, old = _list(new_root, rel), _list(old_root, rel)
+        new, old = listings[rel], _list(old_root, rel)
         for name, info in old.items():
             if name not in new or _changed(new[name], info, marker):
                 _remove(old_root, _join(rel, name), info)
@@ -192,13 +197,14 @@ def leave(real, workspace, tmp, quota_bytes, quota_files, marker):
     try:
         fs = os.fstatvfs(copy)
         try:
-            used = [a + b for a, b in zip(_measure(copy), _measure(scratch), strict=True)]
+            listings = {}
+            used = [a + b for a, b in zip(_measure(copy, listings), _measure(scratch), strict=True)]
         except OSError as exc:
             return b"Qerror " + str(exc).encode("utf-8", "replace")[:2000]
         if fs.f_bavail == 0 or fs.f_favail == 0 or used[0] > quota_bytes or used[1] > quota_files:
             return b"Qfull %d %d" % (used[0], used[1])
         try:
-            _copy_back(copy, real, marker)
+            _copy_back(copy, real, marker, listings)
         except OSError as exc:
             return b"Qpartial " + str(exc).encode("utf-8", "replace")[:2000]
         return b"Qok"
