@@ -21,7 +21,8 @@ Each call starts a fresh launcher (``shell_child.py``) that applies every layer 
 * the workspace's quota (``WorkspaceQuota``, its temporary directory counted with it): with the namespace layer the
   command runs on a copy of the workspace in a tmpfs of the quota's size (``inside/shell_quota.py``), copied back
   only if it fits; without it the server counts while the command runs, stops it past the quota and puts back the
-  copy it kept (``_Counted``). Either way a command that fills the quota is undone and says so (``quota_error``);
+  copy it kept (``_Counted``). Either way a command that fills the quota is undone and ``run`` raises
+  ``QuotaExceeded``, a ``ShellError`` naming the quota;
 * uid 65534 where the server is root and that uid can read Python (the workspace is chowned to it).
 
 The output is one pipe (stdout and stderr together) that the server reads and caps. The wall
@@ -69,7 +70,17 @@ NOT_RUN = "O"  # the launcher's record for a workspace already over its quota: t
 
 
 class ShellError(RuntimeError):
-    """The launcher could not apply an isolation layer the probe reported; the command did not run."""
+    """The command did not run (the launcher could not apply an isolation layer the probe reported), or its changes
+    were undone; the message says which and why."""
+
+
+class QuotaExceeded(ShellError):
+    """The command filled the workspace's quota, so its changes were undone (or the workspace was over it already, so
+    the command did not run). ``result`` is what the command printed, as far as it got."""
+
+    def __init__(self, message: str, result: ShellResult):
+        super().__init__(message)
+        self.result = result
 
 
 class ShellLimits(BaseModel):
@@ -101,7 +112,6 @@ class ShellResult(BaseModel):
     timed_out: bool = False
     duration_ms: float = 0.0
     note: str = ""
-    quota_error: str = Field("", description="Set when the workspace's quota stopped or undid the command: why, naming the limits")
 
 
 # -- files ---------------------------------------------------------------------------------------
@@ -344,15 +354,17 @@ class ShellRunner:
             if not self.layers["netns"]:
                 counted = _Counted(self.limits.quota, root, tmp, self.tmp_root)
                 if counted.refusal:
-                    return ShellResult(output="", quota_error=counted.refusal)
+                    raise QuotaExceeded(counted.refusal, ShellResult(output=""))
             if claim is not None:
                 claim.hold()
-            result = self._run(root, command, self.environment(tmp, env or {}), tmp, claim, counted)
+            result, outcome = self._run(root, command, self.environment(tmp, env or {}), tmp, claim, counted)
             if counted is not None:
-                result.quota_error = counted.settle()
+                outcome = counted.settle()
                 counted = None
-            elif result.quota_error == NOT_RUN:  # the launcher found the workspace over its quota before the command
-                result.quota_error = already_over(self.limits.quota, measure([root]))
+            elif outcome == NOT_RUN:  # the launcher found the workspace over its quota before the command
+                outcome = already_over(self.limits.quota, measure([root]))
+            if outcome:
+                raise QuotaExceeded(outcome, result)
             return result
         finally:
             if counted is not None:  # the command failed to start: the workspace is as it was
@@ -366,7 +378,10 @@ class ShellRunner:
             if os.geteuid() != 0:
                 _restore_access(root)
 
-    def _run(self, root: Path, command: str, env: dict[str, str], tmp: str, claim: Claim | None, counted: _Counted | None) -> ShellResult:
+    def _run(
+        self, root: Path, command: str, env: dict[str, str], tmp: str, claim: Claim | None, counted: _Counted | None
+    ) -> tuple[ShellResult, str]:
+        """The command's result, and what the launcher's quota records say (``_Supervisor.quota_outcome``)."""
         uid = self.isolation.uid
         quota = self.limits.quota
         if uid is not None:
@@ -411,7 +426,7 @@ class ShellRunner:
             meter = claim.meter(lambda: [popen.pid]) if claim is not None else None
             supervisor = _Supervisor(self.limits, popen, cgroup is not None, out_r, status_r, started, meter)
             supervisor.over_quota = counted.over if counted is not None else None
-            return supervisor.run(setup, setup_w)
+            return supervisor.run(setup, setup_w), supervisor.quota_outcome()
         finally:
             for fd in owned:
                 os.close(fd)
@@ -577,7 +592,6 @@ class _Supervisor:
             timed_out=timed_out,
             duration_ms=(time.monotonic() - self.started) * 1000,
             note="; ".join(notes),
-            quota_error=self.quota_outcome(),
         )
 
     def quota_outcome(self) -> str:

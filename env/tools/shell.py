@@ -76,10 +76,8 @@ class RunBash(Tool[RunBashArgs]):
             result = shell.run(ctx.workspace.root, args.command, env=command_environment(ctx))
         except RefusedToRun as exc:
             raise ToolError(f"run_bash: commands cannot run on this server: {exc}") from None
-        except ShellError as exc:
+        except ShellError as exc:  # QuotaExceeded too: the workspace is as it was before the command
             raise ToolError(f"run_bash: {exc}") from None
-        if result.quota_error:  # the workspace is as it was before the command (or it never ran)
-            raise ToolError(f"run_bash: {result.quota_error}")
         if result.timed_out:
             footer = f"[{result.note}]"  # "timed out after N s", and any other note
         else:
