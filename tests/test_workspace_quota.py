@@ -239,14 +239,15 @@ def test_a_timed_out_command_keeps_its_changes_and_its_quota(kernel, workspace, 
 
 
 def test_changes_are_copied_back_exactly(kernel, workspace, root):
-    """Only what changed is written back, with its mode and times; what the command removed goes."""
+    """The command runs on the quota's tmpfs; only what changed is written back, with its mode and times; what the
+    command removed goes."""
     os.utime(workspace / "calc.py", ns=(1_000_000_000, 1_000_000_000))
     command = (
         "sed -i 's/a + b/a - b/' calc.py && rm -r notes && mkdir -p pkg/sub && echo x > pkg/sub/m.py && "
-        "chmod 755 pkg/sub/m.py && chmod 500 pkg && touch -d @2000000000 pkg/sub/m.py"
+        "chmod 755 pkg/sub/m.py && chmod 500 pkg && touch -d @2000000000 pkg/sub/m.py && stat -f -c '%b %S' ."
     )
     result = kernel.run(workspace, command)
-    assert result.exit_code == 0
+    assert (result.output, result.exit_code) == ("1024 4096\n", 0)  # it ran on the quota's tmpfs: 4 MiB
     assert snapshot(workspace) == {"calc.py": "def add(a, b):\n    return a - b\n", "pkg": None, "pkg/sub": None, "pkg/sub/m.py": "x\n"}
     assert (workspace / "pkg" / "sub" / "m.py").stat().st_mode & 0o777 == 0o755
     assert (workspace / "pkg" / "sub" / "m.py").stat().st_mtime_ns == 2_000_000_000 * 10**9
