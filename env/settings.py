@@ -96,6 +96,8 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("SANDBOX_PAIR_CPU", "switch", "on", "`off`: do not pin a split run's test host and project child to one CPU"),
     Variable("SHELL_TIMEOUT_SECONDS", "float", 10.0, "`run_bash`: wall clock of one command"),
     Variable("SHELL_OUTPUT_BYTES", "int", 16 * 1024, "`run_bash`: output shown"),
+    Variable("SANDBOX_WORKSPACE_BYTES", "int", 64 * MiB, "an episode's workspace: bytes it may hold (a `run_bash` command's temporary directory included)"),
+    Variable("SANDBOX_WORKSPACE_FILES", "int", 10_000, "an episode's workspace: files and directories it may hold (the same)"),
     # tasks and their test environments
     Variable("ENV_TASK_DIRS", "str", "", "extra task folders (or directories of them) to serve, colon-separated", shown="(empty)"),
     Variable("ENV_TEST_ENVS", "str", None, "where repository runs' test environments are built and kept", shown="~/.cache/agentdebugger/test-envs"),

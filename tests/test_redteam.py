@@ -26,6 +26,7 @@ from env.runtime import Runtime
 from env.sandbox.limits import Limits
 from env.sandbox.policy import PolicyViolation, check_source
 from env.sandbox.runner import Sandbox
+from env.scratch import scratch_root
 from env.server.app import build_app
 from tests.helpers import BUGGY, CATALOG
 
@@ -632,3 +633,70 @@ def test_a_module_that_changes_its_own_tracing_gets_no_report_of_a_run_the_check
     assert obs.error == error and obs.reward == 0.0
     if error is None:
         assert obs.tool_result["report"]["exit_code"] == 1 and obs.tool_result["report"]["race"]["conflicts"]
+
+
+# -- filling the host through a workspace (issue 47, finding 6) ------------------------------------------------------
+# One run_bash wrote 480 MiB to the host's /dev/shm in 0.5 s: each file was capped (RLIMIT_FSIZE), their number was
+# not. Each command below passes the episode's workspace quota (here 4 MiB and 200 files) its own way, over HTTP.
+
+SHELL_FILLS = {
+    "many_8mib_files": "for i in $(seq 60); do head -c 8M /dev/zero > fill$i; done",
+    "many_empty_files": 'python -c \'for i in range(50000): open("e%d" % i, "w").close()\'',
+    "wide_directories": "mkdir $(printf 'dir%d ' $(seq 500))",
+    "deep_directories": "mkdir -p $(printf 'd/%.0s' $(seq 300))",
+    "sparse_files": "truncate -s 8M s1 s2",
+    "temporary_directory": 'for i in $(seq 8); do head -c 8M /dev/zero > "$TMPDIR/t$i"; done',
+    "home_directory": 'head -c 8M /dev/zero > "$HOME/h1"; head -c 8M /dev/zero > ~/h2',
+    "git_objects": "for i in $(seq 300); do echo $i | git hash-object -w --stdin; done > /dev/null",
+    "python_threads": (
+        'python -c \'import threading\ndef w(n):\n    for i in range(100):\n        open("t%d_%d" % (n, i), "wb").write(bytes(1 << 20))\n'
+        "ts = [threading.Thread(target=w, args=(n,)) for n in range(8)]\n[t.start() for t in ts]\n[t.join() for t in ts]'"
+    ),
+    "background_after_the_foreground": "(for i in $(seq 100); do head -c 1M /dev/zero > bg$i; done) & echo started; sleep 1",
+    "setsid_daemon": "setsid bash -c 'for i in $(seq 5000); do : > daemon$i; done' & sleep 1",
+}
+QUOTA_ERROR = (
+    "run_bash: the command filled the workspace's quota of 4194304 bytes (SANDBOX_WORKSPACE_BYTES) and 200 files and "
+    "directories (SANDBOX_WORKSPACE_FILES), its temporary directory counted with it (it reached "
+)
+UNDONE = "), so its changes were undone: the workspace is as it was before the command"
+LOOK = "git status --short --untracked-files=all; find . -path ./.git -prune -o -print | wc -l; du -sk --apparent-size . | cut -f1"
+
+
+@pytest.fixture(params=["tmpfs", "server count"])
+def quota_client(request, runtime, client, monkeypatch):
+    from env.sandbox.isolation import LayerState
+    from env.sandbox.limits import WorkspaceQuota
+    from env.sandbox.shell import ShellLimits, ShellRunner
+
+    isolation = runtime.isolation
+    if request.param == "tmpfs" and not isolation.netns:
+        pytest.skip("no namespace layer on this host")
+    if request.param == "server count":
+        layers = {**isolation.layers, "network_namespace": LayerState(active=False, detail="simulated: no user namespaces")}
+        isolation = isolation.model_copy(update={"layers": layers})
+    shell = ShellRunner(isolation, ShellLimits(quota=WorkspaceQuota(bytes=4 << 20, files=200)))
+    if shell.refusal:
+        pytest.skip(f"run_bash is refused at this tier here: {shell.refusal}")
+    monkeypatch.setattr(runtime, "shell", shell)
+    return client
+
+
+@pytest.mark.parametrize("name", sorted(SHELL_FILLS))
+def test_a_command_that_fills_its_workspace_gets_an_error_and_the_episode_goes_on(quota_client, name):
+    episode = quota_client.post("/reset", json={"task_id": "repo-two-file-fix", "seed": 1, "profile": "bash"}).json()["observation"]
+
+    def step(command: str) -> dict:
+        response = quota_client.post(
+            "/step", json={"action": {"action_type": "run_bash", "command": command}, "episode_id": episode["episode_id"]}
+        )
+        assert response.status_code == 200 and response.json()["done"] is False
+        return response.json()["observation"]
+
+    before = step(LOOK)["tool_output"]
+    obs = step("echo changed > made_by_the_command.txt; " + SHELL_FILLS[name])
+    assert obs["error"].startswith(QUOTA_ERROR) and obs["error"].endswith(UNDONE), obs["error"]
+    assert step(LOOK)["tool_output"].split("\n[exit status")[0] == before.split("\n[exit status")[0]  # as before, to the byte
+    leftovers = [p.name for p in Path(scratch_root()).iterdir() if p.name.startswith(("adbg-sh-", "adbg-snap-"))]
+    assert leftovers == []  # the command's temporary directory and the server's copy are gone at once
+    assert step("echo fine > ok.txt && cat ok.txt")["tool_output"].startswith("fine\n[exit status 0, ")

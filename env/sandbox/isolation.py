@@ -73,8 +73,11 @@ class Isolation(BaseModel):
     def uid(self) -> int | None:
         return SANDBOX_UID if self.layers["separate_uid"].active else None
 
-    def for_child(self, disk_bytes: int) -> dict:
-        return {"netns": self.netns, "tmpfs": disk_bytes if self.netns else 0, "landlock": self.landlock, "seccomp": self.seccomp, "uid": self.uid}
+    def for_child(self, disk_bytes: int, disk_files: int = 0) -> dict:
+        return {
+            "netns": self.netns, "tmpfs": disk_bytes if self.netns else 0, "tmpfs_files": disk_files if self.netns else 0,
+            "landlock": self.landlock, "seccomp": self.seccomp, "uid": self.uid,
+        }  # fmt: skip
 
 
 def set_server_undumpable() -> bool:

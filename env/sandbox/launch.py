@@ -23,6 +23,7 @@ from env.sandbox.lifetime import spawn
 CHILD = Path(__file__).parent / "inside" / "child.py"  # runs, the zygote and the start-up probe
 SHELL_CHILD = Path(__file__).parent / "inside" / "shell_child.py"  # run_bash's launcher
 LAYERS = Path(__file__).parent / "inside" / "layers.py"  # the isolation layers both apply to themselves
+SHELL_QUOTA = Path(__file__).parent / "inside" / "shell_quota.py"  # run_bash's workspace quota, in the launcher
 PYTHON_FLAGS = ("-I", "-S", "-B", "-X", "utf8")
 
 

@@ -27,6 +27,7 @@ class Limits(BaseModel):
     )  # fmt: skip
     file_bytes: int = Field(8 * MiB, gt=0, description="RLIMIT_FSIZE: largest file the run may write, its output included")
     disk_bytes: int = Field(32 * MiB, gt=0, description="Size of the run directory's tmpfs (with the namespace layer)")
+    disk_files: int = Field(10_000, gt=0, description="Files and directories the run directory's tmpfs may hold (its nr_inodes)")
     open_files: int = Field(64, gt=0, description="RLIMIT_NOFILE of the run")
     processes: int = Field(512, gt=0, description="RLIMIT_NPROC of the run where the server is not root (it counts the uid's threads)")
     output_bytes: int = Field(default("SANDBOX_OUTPUT_BYTES"), gt=0, description="Captured stdout/stderr shown to the agent; the rest is cut and marked")
@@ -58,3 +59,22 @@ RLIMIT_FIELDS = ("memory_bytes", "cpu_seconds", "file_bytes", "open_files", "pro
 def rlimits_of(limits: BaseModel) -> dict[str, int]:
     """What a child applies to itself with setrlimit (``layers.apply_rlimits``), from any limits model."""
     return {name: int(getattr(limits, name)) for name in RLIMIT_FIELDS}
+
+
+class WorkspaceQuota(BaseModel):
+    """What an episode's workspace may hold (docs/sandbox.md, "Workspace quota"): every tool that writes there checks
+    it, and a ``run_bash`` command runs against it (its temporary directory counted with the workspace).
+
+    A file counts its size, or the space it takes if that is larger (a byte takes a 4 KiB page on a RAM file system);
+    every file, directory or other entry counts as one file."""
+
+    bytes: int = Field(default("SANDBOX_WORKSPACE_BYTES"), gt=0, description="Bytes the workspace may hold")
+    files: int = Field(default("SANDBOX_WORKSPACE_FILES"), gt=0, description="Files and directories the workspace may hold")
+
+    @classmethod
+    def from_env(cls) -> WorkspaceQuota:
+        return cls(**settings.raws({"bytes": "SANDBOX_WORKSPACE_BYTES", "files": "SANDBOX_WORKSPACE_FILES"}))
+
+    def describe(self) -> str:
+        """The quota as messages name it: each limit with the setting that changes it."""
+        return f"{self.bytes} bytes (SANDBOX_WORKSPACE_BYTES) and {self.files} files and directories (SANDBOX_WORKSPACE_FILES)"

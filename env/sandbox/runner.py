@@ -135,7 +135,7 @@ class Sandbox:
             raise ValueError(scratch_exposure(tmp_root))
         # What every child applies to itself before it sees a submission.
         self.config = {
-            "layers": isolation.for_child(limits.disk_bytes),
+            "layers": isolation.for_child(limits.disk_bytes, limits.disk_files),
             "read_only": run_paths(),
             "limits": limits.for_child(),
             "nice": 10,

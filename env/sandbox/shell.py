@@ -18,6 +18,11 @@ Each call starts a fresh launcher (``shell_child.py``) that applies every layer 
 * seccomp (``compile_filter(allow_processes=True)``): the run's allow-list plus programs and
   processes; no socket of any family, no ptrace, mounts or namespaces;
 * rlimits, and where the server is root a pids cgroup per call (RLIMIT_NPROC does not bind root);
+* the workspace's quota (``WorkspaceQuota``, its temporary directory counted with it): with the namespace layer the
+  command runs on a copy of the workspace in a tmpfs of the quota's size (``inside/shell_quota.py``), copied back
+  only if it fits; without it the server counts while the command runs, stops it past the quota and puts back the
+  copy it kept (``_Counted``). Either way a command that fills the quota is undone and ``run`` raises
+  ``QuotaExceeded``, a ``ShellError`` naming the quota;
 * uid 65534 where the server is root and that uid can read Python (the workspace is chowned to it).
 
 The output is one pipe (stdout and stderr together) that the server reads and caps. The wall
@@ -37,6 +42,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -45,8 +51,9 @@ from env import settings
 from env.sandbox.cgroup import PidsCgroup, pids_cgroup_parent
 from env.sandbox.guarantees import assess, refusal
 from env.sandbox.isolation import Isolation, scratch_exposure
-from env.sandbox.launch import LAYERS, SHELL_CHILD, kill_group, start
-from env.sandbox.limits import rlimits_of
+from env.sandbox.launch import LAYERS, SHELL_CHILD, SHELL_QUOTA, kill_group, start
+from env.sandbox.limits import WorkspaceQuota, rlimits_of
+from env.sandbox.quota import Usage, measure
 from env.sandbox.readable import shell_paths
 from env.sandbox.runner import RefusedToRun
 from env.sandbox.seccomp import compile_filter
@@ -56,11 +63,24 @@ from env.settings import default
 
 MiB = 1024 * 1024
 KILL_WAIT_SECONDS = 5.0
+COPY_BACK_SECONDS = 10.0  # a command stopped at its deadline (or quota): how long its launcher may copy its changes back
+QUOTA_POLL_SECONDS = 0.02  # where the server counts the quota: how often, while a command runs
 STATUS_BYTES = 8192
+NOT_RUN = "O"  # the launcher's record for a workspace already over its quota: the command did not run
 
 
 class ShellError(RuntimeError):
-    """The launcher could not apply an isolation layer the probe reported; the command did not run."""
+    """The command did not run (the launcher could not apply an isolation layer the probe reported), or its changes
+    were undone; the message says which and why."""
+
+
+class QuotaExceeded(ShellError):
+    """The command filled the workspace's quota, so its changes were undone (or the workspace was over it already, so
+    the command did not run). ``result`` is what the command printed, as far as it got."""
+
+    def __init__(self, message: str, result: ShellResult):
+        super().__init__(message)
+        self.result = result
 
 
 class ShellLimits(BaseModel):
@@ -73,11 +93,12 @@ class ShellLimits(BaseModel):
     file_bytes: int = Field(8 * MiB, gt=0, description="RLIMIT_FSIZE: largest file a process may write, the output included")
     processes: int = Field(64, gt=0, description="Processes and threads at once (pids cgroup, or RLIMIT_NPROC where it binds)")
     open_files: int = Field(256, gt=0, description="RLIMIT_NOFILE of each process")
+    quota: WorkspaceQuota = Field(default_factory=WorkspaceQuota, description="What the workspace and the temporary directory may hold")
 
     @classmethod
     def from_env(cls) -> ShellLimits:
         names = {"timeout_seconds": "SHELL_TIMEOUT_SECONDS", "output_bytes": "SHELL_OUTPUT_BYTES"}
-        return cls(**settings.raws(names))
+        return cls(**settings.raws(names), quota=WorkspaceQuota.from_env())
 
     def for_child(self) -> dict[str, int]:
         """What the launcher applies to itself as rlimits (bash and its programs inherit them)."""
@@ -177,6 +198,75 @@ def _wait_gone(pidfd: int, seconds: float) -> None:
         os.waitid(os.P_PIDFD, pidfd, os.WEXITED | os.WNOHANG)
 
 
+# -- the quota -----------------------------------------------------------------------------------
+
+
+def filled(quota: WorkspaceQuota, used: Usage) -> str:
+    return (
+        f"the command filled the workspace's quota of {quota.describe()}, its temporary directory counted with it "
+        f"(it reached {used.describe()}), so its changes were undone: the workspace is as it was before the command"
+    )
+
+
+def already_over(quota: WorkspaceQuota, used: Usage) -> str:
+    return f"the workspace already holds {used.describe()}, more than its quota of {quota.describe()}, so the command did not run"
+
+
+def _empty(root: Path) -> None:
+    for entry in list(root.iterdir()):
+        if entry.is_dir() and not entry.is_symlink():
+            _remove_tree(str(entry))
+        else:
+            entry.unlink()
+
+
+class _Counted:
+    """The quota where no kernel holds it (no mount namespace): the server keeps a copy of the workspace, counts the
+    workspace and the temporary directory while the command runs (every ``QUOTA_POLL_SECONDS``, stopping the count
+    as soon as it is over), stops the command once they pass the quota, and then puts the copy back. The command can
+    write past the quota for as long as one count and one interval last: docs/sandbox.md gives the figure."""
+
+    def __init__(self, quota: WorkspaceQuota, root: Path, tmp: str, scratch: str):
+        self.quota, self.root, self.tmp = quota, root, tmp
+        self.used: Usage | None = None
+        self.snapshot: Path | None = None
+        self.next_count = 0.0
+        if measure([root], quota).over(quota):
+            self.used = measure([root])  # counted to the end, for the message
+            return
+        self.snapshot = Path(tempfile.mkdtemp(prefix="adbg-snap-", dir=scratch))
+        shutil.copytree(root, self.snapshot, symlinks=True, dirs_exist_ok=True)
+
+    @property
+    def refusal(self) -> str:
+        """Why the command may not run at all: the workspace is over its quota already ("" if it is not)."""
+        return already_over(self.quota, self.used) if self.snapshot is None and self.used is not None else ""
+
+    def over(self, now: float | None = None) -> bool:
+        """Whether the command passed the quota. Counted at most every QUOTA_POLL_SECONDS, and never for more than
+        half the time (a count of a large tree is spaced by its own length); ``now=None`` counts at once."""
+        if self.used is None and (now is None or now >= self.next_count):
+            started = time.monotonic()
+            used = measure([self.root, self.tmp], self.quota)
+            self.used = used if used.over(self.quota) else None
+            self.next_count = time.monotonic() + max(QUOTA_POLL_SECONDS, time.monotonic() - started)
+        return self.used is not None
+
+    def settle(self) -> str:
+        """After the command (every process gone): the quota's error, with the workspace put back, or ""."""
+        try:
+            if self.snapshot is None or not self.over():
+                return ""
+            _restore_access(self.root)
+            _empty(self.root)
+            shutil.copytree(self.snapshot, self.root, symlinks=True, dirs_exist_ok=True)
+            assert self.used is not None
+            return filled(self.quota, self.used)
+        finally:
+            if self.snapshot is not None:
+                _remove_tree(str(self.snapshot))
+
+
 # -- the runner ----------------------------------------------------------------------------------
 
 
@@ -203,8 +293,15 @@ class ShellRunner:
         if not self.refusal and isolation.tier != "unsafe":
             active = {**isolation.active(), "netns": isolation.netns and pid_namespace}
             self.refusal = refusal(assess(active, isolation.landlock, "shell"), "shell commands")
-        # The launcher applies the sandbox child's isolation layers; compiled once, here.
+        # The launcher applies the sandbox child's isolation layers, and holds the quota; compiled once, here.
         self.layers_code = marshal.dumps(compile(LAYERS.read_text(encoding="utf-8"), str(LAYERS), "exec"))
+        self.quota_code = marshal.dumps(compile(SHELL_QUOTA.read_text(encoding="utf-8"), str(SHELL_QUOTA), "exec"))
+
+    @property
+    def quota_held_by(self) -> str:
+        """What holds a command to the workspace's quota here: the kernel (a tmpfs in the launcher's mount namespace),
+        or the server's count."""
+        return "tmpfs" if self.layers["netns"] else "server count"
 
     @property
     def process_limit(self) -> str:
@@ -252,11 +349,26 @@ class ShellRunner:
         # Outside the workspace, so nothing written there becomes part of the agent's patch.
         tmp = tempfile.mkdtemp(prefix="adbg-sh-", dir=self.tmp_root)
         claim = current_claim()  # a CPU slot for the episode, before the command's clock starts (env.sandbox.slots)
+        counted = None
         try:
+            if not self.layers["netns"]:
+                counted = _Counted(self.limits.quota, root, tmp, self.tmp_root)
+                if counted.refusal:
+                    raise QuotaExceeded(counted.refusal, ShellResult(output=""))
             if claim is not None:
                 claim.hold()
-            return self._run(root, command, self.environment(tmp, env or {}), tmp, claim)
+            result, outcome = self._run(root, command, self.environment(tmp, env or {}), tmp, claim, counted)
+            if counted is not None:
+                outcome = counted.settle()
+                counted = None
+            elif outcome == NOT_RUN:  # the launcher found the workspace over its quota before the command
+                outcome = already_over(self.limits.quota, measure([root]))
+            if outcome:
+                raise QuotaExceeded(outcome, result)
+            return result
         finally:
+            if counted is not None:  # the command failed to start: the workspace is as it was
+                counted.settle()
             if claim is not None:
                 claim.release()
             _remove_tree(tmp)
@@ -266,13 +378,19 @@ class ShellRunner:
             if os.geteuid() != 0:
                 _restore_access(root)
 
-    def _run(self, root: Path, command: str, env: dict[str, str], tmp: str, claim: Claim | None) -> ShellResult:
+    def _run(
+        self, root: Path, command: str, env: dict[str, str], tmp: str, claim: Claim | None, counted: _Counted | None
+    ) -> tuple[ShellResult, str]:
+        """The command's result, and what the launcher's quota records say (``_Supervisor.quota_outcome``)."""
         uid = self.isolation.uid
+        quota = self.limits.quota
         if uid is not None:
             _chown_tree(root, uid)
             os.chown(tmp, uid, uid)
         setup = {
             "layers_code": self.layers_code,
+            "quota_code": self.quota_code,
+            "quota": None if counted is not None else {"workspace": str(root), "tmp": tmp, "bytes": quota.bytes, "files": quota.files},
             "command": command,
             "env": env,
             "layers": self.layers,
@@ -306,7 +424,9 @@ class ShellRunner:
                     cgroup = None
             owned.remove(setup_w)  # the supervisor closes it once the setup is written
             meter = claim.meter(lambda: [popen.pid]) if claim is not None else None
-            return _Supervisor(self.limits, popen, cgroup is not None, out_r, status_r, started, meter).run(setup, setup_w)
+            supervisor = _Supervisor(self.limits, popen, cgroup is not None, out_r, status_r, started, meter)
+            supervisor.over_quota = counted.over if counted is not None else None
+            return supervisor.run(setup, setup_w), supervisor.quota_outcome()
         finally:
             for fd in owned:
                 os.close(fd)
@@ -327,12 +447,33 @@ class _Supervisor:
         self.status = b""
         self.out_open = self.status_open = True
         self.init_fd: int | None = None  # pid 1 of the command's namespace, as the host sees it
+        self.init_seen = False
+        # where the server counts the quota (``_Counted.over``): asked while the command runs
+        self.over_quota: Callable[[float], bool] | None = None
+        self.stopped_over_quota = False
         os.set_blocking(out_r, False)
         os.set_blocking(status_r, False)
 
     @property
+    def started_fields(self) -> list[bytes]:
+        """The launcher's ``P<pid> <pidns> <quota>`` line, split, once it is complete ([] before, or if it failed)."""
+        if not self.status.startswith(b"P") or b"\n" not in self.status:
+            return []
+        return self.status[1:].split(b"\n", 1)[0].split()
+
+    @property
     def pid_ns(self) -> bool:
-        return self.status.startswith(b"P") and self.status[1:].split()[1:] == [b"1"]
+        return self.started_fields[1:2] == [b"1"]
+
+    @property
+    def holds_quota(self) -> bool:
+        """The launcher holds the workspace's quota (a tmpfs in its mount namespace) and copies the changes back."""
+        return self.started_fields[2:3] == [b"1"]
+
+    @property
+    def quota_record(self) -> bytes:
+        """The launcher's ``Q...`` record, after the command (b"" if none came)."""
+        return self.status.split(b"\n", 1)[1] if self.started_fields else b""
 
     def read_status(self) -> None:
         try:
@@ -342,8 +483,10 @@ class _Supervisor:
         self.status += chunk
         if not chunk or len(self.status) > STATUS_BYTES:
             self.status_open = False
+        if not self.init_seen and self.started_fields:
+            self.init_seen = True
             if self.pid_ns:  # open now, while the launcher is alive and has not reaped it
-                self.init_fd = _pidfd(int(self.status[1:].split()[0]))
+                self.init_fd = _pidfd(int(self.started_fields[0]))
 
     def read_output(self) -> None:
         try:
@@ -390,11 +533,16 @@ class _Supervisor:
                 if remaining <= 0:
                     timed_out = True
                     break
+                if self.over_quota is not None and self.over_quota(time.monotonic()):
+                    self.stopped_over_quota = True
+                    break
                 watch = [fd for fd, is_open in ((self.out_r, self.out_open), (self.status_r, self.status_open)) if is_open]
                 if launcher_fd is not None:
                     watch.append(launcher_fd)
                 wait = remaining if launcher_fd is not None else min(remaining, 0.05)
-                ready = _ready(watch, wait if self.meter is None else min(wait, TICK_S))
+                if self.meter is not None:
+                    wait = min(wait, TICK_S)
+                ready = _ready(watch, wait if self.over_quota is None else min(wait, QUOTA_POLL_SECONDS))
                 if self.meter is not None:
                     self.meter.tick()  # a command that only waits (sleep, a blocked read) holds no CPU slot
                 if self.status_r in ready:
@@ -403,13 +551,14 @@ class _Supervisor:
                     self.read_output()
                 if (launcher_fd in ready) if launcher_fd is not None else self.popen.poll() is not None:
                     break
-            if timed_out:
-                if self.status.startswith(b"P") and not self.pid_ns:
-                    # No namespace to tear down: the launcher kills its Landlock domain (setsid escapes too) first.
+            if timed_out or self.stopped_over_quota:
+                if self.holds_quota or (self.started_fields and not self.pid_ns):
+                    # The launcher ends the command first (its namespace's pid 1, or without a namespace its Landlock
+                    # domain, setsid escapes too), then copies the changes back if it holds the quota.
                     with contextlib.suppress(ProcessLookupError):
                         os.kill(self.popen.pid, signal.SIGTERM)
                     with contextlib.suppress(subprocess.TimeoutExpired):
-                        self.popen.wait(timeout=1.0)
+                        self.popen.wait(timeout=COPY_BACK_SECONDS if self.holds_quota else 1.0)
                 kill_group(self.popen.pid)  # the launcher and bash; PDEATHSIG and the namespace take the rest
             self.popen.wait()
             self.drain()
@@ -428,6 +577,8 @@ class _Supervisor:
         notes = []
         if timed_out:
             notes.append(f"timed out after {timeout:g} s")
+        if self.stopped_over_quota:
+            notes.append("stopped: the workspace passed its quota")
         if self.capture.size > self.capture.hard_stop:
             notes.append(f"the output passed {self.capture.hard_stop} bytes, so its pipe was closed")
         if self.status.startswith(b"P") and not self.pid_ns:
@@ -437,8 +588,29 @@ class _Supervisor:
         return ShellResult(
             output=output,
             output_truncated=truncated,
-            exit_code=None if timed_out else (code if code >= 0 else 128 - code),
+            exit_code=None if timed_out or self.stopped_over_quota else (code if code >= 0 else 128 - code),
             timed_out=timed_out,
             duration_ms=(time.monotonic() - self.started) * 1000,
             note="; ".join(notes),
         )
+
+    def quota_outcome(self) -> str:
+        """What the launcher's quota records say ("" when the command's changes are in the workspace, or where the
+        launcher does not hold the quota)."""
+        quota = self.limits.quota
+        if self.status == b"O":
+            return NOT_RUN
+        if not self.holds_quota:
+            return ""
+        kind, _, detail = self.quota_record.partition(b" ")
+        text = detail.decode("utf-8", "replace")
+        if kind == b"Qok":
+            return ""
+        if kind == b"Qfull":
+            used_bytes, used_files = (int(n) for n in detail.split())
+            return filled(quota, Usage(bytes=used_bytes, files=used_files))
+        if kind == b"Qerror":
+            return f"the command's files could not be read back ({text}), so its changes were undone: the workspace is as it was before the command"
+        if kind == b"Qpartial":
+            return f"copying the command's changes back into the workspace failed part of the way ({text}): some of them may be missing"
+        return "the command's launcher was stopped before it had copied the command's changes back: some or all of them may be missing"

@@ -1,7 +1,8 @@
 """File tools of the repository interface: list_dir, view_file, search, edit, replace_text, create_file, diff.
 
 Every path is relative to the repository root and checked by ``env.workspace.check_path``;
-binary, oversized and missing files, bad ranges and ambiguous edits get a clear error.
+binary, oversized and missing files, bad ranges and ambiguous edits get a clear error, and so does a write that
+would take the workspace past its quota (``WorkspaceQuota``, the one ``run_bash`` commands run against).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from env.patches import make_patch
 from env.project import MAX_FILE_BYTES, is_test_path
+from env.sandbox.quota import Usage, footprint, measure, quota_error
 from env.tools.base import NoArgs, Tool, ToolContext, ToolError, ToolResult, ToolTimeout, register
 from env.workspace import PathError
 
@@ -56,9 +58,20 @@ def read_text(ctx: ToolContext, path: str) -> tuple[Path, str]:
         raise ToolError(f"{path!r} is not UTF-8 text") from None
 
 
-def _write(full: Path, text: str) -> None:
+def _write(ctx: ToolContext, full: Path, text: str) -> None:
+    data = text.encode("utf-8")
+    quota = ctx.runtime.shell.limits.quota
+    used = measure([ctx.workspace.root], quota)  # stops counting once over: never more than the quota's files
+    if full.exists():
+        info = full.stat()
+        after = Usage(bytes=used.bytes - max(info.st_size, info.st_blocks * 512) + footprint(len(data)), files=used.files)
+    else:
+        missing = [p for p in full.relative_to(ctx.workspace.root).parents if p != Path(".") and not (ctx.workspace.root / p).exists()]
+        after = Usage(bytes=used.bytes + footprint(len(data)), files=used.files + 1 + len(missing))
+    if after.over(quota):
+        raise ToolError(quota_error(quota, after, f"writing {_rel(ctx, full)!r}"))
     full.parent.mkdir(parents=True, exist_ok=True)
-    full.write_text(text, encoding="utf-8")
+    full.write_bytes(data)
 
 
 def _clip(line: str) -> str:
@@ -235,7 +248,7 @@ class Edit(Tool[EditArgs]):
             raise ToolError(f"end_line {args.end_line} is before start_line {args.start_line} (use end_line = start_line - 1 to insert)")
         new_lines = _split(args.new_text)
         lines[args.start_line - 1 : args.end_line] = new_lines
-        _write(full, _join(lines))
+        _write(ctx, full, _join(lines))
         delta = len(new_lines) - (args.end_line - args.start_line + 1)
         return _edited_region(_rel(ctx, full), lines, args.start_line, len(new_lines), delta)
 
@@ -271,7 +284,7 @@ class ReplaceText(Tool[ReplaceTextArgs]):
         at = text.find(args.old_text)
         start = text.count("\n", 0, at) + 1
         updated = text[:at] + args.new_text + text[at + len(args.old_text) :]
-        _write(full, updated)
+        _write(ctx, full, updated)
         old_count = args.old_text.count("\n") + 1
         new_count = args.new_text.count("\n") + 1 if args.new_text else 0
         return _edited_region(_rel(ctx, full), _split(updated), start, new_count, new_count - old_count)
@@ -295,7 +308,7 @@ class CreateFile(Tool[CreateFileArgs]):
             raise ToolError(f"{args.path!r} already exists; use edit or replace_text to change it")
         if full.parent.exists() and not full.parent.is_dir():
             raise ToolError(f"{_rel(ctx, full.parent)!r} is a file, not a directory")
-        _write(full, args.content)
+        _write(ctx, full, args.content)
         rel = _rel(ctx, full)
         note = " (a test file: graded runs use the task's own tests, so it will not count)" if is_test_path(rel) else ""
         return ToolResult(output=f"Created {rel} ({len(_split(args.content))} lines){note}", data={"path": rel}, edited=True)

@@ -62,7 +62,7 @@ class RunBash(Tool[RunBashArgs]):
     name = "run_bash"
     description = (
         "Run a bash command in the repository root (your working copy) and show its output and exit status. "
-        "No network; time and output limits apply, and every process it starts ends with it. "
+        "No network; time, output and workspace size limits apply, and every process it starts ends with it. "
         "Files it changes are your edits. Git sees the repository's single commit only."
     )
     Args = RunBashArgs
@@ -76,7 +76,7 @@ class RunBash(Tool[RunBashArgs]):
             result = shell.run(ctx.workspace.root, args.command, env=command_environment(ctx))
         except RefusedToRun as exc:
             raise ToolError(f"run_bash: commands cannot run on this server: {exc}") from None
-        except ShellError as exc:
+        except ShellError as exc:  # QuotaExceeded too: the workspace is as it was before the command
             raise ToolError(f"run_bash: {exc}") from None
         if result.timed_out:
             footer = f"[{result.note}]"  # "timed out after N s", and any other note

@@ -39,25 +39,29 @@ def load_libc():
     return ctypes, ctypes.CDLL(None, use_errno=True)
 
 
-def unshare_network(ctypes, libc, tmpfs_bytes=0):
+def unshare_network(ctypes, libc, tmpfs_bytes=0, tmpfs_files=0, mount_ns=False):
     # A fresh user namespace lets an unprivileged process own a fresh network namespace
     # whose only interface (loopback) is down: no route to anything. With tmpfs_bytes, also a
-    # mount namespace in which the run's directory becomes a tmpfs of that size: a disk-fill
-    # attack fills the tmpfs, not the host's disk.
+    # mount namespace in which the run's directory becomes a tmpfs of that size (and of at most
+    # tmpfs_files inodes): a disk-fill attack fills the tmpfs, not the host's disk or memory. With
+    # mount_ns, the mount namespace alone (run_bash's launcher mounts its workspace quota there).
     clone_newns, clone_newuser, clone_newnet = 0x00020000, 0x10000000, 0x40000000
     uid, gid = os.geteuid(), os.getegid()
-    flags = clone_newuser | clone_newnet | (clone_newns if tmpfs_bytes else 0)
+    flags = clone_newuser | clone_newnet | (clone_newns if tmpfs_bytes or mount_ns else 0)
     if libc.unshare(flags) != 0:
         raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWUSER|CLONE_NEWNET) failed")
-    if not tmpfs_bytes:
+    if not (tmpfs_bytes or mount_ns):
         return
     # Map our own ids so that files on the new tmpfs have an owner.
     for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
         with open("/proc/self/" + name, "w") as handle:
             handle.write(text)
+    if not tmpfs_bytes:
+        return
     cwd = os.getcwd()
     ms_nosuid, ms_nodev, ms_noexec = 2, 4, 8
-    options = f"size={tmpfs_bytes},mode=0700".encode()
+    # the run directory's own inode is one of them
+    options = f"size={tmpfs_bytes},mode=0700".encode() + (f",nr_inodes={tmpfs_files + 1}".encode() if tmpfs_files else b"")
     if libc.mount(b"tmpfs", cwd.encode(), b"tmpfs", ms_nosuid | ms_nodev | ms_noexec, options) != 0:
         raise OSError(ctypes.get_errno(), "mounting the run's tmpfs failed")
     os.chdir(cwd)  # enter the new mount
@@ -163,7 +167,7 @@ def isolate(setup, parent=None):
     pr_set_no_new_privs = 38
     libc.prctl(pr_set_no_new_privs, 1, 0, 0, 0)
     if layers.get("netns"):
-        unshare_network(ctypes, libc, layers.get("tmpfs", 0))
+        unshare_network(ctypes, libc, layers.get("tmpfs", 0), layers.get("tmpfs_files", 0))
     if layers.get("landlock"):
         landlock(ctypes, libc, layers["landlock"], setup["read_only"], [os.getcwd(), *setup.get("read_write", ())])
     if layers.get("seccomp"):

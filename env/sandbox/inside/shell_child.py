@@ -4,8 +4,10 @@
 with the workspace as its working directory, stdin on /dev/null and stdout/stderr on one pipe that
 the parent reads and caps. The setup (command, environment, layers, limits, Landlock paths) arrives as
 ``marshal`` data on SETUP_FD, written by the trusted parent only; the launcher answers on STATUS_FD
-with ``P<pid> <pidns>`` once the command's process exists, or ``E<message>`` if a layer failed (then
-the command never runs).
+with ``P<pid> <pidns> <quota>\n`` once the command's process exists, ``E<message>`` if a layer failed, or
+``O`` if the workspace does not fit in its quota (then the command never runs). Where the launcher holds
+the workspace's quota (``shell_quota.py``, in its mount namespace: ``<quota>`` is 1), one ``Q...`` record
+follows once the command has ended and its changes are copied back, or not.
 
 The isolation layers are the sandbox child's own: ``layers.py``, compiled from its path by the
 parent once and executed here as a module (not copied, and not compiled again on every call).
@@ -37,17 +39,43 @@ def _read_all(fd):
     return b"".join(chunks)
 
 
-def _layers_module(code):
-    """The isolation layers' module: its code object compiled by the parent from layers.py (no compile here)."""
-    module = type(sys)("_adbg_layers")
+def _module(name, code):
+    """A module from its code object, compiled by the parent from one of its files (no compile here)."""
+    module = type(sys)(name)
     module.__file__ = code.co_filename
     exec(code, module.__dict__)
     return module
 
 
-def _isolate(iso, setup, parent):
+class Quota:
+    """The workspace's quota, where the kernel holds it (``shell_quota.py``): set up, then settled after the command."""
+
+    def __init__(self, setup):
+        self.spec = setup.get("quota")  # None: the server counts instead (no mount namespace on this host)
+        self.code = _module("_adbg_shell_quota", marshal.loads(setup["quota_code"])) if self.spec else None
+        self.real = self.marker = None
+
+    def enter(self, ctypes, libc):
+        spec = self.spec
+        self.real, self.marker = self.code.enter(ctypes, libc, spec["workspace"], spec["tmp"], spec["bytes"], spec["files"])
+
+    def paths(self):
+        """What the launcher itself must reach after Landlock: the real workspace, to copy the changes back into."""
+        return ["/proc/self/fd/%d" % self.real] if self.real is not None else []
+
+    def leave(self):
+        spec = self.spec
+        if self.real is None:
+            return b""
+        try:
+            return self.code.leave(self.real, spec["workspace"], spec["tmp"], spec["bytes"], spec["files"], self.marker)
+        except BaseException as exc:  # reported, never raised: the command has run
+            return ("Qerror " + type(exc).__name__ + ": " + str(exc)).encode("utf-8", "replace")[:2000]
+
+
+def _isolate(iso, setup, parent, quota):
     """Every layer the host offers, with ``iso`` (layers.py), in the order the kernel needs; returns whether a PID
-    namespace exists."""
+    namespace exists. With ``quota``'s spec, the workspace's quota is mounted in the launcher's own namespaces."""
     os.umask(0o022)  # what the command creates stays readable by the server
     os.nice(setup["nice"])
     layers = setup["layers"]
@@ -60,12 +88,14 @@ def _isolate(iso, setup, parent):
     libc.prctl(PR_SET_NAME, b"adbg-shell", 0, 0, 0)
     libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     if layers.get("netns"):
-        iso.unshare_network(ctypes, libc, 0)  # no tmpfs: the workspace is the agent's to change
+        iso.unshare_network(ctypes, libc, mount_ns=bool(quota.spec))  # no run tmpfs: the workspace is the agent's to change
+        if quota.spec:
+            quota.enter(ctypes, libc)
     # Inside our own user namespace this needs no privilege on the host; it must come before the
     # seccomp filter, which denies unshare.
     pid_ns = bool(setup.get("pid_namespace", True)) and libc.unshare(CLONE_NEWPID) == 0
     if layers.get("landlock"):
-        iso.landlock(ctypes, libc, layers["landlock"], setup["read_only"], setup["read_write"])
+        iso.landlock(ctypes, libc, layers["landlock"], setup["read_only"], setup["read_write"] + quota.paths())
     if layers.get("seccomp"):
         iso.seccomp(ctypes, libc, layers["seccomp"])
     # RLIMIT_NPROC only binds a uid other than root's, and counts only this run's processes once they
@@ -130,26 +160,45 @@ def _kill_own_domain():
 
 
 def main():
+    quota = None
     setup_fd, status_fd, parent = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])  # parent: env.sandbox.launch
     os.set_inheritable(status_fd, False)  # bash and its children never see the status pipe
     try:
         setup = marshal.loads(_read_all(setup_fd))
-        pid_ns, libc = _isolate(_layers_module(marshal.loads(setup["layers_code"])), setup, parent)
+        quota = Quota(setup)
+        pid_ns, libc = _isolate(_module("_adbg_layers", marshal.loads(setup["layers_code"])), setup, parent, quota)
         pid = os.fork()
     except BaseException as exc:  # fail closed: the command does not run
-        os.write(status_fd, ("E" + type(exc).__name__ + ": " + str(exc)).encode("utf-8", "replace")[:4000])
+        full = quota is not None and quota.code is not None and isinstance(exc, quota.code.Full)
+        os.write(status_fd, b"O" if full else ("E" + type(exc).__name__ + ": " + str(exc)).encode("utf-8", "replace")[:4000])
         os._exit(125)
     if pid == 0:
         if pid_ns:
             _init(setup, libc)
         _exec_bash(setup, libc)
-    if not pid_ns:  # the parent asks with SIGTERM at the deadline, before it kills the process group
-        signal.signal(signal.SIGTERM, lambda *_: (_kill_own_domain(), os._exit(128 + signal.SIGTERM)))
-    os.write(status_fd, b"P%d %d" % (pid, int(pid_ns)))
-    os.close(status_fd)
+    # At the deadline the parent asks with SIGTERM, before it kills the process group: the command ends here (with
+    # its namespace's pid 1, or this sandbox's Landlock domain), so that its changes can still be copied back.
+    running = [True]
+
+    def stop(*_):
+        if not running[0]:
+            return  # reaped: its pid may belong to another process by now
+        try:
+            os.kill(pid, signal.SIGKILL) if pid_ns else _kill_own_domain()
+        except OSError:
+            pass
+
+    signal.signal(signal.SIGTERM, stop)
+    os.write(status_fd, b"P%d %d %d\n" % (pid, int(pid_ns), int(bool(quota.spec))))
+    if not quota.spec:
+        os.close(status_fd)
     code = _status(os.waitpid(pid, 0)[1])
+    running[0] = False
     if not pid_ns:
         _kill_own_domain()
+    if quota.spec:  # every process of the command is gone: its tmpfs holds what it left
+        os.write(status_fd, quota.leave())
+        os.close(status_fd)
     os._exit(code)
 
 
