@@ -1521,6 +1521,55 @@ RACY: list[Design] = [
         why='each round asks for a different amount',
         source='import threading\nimport time\n\n\nclass Slots:\n    def __init__(self):\n        self._lock = threading.Lock()\n        self._n = 0\n        self._polls = 0\n        self._q = []\n\n    def give(self):\n        with self._lock:\n            self._n += 1\n\n    def take(self):\n        for limit in (3, 2, 1):\n            with self._lock:\n                if self._n >= limit:\n                    self._n -= limit\n                    return limit\n            time.sleep(0.01)\n        return 0\n',
     ),
+    Design(
+        name='round 3: a failed try counts itself',
+        style='red team 3',
+        cls='Account',
+        why='every failed try counts itself in `self._fails`: another thread sees the call halfway',
+        source='import threading\nimport time\n\n\nclass Account:\n    def __init__(self):\n        self._lock = threading.Lock()\n        self._balance = 0\n        self._fails = 0\n\n    def deposit(self, amount):\n        with self._lock:\n            self._balance += amount\n\n    def try_withdraw(self, amount):\n        with self._lock:\n            if self._balance < amount:\n                self._fails += 1\n                return False\n            self._balance -= amount\n            return True\n\n    def withdraw(self, amount):\n        for _ in range(3):\n            if self.try_withdraw(amount):\n                return True\n            time.sleep(0.01)\n        return False\n\n    def fails(self):\n        with self._lock:\n            return self._fails\n',
+    ),
+    Design(
+        name='round 3: a failed try returns what it read',
+        style='red team 3',
+        cls='Account',
+        why="a failed try hands back what it read: the loop's rounds are not alike",
+        source='import threading\nimport time\n\n\nclass Account:\n    def __init__(self):\n        self._lock = threading.Lock()\n        self._balance = 0\n        self._fails = 0\n\n    def deposit(self, amount):\n        with self._lock:\n            self._balance += amount\n\n    def try_withdraw(self, amount):\n        with self._lock:\n            if self._balance < amount:\n                return self._balance\n            self._balance -= amount\n            return 0\n\n    def withdraw(self, amount):\n        while True:\n            if self.try_withdraw(amount):\n                return False\n            time.sleep(0.01)\n',
+    ),
+    Design(
+        name='round 3: retrying with less each round',
+        style='red team 3',
+        cls='Account',
+        why='each round asks for less: a round is another operation, decided by the last',
+        source='import threading\nimport time\n\n\nclass Account:\n    def __init__(self):\n        self._lock = threading.Lock()\n        self._balance = 0\n        self._fails = 0\n\n    def deposit(self, amount):\n        with self._lock:\n            self._balance += amount\n\n    def try_withdraw(self, amount):\n        with self._lock:\n            if self._balance < amount:\n                return False\n            self._balance -= amount\n            return True\n\n    def withdraw(self, amount):\n        for _ in range(3):\n            if self.try_withdraw(amount):\n                return amount\n            amount //= 2\n        return 0\n',
+    ),
+    Design(
+        name="round 3: retrying with the loop's name",
+        style='red team 3',
+        cls='Account',
+        why='each round asks for a different amount',
+        source='import threading\nimport time\n\n\nclass Account:\n    def __init__(self):\n        self._lock = threading.Lock()\n        self._balance = 0\n        self._fails = 0\n\n    def deposit(self, amount):\n        with self._lock:\n            self._balance += amount\n\n    def try_withdraw(self, amount):\n        with self._lock:\n            if self._balance < amount:\n                return False\n            self._balance -= amount\n            return True\n\n    def withdraw_any(self):\n        for amount in (100, 10, 1):\n            if self.try_withdraw(amount):\n                return amount\n        return 0\n',
+    ),
+    Design(
+        name="round 3: a failed try notes the amount in the caller's list",
+        style='red team 3',
+        cls='Account',
+        why="the caller's list shows each failed round",
+        source='import threading\nimport time\n\n\nclass Account:\n    def __init__(self):\n        self._lock = threading.Lock()\n        self._balance = 0\n        self._fails = 0\n\n    def deposit(self, amount):\n        with self._lock:\n            self._balance += amount\n\n    def try_withdraw(self, amount, log):\n        with self._lock:\n            if self._balance < amount:\n                log.append(self._balance)\n                return False\n            self._balance -= amount\n            return True\n\n    def withdraw(self, amount, log):\n        for _ in range(3):\n            if self.try_withdraw(amount, log):\n                return log\n            time.sleep(0.01)\n        return log\n',
+    ),
+    Design(
+        name='round 3: check then act through two helpers in a loop',
+        style='red team 3',
+        cls='Account',
+        why='has() then take(): check, then act under a second acquisition',
+        source='import threading\nimport time\n\n\nclass Account:\n    def __init__(self):\n        self._lock = threading.Lock()\n        self._balance = 0\n        self._fails = 0\n\n    def deposit(self, amount):\n        with self._lock:\n            self._balance += amount\n\n    def has(self, amount):\n        with self._lock:\n            if self._balance >= amount:\n                return True\n            return False\n\n    def take(self, amount):\n        with self._lock:\n            self._balance -= amount\n\n    def withdraw(self, amount):\n        while True:\n            if self.has(amount):\n                self.take(amount)\n                return True\n            time.sleep(0.01)\n',
+    ),
+    Design(
+        name='round 3: a round that binds and then continues',
+        style='red team 3',
+        cls='Slots',
+        why='the round that goes round again (continue) bound `seen`',
+        source='import threading\nimport time\n\n\nclass Slots:\n    def __init__(self):\n        self._lock = threading.Lock()\n        self._q = []\n\n    def push(self, x):\n        with self._lock:\n            self._q.append(x)\n\n    def pop(self):\n        while True:\n            with self._lock:\n                seen = len(self._q)\n                if not seen:\n                    continue\n                return self._q.pop(0)\n            time.sleep(0.005)\n',
+    ),
 ]
 
 CORRECT: list[Design] = [
@@ -3001,6 +3050,20 @@ CORRECT: list[Design] = [
         why='',
         source='import threading\nimport time\n\n\nclass Worker:\n    def __init__(self):\n        self._lock = threading.Lock()\n        self._stop = threading.Event()\n        self._jobs = []\n\n    def add(self, job):\n        with self._lock:\n            self._jobs.append(job)\n\n    def next_job(self):\n        while not self._stop.is_set():\n            with self._lock:\n                if self._jobs:\n                    return self._jobs.pop(0)\n            time.sleep(0.01)\n        return None\n\n    def stop(self):\n        self._stop.set()\n',
     ),
+    Design(
+        name='round 3: retry a try-method with while True',
+        style='red team 3',
+        cls='Account',
+        why='',
+        source='import threading\nimport time\n\n\nclass Account:\n    def __init__(self):\n        self._lock = threading.Lock()\n        self._balance = 0\n        self._fails = 0\n\n    def deposit(self, amount):\n        with self._lock:\n            self._balance += amount\n\n    def try_withdraw(self, amount):\n        with self._lock:\n            if self._balance < amount:\n                return False\n            self._balance -= amount\n            return True\n\n    def withdraw(self, amount):\n        while True:\n            if self.try_withdraw(amount):\n                return True\n            time.sleep(0.01)\n',
+    ),
+    Design(
+        name='round 3: a polling round that continues when empty',
+        style='red team 3',
+        cls='Slots',
+        why='',
+        source='import threading\nimport time\n\n\nclass Slots:\n    def __init__(self):\n        self._lock = threading.Lock()\n        self._q = []\n\n    def push(self, x):\n        with self._lock:\n            self._q.append(x)\n\n    def pop(self):\n        while True:\n            with self._lock:\n                if not self._q:\n                    continue\n                return self._q.pop(0)\n            time.sleep(0.005)\n',
+    ),
 ]
 
 # Racy only outside what the review takes as given (docs/tasks.md, the review's "What it takes as given"): each with
@@ -3040,5 +3103,4 @@ REFUSED_BY_NAME: dict[str, tuple[str, str]] = {
     'lock striping with a dict of locks built in __init__': ('cannot follow', "line 10: the review cannot follow `self._locks['a']`: one of several locks, chos"),
     'increment then an independent served-total in a second region': ('second acquisition', 'line 17: `increment` takes `self._lock` again at line 17 between its read of `se'),
     'round 3: worker loop with sentinel': ('second acquisition', 'line 24: `run` takes `self._lock` again at line 24 between its write of `self._d'),
-    'accounts: withdraw with a retry loop outside the lock and time.sleep': ('second acquisition', 'line 11: `withdraw` (in `try_withdraw`, called at line 19) takes `self._lock` ag'),
 }

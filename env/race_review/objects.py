@@ -211,7 +211,7 @@ class ObjectsMixin(EngineBase):
         if earlier.write or before != "old:" + epoch or not epoch.startswith("take:"):
             return False
         site = epoch.split(":", 2)[2]
-        if "<" in site or site not in self.retry_sites:  # (a helper's loop: its caller may run it again, on other inputs)
+        if site not in self.retry_sites:  # (as reached: a helper's loop, its caller may run again on other inputs)
             return False
         return not any(t.write and (lock, before) in t.sig for t in world.locks.touched | world.locks.pending)
 
