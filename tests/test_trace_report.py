@@ -12,7 +12,7 @@ from env.families.registry import FAMILIES
 from env.interface import ALIASES, PROFILES
 from env.models import DebugAction
 from env.project import load_repo_task
-from env.tools.trace import MARKER, TraceReport, parse_report, render
+from env.tools.trace import TraceReport, parse_record, render
 from tests import repo_fixture
 
 REPO_TASKS = [f"repo-{name}" for name in (
@@ -140,7 +140,7 @@ def test_hostile_reprs_deep_recursion_and_a_forged_line_stay_bounded(hostile):
 
 
 @pytest.mark.parametrize(("fields", "message"), [
-    ({"test": "tests/test_lib.py::test_nothing_here"}, "trace_report: no test 'tests/test_lib.py::test_nothing_here' ran: "),
+    ({"test": "tests/test_lib.py::test_nothing_here"}, "trace_report: no test 'tests/test_lib.py::test_nothing_here' ran: the task's tests hold no such test"),
     ({"test": "a test with spaces"}, "trace_report: field 'test': String should match pattern '^[^\\s\\x00]+$'"),
     ({"test": "tests/test_lib.py", "max_calls": 0}, "trace_report: field 'max_calls': Input should be greater than or equal to 1"),
     ({}, "trace_report: give the test to trace (test=tests/test_x.py::test_name), or race=true for the race check's failing interleaving"),
@@ -151,18 +151,24 @@ def test_bad_requests_get_a_clear_error(hostile, fields, message):
     assert not obs.done
 
 
-def test_parse_takes_the_last_well_formed_report_and_render_indents_callers():
-    good = {"test": "t.py::t", "exit_code": 1, "calls_made": 2, "cut": 0, "pytest": "",
+def test_a_record_is_checked_for_shape_and_place_and_render_indents_callers():
+    good = {"calls_made": 2, "cut": 0,
             "calls": [{"id": 1, "function": "f", "path": "a.py", "line": 1, "thread": "MainThread", "caller": None, "args": {"x": "1"}, "returned": "2"},
                       {"id": 2, "function": "g", "path": "a.py", "line": 5, "thread": "MainThread", "caller": 1, "args": {}, "raised": "ValueError: 'no'",
                        "self_changed": {"n": ["1", "2"]}}]}  # fmt: skip
-    report = parse_report(f"noise\n{MARKER}{{\"bad\": 1}}\n{MARKER}{json.dumps(good)}\nnoise {MARKER}{{\"bad\": 2}}\n")
-    assert report is not None and render(report) == textwrap.dedent("""\
+    record = parse_record(json.dumps(good).encode(), {"a.py"})
+    assert not isinstance(record, str)
+    report = TraceReport(test="t.py::t", exit_code=1, calls=record.calls, calls_made=2, cut=0, pytest="")
+    assert render(report) == textwrap.dedent("""\
         trace of t.py::t: failed (exit 1); 2 project call(s), 0 cut
         #1 f(x=1) -> 2  [a.py:1]
           #2 g() raised ValueError: 'no'  [a.py:5]
              self.n: 1 -> 2""")
-    assert parse_report(f"{MARKER}{{\"bad\": 1}}") is None and parse_report("no marker") is None
+    assert parse_record(None, {"a.py"}) == parse_record(b"", {"a.py"}) == "it sent no call record"
+    assert parse_record(b'{"bad": 1}', {"a.py"}) == parse_record(b"\xff", {"a.py"}) == "its call record is not valid"
+    long_value = {**good, "calls": [{**good["calls"][0], "returned": "x" * 201}]}
+    assert parse_record(json.dumps(long_value).encode(), {"a.py"}) == "its call record is not valid"  # bounded values only
+    assert parse_record(json.dumps(good).encode(), {"b.py"}) == "its call record names 1 path(s) that are not project files of the workspace"
 
 
 def test_the_heuristic_trace_agent_traces_a_failing_test_before_it_edits(runtime, catalog, tmp_path):

@@ -20,7 +20,9 @@ Each call starts a fresh launcher (``shell_child.py``) that applies every layer 
 * rlimits, and where the server is root a pids cgroup per call (RLIMIT_NPROC does not bind root);
 * uid 65534 where the server is root and that uid can read Python (the workspace is chowned to it).
 
-The output is one pipe (stdout and stderr together) that the server reads and caps. The wall
+The output is one pipe (stdout and stderr together) that the server reads and caps. A command the server
+runs for itself (``trace_report``'s tracer: ``run(..., record=True)``) gets a second pipe on fd 3, read
+apart into ``ShellResult.record``: nothing printed reaches it, so no printed line can pose as the record. The wall
 clock kills the launcher's process group; PDEATHSIG and the PID namespace take the rest down, and
 ``run`` returns only once every process of the command is gone. Safe to call from many threads.
 """
@@ -57,6 +59,7 @@ from env.settings import default
 MiB = 1024 * 1024
 KILL_WAIT_SECONDS = 5.0
 STATUS_BYTES = 8192
+RECORD_BYTES = 256 * 1024  # a record pipe's cap: the rest is not read (the record is then cut, and says so)
 
 
 class ShellError(RuntimeError):
@@ -91,6 +94,8 @@ class ShellResult(BaseModel):
     timed_out: bool = False
     duration_ms: float = 0.0
     note: str = ""
+    record: bytes | None = Field(None, description="What the command wrote to fd 3 (run with record=True), at most RECORD_BYTES")
+    record_truncated: bool = False
 
 
 # -- files ---------------------------------------------------------------------------------------
@@ -240,8 +245,9 @@ class ShellRunner:
             env[key] = value
         return env
 
-    def run(self, workspace: Path, command: str, env: dict[str, str] | None = None) -> ShellResult:
-        """Run ``command`` with bash in ``workspace``; returns once every process it started is gone."""
+    def run(self, workspace: Path, command: str, env: dict[str, str] | None = None, record: bool = False) -> ShellResult:
+        """Run ``command`` with bash in ``workspace``; returns once every process it started is gone. ``record``: the
+        command gets a pipe on fd 3, returned as ``ShellResult.record`` (for the server's own commands, never run_bash's)."""
         if self.refusal:
             raise RefusedToRun(self.refusal)
         root = Path(workspace).resolve()
@@ -255,7 +261,7 @@ class ShellRunner:
         try:
             if claim is not None:
                 claim.hold()
-            return self._run(root, command, self.environment(tmp, env or {}), tmp, claim)
+            return self._run(root, command, self.environment(tmp, env or {}), tmp, claim, record)
         finally:
             if claim is not None:
                 claim.release()
@@ -266,7 +272,7 @@ class ShellRunner:
             if os.geteuid() != 0:
                 _restore_access(root)
 
-    def _run(self, root: Path, command: str, env: dict[str, str], tmp: str, claim: Claim | None) -> ShellResult:
+    def _run(self, root: Path, command: str, env: dict[str, str], tmp: str, claim: Claim | None, record: bool) -> ShellResult:
         uid = self.isolation.uid
         if uid is not None:
             _chown_tree(root, uid)
@@ -287,17 +293,20 @@ class ShellRunner:
         out_r, out_w = os.pipe()
         setup_r, setup_w = os.pipe()
         status_r, status_w = os.pipe()
+        record_r, record_w = os.pipe() if record else (-1, -1)
+        if record:
+            setup["record_fd"] = record_w
         cgroup = PidsCgroup.create(self.limits.processes)
         started = time.monotonic()
-        owned = [out_r, setup_w, status_r]  # closed exactly once: a second close could hit another thread's fd
+        owned = [out_r, setup_w, status_r] + ([record_r] if record else [])  # closed exactly once: a second close could hit another thread's fd
         try:
             try:
-                popen = start(
-                    SHELL_CHILD, str(setup_r), str(status_w), stdout=out_w, stderr=out_w, env={}, pass_fds=(setup_r, status_w), cwd=root
-                )
+                passed = (setup_r, status_w) + ((record_w,) if record else ())
+                popen = start(SHELL_CHILD, str(setup_r), str(status_w), stdout=out_w, stderr=out_w, env={}, pass_fds=passed, cwd=root)
             finally:
-                for fd in (out_w, setup_r, status_w):
-                    os.close(fd)
+                for fd in (out_w, setup_r, status_w, record_w):
+                    if fd >= 0:
+                        os.close(fd)
             if cgroup is not None:
                 try:
                     cgroup.add(popen.pid)  # before it has read its setup, so before it has forked
@@ -306,7 +315,8 @@ class ShellRunner:
                     cgroup = None
             owned.remove(setup_w)  # the supervisor closes it once the setup is written
             meter = claim.meter(lambda: [popen.pid]) if claim is not None else None
-            return _Supervisor(self.limits, popen, cgroup is not None, out_r, status_r, started, meter).run(setup, setup_w)
+            supervisor = _Supervisor(self.limits, popen, cgroup is not None, out_r, status_r, started, meter, record_r)
+            return supervisor.run(setup, setup_w)
         finally:
             for fd in owned:
                 os.close(fd)
@@ -320,15 +330,19 @@ class _Supervisor:
 
     def __init__(
         self, limits: ShellLimits, popen: subprocess.Popen, in_cgroup: bool, out_r: int, status_r: int, started: float, meter: Meter | None = None,
+        record_r: int = -1,
     ):
         self.limits, self.popen, self.in_cgroup, self.meter = limits, popen, in_cgroup, meter
-        self.out_r, self.status_r, self.started = out_r, status_r, started
+        self.out_r, self.status_r, self.record_r, self.started = out_r, status_r, record_r, started
         self.capture = _Capture(limits.output_bytes, max(limits.file_bytes, limits.output_bytes))
         self.status = b""
+        self.record = bytearray()
         self.out_open = self.status_open = True
+        self.record_open = record_r >= 0
         self.init_fd: int | None = None  # pid 1 of the command's namespace, as the host sees it
-        os.set_blocking(out_r, False)
-        os.set_blocking(status_r, False)
+        for fd in (out_r, status_r, record_r):
+            if fd >= 0:
+                os.set_blocking(fd, False)
 
     @property
     def pid_ns(self) -> bool:
@@ -358,6 +372,15 @@ class _Supervisor:
             os.dup2(null, self.out_r)  # the pipe's last reader is gone: writers get SIGPIPE; the fd number stays ours
             os.close(null)
 
+    def read_record(self) -> None:
+        try:
+            chunk = os.read(self.record_r, 65536)
+        except BlockingIOError:
+            return
+        self.record += chunk[: RECORD_BYTES + 1 - len(self.record)]
+        if not chunk or len(self.record) > RECORD_BYTES:
+            self.record_open = False  # past the cap nothing more is read: writers block, then die with the command
+
     def drain(self) -> None:
         """After the launcher: what is still in the pipes (every writer is gone, or is being killed)."""
         while self.status_open:
@@ -369,6 +392,11 @@ class _Supervisor:
             before = self.capture.size
             self.read_output()
             if self.out_open and self.capture.size == before:
+                break
+        while self.record_open:
+            before = len(self.record)
+            self.read_record()
+            if self.record_open and len(self.record) == before:
                 break
 
     def run(self, setup: dict, setup_w: int) -> ShellResult:
@@ -390,7 +418,8 @@ class _Supervisor:
                 if remaining <= 0:
                     timed_out = True
                     break
-                watch = [fd for fd, is_open in ((self.out_r, self.out_open), (self.status_r, self.status_open)) if is_open]
+                pipes = ((self.out_r, self.out_open), (self.status_r, self.status_open), (self.record_r, self.record_open))
+                watch = [fd for fd, is_open in pipes if is_open]
                 if launcher_fd is not None:
                     watch.append(launcher_fd)
                 wait = remaining if launcher_fd is not None else min(remaining, 0.05)
@@ -401,6 +430,8 @@ class _Supervisor:
                     self.read_status()
                 if self.out_r in ready:
                     self.read_output()
+                if self.record_open and self.record_r in ready:
+                    self.read_record()
                 if (launcher_fd in ready) if launcher_fd is not None else self.popen.poll() is not None:
                     break
             if timed_out:
@@ -441,4 +472,6 @@ class _Supervisor:
             timed_out=timed_out,
             duration_ms=(time.monotonic() - self.started) * 1000,
             note="; ".join(notes),
+            record=bytes(self.record[:RECORD_BYTES]) if self.record_r >= 0 else None,
+            record_truncated=len(self.record) > RECORD_BYTES,
         )
