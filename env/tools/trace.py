@@ -70,7 +70,7 @@ class TraceCall(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     id: int
-    function: Name
+    function: Annotated[str, StringConstraints(max_length=_NAME, pattern=r"^[\w.<>]+$")]  # a qualified name: no free text
     path: Name
     line: int = Field(ge=0)
     thread: Annotated[str, StringConstraints(max_length=100)]

@@ -32,6 +32,7 @@ _PROJECT_FRAME = re.compile(r'^E\s+File "(?P<path>[^"]+)", line (?P<line>\d+), i
 _RUN_DIR = re.compile(r"^.*/adbg-run-[^/]+/")  # the sandbox's copy of the project: paths inside it are the workspace's
 _LIBRARY = re.compile(r"^.*/(?:site-packages|dist-packages|python\d+\.\d+)/")
 _PROJECT_HEADER = "in the project's code (sandbox):"
+_VERDICT_OWN = "/adbg_host/"
 _PASSING = {"PASSED", "SKIPPED", "XFAIL", "XPASS"}
 
 
@@ -84,7 +85,7 @@ def _project_path(path: str) -> str:
         return _RUN_DIR.sub("", path)
     if _LIBRARY.match(path):
         return _LIBRARY.sub("", path)
-    return path.rsplit("/", 1)[-1] if path.startswith("/") else path
+    return path.rsplit("/", 1)[-1] if path.startswith(("/", "..")) else path
 
 
 def failure_lines(ctx: ToolContext, excerpt: str) -> list[str]:
@@ -97,10 +98,12 @@ def failure_lines(ctx: ToolContext, excerpt: str) -> list[str]:
         host, project = _HOST_FRAME.match(raw), _PROJECT_FRAME.match(raw)
         frame = host or project
         if frame is not None:
+            if _VERDICT_OWN in frame["path"]:
+                continue  # the trusted test process's own machinery: neither the project's nor the tests'
             frames += 1
             if frames > MAX_FRAMES:
                 continue
-            path = frame["path"] if host else _project_path(frame["path"])
+            path = frame["path"] if host and not frame["path"].startswith(("/", "..")) else _project_path(frame["path"])
             lines.append(f"{path}:{frame['line']} in {frame['function']}"[:MAX_LINE_CHARS])
             if not ctx.shows(path):
                 hidden = hidden or _RUN_DIR.match(frame["path"]) is not None or host is not None
