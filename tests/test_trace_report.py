@@ -4,6 +4,7 @@ calls recorded, bounded, deterministic, with workspace-relative paths; informati
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 
 import pytest
@@ -342,3 +343,181 @@ def test_a_procedural_task_serves_a_trace_profile_that_keeps_the_partial_view(ru
     assert obs.visible_files == {}  # a report shows what ran, never a file's text: nothing is opened by it
     with pytest.raises(ValueError, match="procedural tasks have two interfaces"):
         family.interface("bash")
+
+
+# -- the partial view holds in every observation of a trace (issue 47, finding 2) ----------------------------------------
+
+
+def _unopened_leaks(obs, task, opened=()):
+    """Lines (12+ characters) of files not opened that appear anywhere in the observation but its opened files, and in
+    no opened file."""
+    text = json.dumps(obs.model_dump(exclude={"visible_files"}))
+    assert set(obs.visible_files) == set(opened)
+    seen = {line.strip() for path in opened for line in task.files[path].splitlines()}
+    found = []
+    for path, content in task.files.items():
+        if path in opened:
+            continue
+        for line in {line.strip() for line in content.splitlines()} - seen:
+            if len(line) >= 12 and (line in text or json.dumps(line)[1:-1] in text):
+                found.append((path, line))
+    return found
+
+
+def _frames(text):
+    return [line for line in text.splitlines() if re.match(r"^[^\s:]+\.py:\d+ in \S+$", line)]
+
+
+@pytest.fixture()
+def proc(runtime, catalog):
+    task = catalog.get("proc-medium-test-0")
+    episode = _episode(runtime, task)
+    yield task, episode
+    episode.close()
+
+
+def test_with_no_file_opened_a_trace_shows_frames_and_no_line_of_any_file(proc):
+    task, episode = proc
+    obs = _trace(episode, test=task.fail_to_pass[0])
+    assert obs.error is None, obs.error
+    report = obs.tool_result["report"]
+    assert _unopened_leaks(obs, task) == []
+    frames = _frames(report["pytest"])
+    assert frames and all(frame.split(":")[0] in task.files for frame in frames)  # each frame: a file of the task and a line
+    lines = report["pytest"].splitlines()
+    assert lines[0] == f"{task.fail_to_pass[0]} FAILED"
+    assert lines[-1] == "(the lines of files you have not opened are not shown: open_file shows them)"
+    assert [line for line in lines if line.startswith("    ")] == []  # no source line under any frame
+
+
+def test_a_trace_shows_the_source_line_of_opened_files_only(proc):
+    task, episode = proc
+    first = _trace(episode, test=task.fail_to_pass[0]).tool_result["report"]["pytest"]
+    deepest = _frames(first)[-1]
+    path, number = deepest.split(" in ")[0].split(":")
+    assert episode.step(DebugAction(action_type="open_file", path=path)).error is None
+    obs = _trace(episode, test=task.fail_to_pass[0])
+    lines = obs.tool_result["report"]["pytest"].splitlines()
+    at = lines.index(deepest)
+    assert lines[at + 1] == "    " + task.files[path].splitlines()[int(number) - 1].strip()  # read from the file the run used
+    shown = [lines[i - 1] for i, line in enumerate(lines) if line.startswith("    ")]
+    assert shown == [deepest]  # the other frames' files are still unopened
+    assert _unopened_leaks(obs, task, opened={path}) == []
+
+
+UNOPENED_IN_A_MESSAGE = {
+    # the opened file's code raises with another file's text: whole, one line, or in a repr
+    "whole_file": "raise ValueError(open({other!r}).read())",
+    "one_line": "raise ValueError([l for l in open({other!r}).read().splitlines() if len(l.strip()) > 20][0])",
+    "repr_of_lines": "raise ValueError(repr(open({other!r}).read().splitlines()[:8]))",
+    "returned_value": "return open({other!r}).read().splitlines()[-1]",
+}
+
+
+@pytest.mark.parametrize("how", list(UNOPENED_IN_A_MESSAGE))
+def test_an_unopened_files_text_in_what_the_code_raises_or_returns_is_in_no_observation(proc, how):
+    """Code the agent wrote reads an unopened file and raises (or returns) its text: run_tests' first error line, the
+    trace's failure, its calls and the tool's data carry none of its lines."""
+    task, episode = proc
+    path = task.fault_file
+    other = next(p for p in sorted(task.files) if p.endswith(".py") and p != path and "/" in p and not p.startswith("tests/") and len(task.files[p]) > 400)
+    assert episode.step(DebugAction(action_type="open_file", path=path)).error is None
+    text = task.files[path].splitlines()
+    body = next(i for i, line in enumerate(text) if line.startswith("def ") or line.startswith("    def "))
+    indent = len(text[body + 1]) - len(text[body + 1].lstrip())
+    code = " " * indent + UNOPENED_IN_A_MESSAGE[how].format(other=other)
+    edited = episode.step(DebugAction(action_type="edit_file", path=path, start_line=body + 2, end_line=body + 1, new_text=code + "\n"))
+    assert edited.error is None, edited.error
+    for action in (DebugAction(action_type="run_tests"), DebugAction(action_type="trace_report", test=task.fail_to_pass[0])):
+        obs = episode.step(action)
+        assert _unopened_leaks(obs, task, opened={path}) == [], (action.action_type, obs.error)
+
+
+EXCERPT = """tests/test_tax.py:22: in test_rate
+    assert tax.rate_for("CZ", "grooming") == 600
+           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+../adbg-host-path-5dbe0c1e26ec0b2c/adbg_host/importer.py:81: in hooked
+    return real(*args)
+E   KeyError: 'reduced_vat_bp'
+E   in the project's code (sandbox):
+E     File "/dev/shm/adbg-1-2-x/adbg-run-akvyxx3d/shop/tax.py", line 2, in rate_for
+E       return settings.get("reduced_vat_bp")[code]
+E              ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+E     File "/usr/lib/python3.11/json/__init__.py", line 346, in loads
+E       return _default_decoder.decode(s)
+E     File "/dev/shm/adbg-1-2-x/adbg-run-akvyxx3d/shop/settings.py", line 3, in get
+E       return _current[key]
+E              ~~~~~~~~^^^^^
+E   KeyError: 'reduced_vat_bp'
+E   assert 1 == 2
+E    +  where 1 = len([3])"""
+
+
+class _View:
+    """What failure_lines asks of a tool context: which files it shows, and their lines."""
+
+    def __init__(self, opened):
+        self.opened = opened
+        self.files = {"shop/tax.py": "import settings\nreturn real_line_two()\n", "shop/settings.py": "a\nb\nc = 3  # three\n",
+                      "tests/test_tax.py": "\n" * 21 + "    assert tax.rate_for('CZ') == 600\n"}  # fmt: skip
+
+    def shows(self, path):
+        return path in self.opened or path not in self.files
+
+    def source_line(self, path, number, test_file=False):
+        lines = self.files.get(path, "").split("\n")
+        return lines[number - 1] if 0 < number <= len(lines) else ""
+
+
+def test_a_failure_is_rebuilt_as_frames_with_source_lines_read_here_for_shown_files_only():
+    from env.tools.traced_outcome import failure_lines
+
+    common = ["KeyError: 'reduced_vat_bp'", "in the project's code (sandbox):"]
+    assert failure_lines(_View({"shop/tax.py"}), EXCERPT) == [
+        "tests/test_tax.py:22 in test_rate", *common,
+        "shop/tax.py:2 in rate_for", "    return real_line_two()",  # the file's line as read here, not the excerpt's
+        "json/__init__.py:346 in loads",  # a library's frame: its path from the package, no line of it
+        "shop/settings.py:3 in get",
+        "KeyError: 'reduced_vat_bp'", "assert 1 == 2", "+  where 1 = len([3])",
+        "(the lines of files you have not opened are not shown: open_file shows them)",
+    ]  # fmt: skip
+    everything = failure_lines(_View(set(_View(set()).files)), EXCERPT)
+    assert everything[:2] == ["tests/test_tax.py:22 in test_rate", "    assert tax.rate_for('CZ') == 600"]
+    assert "    c = 3  # three" in everything and not everything[-1].startswith("(the lines")
+    assert not any("adbg" in line or "/dev/shm" in line or "settings.get(" in line for line in everything)
+
+
+def test_the_partial_views_gate_hides_unopened_lines_as_written_in_a_repr_or_in_json():
+    from env.families.procedural.unopened import PLACEHOLDER, UnopenedLines
+
+    task_files = {"a.py": "def total(items):\n    return sum(i.price for i in items)\nx = 1\n", "b.py": "shared = 'in both files'\nraise KeyError(\"it's gone\")\n",
+                  "c.py": "shared = 'in both files'\n"}  # fmt: skip
+    gate = UnopenedLines.of(task_files, opened={"c.py"}, workspace={**task_files, "mine.py": "def total(items):\n"})
+    hidden = "    return sum(i.price for i in items)"
+    quoted = 'raise KeyError("it\'s gone")'
+    assert gate.hidden == ("return sum(i.price for i in items)", quoted)  # not the opened or own lines, nor short ones
+    assert gate.scrub(json.dumps([quoted])) == json.dumps([PLACEHOLDER]) and gate.scrub(repr(quoted + "!")) == f"'{PLACEHOLDER}!'"
+    assert gate.scrub(f"E   ValueError: {hidden}") == f"E   ValueError:     {PLACEHOLDER}"
+    assert gate.scrub(repr(["x", hidden + "\n"])) == f"['x', '    {PLACEHOLDER}\\n']"
+    assert gate.scrub(json.dumps({"v": "'" + hidden + '"'})) == json.dumps({"v": "'    " + PLACEHOLDER + '"'})
+    assert gate.scrub_data({"report": {"calls": [{"returned": hidden}]}, "n": 1}) == {"report": {"calls": [{"returned": "    " + PLACEHOLDER}]}, "n": 1}
+    assert gate.scrub("shared = 'in both files' and def total(items):") == "shared = 'in both files' and def total(items):"
+    assert UnopenedLines.of(task_files, opened=set(task_files), workspace=task_files).scrub(hidden) == hidden
+
+
+@pytest.mark.parametrize("how", ["exits", "crashes"])
+def test_a_traced_run_that_sends_no_record_is_an_error_without_its_output_on_a_partial_view(proc, how):
+    """The agent's own conftest.py (created: no file opened) prints unopened files, then ends the traced run (the error
+    names what went wrong and carries none of the output; a repository task shows its tail) or raises one's text (the
+    tracer still sends its record: a report, whose outcome the trusted run gives)."""
+    task, episode = proc
+    sources = [p for p in sorted(task.files) if p.endswith(".py") and not p.startswith("tests/")]
+    end = "import os\nos._exit(1)\n" if how == "exits" else "raise RuntimeError(open(" + repr(sources[0]) + ").read())\n"
+    conftest = f"import sys\nfor path in {sources!r}:\n    print(open(path).read())\nsys.stdout.flush()\n" + end
+    assert episode.step(DebugAction(action_type="create_file", path="conftest.py", content=conftest)).error is None
+    obs = _trace(episode, test=task.fail_to_pass[0])
+    if how == "exits":
+        assert obs.error == "trace_report: the traced run failed (exit status 1): it sent no call record"
+    else:
+        assert obs.error is None and obs.tool_result["report"]["exit_code"] == 1 and obs.tool_result["report"]["calls"] == []
+    assert _unopened_leaks(obs, task) == []

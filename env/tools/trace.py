@@ -25,15 +25,14 @@ from __future__ import annotations
 import json
 import shlex
 from pathlib import Path
-
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
 
+from env.project import is_test_path
 from env.sandbox.runner import RefusedToRun
 from env.sandbox.shell import ShellError
 from env.tools.base import Tool, ToolContext, ToolError, ToolResult, register
-from env.project import is_test_path
 from env.tools.shell import command_environment
 from env.tools.traced_outcome import traced_outcome
 
