@@ -379,7 +379,11 @@ class _Supervisor:
             return
         self.record += chunk[: RECORD_BYTES + 1 - len(self.record)]
         if not chunk or len(self.record) > RECORD_BYTES:
-            self.record_open = False  # past the cap nothing more is read: writers block, then die with the command
+            self.record_open = False
+            if chunk:  # past the cap, as for the output: the pipe's reader goes, so writers get EPIPE, never block
+                null = os.open(os.devnull, os.O_RDONLY)
+                os.dup2(null, self.record_r)
+                os.close(null)
 
     def drain(self) -> None:
         """After the launcher: what is still in the pipes (every writer is gone, or is being killed)."""
