@@ -521,3 +521,26 @@ def test_a_traced_run_that_sends_no_record_is_an_error_without_its_output_on_a_p
     else:
         assert obs.error is None and obs.tool_result["report"]["exit_code"] == 1 and obs.tool_result["report"]["calls"] == []
     assert _unopened_leaks(obs, task) == []
+
+
+def test_an_unopened_line_in_a_collection_error_or_an_echoed_error_is_scrubbed_everywhere(proc):
+    """The agent's code stops the import of an opened module with an unopened file's line: the trace's failure (a
+    collection error, exit code 2) shows it nowhere. An error that echoes the agent's own text repeats in
+    ``info.error``: the gate covers both."""
+    from env.families.procedural.unopened import PLACEHOLDER
+
+    task, episode = proc
+    path = task.fault_file
+    other = next(p for p in sorted(task.files) if p.endswith(".py") and p != path and not p.startswith("tests/") and len(task.files[p]) > 400)
+    lines = task.files[other].splitlines()
+    line = next(line for line in lines if len(line.strip()) > 20 and line.strip() not in task.files[path])
+    assert episode.step(DebugAction(action_type="open_file", path=path)).error is None
+    raising = f"raise SystemExit(open({other!r}).read().splitlines()[{lines.index(line)}])\n"
+    assert episode.step(DebugAction(action_type="edit_file", path=path, start_line=1, end_line=0, new_text=raising)).error is None
+    obs = _trace(episode, test=task.fail_to_pass[0])
+    assert obs.error is None and obs.tool_result["report"]["exit_code"] == 2, obs.error
+    assert obs.tool_result["report"]["pytest"].startswith("ERROR collecting ")
+    assert _unopened_leaks(obs, task, opened={path}) == []
+    echoed = episode.step(DebugAction(action_type="run_tests", test_ids=[line.strip()]))
+    assert echoed.error is not None and echoed.error.startswith(f"run_tests: unknown test id '{PLACEHOLDER}'"), echoed.error
+    assert echoed.info["error"] == echoed.error and _unopened_leaks(echoed, task, opened={path}) == []

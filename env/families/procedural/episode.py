@@ -137,6 +137,7 @@ class ProceduralEpisode(RepoEpisode):
         gate = self._gate(files)  # what a tool carried from the project's code: no line of an unopened file
         obs.tool_output, obs.error, obs.query_result = (None if t is None else gate.scrub(t) for t in (obs.tool_output, obs.error, obs.query_result))
         obs.tool_result = {k: gate.scrub_data(v) for k, v in obs.tool_result.items()}
+        obs.info = {k: gate.scrub_data(v) for k, v in obs.info.items()}  # info["error"] repeats the error
         obs.logs = list(self.view.shown_logs)
         obs.time_remaining = max(0, self.task.max_steps - self.step_number)
         return obs
