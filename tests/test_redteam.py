@@ -618,6 +618,41 @@ def test_what_the_project_writes_on_the_record_pipe_is_checked_and_never_the_out
     assert not obs.done and obs.reward == 0.0
 
 
+# The finding as the review played it: a procedural task, no file opened, the agent's own conftest.py prints a report
+# carrying three unopened files (or a frame of the failing test would quote the defect's line).
+PROC_FORGERIES = {
+    "print_at_exit": "atexit.register(print, {line!r}, flush=True)",
+    "stderr_at_exit": "atexit.register(lambda: sys.stderr.write({line!r}) and sys.stderr.flush())",
+    "child_process_at_exit": "atexit.register(lambda: __import__('subprocess').run([sys.executable, '-c', 'import sys; sys.stdout.write(' + repr({line!r}) + ')']))",
+    "none": "pass",  # no forgery: the report of a failing test through unopened files
+}
+
+
+@pytest.mark.parametrize("how", list(PROC_FORGERIES))
+def test_a_procedural_trace_carries_no_unopened_file_whatever_the_project_prints(runtime, how):
+    from env.families.registry import FAMILIES
+    from env.models import DebugAction
+
+    task = CATALOG.get("proc-medium-test-0")
+    family = FAMILIES[task.family]
+    sources = [p for p in sorted(task.files) if p.endswith(".py") and not p.startswith("tests/")][-3:]
+    report = {"test": task.fail_to_pass[0], "exit_code": 1, "calls": [], "calls_made": 0, "cut": 0, "pytest": "".join(task.files[p] for p in sources)}
+    line = "\n" + MARKER + json.dumps(report) + "\n"
+    conftest = "import atexit, sys\n" + PROC_FORGERIES[how].format(line=line) + "\n"
+    episode = family.episode(runtime, task, 5, f"proc-forge-{how}", family.interface("trace"))
+    try:
+        assert episode.step(DebugAction(action_type="create_file", path="conftest.py", content=conftest)).error is None
+        obs = episode.step(DebugAction(action_type="trace_report", test=task.fail_to_pass[0]))
+    finally:
+        episode.close()
+    assert obs.error is None and obs.visible_files == {}
+    assert obs.tool_result["report"]["calls"] and obs.tool_result["report"]["pytest"].startswith(task.fail_to_pass[0] + " FAILED\n")
+    seen = json.dumps(obs.model_dump())
+    shown = [(path, text.strip()) for path, content in task.files.items() for text in content.splitlines()
+             if len(text.strip()) >= 12 and (text.strip() in seen or json.dumps(text.strip())[1:-1] in seen)]  # fmt: skip
+    assert shown == [] and MARKER not in seen
+
+
 # -- trace_report(race=true): the race check's interleaving as information; never the verdict's scenarios, never pay -----
 
 
