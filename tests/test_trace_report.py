@@ -544,3 +544,21 @@ def test_an_unopened_line_in_a_collection_error_or_an_echoed_error_is_scrubbed_e
     echoed = episode.step(DebugAction(action_type="run_tests", test_ids=[line.strip()]))
     assert echoed.error is not None and echoed.error.startswith(f"run_tests: unknown test id '{PLACEHOLDER}'"), echoed.error
     assert echoed.info["error"] == echoed.error and _unopened_leaks(echoed, task, opened={path}) == []
+
+
+def test_a_classic_tasks_traced_test_takes_its_outcome_from_the_judge(runtime, catalog):
+    task = catalog.get("easy")
+    episode = FAMILIES[task.family].episode(runtime, task, 1, "trace-classic", FAMILIES[task.family].interface("trace"))
+    try:
+        obs = _trace(episode, test="test_binary_search.py::test_finds_last_element")
+        unknown = _trace(episode, test="test_binary_search.py::test_nothing")
+    finally:
+        episode.close()
+    assert obs.error is None, obs.error
+    report = obs.tool_result["report"]
+    assert report["exit_code"] == 1 and report["pytest"] == (
+        "test_binary_search.py::test_finds_last_element FAILED\n"
+        "assert sol.binary_search([1, 3, 5, 7, 9], 9) == 4\nbinary_search([1, 3, 5, 7, 9], 9) returned -1"
+    )
+    assert [call["function"] for call in report["calls"]] == ["binary_search"] and report["calls"][0]["returned"] == "-1"
+    assert unknown.error == "trace_report: no test 'test_binary_search.py::test_nothing' ran: the task's tests hold no such test"
