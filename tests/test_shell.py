@@ -97,6 +97,23 @@ def test_python_and_pytest_on_a_tiny_project(shell, workspace):
     assert result.exit_code == 1
 
 
+def test_a_record_pipe_on_fd_3_is_read_apart_from_the_output(shell, workspace):
+    """The server's own commands (trace_report's tracer) get fd 3, read into ``record``: nothing printed reaches it,
+    and a command run without one (every run_bash) has no fd 3 at all."""
+    command = "echo out; echo rec >&3; echo err >&2; python -c 'import os; os.write(3, b\"py\"); os.write(1, b\"stdout\\n\")'"
+    result = shell.run(workspace, command, record=True)
+    assert (result.output, result.record, result.record_truncated, result.exit_code) == ("out\nerr\nstdout\n", b"rec\npy", False, 0)
+    plain = shell.run(workspace, "echo out; echo rec >&3")
+    assert (plain.output, plain.record, plain.exit_code) == ("out\nbash: line 1: 3: Bad file descriptor\n", None, 1)
+
+
+def test_a_record_pipe_keeps_its_cap(shell, workspace):
+    """Past the cap the pipe is closed: the writer stops (EPIPE), it never waits for the wall clock."""
+    result = shell.run(workspace, f"head -c {4 * shell_module.RECORD_BYTES} /dev/zero >&3; echo done", record=True)
+    assert result.record == bytes(shell_module.RECORD_BYTES) and result.record_truncated
+    assert (result.output, result.timed_out) == ("done\n", False) and result.duration_ms < 5000
+
+
 def test_reopening_stdout_keeps_earlier_output(shell, workspace):
     # The output is a pipe: `> /dev/stdout` (O_TRUNC) cannot erase what came before.
     assert shell.run(workspace, "echo a; echo b > /dev/stdout; echo c >> /dev/stderr").output == "a\nb\nc\n"

@@ -25,7 +25,9 @@ Each call starts a fresh launcher (``shell_child.py``) that applies every layer 
   ``QuotaExceeded``, a ``ShellError`` naming the quota;
 * uid 65534 where the server is root and that uid can read Python (the workspace is chowned to it).
 
-The output is one pipe (stdout and stderr together) that the server reads and caps. The wall
+The output is one pipe (stdout and stderr together) that the server reads and caps. A command the server
+runs for itself (``trace_report``'s tracer: ``run(..., record=True)``) gets a second pipe on fd 3, read
+apart into ``ShellResult.record``: nothing printed reaches it, so no printed line can pose as the record. The wall
 clock kills the launcher's process group; PDEATHSIG and the PID namespace take the rest down, and
 ``run`` returns only once every process of the command is gone. Safe to call from many threads.
 """
@@ -67,6 +69,7 @@ COPY_BACK_SECONDS = 10.0  # a command stopped at its deadline (or quota): how lo
 QUOTA_POLL_SECONDS = 0.02  # where the server counts the quota: how often, while a command runs
 STATUS_BYTES = 8192
 NOT_RUN = "O"  # the launcher's record for a workspace already over its quota: the command did not run
+RECORD_BYTES = 256 * 1024  # a record pipe's cap: the rest is not read (the record is then cut, and says so)
 
 
 class ShellError(RuntimeError):
@@ -112,6 +115,8 @@ class ShellResult(BaseModel):
     timed_out: bool = False
     duration_ms: float = 0.0
     note: str = ""
+    record: bytes | None = Field(None, description="What the command wrote to fd 3 (run with record=True), at most RECORD_BYTES")
+    record_truncated: bool = False
 
 
 # -- files ---------------------------------------------------------------------------------------
@@ -337,8 +342,9 @@ class ShellRunner:
             env[key] = value
         return env
 
-    def run(self, workspace: Path, command: str, env: dict[str, str] | None = None) -> ShellResult:
-        """Run ``command`` with bash in ``workspace``; returns once every process it started is gone."""
+    def run(self, workspace: Path, command: str, env: dict[str, str] | None = None, record: bool = False) -> ShellResult:
+        """Run ``command`` with bash in ``workspace``; returns once every process it started is gone. ``record``: the
+        command gets a pipe on fd 3, returned as ``ShellResult.record`` (for the server's own commands, never run_bash's)."""
         if self.refusal:
             raise RefusedToRun(self.refusal)
         root = Path(workspace).resolve()
@@ -357,7 +363,7 @@ class ShellRunner:
                     raise QuotaExceeded(counted.refusal, ShellResult(output=""))
             if claim is not None:
                 claim.hold()
-            result, outcome = self._run(root, command, self.environment(tmp, env or {}), tmp, claim, counted)
+            result, outcome = self._run(root, command, self.environment(tmp, env or {}), tmp, claim, counted, record)
             if counted is not None:
                 outcome = counted.settle()
                 counted = None
@@ -379,7 +385,7 @@ class ShellRunner:
                 _restore_access(root)
 
     def _run(
-        self, root: Path, command: str, env: dict[str, str], tmp: str, claim: Claim | None, counted: _Counted | None
+        self, root: Path, command: str, env: dict[str, str], tmp: str, claim: Claim | None, counted: _Counted | None, record: bool = False
     ) -> tuple[ShellResult, str]:
         """The command's result, and what the launcher's quota records say (``_Supervisor.quota_outcome``)."""
         uid = self.isolation.uid
@@ -405,17 +411,20 @@ class ShellRunner:
         out_r, out_w = os.pipe()
         setup_r, setup_w = os.pipe()
         status_r, status_w = os.pipe()
+        record_r, record_w = os.pipe() if record else (-1, -1)
+        if record:
+            setup["record_fd"] = record_w
         cgroup = PidsCgroup.create(self.limits.processes)
         started = time.monotonic()
-        owned = [out_r, setup_w, status_r]  # closed exactly once: a second close could hit another thread's fd
+        owned = [out_r, setup_w, status_r] + ([record_r] if record else [])  # closed exactly once: a second close could hit another thread's fd
         try:
             try:
-                popen = start(
-                    SHELL_CHILD, str(setup_r), str(status_w), stdout=out_w, stderr=out_w, env={}, pass_fds=(setup_r, status_w), cwd=root
-                )
+                passed = (setup_r, status_w) + ((record_w,) if record else ())
+                popen = start(SHELL_CHILD, str(setup_r), str(status_w), stdout=out_w, stderr=out_w, env={}, pass_fds=passed, cwd=root)
             finally:
-                for fd in (out_w, setup_r, status_w):
-                    os.close(fd)
+                for fd in (out_w, setup_r, status_w, record_w):
+                    if fd >= 0:
+                        os.close(fd)
             if cgroup is not None:
                 try:
                     cgroup.add(popen.pid)  # before it has read its setup, so before it has forked
@@ -424,7 +433,7 @@ class ShellRunner:
                     cgroup = None
             owned.remove(setup_w)  # the supervisor closes it once the setup is written
             meter = claim.meter(lambda: [popen.pid]) if claim is not None else None
-            supervisor = _Supervisor(self.limits, popen, cgroup is not None, out_r, status_r, started, meter)
+            supervisor = _Supervisor(self.limits, popen, cgroup is not None, out_r, status_r, started, meter, record_r)
             supervisor.over_quota = counted.over if counted is not None else None
             return supervisor.run(setup, setup_w), supervisor.quota_outcome()
         finally:
@@ -440,19 +449,23 @@ class _Supervisor:
 
     def __init__(
         self, limits: ShellLimits, popen: subprocess.Popen, in_cgroup: bool, out_r: int, status_r: int, started: float, meter: Meter | None = None,
+        record_r: int = -1,
     ):
         self.limits, self.popen, self.in_cgroup, self.meter = limits, popen, in_cgroup, meter
-        self.out_r, self.status_r, self.started = out_r, status_r, started
+        self.out_r, self.status_r, self.record_r, self.started = out_r, status_r, record_r, started
         self.capture = _Capture(limits.output_bytes, max(limits.file_bytes, limits.output_bytes))
         self.status = b""
+        self.record = bytearray()
         self.out_open = self.status_open = True
+        self.record_open = record_r >= 0
         self.init_fd: int | None = None  # pid 1 of the command's namespace, as the host sees it
         self.init_seen = False
         # where the server counts the quota (``_Counted.over``): asked while the command runs
         self.over_quota: Callable[[float], bool] | None = None
         self.stopped_over_quota = False
-        os.set_blocking(out_r, False)
-        os.set_blocking(status_r, False)
+        for fd in (out_r, status_r, record_r):
+            if fd >= 0:
+                os.set_blocking(fd, False)
 
     @property
     def started_fields(self) -> list[bytes]:
@@ -501,6 +514,19 @@ class _Supervisor:
             os.dup2(null, self.out_r)  # the pipe's last reader is gone: writers get SIGPIPE; the fd number stays ours
             os.close(null)
 
+    def read_record(self) -> None:
+        try:
+            chunk = os.read(self.record_r, 65536)
+        except BlockingIOError:
+            return
+        self.record += chunk[: RECORD_BYTES + 1 - len(self.record)]
+        if not chunk or len(self.record) > RECORD_BYTES:
+            self.record_open = False
+            if chunk:  # past the cap, as for the output: the pipe's reader goes, so writers get EPIPE, never block
+                null = os.open(os.devnull, os.O_RDONLY)
+                os.dup2(null, self.record_r)
+                os.close(null)
+
     def drain(self) -> None:
         """After the launcher: what is still in the pipes (every writer is gone, or is being killed)."""
         while self.status_open:
@@ -512,6 +538,11 @@ class _Supervisor:
             before = self.capture.size
             self.read_output()
             if self.out_open and self.capture.size == before:
+                break
+        while self.record_open:
+            before = len(self.record)
+            self.read_record()
+            if self.record_open and len(self.record) == before:
                 break
 
     def run(self, setup: dict, setup_w: int) -> ShellResult:
@@ -536,7 +567,8 @@ class _Supervisor:
                 if self.over_quota is not None and self.over_quota(time.monotonic()):
                     self.stopped_over_quota = True
                     break
-                watch = [fd for fd, is_open in ((self.out_r, self.out_open), (self.status_r, self.status_open)) if is_open]
+                pipes = ((self.out_r, self.out_open), (self.status_r, self.status_open), (self.record_r, self.record_open))
+                watch = [fd for fd, is_open in pipes if is_open]
                 if launcher_fd is not None:
                     watch.append(launcher_fd)
                 wait = remaining if launcher_fd is not None else min(remaining, 0.05)
@@ -549,6 +581,8 @@ class _Supervisor:
                     self.read_status()
                 if self.out_r in ready:
                     self.read_output()
+                if self.record_open and self.record_r in ready:
+                    self.read_record()
                 if (launcher_fd in ready) if launcher_fd is not None else self.popen.poll() is not None:
                     break
             if timed_out or self.stopped_over_quota:
@@ -592,6 +626,8 @@ class _Supervisor:
             timed_out=timed_out,
             duration_ms=(time.monotonic() - self.started) * 1000,
             note="; ".join(notes),
+            record=bytes(self.record[:RECORD_BYTES]) if self.record_r >= 0 else None,
+            record_truncated=len(self.record) > RECORD_BYTES,
         )
 
     def quota_outcome(self) -> str:

@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # for annotations only: importing them would load OpenEnv (en
     from env.contract import Task
     from env.runtime import Runtime
     from env.tools.trace import TraceReport
+    from env.tools.traced_outcome import TracedOutcome
 
 ArgsT = TypeVar("ArgsT", bound=BaseModel)
 
@@ -84,6 +85,28 @@ class ToolContext:
         # trace_report(race=true): the family's replay of its race check's failing interleaving (max_calls -> report),
         # given by a family whose task has such a check
         self.race_trace: Callable[[int], TraceReport] | None = None
+        # trace_report: the traced test's outcome from the trusted side, given by a family whose tests run apart from a
+        # repository (a classic task's judge); a repository's tests run in the split verdict
+        self.test_outcome: Callable[[str], TracedOutcome] | None = None
+
+    partial_view = False  # the agent sees only the files it opened (``shows``): no tool may show another's text
+
+    def shows(self, path: str) -> bool:
+        """Whether the agent may see the text of ``path`` (workspace-relative): every file, unless a view says otherwise."""
+        return True
+
+    def source_line(self, path: str, number: int, test_file: bool = False) -> str:
+        """Line ``number`` of ``path`` as a test run used it: a repository's test file from the task (runs restore
+        them), any other file from the workspace; "" if there is none."""
+        text = self.repository.visible_tests.get(path) if test_file and self.repository is not None else None
+        if text is None:
+            try:
+                full = self.workspace.resolve(path)
+                text = full.read_text(encoding="utf-8", errors="replace") if full.is_file() else ""
+            except (OSError, ValueError):
+                return ""
+        lines = text.split("\n")
+        return lines[number - 1] if 0 < number <= len(lines) else ""
 
     def _repo_project(self) -> Project:
         task = self.repo_task

@@ -7,9 +7,17 @@ project's own code recorded, returned as a bounded report (JSON in ``data["repor
     #   #4 Cart.__init__(self=<shop.Cart object>, owner='b', items=[('x', 1)]) -> None  [shop/cart.py:2]
     #      self.items: None -> [('x', 1)]
 
-The tracer (``env/sandbox/inside/calltrace.py``, standard library only) runs through ``runtime.shell`` exactly as a
-``run_bash`` command would: the same isolation, limits and workspace. Its report is what the agent's own program
-printed, so it is information for the agent, checked for shape here and never part of a reward.
+Two runs make a report, and neither is read from what the project's code prints:
+
+* the outcome and the failure (``exit_code``, ``pytest``) come from the trusted side (``env.tools.traced_outcome``:
+  the split verdict's run of the test, as ``run_tests`` runs it), its frames as ``path:line in function`` with a
+  source line only where the view shows the file;
+* the calls come from the tracer (``env/sandbox/inside/calltrace.py``, standard library only), run through
+  ``runtime.shell`` as a ``run_bash`` command would be (same isolation, limits, workspace), which sends them as one
+  JSON document on a pipe of their own (fd 3, ``ShellRunner.run(record=True)``). Whatever the run prints, on stdout,
+  stderr or from a child, is never parsed. The calls are the traced process's own data (its code could alter them,
+  as it computes the values they show): each is typed and bounded, must name a project file of the workspace, and
+  is information for the agent, never part of a reward.
 """
 
 from __future__ import annotations
@@ -17,17 +25,25 @@ from __future__ import annotations
 import json
 import shlex
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
 
+from env.project import is_test_path
 from env.sandbox.runner import RefusedToRun
 from env.sandbox.shell import ShellError
 from env.tools.base import Tool, ToolContext, ToolError, ToolResult, register
 from env.tools.shell import command_environment
+from env.tools.traced_outcome import traced_outcome
 
 TRACER = Path(__file__).resolve().parents[1] / "sandbox" / "inside" / "calltrace.py"
-MARKER = "<<adbg-trace-report>>"
 _END = "ADBG_TRACE_SOURCE_END"
+MAX_CALLS = 200
+_TEXT = 200  # a value's text (the tracer cuts reprs at 120 characters)
+_NAME = 300
+Text = Annotated[str, StringConstraints(max_length=_TEXT)]
+Name = Annotated[str, StringConstraints(max_length=_NAME)]
+Change = Annotated[list[Text | None], Field(min_length=2, max_length=2)]
 
 
 class TraceArgs(BaseModel):
@@ -35,7 +51,7 @@ class TraceArgs(BaseModel):
     test: str | None = Field(None, min_length=1, max_length=500, pattern=r"^[^\s\x00]+$",
                              description="The test to trace: tests/test_x.py::test_name (or a test file; stress::Class is race=true)")
     race: bool = Field(False, description="Report the race check's failing interleaving instead (tasks with a concurrency check)")
-    max_calls: int = Field(40, ge=1, le=200, description="Calls kept in the report; the failing path is kept first")
+    max_calls: int = Field(40, ge=1, le=MAX_CALLS, description="Calls kept in the report; the failing path is kept first")
 
     @model_validator(mode="after")
     def _something_to_trace(self) -> TraceArgs:
@@ -49,18 +65,20 @@ class TraceArgs(BaseModel):
 
 
 class TraceCall(BaseModel):
+    """One call: bounded, since a record comes from the traced process (``TraceRecord``)."""
+
     model_config = ConfigDict(extra="forbid")
     id: int
-    function: str
-    path: str
-    line: int
-    thread: str
+    function: Annotated[str, StringConstraints(max_length=_NAME, pattern=r"^[\w.<>]+$")]  # a qualified name: no free text
+    path: Name
+    line: int = Field(ge=0)
+    thread: Annotated[str, StringConstraints(max_length=100)]
     caller: int | None
-    args: dict[str, str]
-    returned: str | None = None
-    raised: str | None = None
-    locals_changed: dict[str, list[str | None]] = {}
-    self_changed: dict[str, list[str | None]] = {}
+    args: dict[Name, Text] = Field(max_length=64)
+    returned: Text | None = None
+    raised: Name | None = None
+    locals_changed: dict[Name, Change] = Field({}, max_length=64)
+    self_changed: dict[Name, Change] = Field({}, max_length=64)
 
 
 class RaceStep(BaseModel):
@@ -98,16 +116,27 @@ class TraceReport(BaseModel):
     race: RaceTrace | None = None
 
 
-def parse_report(output: str) -> TraceReport | None:
-    """The last report line the run printed, checked for shape; None when there is none or it does not parse. Only a
-    marker at a line's start counts: the report's own ``pytest`` text may quote one (JSON-escaped, on the same line)."""
-    at = ("\n" + output).rfind("\n" + MARKER)
-    if at < 0:
-        return None
+class TraceRecord(BaseModel):
+    """What the tracer sends on its record pipe: the calls it kept, and how many it saw."""
+
+    model_config = ConfigDict(extra="forbid")
+    calls: list[TraceCall] = Field(max_length=MAX_CALLS)
+    calls_made: int = Field(ge=0)
+    cut: int = Field(ge=0)
+
+
+def parse_record(record: bytes | None, project_files: set[str]) -> TraceRecord | str:
+    """The tracer's record, checked for shape; or why it is not one (no record, bad JSON, a call in no project file)."""
+    if not record:
+        return "it sent no call record"
     try:
-        return TraceReport.model_validate(json.loads(output[at + len(MARKER) :].split("\n", 1)[0]))
+        parsed = TraceRecord.model_validate(json.loads(record.decode("utf-8")))
     except (ValueError, ValidationError):
-        return None
+        return "its call record is not valid"
+    strays = sorted({call.path for call in parsed.calls if call.path not in project_files})
+    if strays:
+        return f"its call record names {len(strays)} path(s) that are not project files of the workspace"
+    return parsed
 
 
 _OUTCOME = {0: "passed", 1: "failed", 2: "interrupted", 3: "internal error", 4: "usage error", 5: "no test collected"}
@@ -177,20 +206,31 @@ class TraceReportTool(Tool[TraceArgs]):
             race = ctx.race_trace(args.max_calls)
             return ToolResult(output=render(race), data={"report": race.model_dump(exclude_defaults=True)})
         assert args.test is not None
-        source = TRACER.read_text(encoding="utf-8")
-        command = f"python - {shlex.quote(args.test)} {args.max_calls} <<'{_END}'\n{source}\n{_END}\n"
-        try:
-            result = ctx.runtime.shell.run(ctx.workspace.root, command, env=command_environment(ctx))
-        except RefusedToRun as exc:
-            raise ToolError(f"trace_report: tests cannot run on this server: {exc}") from None
-        except ShellError as exc:
-            raise ToolError(f"trace_report: {exc}") from None
-        report = parse_report(result.output)
-        if result.timed_out:
-            raise ToolError(f"trace_report: the traced run {result.note}; trace a smaller test")
-        if report is None:
-            tail = result.output.strip()[-600:]
-            raise ToolError(f"trace_report: the traced run printed no report (exit status {result.exit_code}): {tail}")
-        if report.exit_code in (4, 5):
-            raise ToolError(f"trace_report: no test {args.test!r} ran: {report.pytest.strip().splitlines()[-1] if report.pytest.strip() else ''}")
+        outcome = traced_outcome(ctx, args.test)  # first: a test that does not exist is not traced
+        if outcome.exit_code == 5:
+            raise ToolError(f"trace_report: no test {args.test!r} ran: the task's tests hold no such test")
+        record = _traced_calls(ctx, args.test, args.max_calls)
+        report = TraceReport(test=args.test, exit_code=outcome.exit_code, calls=record.calls, calls_made=record.calls_made,
+                             cut=record.cut, pytest=outcome.text)  # fmt: skip
         return ToolResult(output=render(report), data={"report": report.model_dump(exclude_defaults=True)})
+
+
+def _traced_calls(ctx: ToolContext, test: str, max_calls: int) -> TraceRecord:
+    """The traced run's record of calls, read from its record pipe only."""
+    source = TRACER.read_text(encoding="utf-8")
+    command = f"python - {shlex.quote(test)} {max_calls} <<'{_END}'\n{source}\n{_END}\n"
+    try:
+        result = ctx.runtime.shell.run(ctx.workspace.root, command, env=command_environment(ctx), record=True)
+    except RefusedToRun as exc:
+        raise ToolError(f"trace_report: tests cannot run on this server: {exc}") from None
+    except ShellError as exc:
+        raise ToolError(f"trace_report: {exc}") from None
+    if result.timed_out:
+        raise ToolError(f"trace_report: the traced run {result.note}; trace a smaller test")
+    project = {p for p in ctx.workspace.files() if p.endswith(".py") and not is_test_path(p)}
+    record = parse_record(result.record, project)
+    if isinstance(record, str):
+        # the run's own output only where every file may be seen: tracebacks in it quote source lines
+        tail = "" if ctx.partial_view else ": " + result.output.strip()[-600:]
+        raise ToolError(f"trace_report: the traced run failed (exit status {result.exit_code}): {record}{tail}")
+    return record

@@ -21,6 +21,7 @@ from env.families.classic.judge import Verdict, baseline, held_out_baseline, jud
 from env.families.classic.queries import QueryError, answer_query
 from env.families.classic.race_trace import race_report
 from env.families.classic.task import TaskSpec, normalized_ast
+from env.families.classic.traced_test import traced_test
 from env.families.classic.workbench import Workbench
 from env.graders.hypothesis import GoldClaim, judge_hypothesis
 from env.graders.mechanisms import MECHANISMS
@@ -30,6 +31,7 @@ from env.runtime import Runtime
 from env.tools import ToolError, run_call
 from env.tools.base import InvalidArguments, UnknownTool
 from env.tools.trace import TraceReport
+from env.tools.traced_outcome import TracedOutcome
 
 MAX_SUSPECT = 300  # a function name or file:line
 FIELDS_OF = {
@@ -230,7 +232,13 @@ class ClassicEpisode(Episode):
             self._bench = Workbench(self.task, self.runtime, self.current_code)
             if self.task.stress is not None:
                 self._bench.ctx.race_trace = self._race_trace
+            self._bench.ctx.test_outcome = self._traced_test
         return self._bench
+
+    def _traced_test(self, test: str) -> TracedOutcome:
+        """trace_report's outcome of a workbench test: the judge's, on the workbench's module as it is now."""
+        source = (self.bench.workspace.root / self.task.filename).read_text(encoding="utf-8", errors="replace")
+        return traced_test(self.runtime, self.task, self.bench.test_file, test, source)
 
     def _race_trace(self, max_calls: int) -> TraceReport:
         """trace_report(race=true): the race check's failing interleaving on the workbench's module as it is now."""

@@ -23,10 +23,12 @@ from env.families.procedural.grader import Act, ActKind, ProcFacts, grade_proced
 from env.families.procedural.noise import Emitter, ErrorFact, LogFacts, LogModel
 from env.families.procedural.task import ProceduralTask
 from env.families.procedural.tools import ProcContext, ProcView
+from env.families.procedural.unopened import UnopenedLines, hidden_lines
 from env.families.repo.episode import RepoEpisode
 from env.families.repo.grader import RepoFacts, RepoGrade
 from env.interface import Interface
 from env.models import DebugAction, DebugObservation
+from env.patches import Files
 from env.runtime import Runtime
 from env.verdict.repo_judge import run_tests
 
@@ -89,8 +91,15 @@ class ProceduralEpisode(RepoEpisode):
     def __init__(self, runtime: Runtime, task: ProceduralTask, seed: int, episode_id: str, interface: Interface):
         rng = random.Random(f"{task.id}:{seed}:logs")  # local: the same seed gives the same logs
         self.view = ProcView(logs=LogModel(log_facts(runtime, task), task.noise, task.drift, rng))
+        self.gate: UnopenedLines | None = None  # the partial view's last gate, for the files opened so far
         super().__init__(runtime, task, seed, episode_id, interface)
         self.acts: list[Act] = []
+
+    def _gate(self, files: Files) -> UnopenedLines:
+        hidden = hidden_lines(self.task.files, self.view.opened, files or self.task.files)
+        if self.gate is None or self.gate.hidden != hidden:  # compiled again only when the opened files changed
+            self.gate = UnopenedLines.compiled(hidden)
+        return self.gate
 
     def context(self) -> ProcContext:
         return ProcContext(self.task, self.workspace, self.runtime, self.view)
@@ -125,6 +134,10 @@ class ProceduralEpisode(RepoEpisode):
         obs = super().observe(reward, parts, error=error, query_result=query_result, tool_output=tool_output)
         files = self.workspace.files() if not self.done else {}
         obs.visible_files = {p: files[p] for p in sorted(self.view.opened) if p in files}
+        gate = self._gate(files)  # what a tool carried from the project's code: no line of an unopened file
+        obs.tool_output, obs.error, obs.query_result = (None if t is None else gate.scrub(t) for t in (obs.tool_output, obs.error, obs.query_result))
+        obs.tool_result = {k: gate.scrub_data(v) for k, v in obs.tool_result.items()}
+        obs.info = {k: gate.scrub_data(v) for k, v in obs.info.items()}  # info["error"] repeats the error
         obs.logs = list(self.view.shown_logs)
         obs.time_remaining = max(0, self.task.max_steps - self.step_number)
         return obs

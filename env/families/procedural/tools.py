@@ -38,9 +38,15 @@ class ProcView:
 class ProcContext(ToolContext):
     """A procedural episode's tool context: the workspace and task, plus what the agent has opened and seen."""
 
+    partial_view = True
+
     def __init__(self, task: ProceduralTask, workspace: Workspace, runtime: Runtime, view: ProcView):
         super().__init__(task, workspace, runtime, repository=task)
         self.view = view
+
+    def shows(self, path: str) -> bool:
+        """An opened file's text, or a file that is not the task's (the agent's own, a library's); no other."""
+        return path in self.view.opened or path not in self.task.files
 
 
 def _view(ctx: ToolContext) -> ProcView:

@@ -5,10 +5,12 @@ Each call: its function and place (path relative to the workspace, line), the th
 project call below it on the stack), its arguments, and at its end the return value or the exception, and what
 changed in its locals and in the attributes of ``self`` between entry and exit. Reprs are bounded and never raise.
 Project code is every file under the working directory except tests (``tests/``, ``test_*.py``, ``*_test.py``,
-``conftest.py``). The report is printed as one JSON line after the marker; the server bounds and renders it.
+``conftest.py``). The record (the calls kept, and how many were made) is written as one JSON document to fd 3, a
+pipe the server reads apart from the output (``ShellRunner.run(record=True)``): nothing the run prints is ever
+parsed. The test's outcome and failure are not recorded here: the server takes them from the trusted run.
 
-It runs in the same process as the project and reads nothing secret: like ``run_bash``'s output, the report is what
-the agent's own program printed, information for the agent and never part of a reward.
+It runs in the same process as the project and reads nothing secret: its record is the traced process's data,
+information for the agent that the server checks for shape and never part of a reward.
 """
 
 import json
@@ -18,9 +20,9 @@ import reprlib
 import sys
 import threading
 
-MARKER = "<<adbg-trace-report>>"
+RECORD_FD = 3
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
-_DURATION = re.compile(r" in \d+(?:\.\d+)?s\b")  # pytest's "1 failed in 0.05s": two runs must print the same report
+NAMES = 64  # arguments and changes kept per call (the server refuses more)
 
 
 class _Repr(reprlib.Repr):
@@ -69,11 +71,11 @@ class Recorder:
         return None
 
     def _state(self, frame):
-        local = {k: _shown(v) for k, v in frame.f_locals.items() if k != "self"}
+        local = {k: _shown(v) for k, v in list(frame.f_locals.items())[: NAMES + 1] if k != "self"}
         owner = frame.f_locals.get("self")
         attrs = {}
         try:
-            attrs = {k: _shown(v) for k, v in vars(owner).items()} if owner is not None and hasattr(owner, "__dict__") else {}
+            attrs = {k: _shown(v) for k, v in list(vars(owner).items())[:NAMES]} if owner is not None and hasattr(owner, "__dict__") else {}
         except BaseException:
             attrs = {}
         return local, attrs
@@ -91,12 +93,12 @@ class Recorder:
         with self.lock:
             call = {
                 "id": len(self.calls) + self.dropped + 1,
-                "function": getattr(code, "co_qualname", code.co_name),
-                "path": rel,
+                "function": getattr(code, "co_qualname", code.co_name)[:300],
+                "path": rel[:300],
                 "line": frame.f_lineno,
-                "thread": threading.current_thread().name,
+                "thread": threading.current_thread().name[:100],
                 "caller": self._caller(frame),
-                "args": {n: _shown(frame.f_locals[n]) for n in names if n in frame.f_locals},
+                "args": {n: _shown(frame.f_locals[n]) for n in names[:NAMES] if n in frame.f_locals},
             }
             if len(self.calls) >= self.limit:
                 self.dropped += 1
@@ -108,7 +110,7 @@ class Recorder:
 
         def local(frame, event, arg):
             if event == "exception":
-                raised[:] = [f"{arg[0].__name__}: {_shown(arg[1])}"]
+                raised[:] = [f"{arg[0].__name__}: {_shown(arg[1])}"[:300]]
             elif event == "line":
                 raised.clear()  # handled inside: the function goes on
             elif event == "return":
@@ -121,9 +123,9 @@ class Recorder:
                 changed_args = {k: [before[0].get(k), v] for k, v in after[0].items() if k in call["args"] and before[0].get(k) != v}
                 attrs = {k: [before[1].get(k), v] for k, v in after[1].items() if before[1].get(k) != v}
                 if changed or changed_args:
-                    call["locals_changed"] = {**changed_args, **changed}
+                    call["locals_changed"] = dict(list({**changed_args, **changed}.items())[:NAMES])
                 if attrs:
-                    call["self_changed"] = attrs
+                    call["self_changed"] = dict(list(attrs.items())[:NAMES])
                 self.live.pop(id(frame), None)
             return local
 
@@ -161,29 +163,24 @@ def chosen(calls, budget):
 
 def main():
     test, budget = sys.argv[1], int(sys.argv[2])
+    os.set_inheritable(RECORD_FD, False)  # programs the project's code starts never get the record pipe
     sys.path.insert(0, ROOT)
-    import io
-
     import pytest
 
     recorder = Recorder(RECORDED)
-    printed, real = io.StringIO(), sys.stdout
-    sys.stdout = printed  # pytest's own report: only its last lines go into the trace report
     threading.settrace(recorder.trace)
     sys.settrace(recorder.trace)
     try:
-        code = pytest.main([test, "-q", "-p", "no:cacheprovider", "--no-header", "--tb=short", "-W", "ignore"])
+        pytest.main([test, "-q", "-p", "no:cacheprovider", "--no-header", "--tb=no", "-W", "ignore"])
     finally:
         sys.settrace(None)
         threading.settrace(None)
-        sys.stdout = real
     kept = chosen(recorder.calls, budget)
-    report = {
-        "test": test, "exit_code": int(code), "calls": kept, "calls_made": len(recorder.calls) + recorder.dropped,
-        "cut": len(recorder.calls) + recorder.dropped - len(kept), "pytest": _DURATION.sub("", printed.getvalue())[-1500:],
-    }
-    real.write("\n" + MARKER + json.dumps(report) + "\n")
-    real.flush()
+    made = len(recorder.calls) + recorder.dropped
+    data = json.dumps({"calls": kept, "calls_made": made, "cut": made - len(kept)}).encode()
+    while data:
+        data = data[os.write(RECORD_FD, data) :]
+    os.close(RECORD_FD)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,9 @@ the parent reads and caps. The setup (command, environment, layers, limits, Land
 with ``P<pid> <pidns> <quota>\n`` once the command's process exists, ``E<message>`` if a layer failed, or
 ``O`` if the workspace does not fit in its quota (then the command never runs). Where the launcher holds
 the workspace's quota (``shell_quota.py``, in its mount namespace: ``<quota>`` is 1), one ``Q...`` record
-follows once the command has ended and its changes are copied back, or not.
+follows once the command has ended and its changes are copied back, or not. A command the server runs for itself
+(``trace_report``'s tracer) may get a record pipe too: it is fd 3 of bash and its programs, read apart from the
+output.
 
 The isolation layers are the sandbox child's own: ``layers.py``, compiled from its path by the
 parent once and executed here as a module (not copied, and not compiled again on every call).
@@ -26,6 +28,7 @@ import sys
 
 CLONE_NEWPID = 0x20000000
 PR_SET_PDEATHSIG, PR_SET_NAME, PR_SET_NO_NEW_PRIVS = 1, 15, 38
+RECORD_FD = 3  # a server-owned command's record pipe (trace_report's call record): never stdout or stderr
 
 
 def _read_all(fd):
@@ -159,12 +162,30 @@ def _kill_own_domain():
         pass
 
 
+def _record_on_fd3(setup, status_fd):
+    """A server-owned command's record pipe (``ShellRunner.run(record=True)``) on fd 3, which bash and its programs
+    inherit; its own number closed. Returns the status pipe's number, moved first if it was 3."""
+    record = setup.get("record_fd")
+    if record is None:
+        return status_fd
+    if status_fd == RECORD_FD:
+        status_fd = os.dup(status_fd)  # not inheritable, like the original
+        os.close(RECORD_FD)
+    if record != RECORD_FD:
+        os.dup2(record, RECORD_FD)  # inheritable: the command's programs get it
+        os.close(record)
+    else:
+        os.set_inheritable(RECORD_FD, True)
+    return status_fd
+
+
 def main():
     quota = None
     setup_fd, status_fd, parent = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])  # parent: env.sandbox.launch
     os.set_inheritable(status_fd, False)  # bash and its children never see the status pipe
     try:
         setup = marshal.loads(_read_all(setup_fd))
+        status_fd = _record_on_fd3(setup, status_fd)
         quota = Quota(setup)
         pid_ns, libc = _isolate(_module("_adbg_layers", marshal.loads(setup["layers_code"])), setup, parent, quota)
         pid = os.fork()
