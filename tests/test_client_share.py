@@ -311,25 +311,25 @@ def test_a_full_server_names_the_true_retry_time_and_idle_mcp_sessions_free_thei
 
 
 def test_a_session_in_use_is_never_idle_and_a_joined_ws_shares_its_clock(runtime: Runtime):
-    """An MCP session asked every 0.4 s outlives a 1 s limit; a /ws joined to it (?session_id=, as OpenEnv's
+    """An MCP session asked every 0.3 s outlives a 0.8 s limit; a /ws joined to it (?session_id=, as OpenEnv's
     MCPToolClient does) takes no slot of the client's share and stops the session's clock while it talks; once it
     falls silent for the limit, it is closed for idleness and the session with it."""
-    settings = Settings(max_sessions=4, sessions_per_client=1, session_timeout_s=1)
+    settings = Settings(max_sessions=4, sessions_per_client=1, session_timeout_s=0.8)
     with LiveServer(build_app(runtime=runtime, settings=settings)) as server:
 
         async def scenario() -> dict[str, Any]:
             seen: dict[str, Any] = {}
             async with http_from(ATTACKER, server.url) as http:
                 session = (await rpc(http, "openenv/session/create", RESET))["result"]["session_id"]
-                for _ in range(6):  # 2.4 s of use, past twice the limit
-                    await asyncio.sleep(0.4)
+                for _ in range(6):  # 1.8 s of use, past twice the limit
+                    await asyncio.sleep(0.3)
                     assert "result" in await rpc(http, "tools/list", {"session_id": session})
                 joined = await connect(server.url.replace("http", "ws") + f"/ws?session_id={session}", local_addr=(ATTACKER, 0), proxy=None)
-                for _ in range(6):  # 2.4 s over the joined socket: the session's clock is stopped
-                    await asyncio.sleep(0.4)
+                for _ in range(6):  # 1.8 s over the joined socket: the session's clock is stopped
+                    await asyncio.sleep(0.3)
                     assert (await ask(joined, {"type": "state"}))["type"] == "state"
                 seen["in_use"] = "result" in await rpc(http, "tools/list", {"session_id": session})
-                frame = json.loads(await asyncio.wait_for(joined.recv(), 10))  # then silence: the joined socket idles out after 1 s
+                frame = json.loads(await asyncio.wait_for(joined.recv(), 10))  # then silence: the joined socket idles out after 0.8 s
                 seen["idle_frame"] = frame["data"]["code"]
                 await asyncio.sleep(0.3)
                 seen["after"] = (await rpc(http, "tools/list", {"session_id": session}))["error"]["message"]
@@ -339,7 +339,7 @@ def test_a_session_in_use_is_never_idle_and_a_joined_ws_shares_its_clock(runtime
         seen = asyncio.run(scenario())
     assert seen["in_use"] is True and seen["idle_frame"] == "IDLE_TIMEOUT"
     assert seen["after"] == (
-        f"MCP session '{seen['session']}' was closed after 1 s without a request (ENV_SESSION_TIMEOUT_S); openenv/session/create starts a new one"
+        f"MCP session '{seen['session']}' was closed after 0.8 s without a request (ENV_SESSION_TIMEOUT_S); openenv/session/create starts a new one"
     )
 
 
@@ -364,23 +364,19 @@ def served(runtime: Runtime, trusted: str) -> Iterator[str]:
         thread.join(timeout=10)
 
 
-def counted_as(url: str, source: str, forwarded: str | None) -> str:
-    """The client a request from ``source`` (with that X-Forwarded-For) is counted as: its second session's refusal
-    names it (a share of one)."""
+def counted_as(url: str, source: str, forwarded: str | None, then: str | None = None) -> str:
+    """The client a request from ``source`` (with that X-Forwarded-For) is counted as: on a share of one, its second
+    session's refusal names it (the second sent with ``then`` as its X-Forwarded-For, if given)."""
+
+    async def create(http: httpx.AsyncClient, xff: str | None) -> dict[str, Any]:
+        body = {"jsonrpc": "2.0", "id": 1, "method": "openenv/session/create", "params": RESET}
+        answer: dict[str, Any] = (await http.post("/mcp", headers={"x-forwarded-for": xff} if xff else {}, json=body)).json()
+        return answer
 
     async def go() -> str:
-        headers = {"x-forwarded-for": forwarded} if forwarded else {}
         async with http_from(source, url) as http:
-            made = (
-                await http.post(
-                    "/mcp", headers=headers, json={"jsonrpc": "2.0", "id": 1, "method": "openenv/session/create", "params": RESET}
-                )
-            ).json()
-            refused = (
-                await http.post(
-                    "/mcp", headers=headers, json={"jsonrpc": "2.0", "id": 2, "method": "openenv/session/create", "params": RESET}
-                )
-            ).json()
+            made = await create(http, forwarded)
+            refused = await create(http, then or forwarded)
             await rpc(http, "openenv/session/close", {"session_id": made["result"]["session_id"]})
         client: str = refused["error"]["data"]["client"]
         return client
@@ -395,8 +391,10 @@ def test_x_forwarded_for_names_the_client_only_on_a_trusted_proxy_s_connections(
     with served(runtime, "127.0.0.1") as url:
         assert counted_as(url, "127.0.0.1", "203.0.113.5") == "203.0.113.5"  # the balancer names its client
         assert counted_as(url, "127.0.0.1", "198.51.100.1, 203.0.113.5") == "203.0.113.5"  # what the client wrote: ignored
-        assert counted_as(url, "127.0.0.1", "2001:db8:7:7:1::9") == "2001:db8:7:7::/64"
-        assert counted_as(url, ATTACKER, "203.0.113.99") == ATTACKER  # not a trusted proxy: its header is ignored
+        # an IPv6 host picks any address of its /64: another one is the same client
+        assert counted_as(url, "127.0.0.1", "2001:db8:7:7:1::9", then="2001:db8:7:7:ffff::1") == "2001:db8:7:7::/64"
+        # not a trusted proxy: its header is ignored, so a new forged address per request buys no new share
+        assert counted_as(url, ATTACKER, "203.0.113.99", then="203.0.113.100") == ATTACKER
     with served(runtime, "") as url:
         assert counted_as(url, "127.0.0.1", "203.0.113.5") == "127.0.0.1"
 
