@@ -31,7 +31,9 @@ from env.runtime import Runtime
 from env.server.app import build_app
 from env.server.clients import client_key
 from env.server.episodes import ClientShareFull, EpisodeStore
+from env.server.idle import IdleSessions
 from env.server.main import server_config
+from env.server.slots import SessionSlots
 from tests.conftest import LiveServer, free_port
 from tests.helpers import GOLD, GOOD_HYPOTHESIS, submit
 
@@ -440,3 +442,50 @@ def test_the_store_bounds_each_client_s_unfinished_episodes_with_a_true_retry_ti
     store.add(Episode("e"), "203.0.113.7")  # a finished episode leaves the share
     store.add(Episode("f"))  # no client's (in process): never bounded
     assert {e.episode_id for e in store.open_episodes()} == {"b", "c", "d", "e", "f"}
+
+
+def test_slots_name_the_first_moment_a_slot_frees_and_free_it_then():
+    """SessionSlots on a clock of its own: the retry time is the first idle MCP session's deadline (a session in a
+    request is not idle), and reap closes exactly the sessions due, which then say why they are gone."""
+    now = [0.0]
+
+    class Table:
+        max_concurrent_envs = 3
+
+        def __init__(self) -> None:
+            self.sessions = {"a": object(), "b": object(), "c": object()}
+
+        @property
+        def active_sessions(self) -> int:
+            return len(self.sessions)
+
+        def get_session_info(self, session_id: str) -> object | None:
+            return self.sessions.get(session_id)
+
+    table, closed = Table(), []
+
+    async def close(session_id: str) -> None:
+        closed.append(session_id)
+        del table.sessions[session_id]
+
+    slots = SessionSlots(2, IdleSessions(10, 5, clock=lambda: now[0]), table, close, clock=lambda: now[0])
+    slots.created("a", "203.0.113.7")
+    now[0] = 3
+    slots.created("b", "203.0.113.7")
+    slots.created("c", "198.51.100.1")
+    now[0] = 4.5
+    assert slots.server_full(3, 3).retry_after_s == 6  # a, made at 0, closes at 10
+    assert (slots.over_share("203.0.113.7").retry_after_s, slots.over_share("198.51.100.1")) == (6, None)
+    with slots.in_use("a"):
+        now[0] = 9
+        assert slots.server_full(3, 3).retry_after_s == 4  # a is answering a request: b and c close at 13
+    now[0] = 13
+    asyncio.run(slots.reap())
+    assert closed == ["b", "c"] and slots.held("203.0.113.7") == 1  # a was used until 9: it closes at 19
+    assert slots.closed_for_idleness("b") == (
+        "MCP session 'b' was closed after 10 s without a request (ENV_SESSION_TIMEOUT_S); openenv/session/create starts a new one"
+    )
+    assert slots.closed_for_idleness("a") is None and slots.idle_closes == 2
+    with slots.in_use("a"):
+        busy = slots.server_full(1, 1)
+    assert busy.retry_after_s == 10 and "Retry in 10 s at the earliest: no session is waiting for its client now" in busy.message
