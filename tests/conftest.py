@@ -180,8 +180,9 @@ class LiveServer:
 
 @pytest.fixture(scope="session")
 def live_server(runtime: Runtime) -> Iterator[LiveServer]:
-    # one client (127.0.0.1) plays every test against it, 64 sessions at once in one: its share is every session
-    with LiveServer(build_app(runtime=runtime, settings=Settings(max_sessions=80, sessions_per_client=80))) as server:
+    # one client (127.0.0.1) plays every test against it, 64 sessions at once in one and many unfinished HTTP
+    # episodes: its share is every session and the whole store
+    with LiveServer(build_app(runtime=runtime, settings=Settings(max_sessions=80, sessions_per_client=Settings().http_episodes))) as server:
         yield server
 
 
