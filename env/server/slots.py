@@ -12,9 +12,10 @@ session is told when a slot frees.
 
 Every session holds one of OpenEnv's slots (``table``, its HTTPEnvServer). A socket holds one while connected; an MCP
 session made over POST /mcp holds one until openenv/session/close, or until it has had no request for
-ENV_SESSION_TIMEOUT_S (OpenEnv's own reaper waited twice that, and only looked every quarter of it). A /ws that joins
-an MCP session (``?session_id=``) takes no slot: the session is its creator's, its clock stops while the socket is
-connected, and a joined socket closed for idleness closes the session too (both sat idle for the limit).
+ENV_SESSION_TIMEOUT_S (OpenEnv's reaper, left as a backstop at twice that, looks only every quarter of its limit).
+A /ws that joins an MCP session (``?session_id=``) takes no slot: the session is its creator's, its clock stops
+while the socket is connected, and a joined socket closed for idleness closes the session too (both sat idle for
+the limit).
 
 A refusal's retry time is the first moment a slot frees through idleness unless the session is used: the first
 deadline among the waiting sockets (closed by the guard on time) and the idle MCP sessions (closed by ``run`` on
@@ -44,9 +45,6 @@ log = logging.getLogger("env.server")
 
 class SessionTable(Protocol):
     """What is read of OpenEnv's session table (its ``HTTPEnvServer``)."""
-
-    @property
-    def active_sessions(self) -> int: ...
 
     @property
     def max_concurrent_envs(self) -> int: ...
@@ -193,7 +191,8 @@ class SessionSlots:
 
     def _when(self, client: str | None) -> tuple[int, str]:
         waits = self._waits(client)
-        limits = f"ENV_SESSION_TIMEOUT_S={self.idle.idle_s:g}, ENV_FIRST_RESET_TIMEOUT_S={self.idle.first_reset_s:g} before a /ws connection's first reset"
+        idle_s, first_s = self.idle.idle_s, self.idle.first_reset_s
+        limits = f"ENV_SESSION_TIMEOUT_S={idle_s:g}, ENV_FIRST_RESET_TIMEOUT_S={first_s:g} before a /ws connection's first reset"
         whose = "one of this client's sessions" if client is not None else "a session"
         if waits:
             retry = max(1, math.ceil(min(waits)))
