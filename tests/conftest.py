@@ -140,7 +140,8 @@ def run(task: TaskSpec, source: str, sandbox: Sandbox, policy: bool = True, seed
 
 @pytest.fixture(scope="session")
 def app(runtime: Runtime):
-    return build_app(runtime=runtime, settings=Settings())
+    # every test that uses it is one client ("testclient"), and many leave HTTP episodes unfinished: its share is the whole store
+    return build_app(runtime=runtime, settings=Settings(sessions_per_client=Settings().http_episodes))
 
 
 @pytest.fixture()
@@ -179,7 +180,9 @@ class LiveServer:
 
 @pytest.fixture(scope="session")
 def live_server(runtime: Runtime) -> Iterator[LiveServer]:
-    with LiveServer(build_app(runtime=runtime, settings=Settings(max_sessions=80))) as server:
+    # one client (127.0.0.1) plays every test against it, 64 sessions at once in one and many unfinished HTTP
+    # episodes: its share is every session and the whole store
+    with LiveServer(build_app(runtime=runtime, settings=Settings(max_sessions=80, sessions_per_client=Settings().http_episodes))) as server:
         yield server
 
 

@@ -452,11 +452,17 @@ def test_a_busy_ws_mcp_session_is_not_reaped_as_idle(runtime):
             assert [t["name"] for t in reply["result"]["tools"]] == ["submit_fix", "query_context", "give_up"], (i, reply)
 
 
-def test_an_idle_json_rpc_session_is_closed_by_the_reaper(runtime):
-    app = build_app(runtime=runtime, settings=Settings(session_timeout_s=2))  # reaped after 4 s idle, checked every 5 s
+def test_an_idle_json_rpc_session_is_closed_after_the_idle_limit_and_says_so(runtime):
+    """Issue 47: OpenEnv's reaper closed it after twice ENV_SESSION_TIMEOUT_S, looking every quarter of it, and a
+    later request got 'Unknown session_id'. Now it closes after the limit, on time, and a request naming it is told why."""
+    app = build_app(runtime=runtime, settings=Settings(session_timeout_s=0.5))
     with TestClient(app) as client:
         made = client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "openenv/session/create", "params": {"task_id": "easy", "seed": 3}})
         session = made.json()["result"]["session_id"]
-        time.sleep(10.5)
+        time.sleep(1.0)
+        assert app.state.slots.held("testclient") == 0  # closed by the timer, with no request to trigger it
         gone = client.post("/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"session_id": session}}).json()
-        assert gone["error"] == {"code": -32602, "message": f"Unknown session_id: {session}", "data": None}
+        assert gone["error"] == {
+            "code": -32602, "data": None,
+            "message": f"MCP session '{session}' was closed after 0.5 s without a request (ENV_SESSION_TIMEOUT_S); openenv/session/create starts a new one",
+        }

@@ -228,7 +228,8 @@ def world(tmp_path_factory, isolation, catalog):
     clients = {}
     for policy in (True, False):
         runtime = Runtime(catalog, Sandbox(Limits(wall_seconds=3, cpu_seconds=2), isolation), workers=4, static_check=policy)
-        clients[policy] = TestClient(build_app(runtime=runtime, settings=Settings()))
+        # one client ("testclient") leaves an unfinished episode per attack: its share is the whole store
+        clients[policy] = TestClient(build_app(runtime=runtime, settings=Settings(sessions_per_client=Settings().http_episodes)))
     yield {"canary": canary, "base": base, "clients": clients}
     for client in clients.values():
         client.app.state.runtime.sandbox.close()

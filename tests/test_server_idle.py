@@ -78,9 +78,10 @@ def test_idle_connections_do_not_lock_everyone_out(runtime):
             assert (refused["code"], refused["retry_after_s"]) == ("CAPACITY_REACHED", 1)
             assert refused["message"] == (
                 "Server at capacity: 2/2 sessions active. Cannot accept new connections. Retry in 1 s: a session idle that long "
-                "is closed by then (ENV_SESSION_TIMEOUT_S=600, ENV_FIRST_RESET_TIMEOUT_S=0.5 before its first reset). Each "
-                "WebSocket connection holds one session until it closes or idles out: close sessions you no longer use, or "
-                "start the server with a higher ENV_MAX_SESSIONS (now 2)."
+                "is closed by then unless it is used (ENV_SESSION_TIMEOUT_S=600, ENV_FIRST_RESET_TIMEOUT_S=0.5 before a /ws "
+                "connection's first reset). Each WebSocket connection (/ws, /mcp) and each MCP session made over POST /mcp holds "
+                "one session until it closes or idles out: close sessions you no longer use, or start the server with a higher "
+                "ENV_MAX_SESSIONS (now 2)."
             )
             # both squatters are closed 0.5 s after they connected: a slot frees within a few seconds, however loaded
             deadline = time.monotonic() + 10

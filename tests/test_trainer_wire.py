@@ -114,7 +114,7 @@ def test_a_full_server_says_how_to_raise_the_limit(runtime):
     assert 590 < retry <= 600
     assert reply["data"]["message"] == (
         f"Server at capacity: 2/2 sessions active. Cannot accept new connections. Retry in {retry} s: a session idle that long "
-        "is closed by then (ENV_SESSION_TIMEOUT_S=600, ENV_FIRST_RESET_TIMEOUT_S=60 before its first reset). Each WebSocket "
-        "connection holds one session until it closes or idles out: close sessions you no longer use, or start the server "
-        "with a higher ENV_MAX_SESSIONS (now 2)."
+        "is closed by then unless it is used (ENV_SESSION_TIMEOUT_S=600, ENV_FIRST_RESET_TIMEOUT_S=60 before a /ws connection's "
+        "first reset). Each WebSocket connection (/ws, /mcp) and each MCP session made over POST /mcp holds one session until "
+        "it closes or idles out: close sessions you no longer use, or start the server with a higher ENV_MAX_SESSIONS (now 2)."
     )

@@ -29,13 +29,15 @@ from env.interface import ALIASES, PROFILES, tool_schemas
 from env.listing import listing_entry
 from env.models import ACTION_TYPES, QUERY_TYPES, DebugAction, DebugObservation, DebugState
 from env.runtime import Runtime
+from env.server.clients import client_of
 from env.server.environment import DebugEnvironment
 from env.server.episodes import NO_EPISODE_NAMED, EpisodeNotFound, EpisodeStore, NoEpisodeNamed
 from env.server.guard import RequestGuard
 from env.server.idle import IdleSessions
-from env.server.mcp import create_session, drop_socket, openenv_server, serve_socket, take_endpoint
+from env.server.mcp import close_session, create_session, drop_socket, openenv_server, serve_socket, take_endpoint
 from env.server.metrics import CONTENT_TYPE, ServerMetrics
 from env.server.replica import Replica
+from env.server.slots import SessionSlots
 from env.settings import unknown as unknown_settings
 
 if TYPE_CHECKING:
@@ -67,7 +69,12 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None, 
     for line in unknown_settings():  # a misspelt ENV_/SANDBOX_ variable would otherwise be ignored in silence
         log.warning(line)
     runtime = runtime or Runtime.from_env(TaskCatalog.from_env())
-    store = EpisodeStore(settings.http_episodes, settings.session_timeout_s, single_user=settings.single_user)
+    store = EpisodeStore(settings.http_episodes, settings.session_timeout_s, single_user=settings.single_user, per_client=settings.sessions_per_client)
+    if settings.sessions_per_client >= settings.max_sessions:
+        log.warning(
+            "ENV_SESSIONS_PER_CLIENT=%d is not below ENV_MAX_SESSIONS=%d: one client can take every session (fine for one trainer alone)",
+            settings.sessions_per_client, settings.max_sessions,
+        )
     replica = Replica(settings.replica, settings.drain_seconds)
     idle = IdleSessions(settings.session_timeout_s, settings.first_reset_timeout_s)
     metrics = ServerMetrics(replica, store, settings, idle, runtime.cpu)
@@ -79,7 +86,8 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None, 
         env_name=ENV_NAME,
         state_cls=DebugState,
         # The guard closes idle WebSockets itself, with a reason (the library's reaper would free the slot and leave
-        # the socket open, and it takes state messages for silence); its reaper remains for HTTP MCP sessions.
+        # the socket open, and it takes state messages for silence), and SessionSlots closes idle MCP sessions made
+        # over POST /mcp after the limit; the library's reaper, at twice the limit, is left as a backstop.
         concurrency_config=ConcurrencyConfig(max_concurrent_envs=settings.max_sessions, session_timeout=2 * settings.session_timeout_s),
         # With ENABLE_WEB_INTERFACE=true the library mounts a UI at /web: ours, alone (the library's playground
         # shares one environment between all visitors, which our sessions must never do).
@@ -110,6 +118,11 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None, 
     # the rest (session/close, a session's tools/list and tools/call through DebugEnvironment.mcp_client) is the library's.
     library_mcp = take_endpoint(app, "/mcp", "POST")
     sessions = openenv_server(app)
+    slots = SessionSlots(settings.sessions_per_client, idle, sessions, functools.partial(close_session, sessions), on_refusal=metrics.refused)
+    app.state.slots = slots
+    metrics.count_mcp_closes(lambda: slots.idle_closes)
+    app.router.on_startup.append(slots.start)  # closes idle MCP sessions on time
+    app.router.on_shutdown.append(slots.stop)
 
     @app.post("/mcp", tags=["MCP"], summary="MCP JSON-RPC: tools/list, tools/call, openenv/session/create (with reset arguments) and close")
     async def mcp(request: Request) -> dict[str, Any]:
@@ -122,17 +135,36 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None, 
             message = f"'session_id' must be a string (the one openenv/session/create answered), not {type(named).__name__}"
             return JsonRpcResponse.error_response(JsonRpcErrorCode.INVALID_PARAMS, message, request_id=rpc.id).model_dump()
         if rpc.method == "openenv/session/create":
-            return (await create_session(sessions, rpc)).model_dump()
+            return (await new_session(rpc, client_of(request.scope))).model_dump()
         if rpc.method in ("tools/list", "tools/call") and not rpc.params.get("session_id"):
             return JsonRpcResponse.error_response(JsonRpcErrorCode.INVALID_PARAMS, NO_EPISODE_NAMED, request_id=rpc.id).model_dump()
-        return await library_mcp(request)
+        gone = slots.closed_for_idleness(named) if named else None
+        if gone is not None:
+            return JsonRpcResponse.error_response(JsonRpcErrorCode.INVALID_PARAMS, gone, request_id=rpc.id).model_dump()
+        with slots.in_use(named):  # a session is not idle while its request is answered
+            return await library_mcp(request)
+
+    async def new_session(rpc: JsonRpcRequest, client: str) -> JsonRpcResponse:
+        """openenv/session/create from ``client``: refused when it holds its share of the slots, else its session."""
+        await slots.reap()  # an MCP session idle past the limit frees its slot now, as the refusals promise
+        refused = slots.over_share(client)
+        if refused is not None:
+            return JsonRpcResponse.error_response(JsonRpcErrorCode.SERVER_ERROR, refused.message, request_id=rpc.id, data=refused.data())
+        slots.opened(client)  # held while the session is made: a burst of creates cannot pass the check together
+        try:
+            answer = await create_session(sessions, rpc, slots.server_full)
+        finally:
+            slots.closed(client)
+        if answer.error is None and isinstance(answer.result, dict):
+            slots.created(answer.result["session_id"], client)
+        return answer
 
     # The library's WS /mcp: ours answers openenv/session/create by resetting the connection's session with its params.
     drop_socket(app, "/mcp")
 
     @app.websocket("/mcp")
     async def mcp_socket(websocket: WebSocket) -> None:
-        await serve_socket(websocket, sessions)
+        await serve_socket(websocket, sessions, slots.server_full)
 
     # The library's /state serves a throw-away environment; ours finds the episode as /step does.
     app.router.routes = [r for r in app.router.routes if getattr(r, "path", None) != "/state"]
@@ -163,7 +195,7 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None, 
     async def overview() -> dict[str, Any]:
         return api_overview(runtime)
 
-    app.add_middleware(RequestGuard, max_body_bytes=settings.max_body_bytes, idle=idle)
+    app.add_middleware(RequestGuard, max_body_bytes=settings.max_body_bytes, idle=idle, slots=slots)
     return app
 
 

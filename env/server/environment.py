@@ -33,7 +33,7 @@ from env.families.registry import FAMILIES
 from env.models import DebugAction, DebugObservation, DebugState
 from env.runtime import Runtime
 from env.scratch import without_scratch_paths
-from env.server.episodes import EpisodeIdInUse, EpisodeNotFound, EpisodeStore, NoEpisodeNamed, StoreFull
+from env.server.episodes import ClientShareFull, EpisodeIdInUse, EpisodeNotFound, EpisodeStore, NoEpisodeNamed, StoreFull
 from env.server.mcp import SessionTools, plan, tool_observation
 from env.server.metrics import ServerMetrics
 from env.server.replica import Replica
@@ -55,6 +55,13 @@ SUBMISSIONS = ("submit_fix", "submit")  # the action types that submit (classic,
 def default_runtime() -> Runtime:
     """What ``DebugEnvironment()`` uses without a runtime: the built-in tasks and ENV_TASK_DIRS, built once."""
     return Runtime.from_env(TaskCatalog.from_env())
+
+
+def _refusal_reason(exc: Exception) -> str:
+    """The /metrics label of a refused HTTP reset."""
+    if isinstance(exc, ClientShareFull):
+        return "sessions_per_client"
+    return "http_episodes_full" if isinstance(exc, StoreFull) else "episode_id_in_use"
 
 
 def _error_observation(message: str) -> DebugObservation:
@@ -207,10 +214,10 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
         request = HTTP_REQUEST.get()
         if request is not None and self._store is not None:
             try:
-                self._store.add(made)
+                self._store.add(made, request.client)
             except (StoreFull, EpisodeIdInUse) as exc:
                 await self._offload(made.close)  # a repository episode removes its workspace
-                return self._refused("http_episodes_full" if isinstance(exc, StoreFull) else "episode_id_in_use", str(exc))
+                return self._refused(_refusal_reason(exc), str(exc))
             request.started = made.episode_id
         else:
             self._replica.sessions.add(self)  # a WebSocket session: counted until it closes

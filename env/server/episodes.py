@@ -1,7 +1,7 @@
 """Episodes started over plain HTTP, kept between requests and found again by ``episode_id``.
 
-    store = EpisodeStore(capacity=1024, idle_timeout=600)
-    store.add(episode)                   # on POST /reset over HTTP
+    store = EpisodeStore(capacity=1024, idle_timeout=600, per_client=64)
+    store.add(episode, "203.0.113.7")    # on POST /reset over HTTP, with its client (StoreFull past its share)
     store.find(episode_id, cookie)       # on POST /step and GET /state: the body's id, else the cookie's
     store.find(None, None)               # EpisodeNotFound naming the ways to name an episode (single_user=True: the latest)
 
@@ -26,6 +26,10 @@ def _release(episode: Playable) -> None:
 
 class StoreFull(RuntimeError):
     pass
+
+
+class ClientShareFull(StoreFull):
+    """The client holds ENV_SESSIONS_PER_CLIENT unfinished HTTP episodes already."""
 
 
 class EpisodeIdInUse(ValueError):
@@ -53,8 +57,12 @@ class EpisodeStore:
     """Kept in order of last use (every add, get and latest moves an episode to the end), so expiring idle
     episodes looks only at the oldest ones: these calls run on the event loop, and a full store holds 1024."""
 
-    def __init__(self, capacity: int, idle_timeout: float, clock: Callable[[], float] = time.monotonic, single_user: bool = False):
+    def __init__(
+        self, capacity: int, idle_timeout: float, clock: Callable[[], float] = time.monotonic, single_user: bool = False, per_client: int | None = None,
+    ):
         self.capacity = capacity
+        self.per_client = per_client  # ENV_SESSIONS_PER_CLIENT: unfinished episodes one client holds at once (None: no bound)
+        self._owners: dict[str, str] = {}  # episode_id -> the client whose /reset started it
         self.single_user = single_user  # ENV_SINGLE_USER: a request naming no episode gets the latest (one client only)
         self._clock = clock
         self.idle_timeout = idle_timeout
@@ -72,13 +80,30 @@ class EpisodeStore:
 
     def _drop(self, key: str) -> None:
         self._used.pop(key, None)
+        self._owners.pop(key, None)
         _release(self._episodes.pop(key))
+
+    def _over_share(self, owner: str) -> str | None:
+        """Why ``owner`` may not start another episode (it holds its share of unfinished ones), or None. Finished
+        episodes do not count: a client playing one episode after another never reaches its share."""
+        if self.per_client is None:
+            return None
+        held = [k for k, ep in self._episodes.items() if self._owners.get(k) == owner and not ep.done]
+        if len(held) < self.per_client:
+            return None
+        retry = max(1, math.ceil(min(self._used[k] for k in held) + self.idle_timeout - self._clock()))
+        return (
+            f"this client ({owner}) has {len(held)} unfinished HTTP episodes open, the most one client may (ENV_SESSIONS_PER_CLIENT="
+            f"{self.per_client}); finish one (give_up ends it), or retry in {retry} s, when its longest idle one closes unless it "
+            f"is used (an episode closes after {self.idle_timeout:g} s without a request). Behind a balancer, clients are told "
+            "apart only if the server trusts its X-Forwarded-For (ENV_TRUSTED_PROXIES)"
+        )
 
     def _reap(self) -> None:
         cutoff = self._clock() - self.idle_timeout
         while self._episodes:
             oldest = next(iter(self._episodes))
-            if self._used[oldest] >= cutoff:
+            if self._used[oldest] > cutoff:  # idle for the whole limit (or more): closed
                 break
             self._drop(oldest)
             self.idle_closes += 1
@@ -98,9 +123,14 @@ class EpisodeStore:
     def _closed_for_idleness(self) -> str:
         return f"was closed after {self.idle_timeout:g} s without a request (ENV_SESSION_TIMEOUT_S); call POST /reset to start a new episode"
 
-    def add(self, episode: Playable) -> None:
+    def add(self, episode: Playable, owner: str | None = None) -> None:
+        """Keep ``episode``, started by the client ``owner`` (None: no client's, as in process); StoreFull when the
+        store holds only unfinished episodes, or ``owner`` holds its share of them."""
         with self._lock:
             self._reap()
+            refused = self._over_share(owner) if owner is not None else None
+            if refused is not None:
+                raise ClientShareFull(refused)
             if len(self._episodes) >= self.capacity:
                 # The least recently used finished episode goes (they gather at the front).
                 finished = next((k for k, ep in self._episodes.items() if ep.done), None)
@@ -117,6 +147,8 @@ class EpisodeStore:
                 raise EpisodeIdInUse(f"episode_id {episode.episode_id!r} is already in use by an open episode; choose another or omit it")
             self._expired.pop(episode.episode_id, None)
             self._episodes[episode.episode_id] = episode
+            if owner is not None:
+                self._owners[episode.episode_id] = owner
             self._touch(episode.episode_id)
             self._latest = episode.episode_id
 

@@ -5,6 +5,8 @@
   have (NaN, Infinity, 1e400) get 400 (the library would otherwise answer some of these with a 500);
 * a session WebSocket (``/ws``, ``/mcp``) idle past its limit is closed with a reason (``idle``), its messages are
   held to the body rules (answered in-band), and its capacity error says when to retry and how to raise the limit;
+* a session WebSocket from a client that holds its share of the slots (``slots``: ENV_SESSIONS_PER_CLIENT) is
+  accepted, told so in an error frame and closed (code 1013) before it takes a slot;
 * every HTTP request gets its query parameters and episode cookie in :data:`HTTP_REQUEST`, and a response
   to a request that started an episode sets that cookie (see ``transport``).
 
@@ -19,7 +21,9 @@ from urllib.parse import parse_qsl, quote, unquote
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from env.server.idle import Connection, IdleSessions
+from env.server.clients import client_of
+from env.server.idle import Connection, IdleSessions, attached_session
+from env.server.slots import Refusal, SessionSlots
 from env.server.transport import EPISODE_COOKIE, HTTP_REQUEST, HttpRequest
 
 SESSION_SOCKETS = ("/ws", "/mcp")  # the library's WebSocket routes that hold a session slot
@@ -82,11 +86,15 @@ def _value_problem(value: object) -> str | None:
     return None
 
 
+TRY_AGAIN_LATER = 1013  # the WebSocket close code of a refused session (RFC 6455's registry)
+
+
 class RequestGuard:
-    def __init__(self, app: ASGIApp, max_body_bytes: int, idle: IdleSessions | None = None):
+    def __init__(self, app: ASGIApp, max_body_bytes: int, idle: IdleSessions | None = None, slots: SessionSlots | None = None):
         self.app = app
         self.max_body_bytes = max_body_bytes
         self.idle = idle
+        self.slots = slots
 
     async def _reject(self, send: Send, status: int, message: str) -> None:
         payload = json.dumps({"detail": message}).encode()
@@ -96,15 +104,16 @@ class RequestGuard:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "websocket":
             if scope.get("path") in SESSION_SOCKETS and self.idle is not None:
-                conn = self.idle.watch(scope, receive, send)
-                await self.app(scope, self._checked(conn, scope.get("path") == "/mcp"), _capacity_hint(conn.send, self.idle))
+                await self._session_socket(scope, receive, send, self.idle)
             else:
-                await self.app(scope, receive, _capacity_hint(send, self.idle))
+                await self.app(scope, receive, _capacity_hint(send, self.slots))
             return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        request = HttpRequest(query=dict(parse_qsl(scope.get("query_string", b"").decode("latin-1"))), cookie_episode=_episode_cookie(scope))
+        request = HttpRequest(
+            query=dict(parse_qsl(scope.get("query_string", b"").decode("latin-1"))), cookie_episode=_episode_cookie(scope), client=client_of(scope)
+        )
         token = HTTP_REQUEST.set(request)
         send = _setting_cookie(send, request)
         try:
@@ -148,6 +157,31 @@ class RequestGuard:
             HTTP_REQUEST.reset(token)
 
 
+    async def _session_socket(self, scope: Scope, receive: Receive, send: Send, idle: IdleSessions) -> None:
+        """A /ws or /mcp connection: watched for idleness; unless it joins an MCP session (``/ws?session_id=``), it
+        holds one of its client's slots while connected, and is refused when the client holds its share."""
+        client, joined, mcp = client_of(scope), attached_session(scope), scope.get("path") == "/mcp"
+        conn = idle.watch(scope, receive, send, client)
+        slots = self.slots
+        if slots is None:
+            await self.app(scope, self._checked(conn, mcp), _capacity_hint(conn.send, None))
+            return
+        await slots.reap()  # an MCP session idle past the limit frees its slot now, as the refusals promise
+        if joined is None:
+            refused = slots.over_share(client)
+            if refused is not None:
+                await _refuse_socket(receive, send, refused, mcp)
+                return
+            slots.opened(client)  # at once, with no await since the check: a burst of connections cannot pass it together
+        try:
+            with slots.in_use(joined):
+                await self.app(scope, self._checked(conn, mcp), _capacity_hint(conn.send, slots))
+        finally:
+            if joined is None:
+                slots.closed(client)
+        if joined is not None and conn.closed:  # the joined socket sat idle for the limit: so did its session
+            await slots.expire(joined)
+
     def _checked(self, conn: Connection, mcp: bool) -> Receive:
         """A session socket's ``receive``: a message that is not UTF-8 JSON text within the size cap (the body rules
         of HTTP) is answered here with an error frame and never reaches the library (a lone surrogate or a deep
@@ -180,27 +214,37 @@ def _error_frame(message: str, mcp: bool) -> str:
     return json.dumps({"type": "error", "data": {"message": message, "code": "INVALID_JSON"}})
 
 
-def _capacity_hint(send: Send, idle: IdleSessions | None) -> Send:
-    """The library's capacity error says the server is full; ours also says when to retry and how to raise the limit."""
+def _refusal_frame(refusal: Refusal, mcp: bool) -> str:
+    if mcp:
+        return json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": refusal.message, "data": refusal.data()}})
+    return json.dumps({"type": "error", "data": {"code": "CAPACITY_REACHED", "message": refusal.message, **refusal.data()}})
+
+
+async def _refuse_socket(receive: Receive, send: Send, refusal: Refusal, mcp: bool) -> None:
+    """Accept (a refused handshake would tell the client nothing), say why in an error frame, and close."""
+    if (await receive())["type"] != "websocket.connect":
+        return
+    reason = f"{refusal.reason}: retry in {refusal.retry_after_s} s"[:123]  # a close reason holds 123 bytes
+    try:
+        await send({"type": "websocket.accept"})
+        await send({"type": "websocket.send", "text": _refusal_frame(refusal, mcp)})
+        await send({"type": "websocket.close", "code": TRY_AGAIN_LATER, "reason": reason})
+    except Exception:  # noqa: BLE001 - the client went away meanwhile: nobody is left to tell
+        pass
+
+
+def _capacity_hint(send: Send, slots: SessionSlots | None) -> Send:
+    """The library's capacity error on /ws says the server is full; ours also says when a slot frees and how to raise
+    the limit (``slots.server_full``)."""
 
     async def wrapped(message: Message) -> None:
         text = message.get("text") if message["type"] == "websocket.send" else None
-        if text and '"CAPACITY_REACHED"' in text:
+        if slots is not None and text and '"CAPACITY_REACHED"' in text:
             reply = json.loads(text)
             data = reply.get("data", {}) if reply.get("type") == "error" else {}
-            if data.get("code") == "CAPACITY_REACHED":
-                retry = idle.retry_after() if idle is not None else None
-                when = (
-                    f"Retry in {retry} s: a session idle that long is closed by then (ENV_SESSION_TIMEOUT_S={idle.idle_s:g}, "
-                    f"ENV_FIRST_RESET_TIMEOUT_S={idle.first_reset_s:g} before its first reset). " if idle is not None else ""
-                )
-                data["message"] = (
-                    f"{data.get('message', 'the server is at capacity').rstrip()} {when}Each WebSocket connection holds one session "
-                    f"until it closes or idles out: close sessions you no longer use, or start the server with a higher "
-                    f"ENV_MAX_SESSIONS (now {data.get('max_sessions')})."
-                )
-                if retry is not None:
-                    data["retry_after_s"] = retry
+            if data.get("code") == "CAPACITY_REACHED" and isinstance(data.get("active_sessions"), int) and isinstance(data.get("max_sessions"), int):
+                refusal = slots.server_full(data["active_sessions"], data["max_sessions"])
+                data.update(refusal.data(), message=refusal.message)
                 message = {**message, "text": json.dumps(reply)}
         await send(message)
 

@@ -1,8 +1,8 @@
 """Idle WebSocket sessions end: each connection's clock, the close it gets, and when a full server frees a slot.
 
     idle = IdleSessions(idle_s=600, first_reset_s=60)
-    conn = idle.watch(scope, receive, send)      # in the ASGI guard, for /ws and /mcp: conn.receive, conn.send
-    idle.retry_after()                           # seconds until the first waiting connection would be closed
+    conn = idle.watch(scope, receive, send, "203.0.113.7")   # in the ASGI guard, for /ws and /mcp: conn.receive, conn.send
+    idle.waits()                                 # seconds until each waiting connection is closed (waits(client): its own)
     idle.closes                                  # idle closes so far (for /metrics)
 
 A connection's clock runs only while the server waits for its next message (never while a step runs), so a client
@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 import time
 from collections.abc import Callable
+from urllib.parse import parse_qsl
 
 from starlette.types import Message, Receive, Scope, Send
 
@@ -29,34 +29,35 @@ class IdleSessions:
     def __init__(self, idle_s: float, first_reset_s: float, clock: Callable[[], float] = time.monotonic):
         self.idle_s, self.first_reset_s = idle_s, first_reset_s
         self._clock = clock
-        self._deadlines: dict[int, float] = {}  # connection -> when it is closed, while the server waits for it
+        # connection -> when it is closed and whose it is, while the server waits for it
+        self._deadlines: dict[int, tuple[float, str]] = {}
         self.closes = 0
 
-    def retry_after(self) -> int:
-        """Whole seconds until a session slot frees at the latest through idleness: the first waiting connection's
-        deadline, else (every session busy) a whole idle limit."""
+    def waits(self, client: str | None = None) -> list[float]:
+        """Seconds until each connection the server waits for is closed for idleness (``client``'s alone if given)."""
         now = self._clock()
-        first = min(self._deadlines.values(), default=now + self.idle_s)
-        return max(1, math.ceil(first - now))
+        return [deadline - now for deadline, owner in list(self._deadlines.values()) if client is None or owner == client]
 
-    def watch(self, scope: Scope, receive: Receive, send: Send) -> Connection:
-        return Connection(self, scope, receive, send)
+    def watch(self, scope: Scope, receive: Receive, send: Send, client: str = "unknown") -> Connection:
+        return Connection(self, scope, receive, send, client)
 
 
 class Connection:
     """One WebSocket connection's ``receive``, which closes it when the client stays silent past its limit, and
     ``send``, which drops what the app sends after that close (its own close, which the server would refuse)."""
 
-    def __init__(self, idle: IdleSessions, scope: Scope, receive: Receive, send: Send):
-        self._idle, self._receive, self._send = idle, receive, send
+    def __init__(self, idle: IdleSessions, scope: Scope, receive: Receive, send: Send, client: str):
+        self._idle, self._receive, self._send, self.client = idle, receive, send, client
         self._path = scope.get("path")
-        self.started = self._path != "/ws"  # set on the first reset; an MCP socket has none: its limit is the idle one
+        # set on the first reset; an MCP socket has none, and a /ws attached to an MCP session (?session_id=) joins
+        # one that has its episode: their limit is the idle one
+        self.started = self._path != "/ws" or attached_session(scope) is not None
         self.closed = False
 
     async def receive(self) -> Message:
         idle, key = self._idle, id(self)
         limit = idle.idle_s if self.started else idle.first_reset_s
-        idle._deadlines[key] = idle._clock() + limit
+        idle._deadlines[key] = (idle._clock() + limit, self.client)
         try:
             return await asyncio.wait_for(self._receive(), limit)
         except TimeoutError:
@@ -70,6 +71,13 @@ class Connection:
     async def send(self, message: Message) -> None:
         if not self.closed:
             await self._send(message)
+
+
+def attached_session(scope: Scope) -> str | None:
+    """The MCP session a /ws connection joins (``/ws?session_id=...``, as OpenEnv's MCPToolClient does), if any."""
+    if scope.get("path") != "/ws":
+        return None
+    return dict(parse_qsl(scope.get("query_string", b"").decode("latin-1"))).get("session_id") or None
 
 
 def idle_message(limit: float, setting: str) -> str:

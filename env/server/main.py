@@ -93,5 +93,15 @@ def main() -> None:
     gc.collect()
     gc.freeze()
     exit_cleanly_on_sigterm()
-    config = uvicorn.Config(app, host=settings.host, port=settings.port, ws_max_size=settings.max_body_bytes, access_log=settings.access_log)
-    DrainingServer(config, app).run()
+    DrainingServer(server_config(app, settings), app).run()
+
+
+def server_config(app: FastAPI, settings: Settings) -> uvicorn.Config:
+    """Uvicorn's configuration of the server. X-Forwarded-For names the client (whose share of the sessions a request
+    takes: env.server.clients) only on connections from ENV_TRUSTED_PROXIES; uvicorn's own default would trust it
+    from any local process."""
+    trusted = settings.trusted_proxies
+    return uvicorn.Config(
+        app, host=settings.host, port=settings.port, ws_max_size=settings.max_body_bytes, access_log=settings.access_log,
+        proxy_headers=bool(trusted), forwarded_allow_ips=trusted or None,
+    )

@@ -44,6 +44,7 @@ from env.families.base import Episode
 from env.families.registry import FAMILIES
 from env.interface import Interface
 from env.models import DebugAction, DebugObservation
+from env.server.slots import Refusal
 from env.server.transport import HTTP_REQUEST
 from env.tools.base import InvalidArguments, ToolTimeout, UnknownTool, describe_error
 from env.tools.base import ToolError as Mistake
@@ -293,14 +294,30 @@ async def _reset(env: SessionEnvironment, params: dict[str, Any]) -> DebugObserv
     return obs
 
 
-async def create_session(server: HTTPEnvServer, rpc: JsonRpcRequest) -> JsonRpcResponse:
+# What a full server answers: the refusal of a new session when ``active`` of ``most`` slots are held (SessionSlots.server_full).
+Full = Callable[[int, int], Refusal]
+
+
+def _refused(exc: SessionCapacityError | EnvironmentFactoryError, full: Full, request_id: str | int | None = None) -> JsonRpcResponse:
+    if isinstance(exc, SessionCapacityError):
+        refusal = full(exc.active_sessions, exc.max_sessions)
+        return JsonRpcResponse.error_response(JsonRpcErrorCode.SERVER_ERROR, refusal.message, request_id=request_id, data=refusal.data())
+    return JsonRpcResponse.error_response(JsonRpcErrorCode.SERVER_ERROR, str(exc), request_id=request_id)
+
+
+async def close_session(server: HTTPEnvServer, session_id: str) -> None:
+    """Close a library session (an MCP session made over POST /mcp, idle past its limit) and free its slot."""
+    await server._destroy_session(session_id)
+
+
+async def create_session(server: HTTPEnvServer, rpc: JsonRpcRequest, full: Full) -> JsonRpcResponse:
     """``openenv/session/create`` with the reset arguments (task_id, seed, profile ...) as its params: a library session
     whose environment has reset; the answer holds the session_id and the reset's observation. A refused reset keeps
     no session."""
     try:
         session_id, env = await server._create_session()
     except (SessionCapacityError, EnvironmentFactoryError) as exc:
-        return JsonRpcResponse.error_response(JsonRpcErrorCode.SERVER_ERROR, str(exc), request_id=rpc.id)
+        return _refused(exc, full, rpc.id)
     if not isinstance(env, SessionEnvironment):
         await server._destroy_session(session_id)
         raise TypeError(f"the session's environment is a {type(env).__name__}, which cannot reset an MCP session")
@@ -334,7 +351,7 @@ async def socket_answer(env: SessionEnvironment, session_id: str, rpc: JsonRpcRe
     return JsonRpcResponse.error_response(JsonRpcErrorCode.METHOD_NOT_FOUND, f"Method not found: {rpc.method}", request_id=rpc.id)
 
 
-async def serve_socket(websocket: WebSocket, server: HTTPEnvServer) -> None:
+async def serve_socket(websocket: WebSocket, server: HTTPEnvServer, full: Full) -> None:
     """WS /mcp: a library session per connection, as the library's own route makes, whose openenv/session/create
     resets it with its params (the library's answers the session id alone, leaving the connection no way to start
     an episode). Malformed frames never reach here: the guard answers them."""
@@ -342,7 +359,7 @@ async def serve_socket(websocket: WebSocket, server: HTTPEnvServer) -> None:
     try:
         session_id, env = await server._create_session()
     except (SessionCapacityError, EnvironmentFactoryError) as exc:
-        await websocket.send_text(JsonRpcResponse.error_response(JsonRpcErrorCode.SERVER_ERROR, str(exc)).model_dump_json())
+        await websocket.send_text(_refused(exc, full).model_dump_json())
         await websocket.close()
         return
     try:

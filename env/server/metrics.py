@@ -13,7 +13,7 @@ tests build many) never mix their counts.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
@@ -36,6 +36,7 @@ class _Live(Collector):
 
     def __init__(self, replica: Replica, store: EpisodeStore, settings: Settings, idle: IdleSessions | None, cpu: CpuSlots | None):
         self.replica, self.store, self.settings, self.idle, self.cpu = replica, store, settings, idle, cpu
+        self.mcp_idle_closes: Callable[[], int] | None = None  # set once the app's MCP sessions exist (count_mcp_closes)
 
     def collect(self) -> Iterator[GaugeMetricFamily | CounterMetricFamily]:
         ws: list[Playable] = self.replica.session_episodes()
@@ -53,9 +54,12 @@ class _Live(Collector):
         capacity.add_metric(["ws"], max(0, self.settings.max_sessions - len(self.replica.sessions)))
         capacity.add_metric(["http"], max(0, self.settings.http_episodes - len(http)))
         yield capacity
-        closes = CounterMetricFamily("adbg_idle_closes", "Sessions closed for idleness, by transport (ws: /ws and /mcp sockets)", labels=["transport"])
+        closes = CounterMetricFamily(
+            "adbg_idle_closes", "Sessions closed for idleness, by transport (ws: /ws and /mcp sockets; http: HTTP episodes and MCP sessions over POST /mcp)",
+            labels=["transport"],
+        )
         closes.add_metric(["ws"], self.idle.closes if self.idle is not None else 0)
-        closes.add_metric(["http"], self.store.idle_closes)
+        closes.add_metric(["http"], self.store.idle_closes + (self.mcp_idle_closes() if self.mcp_idle_closes is not None else 0))
         yield closes
         if self.cpu is not None:
             yield GaugeMetricFamily("adbg_cpu_slots_busy", f"CPU slots held by computing runs (of {self.cpu.count})", value=self.cpu.busy)
@@ -74,8 +78,13 @@ class ServerMetrics:
         self.submissions = Counter("adbg_submissions", "Submissions (submit, submit_fix), by task family", ["family"], registry=self.registry)
         self.refusals = Counter("adbg_refusals", "Episodes or requests refused, by reason", ["reason"], registry=self.registry)
         self.sandbox_runs = Histogram("adbg_sandbox_run_seconds", "Wall time of each sandbox run of this process", buckets=_RUN_BUCKETS, registry=self.registry)
-        self.registry.register(_Live(replica, store, settings, idle, cpu))
+        self._live = _Live(replica, store, settings, idle, cpu)
+        self.registry.register(self._live)
         observe_runs(self._run_finished)
+
+    def count_mcp_closes(self, closes: Callable[[], int]) -> None:
+        """Count the MCP sessions over POST /mcp closed for idleness (made after the metrics: they count refusals)."""
+        self._live.mcp_idle_closes = closes
 
     def _run_finished(self, seconds: float) -> None:
         self.sandbox_runs.observe(seconds)
