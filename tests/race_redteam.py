@@ -1570,6 +1570,27 @@ RACY: list[Design] = [
         why='the round that goes round again (continue) bound `seen`',
         source='import threading\nimport time\n\n\nclass Slots:\n    def __init__(self):\n        self._lock = threading.Lock()\n        self._q = []\n\n    def push(self, x):\n        with self._lock:\n            self._q.append(x)\n\n    def pop(self):\n        while True:\n            with self._lock:\n                seen = len(self._q)\n                if not seen:\n                    continue\n                return self._q.pop(0)\n            time.sleep(0.005)\n',
     ),
+    Design(
+        name='round 3: a second total that a method reads',
+        style='red team 3',
+        cls='ConnectionCounter',
+        why='stats() can see count updated and served not: the call is two steps',
+        source='import threading\n\n\nclass ConnectionCounter:\n    def __init__(self):\n        self._lock = threading.Lock()\n        self.count = 0\n        self.peak = 0\n        self.served = 0\n\n    def increment(self):\n        with self._lock:\n            self.count += 1\n            if self.count > self.peak:\n                self.peak = self.count\n            current = self.count\n        with self._lock:\n            self.served += 1\n        return current\n\n    def get_count(self):\n        with self._lock:\n            return self.count\n\n    def stats(self):\n        with self._lock:\n            return (self.count, self.served)\n',
+    ),
+    Design(
+        name='round 3: a second total read through getattr',
+        style='red team 3',
+        cls='ConnectionCounter',
+        why='served_total() sees the call halfway',
+        source="import threading\n\n\nclass ConnectionCounter:\n    def __init__(self):\n        self._lock = threading.Lock()\n        self.count = 0\n        self.peak = 0\n        self.served = 0\n\n    def increment(self):\n        with self._lock:\n            self.count += 1\n            if self.count > self.peak:\n                self.peak = self.count\n            current = self.count\n        with self._lock:\n            self.served += 1\n        return current\n\n    def get_count(self):\n        with self._lock:\n            return self.count\n\n    def served_total(self):\n        with self._lock:\n            return getattr(self, 'served')\n",
+    ),
+    Design(
+        name='round 3: a second total computed from the first',
+        style='red team 3',
+        cls='ConnectionCounter',
+        why="the second region reads count, updated in the first: another thread's increment in between is seen",
+        source='import threading\n\n\nclass ConnectionCounter:\n    def __init__(self):\n        self._lock = threading.Lock()\n        self.count = 0\n        self.peak = 0\n        self.served = 0\n\n    def increment(self):\n        with self._lock:\n            self.count += 1\n            if self.count > self.peak:\n                self.peak = self.count\n            current = self.count\n        with self._lock:\n            self.served += self.count\n        return current\n\n    def get_count(self):\n        with self._lock:\n            return self.count\n',
+    ),
 ]
 
 CORRECT: list[Design] = [
@@ -3101,6 +3122,5 @@ AS_GIVEN_DESIGNS: list[Design] = [
 # name: (the limitation, the start of the review's message)
 REFUSED_BY_NAME: dict[str, tuple[str, str]] = {
     'lock striping with a dict of locks built in __init__': ('cannot follow', "line 10: the review cannot follow `self._locks['a']`: one of several locks, chos"),
-    'increment then an independent served-total in a second region': ('second acquisition', 'line 17: `increment` takes `self._lock` again at line 17 between its read of `se'),
     'round 3: worker loop with sentinel': ('second acquisition', 'line 24: `run` takes `self._lock` again at line 24 between its write of `self._d'),
 }

@@ -16,7 +16,7 @@ from env.race_review.findings import Finding
 from env.race_review.heap import Heap
 from env.race_review.library import Spec
 from env.race_review.program import FnInfo, Program, key
-from env.race_review.retries import retry_sites
+from env.race_review.retries import retry_sites, write_only_fields
 from env.race_review.values import Atom, GenObj, LockRef, ObjId, Ref, Scope, Value
 from env.race_review.world import Flow, Touch, World
 
@@ -60,6 +60,7 @@ class EngineBase:
         self.in_self_init = False  # the instance under review is being constructed (a lock made now is its own)
         self.self_published = 0  # the line where __init__ made the instance reachable by other threads (0: not yet)
         self.retry_sites = retry_sites(program.tree)  # where polling rounds take their lock (retries.py)
+        self.write_only = frozenset(f"`self.{name}`" for name in write_only_fields(program.tree))  # (as a Touch names them)
         self.module_level = False  # the module's top level runs (locks made here are global)
         self.sinks: list[list[World]] = [[]]  # where exception paths go: the innermost try, with or call
         self.stack: list[str] = []  # functions being walked (no recursion)

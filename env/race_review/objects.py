@@ -175,8 +175,8 @@ class ObjectsMixin(EngineBase):
         now = dict(touch.sig)
         earlier_ones = world.locks.pending if pending else world.locks.touched
         for earlier in sorted(earlier_ones, key=lambda t: (t.what != touch.what, t.line, t.what, t.write, sorted(t.sig))):
-            if not (touch.write or earlier.write):
-                continue
+            if not (touch.write or earlier.write) or touch.what in self.write_only or earlier.what in self.write_only:
+                continue  # (a field nothing reads: its updates are never seen half done)
             # the same lock held at both, in two epochs: let go (or waited on) in between (state under another lock,
             # or under a lock held all along, is not split by it)
             split = sorted(k for k, e in earlier.sig if k in now and now[k] != e and not self.round_again(earlier, k, now[k], world))

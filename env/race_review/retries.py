@@ -163,3 +163,21 @@ def _quiet(node: ast.AST, local_names: set[str]) -> bool:
         if isinstance(inner, ast.Call) and any(isinstance(n, ast.Name) and n.id in local_names for n in ast.walk(inner)):
             return False
     return True
+
+
+def write_only_fields(tree: ast.Module) -> frozenset[str]:
+    """Attributes the module only ever adds to or sets (``self.served += 1``), read nowhere: not by name, not by
+    ``getattr``, not through ``vars``/``__dict__``. Their updates are never seen half done, so touching them under a
+    second acquisition makes no call two steps."""
+    stored: set[str] = set()
+    read: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            (read if isinstance(node.ctx, ast.Load) else stored).add(node.attr)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            read.add(node.value)  # (getattr(self, "served"), a __slots__ entry ...: named somewhere)
+        elif isinstance(node, ast.Name) and node.id in ("vars", "getattr", "__dict__"):
+            return frozenset()
+    plain = {node.target.attr for node in ast.walk(tree) if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Attribute)}
+    plain |= {t.attr for node in ast.walk(tree) if isinstance(node, ast.Assign) for t in node.targets if isinstance(t, ast.Attribute)}
+    return frozenset((stored & plain) - read)
