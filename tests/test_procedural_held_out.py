@@ -96,7 +96,12 @@ def test_judge_refuses_an_overfit_that_fits_or_breaks():
     buggy = [{"t::a": "FAILED", "h::a": "FAILED", "t::b": "PASSED", "t::c": "PASSED", "t::d": "PASSED", "h::b": "PASSED"}]
     gold = [{t: "PASSED" for t in f2p + p2p}]
     assert judge(f2p, p2p, buggy, gold, held, {**gold[0], "h::a": "FAILED"}) == []
-    assert judge(f2p, p2p, buggy, gold, held, gold[0]) == ["the overfit passes every held-out FAIL_TO_PASS test"]
+    tabled = "h::a: held-out FAIL_TO_PASS, but PASSED on the overfit (a table of the visible calls fixes it)"
+    assert judge(f2p, p2p, buggy, gold, held, gold[0]) == [tabled]
+    # One held-out FAIL_TO_PASS test the table passes is enough to refuse it (issue 47): it would pay the table.
+    two = ["t::a", "h::a", "h::c"]
+    both = [{**buggy[0], "h::c": "FAILED"}]
+    assert judge(two, p2p, both, [{t: "PASSED" for t in two + p2p}], held + ["h::c"], {**gold[0], "h::c": "FAILED"}) == [tabled]
     assert judge(f2p, p2p, buggy, gold, held, buggy[0]) == ["t::a: visible, but FAILED on the overfit"]
     no_held_f2p = [{**buggy[0], "h::a": "PASSED"}]
     assert "no held-out test is FAIL_TO_PASS" in judge(["t::a"], p2p + ["h::a"], no_held_f2p, gold, held)
