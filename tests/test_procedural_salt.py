@@ -62,8 +62,18 @@ def test_the_bug_type_and_size_come_from_the_salt_too():
                                                                                           ("salted", ProceduralSalt(SALT)))}  # fmt: skip
     public_draws = [(t.bug, t.n_files, t.noise) for t in draws["public"]]
     salted_draws = [(t.bug, t.n_files, t.noise) for t in draws["salted"]]
-    assert public_draws == [("state_corruption", 3, 0.008), ("stochastic_bug", 4, 0.07), ("stochastic_bug", 4, 0.005), ("stochastic_bug", 2, 0.195)]
-    assert salted_draws == [("stochastic_bug", 2, 0.136), ("state_corruption", 4, 0.183), ("state_corruption", 2, 0.192), ("state_corruption", 2, 0.022)]
+    assert public_draws == [
+        ("state_corruption", 3, 0.008),
+        ("stochastic_bug", 4, 0.07),
+        ("stochastic_bug", 4, 0.005),
+        ("stochastic_bug", 2, 0.195),
+    ]
+    assert salted_draws == [
+        ("stochastic_bug", 2, 0.136),
+        ("state_corruption", 4, 0.183),
+        ("state_corruption", 2, 0.192),
+        ("state_corruption", 2, 0.022),
+    ]
 
 
 def test_the_setting_reaches_the_catalog_and_only_a_fingerprint_leaves(monkeypatch, salted, tmp_path):
@@ -115,7 +125,7 @@ def test_a_resumed_run_under_another_salt_stops(tmp_path):
     )
 
 
-PROBE = '''
+PROBE = """
 import os
 
 def probe(salt):
@@ -133,7 +143,7 @@ def probe(salt):
         except OSError as exc:
             found[path] = type(exc).__name__
     return found
-'''
+"""
 
 
 def test_the_sandbox_cannot_import_the_generator_nor_read_the_salt(isolation, monkeypatch):

@@ -12,8 +12,8 @@ task; ``env.families.procedural.salt``). A task is written as an ordinary task f
 procedural facts (noise, drift, the fault, the project's functions), so it loads like any other family.
 
 1.2 million ids exist, so what a server keeps per id is bounded: the ``CACHE_SIZE`` tasks used last (an LRU). A task
-pushed out is forgotten here; its folder (about 0.6 MiB on the scratch file system) and what hangs on the task (its
-files, its log facts) go when the last episode holding it ends, so the scratch space and memory the family holds
+pushed out is forgotten here; its folder on the scratch file system and what hangs on the task (its files, its log
+facts) go when the last episode holding it ends, so the scratch space and memory the family holds
 are at most ``CACHE_SIZE`` tasks plus those of running episodes (bench/bench_procedural_cache.py measures it).
 """
 
@@ -41,7 +41,7 @@ T = TypeVar("T")
 
 ID = re.compile(r"^proc-(?P<level>[a-z]+)-(?P<split>[a-z]+)-(?P<index>\d{1,6})$")
 LISTED = tuple(f"proc-{level}-test-0" for level in PRESETS)
-CACHE_SIZE = 32  # generated tasks kept ready: about 20 MiB of scratch and 11 MiB of memory at most (measured)
+CACHE_SIZE = 32  # generated tasks kept ready: 32 easy and medium ones hold 0.8 MiB of scratch (bench_procedural_cache)
 # What each bug type's sites change (env.families.procedural.bugs): the mechanisms a submit's `mechanism` may name.
 BUG_MECHANISMS: dict[str, list[str]] = {
     "logic_error": ["off_by_one", "wrong_operator", "wrong_condition", "wrong_value", "wrong_order"],

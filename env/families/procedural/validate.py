@@ -33,6 +33,8 @@ import hashlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import inspect
+import linecache
 import logging
 import sys
 import tempfile
@@ -210,6 +212,11 @@ def run_states(states: dict[str, Files]) -> dict[str, dict[str, str]]:
             sys.modules.update(saved_modules)
             sys.path[:] = saved_path
             sys.dont_write_bytecode = saved_bytecode
+            # pytest's failure reports read the generated files through linecache and inspect, which keep them for
+            # the process's life: about 25 KiB per task made, without bound over fresh ids (issue 47).
+            for entry in [entry for entry in inspect.modulesbyfile if entry.startswith(tmp)]:
+                del inspect.modulesbyfile[entry]
+    linecache.checkcache()  # forgets the lines of every file that no longer exists: the tree just removed
     return {label: dict(sorted(plugin.outcomes.get(label, {}).items())) for label in states}
 
 
@@ -225,7 +232,7 @@ def judge(
 
     ``held_out`` are the ids of the lists the agent never sees: the 1-3 bound is on the visible FAIL_TO_PASS
     tests, and at least one held-out test must be FAIL_TO_PASS. ``overfit`` (one run of the lookup-table fix)
-    must pass every visible test and fail at least one held-out FAIL_TO_PASS test.
+    must pass every visible test and fail every held-out FAIL_TO_PASS test.
     """
     problems = []
     held = set(held_out or [])
