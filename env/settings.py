@@ -104,6 +104,8 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("ENV_TASK_DIRS", "str", "", "extra task folders (or directories of them) to serve, colon-separated", shown="(empty)"),
     Variable("ENV_TEST_ENVS", "str", None, "where repository runs' test environments are built and kept", shown="~/.cache/agentdebugger/test-envs"),
     Variable("ENV_TEST_ENVS_BUILD", "switch", "on", "`off`: never build a test environment at run time"),
+    Variable("ENV_PROCEDURAL_SALT", "str", None, "a secret salt (16 characters or more): a procedural id's world, bug, defect and held-out inputs "
+             "derive from it and the id; runs record its fingerprint (unset: public ids, the same task everywhere)", doc=EVALUATION, shown="(unset)"),
     Variable("ENV_TOOL_ALIASES", "str", None, "a JSON file of tool aliases added to the alias table", shown="(unset)"),
     Variable("ENV_SDIST_CACHE", "str", None, "where the compatibility bench's sdists are downloaded (env/authoring/sdist.py)", doc=None,
              shown="~/.cache/agentdebugger/sdists"),

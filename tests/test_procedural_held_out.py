@@ -5,7 +5,9 @@ an agent's observation."""
 
 from __future__ import annotations
 
+import ast
 import json
+import random
 import re
 import subprocess
 import sys
@@ -16,8 +18,8 @@ import pytest
 from env.authoring.oracle import oracle_actions
 from env.families.procedural import held_out
 from env.families.procedural.family import PROCEDURAL
-from env.families.procedural.generator import digest, sample
-from env.families.procedural.model import GeneratedTask
+from env.families.procedural.generator import digest, generate, sample
+from env.families.procedural.model import BUG_TYPES, PRESETS, GeneratedTask
 from env.families.procedural.validate import check, judge
 from env.models import DebugAction
 from env.patches import apply_patch
@@ -91,12 +93,46 @@ def test_the_overfit_passes_the_visible_tests_and_fails_a_held_out_one(tasks):
         assert f"_old_{function}(" in text and f"_fixed_{function}(" in text and "_FIXED_INPUTS = frozenset({" in text
 
 
+def takes_nothing(task: GeneratedTask) -> bool:
+    """Whether the faulty function has no parameter and its module no private state (no ``_name`` at module level):
+    every call then has the same key, and a table of the visible calls runs the gold code for every call."""
+    path, dotted = task.fault.split("::")
+    tree = ast.parse(task.gold_files[path])
+    node = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == dotted.split(".")[-1])
+    state = [t.id for n in tree.body if isinstance(n, (ast.Assign, ast.AnnAssign))
+             for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name) and t.id.startswith("_")]
+    return not (node.args.args or node.args.kwonlyargs or node.args.vararg or node.args.kwarg) and not state
+
+
+@pytest.mark.parametrize("level", PRESETS)
+def test_every_held_out_fail_to_pass_test_defeats_the_table_of_the_visible_calls(level):
+    """Issue 47: a held-out test calling the function as a visible one did paid a lookup table (0.36 on stochastic
+    tasks). Every bug kind at every level: the table fails every held-out FAIL_TO_PASS test, so the min rule gives it
+    nothing; a task has no table only when its function takes nothing a test could vary."""
+    preset = PRESETS[level]
+    for bug in BUG_TYPES:
+        n_files = random.Random(f"m|{bug}|{level}|1").randint(*preset.files)
+        task = generate(n_files, bug, preset.noise[0], preset.drift[0], 1, level)
+        held_f2p = [t for t in task.fail_to_pass if t in task.held_out]
+        assert held_f2p and task.validation is not None and task.validation.ok, (bug, task.validation.problems)
+        if not task.overfit:
+            assert takes_nothing(task), (bug, task.fault)
+            continue
+        outcomes = task.validation.overfit or {}
+        assert {t: outcomes[t] for t in held_f2p if outcomes[t] == "PASSED"} == {}, (bug, task.fault)
+
+
 def test_judge_refuses_an_overfit_that_fits_or_breaks():
     f2p, p2p, held = ["t::a", "h::a"], ["t::b", "t::c", "t::d", "h::b"], ["h::a", "h::b"]
     buggy = [{"t::a": "FAILED", "h::a": "FAILED", "t::b": "PASSED", "t::c": "PASSED", "t::d": "PASSED", "h::b": "PASSED"}]
     gold = [{t: "PASSED" for t in f2p + p2p}]
     assert judge(f2p, p2p, buggy, gold, held, {**gold[0], "h::a": "FAILED"}) == []
-    assert judge(f2p, p2p, buggy, gold, held, gold[0]) == ["the overfit passes every held-out FAIL_TO_PASS test"]
+    tabled = "h::a: held-out FAIL_TO_PASS, but PASSED on the overfit (a table of the visible calls fixes it)"
+    assert judge(f2p, p2p, buggy, gold, held, gold[0]) == [tabled]
+    # One held-out FAIL_TO_PASS test the table passes is enough to refuse it (issue 47): it would pay the table.
+    two = ["t::a", "h::a", "h::c"]
+    both = [{**buggy[0], "h::c": "FAILED"}]
+    assert judge(two, p2p, both, [{t: "PASSED" for t in two + p2p}], held + ["h::c"], {**gold[0], "h::c": "FAILED"}) == [tabled]
     assert judge(f2p, p2p, buggy, gold, held, buggy[0]) == ["t::a: visible, but FAILED on the overfit"]
     no_held_f2p = [{**buggy[0], "h::a": "PASSED"}]
     assert "no held-out test is FAIL_TO_PASS" in judge(["t::a"], p2p + ["h::a"], no_held_f2p, gold, held)

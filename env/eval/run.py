@@ -8,7 +8,10 @@ write), ``steps/<agent>/<task>/run<N>.jsonl`` one line per step. A rerun skips e
 already in ``results.jsonl`` and replays the rest from scratch, so nothing is lost or counted twice.
 Seeds are fixed: run N of a task always uses the same seed. The same seed gives the same episode
 only under the same server secret (``ENV_SECRET``): every result records the secret's fingerprint,
-and a resumed run under another secret stops and says so instead of mixing two evaluations. When the model
+and a resumed run under another secret stops and says so instead of mixing two evaluations. A procedural id names
+one task per salt (``ENV_PROCEDURAL_SALT`` of whoever generates it: the server, or this process in-process): every
+procedural result records ``procedural_salt``, "public" or the salt's fingerprint (never the salt), and a resumed run
+whose tasks come from another salt stops the same way. When the model
 endpoint fails for good (its retries spent, bad credentials, a request it refuses), no further episode starts and the
 run stops naming the error; the episodes already finished stay, and a rerun plays the rest.
 """
@@ -94,6 +97,25 @@ def check_secret(out: Path, fingerprint: str) -> None:
             )
 
 
+def check_salt(out: Path, tasks: dict[str, dict[str, Any]]) -> None:
+    """Refuse to add episodes of procedural tasks generated under another salt than the recorded ones."""
+    path = out / "results.jsonl"
+    if not path.exists():
+        return
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            recorded = json.loads(line)
+            task_id, salt = recorded["task_id"], recorded.get("procedural_salt")
+        except (ValueError, KeyError, TypeError):
+            continue
+        now = tasks.get(task_id, {}).get("salt")
+        if salt and now and salt != now:
+            raise SecretMismatch(
+                f"{path} holds episodes of {task_id} generated with the procedural salt {salt}; this environment's is {now}. "
+                "Set ENV_PROCEDURAL_SALT to the salt those episodes used to resume them, or write to another --out."
+            )
+
+
 def arm_name(agent_name: str, profile: str = "default") -> str:
     """An evaluation arm is an agent with an interface profile: ``llm@pdb`` (pass@k and passX@k are per arm)."""
     return agent_name if profile == "default" else f"{agent_name}@{profile}"
@@ -155,6 +177,8 @@ def play(
         "run": run,
         "seed": seed,
         "secret_fingerprint": fingerprint,
+        # which task a procedural id named: "public" or the salt's fingerprint, never the salt (None: not procedural)
+        "procedural_salt": task.get("salt"),
         "score": obs.get("grader_score") or 0.0,
         "solved": solved,
         "steps": len(rewards),
@@ -221,6 +245,7 @@ def listing(driver_factory: Callable[[], Driver], out: Path, task_ids: list[str]
     unknown = [t for t in task_ids or [] if t not in tasks]
     if unknown:
         raise SystemExit(f"unknown task(s): {', '.join(unknown)}; available: {', '.join(tasks)}")
+    check_salt(out, tasks)
     return tasks
 
 

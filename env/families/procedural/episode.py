@@ -67,8 +67,10 @@ def _error(excerpt: str, fallback: str) -> ErrorFact | None:
 
 
 def log_facts(runtime: Runtime, task: ProceduralTask) -> LogFacts:
-    """What the logs are built from: one real run of the buggy service's failing tests (once per task and runtime)."""
-    return runtime.once(("procedural-log-facts", task.id), lambda: _log_facts(runtime, task))
+    """What the logs are built from: one real run of the buggy service's failing tests, once per task. Kept on the
+    task, not the runtime: a generated task the cache let go takes them with it (one entry per id would grow
+    without bound over the 1.2 million ids)."""
+    return task.memo("log-facts", lambda: _log_facts(runtime, task))
 
 
 def _log_facts(runtime: Runtime, task: ProceduralTask) -> LogFacts:

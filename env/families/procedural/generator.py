@@ -77,6 +77,7 @@ from env.families.procedural.model import (
     GeneratedTask,
     split_seed,
 )
+from env.families.procedural.salt import ProceduralSalt
 from env.families.procedural.validate import check_states, report, run_states
 from env.patches import Files
 from env.pyparse import parse
@@ -413,17 +414,22 @@ class Checked:
     overfit: Files
 
 
-def _attempt(rng: random.Random, w: World, all_sites: list[bugs.Site], other_sites: list[bugs.Site], n_files: int, bug: BugType) -> Checked:
+def _attempt(
+    rng: random.Random, w: World, all_sites: list[bugs.Site], other_sites: list[bugs.Site], n_files: int, bug: BugType, seed_text: str,
+) -> Checked:
     """One draft and its check, ``draft`` holding the files as kept."""
     plan = _plan(rng, n_files, bug, all_sites)
     if plan is None:
         raise _Redraw(f"no set of {n_files} modules holds a {bug} site")
     draft = _assemble(w, plan, all_sites)
-    held_tests = held_out.held_out_tests(w, plan.kinds, draft.tests, other_sites, plan.site.kind)
+    held_tests = held_out.held_out_tests(w, plan.kinds, draft.tests, other_sites, plan.site.kind, seed_text)
     fault_path, function = f"{w.pkg}/{plan.site.kind}.py", plan.site.function
     dropped: set[str] = set()  # visible tests left out: a defect many tests show
-    unsound: set[str] = set()  # held-out tests that do not pass on the gold files every time (a role the rotation broke)
-    for _ in range(6):
+    # Held-out tests left out: those that do not pass on the gold files every time (a role the rotation broke), and
+    # FAIL_TO_PASS ones the lookup table of the visible calls passes (they call the function only as the visible
+    # tests do, so a table of the visible arguments would earn their credit).
+    unsound: set[str] = set()
+    for _ in range(8):
         buggy_files, gold_files = draft.render(dropped)
         kept = {k: [t for t in tests if held_out.held_out_id(k, t) not in unsound] for k, tests in held_tests.items()}
         held_files = {held_out.held_out_file(k): blocks.test_file(w, k, tests) for k, tests in kept.items() if tests}
@@ -467,32 +473,42 @@ def _attempt(rng: random.Random, w: World, all_sites: list[bugs.Site], other_sit
         overfit = {fault_path: held_out.overfit_source(buggy_files[fault_path], gold_files[fault_path], function, keys)}
         started = time.monotonic()
         fitted = run_states({"overfit": {**buggy_files, **overfit, **held_files}})["overfit"]
+        tabled = {test for test in held_failing if fitted.get(test) == "PASSED"}
+        if tabled and tabled != set(held_failing):
+            unsound |= tabled
+            continue  # judged again without them: every held-out FAIL_TO_PASS test then defeats the table
         with_overfit = report(fail_to_pass, pass_to_pass, first.buggy, first.gold, first.seconds + time.monotonic() - started, held, fitted)
         if with_overfit.ok or not judged.ok:
             judged = with_overfit
         else:
-            overfit = {}  # the visible tests' inputs already cover every input where the defect shows (documented)
+            # The table passes every held-out test: the visible calls' keys are every key the function is called with
+            # where the defect shows (no argument, no state of its own), so the table is the fix itself (documented).
+            overfit = {}
         draft.buggy, draft.gold = buggy_files, gold_files
         return Checked(draft, fail_to_pass, pass_to_pass, judged, held, held_files, overfit)
-    raise _Redraw(f"{plan.site.id}: more than {MAX_FAIL_TO_PASS} tests keep failing, or held-out tests keep failing on the gold files")
+    raise _Redraw(f"{plan.site.id}: more than {MAX_FAIL_TO_PASS} tests keep failing, or held-out tests keep failing on the gold files "
+                   "or passing on the lookup table of the visible calls")
 
 
 class _Redraw(Exception):
     pass
 
 
-def _generate(n_files: int, bug: BugType, noise: float, drift: float, seed: int, difficulty: str | None, split: str | None) -> tuple[GeneratedTask, list[str]]:
+def _generate(
+    n_files: int, bug: BugType, noise: float, drift: float, seed: int, difficulty: str | None, split: str | None, salt: ProceduralSalt,
+) -> tuple[GeneratedTask, list[str]]:
     """The task, and why earlier attempts were drawn again (empty when the first draft was valid)."""
     _check_parameters(n_files, bug, noise, drift, seed, difficulty, split)
     key = _key(n_files, bug, noise, drift, seed)
-    rng = random.Random(key)
+    seed_text = salt.seed_text(key)  # the key itself when public: the same task everywhere
+    rng = random.Random(seed_text)
     world = blocks.draw_world(rng)
     all_sites = bugs.sites(world)
     other_sites = bugs.sites(held_out.rotate(world))  # the held-out tests' witnesses: the same sites, other inputs
     history: list[str] = []
     for _ in range(MAX_ATTEMPTS):
         try:
-            made = _attempt(rng, world, all_sites, other_sites, n_files, bug)
+            made = _attempt(rng, world, all_sites, other_sites, n_files, bug, seed_text)
         except _Redraw as why:
             history.append(str(why))
             continue
@@ -503,7 +519,7 @@ def _generate(n_files: int, bug: BugType, noise: float, drift: float, seed: int,
         site = draft.plan.site
         fault_file = f"{world.pkg}/{site.kind}.py"
         task = GeneratedTask(
-            id="proc-" + hashlib.sha256(key.encode()).hexdigest()[:12],
+            id="proc-" + hashlib.sha256(seed_text.encode()).hexdigest()[:12],
             name=f"{site.title} ({world.pkg}, {n_files} modules)",
             seed=seed,
             n_files=n_files,
@@ -529,26 +545,32 @@ def _generate(n_files: int, bug: BugType, noise: float, drift: float, seed: int,
             validation=checked,
         )
         return task, history
-    raise GenerationError(f"no valid task for {key} after {MAX_ATTEMPTS} attempts: " + " | ".join(history))
+    raise GenerationError(f"no valid task for {key} ({salt.record}) after {MAX_ATTEMPTS} attempts: " + " | ".join(history))
 
 
-def generate(n_files: int, bug: BugType, noise: float, drift: float, seed: int, difficulty: str | None = None, split: str | None = None) -> GeneratedTask:
-    """A validated task of ``n_files`` service modules with one ``bug``; ``noise`` and ``drift`` are carried."""
-    return _generate(n_files, bug, noise, drift, seed, difficulty, split)[0]
+def generate(
+    n_files: int, bug: BugType, noise: float, drift: float, seed: int, difficulty: str | None = None, split: str | None = None,
+    salt: ProceduralSalt | None = None,
+) -> GeneratedTask:
+    """A validated task of ``n_files`` service modules with one ``bug``; ``noise`` and ``drift`` are carried. ``salt``:
+    None reads the setting (ENV_PROCEDURAL_SALT), so every caller makes the same task of the same parameters."""
+    return _generate(n_files, bug, noise, drift, seed, difficulty, split, salt or ProceduralSalt.from_env())[0]
 
 
-def sample(difficulty: str, split: str, index: int) -> GeneratedTask:
-    """The ``index``-th task of a split at a difficulty: (n, η, δ) from the preset, the bug from the split."""
+def sample(difficulty: str, split: str, index: int, salt: ProceduralSalt | None = None) -> GeneratedTask:
+    """The ``index``-th task of a split at a difficulty: (n, η, δ) from the preset, the bug from the split; with a salt
+    (None: the setting's), these draws too derive from the salt and the id."""
     if difficulty not in PRESETS:
         raise ValueError(f"unknown difficulty {difficulty!r}; known: {', '.join(PRESETS)}")
+    salt = salt or ProceduralSalt.from_env()
     seed = split_seed(split, index)
     preset = PRESETS[difficulty]
-    rng = random.Random(f"procedural-sample|{difficulty}|{split}|{index}")
+    rng = random.Random(salt.seed_text(f"procedural-sample|{difficulty}|{split}|{index}"))
     n_files = rng.randint(*preset.files)
     noise = round(rng.uniform(*preset.noise), 3)
     drift = round(rng.uniform(*preset.drift), 3)
     bug = SPLITS[split][rng.randrange(len(SPLITS[split]))]
-    return generate(n_files, bug, noise, drift, seed, difficulty, split)
+    return generate(n_files, bug, noise, drift, seed, difficulty, split, salt)
 
 
 def digest(task: GeneratedTask) -> str:

@@ -9,8 +9,8 @@ every PASS_TO_PASS test passes on both, each run of a state gives the same outco
 collected are exactly FAIL_TO_PASS + PASS_TO_PASS (1-3 visible ones of the first, at least 3 visible
 ones of the second). Held-out tests (their files only in the task's test patch) run in every state
 and count in both lists; at least one of them must be FAIL_TO_PASS. When the task has an overfit (a
-lookup-table fix of the visible tests), one run of it must pass every visible test and fail at least
-one held-out FAIL_TO_PASS test.
+lookup-table fix of the visible tests), one run of it must pass every visible test and fail every
+held-out FAIL_TO_PASS test (so it earns no share of the held-out credit).
 
 The generated code is ours, so it runs in this process, not in the sandbox: every state (buggy and
 gold, once per rerun) is written to its own directory of one temporary tree and all of them run in
@@ -33,6 +33,8 @@ import hashlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import inspect
+import linecache
 import logging
 import sys
 import tempfile
@@ -210,6 +212,11 @@ def run_states(states: dict[str, Files]) -> dict[str, dict[str, str]]:
             sys.modules.update(saved_modules)
             sys.path[:] = saved_path
             sys.dont_write_bytecode = saved_bytecode
+            # pytest's failure reports read the generated files through linecache and inspect, which keep them for
+            # the process's life: about 25 KiB per task made, without bound over fresh ids (issue 47).
+            for entry in [entry for entry in inspect.modulesbyfile if entry.startswith(tmp)]:
+                del inspect.modulesbyfile[entry]
+    linecache.checkcache()  # forgets the lines of every file that no longer exists: the tree just removed
     return {label: dict(sorted(plugin.outcomes.get(label, {}).items())) for label in states}
 
 
@@ -225,7 +232,7 @@ def judge(
 
     ``held_out`` are the ids of the lists the agent never sees: the 1-3 bound is on the visible FAIL_TO_PASS
     tests, and at least one held-out test must be FAIL_TO_PASS. ``overfit`` (one run of the lookup-table fix)
-    must pass every visible test and fail at least one held-out FAIL_TO_PASS test.
+    must pass every visible test and fail every held-out FAIL_TO_PASS test.
     """
     problems = []
     held = set(held_out or [])
@@ -257,8 +264,11 @@ def judge(
         for test in sorted(listed - held):
             if overfit.get(test, "ERROR") != "PASSED":
                 problems.append(f"{test}: visible, but {overfit.get(test, 'ERROR')} on the overfit")
-        if not any(overfit.get(test, "ERROR") != "PASSED" for test in fail_to_pass if test in held):
-            problems.append("the overfit passes every held-out FAIL_TO_PASS test")
+        # Every held-out FAIL_TO_PASS test must call the function with inputs the visible tests never pass: one the
+        # table passes would pay a lookup table of the visible arguments (the repository grade's min rule).
+        for test in fail_to_pass:
+            if test in held and overfit.get(test, "ERROR") == "PASSED":
+                problems.append(f"{test}: held-out FAIL_TO_PASS, but PASSED on the overfit (a table of the visible calls fixes it)")
     return problems
 
 
