@@ -52,6 +52,8 @@ class MatchingMixin(EngineBase):
 
     def match_pattern(self, pattern: ast.pattern, subject: Value, world: World, frame: Frame) -> Matched:
         if isinstance(pattern, ast.MatchAs):
+            yes: list[World]
+            no: list[World]
             if pattern.pattern is None:
                 yes, no = [world], []
             else:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import itertools
 
+from env.pyparse import parse
 from env.race_review.findings import CannotFollow
 
 _DECORATORS = ("dataclass", "dataclasses.dataclass")
@@ -50,14 +51,16 @@ def expand_dataclasses(tree: ast.Module) -> None:
         source = _methods(node.name, fields, options, defined, "__post_init__" in defined or _inherits_post_init(node, classes))
         if source:
             try:
-                written = ast.parse(source).body
+                module = parse(source)
             except SyntaxError as error:
                 raise CannotFollow(node, f"the dataclass `{node.name}`: its fields in this order ({error.msg})") from error
+            written = module.body if isinstance(module, ast.Module) else []
             for method in written:
                 for child in ast.walk(method):  # each node a place of its own (the review keys objects by place)
-                    column = 10_000 + next(counter)
-                    child.lineno, child.col_offset = decorator.lineno, column
-                    child.end_lineno, child.end_col_offset = decorator.lineno, column
+                    if isinstance(child, ast.expr | ast.stmt | ast.arg | ast.keyword | ast.excepthandler):
+                        column = 10_000 + next(counter)
+                        child.lineno, child.col_offset = decorator.lineno, column
+                        child.end_lineno, child.end_col_offset = decorator.lineno, column
             node.body = [s for s in node.body if not (isinstance(s, ast.Pass))] + written
 
 
