@@ -216,6 +216,9 @@ def run_states(states: dict[str, Files]) -> dict[str, dict[str, str]]:
             # the process's life: about 25 KiB per task made, without bound over fresh ids (issue 47).
             for entry in [entry for entry in inspect.modulesbyfile if entry.startswith(tmp)]:
                 del inspect.modulesbyfile[entry]
+            by_name = getattr(inspect, "_filesbymodname", {})  # inspect's own cache of module files, by module name
+            for entry in [name for name, file in by_name.items() if str(file).startswith(tmp)]:
+                del by_name[entry]
     linecache.checkcache()  # forgets the lines of every file that no longer exists: the tree just removed
     return {label: dict(sorted(plugin.outcomes.get(label, {}).items())) for label in states}
 
