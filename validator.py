@@ -151,11 +151,21 @@ def summary(passed: int, failed: int, seconds: float, skipped: int = 0, errors: 
     return f"{', '.join(counts)} in {seconds:.1f} s"
 
 
-def run_checks(url: str) -> Check:
+class UnknownTasks(ValueError):
+    """``--tasks`` names a task the server does not serve (a typo would otherwise check less and pass)."""
+
+
+def run_checks(url: str, tasks: list[str] | None = None) -> Check:
+    """Every check; ``tasks``: play only these tasks (the endpoints and openenv.yaml are checked whole either way)."""
     check = Check()
     catalog = TaskCatalog.from_env()  # the tasks a local server serves (ENV_TASK_DIRS included)
     with httpx.Client(base_url=url, timeout=120) as http:
         ids = check_endpoints(http, check)
+        if tasks is not None:
+            unknown = [t for t in tasks if t not in ids]
+            if unknown:
+                raise UnknownTasks(f"--tasks names tasks the server does not serve: {', '.join(unknown)} (it serves {', '.join(ids)})")
+            ids = [t for t in ids if t in tasks]
         with ThreadPoolExecutor(TASK_WORKERS) as pool:
             for done in pool.map(lambda task_id: check_task(url, catalog, task_id), ids):  # printed in task order
                 check.absorb(done)
@@ -199,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--url", help="a running server; without it, one is started")
     parser.add_argument("--v2", action="store_true", help="run OpenEnv's validation policy v2 instead (env/eval/v2/)")
     parser.add_argument("--json", metavar="PATH", help="with --v2 (implied): write the report (report-v2.schema.json) here")
-    parser.add_argument("--tasks", help="with --v2: comma-separated task ids to play (default: every task)")
+    parser.add_argument("--tasks", help="comma-separated task ids to play (default: every task)")
     parser.add_argument("--checks", help="with --v2: comma-separated check ids to run (default: all)")
     args = parser.parse_args(argv)
     started = time.monotonic()
@@ -213,7 +223,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.v2 or args.json:
             return run_v2(url, args, proc.pid if proc is not None else None, started)
-        check = run_checks(url.rstrip("/"))
+        tasks = [t.strip() for t in args.tasks.split(",") if t.strip()] if args.tasks else None
+        try:
+            check = run_checks(url.rstrip("/"), tasks)
+        except UnknownTasks as exc:
+            print(f"validator.py: {exc}", file=sys.stderr)
+            return 2
     finally:
         if proc is not None:
             proc.terminate()

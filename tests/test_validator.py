@@ -15,8 +15,13 @@ from validator import Check, main, summary
 LAST_LINE = re.compile(r"(\d+) passed, (\d+) failed in \d+\.\d s")
 
 
+# Every family, and the tasks whose checks are asserted below (every task's validity is the business of
+# test_bundled_tasks.py and test_reward_integrity.py; this file tests the validator).
+SUBSET = "easy,medium,hard,repo-slice-window,repo-init-order,proc-easy-test-0,proc-hard-test-0"
+
+
 def test_the_validator_passes_against_the_server(live_server, capsys):
-    assert main(["--url", live_server.url]) == 0
+    assert main(["--url", live_server.url, "--tasks", SUBSET]) == 0
     out = capsys.readouterr().out
     *_, verdict, last = out.rstrip().splitlines()
     assert "FAIL" not in out and verdict == "all checks passed"
@@ -25,12 +30,21 @@ def test_the_validator_passes_against_the_server(live_server, capsys):
     assert "PASS  hard: the oracle scores >= 0.9" in out and "PASS  16 concurrent episodes stay isolated" in out
     for task_id in ("easy", "medium", "repo-slice-window", "proc-easy-test-0"):  # the overfits the held-out tests catch
         assert f"PASS  {task_id}: the recorded overfit (it fits only the visible tests) is not resolved" in out
+    played = {line.split(":")[0].removeprefix("PASS  ") for line in out.splitlines() if ": the oracle scores >= 0.9" in line}
+    assert played == set(SUBSET.split(","))  # only the tasks asked for are played; the endpoints are checked whole
+    assert "PASS  openenv.yaml lists the server's tasks" in out
+
+
+def test_a_task_the_server_does_not_serve_is_refused_by_name(live_server, capsys):
+    assert main(["--url", live_server.url, "--tasks", "easy,no-such-task"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("validator.py: --tasks names tasks the server does not serve: no-such-task (it serves easy, ")
 
 
 def test_the_validator_fails_when_code_cannot_run(catalog, capsys):
     refusing = Sandbox(Limits(), probe_isolation(disabled={"netns", "landlock", "seccomp", "uid"}, allow_unsafe=False))
     with LiveServer(build_app(runtime=Runtime(catalog, refusing, workers=4), settings=Settings())) as server:
-        assert main(["--url", server.url]) == 1
+        assert main(["--url", server.url, "--tasks", "easy,hard,repo-slice-window"]) == 1
     out = capsys.readouterr().out
     assert "FAIL  easy: the oracle scores >= 0.9  (score None)" in out
     assert "FAIL  the sandbox holds every guarantee a run needs  (refusing to run code: this host cannot guarantee no_network" in out
