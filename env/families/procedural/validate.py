@@ -219,6 +219,11 @@ def run_states(states: dict[str, Files]) -> dict[str, dict[str, str]]:
             by_name = getattr(inspect, "_filesbymodname", {})  # inspect's own cache of module files, by module name
             for entry in [name for name, file in by_name.items() if str(file).startswith(tmp)]:
                 del by_name[entry]
+            # logging keeps every logger a module asks for (logging.getLogger(__name__)) for the process's life: the
+            # generated packages' own, a few per task made (issue 47, finding 7)
+            loggers = logging.Logger.manager.loggerDict
+            for entry in [name for name in list(loggers) if plugin.owns(name)]:
+                loggers.pop(entry, None)
     linecache.checkcache()  # forgets the lines of every file that no longer exists: the tree just removed
     return {label: dict(sorted(plugin.outcomes.get(label, {}).items())) for label in states}
 
