@@ -70,12 +70,8 @@ class MatchingMixin(EngineBase):
             matched: list[World] = []
             current = [world]
             for alternative in pattern.patterns:
-                failed: list[World] = []
-                for w in current:
-                    yes, no = self.match_pattern(alternative, subject, w, frame)
-                    matched += yes
-                    failed += no
-                current = failed
+                yes, current = self.match_each(alternative, subject, current, frame)
+                matched += yes
             return matched, current
         if isinstance(pattern, ast.MatchSequence):
             return self.match_sequence(pattern, subject, world, frame)
@@ -84,6 +80,16 @@ class MatchingMixin(EngineBase):
         if isinstance(pattern, ast.MatchClass):
             return self.match_class(pattern, subject, world, frame)
         raise CannotFollow(pattern, f"the pattern `{ast.unparse(pattern)}`")
+
+    def match_each(self, pattern: ast.pattern, subject: Value, worlds: list[World], frame: Frame) -> Matched:
+        """``pattern`` matched on each of ``worlds``: every path where it may match, and every one where it may not."""
+        yes: list[World] = []
+        no: list[World] = []
+        for world in worlds:
+            matched, failed = self.match_pattern(pattern, subject, world, frame)
+            yes += matched
+            no += failed
+        return yes, no
 
     def compare_equal(self, subject: Value, expr: ast.expr, world: World, frame: Frame, node: ast.AST) -> list[World]:
         """``subject == expr``, as a value pattern compares."""
@@ -104,12 +110,8 @@ class MatchingMixin(EngineBase):
                     star = ast.Name(id=part.name, ctx=ast.Store(), lineno=part.lineno, col_offset=part.col_offset)
                     current = [b for w in current for b in self.assign(star, self.starred_list(items, part), w, frame)]
                 continue
-            step: list[World] = []
-            for w in current:
-                yes, no = self.match_pattern(part, items, w, frame)
-                step += yes
-                failed += no
-            current = step
+            current, no = self.match_each(part, items, current, frame)
+            failed += no
         return current, failed
 
     def match_mapping(self, pattern: ast.MatchMapping, subject: Value, world: World, frame: Frame) -> Matched:
@@ -138,12 +140,8 @@ class MatchingMixin(EngineBase):
         current = [w for w, _ in self.eval(pattern.cls, world, frame)]
         failed = list(current)
         if itself:
-            step: list[World] = []
-            for w in current:
-                yes, no = self.match_pattern(pattern.patterns[0], subject, w, frame)
-                step += yes
-                failed += no
-            current = step
+            current, no = self.match_each(pattern.patterns[0], subject, current, frame)
+            failed += no
         for name, part in zip(pattern.kwd_attrs, pattern.kwd_patterns, strict=True):
             step = []
             for w in current:
