@@ -1,13 +1,17 @@
 """What a server keeps per procedural id: memory and scratch space over many fresh ids (issue 47, finding 7).
 
-    python bench/bench_procedural_cache.py [--ids 1000] [--levels easy medium] [--size 32] [--episodes]
+    python bench/bench_procedural_cache.py [--ids 1000] [--levels easy medium] [--size 32] [--episodes] [--heap]
 
 Asks the family's task cache (``env.families.procedural.task``, the one the server's catalog uses) for ``--ids``
 fresh ids in turn, as clients resetting on ever new ids would, dropping each task after use (as an episode that
 ended does). With ``--episodes`` each id is also reset once (its log facts come from a real sandboxed run), which
-is slower. Every 10 % of the ids it prints the Python heap (tracemalloc, after a collection), the process's RSS,
-and the bytes and folders under the cache's scratch folder. ``--size 0`` measures an unbounded cache (the
-behaviour before the LRU: one folder and one task kept per id for the server's life).
+is slower. Every 10 % of the ids it prints the process's RSS, the number of objects the collector tracks (after
+a collection), and the bytes and folders under the cache's scratch folder; at the end, the growth per id from the
+10 % mark on (the first ids warm imports and the cache up). ``--heap`` adds the Python heap (tracemalloc), at a cost:
+tracemalloc keeps a table of every distinct traceback and file name it has seen, and each fresh id compiles files
+under a new temporary folder, so with it on the RSS grows about 60 KiB per id for tracemalloc's own tables, not
+the server's. ``--size 0`` measures an unbounded cache (the behaviour before the LRU: one folder and one task kept
+per id for the server's life).
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ def main() -> None:
     parser.add_argument("--levels", nargs="+", default=["easy", "medium"])
     parser.add_argument("--size", type=int, default=32, help="the cache's size (0: unbounded, the old behaviour)")
     parser.add_argument("--episodes", action="store_true", help="also reset each id once (log facts from a sandboxed run)")
+    parser.add_argument("--heap", action="store_true", help="also trace the Python heap (its own tables inflate the RSS)")
     args = parser.parse_args()
     cache = TaskCache(args.size or 10**9)
     runtime = None
@@ -62,11 +67,13 @@ def main() -> None:
         runtime = Runtime(TaskCatalog([]), Sandbox(Limits(), probe_isolation(disabled=set(), allow_unsafe=False)), workers=4)
     salt = ProceduralSalt.from_env()
     ids = (f"proc-{level}-train-{index}" for index, level in zip(itertools.count(), itertools.cycle(args.levels)))
-    tracemalloc.start()
+    if args.heap:
+        tracemalloc.start()
     started = time.monotonic()
     print(f"cache size {args.size or 'unbounded'}, {args.ids} fresh ids of {', '.join(args.levels)}, salt {salt.record}")
-    print(f"{'ids':>6} {'heap MiB':>9} {'RSS MiB':>8} {'scratch MiB':>12} {'folders':>8} {'kept':>5} {'s':>7}")
+    print(f"{'ids':>6} {'heap MiB':>9} {'RSS MiB':>8} {'objects':>8} {'scratch MiB':>12} {'folders':>8} {'kept':>5} {'s':>7}")
     step = max(1, args.ids // 10)
+    marks: list[tuple[int, int, int, int]] = []  # (ids, RSS, objects, scratch bytes) at each mark
     for number, task_id in enumerate(itertools.islice(ids, args.ids), start=1):
         task = cache.get(task_id, salt)
         if runtime is not None:
@@ -76,12 +83,19 @@ def main() -> None:
         del task
         if number % step == 0 or number == 1:
             gc.collect()
-            heap = tracemalloc.get_traced_memory()[0]
+            heap = f"{tracemalloc.get_traced_memory()[0] / KiB / KiB:.1f}" if args.heap else "-"
             size, folders = disk(cache.root)
-            print(f"{number:>6} {heap / KiB / KiB:>9.1f} {rss() / KiB / KiB:>8.1f} {size / KiB / KiB:>12.1f} {folders:>8} {len(cache):>5} "
+            resident, objects = rss(), len(gc.get_objects())
+            marks.append((number, resident, objects, size))
+            print(f"{number:>6} {heap:>9} {resident / KiB / KiB:>8.1f} {objects:>8} {size / KiB / KiB:>12.1f} {folders:>8} {len(cache):>5} "
                   f"{time.monotonic() - started:>7.1f}", flush=True)  # fmt: skip
     if runtime is not None:
         runtime.sandbox.close()
+    if len(marks) > 2:
+        (first, rss0, objects0, disk0), (last, rss1, objects1, disk1) = marks[1], marks[-1]
+        ids = last - first
+        print(f"from id {first} to {last}: RSS {(rss1 - rss0) / KiB / ids:+.1f} KiB per id, objects {(objects1 - objects0) / ids:+.2f} per id, "
+              f"scratch {(disk1 - disk0) / KiB / ids:+.2f} KiB per id" + (" (RSS includes tracemalloc's tables)" if args.heap else ""))  # fmt: skip
 
 
 if __name__ == "__main__":
