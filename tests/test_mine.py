@@ -16,7 +16,20 @@ from env.authoring.__main__ import main as authoring_cli
 from env.authoring.catalog.manifest import read_tasks
 from env.authoring.changelog import MAX_LINES, changelog_files, entry, section
 from env.authoring.ledger import read_lines
-from env.authoring.mine import MAX_FILES, Miner, PairDecision, Releases, attribute, size_problem
+from env.authoring.mine import (
+    MAX_FILES,
+    Miner,
+    PairDecision,
+    Releases,
+    attribute,
+    change_sizes,
+    missing_name,
+    picked,
+    size_problem,
+    suite_health,
+    trim,
+    undo,
+)
 from env.authoring.mine import MAX_LINES as MAX_CHANGED
 from env.authoring.sdist import SdistError, releases
 from env.project import load_repo_task
@@ -90,6 +103,41 @@ def test_the_changelog_read_is_the_roots_then_the_docs_by_name():
     assert entry(files, "1.1") == "- the root's words"
     assert entry({k: v for k, v in files.items() if k != "CHANGES.rst"}, "1.1") == "- docs' words"
     assert entry(files, "1.2") == ""
+
+
+def test_an_entry_given_the_release_before_holds_every_release_between():
+    files = {"CHANGES.md": "## 3.0.4\n- packaging\n\n## 3.0.3\n- comparing subclasses\n\n## 3.0.2\n- old\n"}
+    assert entry(files, "3.0.4") == "- packaging"
+    assert entry(files, "3.0.4", "3.0.2") == "3.0.3:\n- comparing subclasses\n\n3.0.4:\n- packaging"  # 3.0.3 is off PyPI
+    assert entry(files, "3.0.3", "3.0.2") == "- comparing subclasses"
+
+
+def test_a_failing_test_that_uses_a_name_the_earlier_code_lacks_tests_an_addition():
+    source = "def test_tableize():\n    assert inflection.tableize('Person') == 'people'\n"
+    assert missing_name("AttributeError: module 'inflection' has no attribute 'tableize'", source) == "tableize"
+    assert missing_name("ImportError: cannot import name 'tableize' from 'inflection'", source) == "tableize"
+    assert missing_name("TypeError: f() got an unexpected keyword argument 'tableize'", source) == "tableize"
+    # a name the test does not use, or a private one, is the code's own: a bug
+    assert missing_name("AttributeError: 'LRU' object has no attribute 'links'", source) == ""
+    assert missing_name("AttributeError: module 'inflection' has no attribute '_tableize'", "inflection._tableize") == ""
+    assert missing_name("AssertionError: assert 'persons' == 'people'", source) == ""
+
+
+def test_a_suite_that_does_not_run_says_why():
+    uncollected = RepoVerdict(
+        collect_errors={"tests/test_b.py": "E   ImportError: cannot import name 'unittest' from 'tests'", "tests/test_a.py": ""}
+    )
+    assert (
+        suite_health(uncollected, "1.1.0")
+        == "1.1.0's own tests do not run here: 2 file(s) not collected (first: tests/test_a.py: (no excerpt))"
+    )
+    failing = RepoVerdict(
+        outcomes={"t.py::a": "PASSED", "t.py::b": "FAILED"}, excerpts={"t.py::b": "E   OSError: [Errno 101] Network is unreachable"}
+    )
+    assert (
+        suite_health(failing, "2.0")
+        == "2 tests ran on 2.0's own code, 1 failing (first: t.py::b: OSError: [Errno 101] Network is unreachable)"
+    )
 
 
 def _patch_of(files: int, lines: int) -> dict[str, str]:
@@ -166,6 +214,34 @@ def test_each_failing_test_goes_to_the_smallest_set_of_changed_files_that_makes_
     ]
     # each file alone, then all three, then without each in turn (equal sizes: in path order); each tree runs once
     assert runner.trees == [["pkg/a.py"], ["pkg/b.py"], ["pkg/c.py"], ["pkg/a.py", "pkg/b.py", "pkg/c.py"], ["pkg/b.py", "pkg/c.py"]]
+
+
+def test_a_fix_over_the_limits_is_trimmed_to_the_changes_its_tests_need():
+    old = "".join(f"line {i}\n" for i in range(30))
+    # three changes: a fix of line 3 (the tests need it), a rename of line 10 (a test of the file needs it kept), a
+    # reformatting of lines 20-29 (nothing needs it)
+    new = old.replace("line 3\n", "fixed 3\n").replace("line 10\n", "renamed 10\n")
+    new = new.replace("".join(f"line {i}\n" for i in range(20, 30)), "".join(f"line  {i}\n" for i in range(20, 30)))
+    assert change_sizes(old, new) == [2, 2, 20]
+    assert undo(old, new, picked({0, 2})) == old.replace("line 10\n", "renamed 10\n")
+    pair = Releases("pkg", "1.0", "1.1", {"pkg/m.py": old, "tests/test_m.py": ""}, {"pkg/m.py": new, "tests/test_m.py": "# new\n"})
+    tried = []
+
+    class Needs(mine.Runner):
+        def __init__(self) -> None:
+            pass
+
+        def run(self, files, tests, select):
+            text = files["pkg/m.py"]
+            tried.append(text)
+            return RepoVerdict(outcomes={"tests/test_m.py::test_fix": "PASSED" if "fixed 3" in text else "FAILED",
+                                         "tests/test_m.py::test_rename": "PASSED" if "renamed 10" in text else "FAILED"})  # fmt: skip
+
+    whole = Needs().run(pair.with_code(["pkg/m.py"]), pair.tests, ["tests/test_m.py"])
+    trimmed = trim(pair, Needs(), ["pkg/m.py"], whole, ["tests/test_m.py"])
+    assert trimmed == {"pkg/m.py": old.replace("line 3\n", "fixed 3\n").replace("line 10\n", "renamed 10\n")}
+    assert len(tried) == 1 + 3  # the whole change, then each change undone once (largest first)
+    assert trim(pair, Needs(), ["pkg/gone.py"], whole, ["tests/test_m.py"]) is None  # a file added or removed: no trimming
 
 
 # -- a real library from PyPI ----------------------------------------------------------------------------------------

@@ -1,14 +1,17 @@
 """A release's own words about what it changed: its section of the changelog its sdist ships.
 
-    entry(files, "3.1.3")        # the text under 3.1.3's heading in CHANGES.rst (CHANGELOG.md, HISTORY.txt, NEWS ...), or ""
-    section(text, "3.1.3")       # the same, from one changelog's text
+    entry(files, "3.1.3")           # the text under 3.1.3's heading in CHANGES.rst (CHANGELOG.md, HISTORY.txt, NEWS ...), or ""
+    entry(files, "3.0.4", "3.0.2")  # the sections of every release after 3.0.2 up to 3.0.4 (3.0.3 was withdrawn from PyPI)
+    section(text, "3.1.3")          # one section, from one changelog's text
 
 Where: files named CHANGES, CHANGELOG, HISTORY or NEWS (any case; ``.rst``, ``.md``, ``.txt``, ``.markdown`` or no
 extension) at the project's root, then in ``docs/`` or ``doc/``; the first one holding a section for the version wins.
 A heading is a short line (at most ``MAX_HEADING`` characters) that is a markdown heading (``#``), has an rst underline
 below it, or begins with a version (``1.2.3 (2024-01-10)``, ``v1.2.3``, ``Version 1.2.3``, ``[1.2.3]``); its version is
 the first version it names. The section is what lies between the version's heading and the next heading naming any
-version, cut to ``MAX_LINES`` lines and ``MAX_CHARS`` characters (a changelog entry, not the whole history).
+version, cut to ``MAX_LINES`` lines and ``MAX_CHARS`` characters (a changelog entry, not the whole history). Given the
+release before (``after``), the entry holds the sections of every release after it, each under its version: a release
+PyPI no longer lists (withdrawn) may have been the one that made the change.
 """
 
 from __future__ import annotations
@@ -37,22 +40,37 @@ def changelog_files(files: Files) -> list[str]:
     ]
 
 
-def entry(files: Files, version: str) -> str:
-    """The section of ``version`` in the first changelog that has one ("" when none does)."""
+def entry(files: Files, version: str, after: str = "") -> str:
+    """The section of ``version`` in the first changelog that has one ("" when none does); with ``after``, the sections
+    of the releases between too, each under its version."""
     for path in changelog_files(files):
-        found = section(files[path], version)
-        if found:
+        text = files[path]
+        found = section(text, version)
+        if not found:
+            continue
+        lines = text.splitlines()
+        between = {
+            v: None for v in (heading_version(lines, i) for i in range(len(lines))) if v and after and _key(after) < _key(v) < _key(version)
+        }
+        if not between:
             return found
+        parts = [f"{v}:\n{section(text, v)}" for v in sorted(between, key=_key) if section(text, v)]
+        return "\n\n".join([*parts, f"{version}:\n{found}"])
     return ""
+
+
+def _norm(version: str) -> str:
+    return re.sub(r"(\.0)+$", "", version.lower().lstrip("v"))
 
 
 def _same(a: str, b: str) -> bool:
     """Two spellings of one release: ``3.0`` and ``3.0.0`` are one, ``1.2`` and ``1.2.1`` are not."""
+    return _norm(a) == _norm(b)
 
-    def norm(v: str) -> str:
-        return re.sub(r"(\.0)+$", "", v.lower().lstrip("v"))
 
-    return norm(a) == norm(b)
+def _key(version: str) -> tuple[int, ...]:
+    """A final release's order: its numbers (``3.0.4`` after ``3.0.3``, ``3.0`` before ``3.0.1``)."""
+    return tuple(int(n) for n in re.findall(r"\d+", _norm(version)))
 
 
 def heading_version(lines: list[str], i: int) -> str:

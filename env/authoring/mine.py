@@ -15,9 +15,15 @@ For each pair of consecutive releases (earlier, later) among the library's last 
 3. The cause, measured: each changed code file alone (its later text over the earlier code) runs the candidates'
    files; the tests it makes pass are its bug (a test several files fix alone goes to the smallest change). The
    candidates no single file explains run with every changed file, then without each in turn, largest first, to the
-   smallest set that still makes them pass. Each group is one task, its gold patch the diff of its files.
-4. The limits, stated: a gold patch touches at most ``MAX_FILES`` code files and changes at most ``MAX_LINES`` lines
-   (added plus removed); a release changing more than ``MAX_TRIED`` code files is not searched (a refactor).
+   smallest set that still makes them pass. Each group is one task, its gold patch the diff of its files (a change
+   that only sets a version, ``__version__ = "1.2.3"``, left out: every release makes one).
+4. A bug, not a feature: a group whose every failing test fails on the earlier code only because a public name or
+   argument the test itself uses is missing there (``has no attribute 'x'``, ``cannot import name``, ``unexpected
+   keyword argument``) tests an addition; it is recorded ("feature") and skipped.
+   The limits, stated: a gold patch touches at most ``MAX_FILES`` code files and changes at most ``MAX_LINES`` lines
+   (added plus removed); a release changing more than ``MAX_TRIED`` code files is not searched (a refactor). A fix
+   over the limits is trimmed first (``trim``): each change in its files (at most ``MAX_CHANGES`` per file), largest
+   first, is undone when every test of the group's files that passed with the whole change still passes.
 5. Stable: the candidates' files run once more on the earlier code and on each group's gold tree; FAIL_TO_PASS fails
    both times before and passes both times after, PASS_TO_PASS (the group's test files' other tests) passes all four.
 6. The task: a SWE-bench instance (test patch: the group's test files and the test helpers and data the later
@@ -59,7 +65,7 @@ from env.authoring.ledger import append, read_lines
 from env.authoring.settle import settle
 from env.authoring.statement import problem_statement
 from env.authoring.synthesize import hold_out
-from env.authoring.validate import validate_task
+from env.authoring.validate import TaskValidation, validate_task
 from env.families.catalog import TaskCatalog
 from env.patches import Files, make_patch
 from env.project import RepoTask, is_test_path, load_repo_task, source_only
@@ -67,18 +73,22 @@ from env.runtime import Runtime
 from env.sandbox.isolation import probe_isolation
 from env.sandbox.limits import Limits, MiB
 from env.sandbox.runner import Sandbox
-from env.verdict.outcome import RepoVerdict
+from env.test_source import source_of
+from env.verdict.outcome import RepoVerdict, first_error_line
+from env.verdict.repo_judge import run_tests
 from env.verdict.sandboxed import run_sandboxed
 from env.verdict.testenv import TestEnv, ensure, file_lock
 
 MAX_FILES = 3  # code files a gold patch may touch
 MAX_LINES = 40  # lines a gold patch may change, added plus removed
 MAX_TRIED = 15  # changed code files tried one by one for the cause; a release changing more is not searched
+MAX_CHANGES = 20  # changes (runs of changed lines) in a file a fix too large is trimmed over, one run each
 SUITE_SECONDS = 300  # wall and CPU seconds one whole-suite run may take while mining
 RELEASES = 6  # the default --releases: the last six releases, five pairs
 CATALOG = "mined.jsonl"
 FAILING = ("FAILED", "ERROR")  # what the validator counts as failing (env.families.validation)
 _STATE = ".mining"
+_MISSING_NAME = re.compile(r"(?:has no attribute|cannot import name|name|unexpected keyword argument) '(\w+)'")
 _VERSION_LINE = re.compile(r"""^\s*(__version__|version|VERSION|__version_info__|version_info)\s*(:\s*\w+\s*)?=\s*[\w"'(\[]""")
 _NOT_CODE_DIRS = frozenset(
     {"docs", "doc", "examples", "example", "benchmarks", "benchmark", "bench", "scripts", "tools", "ci", ".github", "build"}
@@ -98,7 +108,7 @@ PairStatus = Literal[
     "too-large",
     "error",
 ]
-GroupStatus = Literal["pending", "valid", "too-large", "unstable", "invalid", "untrusted", "unexplained", "error"]
+GroupStatus = Literal["pending", "valid", "feature", "too-large", "unstable", "invalid", "untrusted", "unexplained", "error"]
 
 
 class MineError(RuntimeError):
@@ -138,8 +148,10 @@ class MineSummary(BaseModel):
 
 
 def is_code(path: str) -> bool:
-    """The library's own Python code: a ``.py`` file outside the tests, documentation, examples and build scripts."""
+    """The library's own Python code: a ``.py`` file outside the tests, documentation (``doc*/``), examples and build scripts."""
     parts = path.split("/")
+    if len(parts) > 1 and parts[0].lower().startswith("doc"):
+        return False
     return (
         path.endswith(".py")
         and not is_test_path(path)
@@ -148,17 +160,42 @@ def is_code(path: str) -> bool:
     )
 
 
+def undo(old: str, new: str, undone: Callable[[int, list[str], list[str]], bool]) -> str:
+    """``new`` with the changes from ``old`` that ``undone(index, removed lines, added lines)`` picks put back as ``old``
+    had them (the index counts changes, each a run of lines removed or added, in the file's order)."""
+    before, after = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    kept: list[str] = []
+    index = 0
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
+        if tag == "equal":
+            kept += after[j1:j2]
+            continue
+        kept += before[i1:i2] if undone(index, before[i1:i2], after[j1:j2]) else after[j1:j2]
+        index += 1
+    return "".join(kept)
+
+
+def picked(indexes: set[int]) -> Callable[[int, list[str], list[str]], bool]:
+    """``undo``'s choice of the changes at these indexes."""
+    return lambda index, _removed, _added: index in indexes
+
+
+def change_sizes(old: str, new: str) -> list[int]:
+    """The lines each change from ``old`` to ``new`` removes and adds, in the file's order (``undo``'s indexes)."""
+    before, after = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    return [
+        i2 - i1 + j2 - j1
+        for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes()
+        if tag != "equal"
+    ]
+
+
 def without_version_bumps(old: str | None, new: str) -> str:
     """``new`` with each change that only sets a version (``__version__ = "1.2.3"``, every release makes one, no bug is
     in it) undone: a gold patch is the fix alone, and a file whose only change is its version is no changed file."""
     if old is None:
         return new
-    before, after = old.splitlines(keepends=True), new.splitlines(keepends=True)
-    kept: list[str] = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
-        bump = tag != "equal" and all(_VERSION_LINE.match(line) for line in before[i1:i2] + after[j1:j2])
-        kept += before[i1:i2] if bump else after[j1:j2]
-    return "".join(kept)
+    return undo(old, new, lambda _, removed, added: all(_VERSION_LINE.match(line) for line in removed + added))
 
 
 def lines_changed(patch: str) -> int:
@@ -209,13 +246,16 @@ class Releases:
     def tests_differ(self) -> bool:
         return {p: t for p, t in self.old.items() if is_test_path(p)} != self.tests
 
-    def patch(self, code: list[str]) -> str:
-        return make_patch({p: self.old[p] for p in code if p in self.old}, {p: self.fixed_code[p] for p in code if p in self.fixed_code})
+    def fixed_files(self, code: list[str], texts: Files | None = None) -> Files:
+        """These files at the later release's text (or as ``texts`` has them: a fix trimmed), a file it removed left out."""
+        return {p: (texts or {}).get(p, self.fixed_code[p]) for p in code if p in self.fixed_code}
 
-    def with_code(self, code: list[str]) -> Files:
-        """The earlier code with these files at the later release's text (a file the later release removed, removed)."""
-        files = {p: t for p, t in self.mixed.items() if p not in code}
-        return files | {p: self.fixed_code[p] for p in code if p in self.fixed_code}
+    def patch(self, code: list[str], texts: Files | None = None) -> str:
+        return make_patch({p: self.old[p] for p in code if p in self.old}, self.fixed_files(code, texts))
+
+    def with_code(self, code: list[str], texts: Files | None = None) -> Files:
+        """The earlier code with these files fixed (``fixed_files``): the tree a cause's tests run on."""
+        return {p: t for p, t in self.mixed.items() if p not in code} | self.fixed_files(code, texts)
 
 
 def load_releases(name: str, buggy: str, fixed: str) -> Releases:
@@ -278,16 +318,17 @@ def compare(pair: Releases, runner: Runner, tests: list[str] | None = None) -> C
 
 def suite_health(verdict: RepoVerdict, release: str) -> str:
     """What a run of a release's own suite says about the suite: why nothing can be mined from it."""
+    uncollected = ""
+    if verdict.collect_errors:
+        key = sorted(verdict.collect_errors)[0]
+        uncollected = f"{len(verdict.collect_errors)} file(s) not collected (first: {key}: {first_error_line(verdict.collect_errors[key])})"
     if verdict.error or not verdict.outcomes:
-        return f"{release}'s own tests do not run here: {verdict.error or verdict.aborted or 'no test reported'}"[:500]
+        return f"{release}'s own tests do not run here: {verdict.error or verdict.aborted or uncollected or 'no test reported'}"[:500]
     failing = sorted(t for t, s in verdict.outcomes.items() if s in FAILING)
     said = f"{len(verdict.outcomes)} tests ran on {release}'s own code, {len(failing)} failing"
     if failing:
         said += f" (first: {failing[0]}: {verdict.reason(failing[0])})"
-    if verdict.collect_errors:
-        key = sorted(verdict.collect_errors)[0]
-        said += f"; {len(verdict.collect_errors)} file(s) not collected (first: {key}: {verdict.reason(key + '::?')})"
-    return said[:500]
+    return (said + (f"; {uncollected}" if uncollected else ""))[:500]
 
 
 def attribute(pair: Releases, runner: Runner, candidates: list[str]) -> list[tuple[Group, RepoVerdict | None]]:
@@ -325,6 +366,36 @@ def attribute(pair: Releases, runner: Runner, candidates: list[str]) -> list[tup
         why = "no change to the code makes them pass (the later release's other files do: data, packaging)"
         groups.append((Group(code=[], fail_to_pass=unexplained, status="unexplained", detail=why), None))
     return groups
+
+
+def trim(pair: Releases, runner: Runner, code: list[str], whole: RepoVerdict, files: list[str]) -> Files | None:
+    """The fix in ``code`` without the changes it does not need: each change, largest first, undone when every test of
+    ``files`` that passes with the whole change (``whole``) still passes. None when it cannot be tried (a file added or
+    removed, more than ``MAX_CHANGES`` changes in a file: a rewrite)."""
+    passing = sorted(t for t, s in whole.outcomes.items() if s == "PASSED")
+    texts: Files = {}
+    for path in code:
+        old, new = pair.old.get(path), pair.fixed_code.get(path)
+        if old is None or new is None or len(change_sizes(old, new)) > MAX_CHANGES:
+            return None
+        sizes = change_sizes(old, new)
+        undone: set[int] = set()
+        for change in sorted(range(len(sizes)), key=lambda i: -sizes[i]):
+            text = undo(old, new, picked(undone | {change}))
+            verdict = runner.run(pair.with_code(code, {**texts, path: text}), pair.tests, files)
+            if all(verdict.outcomes.get(t) == "PASSED" for t in passing):
+                undone.add(change)
+        texts[path] = undo(old, new, picked(undone))
+    return texts
+
+
+def missing_name(reason: str, source: str) -> str:
+    """The public name a failing test uses that the code it runs lacks ("" when its failure is no missing name): a test
+    of a function, class or argument the later release added fails so on the earlier code (a feature, not a bug)."""
+    found = _MISSING_NAME.search(reason)
+    if found is None or found.group(1).startswith("_"):  # a private name is the code's own business: a bug's
+        return ""
+    return found.group(1) if re.search(rf"\b{re.escape(found.group(1))}\b", source) else ""
 
 
 def cpu_seconds() -> float:
@@ -427,12 +498,29 @@ class Miner:
 
     def _settle_group(self, pair: Releases, group: Group, found: Comparison, again: RepoVerdict, after: RepoVerdict) -> None:
         """Limits, stability, then the task: ``group`` is updated with what became of it."""
-        too_large = size_problem({p: pair.changed[p] for p in group.code})
-        if too_large:
-            group.status, group.detail = "too-large", too_large
+        missing = [missing_name(found.before.reason(t), source_of(pair.tests, t) or "") for t in group.fail_to_pass]
+        if all(missing):
+            group.status = "feature"
+            group.detail = (
+                f"every FAIL_TO_PASS test uses what {pair.buggy} lacks ({', '.join(sorted(set(missing))[:4])}): an addition, not a bug"
+            )
             return
         files = sorted({t.split("::")[0] for t in group.fail_to_pass})
-        after_again = self.runner.run(pair.with_code(group.code), pair.tests, files)
+        texts: Files = {}
+        too_large = size_problem({p: pair.changed[p] for p in group.code})
+        if too_large:
+            trimmed = trim(pair, self.runner, group.code, after, files)
+            if trimmed is not None:
+                too_large = size_problem({p: make_patch({p: pair.old[p]}, {p: trimmed[p]}) for p in group.code})
+                texts, after = trimmed, self.runner.run(pair.with_code(group.code, trimmed), pair.tests, files)
+            if too_large:
+                group.status, group.detail = (
+                    "too-large",
+                    too_large + (" (after undoing the changes the fix does not need)" if trimmed else ""),
+                )
+                return
+            group.detail = "trimmed: the changes the fix does not need are undone"
+        after_again = self.runner.run(pair.with_code(group.code, texts), pair.tests, files)
         befores, afters = (found.before, again), (after, after_again)
         unstable = [
             t
@@ -455,15 +543,15 @@ class Miner:
         if unstable:
             group.detail = f"left out, not stable over two runs: {', '.join(unstable[:4])}"
         try:
-            self._task(pair, group, p2p, found.before)
+            self._task(pair, group, p2p, found.before, texts)
         except Exception as exc:  # noqa: BLE001 - one cause's task that cannot be built; the pair's other causes still count
             group.status, group.detail = "error", f"{type(exc).__name__}: {exc}"[:500]
 
-    def _task(self, pair: Releases, group: Group, p2p: list[str], before: RepoVerdict) -> None:
+    def _task(self, pair: Releases, group: Group, p2p: list[str], before: RepoVerdict, texts: Files) -> None:
         stems = [Path(p).parent.name if Path(p).stem == "__init__" else Path(p).stem for p in group.code]  # a package by its name
         task_id = f"{pair.name}-{pair.fixed}".replace(".", "_") + "-" + "-".join(stems)
         instance = Instance(
-            instance_id=task_id, repo=f"pypi/{pair.name}", version=pair.buggy, patch=pair.patch(group.code), test_patch=self.test_patch(pair, group),
+            instance_id=task_id, repo=f"pypi/{pair.name}", version=pair.buggy, patch=pair.patch(group.code, texts), test_patch=self.test_patch(pair, group),
             problem_statement="(written below, once the held-out tests are known)", requirements=self.requirements,
             fail_to_pass=group.fail_to_pass, pass_to_pass=p2p, held_out=hold_out(task_id, group.fail_to_pass, [], []),
         )  # fmt: skip
@@ -476,17 +564,22 @@ class Miner:
             shutil.rmtree(folder)
             return
         task = settled.task
+        if not task.trusted:  # known now: no validation can make it trusted
+            boxed = [t for t in task.fail_to_pass if t in task.sandboxed]
+            group.status, group.detail = "untrusted", f"FAIL_TO_PASS tests the split cannot run (sandboxed): {', '.join(boxed)}"[:500]
+            shutil.rmtree(folder)
+            return
         clock, cpu = time.monotonic(), cpu_seconds()
         report = validate_task(self.runtime, task, runs=self.runs)
+        corrected = None if report.ok else self._without_failing_p2p(task, report)
+        if corrected is not None:
+            task, report = corrected, validate_task(self.runtime, corrected, runs=self.runs)
         validation = ValidationRecord(
             runs=self.runs, cpu_seconds=round(cpu_seconds() - cpu, 2), wall_seconds=round(time.monotonic() - clock, 2)
         )
-        if not report.ok or not task.trusted:
-            problems = "; ".join(f"{c.name}: {c.detail}" if c.detail else c.name for c in report.checks if not c.ok)
-            group.status = "invalid" if not report.ok else "untrusted"
-            group.detail = (
-                problems or f"FAIL_TO_PASS tests run sandboxed: {', '.join(t for t in task.fail_to_pass if t in task.sandboxed)}"
-            )[:500]
+        if not report.ok:
+            group.status = "invalid"
+            group.detail = "; ".join(f"{c.name}: {c.detail}" if c.detail else c.name for c in report.checks if not c.ok)[:500]
             shutil.rmtree(folder)
             return
         function = next((w.function for w in task.gold_lines if w.function), "")
@@ -504,6 +597,30 @@ class Miner:
         self.add_to_catalog(entry_)
         group.status, group.task = "valid", task_id
 
+    def _without_failing_p2p(self, task: RepoTask, report: TaskValidation) -> RepoTask | None:
+        """A task whose one fault is PASS_TO_PASS tests the buggy tree fails under the verdict (they passed sandboxed
+        while mining, so they were listed): by SWE-bench's definition they are no PASS_TO_PASS tests. They are dropped,
+        each with why in task.json's "dropped", for one more validation. None when that is not the fault."""
+        if [c.name for c in report.checks if not c.ok] != ["buggy state passes every PASS_TO_PASS test"]:
+            return None
+        verdict = run_tests(self.served, task, task.files)  # what the validator runs for the buggy state
+        broken = {
+            t: f"fails on the buggy tree under the verdict: {verdict.reason(t)}"
+            for t in task.pass_to_pass
+            if verdict.outcomes.get(t) != "PASSED"
+        }
+        if not broken:
+            return None
+        path = task.folder / "task.json"
+        data = json.loads(path.read_text(encoding="utf-8"))
+        data["PASS_TO_PASS"] = [t for t in task.pass_to_pass if t not in broken]
+        data["HELD_OUT"] = [t for t in task.held_out if t not in broken]
+        data["dropped"] = {**data.get("dropped", {}), **broken}
+        if not data["HELD_OUT"]:
+            del data["HELD_OUT"]
+        path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        return load_repo_task(task.folder)
+
     @staticmethod
     def test_patch(pair: Releases, group: Group) -> str:
         """The group's test files, and the test helpers and data the later release changed (a conftest, tests/files/...),
@@ -517,7 +634,7 @@ class Miner:
         """The task's name, tags and problem statement (step 7 of the module's docstring), from its visible tests."""
         task = load_repo_task(folder)
         shown = task.visible_fail_to_pass
-        notes = entry(pair.new, pair.fixed)
+        notes = entry(pair.new, pair.fixed, pair.buggy)
         if notes:
             statement = f"A bug of {pair.name} {pair.buggy}, fixed in its next release, whose changelog entry says (it may list other changes too):\n\n{notes}"
             if shown:
