@@ -23,6 +23,7 @@ from env.authoring.mine import (
     Releases,
     attribute,
     change_sizes,
+    collected,
     missing_name,
     picked,
     size_problem,
@@ -242,6 +243,28 @@ def test_a_fix_over_the_limits_is_trimmed_to_the_changes_its_tests_need():
     assert trimmed == {"pkg/m.py": old.replace("line 3\n", "fixed 3\n").replace("line 10\n", "renamed 10\n")}
     assert len(tried) == 1 + 3  # the whole change, then each change undone once (largest first)
     assert trim(pair, Needs(), ["pkg/gone.py"], whole, ["tests/test_m.py"]) is None  # a file added or removed: no trimming
+
+
+def test_a_test_file_that_does_not_collect_is_left_out_and_the_others_run_again():
+    runs = []
+
+    class Interrupting(mine.Runner):
+        """pytest as it is: a file that does not collect stops the whole session (no test of any file runs)."""
+
+        def __init__(self) -> None:
+            pass
+
+        def run(self, files, tests, select):
+            runs.append(select)
+            if "tests/test_props.py" in select:
+                return RepoVerdict(collect_errors={"tests/test_props.py": "E   ModuleNotFoundError: No module named 'hypothesis'"})
+            return RepoVerdict(outcomes={f"{f}::test_it": "PASSED" for f in select})
+
+    found = collected(Interrupting(), {}, {}, ["tests/test_a.py", "tests/test_props.py"])
+    assert runs == [["tests/test_a.py", "tests/test_props.py"], ["tests/test_a.py"]]
+    assert found.outcomes == {"tests/test_a.py::test_it": "PASSED"} and list(found.collect_errors) == ["tests/test_props.py"]
+    runs.clear()
+    assert collected(Interrupting(), {}, {}, ["tests/test_props.py"]).outcomes == {} and len(runs) == 1  # nothing left to run
 
 
 # -- a real library from PyPI ----------------------------------------------------------------------------------------

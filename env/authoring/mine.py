@@ -312,8 +312,23 @@ class Comparison:
 
 
 def compare(pair: Releases, runner: Runner, tests: list[str] | None = None) -> Comparison:
+    """The later release's test files on both trees; a file its own release cannot collect (a requirement missing here)
+    is left out of both runs, one the earlier code cannot collect out of the second run there (``collected``)."""
     files = sdist.pytest_files(pair.tests, tests)
-    return Comparison(files, runner.run(pair.mixed, pair.tests, files), runner.run(pair.new, pair.tests, files))
+    after = collected(runner, pair.new, pair.tests, files)
+    return Comparison(files, collected(runner, pair.mixed, pair.tests, [f for f in files if f not in after.collect_errors]), after)
+
+
+def collected(runner: Runner, files: Files, tests: Files, select: list[str]) -> RepoVerdict:
+    """``select``'s test files on ``files``, run again without those that do not collect: one such file stops pytest's
+    whole session. The verdict of the second run, with the first run's collection errors."""
+    first = runner.run(files, tests, select)
+    broken = set(first.collect_errors) & set(select)
+    if not broken or not set(select) - broken:
+        return first
+    second = runner.run(files, tests, [f for f in select if f not in broken])
+    second.collect_errors = {**first.collect_errors, **second.collect_errors}
+    return second
 
 
 def suite_health(verdict: RepoVerdict, release: str) -> str:
@@ -486,7 +501,9 @@ class Miner:
             return PairDecision(
                 key=key,
                 status="no-fail-to-pass",
-                detail=f"no test fails on {pair.buggy}'s code and passes on {pair.fixed}'s; {suite_health(found.after, pair.fixed)}",
+                detail=f"no test fails on {pair.buggy}'s code and passes on {pair.fixed}'s"
+                + (f" (the run there stopped at its limit, {SUITE_SECONDS} s)" if found.before.timed_out else "")
+                + f"; {suite_health(found.after, pair.fixed)}",
             )
         groups = attribute(pair, self.runner, found.flipped)
         again = self.runner.run(pair.mixed, pair.tests, sorted({t.split("::")[0] for t in found.flipped}))
