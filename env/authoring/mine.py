@@ -583,7 +583,9 @@ class Miner:
         task = settled.task
         if not task.trusted:  # known now: no validation can make it trusted
             boxed = [t for t in task.fail_to_pass if t in task.sandboxed]
-            group.status, group.detail = "untrusted", f"FAIL_TO_PASS tests the split cannot run (sandboxed): {', '.join(boxed)}"[:500]
+            why = settled.placement.split_reasons.get(boxed[0], "")
+            group.status = "untrusted"
+            group.detail = f"{len(boxed)} FAIL_TO_PASS test(s) the split cannot run (sandboxed), {boxed[0]}: {why}"[:500]
             shutil.rmtree(folder)
             return
         clock, cpu = time.monotonic(), cpu_seconds()
