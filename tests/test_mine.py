@@ -265,6 +265,7 @@ def test_a_test_file_that_does_not_collect_is_left_out_and_the_others_run_again(
     assert found.outcomes == {"tests/test_a.py::test_it": "PASSED"} and list(found.collect_errors) == ["tests/test_props.py"]
     runs.clear()
     assert collected(Interrupting(), {}, {}, ["tests/test_props.py"]).outcomes == {} and len(runs) == 1  # nothing left to run
+    assert collected(Interrupting(), {}, {}, []) == RepoVerdict() and len(runs) == 1  # the later release collects no file: none runs
 
 
 # -- a real library from PyPI ----------------------------------------------------------------------------------------
