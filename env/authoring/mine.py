@@ -22,8 +22,8 @@ For each pair of consecutive releases (earlier, later) among the library's last 
    keyword argument``) tests an addition; it is recorded ("feature") and skipped.
    The limits, stated: a gold patch touches at most ``MAX_FILES`` code files and changes at most ``MAX_LINES`` lines
    (added plus removed); a release changing more than ``MAX_TRIED`` code files is not searched (a refactor). A fix
-   over the limits is trimmed first (``trim``): each change in its files (at most ``MAX_CHANGES`` per file), largest
-   first, is undone when every test of the group's files that passed with the whole change still passes.
+   over the limits is trimmed first (``trim``): the changes in its files (at most ``MAX_CHANGES`` a file) are undone,
+   bisected, wherever every test of the group's files that passed with the whole change still passes.
 5. Stable: the candidates' files run once more on the earlier code and on each group's gold tree; FAIL_TO_PASS fails
    both times before and passes both times after, PASS_TO_PASS (the group's test files' other tests) passes all four.
 6. The task: a SWE-bench instance (test patch: the group's test files and the test helpers and data the later
@@ -82,7 +82,8 @@ from env.verdict.testenv import TestEnv, ensure, file_lock
 MAX_FILES = 3  # code files a gold patch may touch
 MAX_LINES = 40  # lines a gold patch may change, added plus removed
 MAX_TRIED = 15  # changed code files tried one by one for the cause; a release changing more is not searched
-MAX_CHANGES = 20  # changes (runs of changed lines) in a file a fix too large is trimmed over, one run each
+MAX_CHANGES = 80  # changes (runs of changed lines) in a file a fix too large is trimmed over
+MAX_TRIM_RUNS = 40  # runs one trimming may take
 SUITE_SECONDS = 300  # wall and CPU seconds one whole-suite run may take while mining
 RELEASES = 6  # the default --releases: the last six releases, five pairs
 CATALOG = "mined.jsonl"
@@ -386,24 +387,34 @@ def attribute(pair: Releases, runner: Runner, candidates: list[str]) -> list[tup
 
 
 def trim(pair: Releases, runner: Runner, code: list[str], whole: RepoVerdict, files: list[str]) -> Files | None:
-    """The fix in ``code`` without the changes it does not need: each change, largest first, undone when every test of
-    ``files`` that passes with the whole change (``whole``) still passes. None when it cannot be tried (a file added or
-    removed, more than ``MAX_CHANGES`` changes in a file: a rewrite)."""
+    """The fix in ``code`` without the changes it does not need. A run of a file's changes (in the file's order) is
+    undone when every test of ``files`` that passes with the whole change (``whole``) still passes; a run that cannot
+    go is halved and each half tried (delta debugging's bisection: few runs when the fix needs few of many changes), at
+    most ``MAX_TRIM_RUNS`` runs in all. None when it cannot be tried: a file added or removed, or more than
+    ``MAX_CHANGES`` changes in a file (a rewrite)."""
     passing = sorted(t for t, s in whole.outcomes.items() if s == "PASSED")
     texts: Files = {}
+    runs = 0
     for path in code:
         old, new = pair.old.get(path), pair.fixed_code.get(path)
         if old is None or new is None or len(change_sizes(old, new)) > MAX_CHANGES:
             return None
-        sizes = change_sizes(old, new)
         undone: set[int] = set()
-        for change in sorted(range(len(sizes)), key=lambda i: -sizes[i]):
-            text = undo(old, new, picked(undone | {change}))
-            verdict = runner.run(pair.with_code(code, {**texts, path: text}), pair.tests, files)
+        pending = halves(list(range(len(change_sizes(old, new)))))
+        while pending and runs < MAX_TRIM_RUNS:
+            chunk = pending.pop(0)
+            runs += 1
+            verdict = runner.run(pair.with_code(code, {**texts, path: undo(old, new, picked(undone | set(chunk)))}), pair.tests, files)
             if all(verdict.outcomes.get(t) == "PASSED" for t in passing):
-                undone.add(change)
+                undone |= set(chunk)
+            elif len(chunk) > 1:
+                pending[:0] = halves(chunk)
         texts[path] = undo(old, new, picked(undone))
     return texts
+
+
+def halves(chunk: list[int]) -> list[list[int]]:
+    return [chunk[: len(chunk) // 2], chunk[len(chunk) // 2 :]] if len(chunk) > 1 else [chunk]
 
 
 def missing_name(reason: str, source: str) -> str:
