@@ -315,6 +315,9 @@ def test_a_pair_without_a_test_difference_is_recorded_and_a_decided_pair_is_not_
     assert second.pairs == third.pairs == 2 and third.by_status == {"mined": 1, "no-test-difference": 1}
     assert len(miner.ledger.read_text().splitlines()) == 2  # the third run decided nothing again
     assert json.loads((miner.out / "parse-1_20_2-parse" / "task.json").read_text())["instance_id"] == "parse-1_20_2-parse"
+    # a pair decided again (its ledger line lost to a stop) first forgets what it wrote
+    miner.forget("1.20.1", "1.20.2")
+    assert read_tasks(miner.out / "mined.jsonl") == [] and not (miner.out / "parse-1_20_2-parse").exists()
 
 
 def test_the_command_refuses_fewer_than_two_releases(capsys: pytest.CaptureFixture[str], tmp_path):

@@ -477,6 +477,7 @@ class Miner:
     def pair(self, buggy: str, fixed: str) -> PairDecision:
         """One pair decided; whatever it raises is its reason (a pair is untrusted input: the run goes on)."""
         key = f"{buggy} -> {fixed}"
+        self.forget(buggy, fixed)
         try:
             pair = load_releases(self.name, buggy, fixed)
         except sdist.SdistError as exc:
@@ -680,12 +681,26 @@ class Miner:
         (folder / "task.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
     def add_to_catalog(self, task: CatalogTask) -> None:
-        """Put ``task`` into OUT/mined.jsonl (replacing a line of the same id), under a lock: other miners share the file."""
+        """Put ``task`` into OUT/mined.jsonl (replacing a line of the same id)."""
+        self._rewrite_catalog(lambda tasks: [t for t in tasks if t.id != task.id] + [task])
+
+    def forget(self, buggy: str, fixed: str) -> None:
+        """What an earlier decision of this pair wrote (its ledger line lost to a stop): its tasks' lines and folders go,
+        so a pair decided again leaves only what it decides now."""
+
+        def stale(task: CatalogTask) -> bool:
+            return task.library == self.name and task.pair is not None and (task.pair.buggy, task.pair.fixed) == (buggy, fixed)
+
+        for task in filter(stale, read_tasks(self.out / CATALOG)):
+            shutil.rmtree(self.out / task.id, ignore_errors=True)
+        self._rewrite_catalog(lambda tasks: [t for t in tasks if not stale(t)])
+
+    def _rewrite_catalog(self, change: Callable[[list[CatalogTask]], list[CatalogTask]]) -> None:
+        """OUT/mined.jsonl rewritten whole, under a lock: other miners share the file."""
         path = self.out / CATALOG
         with file_lock(self.out / f"{CATALOG}.lock"):
-            tasks = [t for t in read_tasks(path) if t.id != task.id] + [task]
             partial = path.with_suffix(f".{os.getpid()}.tmp")
-            write_tasks(partial, tasks)
+            write_tasks(partial, change(read_tasks(path)))
             partial.replace(path)
 
     def summary(self, seconds: float) -> MineSummary:
