@@ -61,6 +61,11 @@ class Verdict(BaseModel):
         return bool(self.run and self.run.timed_out)
 
     @property
+    def busy(self) -> str:
+        """Limits counted in CPU time only: why the machine starved the run (its outcomes say nothing), else ""."""
+        return self.run.aborted if self.run is not None and self.run.busy else ""
+
+    @property
     def solved(self) -> bool:
         return (
             self.tests_passed == self.tests_total
