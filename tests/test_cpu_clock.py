@@ -5,6 +5,7 @@ machine's fault, never the task's. The same placement, validation and screening 
 from __future__ import annotations
 
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -19,6 +20,8 @@ from env.authoring.baseline import untrusted
 from env.authoring.settle import settle
 from env.authoring.validate import validate_task
 from env.families.catalog import TaskCatalog
+from env.families.classic import judge as judge_module
+from env.families.classic.concurrency import explore_plan
 from env.project import load_repo_task
 from env.runtime import Runtime
 from env.sandbox.cputime import own_seconds
@@ -31,6 +34,7 @@ from env.verdict.repo_judge import run_tests
 from env.verdict.sandboxed import run_sandboxed
 from env.verdict.testenv import ensure
 from tests import repo_fixture
+from tests.helpers import CATALOG
 
 BUDGET = 1.0  # CPU seconds a run's processes may use together; every run below takes longer than that of wall clock
 PAUSE = 1.2  # a test that waits this long (no CPU): under a wall-clock limit of BUDGET its run would time out
@@ -92,10 +96,28 @@ def test_the_backstop_stopping_a_run_under_its_cpu_limit_is_the_machine_s_fault(
 def test_the_split_counts_the_test_process_and_the_project_s_process_together(sandbox: Sandbox, tmp_path: Path):
     spins = "def test_spins_here():\n    while True:\n        pass\n"
     files = {"lib/__init__.py": LIB, "tests/test_spin.py": spins}
-    task = load_repo_task(repo_fixture.write_task(tmp_path / "t", files, files, FAIL_TO_PASS=["tests/test_spin.py::test_spins_here"], PASS_TO_PASS=[]))
+    task = load_repo_task(
+        repo_fixture.write_task(tmp_path / "t", files, files, FAIL_TO_PASS=["tests/test_spin.py::test_spins_here"], PASS_TO_PASS=[])
+    )
     verdict = run_tests(sandbox, task, files)  # the test process spins: no sandbox limit binds it, the run's budget does
     assert (verdict.outcomes, verdict.timed_out, verdict.busy) == ({}, True, "")
     assert verdict.aborted == "the test run was stopped: CPU time limit of 1 s exceeded (the run's processes together)"
+
+
+def test_the_race_check_s_real_threads_count_cpu_time_where_validity_is_decided(isolation: Isolation):
+    hard = CATALOG.get("hard")
+    assert hard.stress is not None
+    plan = explore_plan(hard.stress, random.Random(7))
+    plan["hammer"].update(cpu=True, backstop=1.0)  # what judge's race check adds where the sandbox counts CPU time
+    sandbox = Sandbox(Limits().for_validity(), isolation, warm=False)
+    assert judge_module.real_threads_check(hard, hard.gold_source, sandbox, True, plan) == ""
+    wait = "        if threading.current_thread() is not threading.main_thread():\n            threading.Event().wait()\n"
+    waits = hard.gold_source.replace("    def increment(self):\n", "    def increment(self):\n" + wait, 1)  # its threads, not its warm-up
+    assert waits != hard.gold_source
+    assert judge_module.real_threads_check(hard, waits, sandbox, False, plan) == (
+        "the machine was too busy: 4 real threads calling increment had used less than their 2 s of CPU time when the wall-clock "
+        "backstop of 1 s stopped them (an infrastructure fault, not the code's outcome)"
+    )  # threads that wait for ever use no CPU time: the backstop cannot tell them from starved ones
 
 
 def test_a_library_no_test_of_which_can_be_trusted_says_which_failed_where_and_why():
@@ -105,7 +127,9 @@ def test_a_library_no_test_of_which_can_be_trusted_says_which_failed_where_and_w
     )
     split = RepoVerdict(
         outcomes={f"tests/test_a.py::test_{i:02}": "PASSED" if i == 0 else "ERROR" for i in range(12)},
-        excerpts={f"tests/test_a.py::test_{i:02}": "E   adbg_host.stand_ins.Unsupported: a generator of the project's" for i in range(1, 12)},
+        excerpts={
+            f"tests/test_a.py::test_{i:02}": "E   adbg_host.stand_ins.Unsupported: a generator of the project's" for i in range(1, 12)
+        },
         ops={"tests/test_a.py::test_00": 0},
     )
     unsupported = "split: ERROR: adbg_host.stand_ins.Unsupported: a generator of the project's"

@@ -89,9 +89,12 @@ def cpu_exceeded(seconds: float) -> str:
     return f"CPU time limit of {seconds:g} s exceeded (the run's processes together)"
 
 
+STARVED = "the machine was too busy"  # how every account of a starved run begins (a run's, the race check's threads')
+
+
 def busy(backstop: float, used: float, seconds: float) -> str:
     """Why a run stopped by its wall-clock backstop under its CPU limit has no outcome: the machine was too busy."""
     return (
-        f"the machine was too busy: the run was stopped by its wall-clock backstop of {backstop:g} s having used {used:.1f} s "
+        f"{STARVED}: the run was stopped by its wall-clock backstop of {backstop:g} s having used {used:.1f} s "
         f"of its {seconds:g} s of CPU time (an infrastructure fault, not the run's outcome)"
     )
