@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from env.authoring.baseline import untrusted
 from env.authoring.settle import settle
 from env.authoring.validate import validate_task
 from env.families.catalog import TaskCatalog
@@ -118,28 +117,6 @@ def test_the_race_check_s_real_threads_count_cpu_time_where_validity_is_decided(
         "the machine was too busy: 4 real threads calling increment had used less than their 2 s of CPU time when the wall-clock "
         "backstop of 1 s stopped them (an infrastructure fault, not the code's outcome)"
     )  # threads that wait for ever use no CPU time: the backstop cannot tell them from starved ones
-
-
-def test_a_library_no_test_of_which_can_be_trusted_says_which_failed_where_and_why():
-    sandboxed = RepoVerdict(
-        outcomes={f"tests/test_a.py::test_{i:02}": "PASSED" for i in range(12)} | {"tests/test_b.py::test_boxed": "FAILED"},
-        excerpts={"tests/test_b.py::test_boxed": "tests/test_b.py:3: in test_boxed\nE   AssertionError: no network here"},
-    )
-    split = RepoVerdict(
-        outcomes={f"tests/test_a.py::test_{i:02}": "PASSED" if i == 0 else "ERROR" for i in range(12)},
-        excerpts={
-            f"tests/test_a.py::test_{i:02}": "E   adbg_host.stand_ins.Unsupported: a generator of the project's" for i in range(1, 12)
-        },
-        ops={"tests/test_a.py::test_00": 0},
-    )
-    unsupported = "split: ERROR: adbg_host.stand_ins.Unsupported: a generator of the project's"
-    assert untrusted("lib-1.0", sandboxed, split) == (
-        "lib-1.0: no test passes both sandboxed and under the split while reaching the project's code; of its 13 test(s) 1 failed "
-        "sandboxed, 11 under the split and 1 did not reach the project's code; the first 10:\n"
-        "  tests/test_a.py::test_00: did not reach the project's code (it passed both ways without one call into it)\n"
-        + "".join(f"  tests/test_a.py::test_{i:02}: {unsupported}\n" for i in range(1, 10))
-        + "  ... and 3 more"
-    )
 
 
 @pytest.fixture

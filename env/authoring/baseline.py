@@ -89,7 +89,7 @@ def baseline(lib: Library, sandbox: Sandbox, state: Path) -> Baseline:
         if measured.error or not measured.outcomes:
             raise SynthesisError(f"{lib.slug}: the tests did not run sandboxed: {measured.error or measured.aborted or 'no test reported'}")
         passing = sorted(t for t, s in measured.outcomes.items() if s == "PASSED")
-        split = until_decided(lambda: run_tests(sandbox, task.model_copy(update={"fail_to_pass": passing}), task.files))
+        split = until_decided(lambda: run_tests(sandbox, task.model_copy(update={"fail_to_pass": passing}), task.files)) if passing else RepoVerdict()
     except MachineBusy as exc:
         raise SynthesisError(f"{lib.slug}: the baseline was not measured, the machine too busy to run it (synthesize again): {exc}") from None
     slowest = max(_seconds(measured), _seconds(split))
