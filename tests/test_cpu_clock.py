@@ -64,13 +64,13 @@ def test_a_run_deciding_validity_is_stopped_by_its_cpu_time_and_not_by_the_wall_
     source = "import time\n\n\ndef nap(s):\n    time.sleep(s)\n    return s\n\n\ndef spin():\n    while True:\n        pass\n"
     sandbox = Sandbox(limits, isolation, warm=False)
     with sandbox.start(source, "m.py", "m") as run:
-        assert run.call("nap", 1.0) == 1.0  # twice its limit of wall clock, and no CPU
+        assert run.call("nap", 1.0) == 1.0  # twice its limit in wall clock, using no CPU
     assert (run.result.timed_out, run.result.busy, run.result.aborted) == (False, False, "")
     with sandbox.start(source, "m.py", "m") as run, pytest.raises(RunAborted) as stopped:
         run.call("spin")
     assert str(stopped.value) == "CPU time limit of 0.5 s exceeded (the run's processes together)"
     assert (run.result.timed_out, run.result.busy) == (True, False)
-    assert run.result.cpu_seconds is not None and 0.5 < run.result.cpu_seconds < 1.0
+    assert run.result.cpu_seconds is not None and 0.5 < run.result.cpu_seconds < 1.5  # stopped within a few samples
 
 
 def test_the_backstop_stopping_a_run_under_its_cpu_limit_is_the_machine_s_fault(isolation: Isolation):
