@@ -241,7 +241,7 @@ METHODS = """def clean(name, suffix):
     name = name.strip().lower()
     if name.endswith(suffix):
         name = name.rsplit(".", 1)[0]
-    return name.split(".")
+    return name.split(".") + re.split(r"[-/]", name, 1) + name.split(sep, 1)
 """
 
 
@@ -252,7 +252,7 @@ def test_string_method_calls_the_twin_method():
         (["-    name = name.strip().lower()", "+    name = name.strip().upper()"], 2, 2, (), mechanisms),
         (["-    if name.endswith(suffix):", "+    if name.startswith(suffix):"], 3, 3, (), mechanisms),
         (['-        name = name.rsplit(".", 1)[0]', '+        name = name.split(".", 1)[0]'], 4, 4, (), mechanisms),
-    ]  # split(".") without a maxsplit is rsplit(".")
+    ]  # split(".") without a maxsplit is rsplit("."); the re module has no rsplit; split(sep, 1) may be a regex's
 
 
 RANGES = """def pairs(items):

@@ -33,8 +33,8 @@ _STRING_EDITS = {
     "%s": "%r", "%r": "%s", "%d": "%s", "{}": "{!r}", "{!r}": "{}", "=": ":",
 }  # fmt: skip
 # Methods of str whose twin does the same at the other end or in the other case (a call gone to the wrong one).
-# split/rsplit only with a maxsplit (without one they give the same list); find/index left out: lists and trees have
-# them too, and a call to a method the object lacks is no realistic bug.
+# split/rsplit only on a literal separator with a maxsplit (see _splits_a_string); find/index left out: lists and
+# trees have them too, and a call to a method the object lacks is no realistic bug.
 _METHOD_SWAPS = {
     "strip": "rstrip", "rstrip": "strip", "lstrip": "strip", "lower": "upper", "upper": "lower", "startswith": "endswith",
     "endswith": "startswith", "partition": "rpartition", "rpartition": "partition", "ljust": "rjust", "rjust": "ljust",
@@ -277,11 +277,21 @@ def string_edit(s: Splicer, node: ast.AST) -> Iterator[Edit]:
             yield Edit(start, end, literal, f"the string {text} became {literal}")
 
 
+def _splits_a_string(call: ast.Call) -> bool:
+    """``text.split(",", 1)``: a literal separator and a maxsplit (without one, split and rsplit give the same list);
+    never ``re.split(pattern, text)``, whose module, like a compiled pattern, has no ``rsplit``."""
+    if isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) and call.func.value.id == "re":
+        return False
+    separator = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "sep"), None)
+    literal = isinstance(separator, ast.Constant) and isinstance(separator.value, str)
+    return literal and (len(call.args) >= 2 or any(k.arg == "maxsplit" for k in call.keywords))
+
+
 def string_method(s: Splicer, node: ast.AST) -> Iterator[Edit]:
     if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute) or node.func.attr not in _METHOD_SWAPS:
         return
     old = node.func.attr
-    if old in ("split", "rsplit") and len(node.args) < 2 and not any(k.arg == "maxsplit" for k in node.keywords):
+    if old in ("split", "rsplit") and not _splits_a_string(node):
         return
     end = s.end(node.func)
     start = end - len(old.encode())
