@@ -194,7 +194,7 @@ class Synthesis:
             self._dumps[mutant.path] = ast.dump(parse(self.lib.files[mutant.path]))
         if not changes_code(mutant.source, self._dumps[mutant.path]):
             return Decision(key=mutant.key, status="no-op", detail="the mutated file does not parse, or means what the original does")
-        covering = sorted({t for line in range(mutant.start, mutant.end + 1) for t in base.covered[mutant.path].get(line, [])})
+        covering = sorted({t for line in mutant.screened for t in base.covered[mutant.path].get(line, [])})
         if not covering:
             return Decision(key=mutant.key, status="uncovered", detail="no trusted test executes the mutated lines")
         files = {**self.lib.files, mutant.path: mutant.source}
