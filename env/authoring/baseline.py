@@ -13,6 +13,7 @@ every task built on them is trusted as part 1 of the real-repository work define
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import time
 from pathlib import Path
@@ -23,6 +24,7 @@ from env.authoring.library import Library, SynthesisError
 from env.patches import Files
 from env.project import RepoTask, load_repo_task, source_only
 from env.sandbox.runner import Sandbox
+from env.verdict.outcome import RepoVerdict
 from env.verdict.repo_judge import run_tests
 from env.verdict.sandboxed import run_sandboxed
 from env.verdict.testenv import ensure
@@ -65,6 +67,21 @@ def write_tree(root: Path, files: Files) -> None:
         path.write_text(text, encoding="utf-8")
 
 
+NETWORK = re.compile(r"Network is unreachable|Name or service not known|Temporary failure in name resolution|nodename nor servname|"
+                     r"getaddrinfo failed|URLError|ConnectionError|ConnectionRefused|socket\.gaierror|Operation not permitted.*socket|"
+                     r"socket.*Operation not permitted|SocketBlocked|No route to host", re.I)  # fmt: skip
+
+
+def no_test_passes(run: RepoVerdict) -> str:
+    """Why a clean suite gives nothing to synthesize from: no test passed sandboxed, with the first reasons (and the
+    network named, when that is what the failures say: the sandbox has none)."""
+    reasons = {t: run.reason(t) for t in sorted(run.outcomes)}
+    shown = "; ".join(f"{t.split('::', 1)[-1]}: {r}" for t, r in list(reasons.items())[:3])
+    offline = [t for t, r in reasons.items() if NETWORK.search(r) or NETWORK.search(run.excerpts.get(t, ""))]
+    network = f"its suite needs the network ({len(offline)} of {len(reasons)} test(s) failed reaching it), and sandboxed tests have none; " if offline else ""
+    return f"{network}no test passes sandboxed ({len(reasons)} ran: {shown})"
+
+
 def baseline(lib: Library, sandbox: Sandbox, state: Path) -> Baseline:
     cached = state / "baseline.json"
     if cached.is_file():
@@ -76,6 +93,8 @@ def baseline(lib: Library, sandbox: Sandbox, state: Path) -> Baseline:
     if measured.error or not measured.outcomes:
         raise SynthesisError(f"{lib.slug}: the tests did not run sandboxed: {measured.error or measured.aborted or 'no test reported'}")
     passing = sorted(t for t, s in measured.outcomes.items() if s == "PASSED")
+    if not passing:
+        raise SynthesisError(f"{lib.slug}: {no_test_passes(measured)}")
     sandboxed_seconds, clock = time.monotonic() - clock, time.monotonic()
     split = run_tests(sandbox, task.model_copy(update={"fail_to_pass": passing}), task.files)
     slowest = max(sandboxed_seconds, time.monotonic() - clock)
