@@ -1,6 +1,7 @@
 """Source distributions from PyPI, downloaded once and extracted into a cache: real libraries' code and tests.
 
     tree = fetch("parse", "1.20.2")          # Path to the extracted sdist (PARSE-1.20.2/ contents)
+    tree = fetch("parse", "1.20.2", sha256)  # the archive checked against a pinned digest first (SdistError otherwise)
     name, version = parse_pin("parse==1.20.2")
     source_root(tree)                        # "src" for a src layout, else "."
 

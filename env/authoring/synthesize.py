@@ -257,11 +257,12 @@ class Synthesis:
 
 
 def write_task(
-    folder: Path, lib: Library, task_id: str, mutant: Mutant, failing: list[str], passing: list[str], screen: RepoVerdict, held: list[str]
+    folder: Path, lib: Library, task_id: str, mutant: Mutant, failing: list[str], passing: list[str], screen: RepoVerdict, held: list[str],
+    statement: str = "",
 ) -> RepoTask:
     """A synthesized task's folder (before its difficulty is recorded): the mutant in the release, the held-out tests'
-    code moved to test_patch.diff, the problem statement from ``screen`` (a run of the failing tests on the mutant).
-    ``catalog build`` writes the same folder from a manifest entry (env.authoring.catalog.materialise)."""
+    code moved to test_patch.diff, the problem statement from ``screen`` (a run of the failing tests on the mutant) or
+    ``statement``. ``catalog build`` writes the same folder from a manifest entry (env.authoring.catalog.materialise)."""
     shutil.rmtree(folder, ignore_errors=True)
     buggy = {**lib.files, mutant.path: mutant.source}
     tests = {p: t for p, t in buggy.items() if is_test_path(p)}
@@ -280,7 +281,7 @@ def write_task(
         "family": "repo",
         "difficulty": "medium",
         "tags": ["synthesized", lib.name],  # /tasks publishes tags: the operator would say the mechanism
-        "problem_statement": problem_statement(lib.name, shown, screen),
+        "problem_statement": statement or problem_statement(lib.name, shown, screen),
         "FAIL_TO_PASS": failing,
         "PASS_TO_PASS": passing,
         **({"HELD_OUT": held} if held else {}),

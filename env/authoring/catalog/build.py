@@ -76,8 +76,10 @@ class BuildSummary(BaseModel):
 
 
 def key_of(task: CatalogTask, entry: LibraryEntry) -> str:
-    """What a built folder depends on: the task's entry, its library's, and the folder format."""
-    text = json.dumps([FORMAT, task.model_dump(mode="json"), entry.model_dump(mode="json")], sort_keys=True)
+    """What a built folder depends on: the task's entry, its library's (less the topic and split, which only the index
+    holds), and the folder format."""
+    pinned = entry.model_dump(mode="json", exclude={"topic", "split"})
+    text = json.dumps([FORMAT, task.model_dump(mode="json"), pinned], sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
@@ -104,7 +106,7 @@ def build_one(job: Job) -> Built:
         folder = Path(scratch) / task.id
         try:
             if task.source == "synthesized":
-                key = f"{entry.pin} {entry.model_dump_json()}"
+                key = entry.model_dump_json()
                 if key not in _libraries:
                     _libraries[key] = materialise.library(entry)
                 materialise.synthesized(task, _libraries[key], _worker_sandbox(), folder)
@@ -168,8 +170,12 @@ def build(manifest: Path, out: Path, only: list[str], workers: int, ray: str | N
     last = {b.id: b for b in read_ledger(ledger)}
     keys = {t.id: key_of(t, libraries[t.library]) for t in tasks if t.library in libraries}
     errors: dict[str, str] = {t.id: f"the library {t.library} is not in libraries.json" for t in selected if t.library not in libraries}
-    current = {t.id for t in selected if t.id in keys and last.get(t.id) is not None and last[t.id].status == "built"
-               and last[t.id].key == keys[t.id] and (out / t.id / "task.json").is_file()}  # fmt: skip
+
+    def fresh(task: CatalogTask) -> bool:  # built from this very entry, its folder in place
+        done = last.get(task.id)
+        return done is not None and done.status == "built" and done.key == keys.get(task.id) and (out / task.id / "task.json").is_file()
+
+    current = {t.id for t in selected if fresh(t)}
     todo = [t for t in selected if t.id in keys and t.id not in current]
     unprepared = prepare([libraries[name] for name in sorted({t.library for t in todo})], say)
     for task in todo:
@@ -194,8 +200,7 @@ def build(manifest: Path, out: Path, only: list[str], workers: int, ray: str | N
             bar.update(1)
     removed = _remove_stale(out, {t.id for t in tasks}, last)
     entries = [IndexEntry(id=t.id, library=t.library, source=t.source, split=libraries[t.library].split, difficulty=t.difficulty)
-               for t in tasks if t.id in keys and last.get(t.id) is not None and last[t.id].status == "built"
-               and last[t.id].key == keys[t.id] and (out / t.id / "task.json").is_file()]  # fmt: skip
+               for t in tasks if fresh(t)]  # fmt: skip
     index = write_index(out, entries)
     return BuildSummary(tasks=len(selected), built=built, unchanged=len(current), errors=errors, removed=removed, index=str(index))
 

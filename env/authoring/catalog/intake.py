@@ -42,6 +42,7 @@ from env.authoring.catalog.manifest import (
     share_cap,
     write_tasks,
 )
+from env.authoring.cost import Meter
 from env.authoring.difficulty import Difficulty
 from env.authoring.ledger import append, read_ledger
 from env.authoring.library import SynthesisError
@@ -61,6 +62,9 @@ class LibraryRecord(BaseModel):
     status: Literal["synthesized", "failed"]
     detail: str = ""
     valid: int = 0
+    tried: int = 0
+    cpu_seconds: float = 0.0  # this run's, baseline and every candidate included (env.authoring.cost)
+    wall_seconds: float = 0.0
 
 
 class Admitted(BaseModel):
@@ -116,6 +120,7 @@ def catalog_task(task: RepoTask, entry: LibraryEntry, costs: dict[str, tuple[int
         validation=ValidationRecord(runs=runs, cpu_seconds=cpu, wall_seconds=wall),
         difficulty=task.difficulty,
         difficulty_score=found.score,
+        problem_statement=task.problem_statement,
     )  # fmt: skip
 
 
@@ -167,15 +172,16 @@ def admit(listed: list[CatalogTask], offered: list[CatalogTask], max_share: floa
 
 
 def synthesize_library(entry: LibraryEntry, work: Path, n: int, runs: int, say: Callable[[str], None]) -> LibraryRecord:
-    ident = identity(entry)
-    try:
-        lib = materialise.library(entry)
-        summary = Synthesis(lib, work / slug(entry), runs=runs, seed=0, log=say).run(n)
-    except (SynthesisError, SdistError, TestEnvError, materialise.MaterialiseError, ValueError) as exc:
-        return LibraryRecord(
-            library=entry.name, identity=ident, status="failed", detail=f"{type(exc).__name__}: {' '.join(str(exc).split())[:1500]}"
-        )
-    return LibraryRecord(library=entry.name, identity=ident, status="synthesized", valid=summary.valid)
+    record = LibraryRecord(library=entry.name, identity=identity(entry), status="synthesized")
+    with Meter() as cost:
+        try:
+            lib = materialise.library(entry)
+            summary = Synthesis(lib, work / slug(entry), runs=runs, seed=0, log=say).run(n)
+            record.valid, record.tried = summary.valid, summary.tried
+        except (SynthesisError, SdistError, TestEnvError, materialise.MaterialiseError, ValueError) as exc:
+            record.status, record.detail = "failed", f"{type(exc).__name__}: {' '.join(str(exc).split())[:1500]}"
+    record.cpu_seconds, record.wall_seconds = cost.cpu_seconds, cost.wall_seconds
+    return record
 
 
 def synthesize(
@@ -207,6 +213,10 @@ def synthesize(
         if record.status == "failed":
             report.failed[entry.name] = record.detail
             say(f"{entry.name}: not synthesized: {record.detail}")
+        else:
+            say(
+                f"{entry.name}: {record.valid} valid task(s) of {record.tried} tried; this run: CPU {record.cpu_seconds:.1f} s, wall {record.wall_seconds:.1f} s"
+            )
     offered = [t for entry in entries for t in waiting(work, entry, report.skipped)]
     listed = read_tasks(manifest / "tasks.jsonl")
     merged, report.admitted, report.cap = admit(listed, offered, max_share)

@@ -91,6 +91,10 @@ class CatalogTask(BaseModel):
     validation: ValidationRecord
     difficulty: Literal["easy", "medium", "hard"]
     difficulty_score: float = Field(ge=0.0, le=1.0, description="env.authoring.difficulty's estimate")
+    problem_statement: str = Field(
+        "", description="the statement as first written: a rerun of the failing tests can print other object addresses (empty: "
+        "the build writes one from the failing tests' output)",
+    )  # fmt: skip
 
     @model_validator(mode="after")
     def _regenerable(self) -> CatalogTask:

@@ -90,7 +90,7 @@ def synthesized(task: CatalogTask, lib: Library, sandbox: Sandbox, folder: Path)
         screen = failing_run(sandbox, clean, {**lib.files, mutant.path: mutant.source}, clean.visible_tests, task.fail_to_pass)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    built = write_task(folder, lib, task.id, mutant, task.fail_to_pass, task.pass_to_pass, screen, task.held_out)
+    built = write_task(folder, lib, task.id, mutant, task.fail_to_pass, task.pass_to_pass, screen, task.held_out, task.problem_statement)
     record(folder, estimate(built, mutant.function))
     return load_repo_task(folder)
 
@@ -138,7 +138,9 @@ def mined(task: CatalogTask, entry: LibraryEntry, sandbox: Sandbox, folder: Path
     shown = draft.visible_fail_to_pass
     if shown:
         verdict = failing_run(sandbox, draft, draft.files, draft.visible_tests, shown)
-        data["problem_statement"] = problem_statement(entry.name, shown, verdict)
+        data["problem_statement"] = task.problem_statement or problem_statement(entry.name, shown, verdict)
+    elif task.problem_statement:
+        data["problem_statement"] = task.problem_statement
     else:  # every failing test held out: nothing of theirs may show
         data["problem_statement"] = (f"Tests of {entry.name} {pair.buggy} that are not shown here fail: the release has a bug its next "
                                      "release fixed. Find the cause and fix the code (not the tests).")  # fmt: skip
