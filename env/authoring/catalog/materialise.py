@@ -6,11 +6,12 @@
 
 A synthesized task is written by ``env.authoring.synthesize.write_task``, as synthesis wrote it: the mutant is
 regenerated with ``env.authoring.mutate.mutants`` on the recorded line of the recorded file and must have the recorded
-digest; its FAIL_TO_PASS tests must still fail on it (the run that also gives the problem statement's output). A mined
-task is the release pair: repo/ holds the earlier release's files with the later release's test files (``pair.test_files``)
-less the held-out tests' code, which test_patch.diff puts back; gold.patch is the code diff of ``pair.code`` between the
-two releases; the problem statement comes from the visible failing tests' output on the earlier release (a statement
-from the changelog is ``env.authoring.mine``'s). Anything that does not regenerate raises MaterialiseError saying what.
+digest; its FAIL_TO_PASS tests must still fail on it, every test file still importing (the run that also gives the
+problem statement's output when the manifest records none). A mined task is the release pair: repo/ holds the earlier
+release's files with the later release's test files (``pair.test_files``) less the held-out tests' code, which
+test_patch.diff puts back; gold.patch is the code diff of ``pair.code`` between the two releases; the problem statement
+is the manifest's, else written from the visible failing tests' output on the earlier release (a statement from the
+changelog is ``env.authoring.mine``'s). Anything that does not regenerate raises MaterialiseError saying what.
 """
 
 from __future__ import annotations
@@ -69,14 +70,19 @@ def find_mutant(task: CatalogTask, lib: Library) -> Mutant:
     return same[0]
 
 
-def failing_run(sandbox: Sandbox, draft: RepoTask, files: Files, tests: Files, selected: list[str]) -> RepoVerdict:
-    """``selected`` run sandboxed on ``files``; each must fail (what the problem statement shows)."""
+def failing_run(
+    sandbox: Sandbox, task_id: str, draft: RepoTask, files: Files, tests: Files, selected: list[str], intact: bool
+) -> RepoVerdict:
+    """``selected`` run sandboxed on ``files``; each must fail (what the problem statement shows), and with ``intact``
+    every test file must still import (synthesis keeps no mutant that breaks one)."""
     verdict = run_sandboxed(sandbox, ensure(draft.requirements), draft, files, tests, selected)
     if verdict.error or verdict.timed_out:
-        raise MaterialiseError(f"{draft.id}: the failing tests did not run: {verdict.error or 'time limit'}")
+        raise MaterialiseError(f"{task_id}: the failing tests did not run: {verdict.error or 'time limit'}")
+    if intact and verdict.collect_errors:
+        raise MaterialiseError(f"{task_id}: a test file no longer imports on the bug: {'; '.join(sorted(verdict.collect_errors))[:300]}")
     passing = [t for t in selected if f2p_ok(verdict.outcomes.get(t, "ERROR"))]
     if passing:
-        raise MaterialiseError(f"{draft.id}: FAIL_TO_PASS tests pass on the bug: {', '.join(passing[:4])}")
+        raise MaterialiseError(f"{task_id}: FAIL_TO_PASS tests pass on the bug: {', '.join(passing[:4])}")
     return verdict
 
 
@@ -87,7 +93,9 @@ def synthesized(task: CatalogTask, lib: Library, sandbox: Sandbox, folder: Path)
     scratch.mkdir(parents=True, exist_ok=True)
     try:
         clean = library_task(lib, scratch, lib.tests)
-        screen = failing_run(sandbox, clean, {**lib.files, mutant.path: mutant.source}, clean.visible_tests, task.fail_to_pass)
+        screen = failing_run(
+            sandbox, task.id, clean, {**lib.files, mutant.path: mutant.source}, clean.visible_tests, task.fail_to_pass, True
+        )
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     built = write_task(folder, lib, task.id, mutant, task.fail_to_pass, task.pass_to_pass, screen, task.held_out, task.problem_statement)
@@ -137,7 +145,7 @@ def mined(task: CatalogTask, entry: LibraryEntry, sandbox: Sandbox, folder: Path
     draft = load_repo_task(folder)
     shown = draft.visible_fail_to_pass
     if shown:
-        verdict = failing_run(sandbox, draft, draft.files, draft.visible_tests, shown)
+        verdict = failing_run(sandbox, task.id, draft, draft.files, draft.visible_tests, shown, False)
         data["problem_statement"] = task.problem_statement or problem_statement(entry.name, shown, verdict)
     elif task.problem_statement:
         data["problem_statement"] = task.problem_statement

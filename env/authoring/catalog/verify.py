@@ -31,7 +31,9 @@ from env.sandbox.limits import Limits
 from env.sandbox.runner import Sandbox
 
 
-class Check(BaseModel):
+class Proof(BaseModel):
+    """One task to prove valid again: its folder, and runs of each state."""
+
     folder: str
     runs: int
 
@@ -47,7 +49,7 @@ class Verified(BaseModel):
 _runtime: Runtime | None = None
 
 
-def verify_one(check: Check) -> Verified:
+def verify_one(check: Proof) -> Verified:
     global _runtime
     folder = Path(check.folder)
     with Meter() as cost:
@@ -73,7 +75,7 @@ def chosen(out: Path, sample: int | None, seed: int) -> list[str]:
 
 
 def verify(out: Path, sample: int | None, seed: int, runs: int, workers: int, ray: str | None = None) -> list[Verified]:
-    checks = [Check(folder=str(out / task_id), runs=runs) for task_id in chosen(out, sample, seed)]
+    checks = [Proof(folder=str(out / task_id), runs=runs) for task_id in chosen(out, sample, seed)]
     results = []
     for result in run(verify_one, checks, workers, ray):
         append(out / STATE / "verify.jsonl", result.model_dump_json())
