@@ -155,8 +155,10 @@ def test_synthesize_adds_the_valid_tasks_with_what_regenerates_them_and_records_
     records = [json.loads(line) for line in (slice_["work"] / "libraries.jsonl").read_text().splitlines()]
     assert [(r["library"], r["status"], r["valid"]) for r in records] == [("tinylib", "synthesized", 2), ("netlib", "failed", 0)]
     assert records[1]["detail"] == (
-        "SynthesisError: netlib-1.0: its suite needs the network (1 of 1 test(s) failed reaching it), and sandboxed tests have none; "
-        "no test passes sandboxed (1 ran: test_title: socket.gaierror: [Errno -3] Temporary failure in name resolution)"
+        "SynthesisError: netlib-1.0: its suite needs the network (1 of 1 test(s) failed reaching it), which no test run has; no test passes "
+        "both sandboxed and under the split while reaching the project's code; of its 1 test(s) 1 failed sandboxed, 0 under the split and 0 "
+        "did not reach the project's code; the first 1: tests/test_netlib.py::test_title: sandboxed: FAILED: socket.gaierror: [Errno -3] "
+        "Temporary failure in name resolution"
     )
     # Again: nothing is synthesized twice, the failed library is skipped (its entry is unchanged), the manifest stays.
     before = (slice_["manifest"] / "tasks.jsonl").read_text()
@@ -274,7 +276,7 @@ def test_verify_proves_the_built_tasks_valid_with_their_cpu_seconds(slice_, mixe
     results = [json.loads(line) for line in (out / ".build" / "verify.jsonl").read_text().splitlines()]
     assert sorted(r["id"] for r in results) == sorted(t["id"] for t in json.loads((out / "catalog.json").read_text())["tasks"])
     assert all(r["valid"] and r["problems"] == "" and r["cpu_seconds"] > 0 for r in results)
-    assert "3 of 3 task(s) valid; CPU seconds per task: median " in said
+    assert "3 of 3 task(s) valid, 0 invalid, 0 not decided (machine busy); CPU seconds per task: median " in said
     assert authoring(["catalog", "verify", "--out", str(out), "--sample", "1", "--seed", "4", "--runs", "1"]) == 0
     assert len(capsys.readouterr().out.splitlines()) == 2  # one task, then the summary
 

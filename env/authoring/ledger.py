@@ -18,7 +18,8 @@ class Decision(BaseModel):
     """One line of the ledger: what became of one candidate."""
 
     key: str
-    status: Literal["valid", "invalid", "uncaught", "duplicate", "uncovered", "no-op", "hangs", "breaks-collection", "setup"]
+    # busy: the machine starved its runs (nothing decided: a resumed synthesis tries it again)
+    status: Literal["valid", "invalid", "uncaught", "duplicate", "uncovered", "no-op", "hangs", "breaks-collection", "setup", "busy"]
     task: str = ""
     detail: str = ""
     seconds: float = 0.0

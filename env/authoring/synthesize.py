@@ -22,6 +22,11 @@
 
 Resumable: each candidate's decision is appended to ``OUT/.synthesis/ledger.jsonl`` (``env.authoring.ledger``) after
 its task folder (if any) is complete, so a cut run started again with the same arguments skips what it decided.
+
+Load decides nothing: every run's limits count CPU time (``Sandbox.for_validity``), the baseline's ``run_seconds`` and a
+mutant's budget too, so a mutant hangs when its runs use more than the budget's CPU time, however busy the machine. A
+run the machine starved (the wall-clock backstop stopped it under its CPU limit) runs again; a candidate starved each
+time is ``busy`` in the ledger, which decides nothing: a resumed synthesis tries it again.
 """
 
 from __future__ import annotations
@@ -54,6 +59,7 @@ from env.runtime import Runtime
 from env.sandbox.isolation import probe_isolation
 from env.sandbox.limits import Limits
 from env.sandbox.runner import Sandbox
+from env.verdict.busy import MachineBusy, until_decided
 from env.verdict.outcome import RepoVerdict, f2p_ok
 from env.verdict.sandboxed import run_sandboxed
 from env.verdict.testenv import TestEnv, ensure
@@ -80,7 +86,7 @@ def _sandbox() -> Sandbox:
     if not isolation.can_execute:
         raise SynthesisError(f"this host cannot run the verdict: {isolation.reason}")
     # The baseline's one reply holds every test's covered lines: a large suite's are megabytes.
-    return Sandbox(Limits(wall_seconds=300, cpu_seconds=300, reply_bytes=64 * 1024 * 1024), isolation)
+    return Sandbox(Limits(wall_seconds=300, cpu_seconds=300, reply_bytes=64 * 1024 * 1024).for_validity(), isolation, warm=False)
 
 
 def candidates(lib: Library, base: Baseline, seed: int) -> list[Mutant]:
@@ -111,6 +117,7 @@ class Synthesis:
     sandbox: Sandbox = field(default_factory=_sandbox)
 
     def __post_init__(self) -> None:
+        self.sandbox = self.sandbox.for_validity()  # every limit here decides validity: it counts CPU time
         self.state = self.out / _STATE
         self.state.mkdir(parents=True, exist_ok=True)
         self.ledger = self.state / "ledger.jsonl"
@@ -143,15 +150,16 @@ class Synthesis:
         base = baseline(self.lib, self.sandbox, self.state)
         limit = base.budget()
         # Proven under the limits the tasks will be served with (SANDBOX_WALL_SECONDS ...: a task whose runs take longer
-        # than a server allows is not valid there); a mutant's screening stops sooner when the clean runs are quick.
-        served = Limits.from_env()
+        # than a server allows is not valid there), counted in CPU time: what a run takes on an idle machine, whatever
+        # the load here. A mutant's screening stops sooner when the clean runs are quick.
+        served = Limits.from_env().for_validity()
         if base.run_seconds > served.wall_seconds:
-            self.log(f"{self.lib.slug}: the clean suite took {base.run_seconds:.1f} s, more than the {served.wall_seconds:g} s a run may take here "
-                     "(SANDBOX_WALL_SECONDS): tasks whose tests take as long will be invalid; raise it here and where they are served")  # fmt: skip
-        bounded = Sandbox(served.model_copy(update={"wall_seconds": min(limit, served.wall_seconds)}), self.sandbox.isolation)
+            self.log(f"{self.lib.slug}: the clean suite used {base.run_seconds:.1f} s of CPU time, more than the {served.wall_seconds:g} s a run "
+                     "may take here (SANDBOX_WALL_SECONDS): tasks whose tests take as long will be invalid; raise it here and where they are served")  # fmt: skip
+        bounded = Sandbox(served.model_copy(update={"wall_seconds": min(limit, served.wall_seconds)}), self.sandbox.isolation, warm=False)
         runtime = Runtime(TaskCatalog([]), Sandbox(served, self.sandbox.isolation), workers=2)
         decisions = read_ledger(self.ledger)
-        decided = {d.key for d in decisions}
+        decided = {d.key for d in decisions if d.status != "busy"}  # a candidate the machine starved is tried again
         recorded = {d.task for d in decisions if d.status == "valid"}
         for task in self.tasks():  # this synthesis's folder moved into place just before a stop, its decision never written
             if task.folder.name not in recorded:
@@ -191,9 +199,12 @@ class Synthesis:
         if not covering:
             return Decision(key=mutant.key, status="uncovered", detail="no trusted test executes the mutated lines")
         files = {**self.lib.files, mutant.path: mutant.source}
-        screen = run_sandboxed(bounded, env, library, files, library.visible_tests, covering)
-        if screen.timed_out:  # an endless loop: each validation run would wait the whole budget, and flakily
-            return Decision(key=mutant.key, status="hangs", detail=f"the covering tests ran past {bounded.limits.wall_seconds:g} s")
+        try:
+            screen = until_decided(lambda: run_sandboxed(bounded, env, library, files, library.visible_tests, covering))
+        except MachineBusy as exc:
+            return Decision(key=mutant.key, status="busy", detail=str(exc))
+        if screen.timed_out:  # an endless loop: each validation run would use the whole budget
+            return Decision(key=mutant.key, status="hangs", detail=f"the covering tests used more than {bounded.limits.wall_seconds:g} s of CPU time")
         if screen.error:
             return Decision(key=mutant.key, status="setup", detail=screen.error)
         if screen.collect_errors:  # a test file no longer imports: the task would fail "collection intact"
@@ -215,7 +226,8 @@ class Synthesis:
                            validation_wall_seconds=cost.wall_seconds)  # fmt: skip
         if not report.ok:
             shutil.rmtree(folder, ignore_errors=True)
-            return decided.model_copy(update={"status": "invalid", "task": "", "detail": _problems(report)})
+            failed = {"status": "busy" if report.busy else "invalid", "task": "", "detail": report.busy or _problems(report)}
+            return decided.model_copy(update=failed)
         record(folder, estimate(task, mutant.function))
         final = self.out / task_id
         shutil.rmtree(final, ignore_errors=True)
@@ -244,6 +256,7 @@ class Synthesis:
     def summary(self, decisions: list[Decision], base: Baseline, this_run: float) -> Summary:
         """Seconds: the wall time of every run so far (this one included), baseline and candidate generation too."""
         by_status: dict[str, int] = {}
+        decisions = list({d.key: d for d in decisions}.values())  # a candidate tried again (it was busy): its last decision
         for d in decisions:
             by_status[d.status] = by_status.get(d.status, 0) + 1
         valid = by_status.get("valid", 0)

@@ -93,7 +93,7 @@ def _worker_sandbox() -> Sandbox:
         isolation = probe_isolation()
         if not isolation.can_execute:
             raise materialise.MaterialiseError(f"this host cannot run the verdict: {isolation.reason}")
-        _sandbox = Sandbox(Limits.from_env(), isolation)
+        _sandbox = Sandbox(Limits.from_env().for_validity(), isolation)  # its runs decide what is built: CPU time counts
     return _sandbox
 
 

@@ -52,13 +52,13 @@ def cmd_verify(args: argparse.Namespace) -> int:
         return 2
     results = verify(out, args.sample, args.seed, args.runs, args.jobs, args.ray)
     for r in results:
-        print(
-            f"{r.id}: {'valid' if r.valid else 'INVALID'} (CPU {r.cpu_seconds:.1f} s, wall {r.wall_seconds:.1f} s){': ' + r.problems if r.problems else ''}"
-        )
-    invalid = [r.id for r in results if not r.valid]
-    print(f"{len(results) - len(invalid)} of {len(results)} task(s) valid; CPU seconds per task: {cost_line([r.cpu_seconds for r in results])}; "
-          f"wall: {cost_line([r.wall_seconds for r in results])}")  # fmt: skip
-    return 1 if invalid else 0
+        said = "valid" if r.valid else f"not decided, the machine too busy: {r.busy}" if r.busy else f"INVALID: {r.problems}"
+        print(f"{r.id}: {said} (CPU {r.cpu_seconds:.1f} s, wall {r.wall_seconds:.1f} s)")
+    invalid = [r.id for r in results if not r.valid and not r.busy]
+    busy = [r.id for r in results if r.busy]
+    print(f"{len(results) - len(invalid) - len(busy)} of {len(results)} task(s) valid, {len(invalid)} invalid, {len(busy)} not decided "
+          f"(machine busy); CPU seconds per task: {cost_line([r.cpu_seconds for r in results])}; wall: {cost_line([r.wall_seconds for r in results])}")  # fmt: skip
+    return 1 if invalid or busy else 0
 
 
 def cmd_stats(args: argparse.Namespace) -> int:

@@ -33,6 +33,7 @@ from env.authoring.synthesize import write_task
 from env.patches import Files, make_patch
 from env.project import RepoTask, is_test_path, load_repo_task, source_only
 from env.sandbox.runner import Sandbox
+from env.verdict.busy import MachineBusy, until_decided
 from env.verdict.outcome import RepoVerdict, f2p_ok
 from env.verdict.sandboxed import run_sandboxed
 from env.verdict.testenv import ensure
@@ -75,7 +76,11 @@ def failing_run(
 ) -> RepoVerdict:
     """``selected`` run sandboxed on ``files``; each must fail (what the problem statement shows), and with ``intact``
     every test file must still import (synthesis keeps no mutant that breaks one)."""
-    verdict = run_sandboxed(sandbox, ensure(draft.requirements), draft, files, tests, selected)
+    env = ensure(draft.requirements)
+    try:
+        verdict = until_decided(lambda: run_sandboxed(sandbox, env, draft, files, tests, selected))
+    except MachineBusy as exc:  # nothing decided: the next build tries it again
+        raise MaterialiseError(f"{task_id}: the failing tests were not run, the machine too busy (build again): {exc}") from None
     if verdict.error or verdict.timed_out:
         raise MaterialiseError(f"{task_id}: the failing tests did not run: {verdict.error or 'time limit'}")
     if intact and verdict.collect_errors:

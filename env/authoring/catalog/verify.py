@@ -15,7 +15,7 @@ import random
 import statistics
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from env.authoring.catalog.build import STATE
 from env.authoring.catalog.index import read_index
@@ -42,6 +42,7 @@ class Verified(BaseModel):
     id: str
     valid: bool
     problems: str = ""
+    busy: str = Field("", description="nothing decided: the machine starved its runs (env.verdict.busy), not the task's fault")
     cpu_seconds: float
     wall_seconds: float
 
@@ -58,13 +59,14 @@ def verify_one(check: Proof) -> Verified:
                 isolation = probe_isolation()
                 if not isolation.can_execute:
                     raise RuntimeError(f"this host cannot run the verdict: {isolation.reason}")
-                _runtime = Runtime(TaskCatalog([]), Sandbox(Limits.from_env(), isolation), workers=2)
+                # Validity is decided here: the limits count CPU time (Limits.for_validity), as validate's do.
+                _runtime = Runtime(TaskCatalog([]), Sandbox(Limits.from_env().for_validity(), isolation), workers=2)
             report = validate_task(_runtime, load_repo_task(folder), runs=check.runs)
             problems = "; ".join(f"{c.name}: {c.detail}" if c.detail else c.name for c in report.checks if not c.ok)
-            valid = report.ok
+            valid, busy = report.ok, report.busy
         except Exception as exc:  # a folder that does not load, a host that cannot run it: that task's result
-            valid, problems = False, f"{type(exc).__name__}: {' '.join(str(exc).split())[:1500]}"
-    return Verified(id=folder.name, valid=valid, problems=problems, cpu_seconds=cost.cpu_seconds, wall_seconds=cost.wall_seconds)
+            valid, busy, problems = False, "", f"{type(exc).__name__}: {' '.join(str(exc).split())[:1500]}"
+    return Verified(id=folder.name, valid=valid, problems=problems, busy=busy, cpu_seconds=cost.cpu_seconds, wall_seconds=cost.wall_seconds)
 
 
 def chosen(out: Path, sample: int | None, seed: int) -> list[str]:
