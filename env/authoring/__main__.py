@@ -6,6 +6,7 @@
     python -m env.authoring prepare [PATH ...]                    # build the tasks' test environments ahead (needs PyPI)
     python -m env.authoring place PATH ... [--dry-run]            # fill task.json's "sandboxed": the tests the split cannot run
     python -m env.authoring synthesize NAME==VERSION|PATH --n N --out DIR [--requires PIN ...] [--tests PATH ...]
+    python -m env.authoring catalog synthesize|build|verify|stats ...   # the catalog of real-library tasks (docs/catalog.md)
 
 Authoring order for a repository task: import (which places the tests itself, on the gold tree, never at grading time,
 and drops the PASS_TO_PASS tests the gold does not pass), validate. ``place`` re-places a task after its tests change.
@@ -19,6 +20,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from env.authoring.catalog.cli import add_parser as add_catalog_parser
 from env.authoring.importer import ImportError_, Instance, import_instance, read_instances
 from env.authoring.library import SynthesisError, load_library
 from env.authoring.placement import Placement, place
@@ -251,6 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--runs", type=int, default=3, help="runs of each state the validator compares (default 3)")
     p.add_argument("--seed", type=int, default=0, help="the order candidates are tried in")
     p.set_defaults(fn=cmd_synthesize)
+    add_catalog_parser(sub)  # catalog synthesize|build|verify|stats (env.authoring.catalog.cli)
     args = parser.parse_args(argv)
     try:
         return args.fn(args)

@@ -19,6 +19,7 @@ refused as the machine's fault (``SynthesisError`` saying so), never as the libr
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import time
 from pathlib import Path
@@ -111,6 +112,12 @@ def _seconds(verdict: RepoVerdict) -> float:
     return verdict.cpu_seconds if verdict.cpu_seconds is not None else verdict.duration_ms / 1000
 
 
+# What a test reaching for the network prints when it cannot (no run, sandboxed or split, has a network).
+NETWORK = re.compile(r"Network is unreachable|Name or service not known|Temporary failure in name resolution|nodename nor servname|"
+                     r"getaddrinfo failed|URLError|ConnectionError|ConnectionRefused|socket\.gaierror|Operation not permitted.*socket|"
+                     r"socket.*Operation not permitted|No route to host", re.I)  # fmt: skip
+
+
 def untrusted(slug: str, sandboxed: RepoVerdict, split: RepoVerdict) -> str:
     """Why no test of a library can be trusted: how many failed where, and the first ``SHOWN`` of them with where each
     failed (sandboxed, under the split, or it passed both without reaching the project's code) and why."""
@@ -125,8 +132,10 @@ def untrusted(slug: str, sandboxed: RepoVerdict, split: RepoVerdict) -> str:
     counts = {kind: sum(w.startswith(kind) for w in where.values()) for kind in ("sandboxed", "split", "did not reach")}
     lines = [f"  {test}: {why}" for test, why in list(where.items())[:SHOWN]]
     more = f"\n  ... and {len(where) - SHOWN} more" if len(where) > SHOWN else ""
+    offline = [t for t in where if NETWORK.search(where[t]) or NETWORK.search(sandboxed.excerpts.get(t, ""))]
+    network = f"its suite needs the network ({len(offline)} of {len(where)} test(s) failed reaching it), which no test run has; " if offline else ""
     return (
-        f"{slug}: no test passes both sandboxed and under the split while reaching the project's code; of its {len(where)} "
+        f"{slug}: {network}no test passes both sandboxed and under the split while reaching the project's code; of its {len(where)} "
         f"test(s) {counts['sandboxed']} failed sandboxed, {counts['split']} under the split and {counts['did not reach']} did not "
         f"reach the project's code; the first {min(SHOWN, len(where))}:\n" + "\n".join(lines) + more
     )

@@ -33,12 +33,22 @@ class Difficulty:
     heuristic_solved: bool | None
 
     @property
-    def level(self) -> str:
+    def points(self) -> int:
+        """From -1 (many visible failures, the fault near them, solved by the heuristic agent) to 5."""
         points = (self.fail_to_pass <= 2) + (self.fail_to_pass == 1) + (self.call_distance == 0 or self.call_distance >= 3)
         points += self.call_distance >= 4
         if self.heuristic_solved is not None:
             points += 1 if not self.heuristic_solved else -1
-        return "easy" if points <= 0 else "medium" if points <= 2 else "hard"
+        return int(points)
+
+    @property
+    def level(self) -> str:
+        return "easy" if self.points <= 0 else "medium" if self.points <= 2 else "hard"
+
+    @property
+    def score(self) -> float:
+        """The points on [0, 1]: what the catalog's manifest records beside the level (``difficulty_score``)."""
+        return round((self.points + 1) / 6, 3)
 
     def basis(self) -> dict[str, int | bool | None]:
         return {"fail_to_pass": self.fail_to_pass, "call_distance": self.call_distance, "heuristic_solved": self.heuristic_solved}

@@ -23,6 +23,10 @@ class Decision(BaseModel):
     task: str = ""
     detail: str = ""
     seconds: float = 0.0
+    # What validating it cost, when it got that far: runs of each state, CPU of this process's tree (env.authoring.cost)
+    validation_runs: int = 0
+    validation_cpu_seconds: float = 0.0
+    validation_wall_seconds: float = 0.0
 
 
 def append(path: Path, line: str) -> None:

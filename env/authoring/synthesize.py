@@ -43,6 +43,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from env.authoring.baseline import Baseline, baseline, write_tree
+from env.authoring.cost import Meter
 from env.authoring.difficulty import estimate, record
 from env.authoring.holdout import expand, function_key, share, strip_tests
 from env.authoring.ledger import Decision, append, read_ledger, run_seconds
@@ -218,53 +219,21 @@ class Synthesis:
         task_id = f"{self.lib.slug}-{mutant.digest[:10]}"
         folder = self.state / "building" / task_id
         held = hold_out(task_id, failing, [t for t in covering if t not in failing], passing)
-        task = self._write_task(folder, task_id, mutant, failing, passing, screen, held)
-        report = validate_task(runtime, task, runs=self.runs)
+        task = write_task(folder, self.lib, task_id, mutant, failing, passing, screen, held)
+        with Meter() as cost:  # what proving it cost (env.authoring.catalog records it per task)
+            report = validate_task(runtime, task, runs=self.runs)
+        decided = Decision(key=mutant.key, status="valid", task=task_id, validation_runs=self.runs, validation_cpu_seconds=cost.cpu_seconds,
+                           validation_wall_seconds=cost.wall_seconds)  # fmt: skip
         if not report.ok:
             shutil.rmtree(folder, ignore_errors=True)
-            return Decision(key=mutant.key, status="busy" if report.busy else "invalid", detail=report.busy or _problems(report))
+            failed = {"status": "busy" if report.busy else "invalid", "task": "", "detail": report.busy or _problems(report)}
+            return decided.model_copy(update=failed)
         record(folder, estimate(task, mutant.function))
         final = self.out / task_id
         shutil.rmtree(final, ignore_errors=True)
         folder.rename(final)
         signatures[frozenset(failing)] = task_id
-        return Decision(key=mutant.key, status="valid", task=task_id)
-
-    def _write_task(
-        self, folder: Path, task_id: str, mutant: Mutant, failing: list[str], passing: list[str], screen: RepoVerdict, held: list[str]
-    ) -> RepoTask:
-        shutil.rmtree(folder, ignore_errors=True)
-        buggy = {**self.lib.files, mutant.path: mutant.source}
-        tests = {p: t for p, t in buggy.items() if is_test_path(p)}
-        visible = strip_tests(tests, held)
-        write_tree(folder / "repo", {**buggy, **visible})
-        (folder / "gold.patch").write_text(make_patch({mutant.path: mutant.source}, {mutant.path: self.lib.files[mutant.path]}), encoding="utf-8")
-        if held:
-            (folder / "test_patch.diff").write_text(make_patch(visible, tests), encoding="utf-8")
-        shown = [t for t in failing if t not in held]  # the statement and the name speak of visible tests only
-        data = {
-            "id": task_id,
-            "name": f"{self.lib.name} {self.lib.version}: {shown[0].split('::')[-1]} fails",  # never where, nor how
-            "family": "repo",
-            "difficulty": "medium",
-            "tags": ["synthesized", self.lib.name],  # /tasks publishes tags: the operator would say the mechanism
-            "problem_statement": problem_statement(self.lib.name, shown, screen),
-            "FAIL_TO_PASS": failing,
-            "PASS_TO_PASS": passing,
-            **({"HELD_OUT": held} if held else {}),
-            "environment": self.lib.environment,
-            "requirements": self.lib.requirements,
-            "max_steps": 40,
-            "instance_id": task_id,
-            "repo": self.lib.name,
-            "version": self.lib.version if self.lib.pin else "",
-            "mechanism": list(mutant.mechanisms),
-            "synthesis": {"library": self.lib.slug, "operator": mutant.operator, "description": mutant.description, "pypi": self.lib.pin},
-        }
-        (folder / "task.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-        data["suspect"] = [where.model_dump() for where in load_repo_task(folder).gold_lines]  # in the buggy file's lines
-        (folder / "task.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-        return load_repo_task(folder)
+        return decided
 
     def tasks(self) -> list[RepoTask]:
         """The valid tasks this synthesis wrote so far (other task folders in OUT are not its own: never touched)."""
@@ -298,6 +267,50 @@ class Synthesis:
                          seconds_per_valid=round(seconds / valid, 1) if valid else None, baseline_seconds=base.seconds)  # fmt: skip
         (self.state / "summary.json").write_text(result.model_dump_json(indent=2), encoding="utf-8")
         return result
+
+
+def write_task(
+    folder: Path, lib: Library, task_id: str, mutant: Mutant, failing: list[str], passing: list[str], screen: RepoVerdict, held: list[str],
+    statement: str = "",
+) -> RepoTask:
+    """A synthesized task's folder (before its difficulty is recorded): the mutant in the release, the held-out tests'
+    code moved to test_patch.diff, the problem statement from ``screen`` (a run of the failing tests on the mutant) or
+    ``statement``. ``catalog build`` writes the same folder from a manifest entry (env.authoring.catalog.materialise)."""
+    shutil.rmtree(folder, ignore_errors=True)
+    buggy = {**lib.files, mutant.path: mutant.source}
+    tests = {p: t for p, t in buggy.items() if is_test_path(p)}
+    visible = strip_tests(tests, held)
+    write_tree(folder / "repo", {**buggy, **visible})
+    (folder / "gold.patch").write_text(make_patch({mutant.path: mutant.source}, {mutant.path: lib.files[mutant.path]}), encoding="utf-8")
+    if held:
+        (folder / "test_patch.diff").write_text(make_patch(visible, tests), encoding="utf-8")
+    shown = [t for t in failing if t not in held]  # the statement and the name speak of visible tests only
+    # What regenerates the bug from the release (RepoTask.synthesis holds strings): env.authoring.mutate's mutant of
+    # `path` whose edit starts on line `start` and whose digest this is.
+    planted = {"path": mutant.path, "start": str(mutant.start), "end": str(mutant.end), "digest": mutant.digest}
+    data = {
+        "id": task_id,
+        "name": f"{lib.name} {lib.version}: {shown[0].split('::')[-1]} fails",  # never where, nor how
+        "family": "repo",
+        "difficulty": "medium",
+        "tags": ["synthesized", lib.name],  # /tasks publishes tags: the operator would say the mechanism
+        "problem_statement": statement or problem_statement(lib.name, shown, screen),
+        "FAIL_TO_PASS": failing,
+        "PASS_TO_PASS": passing,
+        **({"HELD_OUT": held} if held else {}),
+        "environment": lib.environment,
+        "requirements": lib.requirements,
+        "max_steps": 40,
+        "instance_id": task_id,
+        "repo": lib.name,
+        "version": lib.version if lib.pin else "",
+        "mechanism": list(mutant.mechanisms),
+        "synthesis": {"library": lib.slug, "operator": mutant.operator, "description": mutant.description, "pypi": lib.pin, **planted},
+    }
+    (folder / "task.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    data["suspect"] = [where.model_dump() for where in load_repo_task(folder).gold_lines]  # in the buggy file's lines
+    (folder / "task.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    return load_repo_task(folder)
 
 
 def instance_of(task: RepoTask, lib: Library) -> dict[str, object]:
