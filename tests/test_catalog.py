@@ -22,6 +22,7 @@ from env.authoring.catalog.intake import admit, slug
 from env.authoring.catalog.manifest import CatalogTask, LibraryEntry, ReleasePair, ValidationRecord, read_tasks, share_cap, write_tasks
 from env.authoring.cost import Meter
 from env.authoring.difficulty import Difficulty
+from env.families.catalog_dir import load_catalog_dir
 from env.project import load_repo_task, read_tree
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -182,6 +183,9 @@ def test_the_build_writes_the_folders_synthesis_wrote_and_resumes(slice_, capsys
     assert json.loads((out / "catalog.json").read_text()) == {"format": 1, "tasks": [
         {"id": t.id, "library": "tinylib", "source": "synthesized", "split": "train", "difficulty": t.difficulty} for t in sorted(tasks, key=lambda t: t.id)]}  # fmt: skip
     assert "2 task(s) built, 0 unchanged, 0 not built, of 2" in capsys.readouterr().out
+    served = load_catalog_dir(out)  # what ENV_CATALOG=DIR serves: the build's folders, placed by its index
+    assert sorted((task.id, entry.split, entry.library, entry.source) for task, entry in served) == sorted(
+        (t.id, "train", "tinylib", "synthesized") for t in tasks)  # fmt: skip
     assert authoring(args) == 0
     assert "0 task(s) built, 2 unchanged, 0 not built, of 2" in capsys.readouterr().out
     # Without the recorded statements, the build writes them from the failing tests' output: the same here (tinylib's

@@ -5,7 +5,7 @@
 DIR holds one repository task folder per task and the index ``catalog.json`` (``python -m env.authoring catalog
 build`` writes both; ``CatalogIndex`` is its format):
 
-    {"tasks": [{"id": "attrs-m-0001", "library": "attrs", "source": "mined", "split": "test", "difficulty": "hard"}, ...]}
+    {"format": 1, "tasks": [{"id": "attrs-m-0001", "library": "attrs", "source": "mined", "split": "test", "difficulty": "hard"}, ...]}
 
 Each id names its folder, DIR/<id>, loaded as ENV_TASK_DIRS loads one (``env.families.registry.load_task``: links,
 patches and all); the index places the task (its split, library and source). The catalog is refused whole, when the
@@ -19,7 +19,7 @@ the index does not name are not served.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -30,6 +30,7 @@ from env.families.registry import FAMILIES, load_task
 __all__ = ["INDEX", "CatalogEntry", "CatalogError", "CatalogIndex", "load_catalog_dir"]
 
 INDEX = "catalog.json"
+FORMAT = 1  # the index's format: a server refuses an index written in another
 NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$"  # a folder of DIR (no path, no hidden folder), a PyPI project name
 SHOWN_ERRORS = 3  # a malformed index's refusal names this many of its faults
 
@@ -55,6 +56,7 @@ class CatalogIndex(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    format: Literal[1] = FORMAT
     tasks: list[CatalogEntry]
 
 

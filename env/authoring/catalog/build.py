@@ -31,7 +31,7 @@ from tqdm import tqdm
 
 from env.authoring.baseline import write_tree
 from env.authoring.catalog import materialise
-from env.authoring.catalog.index import IndexEntry, write_index
+from env.authoring.catalog.index import CatalogEntry, write_index
 from env.authoring.catalog.manifest import CatalogTask, LibraryEntry, read_libraries, read_tasks
 from env.authoring.catalog.pool import run
 from env.authoring.cost import Meter
@@ -199,7 +199,7 @@ def build(manifest: Path, out: Path, only: list[str], workers: int, ray: str | N
             last[result.id] = result
             bar.update(1)
     removed = _remove_stale(out, {t.id for t in tasks}, last)
-    entries = [IndexEntry(id=t.id, library=t.library, source=t.source, split=libraries[t.library].split, difficulty=t.difficulty)
+    entries = [CatalogEntry(id=t.id, library=t.library, source=t.source, split=libraries[t.library].split, difficulty=t.difficulty)
                for t in tasks if fresh(t)]  # fmt: skip
     index = write_index(out, entries)
     return BuildSummary(tasks=len(selected), built=built, unchanged=len(current), errors=errors, removed=removed, index=str(index))

@@ -1,7 +1,8 @@
-"""The built catalog's index, ``DIR/catalog.json``: what a server needs to list and split the tasks without the manifest.
+"""Writing the built catalog's index, ``DIR/catalog.json``: what a server needs to list and split the tasks without
+the manifest. Its format is the server's own (``env.families.catalog_dir.CatalogIndex``, which reads it):
 
     write_index(folder, entries)      # sorted by id
-    read_index(folder).tasks          # [IndexEntry(id, library, source, split, difficulty), ...]
+    read_index(folder).tasks          # [CatalogEntry(id, library, source, split, difficulty), ...]
 
 It lists exactly the task folders ``catalog build`` made from the current manifest, each folder ``DIR/<id>/``:
 
@@ -12,36 +13,19 @@ It lists exactly the task folders ``catalog build`` made from the current manife
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
 
-from pydantic import BaseModel
+from env.families.catalog_dir import INDEX, CatalogEntry, CatalogIndex
 
-from env.authoring.catalog.manifest import Source, Split
-
-INDEX = "catalog.json"
-FORMAT = 1
+__all__ = ["INDEX", "CatalogEntry", "read_index", "write_index"]
 
 
-class IndexEntry(BaseModel):
-    id: str
-    library: str
-    source: Source
-    split: Split
-    difficulty: Literal["easy", "medium", "hard"]
-
-
-class Index(BaseModel):
-    format: int = FORMAT
-    tasks: list[IndexEntry]
-
-
-def write_index(folder: Path, entries: list[IndexEntry]) -> Path:
+def write_index(folder: Path, entries: list[CatalogEntry]) -> Path:
     path = folder / INDEX
     partial = folder / f".{INDEX}.partial"  # a reader never sees half a file
-    partial.write_text(Index(tasks=sorted(entries, key=lambda e: e.id)).model_dump_json(indent=1) + "\n", encoding="utf-8")
+    partial.write_text(CatalogIndex(tasks=sorted(entries, key=lambda e: e.id)).model_dump_json(indent=1) + "\n", encoding="utf-8")
     partial.replace(path)
     return path
 
 
-def read_index(folder: Path) -> Index:
-    return Index.model_validate_json((folder / INDEX).read_text(encoding="utf-8"))
+def read_index(folder: Path) -> CatalogIndex:
+    return CatalogIndex.model_validate_json((folder / INDEX).read_text(encoding="utf-8"))

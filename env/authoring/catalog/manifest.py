@@ -15,13 +15,13 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-Split = Literal["train", "validation", "test"]
-SPLITS: tuple[Split, ...] = ("train", "validation", "test")
-Source = Literal["mined", "synthesized"]
+from env.contract import SPLITS, Difficulty, Source, Split
+
+__all__ = ["SPLITS", "CatalogTask", "LibraryEntry", "Mutation", "ReleasePair", "Source", "Split", "ValidationRecord"]
+
 MAX_SHARE = 0.10  # no library gives more than this share of the catalog's tasks
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
@@ -89,7 +89,7 @@ class CatalogTask(BaseModel):
     pass_to_pass: list[str]
     held_out: list[str] = Field(default_factory=list)
     validation: ValidationRecord
-    difficulty: Literal["easy", "medium", "hard"]
+    difficulty: Difficulty
     difficulty_score: float = Field(ge=0.0, le=1.0, description="env.authoring.difficulty's estimate")
     problem_statement: str = Field(
         "", description="the statement as first written: a rerun of the failing tests can print other object addresses (empty: "
