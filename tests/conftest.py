@@ -58,6 +58,7 @@ HEAVY_FILES = {
     "test_failover.py": 22,
     "test_cpu_slots.py": 22,
     "test_compat_real.py": 21,
+    "test_mine.py": 20,
 }
 
 

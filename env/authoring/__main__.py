@@ -7,6 +7,7 @@
     python -m env.authoring place PATH ... [--dry-run]            # fill task.json's "sandboxed": the tests the split cannot run
     python -m env.authoring synthesize NAME==VERSION|PATH --n N --out DIR [--requires PIN ...] [--tests PATH ...]
     python -m env.authoring catalog synthesize|build|verify|stats ...   # the catalog of real-library tasks (docs/catalog.md)
+    python -m env.authoring mine NAME [--releases N | --versions V ...] [--out DIR] [--requires PIN ...] [--tests PATH ...]
 
 Authoring order for a repository task: import (which places the tests itself, on the gold tree, never at grading time,
 and drops the PASS_TO_PASS tests the gold does not pass), validate. ``place`` re-places a task after its tests change.
@@ -23,6 +24,7 @@ from pathlib import Path
 from env.authoring.catalog.cli import add_parser as add_catalog_parser
 from env.authoring.importer import ImportError_, Instance, import_instance, read_instances
 from env.authoring.library import SynthesisError, load_library
+from env.authoring.mine import RELEASES, MineError, Miner, last_releases
 from env.authoring.placement import Placement, place
 from env.authoring.predictions import evaluate, read_predictions
 from env.authoring.sdist import SdistError
@@ -214,6 +216,20 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
     return 0 if summary.valid >= args.n else 1
 
 
+def cmd_mine(args: argparse.Namespace) -> int:
+    try:
+        versions = args.versions or last_releases(args.name, args.releases)
+        miner = Miner(args.name, Path(args.out), args.requires, args.tests, runs=args.runs, log=lambda line: print(line, file=sys.stderr, flush=True))
+        summary = miner.run(versions)
+    except (MineError, SdistError, TestEnvError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(summary.model_dump_json(indent=2))
+    print(f"{len(summary.tasks)} valid mined task(s) from {summary.pairs} release pair(s) of {args.name} in {Path(args.out)}; "
+          f"the catalog's lines: {Path(args.out) / 'mined.jsonl'}")  # fmt: skip
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m env.authoring", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -254,6 +270,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0, help="the order candidates are tried in")
     p.set_defaults(fn=cmd_synthesize)
     add_catalog_parser(sub)  # catalog synthesize|build|verify|stats (env.authoring.catalog.cli)
+    p = sub.add_parser("mine", help="real bugs from a library's release pairs: the later release's tests on the earlier release's code")
+    p.add_argument("name", help="the PyPI project")
+    p.add_argument("--releases", type=int, default=RELEASES, help=f"mine its last N final releases on PyPI (default {RELEASES}: {RELEASES - 1} pairs)")
+    p.add_argument("--versions", nargs="+", metavar="V", help="these releases instead, oldest first (each consecutive two a pair)")
+    p.add_argument("--out", default="mined", help="directory for the task folders, mined.jsonl and the resumable ledger (default ./mined)")
+    p.add_argument("--requires", action="append", default=[], metavar="PIN", help="what the tests import besides pytest (exact pins)")
+    p.add_argument("--tests", action="append", default=None, metavar="PATH", help="test files or folders (default: pytest's naming)")
+    p.add_argument("--runs", type=int, default=3, help="runs of each state the validator compares (default 3)")
+    p.set_defaults(fn=cmd_mine)
     args = parser.parse_args(argv)
     try:
         return args.fn(args)

@@ -19,6 +19,7 @@ import ast
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from env.project import RepoTask, source_only
 from env.pyparse import parse
@@ -34,20 +35,20 @@ class Difficulty:
 
     @property
     def points(self) -> int:
-        """From -1 (many visible failures, the fault near them, solved by the heuristic agent) to 5."""
+        """The signs of hardness counted: -1 (the heuristic agent solves it, nothing else says hard) to 5."""
         points = (self.fail_to_pass <= 2) + (self.fail_to_pass == 1) + (self.call_distance == 0 or self.call_distance >= 3)
         points += self.call_distance >= 4
         if self.heuristic_solved is not None:
             points += 1 if not self.heuristic_solved else -1
-        return int(points)
+        return points
 
     @property
-    def level(self) -> str:
+    def level(self) -> Literal["easy", "medium", "hard"]:
         return "easy" if self.points <= 0 else "medium" if self.points <= 2 else "hard"
 
     @property
     def score(self) -> float:
-        """The points on [0, 1]: what the catalog's manifest records beside the level (``difficulty_score``)."""
+        """``points`` on [0, 1] (the catalog's ``difficulty_score``): -1 is 0.0, 5 is 1.0."""
         return round((self.points + 1) / 6, 3)
 
     def basis(self) -> dict[str, int | bool | None]:

@@ -1,7 +1,8 @@
-"""The resumable record of a synthesis: one JSON line per candidate decided, one per run's wall time.
+"""The resumable record of a synthesis (or a mining): one JSON line per candidate decided, one per run's wall time.
 
     append(path, decision.model_dump_json())      # a line a stop cut short is ended first
     read_ledger(path)                             # the decisions, a cut line skipped (its candidate is decided again)
+    read_lines(path, PairDecision)                # another ledger's lines, as its own model
     run_seconds(path)                             # every run's wall time so far
 """
 
@@ -9,9 +10,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel
+
+Line = TypeVar("Line", bound=BaseModel)
 
 
 class Decision(BaseModel):
@@ -47,12 +50,16 @@ def run_seconds(path: Path) -> list[float]:
 
 
 def read_ledger(path: Path) -> list[Decision]:
+    return read_lines(path, Decision)
+
+
+def read_lines(path: Path, model: type[Line]) -> list[Line]:
     if not path.is_file():
         return []
     decisions = []
     for line in path.read_text(encoding="utf-8").splitlines():
         try:
-            decisions.append(Decision.model_validate_json(line))
+            decisions.append(model.model_validate_json(line))
         except ValueError:
             continue  # a line cut by a stop mid-write: that candidate is decided again
     return decisions

@@ -2,6 +2,7 @@
 
     tree = fetch("parse", "1.20.2")          # Path to the extracted sdist (PARSE-1.20.2/ contents)
     tree = fetch("parse", "1.20.2", sha256)  # the archive checked against a pinned digest first (SdistError otherwise)
+    releases("parse")                        # ["1.0.0", ..., "1.20.2", ...]: the final releases on PyPI, oldest first
     name, version = parse_pin("parse==1.20.2")
     source_root(tree)                        # "src" for a src layout, else "."
 
@@ -27,6 +28,7 @@ from env.project import is_test_path, read_tree
 from env.verdict.testenv import file_lock, user_cache
 
 DOWNLOAD_SECONDS = 600.0
+INDEX_SECONDS = 120.0
 COMPLETE = ".adbg-complete"  # written last into an extracted tree: the tree is whole
 PYTEST_FILE = re.compile(r"^(test_.*|.*_test)\.py$")  # pytest's default python_files
 _PIN = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*([A-Za-z0-9][A-Za-z0-9.+!_-]*)\s*$")
@@ -122,9 +124,30 @@ def fetch(name: str, version: str, sha256: str | None = None) -> Path:
     return tree
 
 
+def releases(name: str) -> list[str]:
+    """The final releases of ``name`` on PyPI, oldest first, as pip lists them (``pip index versions``: pre-releases
+    are left out; a release listed may have no sdist, which ``fetch`` then says)."""
+    command = [sys.executable, "-m", "pip", "index", "versions", "--disable-pip-version-check", name]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=INDEX_SECONDS)
+    except subprocess.TimeoutExpired:
+        raise SdistError(f"listing the releases of {name} on PyPI took more than {INDEX_SECONDS:g} s") from None
+    found = re.search(r"^Available versions: (.+)$", done.stdout, re.M)
+    if done.returncode != 0 or found is None:
+        said = [line for line in (done.stderr or done.stdout).strip().splitlines() if not line.startswith("WARNING")]
+        raise SdistError(f"cannot list the releases of {name} on PyPI (is PyPI reachable?): {' '.join(said)[-500:]}")
+    return [v.strip() for v in found.group(1).split(",")][::-1]  # pip lists the newest first
+
+
 def tree_files(tree: Path) -> Files:
     """The text files of a project tree (an extracted sdist or a folder), the cache's own marker left out."""
     return {p: t for p, t in read_tree(tree).items() if p != COMPLETE}
+
+
+def pytest_files(files: Files, wanted: list[str] | None = None) -> list[str]:
+    """The test files pytest collects by its default naming, among the test paths or under ``wanted`` (files or folders)."""
+    within = wanted or [p for p in files if is_test_path(p)]
+    return sorted(p for p in files if any(p == w or p.startswith(w.rstrip("/") + "/") for w in within) and PYTEST_FILE.match(p.rsplit("/", 1)[-1]))
 
 
 def layout_environment(tree: Path) -> dict[str, str]:
