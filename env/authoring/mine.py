@@ -6,7 +6,7 @@
 For each pair of consecutive releases (earlier, later) among the library's last N final releases on PyPI:
 
 1. Both sdists (``env.authoring.sdist``). Skipped, the reason in the ledger: a release without an sdist, no code
-   changed, no test changed (nothing new can fail), no pytest file in the later release.
+   changed, no pytest file in the later release, no test changed (nothing new can fail).
 2. The later release's tests (its test files and data, the earlier's everything else: "the earlier code") and the
    later release's own tree each run once, the whole suite, sandboxed in the task's own test environment
    (``env.verdict.testenv``). The candidates: tests that fail or error on the earlier code and pass on the later.
@@ -492,15 +492,15 @@ class Miner:
     def _pair(self, key: str, pair: Releases) -> PairDecision:
         if not pair.changed:
             return PairDecision(key=key, status="no-code-change", detail=f"no code file differs between {pair.buggy} and {pair.fixed}")
-        if not pair.tests_differ():
-            return PairDecision(
-                key=key, status="no-test-difference", detail=f"{pair.fixed}'s tests are {pair.buggy}'s: no test can newly fail"
-            )
         if not sdist.pytest_files(pair.tests, self.tests):
             return PairDecision(
                 key=key,
                 status="no-tests",
                 detail=f"{pair.fixed} has no test file (test_*.py or *_test.py){' under ' + ', '.join(self.tests) if self.tests else ''}",
+            )
+        if not pair.tests_differ():
+            return PairDecision(
+                key=key, status="no-test-difference", detail=f"{pair.fixed}'s tests are {pair.buggy}'s: no test can newly fail"
             )
         if len(pair.changed) > MAX_TRIED:
             return PairDecision(
