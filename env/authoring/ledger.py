@@ -21,10 +21,15 @@ class Decision(BaseModel):
     """One line of the ledger: what became of one candidate."""
 
     key: str
-    status: Literal["valid", "invalid", "uncaught", "duplicate", "uncovered", "no-op", "hangs", "breaks-collection", "setup"]
+    # busy: the machine starved its runs (nothing decided: a resumed synthesis tries it again)
+    status: Literal["valid", "invalid", "uncaught", "duplicate", "uncovered", "no-op", "hangs", "breaks-collection", "setup", "busy"]
     task: str = ""
     detail: str = ""
     seconds: float = 0.0
+    # What validating it cost, when it got that far: runs of each state, CPU of this process's tree (env.authoring.cost)
+    validation_runs: int = 0
+    validation_cpu_seconds: float = 0.0
+    validation_wall_seconds: float = 0.0
 
 
 def append(path: Path, line: str) -> None:

@@ -1,6 +1,7 @@
 """Source distributions from PyPI, downloaded once and extracted into a cache: real libraries' code and tests.
 
     tree = fetch("parse", "1.20.2")          # Path to the extracted sdist (PARSE-1.20.2/ contents)
+    tree = fetch("parse", "1.20.2", sha256)  # the archive checked against a pinned digest first (SdistError otherwise)
     releases("parse")                        # ["1.0.0", ..., "1.20.2", ...]: the final releases on PyPI, oldest first
     name, version = parse_pin("parse==1.20.2")
     source_root(tree)                        # "src" for a src layout, else "."
@@ -12,6 +13,7 @@ compatibility bench all download sdists at run time with ``pip download`` into `
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shutil
 import subprocess
@@ -55,15 +57,39 @@ def _archive(folder: Path, name: str, version: str) -> Path | None:
     return found[0] if found else None
 
 
-def fetch(name: str, version: str) -> Path:
-    """The extracted sdist of ``name==version`` (downloaded from PyPI with pip on first use, then read from the cache)."""
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _recorded(tree: Path) -> str | None:
+    """The sha256 of the archive a complete tree was extracted from (None: a tree extracted before it was recorded)."""
+    lines = (tree / COMPLETE).read_text().split()
+    return lines[1] if len(lines) > 1 else None
+
+
+def _pinned(pin: str, actual: str, expected: str | None, archive: Path) -> None:
+    if expected is not None and actual != expected:
+        raise SdistError(f"the sdist of {pin} has sha256 {actual}, not {expected} as pinned: another file than the one pinned "
+                         f"(a re-upload, a tampered mirror or a wrong pin; the file: {archive}); nothing of it is used")  # fmt: skip
+
+
+def fetch(name: str, version: str, sha256: str | None = None) -> Path:
+    """The extracted sdist of ``name==version`` (downloaded from PyPI with pip on first use, then read from the cache).
+    With ``sha256``, the archive must have that digest (checked on every call, from the cached tree's record): an
+    SdistError names both digests otherwise."""
     pin = f"{name}=={version}"
     cache = sdist_cache()
     tree = cache / "trees" / f"{name}-{version}"
-    if (tree / COMPLETE).is_file():
+    if (tree / COMPLETE).is_file() and (sha256 is None or _recorded(tree) is not None):
+        _pinned(pin, _recorded(tree) or "", sha256, _archive(cache / "archives", name, version) or tree)
         return tree
     with file_lock(cache / f"{name}-{version}.lock"):
-        if (tree / COMPLETE).is_file():
+        if (tree / COMPLETE).is_file() and (sha256 is None or _recorded(tree) is not None):
+            _pinned(pin, _recorded(tree) or "", sha256, _archive(cache / "archives", name, version) or tree)
             return tree
         archive = _archive(cache / "archives", name, version)
         if archive is None:
@@ -78,6 +104,8 @@ def fetch(name: str, version: str) -> Path:
                 said = (done.stderr or done.stdout).strip().splitlines()
                 errors = [line for line in said if line.startswith("ERROR")] or said[-5:]  # not pip's warnings
                 raise SdistError(f"cannot download the sdist of {pin} from PyPI (is PyPI reachable?): {' '.join(errors)[-1500:]}")
+        digest = sha256_of(archive)
+        _pinned(pin, digest, sha256, archive)  # before anything of it is extracted
         partial = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=cache))
         try:
             if archive.name.endswith(".zip"):
@@ -87,7 +115,7 @@ def fetch(name: str, version: str) -> Path:
                 with tarfile.open(archive) as tarred:
                     tarred.extractall(partial, filter="data")
             (top,) = partial.iterdir()  # an sdist holds one folder, NAME-VERSION/
-            (top / COMPLETE).write_text(pin)
+            (top / COMPLETE).write_text(f"{pin}\n{digest}\n")  # the pin, and the digest of what it came from
             tree.parent.mkdir(parents=True, exist_ok=True)
             shutil.rmtree(tree, ignore_errors=True)
             top.rename(tree)
