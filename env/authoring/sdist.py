@@ -94,6 +94,19 @@ def fetch(name: str, version: str) -> Path:
     return tree
 
 
+def archive(name: str, version: str) -> Path:
+    """The downloaded sdist archive of ``name==version`` (fetched first if missing): what a manifest's sha256 pins."""
+    fetch(name, version)
+    found = _archive(sdist_cache() / "archives", name, version)
+    if found is None:  # the tree was cached but its archive removed since: download it again
+        shutil.rmtree(sdist_cache() / "trees" / f"{name}-{version}", ignore_errors=True)
+        fetch(name, version)
+        found = _archive(sdist_cache() / "archives", name, version)
+    if found is None:
+        raise SdistError(f"the sdist archive of {name}=={version} is not in {sdist_cache() / 'archives'} after downloading it")
+    return found
+
+
 def tree_files(tree: Path) -> Files:
     """The text files of a project tree (an extracted sdist or a folder), the cache's own marker left out."""
     return {p: t for p, t in read_tree(tree).items() if p != COMPLETE}
