@@ -38,6 +38,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Literal
 
@@ -49,11 +50,11 @@ from env.authoring.baseline import COVERAGE, library_task, write_tree
 from env.authoring.catalog.manifest import SPLITS, LibraryEntry, Split, read_libraries, write_libraries
 from env.authoring.library import Library, SynthesisError, load_library
 from env.patches import Files
-from env.project import is_test_path
+from env.project import is_test_path, source_only
 from env.sandbox.isolation import probe_isolation
 from env.sandbox.limits import Limits, MiB
 from env.sandbox.runner import Sandbox
-from env.verdict.outcome import RepoVerdict
+from env.verdict.outcome import RepoVerdict, first_error_line
 from env.verdict.repo_judge import run_tests
 from env.verdict.sandboxed import run_sandboxed
 from env.verdict.testenv import TestEnv, TestEnvError, ensure
@@ -63,6 +64,7 @@ SUITE_CPU_SECONDS = 120.0  # the plain offline suite's CPU time: every task of t
 PLAIN_WALL_SECONDS = 600.0  # a plain run still going after this is stopped (a hang); not what qualifies a library
 RUN_SECONDS = 300.0  # the sandbox's wall and CPU limits for one verdict run, as synthesis sets them
 RELEASES = 5  # previous releases pinned by default, for mining
+DOWNLOADS = 3  # previous releases downloaded at once
 VALIDATION_SHARE = 0.18  # of the libraries outside the test split: about 15% of them all, the test split being ~15%
 GROUPS_SHOWN = 8  # failure groups kept per place (offline, sandboxed, split)
 NATIVE_SOURCE = re.compile(r"\.(c|cc|cpp|cxx|pyx|pxd|rs)$")
@@ -313,6 +315,34 @@ def check_pin(known: LibraryEntry | None, release: str, digest: str) -> None:
         )
 
 
+def verdict_runs(
+    sandbox: Sandbox, lib: Library, covering: TestEnv, offline: list[str], record: SurveyRecord
+) -> tuple[RepoVerdict, list[str], RepoVerdict]:
+    """As ``env.authoring.baseline``: the suite sandboxed with coverage, then the tests passing there under the split.
+    Returns the sandboxed verdict, the offline-passing tests that pass sandboxed, and the split's verdict."""
+    with tempfile.TemporaryDirectory(prefix="adbg-survey-") as scratch:
+        task = library_task(lib, Path(scratch), lib.tests)
+        clock = time.monotonic()
+        boxed = run_sandboxed(sandbox, covering, task, task.files, task.visible_tests, lib.tests, coverage=True)
+        record.sandboxed_seconds = round(time.monotonic() - clock, 2)
+        if boxed.error or not boxed.outcomes:
+            raise SurveyError(f"the tests did not run sandboxed: {normalise(boxed.error or boxed.aborted or 'no test reported', 600)}")
+        passing = [t for t in offline if boxed.outcomes.get(t) == "PASSED"]
+        record.sandboxed_passed = len(passing)
+        record.failures += group("sandboxed", {t: boxed.reason(t) for t in offline if t not in passing})
+        clock = time.monotonic()
+        split = run_tests(sandbox, task.model_copy(update={"fail_to_pass": passing}), task.files) if passing else RepoVerdict()
+        # A file that does not collect under the split stops the split's whole session: left out, the rest run again.
+        broken = {f: e for f, e in split.collect_errors.items() if f in lib.tests}
+        if broken:
+            record.dropped |= {f: "does not collect under the split: " + normalise(first_error_line(e)) for f, e in broken.items()}
+            passing = [t for t in passing if t.split("::")[0] not in broken]
+            record.sandboxed_passed = len(passing)
+            split = run_tests(sandbox, task.model_copy(update={"fail_to_pass": passing}), task.files) if passing else RepoVerdict()
+        record.split_seconds = round(time.monotonic() - clock, 2)
+    return boxed, passing, split
+
+
 def measure(request: Request, record: SurveyRecord, sandbox: Sandbox | None = None) -> Library:
     """Fill ``record`` with the suite's runs (offline, sandboxed, split); SurveyError when the library cannot qualify."""
     try:
@@ -336,20 +366,14 @@ def measure(request: Request, record: SurveyRecord, sandbox: Sandbox | None = No
         raise SurveyError(f"no test runs offline: {said}")
     if record.offline_cpu_seconds > SUITE_CPU_SECONDS:
         raise SurveyError(f"the offline suite took {record.offline_cpu_seconds:g} CPU seconds, more than the {SUITE_CPU_SECONDS:g} allowed")
-    sandbox = sandbox or survey_sandbox()
-    with tempfile.TemporaryDirectory(prefix="adbg-survey-") as scratch:
-        task = library_task(lib, Path(scratch), lib.tests)
-        clock = time.monotonic()
-        boxed = run_sandboxed(sandbox, covering, task, task.files, task.visible_tests, lib.tests, coverage=True)
-        record.sandboxed_seconds = round(time.monotonic() - clock, 2)
-        if boxed.error or not boxed.outcomes:
-            raise SurveyError(f"the tests did not run sandboxed: {normalise(boxed.error or boxed.aborted or 'no test reported', 600)}")
-        passing = [t for t in offline if boxed.outcomes.get(t) == "PASSED"]
-        record.sandboxed_passed = len(passing)
-        record.failures += group("sandboxed", {t: boxed.reason(t) for t in offline if t not in passing})
-        clock = time.monotonic()
-        split = run_tests(sandbox, task.model_copy(update={"fail_to_pass": passing}), task.files) if passing else RepoVerdict()
-        record.split_seconds = round(time.monotonic() - clock, 2)
+    own = sandbox is None
+    box = sandbox or survey_sandbox()
+    try:
+        boxed, passing, split = verdict_runs(box, lib, covering, offline, record)
+    finally:
+        if own:
+            box.close()
+    lib = dataclasses.replace(lib, tests=[p for p in lib.tests if p not in record.dropped])
     if split.error:
         raise SurveyError(f"the tests did not run under the split: {normalise(split.error, 600)}")
     record.split_passed = sum(split.outcomes.get(t) == "PASSED" for t in passing)
@@ -358,7 +382,8 @@ def measure(request: Request, record: SurveyRecord, sandbox: Sandbox | None = No
     lost = {t: (split.reason(t) if split.outcomes.get(t) != "PASSED" else unreached) for t in passing if t not in trusted}
     record.failures += group("split", lost)
     record.trusted = len(trusted)
-    record.covered_lines = sum(1 for lines in boxed.covered.values() for ids in lines.values() if trusted & set(ids))
+    source = {p for p in source_only(lib.files) if p.endswith(".py")}
+    record.covered_lines = sum(1 for p, lines in boxed.covered.items() if p in source for ids in lines.values() if trusted & set(ids))
     if record.trusted < BAR:
         where = "; ".join(f"{f.where}: {f.tests} × {f.reason}" for f in sorted(record.failures, key=lambda f: -f.tests)[:3])
         raise SurveyError(
@@ -394,17 +419,23 @@ def previous_releases(name: str, version: str, count: int) -> list[str]:
 
 
 def pin_releases(request: Request, known: LibraryEntry | None, record: SurveyRecord) -> dict[str, str]:
-    """release -> sha256 of the previous releases that have an sdist; the others, and why, in ``record.releases``."""
-    pinned: dict[str, str] = {}
-    for release in previous_releases(request.name, request.version, request.releases):
+    """release -> sha256 of the previous releases that have an sdist; the others, and why, in ``record.releases``.
+    Downloaded ``DOWNLOADS`` at a time: each pip download mostly waits on the index and on building metadata."""
+
+    def pinned(release: str) -> str:
         try:
-            digest = sha256_file(sdist.archive(request.name, release))
+            return sha256_file(sdist.archive(request.name, release))
         except sdist.SdistError as exc:
             record.releases[release] = normalise(str(exc), 200)
-            continue
-        check_pin(known, release, digest)
-        pinned[release] = digest
-    return pinned
+            return ""
+
+    releases = previous_releases(request.name, request.version, request.releases)
+    with ThreadPoolExecutor(max_workers=DOWNLOADS) as pool:
+        digests = dict(zip(releases, pool.map(pinned, releases), strict=True))
+    for release, digest in digests.items():
+        if digest:
+            check_pin(known, release, digest)
+    return {release: digest for release, digest in digests.items() if digest}
 
 
 def survey(request: Request, manifest: Path, sandbox: Sandbox | None = None) -> tuple[SurveyRecord, LibraryEntry | None]:
@@ -428,7 +459,10 @@ def survey(request: Request, manifest: Path, sandbox: Sandbox | None = None) -> 
     except SurveyError as exc:
         record.reason = str(exc)
         return record, None
-    except (sdist.SdistError, ValueError, OSError) as exc:
+    except sdist.SdistError as exc:
+        record.reason = normalise(str(exc), 1500)
+        return record, None
+    except (ValueError, OSError) as exc:
         record.reason = normalise(f"{type(exc).__name__}: {exc}", 600)
         return record, None
     record.qualified = True
