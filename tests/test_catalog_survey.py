@@ -83,7 +83,9 @@ def test_an_sdist_without_pytest_files_is_refused(tmp_path: Path) -> None:
 def test_a_hash_differing_from_the_manifests_pin_is_refused_and_nothing_written(tmp_path: Path) -> None:
     manifest = tmp_path / "libraries.json"
     wrong = "0" * 64
-    manifest.write_text(json.dumps([{"name": "parse", "version": "1.20.2", "sdists": {"1.20.2": wrong}, "topic": "parsing", "split": "test"}]))
+    manifest.write_text(
+        json.dumps([{"name": "parse", "version": "1.20.2", "sdists": {"1.20.2": wrong}, "topic": "parsing", "split": "test"}])
+    )
     before = manifest.read_text()
     record, entry = survey(Request("parse", "1.20.2", releases=0), manifest)
     assert entry is None and record.topic == "parsing" and record.split == "test"  # both taken from the manifest
