@@ -65,8 +65,10 @@ def fetch(name: str, version: str) -> Path:
             return tree
         archive = _archive(cache / "archives", name, version)
         if archive is None:
+            # Only this project from source (its sdist); its build dependencies, which pip installs to read the sdist's
+            # metadata, as wheels: built from source (":all:") they cost minutes each (Cython, a compiler) for nothing.
             command = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--no-deps",
-                       "--no-binary", ":all:", pin, "-d", str(cache / "archives")]  # fmt: skip
+                       "--no-binary", name, pin, "-d", str(cache / "archives")]  # fmt: skip
             try:
                 done = subprocess.run(command, capture_output=True, text=True, timeout=DOWNLOAD_SECONDS)
             except subprocess.TimeoutExpired:
