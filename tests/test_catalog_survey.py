@@ -163,11 +163,15 @@ def test_the_committed_manifest_holds_60_libraries_over_varied_topics_in_every_s
 
 def test_the_test_split_is_the_real_bugs_libraries() -> None:
     entries = {e.name: e for e in read_libraries(MANIFEST)}
+    refused = {r.name for r in read_records(records_path(MANIFEST)) if not r.qualified}
     real = {bug.name for bug in BUG_LIST}
-    assert real <= set(entries), f"real-bug libraries missing from the manifest: {sorted(real - set(entries))}"
-    assert {name for name, e in entries.items() if e.split == "test"} == real
+    assert {name for name, e in entries.items() if e.split == "test"} == real & set(entries)
+    # a real-bug library missing from the manifest was surveyed and refused (docs/catalog-libraries.md says why)
+    assert real - set(entries) <= refused, f"real-bug libraries neither listed nor refused: {sorted(real - set(entries) - refused)}"
+    assert len(real & set(entries)) >= 10
     for bug in BUG_LIST:  # the releases each real bug is mined from are pinned
-        assert {bug.buggy, bug.fixed} <= set(entries[bug.name].sdists), bug.instance_id
+        if bug.name in entries:
+            assert {bug.buggy, bug.fixed} <= set(entries[bug.name].sdists), bug.instance_id
 
 
 def test_every_listed_library_was_surveyed_and_met_the_bar() -> None:
