@@ -315,6 +315,20 @@ def check_pin(known: LibraryEntry | None, release: str, digest: str) -> None:
         )
 
 
+def no_run(verdict: RepoVerdict) -> str:
+    """Why a run reported no test: its error, its abort, a collection error, the time limit, or its output's end."""
+    if verdict.error or verdict.aborted:
+        return verdict.error or verdict.aborted
+    if verdict.collect_errors:
+        where, excerpt = next(iter(verdict.collect_errors.items()))
+        return f"{where} does not collect: {first_error_line(excerpt)}"
+    if verdict.timed_out:
+        return "the run reached its time limit before reporting a test"
+    if verdict.void:
+        return verdict.void
+    return f"no test reported; the run's output ends: {verdict.output[-300:]}" if verdict.output.strip() else "no test reported, no output"
+
+
 def verdict_runs(
     sandbox: Sandbox, lib: Library, covering: TestEnv, offline: list[str], record: SurveyRecord
 ) -> tuple[RepoVerdict, list[str], RepoVerdict]:
@@ -326,7 +340,7 @@ def verdict_runs(
         boxed = run_sandboxed(sandbox, covering, task, task.files, task.visible_tests, lib.tests, coverage=True)
         record.sandboxed_seconds = round(time.monotonic() - clock, 2)
         if boxed.error or not boxed.outcomes:
-            raise SurveyError(f"the tests did not run sandboxed: {normalise(boxed.error or boxed.aborted or 'no test reported', 600)}")
+            raise SurveyError(f"the tests did not run sandboxed: {normalise(no_run(boxed), 600)}")
         passing = [t for t in offline if boxed.outcomes.get(t) == "PASSED"]
         record.sandboxed_passed = len(passing)
         record.failures += group("sandboxed", {t: boxed.reason(t) for t in offline if t not in passing})
@@ -385,7 +399,8 @@ def measure(request: Request, record: SurveyRecord, sandbox: Sandbox | None = No
     source = {p for p in source_only(lib.files) if p.endswith(".py")}
     record.covered_lines = sum(1 for p, lines in boxed.covered.items() if p in source for ids in lines.values() if trusted & set(ids))
     if record.trusted < BAR:
-        where = "; ".join(f"{f.where}: {f.tests} × {f.reason}" for f in sorted(record.failures, key=lambda f: -f.tests)[:3])
+        lost = [f"{f.where}: {f.tests} × {f.reason}" for f in sorted(record.failures, key=lambda f: -f.tests)[:3]]
+        where = "; ".join(lost + [f"left out {path}: {why}" for path, why in list(record.dropped.items())[: 3 - len(lost)]])
         raise SurveyError(
             f"{record.trusted} tests pass both sandboxed and under the split while reaching the project's code, fewer "
             f"than the {BAR} required ({record.offline_passed} pass offline){'; most lost: ' + where if where else ''}"
