@@ -67,6 +67,7 @@ RELEASES = 5  # previous releases pinned by default, for mining
 DOWNLOADS = 3  # previous releases downloaded at once
 VALIDATION_SHARE = 0.18  # of the libraries outside the test split: about 15% of them all, the test split being ~15%
 GROUPS_SHOWN = 8  # failure groups kept per place (offline, sandboxed, split)
+REASON_SHOWN = 300  # characters of a refusal's reason in the table
 NATIVE_SOURCE = re.compile(r"\.(c|cc|cpp|cxx|pyx|pxd|rs)$")
 NATIVE_BUILD = re.compile(
     r"\b(ext_modules|Extension\(|cythonize|cffi_modules|setuptools_rust|RustExtension|maturin|scikit_build|mesonpy)\b"
@@ -151,9 +152,19 @@ def native_parts(files: Files) -> list[str]:
 
 
 def normalise(reason: str, width: int = 160) -> str:
-    """A reason with what varies between instances blurred (addresses), cut to ``width``: for grouping."""
+    """A reason with what varies between runs blurred (addresses, the run's scratch and test environment paths), cut to
+    ``width``: for grouping, and so that no host path is recorded."""
     reason = re.sub(r"0x[0-9a-fA-F]+", "0x…", " ".join(reason.split()))
+    reason = re.sub(r"/tmp/adbg-survey-\w+/repo/|/dev/shm/adbg-[\w-]+/adbg-[\w.-]+/", "", reason)
+    reason = re.sub(r"\S*/test-envs/[0-9a-f]+/", "<test env>/", reason)
     return reason if len(reason) <= width else reason[: width - 1] + "…"
+
+
+def last_error(output: str) -> str:
+    """The last line of pytest's output naming an error (what stopped a session that ran no test), else its last line."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    errors = [line for line in lines if re.search(r"(Error|Exception)\b", line)]
+    return errors[-1] if errors else (lines[-1] if lines else "")
 
 
 def group(where: Where, reasons: dict[str, str]) -> list[Failure]:
@@ -274,7 +285,7 @@ def run_plain(lib: Library, env: TestEnv, files: list[str]) -> PlainRun:
         run.seconds = round(time.monotonic() - started, 2)
         run.cpu_seconds = round(cpu_after.ru_utime + cpu_after.ru_stime - cpu_before.ru_utime - cpu_before.ru_stime, 2)
         if done.returncode not in (0, 1) or not run.outcomes:
-            run.tail = normalise((done.stdout + done.stderr)[-600:], 600)
+            run.tail = normalise(last_error(done.stdout + done.stderr), 600)
     return run
 
 
@@ -292,6 +303,7 @@ class Request:
     requirements: list[str] = dataclasses.field(default_factory=list)
     tests: list[str] = dataclasses.field(default_factory=list)
     releases: int = RELEASES
+    also: list[str] = dataclasses.field(default_factory=list)  # releases pinned besides the previous ones (a yanked one)
 
     @property
     def pin(self) -> str:
@@ -409,7 +421,8 @@ def measure(request: Request, record: SurveyRecord, sandbox: Sandbox | None = No
 
 
 def previous_releases(name: str, version: str, count: int) -> list[str]:
-    """The ``count`` final releases before ``version`` that PyPI lists (pip's own index query), newest first."""
+    """The ``count`` final releases before ``version`` that PyPI lists (pip's own index query; a yanked one is not
+    listed: ``--release`` pins it), newest first."""
     if count <= 0:
         return []
     command = [sys.executable, "-m", "pip", "index", "versions", "--disable-pip-version-check", name]
@@ -444,7 +457,8 @@ def pin_releases(request: Request, known: LibraryEntry | None, record: SurveyRec
             record.releases[release] = normalise(str(exc), 200)
             return ""
 
-    releases = previous_releases(request.name, request.version, request.releases)
+    previous = previous_releases(request.name, request.version, request.releases)
+    releases = [*previous, *(r for r in request.also if r not in previous and r != request.version)]
     with ThreadPoolExecutor(max_workers=DOWNLOADS) as pool:
         digests = dict(zip(releases, pool.map(pinned, releases), strict=True))
     for release, digest in digests.items():
@@ -554,7 +568,7 @@ def table(manifest: Path) -> str:
     refused = sorted((r for r in records.values() if not r.qualified), key=lambda r: r.name.lower())
     if refused:
         rows += ["", "| refused | why |", "|---|---|"]
-        rows += [f"| {r.pin} | {r.reason.replace('|', '/')} |" for r in refused]
+        rows += [f"| {r.pin} | {normalise(r.reason, REASON_SHOWN).replace('|', '/')} |" for r in refused]
     return "\n".join(rows)
 
 
@@ -566,6 +580,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--requires", nargs="*", default=[], metavar="PIN", help="what the tests import besides pytest")
     parser.add_argument("--tests", nargs="*", default=[], metavar="PATH", help="test files or folders (default: pytest's naming)")
     parser.add_argument("--releases", type=int, default=RELEASES, help="previous releases to pin (default %(default)s)")
+    parser.add_argument("--release", nargs="*", default=[], metavar="R", help="also pin these releases (pip lists no yanked one)")
     parser.add_argument("--manifest", default="catalog/libraries.json")
     parser.add_argument("--table", action="store_true", help="print the markdown table of the manifest and the refusals")
     args = parser.parse_args(argv)
@@ -579,7 +594,7 @@ def main(argv: list[str] | None = None) -> int:
         name, version = sdist.parse_pin(args.pin)
     except ValueError as exc:
         parser.error(str(exc))
-    request = Request(name, version, args.topic, args.split, list(args.requires), list(args.tests), args.releases)
+    request = Request(name, version, args.topic, args.split, list(args.requires), list(args.tests), args.releases, list(args.release))
     record, entry = survey(request, manifest)
     file_survey(manifest, record, entry)
     print(report(record))
