@@ -93,8 +93,10 @@ def fetch(name: str, version: str, sha256: str | None = None) -> Path:
             return tree
         archive = _archive(cache / "archives", name, version)
         if archive is None:
+            # Only this project from source (its sdist); its build dependencies, which pip installs to read the sdist's
+            # metadata, as wheels: built from source (":all:") they cost minutes each (Cython, a compiler) for nothing.
             command = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--no-deps",
-                       "--no-binary", ":all:", pin, "-d", str(cache / "archives")]  # fmt: skip
+                       "--no-binary", name, pin, "-d", str(cache / "archives")]  # fmt: skip
             try:
                 done = subprocess.run(command, capture_output=True, text=True, timeout=DOWNLOAD_SECONDS)
             except subprocess.TimeoutExpired:
@@ -137,6 +139,19 @@ def releases(name: str) -> list[str]:
         said = [line for line in (done.stderr or done.stdout).strip().splitlines() if not line.startswith("WARNING")]
         raise SdistError(f"cannot list the releases of {name} on PyPI (is PyPI reachable?): {' '.join(said)[-500:]}")
     return [v.strip() for v in found.group(1).split(",")][::-1]  # pip lists the newest first
+
+
+def archive(name: str, version: str) -> Path:
+    """The downloaded sdist archive of ``name==version`` (fetched first if missing): what a manifest's sha256 pins."""
+    fetch(name, version)
+    found = _archive(sdist_cache() / "archives", name, version)
+    if found is None:  # the tree was cached but its archive removed since: download it again
+        shutil.rmtree(sdist_cache() / "trees" / f"{name}-{version}", ignore_errors=True)
+        fetch(name, version)
+        found = _archive(sdist_cache() / "archives", name, version)
+    if found is None:
+        raise SdistError(f"the sdist archive of {name}=={version} is not in {sdist_cache() / 'archives'} after downloading it")
+    return found
 
 
 def tree_files(tree: Path) -> Files:
