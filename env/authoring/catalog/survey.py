@@ -411,8 +411,8 @@ def measure(request: Request, record: SurveyRecord, sandbox: Sandbox | None = No
     source = {p for p in source_only(lib.files) if p.endswith(".py")}
     record.covered_lines = sum(1 for p, lines in boxed.covered.items() if p in source for ids in lines.values() if trusted & set(ids))
     if record.trusted < BAR:
-        lost = [f"{f.where}: {f.tests} × {f.reason}" for f in sorted(record.failures, key=lambda f: -f.tests)[:3]]
-        where = "; ".join(lost + [f"left out {path}: {why}" for path, why in list(record.dropped.items())[: 3 - len(lost)]])
+        most = [f"{f.where}: {f.tests} × {f.reason}" for f in sorted(record.failures, key=lambda f: -f.tests)[:3]]
+        where = "; ".join(most + [f"left out {path}: {why}" for path, why in list(record.dropped.items())[: 3 - len(most)]])
         raise SurveyError(
             f"{record.trusted} tests pass both sandboxed and under the split while reaching the project's code, fewer "
             f"than the {BAR} required ({record.offline_passed} pass offline){'; most lost: ' + where if where else ''}"
