@@ -64,7 +64,7 @@ from env.authoring.importer import Instance, import_instance
 from env.authoring.ledger import append, read_lines
 from env.authoring.settle import settle
 from env.authoring.statement import problem_statement
-from env.authoring.synthesize import hold_out
+from env.authoring.synthesize import defines, hold_out
 from env.authoring.validate import TaskValidation, validate_task
 from env.families.catalog import TaskCatalog
 from env.patches import Files, make_patch
@@ -584,7 +584,7 @@ class Miner:
         instance = Instance(
             instance_id=task_id, repo=f"pypi/{pair.name}", version=pair.buggy, patch=pair.patch(group.code, texts), test_patch=self.test_patch(pair, group),
             problem_statement="(written below, once the held-out tests are known)", requirements=self.requirements,
-            fail_to_pass=group.fail_to_pass, pass_to_pass=p2p, held_out=hold_out(task_id, group.fail_to_pass, [], []),
+            fail_to_pass=group.fail_to_pass, pass_to_pass=p2p, held_out=hold_out(task_id, group.fail_to_pass, [], [], defines(pair.new)),
         )  # fmt: skip
         building = self.state / "building"
         folder = import_instance(instance, None, building, pypi=f"{pair.name}=={pair.buggy}", say=self.log)

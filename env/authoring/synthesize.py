@@ -52,13 +52,14 @@ from env.authoring.mutate import Mutant, changes_code, mutants
 from env.authoring.statement import problem_statement
 from env.authoring.validate import TaskValidation, validate_task
 from env.families.catalog import TaskCatalog
-from env.patches import make_patch
+from env.patches import Files, make_patch
 from env.project import RepoTask, is_test_path, load_repo_task
 from env.pyparse import parse
 from env.runtime import Runtime
 from env.sandbox.isolation import probe_isolation
 from env.sandbox.limits import Limits
 from env.sandbox.runner import Sandbox
+from env.test_source import source_of
 from env.verdict.busy import MachineBusy, until_decided
 from env.verdict.outcome import RepoVerdict, f2p_ok
 from env.verdict.sandboxed import run_sandboxed
@@ -218,7 +219,7 @@ class Synthesis:
         passing = sorted(module_tests - set(failing))
         task_id = f"{self.lib.slug}-{mutant.digest[:10]}"
         folder = self.state / "building" / task_id
-        held = hold_out(task_id, failing, [t for t in covering if t not in failing], passing)
+        held = hold_out(task_id, failing, [t for t in covering if t not in failing], passing, defines(self.lib.files))
         task = write_task(folder, self.lib, task_id, mutant, failing, passing, screen, held)
         with Meter() as cost:  # what proving it cost (env.authoring.catalog records it per task)
             report = validate_task(runtime, task, runs=self.runs)
@@ -329,17 +330,26 @@ def instance_of(task: RepoTask, lib: Library) -> dict[str, object]:
     }
 
 
-def hold_out(task_id: str, failing: list[str], covering_passing: list[str], passing: list[str]) -> list[str]:
+def hold_out(
+    task_id: str, failing: list[str], covering_passing: list[str], passing: list[str], holdable: Callable[[str], bool] = lambda t: True
+) -> list[str]:  # fmt: skip
     """The tests a synthesized task keeps from the agent: with two or more failing test functions, a third of them (at
     least one, never all: the statement needs a visible failure) and a third of the passing covering functions that
     have no failing case; none with one failing function (the bug must fail a held-out test, and that one is the
-    agent's only evidence). Chosen by a hash of the task id and each test's function: the same task, the same split."""
+    agent's only evidence). Chosen by a hash of the task id and each test's function: the same task, the same split.
+    Only ``holdable`` tests are chosen: a test its class inherits has no code of its own to take out of repo/ (taking
+    the base class's would take it from every subclass), so it stays visible."""
     if len({function_key(t) for t in failing}) < 2:
         return []
-    f2p = share(failing, 1 / 3, task_id, minimum=1, keep=1)
+    f2p = share([t for t in failing if holdable(t)], 1 / 3, task_id, minimum=1, keep=1)
     failing_keys = {function_key(t) for t in failing}
-    p2p = share([t for t in covering_passing if function_key(t) not in failing_keys], 1 / 3, task_id)
+    p2p = share([t for t in covering_passing if function_key(t) not in failing_keys and holdable(t)], 1 / 3, task_id)
     return expand(f2p + p2p, failing + passing)
+
+
+def defines(files: Files) -> Callable[[str], bool]:
+    """Whether a test id's own function is in ``files`` (``env.test_source.source_of``): what ``hold_out`` may hold."""
+    return lambda test_id: source_of(files, test_id) is not None
 
 
 def _problems(report: TaskValidation) -> str:
