@@ -1,6 +1,7 @@
 """The ``catalog`` commands of ``python -m env.authoring`` (docs/catalog.md).
 
     python -m env.authoring catalog synthesize [--only NAME ...] [--n N] [--work DIR]      # tasks into catalog/tasks.jsonl
+    python -m env.authoring catalog mined DIR [DIR ...]                                     # `mine --out DIR`'s bugs too
     python -m env.authoring catalog build [--only NAME ...] [--out DIR] [--jobs N] [--ray [ADDRESS]]
     python -m env.authoring catalog verify [--sample N] [--out DIR]
     python -m env.authoring catalog stats [--json]
@@ -19,6 +20,7 @@ from pathlib import Path
 from env.authoring.catalog.build import build
 from env.authoring.catalog.intake import describe, synthesize
 from env.authoring.catalog.manifest import MAX_SHARE, read_libraries, read_tasks
+from env.authoring.catalog.mined import admit_mined, describe_mined
 from env.authoring.catalog.stats import counts, table
 from env.authoring.catalog.verify import cost_line, verify
 
@@ -74,6 +76,16 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
     return 1 if report.failed else 0
 
 
+def cmd_mined(args: argparse.Namespace) -> int:
+    try:
+        report = admit_mined(Path(args.manifest), [Path(f) for f in args.folders], args.max_share)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(describe_mined(report, args.max_share))
+    return 1 if report.skipped else 0
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     catalog = sub.add_parser("catalog", help="the catalog of real-library tasks: synthesize into the manifest, build, verify, stats")
     commands = catalog.add_subparsers(dest="catalog_command", required=True)
@@ -111,3 +123,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     )
     p.add_argument("--retry", action="store_true", help="try again the libraries that failed with their current entry")
     p.set_defaults(fn=cmd_synthesize)
+    p = commands.add_parser(
+        "mined", parents=[manifest], help="add the bugs `python -m env.authoring mine --out DIR` found to tasks.jsonl, their releases pinned"
+    )
+    p.add_argument("folders", nargs="+", metavar="DIR", help="folders holding a mined.jsonl")
+    p.add_argument(
+        "--max-share", type=float, default=MAX_SHARE, help=f"the largest share of the catalog one library may give (default {MAX_SHARE:g})"
+    )
+    p.set_defaults(fn=cmd_mined)

@@ -135,14 +135,6 @@ def default_split(name: str) -> Split:
     return "validation" if draw < VALIDATION_SHARE else "train"
 
 
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def native_parts(files: Files) -> list[str]:
     """What makes a project not pure Python: compiled-language sources it ships outside tests and docs, and the build
     files declaring an extension. Empty for a pure-Python project."""
@@ -452,7 +444,7 @@ def pin_releases(request: Request, known: LibraryEntry | None, record: SurveyRec
 
     def pinned(release: str) -> str:
         try:
-            return sha256_file(sdist.archive(request.name, release))
+            return sdist.sha256_of(sdist.archive(request.name, release))
         except sdist.SdistError as exc:
             record.releases[release] = normalise(str(exc), 200)
             return ""
@@ -478,7 +470,7 @@ def survey(request: Request, manifest: Path, sandbox: Sandbox | None = None) -> 
     try:
         if not topic:
             raise SurveyError("no topic: give --topic (parsing, dates, text, ...)")
-        record.sha256 = sha256_file(sdist.archive(request.name, request.version))
+        record.sha256 = sdist.sha256_of(sdist.archive(request.name, request.version))
         check_pin(known, request.version, record.sha256)
         native = native_parts(sdist.tree_files(sdist.fetch(request.name, request.version)))
         if native:
