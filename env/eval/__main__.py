@@ -16,8 +16,10 @@ import sys
 from contextlib import ExitStack
 from functools import partial
 from pathlib import Path
+from typing import get_args
 
 from env.agents import AGENTS
+from env.contract import SPLITS, Source
 from env.interface import PROFILES
 from env.sandbox.lifetime import command
 
@@ -45,7 +47,12 @@ def main(argv: list[str] | None = None) -> int:
     def playing(p: argparse.ArgumentParser, runs_flags: tuple[str, ...] = ("--runs",)) -> None:
         """The options of the commands that play episodes with run's machinery (run, ablate)."""
         p.add_argument("--agent", required=True, choices=sorted(AGENTS))
-        p.add_argument("--tasks", nargs="*", help="task ids (default: every task of the test split)")
+        p.add_argument("--tasks", nargs="*", help="task ids (default: every task of --split, as the options below narrow it)")
+        p.add_argument("--split", default="test", choices=SPLITS, help="the split whose tasks are played when --tasks names none")
+        p.add_argument("--library", nargs="+", action="extend", metavar="NAME", help="only these libraries' tasks (a built catalog's, ENV_CATALOG)")
+        p.add_argument("--source", choices=get_args(Source), help="only a built catalog's tasks of this source")
+        p.add_argument("--per-library", type=int, metavar="N", help="at most N tasks of each library, drawn by a hash of --seed and the id")
+        p.add_argument("--seed", type=int, default=0, help="the --per-library draw's seed")
         p.add_argument(*runs_flags, dest="runs", type=int, default=5, help="runs of each task")
         p.add_argument("--concurrency", type=int, default=2, help="episodes played at once")
         p.add_argument("--out", required=True, help="the results directory (a rerun into it plays only what it lacks)")
@@ -82,6 +89,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--agent", required=True)
     p.add_argument("--run", type=int, default=0, help="which run of each task (default 0)")
     p.add_argument("--model", help="model_name_or_path (default: the agent's name)")
+    p = sub_parser("calibrate", help="the catalog's table per library with an agent's solve rates, and how far the difficulty estimates agree")
+    p.add_argument("dirs", nargs="+", help="result directories of `run` over a built catalog's tasks")
+    p.add_argument("--manifest", default="catalog", help="the folder of libraries.json and tasks.jsonl")
+    p.add_argument("--work", help="catalog synthesize's --work folder, for each library's share of valid candidates (default: not shown)")
+    p.add_argument("--agent", help="the arm to read, AGENT@PROFILE (default: the only one in the results)")
     p = sub_parser("difficulty", help="play the heuristic agent on each repository task folder and record its difficulty")
     p.add_argument("paths", nargs="+", help="task folders or directories of them (synthesized or imported)")
     p.add_argument("--out", help="where the episodes' steps go (default: a temporary folder)")
@@ -90,6 +102,15 @@ def main(argv: list[str] | None = None) -> int:
     from env.eval import report as report_module
     from env.eval import run as run_module
 
+    if args.command == "calibrate":
+        from env.eval.calibrate import table as calibration
+
+        try:
+            print(calibration(Path(args.manifest), report_module.load([Path(d) for d in args.dirs]), Path(args.work) if args.work else None, args.agent))
+        except (ValueError, OSError) as exc:
+            print(f"calibrate: {exc}", file=sys.stderr)
+            return 2
+        return 0
     if args.command == "difficulty":
         from env.eval.difficulty import measure
         from env.sandbox.isolation import probe_isolation
@@ -151,9 +172,10 @@ def main(argv: list[str] | None = None) -> int:
                 print(report_module.family_tables(report_module.load([Path(args.out)])) or "(no procedural episodes)")
                 return 0
             gate = None if args.edit_gate is None else args.edit_gate == "on"
+            selection = run_module.Selection(args.split, tuple(args.library or ()), args.source, args.per_library, args.seed)
             if args.command == "ablate":
                 try:
-                    summary = ablate_module.ablate(factory, args.agent, profiles, args.tasks, args.runs, args.concurrency, Path(args.out), gate, pool)
+                    summary = ablate_module.ablate(factory, args.agent, profiles, args.tasks, args.runs, args.concurrency, Path(args.out), gate, pool, selection)
                 except ablate_module.Refused as exc:
                     print(f"ablate: {exc}", file=sys.stderr)
                     return 2
@@ -162,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
                 (Path(args.out) / "ablation.md").write_text(text + "\n", encoding="utf-8")
                 print(json.dumps(summary, indent=2) if args.json else text)
                 return 0
-            results = run_module.run(factory, args.agent, args.tasks, args.runs, args.concurrency, Path(args.out), args.profile, gate, pool)
+            results = run_module.run(factory, args.agent, args.tasks, args.runs, args.concurrency, Path(args.out), args.profile, gate, pool, selection)
             print(f"{len(results)} episode(s) played; results in {Path(args.out) / 'results.jsonl'}", file=sys.stderr)
             # every arm in --out, what earlier runs played included: the figures a resumed run ends with
             print(report_module.summary_table(report_module.load([Path(args.out)])))

@@ -74,12 +74,12 @@ def common_tasks(tasks: dict[str, dict[str, Any]], chosen: list[str], profiles: 
 
 def ablate(
     driver_factory: Callable[[], Driver], agent_name: str, profiles: list[str], task_ids: list[str] | None, runs: int, concurrency: int,
-    out: Path, edit_gate: bool | None = None, pool: run_module.EpisodePool | None = None,
+    out: Path, edit_gate: bool | None = None, pool: run_module.EpisodePool | None = None, selection: run_module.Selection | None = None,
 ) -> dict[str, Any]:
     """Play what ``out`` lacks of ``runs`` runs of each common task under each profile; the comparison (``summarise``)."""
     check_profiles(agent_name, profiles)
     tasks = run_module.listing(driver_factory, out, task_ids)
-    chosen = common_tasks(tasks, task_ids or run_module.evaluated(tasks), profiles)
+    chosen = common_tasks(tasks, task_ids or run_module.evaluated(tasks, selection or run_module.Selection()), profiles)
     done = run_module.completed(out)
     left = sum((run_module.arm_name(agent_name, p), t, r) not in done for p in profiles for t in chosen for r in range(runs))
     print(f"ablation: {len(profiles) * len(chosen) * runs - left} already done, {left} to play "

@@ -27,6 +27,7 @@ import time
 import zlib
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -249,10 +250,40 @@ def listing(driver_factory: Callable[[], Driver], out: Path, task_ids: list[str]
     return tasks
 
 
-def evaluated(tasks: dict[str, dict[str, Any]]) -> list[str]:
-    """What an evaluation plays when it names no task: the listed tasks of the test split, the evaluation set (a server
-    from before the splits names none: it listed only those)."""
-    return [task_id for task_id, task in tasks.items() if task.get("split", "test") == "test"]
+@dataclass(frozen=True)
+class Selection:
+    """Which listed tasks an evaluation plays when it names none: one split's (the test split's by default: the
+    evaluation set), of these libraries and this source only when given, and at most ``per_library`` of each library
+    (those first by a hash of ``seed`` and the id: a sample that is the same on every run)."""
+
+    split: str = "test"
+    libraries: tuple[str, ...] = ()
+    source: str | None = None
+    per_library: int | None = None
+    seed: int = 0
+
+
+def evaluated(tasks: dict[str, dict[str, Any]], selection: Selection = Selection()) -> list[str]:
+    """The ids ``selection`` keeps, in listing order (a server from before the splits names none: it listed only the
+    test split's). SystemExit naming the libraries served when a library names none of them."""
+    served = sorted({str(t["library"]) for t in tasks.values() if t.get("library")})
+    unknown = [name for name in selection.libraries if name not in served]
+    if unknown:
+        raise SystemExit(f"no task of library {', '.join(unknown)} is served; libraries: {', '.join(served) or '(none: no ENV_CATALOG)'}")
+    kept = [
+        task_id for task_id, task in tasks.items()
+        if task.get("split", "test") == selection.split
+        and (not selection.libraries or task.get("library") in selection.libraries)
+        and (selection.source is None or task.get("source") == selection.source)
+    ]  # fmt: skip
+    if selection.per_library is None:
+        return kept
+    rank = {t: hashlib.sha256(f"{selection.seed}\0{t}".encode()).hexdigest() for t in kept}
+    by_library: dict[str, list[str]] = {}
+    for task_id in sorted(kept, key=rank.__getitem__):
+        by_library.setdefault(str(tasks[task_id].get("library") or ""), []).append(task_id)
+    sampled = {t for ids in by_library.values() for t in ids[: selection.per_library]}
+    return [t for t in kept if t in sampled]
 
 
 def serves(task: dict[str, Any], profile: str) -> bool:
@@ -262,12 +293,12 @@ def serves(task: dict[str, Any], profile: str) -> bool:
 
 def run(
     driver_factory: Callable[[], Driver], agent_name: str, task_ids: list[str] | None, runs: int, concurrency: int, out: Path,
-    profile: str = "default", edit_gate: bool | None = None, pool: EpisodePool | None = None,
+    profile: str = "default", edit_gate: bool | None = None, pool: EpisodePool | None = None, selection: Selection = Selection(),
 ) -> list[dict[str, Any]]:
     """Play what ``out`` lacks of ``runs`` runs of each task, in threads of this process (each with its own driver
     from ``driver_factory``) or in ``pool``; ``driver_factory`` also lists the tasks and the secret's fingerprint."""
     tasks = listing(driver_factory, out, task_ids)
-    chosen = task_ids or evaluated(tasks)
+    chosen = task_ids or evaluated(tasks, selection)
     unsupported = [t for t in chosen if not serves(tasks[t], profile)]
     if unsupported:
         print(f"skipping {len(unsupported)} task(s) without the {profile!r} profile: {', '.join(unsupported)}", file=sys.stderr)
