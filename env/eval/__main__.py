@@ -39,7 +39,7 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
         return text
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m env.eval", description=__doc__, formatter_class=HelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     sub_parser = partial(sub.add_parser, formatter_class=HelpFormatter)  # each command's --help shows its defaults too
@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     def playing(p: argparse.ArgumentParser, runs_flags: tuple[str, ...] = ("--runs",)) -> None:
         """The options of the commands that play episodes with run's machinery (run, ablate)."""
         p.add_argument("--agent", required=True, choices=sorted(AGENTS))
-        p.add_argument("--tasks", nargs="*", help="task ids (default: every task of --split, as the options below narrow it)")
+        p.add_argument("--tasks", nargs="*", help="task ids (default: every task of the test split, or of --split, as the options below narrow it)")
         p.add_argument("--split", default="test", choices=SPLITS, help="the split whose tasks are played when --tasks names none")
         p.add_argument("--library", nargs="+", action="extend", metavar="NAME", help="only these libraries' tasks (a built catalog's, ENV_CATALOG)")
         p.add_argument("--source", choices=get_args(Source), help="only a built catalog's tasks of this source")
@@ -97,7 +97,11 @@ def main(argv: list[str] | None = None) -> int:
     p = sub_parser("difficulty", help="play the heuristic agent on each repository task folder and record its difficulty")
     p.add_argument("paths", nargs="+", help="task folders or directories of them (synthesized or imported)")
     p.add_argument("--out", help="where the episodes' steps go (default: a temporary folder)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     # after parsing: these load the families and the server's models (OpenEnv), which --help does not need
     from env.eval import report as report_module
     from env.eval import run as run_module
