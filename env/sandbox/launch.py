@@ -1,8 +1,8 @@
-"""Starting a sandbox process: a fresh ``python -I -S`` on one of this package's child-side scripts.
+"""Starting a sandbox process: a fresh ``python -s -P -S`` on one of this package's child-side scripts.
 
 The runner (a child on the cold path), the zygote and run_bash's launcher start theirs alike, so
-they share this: no site and no environment but what the caller passes, stdin on /dev/null, no
-inherited fd but those named, and a session of its own, whose process group ``kill_group`` ends
+they share this: no site and no environment but what the caller passes (plus the hash seed below), stdin on
+/dev/null, no inherited fd but those named, and a session of its own, whose process group ``kill_group`` ends
 with everything the process left in it. Each dies with this process (``env.sandbox.lifetime``): it is started
 on a thread that lives as long as the process and told its parent's pid (the last argument: the scripts pop it
 before anything else reads ``sys.argv``; nothing is added to their environment), for PR_SET_PDEATHSIG.
@@ -24,12 +24,26 @@ CHILD = Path(__file__).parent / "inside" / "child.py"  # runs, the zygote and th
 SHELL_CHILD = Path(__file__).parent / "inside" / "shell_child.py"  # run_bash's launcher
 LAYERS = Path(__file__).parent / "inside" / "layers.py"  # the isolation layers both apply to themselves
 SHELL_QUOTA = Path(__file__).parent / "inside" / "shell_quota.py"  # run_bash's workspace quota, in the launcher
-PYTHON_FLAGS = ("-I", "-S", "-B", "-X", "utf8")
+# ``-I`` but for its ``-E``: no user site (-s), not the script's folder on the path (-P). What -E would ignore, a
+# PYTHON* variable, is refused instead (``start``), but for the hash seed: the trusted test host's (PYTHONHASHSEED=0,
+# env.verdict.repo_judge), so that a project's hash of a string, a number or a tuple of them is the tests' hash of the
+# same value (a dict of the tests' keyed by strings finds a project's str subclass, as in process). The seed is no
+# secret: the host's is as fixed, and what a hash decides on the trusted side an equality check confirms there.
+PYTHON_FLAGS = ("-s", "-P", "-S", "-B", "-X", "utf8")
+HASH_SEED = "0"
 
 
 def python_command(script: Path, *args: str) -> list[str]:
     """The command line that runs ``script`` in an isolated interpreter: no site, no user paths, no bytecode written."""
     return [sys.executable, *PYTHON_FLAGS, str(script), *args]
+
+
+def python_env(env: dict[str, str]) -> dict[str, str]:
+    """``env`` for a sandbox interpreter: the hash seed added, no other variable the interpreter itself would read."""
+    read = sorted(key for key in env if key.startswith("PYTHON"))
+    if read:
+        raise ValueError(f"a sandbox interpreter reads no PYTHON* variable but its hash seed: {', '.join(read)}")
+    return {**env, "PYTHONHASHSEED": HASH_SEED}
 
 
 def start(
@@ -49,7 +63,7 @@ def start(
         stdout=stdout,
         stderr=stderr,
         cwd=cwd,
-        env=env,
+        env=python_env(env),
         close_fds=True,
         pass_fds=tuple(pass_fds),
         start_new_session=True,
