@@ -159,6 +159,7 @@ class Codec:
     """The encoding and decoding half of ``conversation.Remote`` (a mixin: ``self`` is the run's Remote)."""
 
     _proxies: dict[int, Any]
+    _kinds: dict[int, Any]  # a project object's handle -> its class's, as last sent (the proxy's type() follows it)
     _exceptions: dict[str, type[BaseException]]
     _callbacks: dict[int, Callable[..., Any]]
     _callback_numbers: dict[int, int]
@@ -425,23 +426,19 @@ class Codec:
         known = self._proxies.get(number)
         if known is not None:
             named = info.get("c")
-            return known if named is None else self._retyped(known, named)
+            if isinstance(named, dict) and self._kinds.get(number) != named.get("h"):  # its class changed since
+                self._kinds[number] = named.get("h")
+                self.retype(known, self.proxy(named) if named.get("k") == "class" else None)
+            return known
         made = _HANDLE_MAKERS.get(str(info.get("k")), Codec._remote_object)(self, info, number)
         self._proxies[number] = made
         return made
 
-    def _retyped(self, known: Any, named: Any) -> Any:
-        """A project object sent again: if the project's code changed its class since (``self.__class__ = Closed``),
-        its proxy's type() follows."""
-        kind = type(known)
-        if isinstance(kind, ClassProxy) and isinstance(named, dict) and type.__getattribute__(kind, "_adbg_proxy")[1] != named.get("h"):
-            self.retype(known, self.proxy(named) if named.get("k") == "class" else None)
-        return known
-
     @staticmethod
     def retype(known: Any, kind: Any) -> None:
-        """The proxy ``known`` becomes an instance of ``kind``, its object's class now; a tzinfo stays a tzinfo and
-        anything but a project class's local class is not taken."""
+        """The proxy ``known`` becomes an instance of ``kind``, its object's class now (``self.__class__ = Closed`` in
+        the project's code, seen when the object is sent again); a tzinfo stays a tzinfo and anything but a project
+        class's local class is not taken."""
         if isinstance(kind, ClassProxy) and issubclass(kind, RemoteTzinfo) == isinstance(known, RemoteTzinfo):
             with contextlib.suppress(TypeError):  # every such class has RemoteObject's layout: never expected
                 object.__setattr__(known, "__class__", kind)
@@ -461,7 +458,10 @@ class Codec:
         test imported. A class the sandbox names that is no class handle (or no tzinfo's for a tzinfo) is not taken:
         the object is then a plain proxy."""
         named = info.get("c")
-        kind = self.proxy(named) if isinstance(named, dict) and named.get("k") == "class" else None
+        kind = None
+        if isinstance(named, dict) and named.get("k") == "class":
+            kind = self.proxy(named)
+            self._kinds[number] = named.get("h")
         base = RemoteTzinfo if info.get("k") == "tzinfo" else RemoteObject
         if not (isinstance(kind, ClassProxy) and issubclass(kind, base)):
             kind = base

@@ -59,6 +59,7 @@ class Remote(Codec):
         self.run = run
         self.ops = 0  # requests sent: a test that sends none never touched the project
         self._proxies: dict[int, Any] = {}
+        self._kinds: dict[int, Any] = {}
         self._exceptions: dict[str, type[BaseException]] = {}
         # The test's functions the project may call back, by number; kept for the run (the project may keep them).
         self._callbacks: dict[int, Callable[..., Any]] = {}
