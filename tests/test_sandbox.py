@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from env.sandbox.isolation import SANDBOX_UID, probe_isolation, scratch_exposure
+from env.sandbox.launch import python_env
 from env.sandbox.limits import Limits
 from env.sandbox.readable import exposure
 from env.sandbox.runner import RefusedToRun, RemoteError, RunAborted, Sandbox
@@ -456,6 +457,13 @@ def test_the_fork_server_holds_no_secrets(runtime, monkeypatch):
     cmdline = Path(f"/proc/{sandbox.zygote.pid}/cmdline").read_bytes().split(b"\0")
     assert b"-s" in cmdline and b"-P" in cmdline and b"-S" in cmdline and b"--zygote" in cmdline
     sandbox.close()
+
+
+def test_a_sandbox_interpreter_reads_no_python_variable_but_the_hash_seed():
+    """-s -P instead of -I: what -E would have ignored is refused instead, but for the trusted test host's hash seed."""
+    assert python_env({"MALLOC_ARENA_MAX": "2"}) == {"MALLOC_ARENA_MAX": "2", "PYTHONHASHSEED": "0"}
+    with pytest.raises(ValueError, match="reads no PYTHON\\* variable but its hash seed: PYTHONHASHSEED, PYTHONPATH"):
+        python_env({"PYTHONPATH": "/tmp", "PYTHONHASHSEED": "1"})
 
 
 def test_idle_pooled_children_are_ready_and_named(runtime):
