@@ -156,6 +156,15 @@ def test_a_project_class_as_a_value():
     assert Point.origin == 0 and point(1, 2).origin == 0
 
 
+def test_a_project_class_in_a_match_statement():
+    match point(1, 2):
+        case Other():
+            found = "other"
+        case Point(x=1, y=y):
+            found = "point at y=%d" % y
+    assert found == "point at y=2"
+
+
 def test_functions_enums_and_time_zones():
     assert type(point) is type(make) and type(point).__name__ == "function"
     assert type(Color.RED) is Color and Color["GREEN"] is Color.GREEN and Color(1) is Color.RED
@@ -221,8 +230,9 @@ def test_a_tests_class_the_project_makes():
 """
 
 NAMES = [
-    "test_type_is_the_class_the_test_imported", "test_a_project_class_as_a_value", "test_functions_enums_and_time_zones",
-    "test_an_objects_class_changes", "test_hash_is_the_projects", "test_sets_and_dicts_of_project_objects",
+    "test_type_is_the_class_the_test_imported", "test_a_project_class_in_a_match_statement", "test_a_project_class_as_a_value",
+    "test_functions_enums_and_time_zones", "test_an_objects_class_changes", "test_hash_is_the_projects",
+    "test_sets_and_dicts_of_project_objects",
     "test_a_tests_subclass_is_the_class_of_its_objects", "test_a_subclass_of_a_tests_subclass",
     "test_a_tests_mixin_beside_a_project_class", "test_a_tests_class_the_project_makes",
 ]  # fmt: skip
