@@ -5,7 +5,7 @@ they share this: no site and no environment but what the caller passes (plus the
 /dev/null, no inherited fd but those named, and a session of its own, whose process group ``kill_group`` ends
 with everything the process left in it. Each dies with this process (``env.sandbox.lifetime``): it is started
 on a thread that lives as long as the process and told its parent's pid (the last argument: the scripts pop it
-before anything else reads ``sys.argv``; nothing is added to their environment), for PR_SET_PDEATHSIG.
+before anything else reads ``sys.argv``; not through their environment), for PR_SET_PDEATHSIG.
 """
 
 from __future__ import annotations
