@@ -19,6 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.timing import median_ms  # noqa: E402
+from env.contract import TaskFilter
 from env.families.catalog import TaskCatalog  # noqa: E402
 from env.families.repo.family import REPO  # noqa: E402
 from env.project import RepoTask  # noqa: E402
@@ -37,7 +38,7 @@ def main() -> None:
     parser.add_argument("--task")
     args = parser.parse_args()
     catalog = TaskCatalog.from_env()
-    tasks = [t for t in catalog.all() if isinstance(t, RepoTask) and t.family == "repo"]
+    tasks = [t for t in catalog.select(TaskFilter(family="repo")) if isinstance(t, RepoTask)]
     task = catalog.get(args.task) if args.task else max(tasks, key=lambda t: len(t.files))
     runtime = Runtime(catalog, Sandbox(Limits(), probe_isolation()), workers=4)
     print(f"task {task.id}: {len(task.files)} files, {task.tests_total} tests")

@@ -17,6 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.timing import median_ms  # noqa: E402
+from env.contract import TaskFilter
 from env.families.catalog import TaskCatalog  # noqa: E402
 from env.families.classic.judge import judge  # noqa: E402
 from env.sandbox.isolation import probe_isolation  # noqa: E402
@@ -33,7 +34,7 @@ def main() -> None:
     warm, fresh = Sandbox(Limits(), isolation, warm=True), Sandbox(Limits(), isolation, warm=False)
     catalog = TaskCatalog.builtin()
     print(f"{'workload':34s} {'warm ms':>9s} {'fresh ms':>9s} {'ratio':>7s}")
-    workloads = [("empty module, one call", None)] + [(f"{t.id}: judge the gold fix", t) for t in catalog.all() if t.family == "classic"]
+    workloads = [("empty module, one call", None)] + [(f"{t.id}: judge the gold fix", t) for t in catalog.select(TaskFilter(family="classic"))]
     for label, task in workloads:
         def run(sandbox, task=task):
             if task is None:

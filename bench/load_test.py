@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.bench_server import pct, start_server  # noqa: E402
+from env.contract import TaskFilter  # noqa: E402
 from env.families.catalog import TaskCatalog  # noqa: E402
 
 HOSTILE = [
@@ -89,7 +90,7 @@ async def session(url: str, index: int, steps: int, gold: dict[str, str], latenc
 
 async def run(url: str, sessions: int, steps: int) -> tuple[list[float], list[str]]:
     catalog = TaskCatalog.builtin()
-    gold = {t.id: t.gold_source for t in catalog.all() if t.family == "classic"}
+    gold = {t.id: t.gold_source for t in catalog.select(TaskFilter(family="classic"))}
     latencies: list[float] = []
     problems: list[str] = []
     await asyncio.gather(*(session(url, i, steps, gold, latencies, problems) for i in range(sessions)))

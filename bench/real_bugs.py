@@ -12,7 +12,8 @@ the named test files' tests that pass both without the fix and with it (plain py
 test environment). Nothing third-party is committed: the sdists come from PyPI at run time (``env.authoring.sdist``, cached).
 
 ``discover`` finds the tests that fail on the earlier release's code and pass on the later one's, both run against the
-later release's tests under plain pytest: how every FAIL_TO_PASS list below was measured before it was written down.
+later release's tests (``env.authoring.mine.compare``, what ``python -m env.authoring mine`` does for every pair of a
+library's releases): how every FAIL_TO_PASS list below was measured before it was written down (then under plain pytest).
 """
 
 from __future__ import annotations
@@ -28,9 +29,9 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.compat_libraries import Library, run_plain
-from env.authoring import sdist
+from env.authoring import mine, sdist
 from env.patches import Files, apply_patch, make_patch
-from env.project import is_test_path, source_only
+from env.project import is_test_path
 from env.verdict.testenv import ensure
 
 HYPOTHESIS = "hypothesis==6.112.2"
@@ -140,23 +141,19 @@ def pass_to_pass(bug: RealBug) -> list[str]:
 
 
 def discover(name: str, old_version: str, new_version: str, tests: list[str], requirements: list[str]) -> None:
-    """Print the code files that differ and the tests that fail on the old code and pass on the new (new tests both)."""
-    old, new = _release(name, old_version), _release(name, new_version)
-    code_old, code_new = source_only(old), source_only(new)
-    changed = sorted(p for p in set(code_old) | set(code_new) if p.endswith(".py") and code_old.get(p) != code_new.get(p))
-    print(f"code files changed: {', '.join(changed) or 'none'}")
-    for path in changed:
-        diff = make_patch({path: code_old.get(path, "")}, {path: code_new.get(path, "")})
-        print(f"  {path}: {sum(1 for line in diff.splitlines() if line[:1] in '+-' and line[:3] not in ('+++', '---'))} lines changed")
-    new_tests = {p: t for p, t in new.items() if is_test_path(p)}
-    files = tests or sorted(p for p in new_tests if sdist.PYTEST_FILE.match(p.rsplit("/", 1)[-1]))
-    mixed = {p: t for p, t in old.items() if not is_test_path(p)} | new_tests
-    before = _plain(mixed, name, old_version, requirements, files)
-    after = _plain(new, name, new_version, requirements, files)
-    flipped = sorted(t for t, s in after.items() if s == "PASSED" and before.get(t) != "PASSED")
-    print(f"{len(after)} tests; fail on {old_version}'s code and pass on {new_version}'s: {len(flipped)}")
-    for test in flipped:
-        print(f"  {test} ({before.get(test, 'missing')})")
+    """Print the code files that differ and the tests that fail on the old code and pass on the new (new tests both),
+    measured as ``python -m env.authoring mine`` measures them (``env.authoring.mine.compare``: sandboxed, in the task's
+    own test environment)."""
+    pair = mine.load_releases(name, old_version, new_version)
+    found = mine.compare(pair, mine.Runner(mine.suite_sandbox(), ensure(requirements)), tests or None)
+    print(f"code files changed (version bumps aside): {', '.join(pair.changed) or 'none'}")
+    for path, patch in pair.changed.items():
+        print(f"  {path}: {mine.lines_changed(patch)} lines changed")
+    print(f"{len(found.after.outcomes)} tests; fail on {old_version}'s code and pass on {new_version}'s: {len(found.flipped)}")
+    for test in found.flipped:
+        print(f"  {test} ({found.before.outcomes.get(test, 'missing')})")
+    for path in found.uncollected:
+        print(f"  not collected on {old_version}'s code (none of its tests can be FAIL_TO_PASS): {path}")
 
 
 # -- the bugs ----------------------------------------------------------------------------------------

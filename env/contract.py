@@ -1,7 +1,7 @@
 """What every task, task list and episode offers the server and the harness, whatever its family.
 
     task: Task = catalog.get("easy")                       # task.id, task.family, task.summary() ...
-    catalog: Catalog = catalog                         # get(id), ids(), all(): what a Runtime serves
+    catalog: Catalog = catalog                         # get(id), ids(split), summary(task): what a Runtime serves
     episode: Playable = family.episode(runtime, task, seed, episode_id, interface)
     episode.observe(0.0, {})      # the first observation
     episode.step(action)          # every later one
@@ -11,10 +11,34 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict
 
 if TYPE_CHECKING:  # annotations only: an agent process imports the contract without OpenEnv's server package
     from env.models import DebugAction, DebugObservation, DebugState
+
+
+# The splits a trainer reads (OpenEnv's Task API and GET /tasks): every listed task is in exactly one.
+Split = Literal["train", "validation", "test"]
+SPLITS: tuple[Split, ...] = ("train", "validation", "test")
+# Where a built catalog's task came from: a real bug mined from a release pair, or a bug planted by mutation.
+Source = Literal["mined", "synthesized"]
+SOURCES: tuple[Source, ...] = ("mined", "synthesized")
+Difficulty = Literal["easy", "medium", "hard"]
+DIFFICULTIES: tuple[Difficulty, ...] = ("easy", "medium", "hard")
+
+
+class TaskFilter(BaseModel):
+    """Which listed tasks a listing keeps (GET /tasks's query): every field given must hold; none given keeps all."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    family: str | None = None
+    library: str | None = None
+    source: Source | None = None
+    difficulty: Difficulty | None = None
+    split: Split | None = None
 
 
 class Task(Protocol):
@@ -31,7 +55,8 @@ class Task(Protocol):
     def tests_total(self) -> int: ...
 
     def summary(self) -> dict[str, Any]:
-        """What /tasks lists about the task (never its solution)."""
+        """What /tasks lists about the task (never its solution), with ``difficulty``; the catalog adds where it
+        serves it (``Catalog.summary``: its ``split``, and a built catalog's ``library`` and ``source``)."""
         ...
 
 
@@ -40,9 +65,19 @@ class Catalog(Protocol):
         """The task, or KeyError (a listed id, or one its family makes on request)."""
         ...
 
-    def ids(self) -> list[str]: ...
+    def ids(self, split: Split | None = None) -> list[str]:
+        """The listed ids, in listing order (of one split when ``split`` is given)."""
+        ...
 
-    def all(self) -> Sequence[Task]: ...
+    def all(self, split: Split | None = None) -> Sequence[Task]: ...
+
+    def summary(self, task: Task) -> dict[str, Any]:
+        """``task.summary()`` with its ``split`` (and a built catalog's task's ``library`` and ``source``)."""
+        ...
+
+    def select(self, query: TaskFilter) -> Sequence[Task]:
+        """The listed tasks ``query`` keeps, in listing order; ValueError for a family or library not served here."""
+        ...
 
 
 class Playable(Protocol):

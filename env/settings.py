@@ -102,6 +102,8 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("SANDBOX_WORKSPACE_FILES", "int", 10_000, "an episode's workspace: files and directories it may hold (the same)"),
     # tasks and their test environments
     Variable("ENV_TASK_DIRS", "str", "", "extra task folders (or directories of them) to serve, colon-separated", shown="(empty)"),
+    Variable("ENV_CATALOG", "str", "", "a built catalog's directory (task folders and catalog.json) to serve beside the built-in tasks, "
+             "each task in its library's split", shown="(empty)"),
     Variable("ENV_TEST_ENVS", "str", None, "where repository runs' test environments are built and kept", shown="~/.cache/agentdebugger/test-envs"),
     Variable("ENV_TEST_ENVS_BUILD", "switch", "on", "`off`: never build a test environment at run time"),
     Variable("ENV_PROCEDURAL_SALT", "str", None, "a secret salt (16 characters or more): a procedural id's world, bug, defect and held-out inputs "

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from env.contract import TaskFilter
 from env.families.catalog import TaskCatalog
 
 CATALOG = TaskCatalog.builtin()
-CLASSIC = [t for t in CATALOG.all() if t.family == "classic"]
+CLASSIC = CATALOG.select(TaskFilter(family="classic"))  # select: no procedural task is generated for it
 GOLD = {t.id: t.gold_source for t in CLASSIC}
 BUGGY = {t.id: t.buggy_source for t in CLASSIC}
 

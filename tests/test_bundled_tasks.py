@@ -10,11 +10,12 @@ from openenv.core.generic_client import GenericEnvClient
 
 from env.authoring.oracle import oracle_actions
 from env.authoring.validate import validate_task
+from env.contract import TaskFilter
 from env.project import RepoTask, source_only
 from tests.helpers import CATALOG
 
 README = Path(__file__).resolve().parents[1] / "docs" / "repository-tasks.md"  # the table, moved from README.md
-REPO_TASKS = [t for t in CATALOG.all() if isinstance(t, RepoTask) and t.family == "repo"]  # the bundled ones, not generated
+REPO_TASKS = [t for t in CATALOG.select(TaskFilter(family="repo")) if isinstance(t, RepoTask)]  # the bundled ones, not generated
 CATEGORIES = {"cross-module", "multi-file", "state-leak", "off-by-one", "error-handling", "datetime", "encoding", "initialisation", "ordering", "float-precision"}
 
 

@@ -163,7 +163,7 @@ def test_help_shows_every_default(capsys):
     assert exited.value.code == 0
     text = " ".join(capsys.readouterr().out.split())  # argparse wraps to the terminal's width
     for shown in ("runs of each task (default: 5)", "episodes played at once (default: 2)", "(default: default)",
-                  "task ids (default: every task)", "override the profile's edit gate (default: the profile's)", "default: in threads of this process"):
+                  "task ids (default: every task of the test split)", "override the profile's edit gate (default: the profile's)", "default: in threads of this process"):
         assert shown in text, shown
     assert "(default: None)" not in text
     with pytest.raises(SystemExit):

@@ -15,7 +15,7 @@ from env.models import DebugAction
 from env.server.app import build_app
 from tests.test_fuzz_openapi import NASTY, RAW
 
-RESET_FIELDS = ["task_id", "seed", "episode_id", "index", "profile", "edit_gate", "aliases", "unknown_field"]
+RESET_FIELDS = ["task_id", "seed", "episode_id", "index", "split", "profile", "edit_gate", "aliases", "unknown_field"]
 STEP_FIELDS = [*sorted(DebugAction.model_fields), "unknown_field"]
 EXPECTED_ERRORS = {"INVALID_JSON", "VALIDATION_ERROR", "UNKNOWN_TYPE"}
 RESET = {"type": "reset", "data": {"task_id": "easy", "seed": 1}}

@@ -2,11 +2,12 @@
 
 import pytest
 
+from env.contract import TaskFilter
 from env.graders.hypothesis import GoldClaim, judge_hypothesis, suspect_matches
 from env.patches import Location
 from tests.helpers import CATALOG, GOOD_HYPOTHESIS
 
-RULES = {t.id: t.hypothesis for t in CATALOG.all() if t.family == "classic"}
+RULES = {t.id: t.hypothesis for t in CATALOG.select(TaskFilter(family="classic"))}
 
 
 @pytest.mark.parametrize("task_id", ["easy", "medium", "hard"])
@@ -230,7 +231,7 @@ def test_heuristic_agent_hypotheses_keep_their_scores():
     assert (j.score, j.follows_red_herring, j.wrong_claim) == (0.0, True, True)
 
 
-@pytest.mark.parametrize("task", [t for t in CATALOG.all() if t.family == "classic"], ids=lambda t: t.id)
+@pytest.mark.parametrize("task", CATALOG.select(TaskFilter(family="classic")), ids=lambda t: t.id)
 def test_the_gold_hypothesis_scores_full(task):
     j = judge_hypothesis(task.gold_hypothesis, task.hypothesis)
     assert (j.score, j.hedged, j.structured, j.suspect_ok, j.mechanism_ok) == (1.0, False, False, None, None)

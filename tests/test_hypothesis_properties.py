@@ -6,10 +6,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from env.contract import TaskFilter
 from env.graders.hypothesis import GoldClaim, judge_hypothesis
 from tests.helpers import CATALOG
 
-TASKS = {t.id: t for t in CATALOG.all() if t.family == "classic"}
+TASKS = {t.id: t for t in CATALOG.select(TaskFilter(family="classic"))}
 # Plain words and the symbols the rules use ("<=", "b'", "str("): nothing that is itself a hedge ("?", "/").
 ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789 _-<=()'\""
 WRONG_HYPOTHESIS = {

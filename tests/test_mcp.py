@@ -355,7 +355,7 @@ def test_in_process_steps_take_the_tool_protocol_too(runtime):
 
 
 RPC_PARAMS = {
-    "openenv/session/create": ["task_id", "seed", "profile", "edit_gate", "aliases", "episode_id", "index", "session_id", "unknown_field"],
+    "openenv/session/create": ["task_id", "seed", "profile", "edit_gate", "aliases", "episode_id", "index", "split", "session_id", "unknown_field"],
     "tools/list": ["session_id", "unknown_field"],
     "tools/call": ["session_id", "name", "arguments", "unknown_field"],
     "openenv/session/close": ["session_id", "unknown_field"],

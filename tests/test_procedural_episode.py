@@ -126,5 +126,7 @@ def test_a_procedural_episode_over_http(client):
     refused = client.post("/reset", json={"task_id": "proc-easy-ood-3", "profile": "bash"}).json()["observation"]
     assert refused["error"] == "reset: procedural tasks have two interfaces (default, trace); 'bash' would show files the agent has not opened"
     tasks = {t["id"]: t for t in client.get("/tasks").json()}
-    assert [t for t in tasks if t.startswith("proc-")] == ["proc-easy-test-0", "proc-medium-test-0", "proc-hard-test-0", "proc-extreme-test-0"]
+    listed = [(t, tasks[t]["split"]) for t in tasks if t.startswith("proc-")]
+    assert listed == [(f"proc-{level}-{split}-0", served) for split, served in (("test", "test"), ("train", "train"), ("ood", "test"))
+                      for level in ("easy", "medium", "hard", "extreme")]  # fmt: skip
     assert list(tasks["proc-hard-test-0"]["profiles"]) == ["default", "trace"]

@@ -177,7 +177,8 @@ def test_synthesis_writes_ten_valid_distinct_tasks_from_a_real_library(synthesiz
         changed = [p for p in task.source_files if task.files[p] != lib.files[p]]
         assert changed == [task.suspect[0].file]
         fixed_lines = set(lib.files[changed[0]].splitlines()) - set(task.files[changed[0]].splitlines())
-        assert not any(line.strip() and line.strip() in task.problem_statement for line in fixed_lines)  # never the fix
+        # never the fix: no restored line that says anything (a line of brackets alone, the `)` closing a call, says nothing)
+        assert not any(any(c.isalnum() for c in line) and line.strip() in task.problem_statement for line in fixed_lines)
         planted = set(task.files[changed[0]].splitlines()) - set(lib.files[changed[0]].splitlines())
         assert not any(len(line.strip()) > 8 and line.strip() in task.problem_statement for line in planted)  # nor where it is
         assert task.name.startswith("parse 1.20.2: ") and task.tags == ["synthesized", "parse"]  # nothing naming the bug

@@ -81,7 +81,7 @@ def test_a_new_family_is_its_own_class_and_one_registration(tmp_path, runtime, m
 
     monkeypatch.setattr(FAMILIES, "_items", dict(FAMILIES.items()))  # the toy family is gone after the test
     FAMILIES.add("toy", ToyFamily())
-    source = next(t for t in runtime.catalog.all() if t.id == "repo-slice-window").folder
+    source = runtime.catalog.get("repo-slice-window").folder
     folder = tmp_path / "toy-slice"
     shutil.copytree(source, folder)
     data = json.loads((folder / "task.json").read_text())

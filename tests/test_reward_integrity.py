@@ -14,6 +14,7 @@ import re
 import pytest
 
 from env.authoring.degenerate import degenerate_policies, noop_variants
+from env.contract import TaskFilter
 from env.eval.in_process import InProcessDriver
 from env.eval.run import SecretMismatch, run
 from env.families.classic.concurrency import explore_plan, setup_state
@@ -25,7 +26,7 @@ from tests.golden.pins import assert_pinned, pinned, play, played
 from tests.helpers import BUGGY, CATALOG, GOLD, GOOD_HYPOTHESIS, submit
 
 CLASSIC_IDS = ["easy", "medium", "hard"]
-REPO_IDS = [t.id for t in CATALOG.all() if t.family == "repo"]
+REPO_IDS = [t.id for t in CATALOG.select(TaskFilter(family="repo"))]
 PROCEDURAL_SAMPLE = ["proc-easy-test-0", "proc-medium-test-0", "proc-hard-test-0", "proc-extreme-test-0", "proc-medium-train-7"]
 # Every degenerate policy played here also has its exact rewards, grade and breakdown pinned in
 # tests/golden/rewards.json ("degenerate" / task / hypothesis kind / policy): a refactoring changes none.

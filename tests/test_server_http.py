@@ -285,20 +285,49 @@ def test_oversized_code_is_an_agent_mistake_not_an_http_error(client):
 
 
 def test_openenv_task_discovery_routes(client):
-    assert client.get("/agentdebugger-env/splits").json() == [{"name": "test", "type": "test"}]
-    listed = client.post("/agentdebugger-env/tasks", json={"split": "test"}).json()["tasks"]
-    count = len(CATALOG.ids())
-    assert [t["id"] for t in listed] == CATALOG.ids()
-    assert client.post("/agentdebugger-env/num_tasks", json={"split": "test"}).json() == {"num_tasks": count}
+    tested, trained = CATALOG.ids("test"), CATALOG.ids("train")
+    assert trained == ["proc-easy-train-0", "proc-medium-train-0", "proc-hard-train-0", "proc-extreme-train-0"]
+    assert tested == [t for t in CATALOG.ids() if t not in trained] and tested[:3] == ["easy", "medium", "hard"] and len(tested) == 26
+    assert client.get("/agentdebugger-env/splits").json() == [
+        {"name": "train", "type": "train", "num_tasks": 4},
+        {"name": "validation", "type": "validation", "num_tasks": 0},
+        {"name": "test", "type": "test", "num_tasks": 26},
+    ]
+    listed = client.post("/agentdebugger-env/tasks", json={"split": "test"}).json()
+    assert [t["id"] for t in listed["tasks"]] == tested and listed["env_name"] == "agentdebugger-env"
+    assert {t["split"] for t in listed["tasks"]} == {"test"} and "tools" not in listed["tasks"][0]  # summaries: /tasks adds the tools
+    assert [t["id"] for t in client.post("/agentdebugger-env/tasks", json={"split": "train"}).json()["tasks"]] == trained
+    assert client.post("/agentdebugger-env/num_tasks", json={"split": "test"}).json() == {"num_tasks": 26}
     assert client.post("/agentdebugger-env/task", json={"split": "test", "index": 2}).json()["task"]["id"] == "hard"
-    assert client.post("/agentdebugger-env/task", json={"split": "test", "index": count}).status_code == 400
+    assert client.post("/agentdebugger-env/task", json={"split": "train", "index": 3}).json()["task"]["id"] == "proc-extreme-train-0"
+    past = client.post("/agentdebugger-env/task", json={"split": "test", "index": 26})
+    assert (past.status_code, past.json()) == (400, {"detail": "task index 26 is out of range: the 'test' split has 26 tasks (0-25)"})
     assert client.post("/agentdebugger-env/task", json={"split": "test", "index": -1}).status_code == 400
+    assert client.post("/agentdebugger-env/task", json={"split": "validation", "index": 0}).json() == {
+        "detail": "task index 0 is out of range: the 'validation' split has 0 tasks"
+    }
     assert [t["id"] for t in client.post("/agentdebugger-env/task_range", json={"split": "test", "start": 1, "stop": 3}).json()["tasks"]] == ["medium", "hard"]
-    assert client.post("/agentdebugger-env/num_tasks", json={"split": "train"}).json() == {"num_tasks": 0}
+    # a split the server does not know has no task (the library's convention; /tasks refuses it: test_tasks_filters)
+    assert client.post("/agentdebugger-env/num_tasks", json={"split": "dev"}).json() == {"num_tasks": 0}
+    assert client.post("/agentdebugger-env/tasks", json={"split": "dev"}).json()["tasks"] == []
+    assert client.post("/agentdebugger-env/tasks", json={"split": "test", "library": "attrs"}).status_code == 422  # the library's request model
     assert client.get("/some-other-env/splits").status_code == 404
+    assert client.post("/some-other-env/num_tasks", json={"split": "test"}).status_code == 404
 
 
 def test_reset_by_task_index(client):
-    assert client.post("/reset", json={"index": 1, "seed": 1}).json()["observation"]["task_id"] == "medium"
-    bad = client.post("/reset", json={"index": 99}).json()["observation"]
-    assert bad["error"] == f"task index 99 is out of range; there are {len(CATALOG.ids())} tasks"
+    def reset(**body: object) -> dict:
+        return client.post("/reset", json=body).json()["observation"]
+
+    assert reset(index=1, seed=1)["task_id"] == "medium"  # no split: the test split's, as when it was the only one
+    assert reset(split="test", index=1, seed=1)["task_id"] == "medium"
+    assert reset(split="train", index=1, seed=1)["task_id"] == "proc-medium-train-0"
+    assert reset(split="train", task_id="proc-easy-train-7", seed=1)["task_id"] == "proc-easy-train-7"  # a generated id: its split by its id
+    assert reset(index=99)["error"] == "task index 99 is out of range: the 'test' split has 26 tasks (0-25)"
+    assert reset(split="validation", index=0)["error"] == "task index 0 is out of range: the 'validation' split has 0 tasks"
+    assert reset(split="train", index=True)["error"] == "task index True is out of range: the 'train' split has 4 tasks (0-3)"
+    assert reset(split="dev", index=0)["error"] == "reset: 'split' must be one of train, validation, test, not 'dev'"
+    assert reset(split=["test"], index=0)["error"] == "reset: 'split' must be one of train, validation, test, not ['test']"
+    assert reset(split="train", task_id="easy")["error"] == "reset: task 'easy' is in the test split, not train"
+    assert reset(split="test", task_id="proc-easy-ood-3")["task_id"] == "proc-easy-ood-3"  # ood is held out with test
+    assert reset(split="train")["error"] == "reset: 'split' chooses a task with 'index' (the split's index-th task, as POST /agentdebugger-env/task answers)"

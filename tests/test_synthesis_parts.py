@@ -1,24 +1,30 @@
 """The parts task synthesis and import are built from, on small sources: mutation operators, the mechanism read
-from a fix, problem statements, difficulty, requirement pins at a SWE-bench environment_setup_commit."""
+from a fix, problem statements, difficulty, requirement pins at a SWE-bench environment_setup_commit, and why a library
+is refused."""
 
 from __future__ import annotations
 
 import difflib
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from env.authoring.baseline import baseline, untrusted
 from env.authoring.difficulty import Difficulty, call_distance
 from env.authoring.importer import ImportError_, Instance, pypi_release, setup_requirements
+from env.authoring.library import SynthesisError, load_library
 from env.authoring.mechanism import infer_mechanisms
 from env.authoring.mutate import OPERATORS, mutants
 from env.authoring.sdist import parse_pin
 from env.authoring.statement import keep_test_frames, problem_statement
 from env.graders.mechanisms import MECHANISMS
 from env.project import load_repo_task
+from env.sandbox.limits import Limits
+from env.sandbox.runner import Sandbox
 from env.verdict.outcome import RepoVerdict, parse_records
 
 SOURCE = '''"""A module with one of everything the operators mutate."""
@@ -52,6 +58,35 @@ def lookup(table, key, default):
 
 def pair(a, b):
     return divmod(a, b)
+
+
+def join_tags(tags, sep=", ", seen=None):
+    if seen is None:
+        seen = []
+    for i, tag in enumerate(tags):
+        if not tag:
+            continue
+        seen.append(tag.strip())
+        if len(seen) > LIMIT:
+            break
+    return sep.join(seen)
+
+
+def grade(score):
+    if score >= 90:
+        mark = "A"
+    elif score >= 50:
+        mark = "B"
+    else:
+        mark = "C"
+    return mark
+
+
+def fill(table, n):
+    for i in range(n):
+        table[i] = i
+    table["count"] = n
+    return table
 '''
 
 
@@ -62,7 +97,7 @@ def _diff(before: str, after: str) -> list[str]:
 def test_every_operator_plants_a_bug_in_this_module():
     found = mutants(SOURCE, "m.py")
     assert {m.operator for m in found} == set(OPERATORS)
-    assert all(m.function in ("window", "total", "lookup", "pair") for m in found)  # never module-level code
+    assert {m.function for m in found} == {"window", "total", "lookup", "pair", "join_tags", "grade", "fill"}  # never module-level code
     assert len({m.key for m in found}) == len(found)  # each file once (the more specific operator names it)
 
 
@@ -250,3 +285,47 @@ def test_a_synthesis_folder_belongs_to_one_library(tmp_path: Path, runtime):
     other = Library("two", "1.0", one.files, tests=["test_one.py"])
     with pytest.raises(SynthesisError, match=r"holds the synthesis of one-1.0 .*synthesize two-1.0 with these into another --out"):
         Synthesis(other, tmp_path, sandbox=runtime.sandbox)
+
+
+def test_a_library_no_test_of_which_can_be_trusted_says_which_failed_where_and_why():
+    sandboxed = RepoVerdict(
+        outcomes={f"tests/test_a.py::test_{i:02}": "PASSED" for i in range(12)} | {"tests/test_b.py::test_boxed": "FAILED"},
+        excerpts={"tests/test_b.py::test_boxed": "tests/test_b.py:3: in test_boxed\nE   AssertionError: no network here"},
+    )
+    split = RepoVerdict(
+        outcomes={f"tests/test_a.py::test_{i:02}": "PASSED" if i == 0 else "ERROR" for i in range(12)},
+        excerpts={
+            f"tests/test_a.py::test_{i:02}": "E   adbg_host.stand_ins.Unsupported: a generator of the project's" for i in range(1, 12)
+        },
+        ops={"tests/test_a.py::test_00": 0},
+    )
+    unsupported = "split: ERROR: adbg_host.stand_ins.Unsupported: a generator of the project's"
+    assert untrusted("lib-1.0", sandboxed, split) == (
+        "lib-1.0: no test passes both sandboxed and under the split while reaching the project's code; of its 13 test(s) 1 failed "
+        "sandboxed, 11 under the split and 1 did not reach the project's code; the first 10:\n"
+        "  tests/test_a.py::test_00: did not reach the project's code (it passed both ways without one call into it)\n"
+        + "".join(f"  tests/test_a.py::test_{i:02}: {unsupported}\n" for i in range(1, 10))
+        + "  ... and 3 more"
+    )
+
+
+def test_a_library_none_of_whose_tests_can_be_trusted_is_refused_naming_where_each_failed(isolation, tmp_path: Path):
+    project = tmp_path / "tiny"
+    (project / "tiny").mkdir(parents=True)
+    (project / "tests").mkdir()
+    (project / "tiny" / "__init__.py").write_text("def add(a, b):\n    return a + b\n")
+    (project / "tests" / "test_tiny.py").write_text(
+        "import tiny\n\n\ndef test_reads():\n    with open(tiny.__file__) as h:\n        assert 'def add' in h.read()\n\n\n"
+        "def test_alone():\n    assert 1 + 1 == 2\n\n\ndef test_wrong():\n    assert tiny.add(1, 1) == 3\n"
+    )
+    sandbox = Sandbox(Limits(wall_seconds=60, cpu_seconds=60).for_validity(), isolation, warm=False)
+    with pytest.raises(SynthesisError) as refused:
+        baseline(load_library(str(project)), sandbox, tmp_path / "state")
+    assert re.sub(r"\(open /\S+/tiny/__init__\.py\)", "(open <run>/tiny/__init__.py)", str(refused.value)) == (
+        "tiny-local: no test passes both sandboxed and under the split while reaching the project's code; of its 3 test(s) 1 failed "
+        "sandboxed, 1 under the split and 1 did not reach the project's code; the first 3:\n"
+        "  tests/test_tiny.py::test_alone: did not reach the project's code (it passed both ways without one call into it)\n"
+        "  tests/test_tiny.py::test_reads: split: FAILED: adbg_host.guard.Refused: the trusted test process runs no program and reads "
+        "no project file (open <run>/tiny/__init__.py): the project's code runs only in the sandbox\n"
+        "  tests/test_tiny.py::test_wrong: sandboxed: FAILED: assert 2 == 3"
+    )

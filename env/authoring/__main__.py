@@ -6,6 +6,8 @@
     python -m env.authoring prepare [PATH ...]                    # build the tasks' test environments ahead (needs PyPI)
     python -m env.authoring place PATH ... [--dry-run]            # fill task.json's "sandboxed": the tests the split cannot run
     python -m env.authoring synthesize NAME==VERSION|PATH --n N --out DIR [--requires PIN ...] [--tests PATH ...]
+    python -m env.authoring catalog synthesize|build|verify|stats ...   # the catalog of real-library tasks (docs/catalog.md)
+    python -m env.authoring mine NAME [--releases N | --versions V ...] [--out DIR] [--requires PIN ...] [--tests PATH ...]
 
 Authoring order for a repository task: import (which places the tests itself, on the gold tree, never at grading time,
 and drops the PASS_TO_PASS tests the gold does not pass), validate. ``place`` re-places a task after its tests change.
@@ -19,8 +21,10 @@ import shutil
 import sys
 from pathlib import Path
 
+from env.authoring.catalog.cli import add_parser as add_catalog_parser
 from env.authoring.importer import ImportError_, Instance, import_instance, read_instances
 from env.authoring.library import SynthesisError, load_library
+from env.authoring.mine import RELEASES, MineError, Miner, last_releases
 from env.authoring.placement import Placement, place
 from env.authoring.predictions import evaluate, read_predictions
 from env.authoring.sdist import SdistError
@@ -36,11 +40,15 @@ from env.sandbox.isolation import probe_isolation
 from env.sandbox.lifetime import command
 from env.sandbox.limits import Limits
 from env.sandbox.runner import Sandbox
+from env.verdict.busy import MachineBusy
 from env.verdict.testenv import TestEnvError, cache_root, ensure, spec
 
 
-def _runtime(catalog: TaskCatalog) -> Runtime:
-    return Runtime(catalog, Sandbox(Limits.from_env(), probe_isolation()), workers=4)
+def _runtime(catalog: TaskCatalog, validity: bool = True) -> Runtime:
+    """``validity``: the runs decide whether tasks are valid, so their limits count CPU time (``Limits.for_validity``);
+    grading predictions is not such a decision, and keeps the wall clock an agent's grade has."""
+    limits = Limits.from_env()
+    return Runtime(catalog, Sandbox(limits.for_validity() if validity else limits, probe_isolation()), workers=4)
 
 
 def _catalog(paths: list[str], with_builtin: bool) -> TaskCatalog:
@@ -57,11 +65,16 @@ def cmd_validate(args: argparse.Namespace) -> int:
     for task in catalog.all():
         report = validate_task(runtime, task, runs=args.runs)
         reports.append(report)
-        print(f"{task.id}: {'valid' if report.ok else 'INVALID'} ({report.seconds:.1f} s)", file=sys.stderr, flush=True)
+        said = "not decided (the machine was too busy)" if report.busy else "valid" if report.ok else "INVALID"
+        print(f"{task.id}: {said} ({report.seconds:.1f} s)", file=sys.stderr, flush=True)
     print(table(reports))
-    invalid = [r.task_id for r in reports if not r.ok]
+    invalid = [r.task_id for r in reports if not r.ok and not r.busy]
+    busy = [r.task_id for r in reports if r.busy]
+    if busy:
+        print(f"\n{len(busy)} task(s) not decided, the machine too busy to run them (validate them again): {', '.join(busy)}")
     if invalid:
         print(f"\n{len(invalid)} invalid task(s): {', '.join(invalid)}")
+    if invalid or busy:
         return 1
     print(f"\nall {len(reports)} task(s) valid")
     return 0
@@ -86,10 +99,13 @@ def cmd_import(args: argparse.Namespace) -> int:
         print(f"imported {instance.instance_id} -> {folder}")
         if args.no_place:
             continue
-        sandbox = sandbox or Sandbox(Limits.from_env(), probe_isolation())
+        sandbox = sandbox or Sandbox(Limits.from_env().for_validity(), probe_isolation())
         settled = settle(sandbox, folder)
         print("\n".join(settle_report(settled)))
-        if settled.problems:
+        if settled.busy:
+            failures += 1
+            print(f"not settled {instance.instance_id}: {settled.busy} (import it again)")
+        elif settled.problems:
             failures += 1
             if any(p.startswith("FAIL_TO_PASS") for p in settled.problems):  # it can never be valid: not left to be served
                 shutil.rmtree(folder)
@@ -99,7 +115,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    runtime = _runtime(_catalog(args.paths, with_builtin=True))
+    runtime = _runtime(_catalog(args.paths, with_builtin=True), validity=False)
     results = [evaluate(runtime, p) for p in read_predictions(Path(args.predictions))]
     for result in results:
         print(json.dumps(result.model_dump()))
@@ -168,7 +184,12 @@ def cmd_place(args: argparse.Namespace) -> int:
         if task is None:
             print(f"{listed_task.id}: not a repository task, every test of it runs where its family runs it")
             continue
-        placement = place(runtime.sandbox, task)
+        try:
+            placement = place(runtime.sandbox, task)
+        except MachineBusy as exc:
+            failing += 1
+            print(f"{task.id}: not placed, task.json unchanged: {exc}")
+            continue
         listed = placement.listed(task.sandboxed)
         print(report_placement(task, placement, listed))
         failing += bool(placement.failing)
@@ -193,6 +214,20 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
     print(f"{summary.valid} valid task(s) of {summary.tried} tried (yield {summary.yield_:.0%}) in {Path(args.out)}; "
           f"instances: {Path(args.out) / 'instances.jsonl'}")  # fmt: skip
     return 0 if summary.valid >= args.n else 1
+
+
+def cmd_mine(args: argparse.Namespace) -> int:
+    try:
+        versions = args.versions or last_releases(args.name, args.releases)
+        miner = Miner(args.name, Path(args.out), args.requires, args.tests, runs=args.runs, log=lambda line: print(line, file=sys.stderr, flush=True))
+        summary = miner.run(versions)
+    except (MineError, SdistError, TestEnvError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(summary.model_dump_json(indent=2))
+    print(f"{len(summary.tasks)} valid mined task(s) from {summary.pairs} release pair(s) of {args.name} in {Path(args.out)}; "
+          f"the catalog's lines: {Path(args.out) / 'mined.jsonl'}")  # fmt: skip
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -234,6 +269,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--runs", type=int, default=3, help="runs of each state the validator compares (default 3)")
     p.add_argument("--seed", type=int, default=0, help="the order candidates are tried in")
     p.set_defaults(fn=cmd_synthesize)
+    add_catalog_parser(sub)  # catalog synthesize|build|verify|stats (env.authoring.catalog.cli)
+    p = sub.add_parser("mine", help="real bugs from a library's release pairs: the later release's tests on the earlier release's code")
+    p.add_argument("name", help="the PyPI project")
+    p.add_argument("--releases", type=int, default=RELEASES, help=f"mine its last N final releases on PyPI (default {RELEASES}: {RELEASES - 1} pairs)")
+    p.add_argument("--versions", nargs="+", metavar="V", help="these releases instead, oldest first (each consecutive two a pair)")
+    p.add_argument("--out", default="mined", help="directory for the task folders, mined.jsonl and the resumable ledger (default ./mined)")
+    p.add_argument("--requires", action="append", default=[], metavar="PIN", help="what the tests import besides pytest (exact pins)")
+    p.add_argument("--tests", action="append", default=None, metavar="PATH", help="test files or folders (default: pytest's naming)")
+    p.add_argument("--runs", type=int, default=3, help="runs of each state the validator compares (default 3)")
+    p.set_defaults(fn=cmd_mine)
     args = parser.parse_args(argv)
     try:
         return args.fn(args)

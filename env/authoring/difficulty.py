@@ -19,6 +19,7 @@ import ast
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from env.project import RepoTask, source_only
 from env.pyparse import parse
@@ -33,12 +34,22 @@ class Difficulty:
     heuristic_solved: bool | None
 
     @property
-    def level(self) -> str:
+    def points(self) -> int:
+        """The signs of hardness counted: -1 (the heuristic agent solves it, nothing else says hard) to 5."""
         points = (self.fail_to_pass <= 2) + (self.fail_to_pass == 1) + (self.call_distance == 0 or self.call_distance >= 3)
         points += self.call_distance >= 4
         if self.heuristic_solved is not None:
             points += 1 if not self.heuristic_solved else -1
-        return "easy" if points <= 0 else "medium" if points <= 2 else "hard"
+        return points
+
+    @property
+    def level(self) -> Literal["easy", "medium", "hard"]:
+        return "easy" if self.points <= 0 else "medium" if self.points <= 2 else "hard"
+
+    @property
+    def score(self) -> float:
+        """``points`` on [0, 1] (the catalog's ``difficulty_score``): -1 is 0.0, 5 is 1.0."""
+        return round((self.points + 1) / 6, 3)
 
     def basis(self) -> dict[str, int | bool | None]:
         return {"fail_to_pass": self.fail_to_pass, "call_distance": self.call_distance, "heuristic_solved": self.heuristic_solved}

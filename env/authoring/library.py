@@ -12,7 +12,6 @@ from pathlib import Path
 
 from env.authoring import sdist
 from env.patches import Files
-from env.project import is_test_path
 
 LOCAL = "local"  # the version of a project given as a folder
 
@@ -55,8 +54,7 @@ def load_library(source: str, requirements: list[str] | None = None, tests: list
         name, version = sdist.parse_pin(source)
         tree = sdist.fetch(name, version)
     files = sdist.tree_files(tree)
-    wanted = tests or [p for p in files if is_test_path(p)]
-    found = sorted(p for p in files if any(p == t or p.startswith(t.rstrip("/") + "/") for t in wanted) and sdist.PYTEST_FILE.match(p.rsplit("/", 1)[-1]))
+    found = sdist.pytest_files(files, tests)
     if not found:
         raise SynthesisError(f"{source}: no test files (test_*.py or *_test.py){' under ' + ', '.join(tests) if tests else ''}")
     return Library(name, version, files, sdist.source_root(tree), found, list(requirements or []))

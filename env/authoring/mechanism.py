@@ -65,21 +65,36 @@ def _inserted(shorter: list[ast.AST], longer: list[ast.AST]) -> list[ast.AST]:
 def _classify(buggy: object, fixed: object, ancestors: tuple[ast.AST, ...], field: str) -> list[str]:
     names: list[str] = []
     parent = ancestors[-1] if ancestors else None
-    in_slice = any(isinstance(a, ast.Slice) for a in ancestors)
+    counted = _counts(parent)  # an argument of range() or enumerate(): a bound
+    in_slice = any(isinstance(a, ast.Slice) for a in ancestors) or counted
     in_exception = _names_exception(ancestors)
+    blocks = ("body", "orelse", "finalbody", "handlers")
     if isinstance(buggy, (ast.cmpop, ast.operator, ast.boolop)) and isinstance(fixed, (ast.cmpop, ast.operator, ast.boolop)):
         if {type(buggy), type(fixed)} in _BOUNDARY_PAIRS:
             names.append("off_by_one")
         names.append("wrong_operator")
+    elif field == "orelse" and _elif_added(buggy, fixed, parent):
+        names += ["missing_statement", "wrong_condition"]  # an `elif` clause the code lacked
     elif isinstance(buggy, list) and isinstance(fixed, list):
-        if field in ("body", "orelse", "finalbody", "handlers") and len(fixed) > len(buggy) and _inserted(buggy, fixed):
+        if field in blocks and len(fixed) > len(buggy) and _inserted(buggy, fixed):
             names.append("missing_statement")
+            added = _inserted(buggy, fixed)
+            if all(isinstance(st, ast.If) for st in added):  # a check the code lacked
+                names.append("wrong_condition")
+            if any(_unshares(st, ancestors) for st in added):
+                names.append("shared_mutable_state")
+        elif field in blocks and len(buggy) > len(fixed) and _early_exit(_inserted(fixed, buggy)):
+            names.append("missing_statement")  # the fix removes an early exit: the statements after it were skipped
+        elif field in blocks and len(buggy) == len(fixed):
+            names.append("wrong_order")  # the same statements reordered
+        elif field in ("args", "keywords") and counted and len(fixed) != len(buggy):
+            names.append("off_by_one")  # range(1, n) for range(n), enumerate(x, 1) for enumerate(x)
         elif field == "values" and len(fixed) > len(buggy) and isinstance(parent, ast.BoolOp):
             names.append("wrong_condition")
         elif field == "args" and len(fixed) == len(buggy):
             names.append("swapped_arguments")
     elif isinstance(buggy, ast.Pass) and isinstance(fixed, ast.stmt):
-        names.append("missing_statement")
+        names += ["missing_statement", "shared_mutable_state"] if _unshares(fixed, ancestors) else ["missing_statement"]
     elif field in ("id", "attr") and isinstance(buggy, str) and isinstance(fixed, str):
         names.append("wrong_exception" if in_exception else "wrong_variable")
     elif field == "value" and isinstance(parent, ast.Constant):
@@ -95,6 +110,8 @@ def _classify(buggy: object, fixed: object, ancestors: tuple[ast.AST, ...], fiel
             names.append("off_by_one")
         elif isinstance(fixed, ast.BoolOp) and any(_same(v, buggy) for v in fixed.values):
             names.append("wrong_condition")
+        elif field in ("defaults", "kw_defaults") and _empty_mutable(buggy) and isinstance(fixed, ast.Constant) and fixed.value is None:
+            names.append("shared_mutable_state")  # `def f(x=[])`: one list for every call
     if not names and any(isinstance(a, (ast.If, ast.While, ast.IfExp, ast.Assert)) and _within(a, "test", ancestors) for a in ancestors):
         names.append("wrong_condition")
     return names
@@ -113,6 +130,48 @@ def _names_exception(ancestors: tuple[ast.AST, ...]) -> bool:
             caught = node.type.elts if isinstance(node.type, ast.Tuple) else [node.type]
             return any(c is name for c in caught)
     return False
+
+
+def _early_exit(removed: list[ast.AST]) -> bool:
+    """Whether what the fix removes is one ``return`` or ``break`` (that came too early)."""
+    return len(removed) == 1 and isinstance(removed[0], (ast.Return, ast.Break))
+
+
+def _elif_added(buggy: object, fixed: object, parent: ast.AST | None) -> bool:
+    """Whether the fix wraps the ``else`` code in a new ``elif`` (the one ``orelse`` item it has, or the whole list)."""
+    added = fixed[0] if isinstance(fixed, list) and len(fixed) == 1 else fixed
+    before = buggy if isinstance(buggy, list) else getattr(parent, "orelse", None)
+    return isinstance(added, ast.If) and isinstance(before, list) and _same(added.orelse, before)
+
+
+def _counts(node: ast.AST | None) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("range", "enumerate")
+
+
+def _empty_mutable(node: object) -> bool:
+    """``[]``, ``{}``, ``set()``, ``list()``, ``dict()``: a new, empty mutable object."""
+    if isinstance(node, (ast.List, ast.Set)):
+        return not node.elts
+    if isinstance(node, ast.Dict):
+        return not node.keys
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("list", "dict", "set") and not node.args and not node.keywords
+
+
+def _unshares(statement: ast.AST, ancestors: tuple[ast.AST, ...]) -> bool:
+    """Whether an ``__init__`` statement gives the instance its own ``self.x = []`` where the class has one ``x = []``."""
+    if len(ancestors) < 2 or not isinstance(ancestors[-1], ast.FunctionDef) or ancestors[-1].name != "__init__":
+        return False
+    owner = ancestors[-2]
+    if not isinstance(owner, ast.ClassDef) or not isinstance(statement, ast.Assign) or not _empty_mutable(statement.value):
+        return False
+    target = statement.targets[0]
+    if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"):
+        return False
+    return any(
+        isinstance(st, (ast.Assign, ast.AnnAssign)) and _empty_mutable(st.value) and target.attr in
+        [t.id for t in (st.targets if isinstance(st, ast.Assign) else [st.target]) if isinstance(t, ast.Name)]
+        for st in owner.body
+    )  # fmt: skip
 
 
 def _plus_minus_one(a: ast.AST, b: ast.AST) -> bool:

@@ -10,15 +10,19 @@ A test runs sandboxed only where the split cannot run it: every named test (FAIL
 ones passing there are the placement. This is an authoring step (``python -m env.authoring place``, after import and
 before validate), never part of grading: decided on the gold tree, an agent cannot move a test into the forgeable
 mode by breaking it. ``bench/bench_compat.py`` calls the same function per test file on a library's own files.
+With limits counted in CPU time (``Sandbox.for_validity``), a run the machine starved runs again, and raises
+``env.verdict.busy.MachineBusy`` when it stays starved: no test is placed or failed for the machine's load.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 
 from env.patches import Files
 from env.project import RepoTask
 from env.sandbox.runner import Sandbox
+from env.verdict.busy import until_decided
 from env.verdict.outcome import RepoVerdict, f2p_ok
 from env.verdict.repo_judge import run_tests
 
@@ -74,7 +78,7 @@ def _decide(sandbox: Sandbox, task: RepoTask, tree: Files, wanted: list[str], se
     pending, verdict = wanted, first
     while pending:
         if verdict is None:
-            verdict = run_tests(sandbox, task, tree, select, graded=True)
+            verdict = until_decided(partial(run_tests, sandbox, task, tree, select, graded=True))
         broken = {key.split("::")[0] for key in verdict.collect_errors} - {"", "<session>"}
         rest = [t for t in pending if t not in verdict.outcomes and t.split("::")[0] not in broken] if broken else []
         if len(rest) == len(pending):  # nothing more to learn from running them again

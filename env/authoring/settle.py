@@ -12,6 +12,10 @@ broken by any change to the project, and the validator refuses a test that passe
 named in task.json's ``dropped`` with its reason. A FAIL_TO_PASS test is the task itself and is never dropped: one the
 gold fails, or one that never reaches the project, is a problem the import reports. The trust level stays honest: a
 FAIL_TO_PASS test that only passes sandboxed is listed in ``sandboxed`` and the task is untrusted.
+
+Give it a sandbox whose limits count CPU time (``Sandbox.for_validity``: what ``import-swebench`` does), so that no test
+is dropped or refused because the machine was busy; a run the machine starved runs again, and when it stays starved
+nothing is decided and task.json is left as it was (``busy`` says why).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from pathlib import Path
 from env.authoring.placement import Placement, place
 from env.project import RepoTask, load_repo_task
 from env.sandbox.runner import Sandbox
+from env.verdict.busy import MachineBusy, until_decided
 from env.verdict.repo_judge import run_tests
 
 
@@ -32,6 +37,7 @@ class Settled:
     placement: Placement
     dropped: dict[str, str] = field(default_factory=dict)  # PASS_TO_PASS tests left out: why
     problems: list[str] = field(default_factory=list)  # why the task cannot be valid; empty when nothing is known wrong
+    busy: str = ""  # why nothing was decided: the machine starved a run in every attempt (task.json left as it was)
 
 
 def settle(sandbox: Sandbox, folder: Path) -> Settled:
@@ -41,10 +47,13 @@ def settle(sandbox: Sandbox, folder: Path) -> Settled:
     if not sandbox.isolation.can_execute:
         return Settled(task, Placement(), problems=[f"not placed: this host cannot run the verdict: {sandbox.isolation.reason}"])
     alone = task.model_copy(update={"sandboxed": []})
-    first = run_tests(sandbox, alone, task.gold_files, graded=True)
-    if first.error:
-        return Settled(task, Placement(), problems=[f"the gold tree's tests could not run: {first.error}"])
-    placement = place(sandbox, alone, split=first)
+    try:
+        first = until_decided(lambda: run_tests(sandbox, alone, task.gold_files, graded=True))
+        if first.error:
+            return Settled(task, Placement(), problems=[f"the gold tree's tests could not run: {first.error}"])
+        placement = place(sandbox, alone, split=first)
+    except MachineBusy as exc:
+        return Settled(task, Placement(), busy=str(exc))
     # Reach is counted under the split only (a sandboxed test shares the project's process), from the first run.
     unreached = {t for t in placement.split if t in first.outcomes and first.ops.get(t, 0) < 1}
     dropped = {t: f"fails on the gold tree either way: {placement.failing[t]}" for t in task.pass_to_pass if t in placement.failing}
@@ -67,6 +76,8 @@ def settle(sandbox: Sandbox, folder: Path) -> Settled:
 def report(settled: Settled) -> list[str]:
     """What the settling decided, for the task's author: one line per decision that is not the plain case."""
     task, placement = settled.task, settled.placement
+    if settled.busy:
+        return []  # nothing was decided
     lines = [f"  {task.id}: {len(placement.split)} test(s) run split, {len(task.sandboxed)} sandboxed; "
              f"{'trusted' if task.trusted else 'UNTRUSTED (a FAIL_TO_PASS test runs sandboxed)'}"]  # fmt: skip
     lines += [f"  sandboxed: {t} (the split: {placement.split_reasons[t]})" for t in task.sandboxed if t in placement.split_reasons]

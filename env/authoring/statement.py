@@ -34,7 +34,10 @@ def keep_test_frames(excerpt: str) -> str:
     return "\n".join(kept[-MAX_TRACE_LINES:]).strip()
 
 
-def problem_statement(library: str, failing: list[str], verdict: RepoVerdict) -> str:
+SYNTHESIZED = "These tests passed before the latest change to the library's code. Find the cause and fix the code (not the tests)."
+
+
+def problem_statement(library: str, failing: list[str], verdict: RepoVerdict, closing: str = SYNTHESIZED) -> str:
     count = len(failing)
     lines = [f"{count} test{'s' if count != 1 else ''} of {library} fail{'s' if count == 1 else ''}:"]
     lines += [f"- {test}: {verdict.reason(test)}" for test in failing[:MAX_LISTED]]
@@ -43,5 +46,5 @@ def problem_statement(library: str, failing: list[str], verdict: RepoVerdict) ->
     trace = keep_test_frames(verdict.excerpts.get(failing[0], "")) if failing else ""
     if trace:
         lines += ["", f"The output of {failing[0]}:", "", "```", trace, "```"]
-    lines += ["", "These tests passed before the latest change to the library's code. Find the cause and fix the code (not the tests)."]
+    lines += ["", closing]
     return "\n".join(lines)

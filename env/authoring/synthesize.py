@@ -22,6 +22,11 @@
 
 Resumable: each candidate's decision is appended to ``OUT/.synthesis/ledger.jsonl`` (``env.authoring.ledger``) after
 its task folder (if any) is complete, so a cut run started again with the same arguments skips what it decided.
+
+Load decides nothing: every run's limits count CPU time (``Sandbox.for_validity``), the baseline's ``run_seconds`` and a
+mutant's budget too, so a mutant hangs when its runs use more than the budget's CPU time, however busy the machine. A
+run the machine starved (the wall-clock backstop stopped it under its CPU limit) runs again; a candidate starved each
+time is ``busy`` in the ledger, which decides nothing: a resumed synthesis tries it again.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from env.authoring.baseline import Baseline, baseline, write_tree
+from env.authoring.cost import Meter
 from env.authoring.difficulty import estimate, record
 from env.authoring.holdout import expand, function_key, share, strip_tests
 from env.authoring.ledger import Decision, append, read_ledger, run_seconds
@@ -46,13 +52,15 @@ from env.authoring.mutate import Mutant, changes_code, mutants
 from env.authoring.statement import problem_statement
 from env.authoring.validate import TaskValidation, validate_task
 from env.families.catalog import TaskCatalog
-from env.patches import make_patch
+from env.patches import Files, make_patch
 from env.project import RepoTask, is_test_path, load_repo_task
 from env.pyparse import parse
 from env.runtime import Runtime
 from env.sandbox.isolation import probe_isolation
 from env.sandbox.limits import Limits
 from env.sandbox.runner import Sandbox
+from env.test_source import source_of
+from env.verdict.busy import MachineBusy, until_decided
 from env.verdict.outcome import RepoVerdict, f2p_ok
 from env.verdict.sandboxed import run_sandboxed
 from env.verdict.testenv import TestEnv, ensure
@@ -79,7 +87,7 @@ def _sandbox() -> Sandbox:
     if not isolation.can_execute:
         raise SynthesisError(f"this host cannot run the verdict: {isolation.reason}")
     # The baseline's one reply holds every test's covered lines: a large suite's are megabytes.
-    return Sandbox(Limits(wall_seconds=300, cpu_seconds=300, reply_bytes=64 * 1024 * 1024), isolation)
+    return Sandbox(Limits(wall_seconds=300, cpu_seconds=300, reply_bytes=64 * 1024 * 1024).for_validity(), isolation, warm=False)
 
 
 def candidates(lib: Library, base: Baseline, seed: int) -> list[Mutant]:
@@ -110,6 +118,7 @@ class Synthesis:
     sandbox: Sandbox = field(default_factory=_sandbox)
 
     def __post_init__(self) -> None:
+        self.sandbox = self.sandbox.for_validity()  # every limit here decides validity: it counts CPU time
         self.state = self.out / _STATE
         self.state.mkdir(parents=True, exist_ok=True)
         self.ledger = self.state / "ledger.jsonl"
@@ -142,15 +151,16 @@ class Synthesis:
         base = baseline(self.lib, self.sandbox, self.state)
         limit = base.budget()
         # Proven under the limits the tasks will be served with (SANDBOX_WALL_SECONDS ...: a task whose runs take longer
-        # than a server allows is not valid there); a mutant's screening stops sooner when the clean runs are quick.
-        served = Limits.from_env()
+        # than a server allows is not valid there), counted in CPU time: what a run takes on an idle machine, whatever
+        # the load here. A mutant's screening stops sooner when the clean runs are quick.
+        served = Limits.from_env().for_validity()
         if base.run_seconds > served.wall_seconds:
-            self.log(f"{self.lib.slug}: the clean suite took {base.run_seconds:.1f} s, more than the {served.wall_seconds:g} s a run may take here "
-                     "(SANDBOX_WALL_SECONDS): tasks whose tests take as long will be invalid; raise it here and where they are served")  # fmt: skip
-        bounded = Sandbox(served.model_copy(update={"wall_seconds": min(limit, served.wall_seconds)}), self.sandbox.isolation)
+            self.log(f"{self.lib.slug}: the clean suite used {base.run_seconds:.1f} s of CPU time, more than the {served.wall_seconds:g} s a run "
+                     "may take here (SANDBOX_WALL_SECONDS): tasks whose tests take as long will be invalid; raise it here and where they are served")  # fmt: skip
+        bounded = Sandbox(served.model_copy(update={"wall_seconds": min(limit, served.wall_seconds)}), self.sandbox.isolation, warm=False)
         runtime = Runtime(TaskCatalog([]), Sandbox(served, self.sandbox.isolation), workers=2)
         decisions = read_ledger(self.ledger)
-        decided = {d.key for d in decisions}
+        decided = {d.key for d in decisions if d.status != "busy"}  # a candidate the machine starved is tried again
         recorded = {d.task for d in decisions if d.status == "valid"}
         for task in self.tasks():  # this synthesis's folder moved into place just before a stop, its decision never written
             if task.folder.name not in recorded:
@@ -186,13 +196,16 @@ class Synthesis:
             self._dumps[mutant.path] = ast.dump(parse(self.lib.files[mutant.path]))
         if not changes_code(mutant.source, self._dumps[mutant.path]):
             return Decision(key=mutant.key, status="no-op", detail="the mutated file does not parse, or means what the original does")
-        covering = sorted({t for line in range(mutant.start, mutant.end + 1) for t in base.covered[mutant.path].get(line, [])})
+        covering = sorted({t for line in mutant.screened for t in base.covered[mutant.path].get(line, [])})
         if not covering:
             return Decision(key=mutant.key, status="uncovered", detail="no trusted test executes the mutated lines")
         files = {**self.lib.files, mutant.path: mutant.source}
-        screen = run_sandboxed(bounded, env, library, files, library.visible_tests, covering)
-        if screen.timed_out:  # an endless loop: each validation run would wait the whole budget, and flakily
-            return Decision(key=mutant.key, status="hangs", detail=f"the covering tests ran past {bounded.limits.wall_seconds:g} s")
+        try:
+            screen = until_decided(lambda: run_sandboxed(bounded, env, library, files, library.visible_tests, covering))
+        except MachineBusy as exc:
+            return Decision(key=mutant.key, status="busy", detail=str(exc))
+        if screen.timed_out:  # an endless loop: each validation run would use the whole budget
+            return Decision(key=mutant.key, status="hangs", detail=f"the covering tests used more than {bounded.limits.wall_seconds:g} s of CPU time")
         if screen.error:
             return Decision(key=mutant.key, status="setup", detail=screen.error)
         if screen.collect_errors:  # a test file no longer imports: the task would fail "collection intact"
@@ -206,54 +219,22 @@ class Synthesis:
         passing = sorted(module_tests - set(failing))
         task_id = f"{self.lib.slug}-{mutant.digest[:10]}"
         folder = self.state / "building" / task_id
-        held = hold_out(task_id, failing, [t for t in covering if t not in failing], passing)
-        task = self._write_task(folder, task_id, mutant, failing, passing, screen, held)
-        report = validate_task(runtime, task, runs=self.runs)
+        held = hold_out(task_id, failing, [t for t in covering if t not in failing], passing, defines(self.lib.files))
+        task = write_task(folder, self.lib, task_id, mutant, failing, passing, screen, held)
+        with Meter() as cost:  # what proving it cost (env.authoring.catalog records it per task)
+            report = validate_task(runtime, task, runs=self.runs)
+        decided = Decision(key=mutant.key, status="valid", task=task_id, validation_runs=self.runs, validation_cpu_seconds=cost.cpu_seconds,
+                           validation_wall_seconds=cost.wall_seconds)  # fmt: skip
         if not report.ok:
             shutil.rmtree(folder, ignore_errors=True)
-            return Decision(key=mutant.key, status="invalid", detail=_problems(report))
+            failed = {"status": "busy" if report.busy else "invalid", "task": "", "detail": report.busy or _problems(report)}
+            return decided.model_copy(update=failed)
         record(folder, estimate(task, mutant.function))
         final = self.out / task_id
         shutil.rmtree(final, ignore_errors=True)
         folder.rename(final)
         signatures[frozenset(failing)] = task_id
-        return Decision(key=mutant.key, status="valid", task=task_id)
-
-    def _write_task(
-        self, folder: Path, task_id: str, mutant: Mutant, failing: list[str], passing: list[str], screen: RepoVerdict, held: list[str]
-    ) -> RepoTask:
-        shutil.rmtree(folder, ignore_errors=True)
-        buggy = {**self.lib.files, mutant.path: mutant.source}
-        tests = {p: t for p, t in buggy.items() if is_test_path(p)}
-        visible = strip_tests(tests, held)
-        write_tree(folder / "repo", {**buggy, **visible})
-        (folder / "gold.patch").write_text(make_patch({mutant.path: mutant.source}, {mutant.path: self.lib.files[mutant.path]}), encoding="utf-8")
-        if held:
-            (folder / "test_patch.diff").write_text(make_patch(visible, tests), encoding="utf-8")
-        shown = [t for t in failing if t not in held]  # the statement and the name speak of visible tests only
-        data = {
-            "id": task_id,
-            "name": f"{self.lib.name} {self.lib.version}: {shown[0].split('::')[-1]} fails",  # never where, nor how
-            "family": "repo",
-            "difficulty": "medium",
-            "tags": ["synthesized", self.lib.name],  # /tasks publishes tags: the operator would say the mechanism
-            "problem_statement": problem_statement(self.lib.name, shown, screen),
-            "FAIL_TO_PASS": failing,
-            "PASS_TO_PASS": passing,
-            **({"HELD_OUT": held} if held else {}),
-            "environment": self.lib.environment,
-            "requirements": self.lib.requirements,
-            "max_steps": 40,
-            "instance_id": task_id,
-            "repo": self.lib.name,
-            "version": self.lib.version if self.lib.pin else "",
-            "mechanism": list(mutant.mechanisms),
-            "synthesis": {"library": self.lib.slug, "operator": mutant.operator, "description": mutant.description, "pypi": self.lib.pin},
-        }
-        (folder / "task.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-        data["suspect"] = [where.model_dump() for where in load_repo_task(folder).gold_lines]  # in the buggy file's lines
-        (folder / "task.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-        return load_repo_task(folder)
+        return decided
 
     def tasks(self) -> list[RepoTask]:
         """The valid tasks this synthesis wrote so far (other task folders in OUT are not its own: never touched)."""
@@ -276,6 +257,7 @@ class Synthesis:
     def summary(self, decisions: list[Decision], base: Baseline, this_run: float) -> Summary:
         """Seconds: the wall time of every run so far (this one included), baseline and candidate generation too."""
         by_status: dict[str, int] = {}
+        decisions = list({d.key: d for d in decisions}.values())  # a candidate tried again (it was busy): its last decision
         for d in decisions:
             by_status[d.status] = by_status.get(d.status, 0) + 1
         valid = by_status.get("valid", 0)
@@ -286,6 +268,50 @@ class Synthesis:
                          seconds_per_valid=round(seconds / valid, 1) if valid else None, baseline_seconds=base.seconds)  # fmt: skip
         (self.state / "summary.json").write_text(result.model_dump_json(indent=2), encoding="utf-8")
         return result
+
+
+def write_task(
+    folder: Path, lib: Library, task_id: str, mutant: Mutant, failing: list[str], passing: list[str], screen: RepoVerdict, held: list[str],
+    statement: str = "",
+) -> RepoTask:
+    """A synthesized task's folder (before its difficulty is recorded): the mutant in the release, the held-out tests'
+    code moved to test_patch.diff, the problem statement from ``screen`` (a run of the failing tests on the mutant) or
+    ``statement``. ``catalog build`` writes the same folder from a manifest entry (env.authoring.catalog.materialise)."""
+    shutil.rmtree(folder, ignore_errors=True)
+    buggy = {**lib.files, mutant.path: mutant.source}
+    tests = {p: t for p, t in buggy.items() if is_test_path(p)}
+    visible = strip_tests(tests, held)
+    write_tree(folder / "repo", {**buggy, **visible})
+    (folder / "gold.patch").write_text(make_patch({mutant.path: mutant.source}, {mutant.path: lib.files[mutant.path]}), encoding="utf-8")
+    if held:
+        (folder / "test_patch.diff").write_text(make_patch(visible, tests), encoding="utf-8")
+    shown = [t for t in failing if t not in held]  # the statement and the name speak of visible tests only
+    # What regenerates the bug from the release (RepoTask.synthesis holds strings): env.authoring.mutate's mutant of
+    # `path` whose edit starts on line `start` and whose digest this is.
+    planted = {"path": mutant.path, "start": str(mutant.start), "end": str(mutant.end), "digest": mutant.digest}
+    data = {
+        "id": task_id,
+        "name": f"{lib.name} {lib.version}: {shown[0].split('::')[-1]} fails",  # never where, nor how
+        "family": "repo",
+        "difficulty": "medium",
+        "tags": ["synthesized", lib.name],  # /tasks publishes tags: the operator would say the mechanism
+        "problem_statement": statement or problem_statement(lib.name, shown, screen),
+        "FAIL_TO_PASS": failing,
+        "PASS_TO_PASS": passing,
+        **({"HELD_OUT": held} if held else {}),
+        "environment": lib.environment,
+        "requirements": lib.requirements,
+        "max_steps": 40,
+        "instance_id": task_id,
+        "repo": lib.name,
+        "version": lib.version if lib.pin else "",
+        "mechanism": list(mutant.mechanisms),
+        "synthesis": {"library": lib.slug, "operator": mutant.operator, "description": mutant.description, "pypi": lib.pin, **planted},
+    }
+    (folder / "task.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    data["suspect"] = [where.model_dump() for where in load_repo_task(folder).gold_lines]  # in the buggy file's lines
+    (folder / "task.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    return load_repo_task(folder)
 
 
 def instance_of(task: RepoTask, lib: Library) -> dict[str, object]:
@@ -304,17 +330,26 @@ def instance_of(task: RepoTask, lib: Library) -> dict[str, object]:
     }
 
 
-def hold_out(task_id: str, failing: list[str], covering_passing: list[str], passing: list[str]) -> list[str]:
+def hold_out(
+    task_id: str, failing: list[str], covering_passing: list[str], passing: list[str], holdable: Callable[[str], bool] = lambda t: True
+) -> list[str]:  # fmt: skip
     """The tests a synthesized task keeps from the agent: with two or more failing test functions, a third of them (at
     least one, never all: the statement needs a visible failure) and a third of the passing covering functions that
     have no failing case; none with one failing function (the bug must fail a held-out test, and that one is the
-    agent's only evidence). Chosen by a hash of the task id and each test's function: the same task, the same split."""
+    agent's only evidence). Chosen by a hash of the task id and each test's function: the same task, the same split.
+    Only ``holdable`` tests are chosen: a test its class inherits has no code of its own to take out of repo/ (taking
+    the base class's would take it from every subclass), so it stays visible."""
     if len({function_key(t) for t in failing}) < 2:
         return []
-    f2p = share(failing, 1 / 3, task_id, minimum=1, keep=1)
+    f2p = share([t for t in failing if holdable(t)], 1 / 3, task_id, minimum=1, keep=1)
     failing_keys = {function_key(t) for t in failing}
-    p2p = share([t for t in covering_passing if function_key(t) not in failing_keys], 1 / 3, task_id)
+    p2p = share([t for t in covering_passing if function_key(t) not in failing_keys and holdable(t)], 1 / 3, task_id)
     return expand(f2p + p2p, failing + passing)
+
+
+def defines(files: Files) -> Callable[[str], bool]:
+    """Whether a test id's own function is in ``files`` (``env.test_source.source_of``): what ``hold_out`` may hold."""
+    return lambda test_id: source_of(files, test_id) is not None
 
 
 def _problems(report: TaskValidation) -> str:

@@ -8,6 +8,8 @@ Each family validates its own tasks (``Family.validate``) with the checks every 
 (``env.families.validation``): the buggy state fails every FAIL_TO_PASS test and passes every PASS_TO_PASS
 test; the gold state passes all of them; every run gives identical outcomes; and no test passes vacuously.
 A repository task also proves its gold patch and its held-out tests (``env.families.repo.validation``).
+Give the runtime a sandbox whose limits count CPU time (``Sandbox.for_validity``): then what the runs use decides, not
+how busy the machine is, and a run the machine starved is reported as such (``TaskValidation.busy``), not as invalid.
 """
 
 from __future__ import annotations
@@ -29,8 +31,9 @@ def validate_task(runtime: Runtime, task: Task, runs: int = 10) -> TaskValidatio
 def table(reports: list[TaskValidation]) -> str:
     rows = [("task", "family", "valid", "trusted", "runs", "seconds", "problems")]
     for r in reports:
-        problems = "; ".join(f"{c.name}: {c.detail}" if c.detail else c.name for c in r.checks if not c.ok)
-        rows.append((r.task_id, r.family, "yes" if r.ok else "NO", "yes" if r.trusted else "no", str(r.runs), f"{r.seconds:.1f}", problems or "-"))
+        problems = "; ".join([r.busy] if r.busy else [f"{c.name}: {c.detail}" if c.detail else c.name for c in r.checks if not c.ok])
+        valid = "BUSY" if r.busy else "yes" if r.ok else "NO"  # BUSY: not decided, the machine starved a run (not the task's fault)
+        rows.append((r.task_id, r.family, valid, "yes" if r.trusted else "no", str(r.runs), f"{r.seconds:.1f}", problems or "-"))
     widths = [max(len(row[i]) for row in rows) for i in range(6)]
     lines = ["  ".join(cell.ljust(widths[i]) if i < 6 else cell for i, cell in enumerate(row)) for row in rows]
     for r in reports:

@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     def playing(p: argparse.ArgumentParser, runs_flags: tuple[str, ...] = ("--runs",)) -> None:
         """The options of the commands that play episodes with run's machinery (run, ablate)."""
         p.add_argument("--agent", required=True, choices=sorted(AGENTS))
-        p.add_argument("--tasks", nargs="*", help="task ids (default: every task)")
+        p.add_argument("--tasks", nargs="*", help="task ids (default: every task of the test split)")
         p.add_argument(*runs_flags, dest="runs", type=int, default=5, help="runs of each task")
         p.add_argument("--concurrency", type=int, default=2, help="episodes played at once")
         p.add_argument("--out", required=True, help="the results directory (a rerun into it plays only what it lacks)")

@@ -79,7 +79,7 @@ def ablate(
     """Play what ``out`` lacks of ``runs`` runs of each common task under each profile; the comparison (``summarise``)."""
     check_profiles(agent_name, profiles)
     tasks = run_module.listing(driver_factory, out, task_ids)
-    chosen = common_tasks(tasks, task_ids or list(tasks), profiles)
+    chosen = common_tasks(tasks, task_ids or run_module.evaluated(tasks), profiles)
     done = run_module.completed(out)
     left = sum((run_module.arm_name(agent_name, p), t, r) not in done for p in profiles for t in chosen for r in range(runs))
     print(f"ablation: {len(profiles) * len(chosen) * runs - left} already done, {left} to play "

@@ -22,12 +22,12 @@ class InProcessDriver:
         self.env = DebugEnvironment(runtime)
 
     def tasks(self) -> list[dict[str, Any]]:
-        return [listing_entry(t.summary()) for t in self.runtime.catalog.all()]
+        return [listing_entry(self.runtime.catalog.summary(t)) for t in self.runtime.catalog.all()]
 
     def task(self, task_id: str) -> dict[str, Any] | None:
         """A task by id, listed or not (procedural ids are generated on request)."""
         try:
-            return listing_entry(self.runtime.catalog.get(task_id).summary())
+            return listing_entry(self.runtime.catalog.summary(self.runtime.catalog.get(task_id)))
         except (KeyError, ValueError):  # unknown, or a procedural id out of range
             return None
 

@@ -121,8 +121,9 @@ class EpisodeWorker:
         """(result, the steps' JSONL, None), or (None, "", why no further episode should start)."""
         if not self.known(task["id"]):
             return None, "", (
-                f"task {task['id']!r} is not on the Ray worker's node: the tasks come from the shipped checkout and "
-                f"ENV_TASK_DIRS={settings.text('ENV_TASK_DIRS')!r}, read on each node (put those folders at the same path there)"
+                f"task {task['id']!r} is not on the Ray worker's node: the tasks come from the shipped checkout, "
+                f"ENV_TASK_DIRS={settings.text('ENV_TASK_DIRS')!r} and ENV_CATALOG={settings.text('ENV_CATALOG')!r}, read on each node "
+                "(put those folders at the same path there)"
             )
         with tempfile.TemporaryDirectory(prefix="adbg-ray-") as folder:
             steps = Path(folder) / "run.jsonl"

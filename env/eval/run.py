@@ -249,6 +249,12 @@ def listing(driver_factory: Callable[[], Driver], out: Path, task_ids: list[str]
     return tasks
 
 
+def evaluated(tasks: dict[str, dict[str, Any]]) -> list[str]:
+    """What an evaluation plays when it names no task: the listed tasks of the test split, the evaluation set (a server
+    from before the splits names none: it listed only those)."""
+    return [task_id for task_id, task in tasks.items() if task.get("split", "test") == "test"]
+
+
 def serves(task: dict[str, Any], profile: str) -> bool:
     """Whether the task's family offers the profile's tools (a task without a profile list has only the default)."""
     return profile in (task.get("profiles") or {"default": {}})
@@ -261,7 +267,7 @@ def run(
     """Play what ``out`` lacks of ``runs`` runs of each task, in threads of this process (each with its own driver
     from ``driver_factory``) or in ``pool``; ``driver_factory`` also lists the tasks and the secret's fingerprint."""
     tasks = listing(driver_factory, out, task_ids)
-    chosen = task_ids or list(tasks)
+    chosen = task_ids or evaluated(tasks)
     unsupported = [t for t in chosen if not serves(tasks[t], profile)]
     if unsupported:
         print(f"skipping {len(unsupported)} task(s) without the {profile!r} profile: {', '.join(unsupported)}", file=sys.stderr)

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Generic, TypedDict, TypeVar
 
 from env import rewards
-from env.contract import Task
+from env.contract import Split, Task
 from env.families.folders import FolderError, check_links
 from env.families.policies import HypothesisKind
 from env.families.validation import TaskValidation
@@ -104,6 +104,16 @@ class Family(ABC, Generic[TaskT]):
         """The tasks every server lists: by default every folder under tasks/<family name>/."""
         folder = TASKS_DIR / self.name
         return [self.load_folder(f) for f in task_folders(folder)] if folder.is_dir() else []
+
+    def listed(self) -> list[tuple[str, Split]]:
+        """Ids every server lists beside ``builtin()`` but that ``generate`` makes only when first asked for (a listing
+        naming them, a reset), each with its split: none by default."""
+        return []
+
+    def split(self, task: TaskT) -> Split:
+        """The split ``task`` is served in when no built catalog places it (``ENV_CATALOG`` does): by default ``test``,
+        since the bundled tasks and task folders are the evaluation set."""
+        return "test"
 
     def load_folder(self, folder: Path, data: dict[str, Any] | None = None) -> TaskT:
         """The task in ``folder`` (``data``: its task.json when already read), or TaskLoadError naming the folder."""

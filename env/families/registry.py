@@ -28,9 +28,10 @@ FAMILIES.add(PROCEDURAL.name, PROCEDURAL)
 __all__ = ["FAMILIES", "Task", "TaskLoadError", "load_task", "task_folders"]
 
 
-def load_task(folder: Path) -> Task:
-    """Load one task folder, whatever its family."""
-    data = read_task(folder)
+def load_task(folder: Path, data: dict[str, Any] | None = None) -> Task:
+    """Load one task folder, whatever its family (``data``: its task.json when already read with ``read_task``)."""
+    if data is None:
+        data = read_task(folder)
     # a SWE-bench instance converted by hand may leave the family out: its FAIL_TO_PASS says what it is
     family = data.get("family", REPO.name if "FAIL_TO_PASS" in data else None)
     if not isinstance(family, str) or family not in FAMILIES:

@@ -7,6 +7,10 @@ A family says how one state of its task runs (``observe(gold, seed)`` -> :class:
 checks before (a gold patch that applies) and after (held-out tests); the checks every family shares are here:
 the buggy state fails every FAIL_TO_PASS test and passes every PASS_TO_PASS test, the gold state passes all of
 them, every run gives identical outcomes, and no test passes vacuously (each one reached the project's code).
+
+A run the machine starved (its limits count CPU time, ``Limits.for_validity``, and the wall-clock backstop stopped it
+under its CPU limit) runs again (``env.verdict.busy``); when it stays starved the validation decides nothing:
+``busy`` says why, and the task is reported as not proven on this machine, never as invalid.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import Protocol
 from pydantic import BaseModel, Field
 
 from env.contract import Task
+from env.verdict.busy import MachineBusy
 
 
 class Check(BaseModel):
@@ -34,6 +39,7 @@ class StateRun(BaseModel):
     calls: dict[str, int] = Field(default_factory=dict)
     collected: list[str] = Field(default_factory=list)
     error: str = ""
+    cpu_seconds: float | None = Field(None, description="Limits counted in CPU time only: what the run's processes used")
 
 
 class TaskValidation(BaseModel):
@@ -44,10 +50,12 @@ class TaskValidation(BaseModel):
     notes: list[str] = Field(default_factory=list)
     seconds: float
     trusted: bool = Field(True, description="every FAIL_TO_PASS test runs under the split verdict")
+    busy: str = Field("", description="Why nothing was decided: a run the machine starved in every attempt (not the task's fault)")
+    cpu_seconds: float | None = Field(None, description="Limits counted in CPU time only: what the buggy and gold runs used together")
 
     @property
     def ok(self) -> bool:
-        return all(c.ok for c in self.checks)
+        return not self.busy and all(c.ok for c in self.checks)
 
 
 class ListedTests(Task, Protocol):
@@ -82,6 +90,17 @@ def measured(
     after the family's ``checks`` and before what ``after`` adds from the buggy runs. ``boxed``: tests run with the
     project in one process, whose reach into the project is not counted."""
     checks = list(checks or [])
+    try:
+        return _measured(task, runs, observe, started, checks, after, boxed)
+    except MachineBusy as exc:
+        return TaskValidation(task_id=task.id, family=task.family, runs=runs, checks=checks, seconds=round(time.monotonic() - started, 2),
+                              busy=str(exc))  # fmt: skip
+
+
+def _measured(
+    task: ListedTests, runs: int, observe: Callable[[bool, int], StateRun], started: float, checks: list[Check],
+    after: Callable[[list[StateRun]], list[Check]] | None, boxed: Collection[str],
+) -> TaskValidation:
     notes: list[str] = []
     with ThreadPoolExecutor(max_workers=2) as pool:
         buggy = list(pool.map(lambda i: observe(False, i), range(runs)))
@@ -112,6 +131,8 @@ def measured(
     if boxed:
         notes.append(f"{len(boxed)} test(s) run sandboxed (forgeable in principle): {short_list(sorted(boxed))}")
     trusted = bool(task.summary().get("trusted", True))
+    used = [o.cpu_seconds for o in buggy + gold]
     return TaskValidation(
-        task_id=task.id, family=task.family, runs=runs, checks=checks, notes=notes, seconds=round(time.monotonic() - started, 2), trusted=trusted
+        task_id=task.id, family=task.family, runs=runs, checks=checks, notes=notes, seconds=round(time.monotonic() - started, 2), trusted=trusted,
+        cpu_seconds=None if None in used else round(sum(s for s in used if s is not None), 2),
     )

@@ -2,9 +2,20 @@
 
     limits = Limits.from_env()          # SANDBOX_WALL_SECONDS=10 ...
     limits.wall_seconds                 # 10.0
+    limits.for_validity()               # the same limits, wall_seconds counted as the run's CPU time (authoring)
+
+Two clocks. An agent's run (``clock="wall"``, the default) is stopped after ``wall_seconds`` of wall clock: the agent
+waits for it. A run that decides whether a task, a test or a mutant is valid (import, placement, synthesis,
+validation: ``clock="cpu"``) must decide the same on a busy machine as on an idle one, so there ``wall_seconds`` is
+the CPU time its processes may use together (what the run would take of wall clock on an idle machine, the limit
+it will be served with), and the wall clock is only a backstop, ``backstop_seconds``, for a run that waits without
+computing; a run the backstop stops while under its CPU limit was starved by the machine, which says nothing about
+the run (``RunResult.busy``; authoring retries it, then reports it as such).
 """
 
 from __future__ import annotations
+
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -12,6 +23,8 @@ from env import settings
 from env.settings import default
 
 MiB = 1024 * 1024
+BACKSTOP_FACTOR = 10.0  # clock="cpu": a run may wait this many times its CPU limit in wall clock (a 10x starved share) ...
+BACKSTOP_MIN_SECONDS = 60.0  # ... and at least this long, before the wall-clock backstop stops it
 
 
 class Limits(BaseModel):
@@ -32,6 +45,16 @@ class Limits(BaseModel):
     processes: int = Field(512, gt=0, description="RLIMIT_NPROC of the run where the server is not root (it counts the uid's threads)")
     output_bytes: int = Field(default("SANDBOX_OUTPUT_BYTES"), gt=0, description="Captured stdout/stderr shown to the agent; the rest is cut and marked")
     reply_bytes: int = Field(4 * MiB, gt=0, description="Largest reply the trusted side accepts from the run")
+    clock: Literal["wall", "cpu"] = Field(
+        "wall",
+        description="What wall_seconds counts: the run's wall clock (an agent's run), or the CPU time of the run's processes "
+                    "together (a run that decides validity, which load must not change), stopped anyway at the backstop",
+    )  # fmt: skip
+    backstop_seconds: float | None = Field(
+        None, gt=0,
+        description="clock='cpu': the wall clock after which a run is stopped whatever it used (None: "
+                    "max(BACKSTOP_MIN_SECONDS, BACKSTOP_FACTOR x wall_seconds))",
+    )  # fmt: skip
 
     @classmethod
     def from_env(cls) -> Limits:
@@ -47,6 +70,22 @@ class Limits(BaseModel):
     def for_tests(self) -> Limits:
         """The same limits for a repository test run: its memory is ``test_memory_bytes``."""
         return self.model_copy(update={"memory_bytes": self.test_memory_bytes})
+
+    def for_validity(self) -> Limits:
+        """The same limits for a run that decides validity: ``wall_seconds`` counted as the run's CPU time."""
+        return self.model_copy(update={"clock": "cpu"})
+
+    @property
+    def deadline_seconds(self) -> float:
+        """The wall clock after which a run is stopped: ``wall_seconds``, or with ``clock="cpu"`` the backstop."""
+        if self.clock == "wall":
+            return self.wall_seconds
+        return self.backstop_seconds or max(BACKSTOP_MIN_SECONDS, BACKSTOP_FACTOR * self.wall_seconds)
+
+    @property
+    def cpu_budget(self) -> float | None:
+        """``clock="cpu"``: the CPU seconds a run's processes may use together (``wall_seconds``); None otherwise."""
+        return self.wall_seconds if self.clock == "cpu" else None
 
     def for_child(self) -> dict[str, int]:
         """The subset the child applies to itself as rlimits."""

@@ -29,9 +29,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from env import settings
+from env.sandbox.cputime import CpuBudget, busy, cpu_exceeded
 from env.sandbox.isolation import Isolation, scratch_exposure
 from env.sandbox.launch import CHILD, kill_group, start
 from env.sandbox.limits import Limits
@@ -98,6 +99,14 @@ class RunResult(BaseModel):
     exit_code: int | None = None
     aborted: str = ""
     duration_ms: float = 0.0
+    busy: bool = Field(
+        False, description="Limits counted in CPU time only: the wall-clock backstop stopped the run under its CPU limit, so the "
+                           "machine was too busy and the run has no outcome of its own (``aborted`` says so)",
+    )  # fmt: skip
+    cpu_seconds: float | None = Field(
+        None, description="Limits counted in CPU time only: what the run's processes used (a test process that took its "
+                          "conversation over included), as last sampled",
+    )  # fmt: skip
 
 
 class FreshChild:
@@ -186,6 +195,13 @@ class Sandbox:
         if self.zygote is not None:
             self.zygote.close()
 
+    def for_validity(self) -> Sandbox:
+        """This (base) sandbox with its limits counted in CPU time (``Limits.for_validity``), for the runs that decide
+        whether a task, a test or a mutant is valid; itself when they already are."""
+        if self.limits.clock == "cpu":
+            return self
+        return Sandbox(self.limits.for_validity(), self.isolation, self.tmp_root, warm=self.zygote is not None)
+
     def start(self, source: str, filename: str, module: str) -> SandboxRun:
         """A run that loads one submitted module and answers calls on its names."""
         if not self.isolation.can_execute:
@@ -245,6 +261,7 @@ class SandboxRun:
         # child only waits, and at the end.
         self.claim: Claim | None = current_claim()
         self._meter: Meter | None = None
+        self._budget: CpuBudget | None = None  # limits counted in CPU time: the run's processes' CPU time against them
         if self.claim is not None:
             self.claim.hold()
         # The output file has no name: only this process and the child hold it.
@@ -254,7 +271,7 @@ class SandboxRun:
         req_r, self._req_w = os.pipe()
         self._resp_r, resp_w = os.pipe()
         self._started = time.monotonic()
-        self._deadline = self._started + limits.wall_seconds
+        self._deadline = self._started + limits.deadline_seconds  # with limits counted in CPU time, only a backstop
         self._buffer = b""
         self._finished = False
         self._finished_talking = False
@@ -269,6 +286,8 @@ class SandboxRun:
         if self.claim is not None:
             child = self._child.pid
             self._meter = self.claim.meter(lambda: [child])
+        if limits.cpu_budget is not None:
+            self._budget = CpuBudget(limits.cpu_budget, [self._child.pid])
         os.close(req_r)
         os.close(resp_w)
         self._send({"config": self.sandbox.config, **self.setup})
@@ -293,15 +312,18 @@ class SandboxRun:
             raise self._abort(self._exit_description()) from None
 
     def _read_exact(self, n: int) -> bytes:
+        ticking = self._meter is not None or self._budget is not None
         while len(self._buffer) < n:
             remaining = self._deadline - time.monotonic()
             if remaining <= 0:
-                self.result.timed_out = True
-                raise self._abort(f"time limit of {self.sandbox.limits.wall_seconds:g} s exceeded")
-            ready, _, _ = select.select([self._resp_r], [], [], remaining if self._meter is None else min(remaining, TICK_S))
+                raise self._out_of_time()
+            ready, _, _ = select.select([self._resp_r], [], [], min(remaining, TICK_S) if ticking else remaining)
             if not ready:
                 if self._meter is not None:
                     self._meter.tick()  # an idle child gives its slot back; one computing again takes one
+                if self._budget is not None and self._budget.over():
+                    self.result.timed_out = True
+                    raise self._abort(cpu_exceeded(self._budget.seconds))
                 continue
             chunk = os.read(self._resp_r, max(65536, n - len(self._buffer)))
             if not chunk:
@@ -309,6 +331,26 @@ class SandboxRun:
             self._buffer += chunk
         data, self._buffer = self._buffer[:n], self._buffer[n:]
         return data
+
+    def _out_of_time(self) -> RunAborted:
+        """The deadline passed: a time-out, or with limits counted in CPU time the backstop, which stops a run under its
+        CPU limit only because the machine was too busy (unless /proc could not tell what it used)."""
+        limits = self.sandbox.limits
+        if self._budget is not None and self._budget.sample() <= self._budget.seconds and self._budget.measured:
+            self.result.busy = True
+            return self._abort(busy(limits.deadline_seconds, self._budget.used, self._budget.seconds))
+        self.result.timed_out = True
+        return self._abort(f"time limit of {limits.deadline_seconds:g} s exceeded")
+
+    def cpu_budget(self, *others: int) -> CpuBudget | None:
+        """For whoever waits on the run after :meth:`hand_over`: the run's CPU limit over the child and ``others`` (the
+        process that took the conversation over), what the child used so far included; None where limits count wall
+        clock."""
+        if self._budget is None:
+            return None
+        for pid in others:
+            self._budget.add(pid)
+        return self._budget
 
     def _receive(self, rid: int, undecoded: bool = False) -> Any:
         size = int.from_bytes(self._read_exact(4), "big")
@@ -468,6 +510,8 @@ class SandboxRun:
         self._finished = True
         # The child flushed its output before its last reply, so nothing is lost by killing it
         # now; killing the group also reaps anything the code left behind in it.
+        if self._budget is not None:
+            self.result.cpu_seconds = round(self._budget.sample(), 2)  # its last reading, while it still lives
         self._kill()
         if self.claim is not None:
             self.claim.release()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import inspect
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -26,11 +27,11 @@ from env.config import Settings
 from env.families.catalog import TaskCatalog
 from env.graders.mechanisms import MECHANISMS
 from env.interface import ALIASES, PROFILES, tool_schemas
-from env.listing import listing_entry
+from env.listing import FILTERS, FilterError, listed, listing_entry, task_filter
 from env.models import ACTION_TYPES, QUERY_TYPES, DebugAction, DebugObservation, DebugState
 from env.runtime import Runtime
 from env.server.clients import client_of
-from env.server.environment import DebugEnvironment
+from env.server.environment import ENV_NAME, DebugEnvironment
 from env.server.episodes import NO_EPISODE_NAMED, EpisodeNotFound, EpisodeStore, NoEpisodeNamed
 from env.server.guard import RequestGuard
 from env.server.idle import IdleSessions
@@ -38,6 +39,7 @@ from env.server.mcp import close_session, create_session, drop_socket, openenv_s
 from env.server.metrics import CONTENT_TYPE, ServerMetrics
 from env.server.replica import Replica
 from env.server.slots import SessionSlots
+from env.server.task_api import serve_task_api
 from env.settings import unknown as unknown_settings
 
 if TYPE_CHECKING:
@@ -45,7 +47,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("env.server")
 
-ENV_NAME = "agentdebugger-env"
 VERSION = "1.0.0"
 
 ACTIONS = {
@@ -179,24 +180,43 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None, 
         except EpisodeNotFound as exc:
             raise HTTPException(status_code=404, detail=replica.lost(episode_id or adbg_episode or "") or str(exc)) from None
 
-    @app.get("/tasks", tags=["Environment Info"], summary="Every task with its limits (and a repository task's tools)")
-    async def tasks() -> list[dict[str, Any]]:
-        return [listing_entry(task.summary()) for task in runtime.catalog.all()]
+    serve_listing(app, runtime)
+    serve_task_api(app, runtime, ENV_NAME)
+
+    @app.get("/", tags=["Environment Info"], summary="API overview")
+    async def overview() -> dict[str, Any]:
+        return await asyncio.get_running_loop().run_in_executor(runtime.executor, api_overview, runtime)  # may generate listed tasks
+
+    app.add_middleware(RequestGuard, max_body_bytes=settings.max_body_bytes, idle=idle, slots=slots)
+    return app
+
+
+def serve_listing(app: FastAPI, runtime: Runtime) -> None:
+    """GET /tasks (filtered by its query) and GET /tasks/{task_id}, computed in the runtime's threads: a listing may
+    generate the procedural tasks listed on request."""
+    loop = asyncio.get_running_loop
+
+    @app.get("/tasks", tags=["Environment Info"], summary="The listed tasks with their split, limits and tools; the query filters them")
+    async def tasks(
+        request: Request, family: str | None = None, library: str | None = None, source: str | None = None, difficulty: str | None = None,
+        split: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """Every filter given must hold (?split=train&library=attrs); an unknown filter or value is a 400 saying what is accepted."""
+        try:
+            query = task_filter(request.query_params.multi_items())
+            return await loop().run_in_executor(runtime.executor, listed, runtime.catalog, query)
+        except FilterError as exc:
+            raise HTTPException(status_code=400, detail=str(exc)) from None
 
     @app.get("/tasks/{task_id}", tags=["Environment Info"], summary="One task (a procedural id is generated on request)")
     async def one_task(task_id: str) -> dict[str, Any]:
         try:
-            task = await asyncio.get_running_loop().run_in_executor(runtime.executor, runtime.catalog.get, task_id)
+            task = await loop().run_in_executor(runtime.executor, runtime.catalog.get, task_id)
         except KeyError:
             raise HTTPException(status_code=404, detail=f"unknown task_id {task_id!r}") from None
-        return listing_entry(task.summary())
+        return listing_entry(runtime.catalog.summary(task))
 
-    @app.get("/", tags=["Environment Info"], summary="API overview")
-    async def overview() -> dict[str, Any]:
-        return api_overview(runtime)
-
-    app.add_middleware(RequestGuard, max_body_bytes=settings.max_body_bytes, idle=idle, slots=slots)
-    return app
+    assert tuple(inspect.signature(tasks).parameters)[1:] == FILTERS, "/tasks documents every filter, in TaskFilter's order"
 
 
 def health_report(runtime: Runtime, replica: Replica, store: EpisodeStore, settings: Settings) -> dict[str, Any]:
@@ -235,7 +255,10 @@ def api_overview(runtime: Runtime) -> dict[str, Any]:
             "GET /": "this overview",
             "GET /health": "health and the sandbox's active isolation layers (503 while the replica drains)",
             "GET /metrics": "Prometheus metrics (sessions by family, steps, submissions, sandbox run latency, capacity, draining)",
-            "GET /tasks": "tasks with difficulty, limits and test counts",
+            "GET /tasks": "tasks with split, difficulty, limits and test counts; ?split=, ?family=, ?library=, ?source=, ?difficulty= filter them",
+            "GET /tasks/{task_id}": "one task (a procedural id is generated on request)",
+            f"GET /{ENV_NAME}/splits": "OpenEnv's Task API: the splits (train, validation, test); POST .../tasks, .../num_tasks, .../task, .../task_range "
+            'list a split\'s tasks, and POST /reset {"split": ..., "index": ...} plays one',
             "POST /reset": 'start an episode: {"task_id": "easy", "seed": 1}; the observation carries episode_id',
             "POST /step": 'act: {"action": {...}, "episode_id": "..."} (without episode_id: the episode the adbg_episode '
             'cookie from /reset names); an action may be a tool call, {"type": "call_tool", "tool_name": ..., "arguments": {...}}, '
@@ -257,7 +280,7 @@ def api_overview(runtime: Runtime) -> dict[str, Any]:
             "aliases": "{name: tool} added to the tool-name alias table",
         },
         "tool_aliases": {name: list(alias.tools) for name, alias in ALIASES.items()},
-        "tasks": [task.summary() for task in runtime.catalog.all()],
+        "tasks": [runtime.catalog.summary(task) for task in runtime.catalog.all()],
     }
 
 

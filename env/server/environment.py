@@ -27,7 +27,7 @@ from openenv.core.env_server.mcp_types import CallToolAction, CallToolObservatio
 from openenv.core.env_server.types import EnvironmentMetadata
 from pydantic import ValidationError
 
-from env.contract import Playable
+from env.contract import SPLITS, Playable, Split, Task
 from env.families.catalog import TaskCatalog, UnknownTask
 from env.families.registry import FAMILIES
 from env.models import DebugAction, DebugObservation, DebugState
@@ -37,13 +37,17 @@ from env.server.episodes import ClientShareFull, EpisodeIdInUse, EpisodeNotFound
 from env.server.mcp import SessionTools, plan, tool_observation
 from env.server.metrics import ServerMetrics
 from env.server.replica import Replica
+from env.server.task_api import TaskSplits, out_of_range, split_named
 from env.server.transport import HTTP_REQUEST
 
 R = TypeVar("R")
 Ts = TypeVarTuple("Ts")
 
 DEFAULT_TASK = "easy"
-SPLIT = "test"  # every bundled task is an evaluation task
+# reset(index=...) naming no split: the test split's index-th task (test was the only split, and listed every task).
+DEFAULT_SPLIT: Split = "test"
+SHOWN_IDS = 60  # an unknown task_id's error lists this many ids (a built catalog serves thousands)
+ENV_NAME = "agentdebugger-env"  # the name in OpenEnv's Task API routes (/agentdebugger-env/splits ...)
 NO_EPISODE_ON_CONNECTION = (
     "no episode is running on this connection; send a reset first. A client that reconnected by itself (its connection "
     "closed: the replica holding its episode stopped or was killed) starts with none: that episode is lost"
@@ -88,25 +92,22 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
         """This environment's own episode (in process, over WebSocket)."""
         return self._episode
 
-    # -- OpenEnv's task discovery API (GET /{env}/splits, POST /{env}/tasks ...) -----------------
+    # -- OpenEnv's task discovery API (GET /{env}/splits, POST /{env}/tasks ...; env.server.task_api serves it) -------
 
-    def list_splits(self) -> list[str]:
-        return [SPLIT]
+    def list_splits(self) -> list[dict[str, Any]]:
+        return TaskSplits(self._runtime.catalog).list_splits()
 
     def list_tasks(self, split: str) -> list[dict[str, Any]]:
-        return [task.summary() for task in self._runtime.catalog.all()] if split == SPLIT else []
+        return TaskSplits(self._runtime.catalog).list_tasks(split)
 
     def num_tasks(self, split: str) -> int:
-        return len(self.list_tasks(split))
+        return TaskSplits(self._runtime.catalog).num_tasks(split)
 
     def get_task(self, split: str, index: int) -> dict[str, Any]:
-        tasks = self.list_tasks(split)
-        if not 0 <= index < len(tasks):
-            raise IndexError(index)  # the library answers 400
-        return tasks[index]
+        return TaskSplits(self._runtime.catalog).get_task(split, index)  # IndexError past the end
 
     def get_task_range(self, split: str, start: int | None = None, stop: int | None = None) -> list[dict[str, Any]]:
-        return self.list_tasks(split)[start:stop]
+        return TaskSplits(self._runtime.catalog).get_task_range(split, start, stop)
 
     # -- sync API (in-process use) ---------------------------------------------------------
 
@@ -121,20 +122,12 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
             return _error_observation(f"reset: 'seed' must be an integer, not {type(seed).__name__}")
         if episode_id is not None and not isinstance(episode_id, str):
             return _error_observation(f"reset: 'episode_id' must be a string, not {type(episode_id).__name__}")
-        if task_id is None and index is not None:  # reset(split=..., index=...) as the task API suggests
-            ids = self._runtime.catalog.ids()
-            if not (isinstance(index, int) and 0 <= index < len(ids)):
-                return _error_observation(f"task index {index!r} is out of range; there are {len(ids)} tasks")
-            task_id = ids[index]
-        name = task_id or DEFAULT_TASK
-        try:
-            task = self._runtime.catalog.get(name)
-        except UnknownTask:
-            listed = ", ".join(self._runtime.catalog.ids())
-            made = "".join(f", or any {family.generated_ids}" for family in FAMILIES.values() if family.generated_ids)
-            return _error_observation(f"unknown task_id {name!r}; available: {listed}{made}")
-        seed = secrets.randbits(31) if seed is None else seed
         options = options or {}
+        task = self._chosen(task_id, index, options.pop("split", None))
+        if isinstance(task, str):
+            return _error_observation(task)
+        name = task.id
+        seed = secrets.randbits(31) if seed is None else seed
         family = FAMILIES[task.family]
         refused = family.refusal(task)
         if refused:
@@ -146,6 +139,33 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
         episode_id = self._replica.tag(episode_id or str(uuid.uuid4()))
         with self._runtime.cpu.owner(episode_id):  # the first runs (a baseline, a workspace's) share the CPU slots fairly
             return family.episode(self._runtime, task, seed, episode_id, interface)
+
+    def _chosen(self, task_id: str | None, index: object, split: object) -> Task | str:
+        """The task a reset names (by ``task_id``; by ``index`` within ``split``, the test split by default), or why none."""
+        known = split_named(split)
+        if split is not None and known is None:
+            return f"reset: 'split' must be one of {', '.join(SPLITS)}, not {split!r}"[:300]
+        if task_id is None and index is not None:  # reset(split=..., index=...) as the task API suggests
+            ids = self._runtime.catalog.ids(known or DEFAULT_SPLIT)
+            if isinstance(index, bool) or not (isinstance(index, int) and 0 <= index < len(ids)):
+                return out_of_range(index, known or DEFAULT_SPLIT, len(ids))
+            task_id = ids[index]
+        elif known is not None and task_id is None:
+            return f"reset: 'split' chooses a task with 'index' (the split's index-th task, as POST /{ENV_NAME}/task answers)"
+        name = task_id or DEFAULT_TASK
+        try:
+            task = self._runtime.catalog.get(name)
+        except UnknownTask:
+            return self._unknown(name)
+        if known is not None and known != (served := self._runtime.catalog.summary(task)["split"]):
+            return f"reset: task {name!r} is in the {served} split, not {known}"
+        return task
+
+    def _unknown(self, name: str) -> str:
+        ids = self._runtime.catalog.ids()
+        listed = ", ".join(ids[:SHOWN_IDS]) + (f" and {len(ids) - SHOWN_IDS} more (GET /tasks lists them)" if len(ids) > SHOWN_IDS else "")
+        made = "".join(f", or any {family.generated_ids}" for family in FAMILIES.values() if family.generated_ids)
+        return f"unknown task_id {name!r}; available: {listed}{made}"
 
     def reset(
         self, seed: int | None = None, episode_id: str | None = None, task_id: str | None = None, index: int | None = None, **options: Any
@@ -273,7 +293,7 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
 
     def get_metadata(self) -> EnvironmentMetadata:
         return EnvironmentMetadata(
-            name="agentdebugger-env",
+            name=ENV_NAME,
             description=(
                 "Iterative debugging environment: read failing code and tests, form a hypothesis, submit fixes, "
                 "and get a dense reward per step plus an episode grade whose verdict the agent's code cannot forge."

@@ -32,6 +32,11 @@ class RepoVerdict(BaseModel):
     duration_ms: float = 0.0
     sandboxed: list[str] = Field(default_factory=list, description="Tests whose outcome came from a sandboxed run (forgeable in principle)")
     void: str = Field("", description="Why a sandboxed run's outcomes were discarded (its tamper canaries came out wrong)")
+    busy: str = Field(
+        "", description="Limits counted in CPU time only (Limits.clock): why the run was stopped by its wall-clock backstop under "
+                        "its CPU limit. The machine was too busy: the outcomes say nothing about the tests (authoring runs it again)",
+    )  # fmt: skip
+    cpu_seconds: float | None = Field(None, description="Limits counted in CPU time only: what the run's processes used")
     covered: dict[str, dict[int, list[str]]] = Field(
         default_factory=dict, description="Runs that measure coverage: the project lines each test executed, {path: {line: [test ids]}}"
     )

@@ -33,6 +33,7 @@ from env import settings
 from env.patches import Files
 from env.project import RepoTask, source_only, top_level_names
 from env.sandbox.affinity import PAIRS, pin
+from env.sandbox.cputime import CpuBudget, busy, cpu_exceeded
 from env.sandbox.lifetime import parent_env, spawn
 from env.sandbox.runner import RefusedToRun, Sandbox, SandboxRun
 from env.sandbox.slots import TICK_S, Meter
@@ -42,7 +43,7 @@ from env.verdict.sandboxed import run_sandboxed
 from env.verdict.testenv import TestEnv, TestEnvError, ensure
 
 HOST = Path(__file__).with_name("host")  # started as the package adbg_host, never as part of env
-HOST_GRACE_SECONDS = 30.0  # pytest's own start-up and collection, on top of the sandbox's wall clock
+HOST_GRACE_SECONDS = 30.0  # pytest's own start-up and collection, on top of the sandbox's wall clock (or its backstop)
 _MAX_RESULT_BYTES = 4 * 1024 * 1024
 
 
@@ -133,6 +134,7 @@ def run_graded(sandbox: Sandbox, task: RepoTask, files: Files) -> RepoVerdict:
     verdict, hidden = graded_parts(sandbox, task, files)
     if hidden is not None:
         verdict.held_out = {t: hidden.outcomes[t] for t in task.held_out if t in hidden.outcomes}
+        verdict.busy = "; ".join(b for b in (verdict.busy, hidden.busy) if b)  # limits counted in CPU time only: never served
     return verdict
 
 
@@ -169,7 +171,10 @@ def merge(parts: list[RepoVerdict]) -> RepoVerdict:
         merged.timed_out = merged.timed_out or part.timed_out
         merged.aborted = merged.aborted or part.aborted
         merged.void = merged.void or part.void
+        merged.busy = "; ".join(b for b in (merged.busy, part.busy) if b)
         merged.error = "; ".join(e for e in (merged.error, part.error) if e)
+    seconds = [part.cpu_seconds for part in parts]
+    merged.cpu_seconds = None if None in seconds else round(sum(s for s in seconds if s is not None), 2)
     return merged
 
 
@@ -199,7 +204,7 @@ def _run_split(
             "paths_to_collect": to_collect,
             "pid": pid,
             "deadline": deadline,
-            "wall_seconds": sandbox.limits.wall_seconds,
+            "wall_seconds": sandbox.limits.deadline_seconds,  # what the deadline is: the wall limit, or the backstop
             "reply_bytes": sandbox.limits.reply_bytes,
             "scratch": sandbox.tmp_root,  # where the sandbox's copy of the project lives: the host never opens it
         }
@@ -210,7 +215,7 @@ def _run_split(
         try:
             with PAIRS.pinned() as cpu:  # the two ping-pong on one CPU: a wake-up across CPUs costs far more
                 pin(pid, cpu)
-                verdict = _host(env, request, [req_w, resp_r, status_r], sandbox.limits.wall_seconds + HOST_GRACE_SECONDS, run, cpu)
+                verdict = _host(env, request, [req_w, resp_r, status_r], sandbox.limits.deadline_seconds + HOST_GRACE_SECONDS, run, cpu)
         finally:
             os.close(stop_w)
             watcher.join()
@@ -222,6 +227,7 @@ def _run_split(
     verdict.output, verdict.output_truncated = result.output, result.output_truncated
     verdict.timed_out = verdict.timed_out or result.timed_out
     verdict.aborted = verdict.aborted or result.aborted
+    verdict.cpu_seconds = result.cpu_seconds
     return verdict
 
 
@@ -385,14 +391,22 @@ def _host(
     env: TestEnv, request: dict[str, object], channel: list[int], timeout: float, run: SandboxRun, cpu: int | None = None,
 ) -> RepoVerdict:
     result_fd, err_fd = _unnamed_file("adbg-host-"), _unnamed_file("adbg-host-err-")
-    killed, code = False, 0
+    stopped, code = "", 0
+    budget = run.cpu_budget()  # limits counted in CPU time: the test process joins the project's process in it
     try:
         if WARM:
-            killed, code = _run_warm(env, request, channel, result_fd, err_fd, timeout, run, cpu)
+            stopped, code = _run_warm(env, request, channel, result_fd, err_fd, timeout, run, cpu, budget)
         else:
-            killed, code = _run_cold(env, request, channel, result_fd, err_fd, timeout, run, cpu)
+            stopped, code = _run_cold(env, request, channel, result_fd, err_fd, timeout, run, cpu, budget)
         verdict = parse_records(os.pread(result_fd, _MAX_RESULT_BYTES, 0).decode("utf-8", "replace"))
-        if killed:
+        if budget is not None and (stopped == "wall" or verdict.timed_out) and budget.sample() <= budget.seconds and budget.measured:
+            # the backstop (ours, or the test process's deadline) stopped a run under its CPU limit: the machine was busy
+            verdict.busy = verdict.aborted = busy(run.sandbox.limits.deadline_seconds, budget.used, budget.seconds)
+            verdict.timed_out = False
+        elif stopped == "cpu" and budget is not None:
+            verdict.timed_out = True
+            verdict.aborted = verdict.aborted or f"the test run was stopped: {cpu_exceeded(budget.seconds)}"
+        elif stopped:
             verdict.timed_out = True
             verdict.aborted = verdict.aborted or f"the test run exceeded {timeout:g} s and was stopped"
         elif not any([verdict.error, verdict.outcomes, verdict.collect_errors]) and (code != 0 or not verdict.collected):
@@ -404,24 +418,33 @@ def _host(
     return verdict
 
 
-def _wait_done(done_r: int, deadline: float, meter: Meter | None) -> bool:
-    """Wait for the test process to close ``done_r`` (True) or for ``deadline`` (False), ticking ``meter``: the run's
-    CPU slot is held only while its processes compute."""
+def _tick(meter: Meter | None, budget: CpuBudget | None) -> bool:
+    """One look while the test process runs: the run's CPU slot is held only while its processes compute (``meter``);
+    True once they used more than the run's CPU limit (``budget``, where limits count CPU time)."""
+    if meter is not None:
+        meter.tick()
+    return budget is not None and budget.over()
+
+
+def _wait_done(done_r: int, deadline: float, meter: Meter | None, budget: CpuBudget | None) -> str:
+    """Wait for the test process to close ``done_r`` (""), for ``deadline`` ("wall") or for its run to pass its CPU
+    limit ("cpu"), ticking ``meter`` and ``budget``."""
     while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            return False
-        ready, _, _ = select.select([done_r], [], [], remaining if meter is None else min(remaining, TICK_S))
+            return "wall"
+        ticking = meter is not None or budget is not None
+        ready, _, _ = select.select([done_r], [], [], min(remaining, TICK_S) if ticking else remaining)
         if ready:
-            return True
-        if meter is not None:
-            meter.tick()
+            return ""
+        if _tick(meter, budget):
+            return "cpu"
 
 
 def _run_warm(
     env: TestEnv, request: dict[str, object], channel: list[int], result_fd: int, err_fd: int, timeout: float, run: SandboxRun,
-    cpu: int | None,
-) -> tuple[bool, int]:
+    cpu: int | None, budget: CpuBudget | None,
+) -> tuple[str, int]:
     request_fd = _unnamed_file("adbg-host-req-")
     done_r, done_w = os.pipe()
     try:
@@ -429,14 +452,17 @@ def _run_warm(
         os.lseek(request_fd, 0, os.SEEK_SET)
         pid = _SERVERS.get(env).spawn([request_fd, result_fd, done_w, err_fd, *channel])
         pin(pid, cpu)
+        if budget is not None:
+            budget.add(pid)
         os.close(done_w)
         done_w = -1
         # The run holds the pipe's write end until it exits: EOF means it is over.
-        if not _wait_done(done_r, time.monotonic() + timeout, run.meter(pid)):
+        stopped = _wait_done(done_r, time.monotonic() + timeout, run.meter(pid), budget)
+        if stopped:
             with contextlib.suppress(OSError):
                 os.killpg(pid, signal.SIGKILL)
-            return True, -9
-        return False, 0
+            return stopped, -9
+        return "", 0
     finally:
         for fd in (request_fd, done_r, done_w):
             if fd >= 0:
@@ -445,8 +471,8 @@ def _run_warm(
 
 def _run_cold(
     env: TestEnv, request: dict[str, object], channel: list[int], result_fd: int, err_fd: int, timeout: float, run: SandboxRun,
-    cpu: int | None,
-) -> tuple[bool, int]:
+    cpu: int | None, budget: CpuBudget | None,
+) -> tuple[str, int]:
     proc = spawn(lambda: subprocess.Popen(
         [str(env.python), "-m", "adbg_host.pytest_host", str(result_fd), *map(str, channel)],
         stdin=subprocess.PIPE,
@@ -458,24 +484,29 @@ def _run_cold(
         start_new_session=True,
     ))
     pin(proc.pid, cpu)
+    if budget is not None:
+        budget.add(proc.pid)
+    stopped = "wall"
     try:
         assert proc.stdin is not None
         with contextlib.suppress(BrokenPipeError), proc.stdin:  # a process that died early is reported by its exit
             proc.stdin.write(json.dumps(request).encode())
         deadline, meter = time.monotonic() + timeout, run.meter(proc.pid)
+        ticking = meter is not None or budget is not None
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise subprocess.TimeoutExpired(proc.args, timeout)
             try:
-                return False, proc.wait(remaining if meter is None else min(remaining, TICK_S))
+                return "", proc.wait(min(remaining, TICK_S) if ticking else remaining)
             except subprocess.TimeoutExpired:
-                if meter is not None:
-                    meter.tick()  # the run's CPU slot: held only while the test process or the project computes
+                if _tick(meter, budget):  # the run's CPU slot: held only while the test process or the project computes
+                    stopped = "cpu"
+                    raise
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-        return True, -9
+        return stopped, -9
 
 
 def cleanup() -> None:

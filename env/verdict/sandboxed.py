@@ -78,6 +78,8 @@ def run_sandboxed(
     verdict = parse_records("\n".join(json.dumps(r) for r in records if isinstance(r, dict)), coverage=coverage)
     verdict.output, verdict.output_truncated, verdict.timed_out = result.output, result.output_truncated, result.timed_out
     verdict.aborted = result.aborted
+    verdict.busy = result.aborted if result.busy else ""  # stopped by the backstop under its CPU limit: no outcome of its own
+    verdict.cpu_seconds, verdict.duration_ms = result.cpu_seconds, result.duration_ms
     if problem and not verdict.outcomes:
         verdict.error = f"the sandboxed test run could not start: {problem}"
     canary = (verdict.outcomes.pop(must_pass, "missing"), verdict.outcomes.pop(must_fail, "missing"))

@@ -15,13 +15,14 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-Split = Literal["train", "validation", "test"]
-SPLITS: tuple[Split, ...] = ("train", "validation", "test")
-Source = Literal["mined", "synthesized"]
+from env.contract import SPLITS, Difficulty, Source, Split
+
+__all__ = ["SPLITS", "CatalogTask", "LibraryEntry", "Mutation", "ReleasePair", "Source", "Split", "ValidationRecord"]
+
+MAX_SHARE = 0.10  # no library gives more than this share of the catalog's tasks
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
@@ -88,8 +89,12 @@ class CatalogTask(BaseModel):
     pass_to_pass: list[str]
     held_out: list[str] = Field(default_factory=list)
     validation: ValidationRecord
-    difficulty: Literal["easy", "medium", "hard"]
+    difficulty: Difficulty
     difficulty_score: float = Field(ge=0.0, le=1.0, description="env.authoring.difficulty's estimate")
+    problem_statement: str = Field(
+        "", description="the statement as first written: a rerun of the failing tests can print other object addresses (empty: "
+        "the build writes one from the failing tests' output)",
+    )  # fmt: skip
 
     @model_validator(mode="after")
     def _regenerable(self) -> CatalogTask:
@@ -127,3 +132,14 @@ def read_tasks(path: Path) -> list[CatalogTask]:
 def write_tasks(path: Path, tasks: list[CatalogTask]) -> None:
     lines = [task.model_dump_json(exclude_none=True) for task in sorted(tasks, key=lambda t: t.id)]
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+
+
+def share_cap(counts: dict[str, int], share: float = MAX_SHARE) -> int:
+    """The most tasks one library may give when the libraries could give ``counts``, so that none gives more than
+    ``share`` of the catalog: the largest c with c <= share * sum(min(n, c)). With fewer than 1/share libraries it is 0:
+    no library can be at most a tenth of a catalog of fewer than ten libraries."""
+    best = 0
+    for c in range(1, max(counts.values(), default=0) + 1):
+        if c <= share * sum(min(n, c) for n in counts.values()) + 1e-9:
+            best = c
+    return best

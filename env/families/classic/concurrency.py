@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from env.families.classic.task import StressSpec
+from env.sandbox.cputime import STARVED
 
 THREAD_NAMES = "ABCDEF"
 # The CPython versions the in-process check (env/sandbox/inside/explorer.py, which reads the interpreter's frame layout)
@@ -41,6 +42,7 @@ class StressOutcome(BaseModel):
     passed: bool
     schedules: int = Field(0, description="Interleavings the explorer ran")
     message: str = ""
+    busy: str = Field("", description="Limits counted in CPU time only: the real threads were starved by the machine, nothing decided")
 
 
 # -- the plan -------------------------------------------------------------------------------------
@@ -361,8 +363,11 @@ def judge_hammer(plan: dict[str, Any], reply: Any) -> str:
         seen = reply.get(phase)
         if not isinstance(seen, dict):
             return "the real-threads check returned nothing"
+        if seen.get("unfinished") and settings.get("cpu") and seen.get("starved"):
+            return (f"{STARVED}: {intro} {phase} had used less than their {settings['seconds']:g} s of CPU time when the "
+                    f"wall-clock backstop of {settings['backstop']:g} s stopped them (an infrastructure fault, not the code's outcome)")  # fmt: skip
         if seen.get("unfinished"):
-            return f"{intro} {phase} did not finish within {settings['seconds']:g} s"
+            return f"{intro} {phase} did not finish within {settings['seconds']:g} s" + (" of CPU time" if settings.get("cpu") else "")
         if seen.get("errors"):
             return f"{intro} {phase} raised: " + "; ".join(map(str, seen["errors"]))[:400]
         if seen.get("count") != count:

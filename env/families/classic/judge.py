@@ -27,6 +27,8 @@ from env.families.classic.task import StressSpec, TaskSpec
 from env.held_out import held_out_line
 from env.race_review import review
 from env.runtime import Runtime
+from env.sandbox.cputime import STARVED
+from env.sandbox.limits import BACKSTOP_FACTOR
 from env.sandbox.policy import PolicyViolation, check_source
 from env.sandbox.runner import RefusedToRun, RemoteError, RunAborted, RunResult, Sandbox, SandboxRun
 
@@ -59,6 +61,14 @@ class Verdict(BaseModel):
     @property
     def timed_out(self) -> bool:
         return bool(self.run and self.run.timed_out)
+
+    @property
+    def busy(self) -> str:
+        """Limits counted in CPU time only: why the machine starved the run or the race check's real threads (the
+        outcomes say nothing), else ""."""
+        if self.run is not None and self.run.busy:
+            return self.run.aborted
+        return self.stress.busy if self.stress is not None else ""
 
     @property
     def solved(self) -> bool:
@@ -126,6 +136,8 @@ def _check(run: SandboxRun, task: TaskSpec, spec: StressSpec, rng: random.Random
     the most useful report), the lock-discipline review of the source (which no running code can observe), and
     real threads in a process of their own (run beside the first, on another core)."""
     plan = explore_plan(spec, rng)
+    if sandbox.limits.cpu_budget is not None:  # a run that decides validity: the real threads' budget is CPU time too
+        plan["hammer"].update(cpu=True, backstop=BACKSTOP_FACTOR * plan["hammer"]["seconds"])
     with ThreadPoolExecutor(2) as pool:
         # in this thread's context: the second run claims a CPU slot for the same owner (env.sandbox.slots)
         hammered = pool.submit(contextvars.copy_context().run, real_threads_check, task, source, sandbox, policy_enabled, plan)
@@ -144,7 +156,7 @@ def _check(run: SandboxRun, task: TaskSpec, spec: StressSpec, rng: random.Random
     if refused:
         return StressOutcome(passed=False, schedules=outcome.schedules, message=f"the lock-discipline review refused the code: {refused}")
     if why:
-        return StressOutcome(passed=False, schedules=outcome.schedules, message=why)
+        return StressOutcome(passed=False, schedules=outcome.schedules, message=why, busy=why if why.startswith(STARVED) else "")
     return outcome
 
 
@@ -161,7 +173,7 @@ def real_threads_check(task: TaskSpec, source: str, sandbox: Sandbox, policy_ena
         except RemoteError as exc:
             return f"the real-threads check could not run: the code raised\n{exc.traceback_text}".rstrip()
         except RunAborted as exc:
-            return f"the real-threads check could not finish: {exc}"
+            return str(exc) if run.result.busy else f"the real-threads check could not finish: {exc}"
 
 
 def start_run(task: TaskSpec, source: str, sandbox: Sandbox, policy_enabled: bool) -> SandboxRun | str:

@@ -10,12 +10,14 @@ from env.families.classic.judge import judge_on
 from env.families.classic.task import TaskSpec
 from env.families.validation import StateRun, TaskValidation, measured
 from env.runtime import Runtime
+from env.verdict.busy import until_decided
 
 _STATUS = {"passed": "PASSED", "failed": "FAILED", "error": "ERROR"}
 
 
 def observe(runtime: Runtime, task: TaskSpec, gold: bool, seed: int) -> StateRun:
-    verdict = judge_on(runtime, task, task.gold_source if gold else task.buggy_source, random.Random(seed))
+    source = task.gold_source if gold else task.buggy_source
+    verdict = until_decided(lambda: judge_on(runtime, task, source, random.Random(seed)))  # a run the machine starved, again
     outcomes = {f"tests.py::{t.id}": _STATUS[t.outcome] for t in verdict.tests}
     calls = {f"tests.py::{t.id}": t.calls for t in verdict.tests}
     if verdict.stress is not None and task.stress is not None:

@@ -2,6 +2,7 @@
 through partial observability (a file's text only once opened) and graded on the trajectory too.
 
     PROCEDURAL.builtin()                          # one listed task per difficulty (proc-<level>-test-0)
+    PROCEDURAL.listed()                           # and one per difficulty of train and ood, generated when first asked for
     PROCEDURAL.generate("proc-hard-ood-7")        # any other id is generated on request
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
+from env.contract import Split
 from env.families.base import TASKS_DIR, Action, Family, ResultRow
 from env.families.policies import HypothesisKind
 from env.families.procedural.episode import ProceduralEpisode
@@ -43,6 +45,10 @@ TRACE_PROFILE = Profile(
     names=PROFILE.names,
 )
 SERVED = {p.name: p for p in (PROFILE, TRACE_PROFILE)}
+# The Task API split an id serves in, by the split its id names. ood draws bug types no train id draws: it measures
+# generalisation, so it is held out with test (a trainer that chose checkpoints on it would no longer measure that).
+SERVED_SPLIT: dict[str, Split] = {"train": "train", "test": "test", "ood": "test"}
+assert set(SERVED_SPLIT) == set(SPLITS), "every procedural split serves in one Task API split"
 
 
 class ProceduralFamily(Family[ProceduralTask]):
@@ -59,6 +65,14 @@ class ProceduralFamily(Family[ProceduralTask]):
 
     def builtin(self) -> list[ProceduralTask]:
         return [procedural_task(task_id) for task_id in LISTED]
+
+    def listed(self) -> list[tuple[str, Split]]:
+        """Index 0 of every difficulty of the splits ``builtin`` does not list (train, then ood): generated when first
+        asked for, so a server's start pays only for the test tasks it always built."""
+        return [(f"proc-{level}-{split}-0", SERVED_SPLIT[split]) for split in SPLITS if split != "test" for level in PRESETS]
+
+    def split(self, task: ProceduralTask) -> Split:
+        return SERVED_SPLIT.get(task.split or "test", "test")  # a written-out folder naming no split the server knows: test
 
     def generate(self, task_id: str) -> ProceduralTask | None:
         return procedural_task(task_id) if is_procedural_id(task_id) else None

@@ -20,6 +20,7 @@ from env.patches import PatchError, apply_patch
 from env.project import RepoTask, is_test_path
 from env.runtime import Runtime
 from env.test_source import source_of
+from env.verdict.busy import until_decided
 from env.verdict.outcome import RepoVerdict, f2p_ok, p2p_ok, resolution
 from env.verdict.repo_judge import run_graded, run_tests
 
@@ -52,9 +53,9 @@ def patch_checks(task: RepoTask, checks: list[Check]) -> None:
 
 
 def observe(runtime: Runtime, task: RepoTask, gold: bool) -> StateRun:
-    verdict = run_tests(runtime.sandbox, task, task.gold_files if gold else task.files)
+    verdict = until_decided(lambda: run_tests(runtime.sandbox, task, task.gold_files if gold else task.files))  # a starved run again
     error = verdict.error or verdict.aborted or "; ".join(f"collecting {k}: {v.splitlines()[-1] if v else ''}" for k, v in verdict.collect_errors.items())
-    return StateRun(outcomes=dict(verdict.outcomes), calls=dict(verdict.ops), collected=verdict.collected, error=error)
+    return StateRun(outcomes=dict(verdict.outcomes), calls=dict(verdict.ops), collected=verdict.collected, error=error, cpu_seconds=verdict.cpu_seconds)
 
 
 def _bundled(task: RepoTask, tasks_dir: Path) -> bool:
@@ -91,7 +92,7 @@ def held_out_checks(runtime: Runtime, task: RepoTask, buggy: list[StateRun], bun
         except PatchError as exc:
             checks.append(Check(name="overfit.patch applies", ok=False, detail=str(exc)))
     with ThreadPoolExecutor(max_workers=2) as pool:
-        graded = dict(zip(states, pool.map(lambda files: run_graded(runtime.sandbox, task, files), states.values()), strict=True))
+        graded = dict(zip(states, pool.map(lambda files: until_decided(lambda: run_graded(runtime.sandbox, task, files)), states.values()), strict=True))
     gold = _resolution(task, graded["gold"])
     checks.append(Check(name="gold patch is resolved under the graded run", ok=gold == "FULL",
                         detail="" if gold == "FULL" else f"{gold}: {graded['gold'].error or 'a test fails'}"))  # fmt: skip

@@ -2,6 +2,7 @@
 and the start state both race checks put a fresh object in before their threads run (``Starts``).
 
     report = hammer(module, plan)   # plan: {"cls", "threads", "ops", "switch", "seconds", "start_state", "warmup", "calls"}
+                                    # and, where the run decides validity, {"cpu": True, "backstop"}: seconds of CPU time
     starts = Starts(cls)            # (explorer.py too) where an object keeps its count, peak and calls, found once
     target, used = starts.prepare([count, peak], warmup, calls)   # a fresh object in that state, or the API's state
 
@@ -11,6 +12,7 @@ agree with the controlled interleavings (explorer.py). Standard library only; ex
 
 import sys
 import threading
+import time
 import types
 
 
@@ -52,14 +54,33 @@ def hammer(module, plan):
         threads = [threading.Thread(target=worker, daemon=True) for _ in range(plan["threads"])]
         for thread in threads:
             thread.start()
-        deadline = threading._time() + plan["seconds"]  # one budget for the phase, not one per thread
-        for thread in threads:
-            thread.join(max(0.0, deadline - threading._time()))
+        if plan.get("cpu"):
+            starved = _join_cpu(threads, plan["seconds"], plan["backstop"])
+        else:
+            starved = False
+            deadline = threading._time() + plan["seconds"]  # one budget for the phase, not one per thread
+            for thread in threads:
+                thread.join(max(0.0, deadline - threading._time()))
         if any(thread.is_alive() for thread in threads):
-            report[phase] = {"unfinished": True}
+            report[phase] = {"unfinished": True, "starved": starved}
             return report
         report[phase] = {"count": _value(target.get_count()), "peak": _value(target.get_peak()), "errors": errors[:5]}
     return report
+
+
+def _join_cpu(threads, seconds, backstop):
+    """Wait for ``threads`` while the process uses at most ``seconds`` of CPU time (a run that decides validity: load
+    must not decide), and at most ``backstop`` seconds of wall clock; True when the backstop stopped the wait first."""
+    spent = time.process_time() + seconds
+    deadline = threading._time() + backstop
+    while any(thread.is_alive() for thread in threads):
+        if time.process_time() > spent:
+            return False
+        if threading._time() > deadline:
+            return True
+        for thread in threads:
+            thread.join(0.01)
+    return False
 
 
 # -- the start state: a count, a peak and calls counted, on a fresh object after warm-up calls through its API ---------
