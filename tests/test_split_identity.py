@@ -248,6 +248,28 @@ def test_as_in_process(verdict, name):
     repo_fixture.assert_passes_split(verdict, f"tests/test_identity.py::{name}")
 
 
+
+SEEDED = """from lib import Name, text_hash
+
+
+def test_both_sides_hash_with_the_runs_seed():
+    assert {"abc": 1}[Name("abc")] == 1 and Name("abc") in {"abc"}
+    assert text_hash("abc") == hash("abc") == EXPECTED
+"""
+
+
+@pytest.mark.parametrize("seed", [None, 1, 4294967295])
+def test_a_validations_seed_reaches_both_sides(runtime, tmp_path, seed):
+    """A validation's run hashes with a seed of its own (a flaky set order shows up): the project's and the tests' sides
+    with the same one, so a str subclass of the project still finds the tests' keys (the served runs: HOST_SEED, 0)."""
+    import subprocess
+    import sys
+
+    said = subprocess.run([sys.executable, "-c", "print(hash('abc'))"], env={"PYTHONHASHSEED": str(seed or 0)}, capture_output=True, text=True)
+    source = SEEDED.replace("EXPECTED", said.stdout.strip())
+    verdict = repo_fixture.split_verdict(runtime, tmp_path, LIBRARY, "tests/test_seeded.py", source, ["test_both_sides_hash_with_the_runs_seed"], seed)
+    repo_fixture.assert_passes_split(verdict, "tests/test_seeded.py::test_both_sides_hash_with_the_runs_seed")
+
 @pytest.mark.parametrize("name", NAMES)
 def test_in_process(name, tmp_path, monkeypatch):
     repo_fixture.run_in_process(LIBRARY, TESTS, "tests/test_identity.py", name, tmp_path, monkeypatch)
