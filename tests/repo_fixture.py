@@ -165,7 +165,7 @@ def write_task(folder: Path, files: dict[str, str] | None = None, gold: dict[str
 # pytest would see).
 
 
-def split_verdict(runtime, folder: Path, library: str, test_file: str, source: str, names: list[str]):
+def split_verdict(runtime, folder: Path, library: str, test_file: str, source: str, names: list[str], hash_seed: int | None = None):
     """The verdict's run of ``names`` (tests of ``source``, written to ``test_file`` beside ``lib``) as FAIL_TO_PASS."""
     from env.project import load_repo_task
     from env.verdict.repo_judge import run_tests
@@ -173,7 +173,7 @@ def split_verdict(runtime, folder: Path, library: str, test_file: str, source: s
     files = {"lib/__init__.py": library, test_file: source}
     ids = [f"{test_file}::{name}" for name in names]
     task = write_task(folder, files, files, FAIL_TO_PASS=ids, PASS_TO_PASS=[])
-    return run_tests(runtime.sandbox, load_repo_task(task), files)
+    return run_tests(runtime.sandbox, load_repo_task(task), files, hash_seed=hash_seed)
 
 
 def assert_passes_split(verdict, test: str) -> None:

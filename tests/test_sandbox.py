@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from env.sandbox.isolation import SANDBOX_UID, probe_isolation, scratch_exposure
+from env.sandbox.launch import python_env
 from env.sandbox.limits import Limits
 from env.sandbox.readable import exposure
 from env.sandbox.runner import RefusedToRun, RemoteError, RunAborted, Sandbox
@@ -451,11 +452,26 @@ def test_the_fork_server_holds_no_secrets(runtime, monkeypatch):
     with sandbox.start("def f():\n    return 1\n", "m.py", "m") as run:
         assert run.call("f") == 1
     environ = Path(f"/proc/{sandbox.zygote.pid}/environ").read_bytes()
-    assert environ.split(b"\0")[:-1] == [b"MALLOC_ARENA_MAX=2"]
+    assert environ.split(b"\0")[:-1] == [b"MALLOC_ARENA_MAX=2"]  # no hash seed either: a split run's child is fresh
     cmdline = Path(f"/proc/{sandbox.zygote.pid}/cmdline").read_bytes().split(b"\0")
-    assert b"-I" in cmdline and b"--zygote" in cmdline
+    assert b"-s" in cmdline and b"-P" in cmdline and b"-S" in cmdline and b"--zygote" in cmdline
     sandbox.close()
 
+
+def test_a_sandbox_interpreter_reads_no_python_variable_but_the_hash_seed():
+    """-s -P instead of -I: what -E would have ignored is refused instead, but for a split run's hash seed."""
+    assert python_env({"MALLOC_ARENA_MAX": "2"}) == {"MALLOC_ARENA_MAX": "2"}  # its own seed, drawn at start
+    assert python_env({"MALLOC_ARENA_MAX": "2"}, 7) == {"MALLOC_ARENA_MAX": "2", "PYTHONHASHSEED": "7"}
+    with pytest.raises(ValueError, match="reads no PYTHON\\* variable but its hash seed: PYTHONHASHSEED, PYTHONPATH"):
+        python_env({"PYTHONPATH": "/tmp", "PYTHONHASHSEED": "1"})
+    with pytest.raises(ValueError, match="a hash seed is a number from 0 to 4294967295, not 4294967296"):
+        python_env({}, 2**32)
+
+
+
+def test_only_a_fresh_interpreter_takes_a_hash_seed(runtime):
+    with pytest.raises(ValueError, match="only a fresh interpreter takes a hash seed: a zygote's children share the zygote's"):
+        runtime.sandbox.launch(0, 0, 0, fresh=False, hash_seed=1)
 
 def test_idle_pooled_children_are_ready_and_named(runtime):
     with runtime.sandbox.start("def f():\n    return 1\n", "m.py", "m") as run:

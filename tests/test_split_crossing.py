@@ -467,7 +467,7 @@ def test_streams_views_signatures_and_builtins_cross():
     box = lib.Box(1)
     assert weakref.ref(box)() is box and vars(box) == {"value": 1} and "value" in dir(box)
     assert box.__class__.__name__ == "Box" and box.__class__.__qualname__ == "Box" and box.__class__ is lib.Box(2).__class__
-    assert isinstance(box, lib.Box) and not isinstance(box, str) and not isinstance(lib.Box, type)
+    assert isinstance(box, lib.Box) and not isinstance(box, str) and isinstance(lib.Box, type) and type(box) is lib.Box
     assert lib.__custom__ == "the project's own dunder" and "Box" in dir(lib)
     assert lib.Box.__init__.__module__ == "lib" and lib.Box(1).__module__ == "lib"
     marker = object()

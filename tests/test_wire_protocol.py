@@ -62,7 +62,7 @@ def test_the_test_sides_value_tags_are_the_tables():
 def test_the_sandboxs_reply_tags_are_the_tables():
     """The keys of the JSON objects the sandbox's encoder writes, and those the trusted codec reads."""
     written: set[str] = set()
-    for node in _defs(INSIDE / "values.py", "_RepoEncoder", "_special", "_moment"):
+    for node in _defs(INSIDE / "values.py", "_RepoEncoder", "_class_fields", "_special", "_moment"):
         skip = {id(a) for n in ast.walk(node) if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "get" for a in n.args}
         for constant in ast.walk(node):
             if isinstance(constant, ast.Constant) and isinstance(constant.value, str) and id(constant) not in skip:
@@ -72,7 +72,7 @@ def test_the_sandboxs_reply_tags_are_the_tables():
     read: set[str] = set()
     makers = [n for n in _tree(HOST / "codec.py").body if isinstance(n, ast.AnnAssign) and getattr(n.target, "id", "") == "_HANDLE_MAKERS"]
     handles = ("_exception_class_handle", "_exception_handle", "_remote_object")
-    for node in _defs(HOST / "codec.py", "decode", "proxy", "_container", *handles) + makers:
+    for node in _defs(HOST / "codec.py", "decode", "proxy", "_container", *handles) + makers + _defs(HOST / "classes.py", "class_proxy"):
         for n in ast.walk(node):
             if isinstance(n, ast.Compare) and isinstance(n.left, ast.Constant) and all(isinstance(c, ast.Name) for c in n.comparators):
                 read |= _texts(n.left)

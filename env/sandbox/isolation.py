@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field
 
 from env import settings
 from env.sandbox.guarantees import LANDLOCK_SIGNAL_ABI, LANDLOCK_TCP_ABI, GuaranteeState, assess, refusal
-from env.sandbox.launch import CHILD, python_command
+from env.sandbox.launch import CHILD, python_command, python_env
 from env.sandbox.readable import exposure
 from env.sandbox.seccomp import compile_filter
 from env.scratch import scratch_root
@@ -100,7 +100,7 @@ def _run_probe(bpf: bytes | None) -> dict:
             done = subprocess.run(
                 python_command(CHILD, "--probe", bpf_path, uid),
                 cwd=cwd,
-                env={},
+                env=python_env({}),
                 capture_output=True,
                 timeout=20,
                 check=False,

@@ -170,9 +170,13 @@ class Sandbox:
         runs = settings.integer("SANDBOX_ZYGOTE_RUNS")
         self.zygote: Zygote | None = Zygote(self.config, runs) if warm else None
 
-    def launch(self, req_r: int, resp_w: int, out_fd: int, fresh: bool = False) -> tuple[FreshChild | ZygoteChild, str | None]:
-        """Start a child for one run (``fresh``: a new interpreter even where a zygote is warm); returns it and the
-        directory to remove afterwards, if any."""
+    def launch(
+        self, req_r: int, resp_w: int, out_fd: int, fresh: bool = False, hash_seed: int | None = None
+    ) -> tuple[FreshChild | ZygoteChild, str | None]:  # fmt: skip
+        """Start a child for one run (``fresh``: a new interpreter even where a zygote is warm, with ``hash_seed`` if
+        given); returns it and the directory to remove afterwards, if any."""
+        if hash_seed is not None and not fresh:
+            raise ValueError("only a fresh interpreter takes a hash seed: a zygote's children share the zygote's")
         if self.zygote is not None and not fresh:
             try:
                 return self.zygote.spawn(req_r, resp_w, out_fd), None
@@ -184,8 +188,8 @@ class Sandbox:
         try:
             popen = start(
                 CHILD, str(req_r), str(resp_w),
-                stdout=out_fd, stderr=out_fd, env={"MALLOC_ARENA_MAX": "2"}, pass_fds=(req_r, resp_w), cwd=run_dir,
-            )
+                stdout=out_fd, stderr=out_fd, env={"MALLOC_ARENA_MAX": "2"}, pass_fds=(req_r, resp_w), cwd=run_dir, hash_seed=hash_seed,
+            )  # fmt: skip
         except BaseException:
             shutil.rmtree(run_dir, ignore_errors=True)
             raise
@@ -208,13 +212,16 @@ class Sandbox:
             raise RefusedToRun(self.isolation.reason)
         return SandboxRun(self, {"filename": filename, "module": module, "source": source})
 
-    def start_repo(self, files: dict[str, str | bytes], paths: list[str], environ: dict[str, str], fresh: bool = False) -> SandboxRun:
+    def start_repo(
+        self, files: dict[str, str | bytes], paths: list[str], environ: dict[str, str], fresh: bool = False, hash_seed: int | None = None
+    ) -> SandboxRun:  # fmt: skip
         """A run holding a project's source files; its objects are reached with :meth:`SandboxRun.op`. ``fresh``: a
-        new interpreter, with its own string-hash seed (children of one zygote share theirs), as a test run needs
-        for flaky set and dict orders to show up."""
+        new interpreter, with its own string-hash seed (children of one zygote share theirs) or ``hash_seed``: a split
+        run's is its test process's (a project's hash of a string is the tests'), varied over a validation's runs for
+        flaky set and dict orders to show up."""
         if not self.isolation.can_execute:
             raise RefusedToRun(self.isolation.reason)
-        return SandboxRun(self, {"mode": "repo", "files": files, "paths": paths, "env": environ}, fresh=fresh)
+        return SandboxRun(self, {"mode": "repo", "files": files, "paths": paths, "env": environ}, fresh=fresh, hash_seed=hash_seed)
 
     def start_pytest(
         self, files: dict[str, str | bytes], paths: list[str], environ: dict[str, str], collect: list[str], select: list[str],
@@ -254,6 +261,7 @@ class SandboxRun:
     load_error: RemoteError | None = None
     ready: Any = None  # the child's first reply ("ready"; a debugging session's first stop)
     fresh: bool = False  # a new interpreter, never a zygote's fork
+    hash_seed: int | None = None  # a fresh interpreter's PYTHONHASHSEED (a split run's: its test process's); else its own
 
     def __post_init__(self) -> None:
         limits = self.sandbox.limits
@@ -276,7 +284,7 @@ class SandboxRun:
         self._finished = False
         self._finished_talking = False
         try:
-            self._child, self._dir = self.sandbox.launch(req_r, resp_w, self._out_fd, self.fresh)
+            self._child, self._dir = self.sandbox.launch(req_r, resp_w, self._out_fd, self.fresh, self.hash_seed)
         except BaseException:
             for fd in (req_r, resp_w, self._req_w, self._resp_r, self._out_fd):
                 os.close(fd)

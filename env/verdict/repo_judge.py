@@ -75,12 +75,16 @@ _TREES = _TestTrees()
 atexit.register(lambda: cleanup())  # process-lifetime caches must not outlive the process on /dev/shm
 
 
-def run_tests(sandbox: Sandbox, task: RepoTask, files: Files, select: list[str] | None = None, graded: bool = True) -> RepoVerdict:
+def run_tests(
+    sandbox: Sandbox, task: RepoTask, files: Files, select: list[str] | None = None, graded: bool = True, hash_seed: int | None = None
+) -> RepoVerdict:  # fmt: skip
     """Run the task's tests (all, or the ids in ``select``) against the project in ``files``.
 
     ``graded`` runs use the grading tests (hidden ``test_patch`` applied); the agent's own runs
     use the snapshot's tests. Either way the tests come from the task, never from ``files``.
-    The tests the task declares ``sandboxed`` run in a sandboxed run of their own; the rest under the split.
+    The tests the task declares ``sandboxed`` run in a sandboxed run of their own; the rest under the split, both of
+    its sides hashing with ``hash_seed`` (default: the warm test process's, ``HOST_SEED``; another costs a test process
+    started for the run, as a validation's runs do to show a flaky set or dict order).
     """
     if not sandbox.isolation.can_execute:
         return RepoVerdict(error=sandbox.isolation.reason)
@@ -113,7 +117,7 @@ def run_tests(sandbox: Sandbox, task: RepoTask, files: Files, select: list[str] 
     split_select = select if select is None else [t for t in select if t not in task.sandboxed and t.split("::")[0] in split_files]
     parts = []
     if split_files and (split_select is None or split_select):
-        parts.append(_run_split(sandbox, env, task, files, tests, split_files, split_select, boxed, graded))
+        parts.append(_run_split(sandbox, env, task, files, tests, split_files, split_select, boxed, graded, hash_seed))
     if boxed:
         parts.append(run_sandboxed(sandbox, env, task, files, tests, boxed))
     verdict = merge(parts)
@@ -180,14 +184,16 @@ def merge(parts: list[RepoVerdict]) -> RepoVerdict:
 
 def _run_split(
     sandbox: Sandbox, env: TestEnv, task: RepoTask, files: Files, tests: Files, to_collect: list[str], select: list[str] | None,
-    elsewhere: list[str], graded: bool,
+    elsewhere: list[str], graded: bool, hash_seed: int | None = None,
 ) -> RepoVerdict:
-    """The split: the project in a fresh sandbox child, the tests in the trusted test process it hands over to."""
+    """The split: the project in a fresh sandbox child, the tests in the trusted test process it hands over to, both
+    hashing with one seed (``run_tests``)."""
+    seed = HOST_SEED if hash_seed is None else hash_seed
     source = source_only(files)
     # A test run's memory limit; the project imports the task's requirements too: its sandbox reads their packages.
     sandbox = _test_sandbox(sandbox, env if task.requirements else None)
     try:
-        run = sandbox.start_repo(source, task.source_paths, dict(task.environment), fresh=True)
+        run = sandbox.start_repo(source, task.source_paths, dict(task.environment), fresh=True, hash_seed=seed)
     except RefusedToRun as exc:
         return RepoVerdict(error=str(exc))
     try:
@@ -215,7 +221,7 @@ def _run_split(
         try:
             with PAIRS.pinned() as cpu:  # the two ping-pong on one CPU: a wake-up across CPUs costs far more
                 pin(pid, cpu)
-                verdict = _host(env, request, [req_w, resp_r, status_r], sandbox.limits.deadline_seconds + HOST_GRACE_SECONDS, run, cpu)
+                verdict = _host(env, request, [req_w, resp_r, status_r], sandbox.limits.deadline_seconds + HOST_GRACE_SECONDS, run, cpu, seed)
         finally:
             os.close(stop_w)
             watcher.join()
@@ -288,12 +294,17 @@ def _host_path() -> str:
     return str(root)
 
 
-def _host_env() -> dict[str, str]:
+# The warm test process's hash seed, and so its split runs' projects': fixed, so a run's set and dict orders are the
+# same from one episode to the next (a validation's runs vary it: see run_tests).
+HOST_SEED = 0
+
+
+def _host_env(seed: int = HOST_SEED) -> dict[str, str]:
     return {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "PYTHONPATH": _host_path(),
         "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONHASHSEED": "0",
+        "PYTHONHASHSEED": str(seed),
         "MALLOC_ARENA_MAX": "2",
     }
 
@@ -389,15 +400,16 @@ def _unnamed_file(prefix: str) -> int:
 
 def _host(
     env: TestEnv, request: dict[str, object], channel: list[int], timeout: float, run: SandboxRun, cpu: int | None = None,
+    seed: int = HOST_SEED,
 ) -> RepoVerdict:
     result_fd, err_fd = _unnamed_file("adbg-host-"), _unnamed_file("adbg-host-err-")
     stopped, code = "", 0
     budget = run.cpu_budget()  # limits counted in CPU time: the test process joins the project's process in it
     try:
-        if WARM:
+        if WARM and seed == HOST_SEED:
             stopped, code = _run_warm(env, request, channel, result_fd, err_fd, timeout, run, cpu, budget)
-        else:
-            stopped, code = _run_cold(env, request, channel, result_fd, err_fd, timeout, run, cpu, budget)
+        else:  # another seed than the warm process's: a test process of its own, started with it
+            stopped, code = _run_cold(env, request, channel, result_fd, err_fd, timeout, run, cpu, budget, seed)
         verdict = parse_records(os.pread(result_fd, _MAX_RESULT_BYTES, 0).decode("utf-8", "replace"))
         if budget is not None and (stopped == "wall" or verdict.timed_out) and budget.sample() <= budget.seconds and budget.measured:
             # the backstop (ours, or the test process's deadline) stopped a run under its CPU limit: the machine was busy
@@ -471,7 +483,7 @@ def _run_warm(
 
 def _run_cold(
     env: TestEnv, request: dict[str, object], channel: list[int], result_fd: int, err_fd: int, timeout: float, run: SandboxRun,
-    cpu: int | None, budget: CpuBudget | None,
+    cpu: int | None, budget: CpuBudget | None, seed: int = HOST_SEED,
 ) -> tuple[str, int]:
     proc = spawn(lambda: subprocess.Popen(
         [str(env.python), "-m", "adbg_host.pytest_host", str(result_fd), *map(str, channel)],
@@ -479,7 +491,7 @@ def _run_cold(
         stdout=subprocess.DEVNULL,
         stderr=err_fd,
         cwd=str(request["cwd"]),
-        env={**_host_env(), **parent_env()},
+        env={**_host_env(seed), **parent_env()},
         pass_fds=(result_fd, *channel),
         start_new_session=True,
     ))

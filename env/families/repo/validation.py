@@ -11,6 +11,7 @@ Procedural tasks are repositories too and are validated the same way.
 
 from __future__ import annotations
 
+import secrets
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -53,7 +54,10 @@ def patch_checks(task: RepoTask, checks: list[Check]) -> None:
 
 
 def observe(runtime: Runtime, task: RepoTask, gold: bool) -> StateRun:
-    verdict = until_decided(lambda: run_tests(runtime.sandbox, task, task.gold_files if gold else task.files))  # a starved run again
+    # Each run with a hash seed of its own on both sides of the split: a set or dict order a test depends on shows up
+    # as a state that differs between runs (the served runs keep one seed, repo_judge.HOST_SEED).
+    seed = secrets.randbelow(2**32)
+    verdict = until_decided(lambda: run_tests(runtime.sandbox, task, task.gold_files if gold else task.files, hash_seed=seed))  # a starved run again
     error = verdict.error or verdict.aborted or "; ".join(f"collecting {k}: {v.splitlines()[-1] if v else ''}" for k, v in verdict.collect_errors.items())
     return StateRun(outcomes=dict(verdict.outcomes), calls=dict(verdict.ops), collected=verdict.collected, error=error, cpu_seconds=verdict.cpu_seconds)
 

@@ -1,6 +1,6 @@
 """What runs inside the sandbox: standard library only, never imported as part of ``env``.
 
-The entry is ``child.py``, started as a script (``python -I -S -B -X utf8 child.py ...``) by ``env.sandbox.launch``. It
+The entry is ``child.py``, started as a script (``python -s -P -S -B -X utf8 child.py ...``) by ``env.sandbox.launch``. It
 loads this folder by path as the package ``_adbg_inside`` (its files use relative imports, as ``env/verdict/host`` does
 in the trusted test host), each job a module: ``framing`` (the pipes), ``encoder`` (a classic run's values),
 ``classic`` (the classic server), ``values``/``ops``/``serve``/``printed`` (the sandbox half of the split: the

@@ -1,6 +1,6 @@
 """The sandbox child's entry: loads the submission's code and answers calls from the trusted side.
 
-``env.sandbox.runner`` starts this file as ``python -I -S -B -X utf8 child.py REQ_FD RESP_FD PARENT`` in
+``env.sandbox.runner`` starts this file as ``python -s -P -S -B -X utf8 child.py REQ_FD RESP_FD PARENT`` in
 the run's private directory, with a near-empty environment, stdout/stderr going to a capped file,
 one pipe carrying requests and one carrying replies (``framing.py``). The zygote is ``child.py --zygote``,
 the start-up probe ``child.py --probe``.
@@ -39,6 +39,8 @@ def _inside(*names):
 
 
 if __name__ == "__main__":
+    # read at start-up (the trusted test host's seed, env.sandbox.launch): the run's code sees the environment it did
+    os.environ.pop("PYTHONHASHSEED", None)
     if sys.argv[1:2] == ["--probe"]:
         _inside().LAYERS.probe(sys.argv[2] or None, int(sys.argv[3]) if sys.argv[3] else None)
     elif sys.argv[1:2] == ["--zygote"]:

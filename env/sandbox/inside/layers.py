@@ -1,7 +1,7 @@
 """The isolation layers a sandbox process applies to itself before it runs anything untrusted.
 
 Kept apart from ``child.py`` so that the sandbox child and run_bash's launcher (``shell_child.py``)
-apply the same code, each in its own order. Both run under ``python -I -S``, with no ``env``
+apply the same code, each in its own order. Both run under ``python -s -P -S``, with no ``env``
 package to import from, so this file is never imported by name: ``child.py`` loads it by its path
 at start-up (before the zygote forks, while the server's tree is still readable) and the launcher
 executes the code the trusted side compiled from it. Standard library only; ``ctypes`` is imported

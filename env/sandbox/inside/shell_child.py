@@ -1,6 +1,6 @@
 """The shell launcher: isolates itself, then runs one ``/bin/bash -c COMMAND`` in the workspace.
 
-``env.sandbox.shell`` starts this file as ``python -I -S -B -X utf8 shell_child.py SETUP_FD STATUS_FD PARENT``
+``env.sandbox.shell`` starts this file as ``python -s -P -S -B -X utf8 shell_child.py SETUP_FD STATUS_FD PARENT``
 with the workspace as its working directory, stdin on /dev/null and stdout/stderr on one pipe that
 the parent reads and caps. The setup (command, environment, layers, limits, Landlock paths) arrives as
 ``marshal`` data on SETUP_FD, written by the trusted parent only; the launcher answers on STATUS_FD

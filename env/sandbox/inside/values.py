@@ -106,6 +106,8 @@ class _RepoEncoder(_Encoder):
             if issubclass(value, BaseException):
                 info["k"] = "exc"
                 info["m"] = _chain(value)
+            else:
+                _class_fields(value, info, dt)
         elif isinstance(value, BaseException):
             info["k"] = "exi"
             info["m"] = _chain(kind)
@@ -115,9 +117,29 @@ class _RepoEncoder(_Encoder):
             info["k"] = "obj"
             if kind is _GENERATOR or kind in _SELF_ITERATORS:  # iter() of it is itself and it has no len(): the trusted side knows without asking
                 info["g"] = 1
-        if info["k"] in ("call", "obj"):  # what obj.__class__ names on the trusted side
-            info["c"] = [str(getattr(kind, "__module__", "?"))[:200], str(getattr(kind, "__qualname__", "?"))[:200]]
+        if info["k"] in ("call", "obj", "tzinfo"):  # its class's handle: type() of it on the trusted side
+            info["c"] = self._class_of(kind, dt)
         return __import__("json").dumps(info)
+
+    def _class_of(self, cls, dt):
+        """An object's class as a class handle's fields (the same class is the same handle: ``type(a) is type(b)``),
+        worked out once per class."""
+        number = self.number(cls)
+        known = self.state.setdefault("classes", {}).get(number)
+        if known is not None and known[0] is cls:
+            return known[1]
+        info = {"h": number, "t": type(cls).__name__[:100], "k": "class", "q": _qualname(cls)}
+        _class_fields(cls, info, dt)
+        self.state["classes"][number] = (cls, info)
+        return info
+
+
+def _class_fields(cls, info, dt):
+    """What the trusted side names its local class for a project class after: its module and qualified name, and
+    whether it is a tzinfo class (its instances must be tzinfos there too)."""
+    info["n"] = [str(getattr(cls, "__module__", "?"))[:200], str(getattr(cls, "__qualname__", "?"))[:200]]
+    if dt is not None and issubclass(cls, dt.tzinfo):
+        info["z"] = 1
 
 
 def _chain(cls):

@@ -6,6 +6,7 @@ The wire tags are ``protocol.py``'s (``env/sandbox/inside/protocol.py``, loaded 
 from __future__ import annotations
 
 import builtins
+import contextlib
 import datetime as dt
 import decimal
 import fractions
@@ -23,9 +24,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .channel import RemoteError
+from .classes import _ShimMeta, _subclass, class_proxy, fit, made_now
 from .protocol import agree
 from .proxies import (
-    RemoteClass,
+    ClassProxy,
     RemoteDict,
     RemoteList,
     RemoteModule,
@@ -34,8 +36,7 @@ from .proxies import (
     RemoteTzinfo,
     _Bound,
     _handle_of,
-    _ShimMeta,
-    _subclass,
+    new_proxy,
 )
 from .sites import _portable_lambda
 from .stand_ins import MAX_STAND_INS, CannotPass, ProjectExit, StandIn, _Ref, _StandInMeta
@@ -158,8 +159,8 @@ class Codec:
     """The encoding and decoding half of ``conversation.Remote`` (a mixin: ``self`` is the run's Remote)."""
 
     _proxies: dict[int, Any]
+    _kinds: dict[int, Any]  # a project object's handle -> its class's, as last sent (the proxy's type() follows it)
     _exceptions: dict[str, type[BaseException]]
-    _types: dict[tuple[str, str], type]
     _callbacks: dict[int, Callable[..., Any]]
     _callback_numbers: dict[int, int]
     _shapes: dict[int, tuple[str, list[list[Any]] | None, list[str | None]]]
@@ -313,19 +314,22 @@ class Codec:
             return known[0]
         bases = tuple(object if b is object else b for b in cls.__bases__)
         for base in bases:
-            if not (base is object or isinstance(base, RemoteClass) or self.test_defined(base)
+            if not (base is object or isinstance(base, ClassProxy) or self.test_defined(base)
                     or getattr(builtins, base.__name__, None) is base):
                 raise CannotPass(f"cannot pass the class {cls.__qualname__} to the project's code: its base {base.__qualname__} "
                                  "is neither a builtin, a project class nor one the tests define")
         namespace = {k: v for k, v in vars(cls).items()
                      if k not in ("__dict__", "__weakref__") and not isinstance(v, (types.GetSetDescriptorType, types.MemberDescriptorType))}
         namespace["__qualname__"], namespace["__module__"] = cls.__qualname__, cls.__module__
+        known = len(self._proxies)
         twin = _subclass(cls.__name__, bases, namespace, keep_names=True, remote=self)
         number = _handle_of(twin)
         if number is None and isinstance(twin, type) and isinstance(twin.__dict__.get("_adbg_class"), tuple):
             number = twin.__dict__["_adbg_class"]  # an exception class's twin: its stand-in here names it
         assert number is not None
         self._classes[id(cls)] = (number[1], cls)  # the class kept alive with it, so its id stays its own
+        if made_now(self, known, twin):  # what the project makes of it is an instance of it here too
+            fit(twin, self, (cls,), (), above=False)
         return number[1]
 
     def _register(self, function: Callable[..., Any]) -> int:
@@ -421,10 +425,23 @@ class Codec:
         number = int(info["h"])
         known = self._proxies.get(number)
         if known is not None:
+            named = info.get("c")
+            if isinstance(named, dict) and self._kinds.get(number) != named.get("h"):  # its class changed since
+                self._kinds[number] = named.get("h")
+                self.retype(known, self.proxy(named) if named.get("k") == "class" else None)
             return known
         made = _HANDLE_MAKERS.get(str(info.get("k")), Codec._remote_object)(self, info, number)
         self._proxies[number] = made
         return made
+
+    @staticmethod
+    def retype(known: Any, kind: Any) -> None:
+        """The proxy ``known`` becomes an instance of ``kind``, its object's class now (``self.__class__ = Closed`` in
+        the project's code, seen when the object is sent again); a tzinfo stays a tzinfo and anything but a project
+        class's local class is not taken."""
+        if isinstance(kind, ClassProxy) and issubclass(kind, RemoteTzinfo) == isinstance(known, RemoteTzinfo):
+            with contextlib.suppress(TypeError):  # every such class has RemoteObject's layout: never expected
+                object.__setattr__(known, "__class__", kind)
 
     def _exception_class_handle(self, info: dict, number: int) -> Any:
         made = self.exception_class(list(info.get("m", [])))
@@ -437,28 +454,18 @@ class Codec:
         return self._exception_object(list(info.get("m", [])), number)
 
     def _remote_object(self, info: dict, number: int) -> Any:
+        """A project object (a tzinfo too): an instance of its class's local class, so its type() is the class the
+        test imported. A class the sandbox names that is no class handle (or no tzinfo's for a tzinfo) is not taken:
+        the object is then a plain proxy."""
         named = info.get("c")
-        kind = self.project_type(str(named[0]), str(named[1])) if isinstance(named, list) and len(named) == 2 else None
-        return RemoteObject(self, number, str(info.get("t", "object")), kind, info.get("g") == 1)
-
-    def project_types_add(self, module: str, qualname: str, kind: type, handle: int) -> None:
-        """The local class for a project class made from a test's subclass (``proxies._super_class``), by its name and
-        by the made class's handle (a subclass of it builds on it)."""
-        self._types[(module, qualname)] = kind
-        self._types[("", str(handle))] = kind
-
-    def made_type(self, handle: int) -> type | None:
-        """The local class ``project_types_add`` recorded for the made class of that handle, if any."""
-        return self._types.get(("", str(handle)))
-
-    def project_type(self, module: str, qualname: str) -> type:
-        """The local class standing for a project object's class in ``obj.__class__`` (one per class: the same class
-        twice is the same local class)."""
-        made = self._types.get((module, qualname))
-        if made is None:
-            name = qualname.rpartition(".")[2] or "object"
-            made = self._types[(module, qualname)] = type(name, (RemoteObject,), {"__module__": module, "__qualname__": qualname, "__slots__": ()})
-        return made
+        kind = None
+        if isinstance(named, dict) and named.get("k") == "class":
+            kind = self.proxy(named)
+            self._kinds[number] = named.get("h")
+        base = RemoteTzinfo if info.get("k") == "tzinfo" else RemoteObject
+        if not (isinstance(kind, ClassProxy) and issubclass(kind, base)):
+            kind = base
+        return new_proxy(kind, self, number, str(info.get("t", "object")), info.get("g") == 1)
 
     def _exception_object(self, chain: list, number: int) -> BaseException:
         cls, ref = self.exception_class(chain), _Ref(self, number)
@@ -544,9 +551,9 @@ class Codec:
 _HANDLE_MAKERS: dict[str, Callable[[Codec, dict, int], Any]] = {
     "exc": Codec._exception_class_handle,
     "exi": Codec._exception_handle,
-    "class": lambda codec, info, number: RemoteClass(codec, number, str(info.get("q", "?"))),
+    "class": lambda codec, info, number: class_proxy(codec, number, info),
     "module": lambda codec, info, number: RemoteModule(str(info.get("t", "module")), codec, number),
-    "tzinfo": lambda codec, info, number: RemoteTzinfo(codec, number, str(info.get("t", "tzinfo"))),
+    "tzinfo": Codec._remote_object,
     "call": Codec._remote_object,
     "obj": Codec._remote_object,
 }

@@ -1,13 +1,13 @@
 """The split verdict's trusted half: a project's modules as proxies of objects living in the sandbox.
 
 This module is the conversation (``Remote``: requests, replies, callbacks); ``codec`` encodes and decodes values,
-``proxies`` and ``stand_ins`` are what the tests hold, ``importer`` imports the project through proxies, ``sites``
-reads the test's bytecode at call sites. The wire tags both halves use are ``env/sandbox/inside/protocol.py``'s.
+``proxies``, ``classes`` (project classes as local classes) and ``stand_ins`` are what the tests hold, ``importer``
+imports the project through proxies, ``sites`` reads the test's bytecode at call sites. The wire tags both halves use are ``env/sandbox/inside/protocol.py``'s.
 
     remote = Remote(channel)                  # the sandbox run's conversation (channel.py)
     remote.install({"ledger"})                 # `import ledger.accounts` now yields proxies
-    from ledger.accounts import Account        # a RemoteClass
-    acct = Account("alice")                    # constructed in the sandbox; `acct` is a RemoteObject
+    from ledger.accounts import Account        # a local class standing for the project's (classes.py)
+    acct = Account("alice")                    # constructed in the sandbox; `acct` is a proxy: type(acct) is Account
     assert acct.balance() == 0                 # the call and the comparison run there; 0 comes back as data
 
 The tests and their expected values stay in this (trusted) process; the project's code never runs
@@ -43,7 +43,7 @@ from typing import Any
 from .channel import Channel, RemoteError, RunAborted
 from .codec import _COPYABLE_ITERATORS, _SCALARS, _SHARED_BUILTINS, Codec
 from .importer import _RUNNER_NAMES, LibraryCopies, ProjectFinder
-from .proxies import _OBJECT_OPS, _READABLE_DUNDERS, _RUNS, RemoteClass, _Bound, _handle_of
+from .proxies import _OBJECT_OPS, _READABLE_DUNDERS, _RUNS, ClassProxy, _Bound, _handle_of
 from .sites import _after_iter, _consumer, _consumer_call
 from .stand_ins import CannotPass, ProjectStopped, StandIn
 
@@ -59,8 +59,8 @@ class Remote(Codec):
         self.run = run
         self.ops = 0  # requests sent: a test that sends none never touched the project
         self._proxies: dict[int, Any] = {}
+        self._kinds: dict[int, Any] = {}
         self._exceptions: dict[str, type[BaseException]] = {}
-        self._types: dict[tuple[str, str], type] = {}  # local classes named as project objects' classes (__class__)
         # The test's functions the project may call back, by number; kept for the run (the project may keep them).
         self._callbacks: dict[int, Callable[..., Any]] = {}
         self._callback_numbers: dict[int, int] = {}
@@ -339,7 +339,7 @@ class Remote(Codec):
             for item in list(value.values())[:1000]:
                 self.reachable(item, owner, depth + 1)
             return
-        if type(value) in _SCALARS or _handle_of(value) is not None or isinstance(value, (_Bound, RemoteClass)):
+        if type(value) in _SCALARS or _handle_of(value) is not None or isinstance(value, (_Bound, ClassProxy)):
             return
         if isinstance(value, types.ModuleType):
             raise AttributeError("the project may not reach a module of the trusted process")

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .sites import _compare_site, _feeding, _method_call
-from .stand_ins import CannotPass, StandIn, _local_only, _Ref
+from .stand_ins import _OBJECT_DUNDERS, CannotPass, StandIn, _local_only, _Ref
 
 if TYPE_CHECKING:
     from .conversation import Remote
@@ -41,6 +41,8 @@ def _handle_of(value: Any) -> tuple[Remote, int] | None:
     kind = type(value)  # the real type: a Mock(spec=proxy) claims the proxy's __class__ and is no proxy
     if issubclass(kind, (RemoteObject, _Ref, RemoteModule, RemoteList, RemoteDict, RemoteSet)):
         return value._adbg_remote, value._adbg_handle
+    if issubclass(kind, ClassProxy):  # a project class: the local class standing for it holds its handle
+        return type.__getattribute__(value, "_adbg_proxy")
     if issubclass(kind, StandIn) and value.__dict__.get("_adbg_remote") is not None:
         return value._adbg_remote, value._adbg_handle
     return None
@@ -77,24 +79,18 @@ def _unary(name: str):
 
 
 class RemoteObject:
-    """Any project object: every operation on it runs in the sandbox."""
+    """Any project object: every operation on it runs in the sandbox. Its type() is the local class standing for its
+    project class (``ClassProxy``), a subclass of this one: ``type(obj) is Point`` as in process."""
 
     # weakly referable, as most objects are
-    __slots__ = ("_adbg_remote", "_adbg_handle", "_adbg_type", "_adbg_kind", "_adbg_generator", "__weakref__")
+    __slots__ = ("_adbg_remote", "_adbg_handle", "_adbg_type", "_adbg_generator", "__weakref__")
 
-    def __init__(self, remote: Remote, number: int, type_name: str, kind: type | None = None, generator: bool = False):
+    def __init__(self, remote: Remote, number: int, type_name: str, generator: bool = False):
         object.__setattr__(self, "_adbg_remote", remote)
         object.__setattr__(self, "_adbg_handle", number)
         object.__setattr__(self, "_adbg_type", type_name)
-        object.__setattr__(self, "_adbg_kind", kind)
         # a generator there (the handle's "g": 1, see child.py's _serve_repo for the wire): iter() is itself, len() fails
         object.__setattr__(self, "_adbg_generator", generator)
-
-    @property  # type: ignore[misc]
-    def __class__(self) -> type:  # type: ignore[override]
-        """``obj.__class__``: a local class named as the project object's (``cache.__class__.__name__``); ``type()``
-        is still the proxy's, and ``isinstance`` against the project's classes still asks the sandbox."""
-        return object.__getattribute__(self, "_adbg_kind") or type(self)
 
     def __getattr__(self, name: str) -> Any:
         __tracebackhide__ = True
@@ -106,7 +102,10 @@ class RemoteObject:
 
     def __setattr__(self, name: str, value: Any) -> None:
         __tracebackhide__ = True
-        self._adbg_remote.op("setattr", self, name, value)
+        remote = self._adbg_remote
+        remote.op("setattr", self, name, value)
+        if name == "__class__":  # the test changed the project object's class: its proxy's type() follows
+            remote.retype(self, remote.op("call", type, self))
 
     def __delattr__(self, name: str) -> None:
         __tracebackhide__ = True
@@ -204,7 +203,7 @@ class RemoteObject:
         return self._adbg_remote.size(self, sys._getframe(1))
 
 
-_DOC = property(lambda self: self._adbg_remote.op("getattr", self, "__doc__"))  # the project's docstring, not ours
+DOC = property(lambda self: self._adbg_remote.op("getattr", self, "__doc__"))  # the project's docstring, not ours
 
 
 for _name in ("repr", "str", "bool", "hash", "abs", "int", "float", "index", "neg", "pos", "invert", "reversed"):
@@ -428,95 +427,127 @@ class _Bound:
         return getattr(self.function, name)
 
 
-class _ShimMeta(type):
-    """The metaclass of a class statement naming project classes among its bases (``__mro_entries__``): project bases
-    only make a real subclass in the sandbox; with local bases (unittest.TestCase), a local class whose inherited
-    project methods run in the sandbox (``_Bound``)."""
-
-    def __new__(mcls, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwargs: Any) -> Any:
-        __tracebackhide__ = True
-        originals = namespace.get("__orig_bases__", bases)
-        if "_adbg_class" not in namespace and all(isinstance(b, RemoteClass) for b in originals):
-            made = _subclass(name, tuple(originals), namespace)
-            # the class its instances report here, made for every such class: a subclass of it may call super()
-            kind = _super_class(made._adbg_remote, made, name, tuple(originals))
-            # super() in its classmethods is given the class itself: it reports the same class, as its instances do
-            object.__setattr__(made, "_adbg_kind", kind)
-            cell = namespace.get("__classcell__")
-            if isinstance(cell, types.CellType):  # a method of the test's calls super() (or names __class__)
-                cell.cell_contents = kind
-            return made
-        return super().__new__(mcls, name, bases, namespace, **kwargs)
-
-    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
-        if "_adbg_class" in cls.__dict__:  # the stand-in itself is never instantiated: the project class is
-            return cls._adbg_class(*args, **kwargs)
-        return super().__call__(*args, **kwargs)
-
-
-def _shim_getattr(self: Any, name: str) -> Any:
-    __tracebackhide__ = True
-    if _local_only(name):
-        raise AttributeError(name)
-    for klass in type(self).__mro__:
-        project = klass.__dict__.get("_adbg_class")
-        if project is None:
-            continue
-        try:
-            value = getattr(project, name)
-        except AttributeError:
-            continue
-        plain_function = isinstance(value, RemoteObject) and value._adbg_type == "function"  # not a classmethod's bound one
-        return _Bound(value, self) if plain_function else value
-    raise AttributeError(name)
-
-
-_EXPLICIT_METHODS = frozenset({
+# What a test reads of a project class that is the project's: its methods named explicitly (``Base.__init__(self, ...)``
+# in a test's subclass), its data dunders (``C.__slots__``, ``C.__annotations__``), ``vars(C)``, ``C.__mro__``. Every
+# other name the local class has is its own (RemoteObject's machinery, which special-method lookups, copy and pickle
+# use through type(obj)), and a name it lacks is the project class's (``ClassProxy.__getattr__``).
+_CLASS_FROM_PROJECT = frozenset({
     "__init__", "__repr__", "__str__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__",
     "__getitem__", "__setitem__", "__delitem__", "__len__", "__iter__", "__contains__", "__setattr__", "__delattr__",
-    "__enter__", "__exit__", "__call__",
-})  # fmt: skip
+    "__enter__", "__exit__", "__call__", "__doc__", "__dict__", "__mro__", "__bases__", "__base__",
+} | (_OBJECT_DUNDERS - {"__name__", "__qualname__"}))  # fmt: skip
 
 
-class RemoteClass(RemoteObject):
-    """A project class: calling it constructs in the sandbox; ``isinstance`` asks the sandbox.
+class ClassProxy(type):
+    """The metaclass of the local classes standing for project classes (``classes.RemoteClass``, which adds what a
+    test's class statement makes of them): each project class is one real class here, the type() of its objects'
+    proxies, so ``type(obj) is Point``, ``type(obj) == Point`` and ``type(a) is type(b)`` hold as in process.
 
-    ``class Mine(ProjectBase): ...`` in a test makes a real subclass in the sandbox whose methods the test defined
-    are callbacks: the project's code calls them on its own instances, and they run here, given a proxy of it.
+    As a value it is a project object like any other: calling it constructs in the sandbox, ``isinstance`` and
+    ``issubclass`` against it are answered there, its attributes, repr, iteration (an Enum's members) are the
+    project's. It hashes and compares by identity, as a class does, here: one local class per project class, so the
+    project's metaclass never decides that two classes are equal.
     """
 
-    __slots__ = ()
+    @property
+    def _adbg_remote(cls) -> Any:  # the class's own (its instances have theirs in their slots)
+        return type.__getattribute__(cls, "_adbg_proxy")[0]
 
-    def __getattribute__(self, name: str) -> Any:
-        # ``Base.__init__(self, ...)`` in a test's subclass: the project's method, not the proxy's own (Python's
-        # implicit special-method lookups never come through here, so proxies still work as proxies).
-        if name in _EXPLICIT_METHODS:
+    @property
+    def _adbg_handle(cls) -> int:
+        return type.__getattribute__(cls, "_adbg_proxy")[1]
+
+    def __getattribute__(cls, name: str) -> Any:
+        if name in _CLASS_FROM_PROJECT:
             __tracebackhide__ = True
-            return object.__getattribute__(self, "_adbg_remote").op("getattr", self, name)
-        return object.__getattribute__(self, name)
+            remote = type.__getattribute__(cls, "_adbg_proxy")[0]
+            if name == "__dict__":  # vars(C) (monkeypatch, mock.patch read it): a read-only copy of the project's
+                return types.MappingProxyType(remote.op("call", dict, remote.op("getattr", cls, name)))
+            return remote.op("getattr", cls, name)
+        return type.__getattribute__(cls, name)
 
-    def __mro_entries__(self, bases: tuple[Any, ...]) -> tuple[type]:
-        """In a class statement's bases, a local class standing for this project class (see ``_ShimMeta``)."""
-        shims = self._adbg_remote._shims
-        number = self._adbg_handle
-        if number not in shims:
-            shims[number] = _ShimMeta(self._adbg_type.rpartition(".")[2] or "ProjectClass", (), {
-                "_adbg_class": self, "__getattr__": _shim_getattr, "__module__": "adbg_host.proxies"})
-        return (shims[number],)
+    def __getattr__(cls, name: str) -> Any:  # a name the local class lacks: the project class's attribute
+        __tracebackhide__ = True
+        if _local_only(name):
+            raise AttributeError(name)
+        remote = cls._adbg_remote
+        if _method_call(sys._getframe(1), name):
+            return _MethodCall(remote, cls, name)
+        return remote.op("getattr", cls, name)
 
-    def __instancecheck__(self, obj: Any) -> bool:
+    def __setattr__(cls, name: str, value: Any) -> None:  # the project class's (monkeypatch.setattr(Point, ...))
+        __tracebackhide__ = True
+        cls._adbg_remote.op("setattr", cls, name, value)
+
+    def __delattr__(cls, name: str) -> None:
+        __tracebackhide__ = True
+        cls._adbg_remote.op("delattr", cls, name)
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:  # constructed in the sandbox
+        __tracebackhide__ = True
+        caller = sys._getframe(1)
+        feeding = _feeding(caller)
+        if feeding is not None:
+            return cls._adbg_remote.call_feeding(feeding, caller, cls, None, args, kwargs)
+        return cls._adbg_remote.op("call", cls, *args, **kwargs)
+
+    def __repr__(cls) -> str:
+        __tracebackhide__ = True
+        return cls._adbg_remote.op("repr", cls)
+
+    def __str__(cls) -> str:
+        __tracebackhide__ = True
+        return cls._adbg_remote.op("str", cls)
+
+    def __bool__(cls) -> bool:  # a class is true (its __len__, an Enum's member count, is not asked)
+        return True
+
+    def __iter__(cls) -> Any:  # an Enum's members
+        __tracebackhide__ = True
+        remote, caller = cls._adbg_remote, sys._getframe(1)
+        return remote.iterated(remote.iter_feeding(cls, caller), caller)
+
+    def __len__(cls) -> int:
+        __tracebackhide__ = True
+        return cls._adbg_remote.size(cls, sys._getframe(1))
+
+    def __contains__(cls, item: Any) -> bool:
+        __tracebackhide__ = True
+        return bool(cls._adbg_remote.op("contains", cls, item))
+
+    def __getitem__(cls, key: Any) -> Any:  # Color["RED"], Base[int]
+        __tracebackhide__ = True
+        return cls._adbg_remote.op("getitem", cls, key)
+
+    def __reversed__(cls) -> Any:
+        __tracebackhide__ = True
+        return cls._adbg_remote.op("reversed", cls)
+
+    def __dir__(cls) -> list[str]:
+        __tracebackhide__ = True
+        return [str(n) for n in cls._adbg_remote.op("dir", cls)]
+
+    def __instancecheck__(cls, obj: Any) -> bool:  # a proxy whose type() is this class never comes here
         __tracebackhide__ = True
         try:
-            return bool(self._adbg_remote.op("isinstance", obj, self))
+            return bool(cls._adbg_remote.op("isinstance", obj, cls))
         except CannotPass:
             return False
 
-    def __subclasscheck__(self, cls: Any) -> bool:
+    def __subclasscheck__(cls, sub: Any) -> bool:
         __tracebackhide__ = True
         try:
-            return bool(self._adbg_remote.op("issubclass", cls, self))
+            return bool(cls._adbg_remote.op("issubclass", sub, cls))
         except CannotPass:
             return False
+
+
+def new_proxy(kind: type, remote: Remote, number: int, type_name: str, generator: bool = False) -> Any:
+    """A proxy of the project object ``number`` whose type() is ``kind`` (a ClassProxy class, or RemoteObject /
+    RemoteTzinfo themselves); made without calling the class, which would construct a project object."""
+    made = object.__new__(kind)  # RemoteTzinfo's layout is RemoteObject's: a tzinfo adds nothing to it
+    RemoteObject.__init__(made, remote, number, type_name, generator)
+    return made
 
 
 # A project module's metadata that tests read (``pkg.__version__``, ``mod.__all__``, ``mod.__file__``), from the
@@ -533,61 +564,6 @@ _IMPORT_MACHINERY = frozenset({
     "__builtins__", "__loader__", "__spec__", "__path__", "__cached__", "__package__", "__name__", "__dict__",
     "__class__", "__getattr__", "__getattribute__", "__setattr__", "__delattr__", "__dir__", "__init__", "__new__",
 })  # fmt: skip
-
-
-def _subclass(name: str, bases: tuple[Any, ...], namespace: dict[str, Any], keep_names: bool = False, remote: Remote | None = None) -> Any:
-    __tracebackhide__ = True
-    remote = remote or next(b._adbg_remote for b in bases if isinstance(b, RemoteClass))
-    attrs: dict[str, tuple[str, Any]] = {}
-    for key, value in namespace.items():
-        if key in ("__classcell__", "__orig_bases__") or key.startswith("_adbg_"):
-            continue
-        if key in ("__module__", "__qualname__", "__doc__") and not keep_names:
-            continue
-        if isinstance(value, staticmethod):
-            attrs[key] = ("static", value.__func__)
-        elif isinstance(value, classmethod):
-            attrs[key] = ("class", value.__func__)
-        elif isinstance(value, property) and value.fget is not None:
-            attrs[key] = ("property", value.fget)
-        elif isinstance(value, types.FunctionType):
-            attrs[key] = ("method", value)
-        else:
-            attrs[key] = ("value", value)
-    return remote.op("subclass", name, bases, attrs)
-
-
-# What super() of a test's subclass never forwards: the class machinery's own names
-_NOT_FORWARDED = frozenset({"__class__", "__dict__", "__doc__", "__module__", "__weakref__", "__new__", "__init_subclass__",
-                            "__subclasshook__", "__getattribute__", "__qualname__", "__slots__"})  # fmt: skip
-
-
-class _SuperAttribute:
-    """One name as super() of a test's subclass finds it: the sandbox's ``super(the subclass, instance).name``."""
-
-    def __init__(self, remote: Remote, made: Any, name: str):
-        self.remote, self.made, self.name = remote, made, name
-
-    def __get__(self, obj: Any, owner: Any = None) -> Any:
-        __tracebackhide__ = True
-        if obj is None:
-            raise AttributeError(self.name)
-        parent = self.remote.op("call", super, self.made, obj)  # the project's MRO, in the sandbox
-        return self.remote.op("getattr", parent, self.name)
-
-
-def _super_class(remote: Remote, made: Any, name: str, bases: tuple[Any, ...]) -> type:
-    """The class a test's subclass's methods see as ``__class__`` (zero-argument ``super()``): the local class its
-    instances report (``obj.__class__``, so super() accepts them), whose next class in the MRO answers every name of the
-    project's class by the sandbox's own super()."""
-    module, qualname = str(remote.op("getattr", made, "__module__")), str(remote.op("getattr", made, "__qualname__"))
-    names = [n for n in remote.op("dir", made) if isinstance(n, str) and n not in _NOT_FORWARDED]
-    above = type(f"super({name})", (), {n: _SuperAttribute(remote, made, n) for n in names})
-    # a subclass of the test's own subclass: its instances are the parent's too, for super() in the parent's methods
-    parents = [remote.made_type(b._adbg_handle) for b in bases if isinstance(b, RemoteClass)]
-    kind = type(name, (above, *[p for p in parents if p is not None]), {"__module__": module, "__qualname__": qualname, "__slots__": ()})
-    remote.project_types_add(module, qualname, kind, made._adbg_handle)
-    return kind
 
 
 class RemoteModule(types.ModuleType):
@@ -681,16 +657,22 @@ class _ModuleDict(dict):
 _ABSENT = object()
 
 
-class _ProjectModuleName:
-    """``proxy.__module__``: the project object's (``C.__init__.__module__`` is the module that made the class)."""
+class ProjectModuleName:
+    """``proxy.__module__``: the project object's (``C.__init__.__module__`` is the module that made the class); on the
+    class itself, ``module`` (a project class's local class: the project class's module)."""
+
+    __slots__ = ("module",)
+
+    def __init__(self, module: str = __name__):
+        self.module = module
 
     def __get__(self, instance: Any, owner: Any = None) -> Any:
         __tracebackhide__ = True
         if instance is None:
-            return __name__
+            return self.module
         return instance._adbg_remote.op("getattr", instance, "__module__")
 
 
-for _kind in (RemoteObject, RemoteTzinfo, RemoteClass):  # their docstrings document this module; tests read the project's
-    _kind.__doc__ = _DOC  # type: ignore[assignment]
-    _kind.__module__ = _ProjectModuleName()  # type: ignore[assignment]
+for _kind in (RemoteObject, RemoteTzinfo):  # their docstrings document this module; tests read the project's
+    _kind.__doc__ = DOC  # type: ignore[assignment]
+    _kind.__module__ = ProjectModuleName()  # type: ignore[assignment]
