@@ -171,6 +171,8 @@ def test_difficulty_levels_follow_their_facts():
     assert Difficulty(1, 4, False).level == "hard"
     assert Difficulty(1, 0, True).level == "medium"
     assert Difficulty(2, 1, None).basis() == {"fail_to_pass": 2, "call_distance": 1, "heuristic_solved": None}
+    # no visible failing test (a mined bug: its failing tests came with the fix, all held out) is no easier than one
+    assert Difficulty(0, 2, None).points == Difficulty(1, 2, None).points == 2 and Difficulty(0, 3, None).level == "hard"
 
 
 def test_call_distance_counts_the_functions_between_a_failing_test_and_the_fault(tmp_path: Path):
@@ -181,6 +183,15 @@ def test_call_distance_counts_the_functions_between_a_failing_test_and_the_fault
     for tests, distance in ((["tests/test_m.py::test_outer"], 2), (["tests/test_m.py::test_inner"], 1), (["tests/test_m.py::test_outer", "tests/test_m.py::test_inner"], 1)):
         (tmp_path / "task.json").write_text(json.dumps({"id": "t", "problem_statement": "p", "FAIL_TO_PASS": tests}))
         assert call_distance(load_repo_task(tmp_path), "inner") == distance
+    # Every failing test held out (its code only in test_patch.diff): the distance is read from the held-out tests.
+    (tmp_path / "repo" / "tests" / "test_m.py").write_text("from m import outer, inner\n")
+    (tmp_path / "test_patch.diff").write_text(
+        "--- a/tests/test_m.py\n+++ b/tests/test_m.py\n@@ -1 +1,5 @@\n from m import outer, inner\n+\n+\n+def test_outer():\n+    assert outer(1) == 1\n"
+    )
+    (tmp_path / "task.json").write_text(json.dumps({"id": "t", "problem_statement": "p", "FAIL_TO_PASS": ["tests/test_m.py::test_outer"],
+                                                    "HELD_OUT": ["tests/test_m.py::test_outer"]}))  # fmt: skip
+    held = load_repo_task(tmp_path)
+    assert held.visible_fail_to_pass == [] and call_distance(held, "inner") == 2
 
 
 def test_requirements_come_from_the_environment_setup_commit_pins_only(tmp_path: Path):

@@ -4,10 +4,12 @@
     found.level          # "easy" | "medium" | "hard"
     found.basis()        # {"fail_to_pass": 3, "call_distance": 2, "heuristic_solved": False}
 
-- The visible FAIL_TO_PASS count: many failing tests triangulate the fault; one is a single clue (the held-out ones
-  are no clue: the agent never sees them).
+- The visible FAIL_TO_PASS count: many failing tests triangulate the fault; one is a single clue, none (a mined bug,
+  whose failing tests came with the fix and are all held out: the agent has the statement) no clue at all (the
+  held-out ones are no clue: the agent never sees them).
 - Call distance: the fewest calls from a failing test to the faulty function, read from the code (a test naming
-  the function is 1; each function in between adds one; 0 when no chain of names is found).
+  the function is 1; each function in between adds one; 0 when no chain of names is found). From the visible failing
+  tests; from the held-out ones when none is visible (the bug's depth is the same, seen or not).
 - Whether the heuristic baseline (small edits near the traceback) solves it, when that was measured: synthesis
   records the first two; ``python -m env.eval difficulty DIR`` plays the heuristic agent on each task (minutes per
   task: it runs the tests after every edit it tries) and records the third.
@@ -36,7 +38,7 @@ class Difficulty:
     @property
     def points(self) -> int:
         """The signs of hardness counted: -1 (the heuristic agent solves it, nothing else says hard) to 5."""
-        points = (self.fail_to_pass <= 2) + (self.fail_to_pass == 1) + (self.call_distance == 0 or self.call_distance >= 3)
+        points = (self.fail_to_pass <= 2) + (self.fail_to_pass <= 1) + (self.call_distance == 0 or self.call_distance >= 3)
         points += self.call_distance >= 4
         if self.heuristic_solved is not None:
             points += 1 if not self.heuristic_solved else -1
@@ -81,12 +83,12 @@ def _definitions(files: dict[str, str]) -> dict[str, set[str]]:
     return calls
 
 
-def _test_names(task: RepoTask, test_id: str) -> set[str]:
+def _test_names(tests: dict[str, str], test_id: str) -> set[str]:
     """The names a test function's body uses (a parametrised id's brackets dropped)."""
     path, _, rest = test_id.partition("::")
     wanted = rest.split("[")[0].split("::")[-1]
     try:
-        tree = parse(task.files.get(path, ""))
+        tree = parse(tests.get(path, ""))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return set()
     for node in ast.walk(tree):
@@ -99,8 +101,10 @@ def call_distance(task: RepoTask, function: str) -> int:
     target = function.split(".")[-1]
     calls = _definitions(source_only(task.files))
     best = 0
-    for test in task.visible_fail_to_pass:  # what the agent sees; held-out tests are not in task.files
-        frontier, seen = _test_names(task, test), set()
+    # what the agent sees (held-out tests are not in task.files); the held-out tests' code when it sees none
+    failing, tests = (task.visible_fail_to_pass, task.files) if task.visible_fail_to_pass else (task.fail_to_pass, task.grading_tests)
+    for test in failing:
+        frontier, seen = _test_names(tests, test), set()
         for distance in range(1, MAX_DISTANCE + 1):
             if target in frontier:
                 best = distance if not best else min(best, distance)
