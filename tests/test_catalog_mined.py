@@ -39,8 +39,9 @@ def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     libraries = [entry("pairlib", {"1.1": digests["1.1"]}, "test"), entry("otherlib", {"1.0": other["1.0"], "1.1": "0" * 64})]
     (manifest / "libraries.json").write_text(json.dumps(libraries))
     found.mkdir()
-    write_tasks(found / "mined.jsonl", [mined("pairlib-1_1-pairlib", "pairlib"), mined("otherlib-1_1-pairlib", "otherlib"),
-                                        mined("gonelib-1_1-pairlib", "gonelib")])  # fmt: skip
+    # two bugs the same later test caught (two groups of one pair): two bugs, not a duplicate as two such mutants are
+    write_tasks(found / "mined.jsonl", [mined("pairlib-1_1-pairlib", "pairlib"), mined("pairlib-1_1-words", "pairlib"),
+                                        mined("otherlib-1_1-pairlib", "otherlib"), mined("gonelib-1_1-pairlib", "gonelib")])  # fmt: skip
     return {"manifest": manifest, "mined": found, "digests": digests}
 
 
@@ -56,23 +57,23 @@ def test_mined_tasks_join_with_their_releases_pinned_and_bad_ones_are_recorded(s
     assert said[1].startswith("not offered: otherlib-1_1-pairlib: the sdist of otherlib==1.1 has sha256 ") and f"not {'0' * 64} as pinned" in said[1]
     assert said[2:] == [
         f"pinned pairlib==1.0: sha256 {setup['digests']['1.0']}",
-        "pairlib: 1 mined task(s): 1 added, 0 already listed, 0 duplicate(s), 0 over the cap",
-        "the manifest lists 1 task(s); a library may give at most 1 (100% of the catalog)",
+        "pairlib: 2 mined task(s): 2 added, 0 already listed, 0 duplicate(s), 0 over the cap",
+        "the manifest lists 2 task(s); a library may give at most 2 (100% of the catalog)",
     ]
-    assert [t.id for t in read_tasks(manifest / "tasks.jsonl")] == ["pairlib-1_1-pairlib"]
+    assert [t.id for t in read_tasks(manifest / "tasks.jsonl")] == ["pairlib-1_1-pairlib", "pairlib-1_1-words"]
     pairlib = next(e for e in read_libraries(manifest / "libraries.json") if e.name == "pairlib")
     assert pairlib.sdists == {"1.0": setup["digests"]["1.0"], "1.1": setup["digests"]["1.1"]} and pairlib.split == "test"
     # Again: the task is listed already, nothing is pinned twice, the manifest is unchanged.
     before = (manifest / "tasks.jsonl").read_text(), (manifest / "libraries.json").read_text()
     assert authoring(args) == 1
-    assert "pairlib: 1 mined task(s): 0 added, 1 already listed, 0 duplicate(s), 0 over the cap" in capsys.readouterr().out
+    assert "pairlib: 2 mined task(s): 0 added, 2 already listed, 0 duplicate(s), 0 over the cap" in capsys.readouterr().out
     assert ((manifest / "tasks.jsonl").read_text(), (manifest / "libraries.json").read_text()) == before
 
 
 def test_the_share_cap_holds_for_mined_tasks(setup, capsys):
     """Under the default 10% no library of a one-library catalog may give a task: the mined task waits in its folder."""
     assert authoring(["catalog", "mined", str(setup["mined"]), "--manifest", str(setup["manifest"])]) == 1
-    assert "pairlib: 1 mined task(s): 0 added, 0 already listed, 0 duplicate(s), 1 over the cap" in capsys.readouterr().out
+    assert "pairlib: 2 mined task(s): 0 added, 0 already listed, 0 duplicate(s), 2 over the cap" in capsys.readouterr().out
     assert read_tasks(setup["manifest"] / "tasks.jsonl") == []
 
 

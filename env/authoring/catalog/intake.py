@@ -155,10 +155,11 @@ def admit(listed: list[CatalogTask], offered: list[CatalogTask], max_share: floa
         signature = (task.library, frozenset(task.fail_to_pass))
         if task.id in ids:
             row.listed += 1
-        elif signature in signatures:
-            row.duplicates += 1
+        elif task.source == "synthesized" and signature in signatures:
+            row.duplicates += 1  # two mutants caught by the same tests; two real bugs a later test caught are two bugs
         else:
-            signatures.add(signature)
+            if task.source == "synthesized":
+                signatures.add(signature)
             fresh.setdefault(task.library, []).append(task)
     have = {name: sum(t.library == name for t in listed) for name in {t.library for t in listed} | set(fresh)}
     cap = share_cap({name: have[name] + len(fresh.get(name, [])) for name in have}, max_share)
