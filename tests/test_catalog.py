@@ -227,7 +227,7 @@ def mixed(slice_) -> Path:
     ids = "tests/test_pairlib.py::test_"
     mined = CatalogTask(id="pairlib-1.0-1.1", library="pairlib", source="mined", pair=ReleasePair(buggy="1.0", fixed="1.1", code=["pairlib.py"],
                         test_files=["tests/test_pairlib.py"]), fail_to_pass=[ids + "count_ignores_edges", ids + "words_collapse_spaces"],
-                        pass_to_pass=[ids + "count", ids + "words"], held_out=[ids + "count_ignores_edges"],
+                        pass_to_pass=[ids + "count", ids + "words"], held_out=[ids + "count_ignores_edges"], sandboxed=[ids + "count"],
                         validation=ValidationRecord(runs=3, cpu_seconds=1.0, wall_seconds=2.0), difficulty="easy", difficulty_score=0.2)  # fmt: skip
     write_tasks(manifest / "tasks.jsonl", [*tasks, tampered, foreign, mined])
     done = cli("catalog", "build", "--manifest", str(manifest), "--out", str(slice_["root"] / "mixed-built"), "--jobs", "2", cache=cache)
@@ -271,6 +271,7 @@ def test_a_mined_task_is_the_earlier_release_with_the_later_tests_less_the_held_
     assert task.problem_statement.startswith("1 test of pairlib fails:\n- tests/test_pairlib.py::test_words_collapse_spaces: ")
     assert "count_ignores_edges" not in task.problem_statement
     assert [w.file for w in task.suspect] == ["pairlib.py"]
+    assert task.sandboxed == ["tests/test_pairlib.py::test_count"]  # as mining placed it: the split would fail it
 
 
 def test_verify_proves_the_built_tasks_valid_with_their_cpu_seconds(slice_, mixed: Path, capsys):

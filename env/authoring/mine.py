@@ -624,8 +624,8 @@ class Miner:
         entry_ = CatalogTask(
             id=task_id, library=pair.name, source="mined",
             pair=ReleasePair(buggy=pair.buggy, fixed=pair.fixed, code=group.code, test_files=sorted({t.split("::")[0] for t in task.fail_to_pass})),
-            fail_to_pass=task.fail_to_pass, pass_to_pass=task.pass_to_pass, held_out=task.held_out, validation=validation,
-            difficulty=difficulty.level, difficulty_score=difficulty.score,
+            fail_to_pass=task.fail_to_pass, pass_to_pass=task.pass_to_pass, held_out=task.held_out, sandboxed=task.sandboxed or None,
+            validation=validation, difficulty=difficulty.level, difficulty_score=difficulty.score, problem_statement=task.problem_statement,
         )  # fmt: skip
         self.add_to_catalog(entry_)
         group.status, group.task = "valid", task_id

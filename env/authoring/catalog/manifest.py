@@ -88,6 +88,9 @@ class CatalogTask(BaseModel):
     fail_to_pass: list[str]
     pass_to_pass: list[str]
     held_out: list[str] = Field(default_factory=list)
+    sandboxed: list[str] | None = Field(
+        None, description="listed tests the split cannot run, run sandboxed as placement decided (a mined task's; none: all under the split)"
+    )  # fmt: skip
     validation: ValidationRecord
     difficulty: Difficulty
     difficulty_score: float = Field(ge=0.0, le=1.0, description="env.authoring.difficulty's estimate")

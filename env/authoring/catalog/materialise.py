@@ -138,6 +138,7 @@ def mined(task: CatalogTask, entry: LibraryEntry, sandbox: Sandbox, folder: Path
         "FAIL_TO_PASS": task.fail_to_pass,
         "PASS_TO_PASS": task.pass_to_pass,
         **({"HELD_OUT": task.held_out} if task.held_out else {}),
+        **({"sandboxed": task.sandboxed} if task.sandboxed else {}),  # under the split they would fail: as mining placed them
         "environment": {**sdist.files_layout(old), **entry.environment},
         "requirements": entry.requirements,
         "max_steps": 50,
