@@ -215,7 +215,8 @@ def mixed(slice_) -> Path:
     cache, manifest = slice_["cache"], slice_["root"] / "mixed"
     manifest.mkdir()
     libraries = json.loads((slice_["manifest"] / "libraries.json").read_text())
-    pair = {v: sdist(cache, "pairlib", v, {"pairlib.py": PAIR[v], "tests/test_pairlib.py": PAIR_TESTS[v]}) for v in PAIR}
+    data = {"1.0": {}, "1.1": {"tests/files/edges.txt": " a b \n"}}  # test data the fix's release added: its tests may read it
+    pair = {v: sdist(cache, "pairlib", v, {"pairlib.py": PAIR[v], "tests/test_pairlib.py": PAIR_TESTS[v], **data[v]}) for v in PAIR}
     sdist(cache, "badhash", "1.0", {"tinylib.py": TINY, "tests/test_tinylib.py": TINY_TESTS})
     libraries += [entry("pairlib", pair, "test"), entry("badhash", {"1.0": "ab" * 32})]
     (manifest / "libraries.json").write_text(json.dumps(libraries))
@@ -228,6 +229,7 @@ def mixed(slice_) -> Path:
     mined = CatalogTask(id="pairlib-1.0-1.1", library="pairlib", source="mined", pair=ReleasePair(buggy="1.0", fixed="1.1", code=["pairlib.py"],
                         test_files=["tests/test_pairlib.py"]), fail_to_pass=[ids + "count_ignores_edges", ids + "words_collapse_spaces"],
                         pass_to_pass=[ids + "count", ids + "words"], held_out=[ids + "count_ignores_edges"], sandboxed=[ids + "count"],
+                        requirements=["pytest-timeout==2.3.1"],
                         validation=ValidationRecord(runs=3, cpu_seconds=1.0, wall_seconds=2.0), difficulty="easy", difficulty_score=0.2)  # fmt: skip
     write_tasks(manifest / "tasks.jsonl", [*tasks, tampered, foreign, mined])
     done = cli("catalog", "build", "--manifest", str(manifest), "--out", str(slice_["root"] / "mixed-built"), "--jobs", "2", cache=cache)
@@ -272,6 +274,7 @@ def test_a_mined_task_is_the_earlier_release_with_the_later_tests_less_the_held_
     assert "count_ignores_edges" not in task.problem_statement
     assert [w.file for w in task.suspect] == ["pairlib.py"]
     assert task.sandboxed == ["tests/test_pairlib.py::test_count"]  # as mining placed it: the split would fail it
+    assert task.grading_tests["tests/files/edges.txt"] == " a b \n" and task.requirements == ["pytest-timeout==2.3.1"]
 
 
 def test_verify_proves_the_built_tasks_valid_with_their_cpu_seconds(slice_, mixed: Path, capsys):

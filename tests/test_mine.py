@@ -307,6 +307,7 @@ def test_a_real_pair_gives_its_fail_to_pass_tests_a_valid_task_and_a_catalog_lin
     assert folder.problem_statement.endswith(mine.MINED_CLOSING)
     # what the catalog rebuilds it from: the statement as written, the tests placed sandboxed (none here: all trusted)
     assert task.problem_statement == folder.problem_statement and task.sandboxed is None and folder.sandboxed == []
+    assert task.requirements == folder.requirements == []  # what its tests were validated with
 
 
 def test_a_pair_without_a_test_difference_is_recorded_and_a_decided_pair_is_not_mined_again(mined: tuple[Miner, list[mine.MineSummary]]):

@@ -214,6 +214,12 @@ def size_problem(patches: dict[str, str]) -> str:
     return ""
 
 
+
+def changed_helpers(old: Files, new: Files) -> set[str]:
+    """The test helpers and data the later release changed or added (a conftest, tests/files/...): its test-path files
+    that are no pytest module. A mined task's tests need them as the later release has them."""
+    return {p for p, t in new.items() if is_test_path(p) and not sdist.PYTEST_FILE.match(p.rsplit("/", 1)[-1]) and old.get(p) != t}
+
 @dataclass
 class Releases:
     """Two consecutive releases' files: ``buggy``'s (``old``) and ``fixed``'s (``new``)."""
@@ -625,7 +631,8 @@ class Miner:
             id=task_id, library=pair.name, source="mined",
             pair=ReleasePair(buggy=pair.buggy, fixed=pair.fixed, code=group.code, test_files=sorted({t.split("::")[0] for t in task.fail_to_pass})),
             fail_to_pass=task.fail_to_pass, pass_to_pass=task.pass_to_pass, held_out=task.held_out, sandboxed=task.sandboxed or None,
-            validation=validation, difficulty=difficulty.level, difficulty_score=difficulty.score, problem_statement=task.problem_statement,
+            requirements=task.requirements, validation=validation, difficulty=difficulty.level, difficulty_score=difficulty.score,
+            problem_statement=task.problem_statement,
         )  # fmt: skip
         self.add_to_catalog(entry_)
         group.status, group.task = "valid", task_id
@@ -659,8 +666,7 @@ class Miner:
         """The group's test files, and the test helpers and data the later release changed (a conftest, tests/files/...),
         from the earlier release's to the later's. Other test modules stay out: each one a patch touches is collected."""
         modules = {t.split("::")[0] for t in group.fail_to_pass}
-        helpers = {p for p in pair.tests if not sdist.PYTEST_FILE.match(p.rsplit("/", 1)[-1]) and pair.old.get(p) != pair.tests[p]}
-        touched = sorted(modules | helpers)
+        touched = sorted(modules | changed_helpers(pair.old, pair.new))
         return make_patch({p: pair.old[p] for p in touched if p in pair.old}, {p: pair.new[p] for p in touched})
 
     def _describe(self, folder: Path, pair: Releases, before: RepoVerdict) -> None:

@@ -141,15 +141,22 @@ def place(out: Path, built: Built) -> None:
     staging.rename(final)
 
 
-def prepare(entries: list[LibraryEntry], say: Callable[[str], None]) -> dict[str, str]:
-    """Each library's test environment, here; library name -> why it could not be prepared."""
+def requirements_of(task: CatalogTask, entry: LibraryEntry) -> tuple[str, ...]:
+    """What the task's tests import besides pytest: a mined task's own pins (an older release may need others), else
+    its library's."""
+    return tuple(entry.requirements if task.requirements is None else task.requirements)
+
+
+def prepare(needs: dict[tuple[str, ...], str], say: Callable[[str], None]) -> dict[tuple[str, ...], str]:
+    """Each test environment the tasks need (requirements -> the library whose task needs them), here; requirements
+    -> why they could not be prepared."""
     failed = {}
-    for entry in entries:
+    for requirements, library in sorted(needs.items()):
         try:
-            ensure(entry.requirements)
+            ensure(list(requirements))
         except TestEnvError as exc:
-            failed[entry.name] = f"TestEnvError: {exc}"
-            say(f"{entry.name}: no test environment: {exc}")
+            failed[requirements] = f"TestEnvError: {exc}"
+            say(f"{library}: no test environment for {', '.join(requirements) or 'pytest alone'}: {exc}")
     return failed
 
 
@@ -177,14 +184,15 @@ def build(manifest: Path, out: Path, only: list[str], workers: int, ray: str | N
 
     current = {t.id for t in selected if fresh(t)}
     todo = [t for t in selected if t.id in keys and t.id not in current]
-    unprepared = prepare([libraries[name] for name in sorted({t.library for t in todo})], say)
+    needs = {requirements_of(t, libraries[t.library]): t.library for t in todo}
+    unprepared = prepare(needs, say)
     for task in todo:
-        if task.library in unprepared:
-            errors[task.id] = unprepared[task.library]
+        if requirements_of(task, libraries[task.library]) in unprepared:
+            errors[task.id] = unprepared[requirements_of(task, libraries[task.library])]
             append(
                 ledger, Built(id=task.id, key=keys[task.id], library=task.library, status="error", detail=errors[task.id]).model_dump_json()
             )
-    jobs = [Job(task=t, library=libraries[t.library], key=keys[t.id]) for t in todo if t.library not in unprepared]
+    jobs = [Job(task=t, library=libraries[t.library], key=keys[t.id]) for t in todo if t.id not in errors]
     built = 0
     with tqdm(total=len(selected), initial=len(selected) - len(todo), desc="catalog build", unit="task", file=sys.stderr) as bar:
         bar.update(len(todo) - len(jobs))

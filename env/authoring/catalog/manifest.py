@@ -91,6 +91,9 @@ class CatalogTask(BaseModel):
     sandboxed: list[str] | None = Field(
         None, description="listed tests the split cannot run, run sandboxed as placement decided (a mined task's; none: all under the split)"
     )  # fmt: skip
+    requirements: list[str] | None = Field(
+        None, description="what a mined task's tests import besides pytest, as mining pinned them (none: the library's requirements)"
+    )  # fmt: skip
     validation: ValidationRecord
     difficulty: Difficulty
     difficulty_score: float = Field(ge=0.0, le=1.0, description="env.authoring.difficulty's estimate")

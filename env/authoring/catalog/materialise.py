@@ -27,6 +27,7 @@ from env.authoring.difficulty import estimate, record
 from env.authoring.holdout import strip_tests
 from env.authoring.library import Library, load_library
 from env.authoring.mechanism import infer_mechanisms
+from env.authoring.mine import changed_helpers
 from env.authoring.mutate import Mutant, mutants
 from env.authoring.statement import problem_statement
 from env.authoring.synthesize import write_task
@@ -118,7 +119,7 @@ def mined(task: CatalogTask, entry: LibraryEntry, sandbox: Sandbox, folder: Path
     if absent:
         raise MaterialiseError(f"{task.id}: not in the releases {pair.buggy} / {pair.fixed}: {', '.join(absent[:4])}")
     base = {p: t for p, t in old.items() if is_test_path(p)}
-    graded = {**base, **{p: new[p] for p in pair.test_files}}
+    graded = {**base, **{p: new[p] for p in [*pair.test_files, *changed_helpers(old, new)]}}  # the data its tests read too
     visible = strip_tests(graded, task.held_out)
     buggy = {**old, **visible}
     before = {p: old[p] for p in pair.code if p in old}
@@ -140,7 +141,7 @@ def mined(task: CatalogTask, entry: LibraryEntry, sandbox: Sandbox, folder: Path
         **({"HELD_OUT": task.held_out} if task.held_out else {}),
         **({"sandboxed": task.sandboxed} if task.sandboxed else {}),  # under the split they would fail: as mining placed them
         "environment": {**sdist.files_layout(old), **entry.environment},
-        "requirements": entry.requirements,
+        "requirements": entry.requirements if task.requirements is None else task.requirements,  # an older release's may differ
         "max_steps": 50,
         "instance_id": task.id,
         "repo": entry.name,
