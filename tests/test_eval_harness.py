@@ -188,3 +188,25 @@ def test_predictions_export_round_trips_through_evaluation(runtime, tmp_path, ca
     prediction = Prediction.model_validate_json(lines[0])
     assert (prediction.instance_id, prediction.model_name_or_path) == ("repo-wrong-exception", "gold")
     assert evaluate(runtime, prediction).resolution == "FULL"
+
+
+def test_a_prediction_the_machine_starves_is_an_error_never_no(runtime, monkeypatch):
+    """Grading counts CPU time; a run stopped by the wall-clock backstop under its CPU limit is run again, and when
+    every attempt is starved the prediction is not decided (ERROR), never graded NO: the machine is not the patch."""
+    from env.authoring import predictions
+    from env.verdict.outcome import RepoVerdict
+
+    clocks: list[str] = []
+
+    def starved(sandbox, task, files):
+        clocks.append(sandbox.limits.clock)
+        return RepoVerdict(busy="stopped by the 60 s backstop after 2.1 s of the 10 s CPU limit", aborted="starved")
+
+    monkeypatch.setattr(predictions, "run_tests", starved)
+    task = runtime.catalog.get("repo-wrong-exception")
+    gold = predictions.Prediction(instance_id="repo-wrong-exception", model_name_or_path="gold", model_patch=task.gold_patch)
+    assert predictions.evaluate(runtime, gold).model_dump() == {
+        "instance_id": "repo-wrong-exception", "resolution": "ERROR",
+        "detail": "not decided, the machine was too busy: stopped by the 60 s backstop after 2.1 s of the 10 s CPU limit; in each of 2 attempts",
+    }  # fmt: skip
+    assert clocks == ["cpu", "cpu"]

@@ -44,11 +44,10 @@ from env.verdict.busy import MachineBusy
 from env.verdict.testenv import TestEnvError, cache_root, ensure, spec
 
 
-def _runtime(catalog: TaskCatalog, validity: bool = True) -> Runtime:
-    """``validity``: the runs decide whether tasks are valid, so their limits count CPU time (``Limits.for_validity``);
-    grading predictions is not such a decision, and keeps the wall clock an agent's grade has."""
-    limits = Limits.from_env()
-    return Runtime(catalog, Sandbox(limits.for_validity() if validity else limits, probe_isolation()), workers=4)
+def _runtime(catalog: TaskCatalog) -> Runtime:
+    """Every command's runs decide something offline (a task's validity, a prediction's grade), so their limits count
+    CPU time (``Limits.for_validity``): the same answer idle and at full load."""
+    return Runtime(catalog, Sandbox(Limits.from_env().for_validity(), probe_isolation()), workers=4)
 
 
 def _catalog(paths: list[str], with_builtin: bool) -> TaskCatalog:
@@ -115,7 +114,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    runtime = _runtime(_catalog(args.paths, with_builtin=True), validity=False)
+    runtime = _runtime(_catalog(args.paths, with_builtin=True))
     results = [evaluate(runtime, p) for p in read_predictions(Path(args.predictions))]
     for result in results:
         print(json.dumps(result.model_dump()))

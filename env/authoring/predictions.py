@@ -18,6 +18,7 @@ from env.families.catalog import TaskCatalog
 from env.families.registry import FAMILIES
 from env.patches import PatchError, apply_patch
 from env.runtime import Runtime
+from env.verdict.busy import MachineBusy, until_decided
 from env.verdict.outcome import resolution
 from env.verdict.repo_judge import run_tests
 
@@ -47,7 +48,7 @@ def instance_of(task: Task) -> str:
 
 class Evaluation(BaseModel):
     instance_id: str
-    resolution: Literal["FULL", "PARTIAL", "NO"]
+    resolution: Literal["FULL", "PARTIAL", "NO", "ERROR"]  # ERROR: not decided, the machine's fault (never the patch's)
     detail: str = ""
 
 
@@ -65,7 +66,9 @@ def read_predictions(path: Path) -> list[Prediction]:
 
 
 def evaluate(runtime: Runtime, prediction: Prediction) -> Evaluation:
-    """Apply the patch to the task's snapshot and grade it like SWE-bench (empty patch: NO)."""
+    """Apply the patch to the task's snapshot and grade it like SWE-bench (empty patch: NO). The limits count CPU time
+    (``Limits.for_validity``): a run the machine starved runs again, and is ERROR, not NO, when every attempt was
+    starved (more-itertools' gold patch was graded NO at load 4 on 2 cores, its runs stopped by the wall clock)."""
     repositories = (FAMILIES[t.family].repository(t) for t in runtime.catalog.all())
     tasks = [t for t in repositories if t is not None and prediction.instance_id in (t.instance_id, t.id)]
     if not tasks:
@@ -77,7 +80,11 @@ def evaluate(runtime: Runtime, prediction: Prediction) -> Evaluation:
         files = apply_patch(task.files, prediction.model_patch)
     except PatchError as exc:
         return Evaluation(instance_id=prediction.instance_id, resolution="NO", detail=str(exc))
-    verdict = run_tests(runtime.sandbox, task, files)
+    sandbox = runtime.sandbox.for_validity()
+    try:
+        verdict = until_decided(lambda: run_tests(sandbox, task, files))
+    except MachineBusy as exc:
+        return Evaluation(instance_id=prediction.instance_id, resolution="ERROR", detail=f"not decided, the machine was too busy: {exc}")
     if verdict.error:
         return Evaluation(instance_id=prediction.instance_id, resolution="NO", detail=verdict.error)
     return Evaluation(instance_id=prediction.instance_id, resolution=resolution(verdict.outcomes, task.fail_to_pass, task.pass_to_pass))
