@@ -82,3 +82,21 @@ def test_a_folder_without_mined_tasks_is_a_clear_error(setup, tmp_path, capsys):
     assert capsys.readouterr().err == (
         f"error: {tmp_path / 'nowhere'} holds no mined.jsonl: it is not the --out folder of `python -m env.authoring mine`\n"
     )
+
+
+def test_a_mutant_screened_by_other_lines_than_its_own_regenerates():
+    """A wrong default is an edit of the signature, screened by the body lines that read the parameter: the build finds
+    it by its line and digest all the same (9 of 630 synthesized tasks were 'no mutant ... on line N' before)."""
+    from types import SimpleNamespace
+
+    from env.authoring.catalog.manifest import Mutation
+    from env.authoring.catalog.materialise import find_mutant
+    from env.authoring.mutate import mutants
+
+    source = "def pad(text, width=8, fill=' '):\n    if len(text) >= width:\n        return text\n    return text + fill * (width - len(text))\n"
+    signature = [m for m in mutants(source, "m.py") if m.operator == "wrong_default"]
+    assert signature and all(m.start == 1 for m in signature)
+    for planted in signature:
+        task = mined("m-1.0-x", "m").model_copy(update={"source": "synthesized", "pair": None, "mutation": Mutation(
+            path="m.py", operator=planted.operator, start=planted.start, end=planted.end, digest=planted.digest)})  # fmt: skip
+        assert find_mutant(task, SimpleNamespace(files={"m.py": source}, slug="m-1.0")).source == planted.source  # type: ignore[arg-type]

@@ -8,6 +8,7 @@ small inputs only.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import pytest
 
 from bench.real_bugs import BUG_LIST
 from env.authoring import sdist
-from env.authoring.catalog.manifest import SPLITS, LibraryEntry, read_libraries
+from env.authoring.catalog.manifest import MAX_SHARE, SPLITS, LibraryEntry, read_libraries, read_tasks
 from env.authoring.catalog.survey import (
     BAR,
     Request,
@@ -184,3 +185,20 @@ def test_every_listed_library_was_surveyed_and_met_the_bar() -> None:
 def test_the_docs_table_is_the_surveys() -> None:
     docs = (ROOT / "docs" / "catalog-libraries.md").read_text(encoding="utf-8")
     assert table(MANIFEST) in docs
+
+
+def test_the_committed_tasks_follow_the_manifests_rules() -> None:
+    """catalog/tasks.jsonl: every task of a listed library, its pair's releases pinned, no library above 10% of the
+    tasks, held-out tests among the listed ones, and mined bugs in the test split (its core)."""
+    entries = {e.name: e for e in read_libraries(MANIFEST)}
+    tasks = read_tasks(MANIFEST.parent / "tasks.jsonl")  # refuses an id listed twice
+    assert tasks, "catalog/tasks.jsonl lists no task"
+    by_library = Counter(t.library for t in tasks)
+    assert set(by_library) <= set(entries)
+    assert max(by_library.values()) <= MAX_SHARE * len(tasks)
+    for task in tasks:
+        listed = set(task.fail_to_pass) | set(task.pass_to_pass)
+        assert set(task.held_out) <= listed and set(task.sandboxed or []) <= listed and task.fail_to_pass, task.id
+        if task.pair is not None:
+            assert {task.pair.buggy, task.pair.fixed} <= set(entries[task.library].sdists), task.id
+    assert any(t.source == "mined" and entries[t.library].split == "test" for t in tasks)

@@ -63,7 +63,9 @@ def find_mutant(task: CatalogTask, lib: Library) -> Mutant:
     assert planted is not None  # CatalogTask's validator: a synthesized task has one
     if planted.path not in lib.files:
         raise MaterialiseError(f"{task.id}: {lib.slug} has no file {planted.path}")
-    found = mutants(lib.files[planted.path], planted.path, {planted.start}, check=False)
+    # every mutant of the file, then those starting on the line: an edit is screened by the lines it reaches (a
+    # parameter's wrong default by the body lines that read it, not its own line), so a filter on the line would miss it
+    found = [m for m in mutants(lib.files[planted.path], planted.path, None, check=False) if m.start == planted.start]
     same = [m for m in found if m.digest == planted.digest]
     if not same:
         near = ", ".join(f"{m.operator} {m.digest}" for m in found[:6]) or "none"
