@@ -164,10 +164,19 @@ def forked_host(tree: dict[int, int]) -> bool:
     return forked and any("sandbox/inside/child.py" in cmdline(pid) for pid in tree)
 
 
+def running_host(tree: dict[int, int]) -> bool:
+    """A test host running one run (forked by the warm host, or started for the run: a validation's runs each draw a
+    hash seed, and a test process of their own), and a sandbox child: the run is under way."""
+    started = any("adbg_host.pytest_host" in cmdline(pid) and "--serve" not in cmdline(pid) for pid in tree)
+    return (started and any("sandbox/inside/child.py" in cmdline(pid) for pid in tree)) or forked_host(tree)
+
+
 def launch(args: list[str], env: dict[str, str]) -> subprocess.Popen:
     """The command in a session of its own (so that the test can kill what it left, whatever happens)."""
     err = tempfile.TemporaryFile()
-    return subprocess.Popen(args, cwd=ROOT, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+    proc = subprocess.Popen(args, cwd=ROOT, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+    proc.stderr = err  # type: ignore[assignment]  # Popen keeps no handle on a file it was given: busy() reads it
+    return proc
 
 
 def busy(proc: subprocess.Popen, ready: Ready, deadline: float) -> None:
@@ -239,7 +248,7 @@ def test_env_tasks_takes_its_test_hosts_and_sandbox_children_with_it(task_dir, b
     runs = both(bases, lambda signum, base: (
         [sys.executable, "-m", "env.authoring", "validate", str(task_dir / SLOW_TASK), "--runs", "1"],
         {"SANDBOX_TMPDIR": str(base)},
-        forked_host,
+        running_host,
     ))  # fmt: skip
     assert runs[signal.SIGTERM][0].returncode == 128 + signal.SIGTERM  # exited through SystemExit: atexit ran
     check_scratch(bases, runs)
