@@ -152,3 +152,18 @@ def test_git_history_is_sanitised(runtime, task):
     assert not (episode.workspace.root / ".git" / "logs").exists()
     assert git("status", "--porcelain") == []
     episode.close()
+
+
+def test_passed_counts_only_the_tests_total_counts(runtime, tmp_path):
+    # A test outside FAIL_TO_PASS and PASS_TO_PASS (dropped as failing or unstable) still runs and passes: it is shown
+    # in the results but not counted, so "passed" never exceeds "total" (a catalog task showed 344 of 310).
+    dropped = "tests/test_cart.py::test_stock_can_be_patched"
+    p2p = [t for t in repo_fixture.P2P if t != dropped]
+    task = load_repo_task(repo_fixture.write_task(tmp_path / "t", PASS_TO_PASS=p2p))
+    ep = REPO.episode(runtime, task, seed=3, episode_id="ep-dropped")
+    try:
+        obs = act(ep, action_type="run_tests")
+        assert obs.test_results[dropped] == "PASSED"
+        assert (obs.tests_passed, obs.tests_total) == (len(p2p), len(repo_fixture.F2P) + len(p2p))
+    finally:
+        ep.close()

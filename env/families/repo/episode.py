@@ -187,7 +187,7 @@ class RepoEpisode(Episode):
         if self.done:
             info["model_patch"] = self.model_patch
             info["resolved"] = self.solved
-        passed = sum(1 for s in self.last_status.values() if s == "PASSED")
+        passed = self.graded_passing()
         return DebugObservation(
             done=self.done,
             reward=reward,
@@ -214,10 +214,15 @@ class RepoEpisode(Episode):
             tool_result=self.last_data,
         )
 
+    def graded_passing(self) -> int:
+        """Passing tests among those ``tests_total`` counts: a run also shows tests no grade reads (ones dropped from
+        PASS_TO_PASS as failing or unstable), which would make "passed" exceed "total"."""
+        return sum(1 for t in (*self.task.fail_to_pass, *self.task.pass_to_pass) if self.last_status.get(t) == "PASSED")
+
     def state_fields(self) -> StateParts:
         return {
             "attempts_used": int(self.submitted),
             "max_attempts": 1,
-            "tests_passed": sum(1 for s in self.last_status.values() if s == "PASSED"),
+            "tests_passed": self.graded_passing(),
             "grader_score": self.final_grade.score if self.final_grade else None,
         }
