@@ -22,6 +22,7 @@ import importlib.machinery
 import json
 import posixpath
 import re
+import sys
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
@@ -58,7 +59,9 @@ def read_tree(root: Path) -> Files:
         if len(data) > MAX_FILE_BYTES or b"\0" in data:
             continue
         try:
-            files[rel] = data.decode("utf-8")
+            # interned: a catalog's tasks from one release hold the same files but one, read once per task (630 tasks
+            # of 42 libraries: 280 MiB of file texts apart, a few MiB shared)
+            files[rel] = sys.intern(data.decode("utf-8"))
         except UnicodeDecodeError:
             continue
     return files

@@ -304,3 +304,13 @@ def test_a_catalog_task_plays_over_mcp_with_a_trace_report(served):
         assert called["error"] is None, (name, called["error"])
     assert called["done"] is True and called["result"]["data"]["grader_score"] >= 0.9
     assert rpc("openenv/session/close", {"session_id": session})["closed"] is True
+
+
+def test_tasks_of_one_release_share_their_files_texts(tmp_path):
+    # A catalog's tasks of one library hold the same files but the one the bug is in: each text is held once, however
+    # many tasks hold it (630 tasks of 42 libraries: 280 MiB of file texts apart, 52 MiB shared).
+    build(tmp_path, [("acme-a", "repo-slice-window", "acme", "mined", "test"), ("acme-b", "repo-slice-window", "acme", "mined", "test")])
+    loaded = {task.id: task for task, _ in load_catalog_dir(tmp_path)}
+    first, second = loaded["acme-a"].files, loaded["acme-b"].files
+    assert first == second and first
+    assert all(first[path] is second[path] for path in first)
