@@ -56,59 +56,64 @@ def calls(*threads: list[tuple[str, tuple, object, str]]) -> list[list[Call]]:
     return [[Call(op, args, Result(value, error)) for op, args, value, error in thread] for thread in threads]  # type: ignore[arg-type]
 
 
-# (domain, setup, threads as observed, final observed, explained): per pattern, what a racy object showed (False) and
-# what a correct one may show in some interleaving (True).
+def reads(*values: object) -> tuple[Result, ...]:
+    return tuple(Result(v) for v in values)  # type: ignore[arg-type]
+
+
+# (domain, setup, threads as observed, what the final reads returned (the model's ``reads``), explained): per pattern,
+# what a racy object showed (False) and what a correct one may show in some interleaving (True).
 CASES = [
     # lost update on compound state: both deposits read 50
-    ("accounts", (("deposit", (0, 50)),), calls([("deposit", (0, 10), 60, "")], [("deposit", (0, 10), 60, "")]), (60, 0, 0), False),
-    ("accounts", (("deposit", (0, 50)),), calls([("deposit", (0, 10), 70, "")], [("deposit", (0, 10), 60, "")]), (70, 0, 0), True),
+    ("accounts", (("deposit", (0, 50)),), calls([("deposit", (0, 10), 60, "")], [("deposit", (0, 10), 60, "")]), reads(60, 0, 0), False),
+    ("accounts", (("deposit", (0, 50)),), calls([("deposit", (0, 10), 70, "")], [("deposit", (0, 10), 60, "")]), reads(70, 0, 0), True),
     # an invariant across two fields: the transfer's debit and credit seen apart (total() in between)
-    ("accounts", (("deposit", (0, 50)),), calls([("transfer", (0, 1, 20), None, "")], [("total", (), 30, "")]), (30, 20, 0), False),
-    ("accounts", (("deposit", (0, 50)),), calls([("transfer", (0, 1, 20), None, "")], [("total", (), 50, "")]), (30, 20, 0), True),
+    ("accounts", (("deposit", (0, 50)),), calls([("transfer", (0, 1, 20), None, "")], [("total", (), 30, "")]), reads(30, 20, 0), False),
+    ("accounts", (("deposit", (0, 50)),), calls([("transfer", (0, 1, 20), None, "")], [("total", (), 50, "")]), reads(30, 20, 0), True),
     # check-then-act: both reservations saw the one unit
-    ("inventory", (("restock", (0, 1)),), calls([("reserve", (0, 1), True, "")], [("reserve", (0, 1), True, "")]), ((-1, 0), (2, 0)), False),
-    ("inventory", (("restock", (0, 1)),), calls([("reserve", (0, 1), True, "")], [("reserve", (0, 1), False, "")]), ((0, 0), (1, 0)), True),
+    ("inventory", (("restock", (0, 1)),), calls([("reserve", (0, 1), True, "")], [("reserve", (0, 1), True, "")]), reads(-1, 0), False),
+    ("inventory", (("restock", (0, 1)),), calls([("reserve", (0, 1), True, "")], [("reserve", (0, 1), False, "")]), reads(0, 0), True),
     # atomicity across two calls: tokens checked, then taken
-    ("rate_limiter", (("try_acquire", ()), ("try_acquire", ())), calls([("try_acquire", (), True, "")], [("try_acquire", (), True, "")]), (0, 3), False),
-    ("rate_limiter", (("try_acquire", ()), ("try_acquire", ())), calls([("try_acquire", (), False, "")], [("try_acquire", (), True, "")]), (0, 3), True),
+    ("rate_limiter", (("try_acquire", ()), ("try_acquire", ())), calls([("try_acquire", (), True, "")], [("try_acquire", (), True, "")]), reads(0), False),
+    ("rate_limiter", (("try_acquire", ()), ("try_acquire", ())), calls([("try_acquire", (), False, "")], [("try_acquire", (), True, "")]), reads(0), True),
     # get-then-set on a dict: one connection handed out twice
-    ("connection_pool", (), calls([("acquire", (), 0, "")], [("acquire", (), 0, "")]), ((1,), (0,)), False),
-    ("connection_pool", (), calls([("acquire", (), 1, "")], [("acquire", (), 0, "")]), ((), (0, 1)), True),
+    ("connection_pool", (), calls([("acquire", (), 0, "")], [("acquire", (), 0, "")]), reads(1), False),
+    ("connection_pool", (), calls([("acquire", (), 1, "")], [("acquire", (), 0, "")]), reads(2), True),
     # double-checked lazy init: the value loaded twice
-    ("cache", (), calls([("get", (4,), 41, "")], [("get", (4,), 41, "")]), ((4,), 2), False),
-    ("cache", (), calls([("get", (4,), 41, "")], [("get", (4,), 41, "")]), ((4,), 1), True),
+    ("cache", (), calls([("get", (4,), 41, "")], [("get", (4,), 41, "")]), reads(2), False),
+    ("cache", (), calls([("get", (4,), 41, "")], [("get", (4,), 41, "")]), reads(1), True),
     # a duplicate id
-    ("id_allocator", (), calls([("allocate", (), 0, "")], [("allocate", (), 0, "")]), (1,), False),
-    ("id_allocator", (), calls([("allocate", (), 1, "")], [("allocate", (), 0, "")]), (2,), True),
+    ("id_allocator", (), calls([("allocate", (), 0, "")], [("allocate", (), 0, "")]), reads(1), False),
+    ("id_allocator", (), calls([("allocate", (), 1, "")], [("allocate", (), 0, "")]), reads(2), True),
     # publish before init / a missed pop: the one job taken twice, or a pop that raised while a job was there
-    ("job_queue", (("push", ("a",)),), calls([("pop", (), "a", "")], [("pop", (), "a", "")]), (), False),
-    ("job_queue", (("push", ("a",)),), calls([("pop", (), "a", "")], [("pop", (), None, "IndexError")]), (), True),
-    ("job_queue", (), calls([("push", ("a",), 1, "")], [("pop", (), None, "IndexError")]), ("a",), True),
+    ("job_queue", (("push", ("a",)),), calls([("pop", (), "a", "")], [("pop", (), "a", "")]), reads(0), False),
+    ("job_queue", (("push", ("a",)),), calls([("pop", (), "a", "")], [("pop", (), None, "IndexError")]), reads(0), True),
+    ("job_queue", (), calls([("push", ("a",), 1, "")], [("pop", (), None, "IndexError")]), reads(1), True),
     # two sessions of one user
-    ("session_store", (), calls([("login", ("ann",), True, "")], [("login", ("ann",), True, "")]), (("ann",), 2), False),
-    ("session_store", (), calls([("login", ("ann",), True, "")], [("login", ("ann",), False, "")]), (("ann",), 1), True),
+    ("session_store", (), calls([("login", ("ann",), True, "")], [("login", ("ann",), True, "")]), reads(1), False),
+    ("session_store", (), calls([("login", ("ann",), True, "")], [("login", ("ann",), False, "")]), reads(1), True),
 ]
 
 
 @pytest.mark.parametrize(("domain", "setup", "threads", "final", "explained"), CASES)
 def test_a_schedule_is_explained_only_by_an_order_of_its_calls(domain, setup, threads, final, explained):
-    found = explain(DOMAINS[domain], setup, threads, final)
+    found = explain(DOMAINS[domain], setup, threads, DOMAINS[domain].reads, final)
     assert found.ok is explained and not found.undecided
     if explained:  # the order found keeps each thread's own order and covers every call once
         assert sorted(found.order) == sorted((t, i) for t, thread in enumerate(threads) for i in range(len(thread)))
 
 
 def test_why_a_schedule_is_not_explained():
-    lost = explain(DOMAINS["id_allocator"], (), calls([("allocate", (), 0, "")], [("allocate", (), 0, "")]), (1,))
+    allocator, cache = DOMAINS["id_allocator"], DOMAINS["cache"]
+    lost = explain(allocator, (), calls([("allocate", (), 0, "")], [("allocate", (), 0, "")]), allocator.reads, reads(1))
     assert lost.why == "no order of the calls gives the results they returned"
-    ended = explain(DOMAINS["cache"], (), calls([("get", (4,), 41, "")], [("get", (4,), 41, "")]), ((4,), 2))
-    assert ended.why == "every order giving these results ends in another state than the one observed (((4,), 2))"
+    ended = explain(cache, (), calls([("get", (4,), 41, "")], [("get", (4,), 41, "")]), cache.reads, reads(2))
+    assert ended.why == "every order giving these results ends in another state than the one the final reads show"
 
 
 def test_a_search_too_large_is_undecided_not_a_verdict(monkeypatch):
     monkeypatch.setattr(linearize, "MAX_STATES", 3)
     threads = calls(*[[("allocate", (), i, "")] for i in range(4)])
-    found = explain(DOMAINS["id_allocator"], (), threads, (4,))
+    found = explain(DOMAINS["id_allocator"], (), threads, DOMAINS["id_allocator"].reads, reads(4))
     assert (found.ok, found.undecided, found.why) == (False, True, "the scenario has more than 3 states to search")
 
 

@@ -1,12 +1,12 @@
 """Whether one explored schedule is explained by some sequential order of its calls (Wing and Gong's check).
 
     calls = [[Call("transfer", (0, 1, 20), Result()), ...], [...]]     # per thread, in its own order, as observed
-    found = explain(DOMAINS["accounts"], setup, calls, final)          # -> Explanation
+    found = explain(DOMAINS["accounts"], setup, calls, observe, final)  # final: what the observe calls returned
     found.ok, found.order, found.why                                   # an order that gives every result, or why none
 
 A schedule of a correct object is explained by some order of the calls that keeps each thread's own order: each call
-returns (or raises) what the model returns (or raises) at that point, and the state after the last call is the one
-observed. The search walks (state, how far each thread got) once each, so three threads of three calls are a few
+returns (or raises) what the model returns (or raises) at that point, and the reads of the final state made once the
+threads finished (the class's own accessors: ``observe``) give what they gave. The search walks (state, how far each thread got) once each, so three threads of three calls are a few
 hundred steps, not the 1,680 orders; ``MAX_STATES`` bounds it, and a schedule too large to decide is said to be so
 (the plan's fault, never the agent's: plans stay far below it).
 """
@@ -47,12 +47,14 @@ def plain(value: object) -> Value:
     return OTHER
 
 
-def explain(model: Model, setup: tuple[tuple[str, Args], ...], threads: list[list[Call]], final: Value) -> Explanation:
-    """An order of ``threads``' calls that gives every observed result and ends in ``final`` (``model.observe``)."""
+def explain(
+    model: Model, setup: tuple[tuple[str, Args], ...], threads: list[list[Call]], observe: tuple[tuple[str, Args], ...], final: tuple[Result, ...]
+) -> Explanation:
+    """An order of ``threads``' calls that gives every observed result and after which the ``observe`` calls (made
+    once the threads finished: reads of the final state through the class's own API) give ``final``."""
     start = model.start(setup)
     lengths = tuple(len(calls) for calls in threads)
     seen: set[tuple[State, tuple[int, ...]]] = set()
-    ends: set[Value] = set()  # final states of the orders whose every result matched
     matched_any = False
     stack: list[tuple[State, tuple[int, ...], tuple[tuple[int, int], ...]]] = [(start, (0,) * len(threads), ())]
     while stack:
@@ -64,10 +66,8 @@ def explain(model: Model, setup: tuple[tuple[str, Args], ...], threads: list[lis
             return Explanation(False, why=f"the scenario has more than {MAX_STATES} states to search", undecided=True)
         if at == lengths:
             matched_any = True
-            observed = model.observe(state)
-            if observed == final:
+            if tuple(model.step(state, op, args)[1] for op, args in observe) == final:
                 return Explanation(True, order)
-            ends.add(observed)
             continue
         for index in range(len(threads) - 1, -1, -1):  # (popped lowest first: thread A's call is tried first)
             if at[index] == lengths[index]:
@@ -77,5 +77,5 @@ def explain(model: Model, setup: tuple[tuple[str, Args], ...], threads: list[lis
             if expected == call.result:
                 stack.append((after, at[:index] + (at[index] + 1,) + at[index + 1 :], (*order, (index, at[index]))))
     if matched_any:
-        return Explanation(False, why=f"every order giving these results ends in another state than the one observed ({final!r})")
+        return Explanation(False, why="every order giving these results ends in another state than the one the final reads show")
     return Explanation(False, why="no order of the calls gives the results they returned")

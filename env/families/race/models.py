@@ -3,7 +3,7 @@
     model = DOMAINS["accounts"]
     state = model.start(setup=(("deposit", (0, 50)),))        # a fresh object after the scenario's setup calls
     state, result = model.step(state, "transfer", (0, 1, 20))  # -> the next state and Result(value=None, error="")
-    model.observe(state)                                        # what the final state is compared by
+    model.reads                                                 # the calls that read a final state (its accessors)
 
 A model is the trusted side's reference (it never runs the agent's code): a state is a hashable value, a step a pure
 function of a state, an operation and its arguments, so a search over the orders of the calls threads made can share
@@ -49,7 +49,7 @@ class Model:
     name: str
     initial: State
     operations: dict[str, Step] = field(repr=False)
-    observe: Callable[[State], Value] = field(repr=False)
+    reads: tuple[tuple[str, Args], ...] = ()  # the accessor calls that show a whole final state
     describe: str = ""
 
     def step(self, state: State, op: str, args: Args) -> tuple[State, Result]:
@@ -130,7 +130,7 @@ ACCOUNTS = Model(
     "accounts",
     ((0, 0, 0),),
     {"deposit": _deposit, "withdraw": _withdraw, "transfer": _transfer, "balance": _balance, "total": _total},
-    lambda s: s[0],
+    (("balance", (0,)), ("balance", (1,)), ("balance", (2,))),
     "three accounts; deposit/withdraw return the new balance, withdraw and transfer raise ValueError on too little",
 )
 
@@ -165,7 +165,7 @@ INVENTORY = Model(
     "inventory",
     ((0, 0), (0, 0)),
     {"reserve": _reserve, "restock": _restock, "available": _available},
-    lambda s: s,
+    (("available", (0,)), ("available", (1,))),
     "two items; reserve returns whether the whole quantity was reserved (stock never below zero), restock the new stock",
 )
 
@@ -200,7 +200,7 @@ RATE_LIMITER = Model(
     "rate_limiter",
     (CAPACITY, 0),
     {"try_acquire": _try_acquire, "refill": _refill, "tokens": _tokens},
-    lambda s: s,
+    (("tokens", ()),),
     f"a bucket of at most {CAPACITY} tokens; try_acquire takes one or returns False, refill returns the new count",
 )
 
@@ -238,7 +238,7 @@ CONNECTION_POOL = Model(
     "connection_pool",
     (tuple(range(POOL_SIZE)), ()),
     {"acquire": _acquire, "release": _release, "in_use": _in_use},
-    lambda s: s,
+    (("in_use", ()),),
     f"{POOL_SIZE} connections; acquire hands out the lowest free id or raises RuntimeError, release of one not in use raises ValueError",
 )
 
@@ -276,7 +276,7 @@ CACHE = Model(
     "cache",
     ((), 0),
     {"get": _get, "invalidate": _invalidate, "loads": _loads},
-    lambda s: s,
+    (("loads", ()),),
     "get loads a missing key once (key * 10 + 1) and counts the load; invalidate returns whether the key was cached",
 )
 
@@ -299,7 +299,7 @@ ID_ALLOCATOR = Model(
     "id_allocator",
     (0,),
     {"allocate": _allocate, "issued": _issued},
-    lambda s: s,
+    (("issued", ()),),
     "allocate returns 0, 1, 2, ... each once; issued the number handed out",
 )
 
@@ -332,7 +332,7 @@ JOB_QUEUE = Model(
     "job_queue",
     ((),),
     {"push": _push, "pop": _pop, "size": _size},
-    lambda s: s[0],
+    (("size", ()),),
     "push returns the new length; pop returns the oldest job or raises IndexError when empty",
 )
 
@@ -368,7 +368,7 @@ SESSION_STORE = Model(
     "session_store",
     ((), 0),
     {"login": _login, "logout": _logout, "active": _active},
-    lambda s: s,
+    (("active", ()),),
     "login opens a user's one session (False when open already), logout of a user with none raises KeyError",
 )
 
