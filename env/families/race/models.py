@@ -51,6 +51,8 @@ class Model:
     operations: dict[str, Step] = field(repr=False)
     reads: tuple[tuple[str, Args], ...] = ()  # the accessor calls that show a whole final state
     describe: str = ""
+    setup: tuple[tuple[str, Args], ...] = ()  # a start the scenarios race from (besides a fresh object)
+    racing: tuple[tuple[str, Args], ...] = ()  # the calls scenarios draw from
 
     def step(self, state: State, op: str, args: Args) -> tuple[State, Result]:
         if op not in self.operations:
@@ -132,6 +134,8 @@ ACCOUNTS = Model(
     {"deposit": _deposit, "withdraw": _withdraw, "transfer": _transfer, "balance": _balance, "total": _total},
     (("balance", (0,)), ("balance", (1,)), ("balance", (2,))),
     "three accounts; deposit/withdraw return the new balance, withdraw and transfer raise ValueError on too little",
+    (("deposit", (0, 50)), ("deposit", (1, 5))),
+    (("deposit", (0, 10)), ("withdraw", (0, 30)), ("transfer", (0, 1, 20)), ("transfer", (1, 0, 5)), ("total", ())),
 )
 
 
@@ -167,6 +171,8 @@ INVENTORY = Model(
     {"reserve": _reserve, "restock": _restock, "available": _available},
     (("available", (0,)), ("available", (1,))),
     "two items; reserve returns whether the whole quantity was reserved (stock never below zero), restock the new stock",
+    (("restock", (0, 1)), ("restock", (1, 2))),
+    (("reserve", (0, 1)), ("reserve", (1, 2)), ("restock", (0, 1)), ("available", (0,))),
 )
 
 
@@ -202,6 +208,8 @@ RATE_LIMITER = Model(
     {"try_acquire": _try_acquire, "refill": _refill, "tokens": _tokens},
     (("tokens", ()),),
     f"a bucket of at most {CAPACITY} tokens; try_acquire takes one or returns False, refill returns the new count",
+    (("try_acquire", ()), ("try_acquire", ())),
+    (("try_acquire", ()), ("refill", (1,)), ("tokens", ())),
 )
 
 
@@ -240,6 +248,8 @@ CONNECTION_POOL = Model(
     {"acquire": _acquire, "release": _release, "in_use": _in_use},
     (("in_use", ()),),
     f"{POOL_SIZE} connections; acquire hands out the lowest free id or raises RuntimeError, release of one not in use raises ValueError",
+    (("acquire", ()),),
+    (("acquire", ()), ("release", (0,)), ("in_use", ())),
 )
 
 
@@ -278,6 +288,8 @@ CACHE = Model(
     {"get": _get, "invalidate": _invalidate, "loads": _loads},
     (("loads", ()),),
     "get loads a missing key once (key * 10 + 1) and counts the load; invalidate returns whether the key was cached",
+    (("get", (1,)),),
+    (("get", (2,)), ("get", (1,)), ("invalidate", (1,)), ("loads", ())),
 )
 
 
@@ -301,6 +313,8 @@ ID_ALLOCATOR = Model(
     {"allocate": _allocate, "issued": _issued},
     (("issued", ()),),
     "allocate returns 0, 1, 2, ... each once; issued the number handed out",
+    (("allocate", ()),),
+    (("allocate", ()), ("issued", ())),
 )
 
 
@@ -334,6 +348,8 @@ JOB_QUEUE = Model(
     {"push": _push, "pop": _pop, "size": _size},
     (("size", ()),),
     "push returns the new length; pop returns the oldest job or raises IndexError when empty",
+    (("push", ("a",)),),
+    (("push", ("b",)), ("pop", ()), ("size", ())),
 )
 
 
@@ -370,6 +386,8 @@ SESSION_STORE = Model(
     {"login": _login, "logout": _logout, "active": _active},
     (("active", ()),),
     "login opens a user's one session (False when open already), logout of a user with none raises KeyError",
+    (("login", ("ann",)),),
+    (("login", ("bob",)), ("login", ("ann",)), ("logout", ("ann",)), ("active", ())),
 )
 
 

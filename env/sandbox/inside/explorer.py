@@ -4,6 +4,13 @@
     # -> {"schedules": [...], "tampered": [...]}: what each schedule observed; the trusted side judges it
     result = hammer(module, plan)               # a fresh process: real threads, no tracer (hammer.py)
     result = explore(module, filename, {..., "replay": {...}})   # one schedule again, its story recorded (trace_report)
+    result = explore(module, filename, {"cls": ..., "model": True, "scenarios": [...]})   # a class of the race family
+
+A plan with ``"model"`` (the race family, env/families/race) runs calls with arguments on a fresh ``cls()``: each
+scenario's "setup", "threads" and "observe" hold [name, [args...]] calls, the last made once the threads finished to
+read the final state; every schedule's results and final reads come back as plain data (ints, bools, strings, None,
+lists of them, by exact type) and exceptions as the built-in class's name, for the trusted side to judge against its
+sequential model (env/families/race/linearize.py): the child judges nothing and stops early only when a run stops.
 
 The OS scheduler decides nothing in ``explore``. Each scenario runs its worker threads on one fresh object (put
 first in the scenario's start state: a count, a peak and calls counted, drawn by the trusted side; hammer.py's
@@ -38,6 +45,7 @@ before isolation, like the debugger's tracer.
 """
 
 import _thread
+import builtins
 import ctypes
 import dis
 import sys
@@ -318,14 +326,20 @@ class _Worker:
                 return
             target = self.schedule.target
             story = self.schedule.record
-            for name in self.ops:
+            model = self.schedule.model
+            for op in self.ops:
+                name, args = _op(op)
                 if story is not None:
                     story.append(["call", self.index, name, _snapshot(target)])
                 self.in_op = True
                 try:
-                    record = [name, _value(getattr(target, name)()), ""]
+                    value = getattr(target, name)(*args)
+                    record = [name, _plain(value) if model else _value(value), ""]
                 except BaseException as exc:  # the submission's exception: data for the trusted side
-                    record = [name, None, "ValueError" if type(exc) is ValueError else "other: %s: %s" % (type(exc).__name__, _text(exc))]
+                    if model:
+                        record = [name, None, _error(exc)]
+                    else:
+                        record = [name, None, "ValueError" if type(exc) is ValueError else "other: %s: %s" % (type(exc).__name__, _text(exc))]
                 self.in_op = False
                 self.results.append(record)
                 if story is not None:
@@ -360,6 +374,7 @@ class Schedule:
         self.finished.acquire()
         self.stopped = ""
         self.record = None
+        self.model = False  # a race-family plan: calls with arguments, plain records (explore's docstring)
         for me in self.workers:
             me.thread = threading.Thread(target=worker, daemon=True)
             _spawning.append(me)
@@ -577,6 +592,42 @@ def _value(value):  # (the harness's helpers live in this file: its frames are n
     return value if type(value) in (int, bool, type(None)) else "<%s>" % type(value).__name__
 
 
+def _op(op):
+    """A planned call: a name (the counter's plans), or [name, [args...]] (a model plan's)."""
+    return (op, ()) if type(op) is str else (op[0], tuple(op[1]))
+
+
+def _plain(value, depth=0):
+    """A value as plain data by exact type, compared by identity (a subclass, or a class whose metaclass defines
+    ``__eq__``, could pose as anything): its type's name otherwise."""
+    kind = type(value)
+    if kind is int or kind is bool or value is None:
+        return value
+    if kind is str:
+        return value[:200]
+    if (kind is list or kind is tuple) and depth < 4 and len(value) <= 64:
+        return [_plain(v, depth + 1) for v in value]
+    return "<%s>" % _text_name(kind)
+
+
+def _text_name(kind):
+    name = type.__dict__["__name__"].__get__(kind)  # the C slot: never a property the class defined
+    return name if type(name) is str else "?"
+
+
+# the built-in exception classes, read before any submitted code runs (which could rebind a name in builtins)
+_BUILTIN_ERRORS = tuple(v for v in vars(builtins).values() if type(v) is type and issubclass(v, BaseException))
+
+
+def _error(exc):
+    """A call's exception for a model plan: the built-in class's name (which no class the code defines can take)."""
+    kind = type(exc)
+    for builtin in _BUILTIN_ERRORS:
+        if kind is builtin:
+            return _text_name(kind)
+    return "other: %s: %s" % (_text_name(kind), _text(exc))
+
+
 def _text(exc):
     try:
         return str(exc)[:200]
@@ -673,6 +724,8 @@ def explore(module, filename, plan):
     cls = getattr(module, plan["cls"])
     if plan.get("replay"):
         return _replay(cls, filename, plan)
+    if plan.get("model"):
+        return _explore_model(cls, filename, plan)
     starts = _HAMMER.Starts(cls)  # each run's fresh object, in its scenario's start state (hammer.py)
     observed = []
     pace = []  # scheduling points per operation, from the sweeps' runs without preemption
@@ -689,7 +742,8 @@ def explore(module, filename, plan):
                     if schedule is not None:
                         schedule.close()
                     schedule = Schedule(filename, len(scenario["threads"]))
-                for result in _schedules(schedule, starts, scenario, pace):
+                once = _counter_once(schedule, starts, scenario)
+                for result in _schedules(once, scenario, pace, _PLAUSIBLE.plausible):
                     if scenario is planned and result["stopped"] == BUDGET and result["start_used"] != api["start_state"]:
                         grows = True
                         break  # (its threads are parked: a fresh schedule runs it again)
@@ -714,11 +768,11 @@ def _replay(cls, filename, plan):
     if replay.get("from_api"):
         scenario = _HAMMER.api_scenario(scenario)
     schedule = Schedule(filename, len(scenario["threads"]))
+    schedule.model = bool(plan.get("model"))
+    once = _model_once(schedule, cls, scenario) if schedule.model else _counter_once(schedule, _HAMMER.Starts(cls), scenario)
     try:
-        result = _run_once(
-            schedule, _HAMMER.Starts(cls), scenario, first=replay["first"], preempt_at=replay["preempt_at"],
-            priorities=replay.get("priorities"), changes=replay.get("changes", ()), record=True,
-        )
+        result = once(first=replay["first"], preempt_at=replay["preempt_at"], priorities=replay.get("priorities"),
+                      changes=replay.get("changes", ()), record=True)
     finally:
         schedule.close()
     result["scenario"] = replay["scenario"]
@@ -726,14 +780,27 @@ def _replay(cls, filename, plan):
     return {"schedules": [result], "tampered": list(dict.fromkeys(_tampered))}
 
 
-def _schedules(schedule, starts, scenario, pace):
-    """The runs of one scenario: its sweep, or its PCT run (its length estimated from the sweeps' pace)."""
+def _counter_once(schedule, starts, scenario):
+    def once(first=0, preempt_at=0, priorities=None, changes=(), record=False):
+        return _run_once(schedule, starts, scenario, first, preempt_at, priorities, changes, record)
+    return once
+
+
+def _model_once(schedule, cls, scenario):
+    def once(first=0, preempt_at=0, priorities=None, changes=(), record=False):
+        return _run_model_once(schedule, cls, scenario, first, preempt_at, priorities, changes, record)
+    return once
+
+
+def _schedules(once, scenario, pace, plausible):
+    """The runs of one scenario (``once`` runs it with a given first thread, preemption ...): its sweep, or its PCT run
+    (its length estimated from the sweeps' pace). ``plausible`` is the child's quick look, to stop early."""
     if scenario.get("sweep"):
         probes = []
         for first in (0, 1):
-            probe = _run_once(schedule, starts, scenario, first=first)
+            probe = once(first=first)
             probes.append(probe)
-            if probe["stopped"] or not _PLAUSIBLE.plausible(probe, scenario):
+            if probe["stopped"] or not plausible(probe, scenario):
                 yield probe
                 return
             pace.append(probe["first_steps"] / max(1, len(scenario["threads"][first])))
@@ -753,14 +820,14 @@ def _schedules(schedule, starts, scenario, pace):
                 if last is not None and _REDUCTION.commutes(mine[k - 2][1], last):
                     probe["equivalent"].append(k)  # the same schedule as k - 1 (see _commutes)
                     continue
-                run = _run_once(schedule, starts, scenario, first=first, preempt_at=k)
+                run = once(first=first, preempt_at=k)
                 last = run["trails"][1 - first] if not run["stopped"] else None
                 yield run
         return
     priorities = scenario["priorities"]
     length = max(1, int(sum(pace) / max(1, len(pace)) * sum(len(ops) for ops in scenario["threads"])))
     changes = [1 + int(f * length) for f in scenario["changes"]]
-    yield _run_once(schedule, starts, scenario, first=priorities.index(max(priorities)), priorities=priorities, changes=changes)
+    yield once(first=priorities.index(max(priorities)), priorities=priorities, changes=changes)
 
 
 def _run_once(schedule, starts, scenario, first=0, preempt_at=0, priorities=None, changes=(), record=False):
@@ -791,6 +858,74 @@ def _run_once(schedule, starts, scenario, first=0, preempt_at=0, priorities=None
         except BaseException as exc:
             result["stopped"] = "get_count() or get_peak() raised %s: %s" % (type(exc).__name__, _text(exc))
     return result
+
+
+def _calls(target, ops):
+    """Calls made in the harness's own thread (setup, final reads), recorded as a model plan's."""
+    records = []
+    for op in ops:
+        name, args = _op(op)
+        try:
+            records.append([name, _plain(getattr(target, name)(*args)), ""])
+        except BaseException as exc:
+            records.append([name, None, _error(exc)])
+    return records
+
+
+def _run_model_once(schedule, cls, scenario, first=0, preempt_at=0, priorities=None, changes=(), record=False):
+    result = {"first": first, "preempt_at": preempt_at, "steps": 0, "first_steps": 0, "stopped": "", "log": [],
+              "results": [], "setup": [], "final": [], "priorities": priorities, "changes": list(changes)}
+    try:
+        target = cls()
+    except BaseException as exc:
+        result["stopped"] = "%s() raised %s: %s" % (cls.__name__, type(exc).__name__, _text(exc))
+        result["trails"] = [[] for _ in schedule.workers]
+        return result
+    result["setup"] = _calls(target, scenario["setup"])
+    schedule.reset(target, scenario["threads"], first, preempt_at, changes, priorities, record)
+    if record:
+        result["start"] = _snapshot(target)
+    schedule.run()
+    result.update(
+        steps=schedule.steps, first_steps=schedule.first_done or schedule.steps, stopped=schedule.stopped,
+        log=schedule.log[:64], results=[w.results for w in schedule.workers],
+    )
+    result["trails"] = [list(w.trail) for w in schedule.workers]
+    if record:
+        result["record"] = schedule.record
+    if not schedule.stopped:
+        result["final"] = _calls(target, scenario["observe"])
+    return result
+
+
+def _explore_model(cls, filename, plan):
+    """A model plan's scenarios: every schedule's observation comes back (the trusted side judges them all); each keeps
+    the first switches of its interleaving, for the report of one that fails."""
+    observed = []
+    pace = []
+    schedule = None
+    try:
+        for number, scenario in enumerate(plan["scenarios"]):
+            if schedule is None or schedule.stopped or len(schedule.workers) != len(scenario["threads"]):
+                if schedule is not None:
+                    schedule.close()
+                schedule = Schedule(filename, len(scenario["threads"]))
+                schedule.model = True
+            for result in _schedules(_model_once(schedule, cls, scenario), scenario, pace, _any):
+                result["scenario"] = number
+                result["log"] = result["log"][:16]
+                del result["trails"]
+                observed.append(result)
+                if result["stopped"] or _tampered:
+                    return {"schedules": observed, "tampered": list(dict.fromkeys(_tampered))}
+    finally:
+        if schedule is not None:
+            schedule.close()
+    return {"schedules": observed, "tampered": list(dict.fromkeys(_tampered))}
+
+
+def _any(_result, _scenario):
+    return True
 
 
 def hammer(module, plan):

@@ -1,0 +1,154 @@
+"""A race-family class under controlled interleavings: the plan the explorer runs, and the verdict on what came back.
+
+    plan = plan_for(model, "Pool", rng)                 # sweeps over every pair of racing calls, and PCT scenarios
+    outcome = judge(model, plan, run.explore(plan))     # every schedule explained by some order of its calls?
+    outcome.passed, outcome.schedules, outcome.message
+
+Every plan holds the explorer's model form (env/sandbox/inside/explorer.py): calls with arguments, on a fresh object
+of the class, from two starts (fresh, and after the domain's ``setup``), the final state read through the class's
+accessors (``model.reads``). Sweeps (two threads, one call each, one preemption at every scheduling point, both
+orders) cover every pair of the domain's racing calls, a call racing itself included: a lost update or a check-then-act
+between two calls is a depth-2 bug, found by a sweep every time. PCT scenarios (three threads, one or two calls each,
+priorities and change points from ``rng``, which the episode draws from the server's secret) look for the rest. The
+child judges nothing: each schedule is judged here against the sequential model (``linearize.explain``).
+"""
+
+from __future__ import annotations
+
+import random
+from itertools import combinations_with_replacement
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from env.families.race.linearize import Call, explain, plain
+from env.families.race.models import Args, Model, Result
+
+THREAD_NAMES = "ABCDEF"
+PCT_SCENARIOS = 8
+
+
+class RaceOutcome(BaseModel):
+    passed: bool
+    schedules: int = Field(0, description="Interleavings the explorer ran")
+    message: str = ""
+
+
+def _calls(calls: tuple[tuple[str, Args], ...]) -> list[list[Any]]:
+    return [[op, list(args)] for op, args in calls]
+
+
+def plan_for(model: Model, cls: str, rng: random.Random, pct: int = PCT_SCENARIOS) -> dict[str, Any]:
+    """The scenarios of one check of a ``model`` domain's class ``cls``."""
+    scenarios: list[dict[str, Any]] = []
+    reads = _calls(model.reads)
+    for setup in ((), model.setup):
+        for a, b in combinations_with_replacement(model.racing, 2):
+            scenarios.append({"setup": _calls(setup), "threads": [_calls((a,)), _calls((b,))], "sweep": True, "observe": reads})
+    for _ in range(pct):
+        threads = [_calls(tuple(rng.choice(model.racing) for _ in range(rng.randint(1, 2)))) for _ in range(3)]
+        scenarios.append({
+            "setup": _calls(rng.choice(((), model.setup))), "threads": threads, "observe": reads,
+            "priorities": rng.sample(range(1, 4), 3), "changes": [rng.random() for _ in range(rng.choice((1, 2)))],
+        })  # fmt: skip
+    return {"cls": cls, "model": True, "scenarios": scenarios}
+
+
+def _as_call(record: Any) -> Call | None:
+    if not (isinstance(record, list) and len(record) == 3 and isinstance(record[0], str) and isinstance(record[2], str)):
+        return None
+    return Call(record[0], (), Result(plain(record[1]), record[2]))
+
+
+def problem(model: Model, scenario: dict[str, Any], observation: Any) -> str:
+    """What no sequential order of the schedule's calls explains ("" when it is explained)."""
+    if not isinstance(observation, dict):
+        return "the concurrency check returned a malformed observation"
+    if observation.get("stopped"):
+        return str(observation["stopped"])
+    results, final = observation.get("results"), observation.get("final")
+    if not (isinstance(results, list) and len(results) == len(scenario["threads"]) and isinstance(final, list)):
+        return "the concurrency check returned a malformed observation"
+    threads: list[list[Call]] = []
+    for planned, got in zip(scenario["threads"], results, strict=True):
+        if not isinstance(got, list) or len(got) != len(planned):
+            return "the concurrency check returned a malformed observation"
+        thread = []
+        for (op, args), record in zip(planned, got, strict=True):
+            call = _as_call(record)
+            if call is None or call.op != op:
+                return "the concurrency check returned a malformed observation"
+            thread.append(Call(op, tuple(args), call.result))
+        threads.append(thread)
+    reads = [_as_call(record) for record in final]
+    if len(reads) != len(scenario["observe"]) or any(r is None for r in reads):
+        return "the concurrency check returned a malformed observation"
+    raised = [c.result.error for t in threads for c in t if c.result.error.startswith("other: ")]
+    if raised:
+        return "worker threads raised: " + "; ".join(raised)[:600]
+    setup = tuple((op, tuple(args)) for op, args in scenario["setup"])
+    observe = tuple((op, tuple(args)) for op, args in scenario["observe"])
+    found = explain(model, setup, threads, observe, tuple(r.result for r in reads if r is not None))
+    if found.ok:
+        return ""
+    if found.undecided:  # the plan's fault: never counted against the code
+        return ""
+    return found.why
+
+
+def describe(scenario: dict[str, Any]) -> str:
+    """The scenario in words: who called what, from which start."""
+
+    def call(op: str, args: list[Any]) -> str:
+        return f"{op}({', '.join(map(repr, args))})"
+
+    who = "; ".join(f"thread {THREAD_NAMES[i]}: {', '.join(call(op, args) for op, args in t)}" for i, t in enumerate(scenario["threads"]))
+    start = f" after {', '.join(call(op, args) for op, args in scenario['setup'])}" if scenario["setup"] else " on a new object"
+    return f"{len(scenario['threads'])} threads ({who}){start}"
+
+
+def interleaving(observation: dict[str, Any], source: str) -> list[str]:
+    """The switches of a failing schedule, in the code's own lines."""
+    lines = source.splitlines()
+    steps = []
+    for entry in (observation.get("log") or [])[:16]:
+        if not (isinstance(entry, list) and len(entry) == 5 and all(type(entry[i]) is int for i in (0, 1, 4))):
+            continue
+        frm, line, function, note, to = entry
+        if not (0 <= frm < len(THREAD_NAMES) and 0 <= to < len(THREAD_NAMES)):
+            continue
+        if note == "finished":
+            steps.append(f"thread {THREAD_NAMES[frm]} finished; thread {THREAD_NAMES[to]} runs")
+            continue
+        code = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+        where = f"line {line}" + (f" in {function}" if isinstance(function, str) and function else "")
+        steps.append(f"thread {THREAD_NAMES[frm]} paused at {where}: `{code[:120]}`; thread {THREAD_NAMES[to]} runs")
+    return steps
+
+
+def judge(model: Model, plan: dict[str, Any], reply: Any, source: str = "") -> RaceOutcome:
+    """The verdict on an exploration: passed when every schedule ran and is explained by some order of its calls."""
+    if not isinstance(reply, dict) or not isinstance(reply.get("schedules"), list):
+        return RaceOutcome(passed=False, message="the concurrency check returned a malformed reply")
+    if reply.get("refused"):
+        return RaceOutcome(passed=False, message=f"the concurrency check could not run: {reply['refused']}")
+    schedules = reply["schedules"]
+    tampered = reply.get("tampered") or []
+    if tampered:
+        return RaceOutcome(passed=False, schedules=len(schedules), message="the code interfered with the check: " + "; ".join(map(str, tampered))[:300])
+    ran = set()
+    for observation in schedules:
+        number = observation.get("scenario") if isinstance(observation, dict) else None
+        if type(number) is not int or not 0 <= number < len(plan["scenarios"]):
+            return RaceOutcome(passed=False, schedules=len(schedules), message="the concurrency check returned a malformed observation")
+        scenario = plan["scenarios"][number]
+        ran.add(number)
+        wrong = problem(model, scenario, observation)
+        if wrong:
+            steps = interleaving(observation, source)
+            shown = "\n".join(f"  {s}" for s in steps) if steps else ""
+            message = f"{describe(scenario)}: {wrong}" + (f"\nthe interleaving:\n{shown}" if shown else "")
+            return RaceOutcome(passed=False, schedules=len(schedules), message=message)
+    if len(ran) != len(plan["scenarios"]):
+        return RaceOutcome(passed=False, schedules=len(schedules), message="the concurrency check did not run every scenario")
+    return RaceOutcome(passed=True, schedules=len(schedules))
