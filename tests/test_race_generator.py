@@ -13,11 +13,11 @@ from env.families.race.generator import COMBINATIONS, GeneratorError, generate
 from env.race_review import review
 
 
-def test_the_combinations_cover_nine_patterns_over_eight_domains():
-    assert len(COMBINATIONS) == 18
+def test_the_combinations_cover_ten_patterns_over_eight_domains():
+    assert len(COMBINATIONS) == 19
     assert {p for p, _ in COMBINATIONS} == {
         "lost_update", "check_then_act", "get_then_set", "double_checked_init", "two_field_invariant",
-        "mutation_during_iteration", "publish_before_init", "lock_order_deadlock", "atomicity_across_calls",
+        "mutation_during_iteration", "publish_before_init", "lock_order_deadlock", "atomicity_across_calls", "missed_signal",
     }  # fmt: skip
     assert {d for _, d in COMBINATIONS} == {
         "accounts", "inventory", "rate_limiter", "connection_pool", "cache", "id_allocator", "job_queue", "session_store",

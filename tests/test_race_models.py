@@ -126,3 +126,13 @@ def test_observed_values_become_the_models_plain_data():
 
     assert plain([1, [True, None], "a"]) == (1, (True, None), "a")
     assert plain(Sneaky(3)) == OTHER and plain([Sneaky(3)]) == (OTHER,) and plain(1.5) == OTHER
+
+
+def test_a_take_waits_for_a_job_and_no_order_places_it_before_one():
+    queue = DOMAINS["job_queue"]
+    assert queue.step(queue.initial, "take", ()) == (queue.initial, Result(None, "<blocks>"))
+    # the waiting take ran after the push whatever the threads' order: explained; a take that raised is not
+    waited = calls([("take", (), "a", "")], [("push", ("a",), 1, ""), ("pop", (), None, "IndexError"), ("push", ("b",), 1, "")])
+    assert explain(queue, (), waited, queue.reads, reads(1)).ok
+    raised = calls([("take", (), None, "IndexError")], [("push", ("a",), 1, ""), ("pop", (), "a", ""), ("push", ("b",), 1, "")])
+    assert not explain(queue, (), raised, queue.reads, reads(1)).ok

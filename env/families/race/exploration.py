@@ -7,8 +7,9 @@
 Every plan holds the explorer's model form (env/sandbox/inside/explorer.py): calls with arguments, on a fresh object
 of the class, from two starts (fresh, and after the domain's ``setup``), the final state read through the class's
 accessors (``model.reads``). Sweeps (two threads, one call each, one preemption at every scheduling point, both
-orders) cover every pair of the domain's racing calls, a call racing itself included: a lost update or a check-then-act
-between two calls is a depth-2 bug, found by a sweep every time. PCT scenarios (three threads, one or two calls each,
+orders) cover every pair of the domain's racing calls, a call racing itself included (a lost update or a check-then-act
+between two calls is a depth-2 bug, found by a sweep every time), and the domain's own two-thread scenarios (calls that
+wait for another's: a missed signal). PCT scenarios (three threads, one or two calls each,
 priorities and change points from ``rng``, which the episode draws from the server's secret) look for the rest. The
 child judges nothing: each schedule is judged here against the sequential model (``linearize.explain``).
 """
@@ -45,6 +46,8 @@ def plan_for(model: Model, cls: str, rng: random.Random, pct: int = PCT_SCENARIO
     for setup in ((), model.setup):
         for a, b in combinations_with_replacement(model.racing, 2):
             scenarios.append({"setup": _calls(setup), "threads": [_calls((a,)), _calls((b,))], "sweep": True, "observe": reads})
+    for first, second in model.scenarios:
+        scenarios.append({"setup": [], "threads": [_calls(first), _calls(second)], "sweep": True, "observe": reads})
     for _ in range(pct):
         threads = [_calls(tuple(rng.choice(model.racing) for _ in range(rng.randint(1, 2)))) for _ in range(3)]
         scenarios.append({

@@ -38,7 +38,7 @@ STATE_NAMES = {
     "connection_pool": (("_free", "_idle", "_spare"), ("_used", "_busy", "_lent"), ("_x",)),
     "cache": (("_values", "_entries", "_store"), ("_loads", "_misses", "_fetches"), ("_x",)),
     "id_allocator": (("_next", "_counter", "_last"), ("_x",), ("_y",)),
-    "job_queue": (("_jobs", "_pending", "_waiting"), ("_x",), ("length", "count", "size_now")),
+    "job_queue": (("_jobs", "_pending", "_waiting"), ("_ready", "_not_empty", "_arrived"), ("length", "count", "size_now")),
     "session_store": (("_sessions", "_users", "_open"), ("_opened", "_logins", "_serial"), ("_x",)),
 }
 LOCK_NAMES = ("_lock", "_mutex", "_guard", "_state_lock")
@@ -121,9 +121,13 @@ def _rlock(source: str) -> str:
 
 
 def _half_fixes(klass: DomainClass, cls: str, init: str, gold: dict[str, str], bug: dict[str, str]) -> list[str]:
-    """Fixes that look right and are not: each fixed method of the bug taking a lock made for the call."""
+    """Fixes that look right and are not: each fixed method of the bug taking a lock made for the call, and the
+    domain's own for the pattern."""
     fixes = []
     per_call = {name: gold[name].replace("with self.$lock:", "with threading.Lock():") for name in bug if name in gold}
     if any(per_call[name] != gold[name] for name in per_call):
         fixes.append(_module(klass, cls, init, {**gold, **bug, **per_call}))
+    for pattern, methods in klass.half_fixes.items():
+        if klass.bugs.get(pattern) == bug:
+            fixes.append(_module(klass, cls, init, {**gold, **bug, **methods}))
     return fixes

@@ -53,6 +53,9 @@ class Model:
     describe: str = ""
     setup: tuple[tuple[str, Args], ...] = ()  # a start the scenarios race from (besides a fresh object)
     racing: tuple[tuple[str, Args], ...] = ()  # the calls scenarios draw from
+    # two threads' calls raced as given (each a sweep), for calls that block until another's call lets them go: a
+    # random draw of them could leave a correct object waiting for good
+    scenarios: tuple[tuple[tuple[tuple[str, Args], ...], ...], ...] = ()
 
     def step(self, state: State, op: str, args: Args) -> tuple[State, Result]:
         if op not in self.operations:
@@ -336,6 +339,18 @@ def _pop(state: State, args: Args) -> tuple[State, Result]:
     return _ok((jobs[1:],), jobs[0])
 
 
+BLOCKS = Result(None, "<blocks>")  # a call that waits here: no observation has it, so no order places the call here
+
+
+def _take(state: State, args: Args) -> tuple[State, Result]:
+    """The oldest job, waiting for one when there is none."""
+    (jobs,) = state
+    assert isinstance(jobs, tuple) and not args
+    if not jobs:
+        return state, BLOCKS
+    return _ok((jobs[1:],), jobs[0])
+
+
 def _size(state: State, args: Args) -> tuple[State, Result]:
     (jobs,) = state
     assert isinstance(jobs, tuple) and not args
@@ -345,11 +360,13 @@ def _size(state: State, args: Args) -> tuple[State, Result]:
 JOB_QUEUE = Model(
     "job_queue",
     ((),),
-    {"push": _push, "pop": _pop, "size": _size},
+    {"push": _push, "pop": _pop, "take": _take, "size": _size},
     (("size", ()),),
-    "push returns the new length; pop returns the oldest job or raises IndexError when empty",
+    "push returns the new length; pop returns the oldest job or raises IndexError when empty; take waits for one",
     (("push", ("a",)),),
     (("push", ("b",)), ("pop", ()), ("size", ())),
+    # one waits for a job while the other puts two in and takes one between: it never waits for itself
+    (((("take", ()),), (("push", ("a",)), ("pop", ()), ("push", ("b",)))),),
 )
 
 

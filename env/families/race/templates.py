@@ -10,8 +10,8 @@ attributes, ``$v`` a local; the generator draws them per task. Method names are 
 ``__init__`` then the methods in ``order``.
 
 The patterns (issue 49): lost update on compound state, check-then-act, get-then-set on a dict, double-checked lazy
-init, an invariant across two fields, mutation during iteration, publish before init, lock-order deadlock, and
-atomicity across two calls.
+init, an invariant across two fields, mutation during iteration, publish before init, lock-order deadlock, atomicity
+across two calls, and a missed signal (a condition waited on once, not in a loop).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ PATTERNS = (
     "publish_before_init",
     "lock_order_deadlock",
     "atomicity_across_calls",
+    "missed_signal",
 )
 
 
@@ -39,8 +40,10 @@ class DomainClass:
     bugs: dict[str, dict[str, str]]
     header: str = "import threading\n"
     order: tuple[str, ...] = ()
-    # a pattern whose class differs beyond its methods (per-account locks): its own __init__ and correct methods
+    # a pattern whose class differs beyond its methods (two locks): its own __init__ and correct methods
     designs: dict[str, tuple[str, dict[str, str]]] = field(default_factory=dict)
+    # a pattern's wrong fix that looks right, beside the lock made per call the generator derives
+    half_fixes: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 ACCOUNTS = DomainClass(
@@ -424,19 +427,27 @@ JOB_QUEUE = DomainClass(
     header="import threading\nfrom collections import deque\n",
     init="""    def __init__(self):
         self.$lock = threading.Lock()
+        self.$b = threading.Condition(self.$lock)
         self.$a = deque()
 """,
     gold={
         "push": """    def push(self, job):
         $v = {"job": job}
-        with self.$lock:
+        with self.$b:
             self.$a.append($v)
+            self.$b.notify()
             return len(self.$a)
 """,
         "pop": """    def pop(self):
         with self.$lock:
             if not self.$a:
                 raise IndexError("no job waiting")
+            return self.$a.popleft()["job"]
+""",
+        "take": """    def take(self):
+        with self.$b:
+            while not self.$a:
+                self.$b.wait()
             return self.$a.popleft()["job"]
 """,
         "size": """    def size(self):
@@ -448,8 +459,9 @@ JOB_QUEUE = DomainClass(
         "publish_before_init": {
             "push": """    def push(self, job):
         $v = {}
-        with self.$lock:
+        with self.$b:
             self.$a.append($v)
+            self.$b.notify()
             $c = len(self.$a)
         $v["job"] = job
         return $c
@@ -461,8 +473,28 @@ JOB_QUEUE = DomainClass(
             return self.$a.popleft().get("job")
 """,
         },
+        "missed_signal": {
+            "take": """    def take(self):
+        with self.$b:
+            if not self.$a:
+                self.$b.wait()
+            return self.$a.popleft()["job"]
+""",
+        },
     },
-    order=("push", "pop", "size"),
+    order=("push", "pop", "take", "size"),
+    half_fixes={
+        # every waiter woken, but each still takes a job without looking again
+        "missed_signal": {
+            "push": """    def push(self, job):
+        $v = {"job": job}
+        with self.$b:
+            self.$a.append($v)
+            self.$b.notify_all()
+            return len(self.$a)
+""",
+        },
+    },
 )
 
 

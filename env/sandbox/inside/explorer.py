@@ -812,12 +812,15 @@ def _schedules(once, scenario, pace, plausible):
             probe["equivalent"] = [1]  # pausing before any shared access is the other order's run without preemption
             last = theirs  # the other thread's trail in the schedule the previous preemption gave
             yield probe
+            # a thread that waited (a condition) let the other run within its own steps: the reduction, which reads
+            # step k as this thread's k-th point, does not apply, and every preemption is run
+            waited = len(mine) < probe["first_steps"]
             for k in range(2, probe["first_steps"] + 1):
-                if _REDUCTION.equivalent(mine, theirs, k):
+                if not waited and _REDUCTION.equivalent(mine, theirs, k):
                     probe["equivalent"].append(k)
                     last = serial  # that schedule is the serial one: the other thread ran after this one
                     continue
-                if last is not None and _REDUCTION.commutes(mine[k - 2][1], last):
+                if not waited and last is not None and _REDUCTION.commutes(mine[k - 2][1], last):
                     probe["equivalent"].append(k)  # the same schedule as k - 1 (see _commutes)
                     continue
                 run = once(first=first, preempt_at=k)
