@@ -87,6 +87,7 @@ def _sibling(filename, name):
 _HAMMER = _sibling("hammer.py", "_adbg_hammer")
 _REDUCTION = _sibling("reduction.py", "_adbg_reduction")
 _PLAUSIBLE = _sibling("plausible.py", "_adbg_plausible")
+_RUNS = _sibling("plan_runs.py", "_adbg_plan_runs")  # a scenario's runs, in the harness's own thread only
 
 
 # -- the tracer: C-level, so that nothing Python-visible holds it ---------------------------------
@@ -725,7 +726,7 @@ def explore(module, filename, plan):
     if plan.get("replay"):
         return _replay(cls, filename, plan)
     if plan.get("model"):
-        return _explore_model(cls, filename, plan)
+        return _RUNS.explore(_harness(), cls, filename, plan)
     starts = _HAMMER.Starts(cls)  # each run's fresh object, in its scenario's start state (hammer.py)
     observed = []
     pace = []  # scheduling points per operation, from the sweeps' runs without preemption
@@ -742,8 +743,8 @@ def explore(module, filename, plan):
                     if schedule is not None:
                         schedule.close()
                     schedule = Schedule(filename, len(scenario["threads"]))
-                once = _counter_once(schedule, starts, scenario)
-                for result in _schedules(once, scenario, pace, _PLAUSIBLE.plausible):
+                once = _RUNS.counter_once(_harness(), schedule, starts, scenario)
+                for result in _REDUCTION.schedules(once, scenario, pace, _PLAUSIBLE.plausible):
                     if scenario is planned and result["stopped"] == BUDGET and result["start_used"] != api["start_state"]:
                         grows = True
                         break  # (its threads are parked: a fresh schedule runs it again)
@@ -769,7 +770,8 @@ def _replay(cls, filename, plan):
         scenario = _HAMMER.api_scenario(scenario)
     schedule = Schedule(filename, len(scenario["threads"]))
     schedule.model = bool(plan.get("model"))
-    once = _model_once(schedule, cls, scenario) if schedule.model else _counter_once(schedule, _HAMMER.Starts(cls), scenario)
+    h = _harness()
+    once = _RUNS.once(h, schedule, cls, scenario) if schedule.model else _RUNS.counter_once(h, schedule, _HAMMER.Starts(cls), scenario)
     try:
         result = once(first=replay["first"], preempt_at=replay["preempt_at"], priorities=replay.get("priorities"),
                       changes=replay.get("changes", ()), record=True)
@@ -780,155 +782,11 @@ def _replay(cls, filename, plan):
     return {"schedules": [result], "tampered": list(dict.fromkeys(_tampered))}
 
 
-def _counter_once(schedule, starts, scenario):
-    def once(first=0, preempt_at=0, priorities=None, changes=(), record=False):
-        return _run_once(schedule, starts, scenario, first, preempt_at, priorities, changes, record)
-    return once
-
-
-def _model_once(schedule, cls, scenario):
-    def once(first=0, preempt_at=0, priorities=None, changes=(), record=False):
-        return _run_model_once(schedule, cls, scenario, first, preempt_at, priorities, changes, record)
-    return once
-
-
-def _schedules(once, scenario, pace, plausible):
-    """The runs of one scenario (``once`` runs it with a given first thread, preemption ...): its sweep, or its PCT run
-    (its length estimated from the sweeps' pace). ``plausible`` is the child's quick look, to stop early."""
-    if scenario.get("sweep"):
-        probes = []
-        for first in (0, 1):
-            probe = once(first=first)
-            probes.append(probe)
-            if probe["stopped"] or not plausible(probe, scenario):
-                yield probe
-                return
-            pace.append(probe["first_steps"] / max(1, len(scenario["threads"][first])))
-        trails = [probe["trails"] for probe in probes]  # (read before the probes go out: explore() drops them)
-        for first in (0, 1):
-            probe = probes[first]
-            mine, serial = trails[first][first], trails[first][1 - first]  # each thread's trail, this one first
-            theirs = trails[1 - first][1 - first]  # the other thread alone, from its start
-            probe["equivalent"] = [1]  # pausing before any shared access is the other order's run without preemption
-            last = theirs  # the other thread's trail in the schedule the previous preemption gave
-            yield probe
-            # a thread that waited (a condition) let the other run within its own steps: the reduction, which reads
-            # step k as this thread's k-th point, does not apply, and every preemption is run
-            waited = len(mine) < probe["first_steps"]
-            for k in range(2, probe["first_steps"] + 1):
-                if not waited and _REDUCTION.equivalent(mine, theirs, k):
-                    probe["equivalent"].append(k)
-                    last = serial  # that schedule is the serial one: the other thread ran after this one
-                    continue
-                if not waited and last is not None and _REDUCTION.commutes(mine[k - 2][1], last):
-                    probe["equivalent"].append(k)  # the same schedule as k - 1 (see _commutes)
-                    continue
-                run = once(first=first, preempt_at=k)
-                last = run["trails"][1 - first] if not run["stopped"] else None
-                yield run
-        return
-    priorities = scenario["priorities"]
-    length = max(1, int(sum(pace) / max(1, len(pace)) * sum(len(ops) for ops in scenario["threads"])))
-    changes = [1 + int(f * length) for f in scenario["changes"]]
-    yield once(first=priorities.index(max(priorities)), priorities=priorities, changes=changes)
-
-
-def _run_once(schedule, starts, scenario, first=0, preempt_at=0, priorities=None, changes=(), record=False):
-    result = {"first": first, "preempt_at": preempt_at, "steps": 0, "first_steps": 0, "stopped": "", "log": [],
-              "results": [], "setup": [], "priorities": priorities, "changes": list(changes)}
-    # a fresh object after the scenario's warm-up calls, in its start state (or the one its API reached: reported)
-    target, result["start_used"] = starts.prepare(scenario.get("start_state", (0, 0)), scenario.get("warmup", 0), scenario.get("calls", 0))
-    for name in scenario["setup"]:
-        try:
-            result["setup"].append([name, _value(getattr(target, name)()), ""])
-        except ValueError:
-            result["setup"].append([name, None, "ValueError"])
-    schedule.reset(target, scenario["threads"], first, preempt_at, changes, priorities, record)
-    if record:
-        result["start"] = _snapshot(target)
-    schedule.run()
-    result.update(
-        steps=schedule.steps, first_steps=schedule.first_done or schedule.steps, stopped=schedule.stopped,
-        log=schedule.log[:64], results=[w.results for w in schedule.workers],
-    )
-    result["trails"] = [list(w.trail) for w in schedule.workers]
-    if record:
-        result["record"] = schedule.record
-    if not schedule.stopped:
-        try:
-            result["count"] = _value(target.get_count())
-            result["peak"] = _value(target.get_peak())
-        except BaseException as exc:
-            result["stopped"] = "get_count() or get_peak() raised %s: %s" % (type(exc).__name__, _text(exc))
-    return result
-
-
-def _calls(target, ops):
-    """Calls made in the harness's own thread (setup, final reads), recorded as a model plan's."""
-    records = []
-    for op in ops:
-        name, args = _op(op)
-        try:
-            records.append([name, _plain(getattr(target, name)(*args)), ""])
-        except BaseException as exc:
-            records.append([name, None, _error(exc)])
-    return records
-
-
-def _run_model_once(schedule, cls, scenario, first=0, preempt_at=0, priorities=None, changes=(), record=False):
-    result = {"first": first, "preempt_at": preempt_at, "steps": 0, "first_steps": 0, "stopped": "", "log": [],
-              "results": [], "setup": [], "final": [], "priorities": priorities, "changes": list(changes)}
-    try:
-        target = cls()
-    except BaseException as exc:
-        result["stopped"] = "%s() raised %s: %s" % (cls.__name__, type(exc).__name__, _text(exc))
-        result["trails"] = [[] for _ in schedule.workers]
-        return result
-    result["setup"] = _calls(target, scenario["setup"])
-    schedule.reset(target, scenario["threads"], first, preempt_at, changes, priorities, record)
-    if record:
-        result["start"] = _snapshot(target)
-    schedule.run()
-    result.update(
-        steps=schedule.steps, first_steps=schedule.first_done or schedule.steps, stopped=schedule.stopped,
-        log=schedule.log[:64], results=[w.results for w in schedule.workers],
-    )
-    result["trails"] = [list(w.trail) for w in schedule.workers]
-    if record:
-        result["record"] = schedule.record
-    if not schedule.stopped:
-        result["final"] = _calls(target, scenario["observe"])
-    return result
-
-
-def _explore_model(cls, filename, plan):
-    """A model plan's scenarios: every schedule's observation comes back (the trusted side judges them all); each keeps
-    the first switches of its interleaving, for the report of one that fails."""
-    observed = []
-    pace = []
-    schedule = None
-    try:
-        for number, scenario in enumerate(plan["scenarios"]):
-            if schedule is None or schedule.stopped or len(schedule.workers) != len(scenario["threads"]):
-                if schedule is not None:
-                    schedule.close()
-                schedule = Schedule(filename, len(scenario["threads"]))
-                schedule.model = True
-            for result in _schedules(_model_once(schedule, cls, scenario), scenario, pace, _any):
-                result["scenario"] = number
-                result["log"] = result["log"][:16]
-                del result["trails"]
-                observed.append(result)
-                if result["stopped"] or _tampered:
-                    return {"schedules": observed, "tampered": list(dict.fromkeys(_tampered))}
-    finally:
-        if schedule is not None:
-            schedule.close()
-    return {"schedules": observed, "tampered": list(dict.fromkeys(_tampered))}
-
-
-def _any(_result, _scenario):
-    return True
+def _harness():
+    """What plan_runs.py runs a scenario with (its functions run in the harness's thread, never a worker's: what a
+    worker calls stays in this file, whose frames are never traced)."""
+    return types.SimpleNamespace(Schedule=Schedule, schedules=_REDUCTION.schedules, snapshot=_snapshot, plain=_plain,
+                                 error=_error, value=_value, op=_op, text=_text, tampered=_tampered)
 
 
 def hammer(module, plan):

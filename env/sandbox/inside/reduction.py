@@ -1,5 +1,5 @@
-"""The race sweep's reduction: which preemption points give a schedule the sweep has already run, so it need not run
-them. Pure functions of the threads' trails (per scheduling point: the locks held, the access about to happen: ("r",
+"""The race explorer's strategies (``schedules``: a scenario's sweep, or its PCT run) and the sweep's reduction: which
+preemption points give a schedule the sweep has already run, so it need not run them. Pure functions of the threads' trails (per scheduling point: the locks held, the access about to happen: ("r",
 name), ("w", name), ("lock", key), ("release", key), or ("x", None) for anything). Standard library only; explorer.py
 loads it by path.
 """
@@ -43,3 +43,44 @@ def commutes(access, trail):
         if kind in ("lock", "release") and other in ("lock", "release") and (name is None or name == what):
             return False
     return True
+
+
+def schedules(once, scenario, pace, plausible):
+    """The runs of one scenario (``once`` runs it with a given first thread, preemption ...): its sweep, or its PCT run
+    (its length estimated from the sweeps' pace). ``plausible`` is the child's quick look, to stop early."""
+    if scenario.get("sweep"):
+        probes = []
+        for first in (0, 1):
+            probe = once(first=first)
+            probes.append(probe)
+            if probe["stopped"] or not plausible(probe, scenario):
+                yield probe
+                return
+            pace.append(probe["first_steps"] / max(1, len(scenario["threads"][first])))
+        trails = [probe["trails"] for probe in probes]  # (read before the probes go out: explore() drops them)
+        for first in (0, 1):
+            probe = probes[first]
+            mine, serial = trails[first][first], trails[first][1 - first]  # each thread's trail, this one first
+            theirs = trails[1 - first][1 - first]  # the other thread alone, from its start
+            probe["equivalent"] = [1]  # pausing before any shared access is the other order's run without preemption
+            last = theirs  # the other thread's trail in the schedule the previous preemption gave
+            yield probe
+            # a thread that waited (a condition) let the other run within its own steps: the reduction, which reads
+            # step k as this thread's k-th point, does not apply, and every preemption is run
+            waited = len(mine) < probe["first_steps"]
+            for k in range(2, probe["first_steps"] + 1):
+                if not waited and equivalent(mine, theirs, k):
+                    probe["equivalent"].append(k)
+                    last = serial  # that schedule is the serial one: the other thread ran after this one
+                    continue
+                if not waited and last is not None and commutes(mine[k - 2][1], last):
+                    probe["equivalent"].append(k)  # the same schedule as k - 1 (see commutes)
+                    continue
+                run = once(first=first, preempt_at=k)
+                last = run["trails"][1 - first] if not run["stopped"] else None
+                yield run
+        return
+    priorities = scenario["priorities"]
+    length = max(1, int(sum(pace) / max(1, len(pace)) * sum(len(ops) for ops in scenario["threads"])))
+    changes = [1 + int(f * length) for f in scenario["changes"]]
+    yield once(first=priorities.index(max(priorities)), priorities=priorities, changes=changes)

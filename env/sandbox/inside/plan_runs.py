@@ -1,0 +1,117 @@
+"""One run of a scenario, by kind of plan: the counter's (``counter_once``: a start state, names called, count and
+peak read) and a model plan's (``once``, ``explore``: the race family, env/families/race: calls with arguments on a
+fresh ``cls()``, the final state read through its accessors, every schedule returned for the trusted side to judge).
+explorer.py loads this file by path and hands it its harness (``h``: the Schedule, the strategies, the encoders);
+these functions run in the harness's own thread, never a worker's (what a worker calls stays in explorer.py, whose
+frames are never traced). Standard library only.
+"""
+
+
+def once(h, schedule, cls, scenario):
+    def run(first=0, preempt_at=0, priorities=None, changes=(), record=False):
+        return _run_once(h, schedule, cls, scenario, first, preempt_at, priorities, changes, record)
+    return run
+
+
+def _calls(h, target, ops):
+    """Calls made in the harness's own thread (setup, final reads), recorded as a model plan's."""
+    records = []
+    for op in ops:
+        name, args = h.op(op)
+        try:
+            records.append([name, h.plain(getattr(target, name)(*args)), ""])
+        except BaseException as exc:
+            records.append([name, None, h.error(exc)])
+    return records
+
+
+def _run_once(h, schedule, cls, scenario, first=0, preempt_at=0, priorities=None, changes=(), record=False):
+    result = {"first": first, "preempt_at": preempt_at, "steps": 0, "first_steps": 0, "stopped": "", "log": [],
+              "results": [], "setup": [], "final": [], "priorities": priorities, "changes": list(changes)}
+    try:
+        target = cls()
+    except BaseException as exc:
+        result["stopped"] = "%s() raised %s: %s" % (cls.__name__, type(exc).__name__, h.text(exc))
+        result["trails"] = [[] for _ in schedule.workers]
+        return result
+    result["setup"] = _calls(h, target, scenario["setup"])
+    schedule.reset(target, scenario["threads"], first, preempt_at, changes, priorities, record)
+    if record:
+        result["start"] = h.snapshot(target)
+    schedule.run()
+    result.update(
+        steps=schedule.steps, first_steps=schedule.first_done or schedule.steps, stopped=schedule.stopped,
+        log=schedule.log[:64], results=[w.results for w in schedule.workers],
+    )
+    result["trails"] = [list(w.trail) for w in schedule.workers]
+    if record:
+        result["record"] = schedule.record
+    if not schedule.stopped:
+        result["final"] = _calls(h, target, scenario["observe"])
+    return result
+
+
+def explore(h, cls, filename, plan):
+    """A model plan's scenarios: every schedule's observation comes back (the trusted side judges them all); each keeps
+    the first switches of its interleaving, for the report of one that fails."""
+    observed = []
+    pace = []
+    schedule = None
+    try:
+        for number, scenario in enumerate(plan["scenarios"]):
+            if schedule is None or schedule.stopped or len(schedule.workers) != len(scenario["threads"]):
+                if schedule is not None:
+                    schedule.close()
+                schedule = h.Schedule(filename, len(scenario["threads"]))
+                schedule.model = True
+            for result in h.schedules(once(h, schedule, cls, scenario), scenario, pace, _any):
+                result["scenario"] = number
+                result["log"] = result["log"][:16]
+                del result["trails"]
+                observed.append(result)
+                if result["stopped"] or h.tampered:
+                    return {"schedules": observed, "tampered": list(dict.fromkeys(h.tampered))}
+    finally:
+        if schedule is not None:
+            schedule.close()
+    return {"schedules": observed, "tampered": list(dict.fromkeys(h.tampered))}
+
+
+def _any(_result, _scenario):
+    return True
+
+
+def counter_once(h, schedule, starts, scenario):
+    def once(first=0, preempt_at=0, priorities=None, changes=(), record=False):
+        return _run_counter(h, schedule, starts, scenario, first, preempt_at, priorities, changes, record)
+    return once
+
+
+def _run_counter(h, schedule, starts, scenario, first=0, preempt_at=0, priorities=None, changes=(), record=False):
+    result = {"first": first, "preempt_at": preempt_at, "steps": 0, "first_steps": 0, "stopped": "", "log": [],
+              "results": [], "setup": [], "priorities": priorities, "changes": list(changes)}
+    # a fresh object after the scenario's warm-up calls, in its start state (or the one its API reached: reported)
+    target, result["start_used"] = starts.prepare(scenario.get("start_state", (0, 0)), scenario.get("warmup", 0), scenario.get("calls", 0))
+    for name in scenario["setup"]:
+        try:
+            result["setup"].append([name, h.value(getattr(target, name)()), ""])
+        except ValueError:
+            result["setup"].append([name, None, "ValueError"])
+    schedule.reset(target, scenario["threads"], first, preempt_at, changes, priorities, record)
+    if record:
+        result["start"] = h.snapshot(target)
+    schedule.run()
+    result.update(
+        steps=schedule.steps, first_steps=schedule.first_done or schedule.steps, stopped=schedule.stopped,
+        log=schedule.log[:64], results=[w.results for w in schedule.workers],
+    )
+    result["trails"] = [list(w.trail) for w in schedule.workers]
+    if record:
+        result["record"] = schedule.record
+    if not schedule.stopped:
+        try:
+            result["count"] = h.value(target.get_count())
+            result["peak"] = h.value(target.get_peak())
+        except BaseException as exc:
+            result["stopped"] = "get_count() or get_peak() raised %s: %s" % (type(exc).__name__, h.text(exc))
+    return result
