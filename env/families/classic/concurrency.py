@@ -268,8 +268,8 @@ def problem(observation: dict[str, Any], scenario: dict[str, Any]) -> str:
 # -- the verdicts on what came back ---------------------------------------------------------------
 
 
-def _interleaving(observation: dict[str, Any], source: str) -> list[str]:
-    """The switches of a failing schedule, in the submission's own lines."""
+def interleaving(observation: dict[str, Any], source: str) -> list[str]:
+    """The switches of a failing schedule, in the submission's own lines (the race family's verdict shows them too)."""
     lines = source.splitlines()
     steps = []
     for entry in (observation.get("log") or [])[:16]:
@@ -316,7 +316,7 @@ def judge_exploration(plan: dict[str, Any], reply: Any, source: str) -> StressOu
         seen.setdefault(index, []).append(observation)
         found = problem(observation, scenario)
         if found:
-            steps = _interleaving(observation, source)
+            steps = interleaving(observation, source)
             text = f"{describe(scenario, start_used(observation, scenario))}, interleaved by a controlled scheduler: {found}."
             if steps:
                 text += "\nThe interleaving, in your code's lines:\n" + "\n".join(f"  {n}. {step}" for n, step in enumerate(steps, 1))

@@ -22,10 +22,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from env.families.classic.concurrency import THREAD_NAMES, interleaving
 from env.families.race.linearize import Call, explain, plain
 from env.families.race.models import Args, Model, Result
 
-THREAD_NAMES = "ABCDEF"
 PCT_SCENARIOS = 8
 
 
@@ -108,25 +108,6 @@ def describe(scenario: dict[str, Any]) -> str:
     who = "; ".join(f"thread {THREAD_NAMES[i]}: {', '.join(call(op, args) for op, args in t)}" for i, t in enumerate(scenario["threads"]))
     start = f" after {', '.join(call(op, args) for op, args in scenario['setup'])}" if scenario["setup"] else " on a new object"
     return f"{len(scenario['threads'])} threads ({who}){start}"
-
-
-def interleaving(observation: dict[str, Any], source: str) -> list[str]:
-    """The switches of a failing schedule, in the code's own lines."""
-    lines = source.splitlines()
-    steps = []
-    for entry in (observation.get("log") or [])[:16]:
-        if not (isinstance(entry, list) and len(entry) == 5 and all(type(entry[i]) is int for i in (0, 1, 4))):
-            continue
-        frm, line, function, note, to = entry
-        if not (0 <= frm < len(THREAD_NAMES) and 0 <= to < len(THREAD_NAMES)):
-            continue
-        if note == "finished":
-            steps.append(f"thread {THREAD_NAMES[frm]} finished; thread {THREAD_NAMES[to]} runs")
-            continue
-        code = lines[line - 1].strip() if 0 < line <= len(lines) else ""
-        where = f"line {line}" + (f" in {function}" if isinstance(function, str) and function else "")
-        steps.append(f"thread {THREAD_NAMES[frm]} paused at {where}: `{code[:120]}`; thread {THREAD_NAMES[to]} runs")
-    return steps
 
 
 def judge(model: Model, plan: dict[str, Any], reply: Any, source: str = "") -> RaceOutcome:

@@ -46,41 +46,44 @@ class DomainClass:
     half_fixes: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
-ACCOUNTS = DomainClass(
-    "accounts",
-    init="""    def __init__(self):
-        self.$lock = threading.Lock()
-        self.$a = [0, 0, 0]
-""",
-    gold={
-        "deposit": """    def deposit(self, account, amount):
+ACCOUNTS_GOLD = {
+    "deposit": """    def deposit(self, account, amount):
         with self.$lock:
             self.$a[account] += amount
             return self.$a[account]
 """,
-        "withdraw": """    def withdraw(self, account, amount):
+    "withdraw": """    def withdraw(self, account, amount):
         with self.$lock:
             if self.$a[account] < amount:
                 raise ValueError("insufficient funds")
             self.$a[account] -= amount
             return self.$a[account]
 """,
-        "transfer": """    def transfer(self, source, target, amount):
+    "transfer": """    def transfer(self, source, target, amount):
         with self.$lock:
             if self.$a[source] < amount:
                 raise ValueError("insufficient funds")
             self.$a[source] -= amount
             self.$a[target] += amount
 """,
-        "balance": """    def balance(self, account):
+    "balance": """    def balance(self, account):
         with self.$lock:
             return self.$a[account]
 """,
-        "total": """    def total(self):
+    "total": """    def total(self):
         with self.$lock:
             return sum(self.$a)
 """,
-    },
+}
+
+
+ACCOUNTS = DomainClass(
+    "accounts",
+    init="""    def __init__(self):
+        self.$lock = threading.Lock()
+        self.$a = [0, 0, 0]
+""",
+    gold=ACCOUNTS_GOLD,
     bugs={
         "lost_update": {
             "deposit": """    def deposit(self, account, amount):
@@ -123,18 +126,7 @@ ACCOUNTS = DomainClass(
         self.$c = []
 """,
             {
-                "deposit": """    def deposit(self, account, amount):
-        with self.$lock:
-            self.$a[account] += amount
-            return self.$a[account]
-""",
-                "withdraw": """    def withdraw(self, account, amount):
-        with self.$lock:
-            if self.$a[account] < amount:
-                raise ValueError("insufficient funds")
-            self.$a[account] -= amount
-            return self.$a[account]
-""",
+                **ACCOUNTS_GOLD,  # the methods taking one lock, as in the one-lock class
                 "transfer": """    def transfer(self, source, target, amount):
         with self.$lock:
             with self.$b:
@@ -143,10 +135,6 @@ ACCOUNTS = DomainClass(
                 self.$a[source] -= amount
                 self.$a[target] += amount
                 self.$c.append((source, target, amount))
-""",
-                "balance": """    def balance(self, account):
-        with self.$lock:
-            return self.$a[account]
 """,
                 "total": """    def total(self):
         with self.$lock:
