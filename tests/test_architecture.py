@@ -213,7 +213,7 @@ def outside_the_families() -> dict[str, Path]:
 
 def test_nothing_outside_the_families_imports_one_family_tests_a_task_s_model_or_compares_a_family_name():
     families, models = family_folders(), task_models()
-    assert families == ["classic", "procedural", "repo"] and models == {"TaskSpec", "RepoTask", "ProceduralTask"}
+    assert families == ["classic", "procedural", "race", "repo"] and models == {"TaskSpec", "RepoTask", "ProceduralTask"}
     found = []
     for name, path in outside_the_families().items():
         found += family_crossings(name, path.read_text(encoding="utf-8"), families, models)

@@ -16,6 +16,7 @@ from env.contract import Task
 from env.families.base import Family, TaskLoadError, read_task, task_folders
 from env.families.classic.family import CLASSIC
 from env.families.procedural.family import PROCEDURAL
+from env.families.race.family import RACE
 from env.families.repo.family import REPO
 from env.registry import Registry
 
@@ -24,6 +25,7 @@ FAMILIES: Registry[Family[Any]] = Registry("family")
 FAMILIES.add(CLASSIC.name, CLASSIC)
 FAMILIES.add(REPO.name, REPO)
 FAMILIES.add(PROCEDURAL.name, PROCEDURAL)
+FAMILIES.add(RACE.name, RACE)
 
 __all__ = ["FAMILIES", "Task", "TaskLoadError", "load_task", "task_folders"]
 

@@ -16,11 +16,10 @@ from __future__ import annotations
 import random
 import sys
 from functools import cache, lru_cache
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
-from env.families.classic.task import StressSpec
 from env.sandbox.cputime import STARVED
 
 THREAD_NAMES = "ABCDEF"
@@ -38,11 +37,46 @@ def python_refusal(implementation: str = sys.implementation.name, version: tuple
 OPS = ("increment", "decrement")
 
 
+class StressSpec(BaseModel):
+    """The concurrency check: controlled interleavings of the submission's code (env/sandbox/inside/explorer.py)."""
+
+    cls: str
+    random_scenarios: int = Field(16, ge=0, le=200, description="PCT scenarios on top of the two-thread sweeps")
+    threads: int = Field(3, ge=2, le=6, description="Threads of a PCT scenario")
+    ops: tuple[int, int] = Field((1, 3), description="Operations per thread of a PCT scenario (inclusive range)")
+
+
 class StressOutcome(BaseModel):
     passed: bool
     schedules: int = Field(0, description="Interleavings the explorer ran")
     message: str = ""
     busy: str = Field("", description="Limits counted in CPU time only: the real threads were starved by the machine, nothing decided")
+
+
+class ConcurrencyCheck(Protocol):
+    """What a task's concurrency check is to the verdict (env.families.classic.judge) and trace_report's race report: the
+    classic counter's (``CounterCheck``) or a race-family class's under its sequential model (env.families.race.check)."""
+
+    @property
+    def cls(self) -> str: ...
+
+    def plan(self, rng: random.Random) -> dict[str, Any]:
+        """The explorer's scenarios, drawn from ``rng``, with the real-threads run's settings under ``"hammer"``."""
+        ...
+
+    def judge_exploration(self, plan: dict[str, Any], reply: Any, source: str) -> StressOutcome: ...
+
+    def judge_hammer(self, plan: dict[str, Any], reply: Any) -> str:
+        """"" when the real threads left what a correct object gives, else what went wrong."""
+        ...
+
+    def problem(self, observation: dict[str, Any], scenario: dict[str, Any]) -> str:
+        """What a correct object would not have done in one schedule ("" when nothing)."""
+        ...
+
+    def describe(self, scenario: dict[str, Any]) -> str:
+        """The scenario in words, its start included."""
+        ...
 
 
 # -- the plan -------------------------------------------------------------------------------------
@@ -375,3 +409,30 @@ def judge_hammer(plan: dict[str, Any], reply: Any) -> str:
         if seen.get("peak") != peak:
             return f"{intro} {phase} {settings['ops']} times each: the peak lost an update (get_peak() is wrong)"
     return ""
+
+
+class CounterCheck:
+    """The classic race task's check (the connection counter): the functions above, as a ``ConcurrencyCheck``."""
+
+    def __init__(self, spec: StressSpec):
+        self.spec = spec
+
+    @property
+    def cls(self) -> str:
+        return self.spec.cls
+
+    def plan(self, rng: random.Random) -> dict[str, Any]:
+        return explore_plan(self.spec, rng)
+
+    def judge_exploration(self, plan: dict[str, Any], reply: Any, source: str) -> StressOutcome:
+        return judge_exploration(plan, reply, source)
+
+    def judge_hammer(self, plan: dict[str, Any], reply: Any) -> str:
+        return judge_hammer(plan, reply)
+
+    def problem(self, observation: dict[str, Any], scenario: dict[str, Any]) -> str:
+        return problem(observation, scenario)
+
+    def describe(self, scenario: dict[str, Any]) -> str:
+        setup = scenario.get("setup")
+        return describe(scenario) + (f", after {', '.join(setup)} on one thread" if setup else "")

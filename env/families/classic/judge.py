@@ -21,9 +21,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from env.families.classic.concurrency import StressOutcome, explore_plan, judge_exploration, judge_hammer
+from env.families.classic.concurrency import ConcurrencyCheck, StressOutcome
 from env.families.classic.remote import Solution
-from env.families.classic.task import StressSpec, TaskSpec
+from env.families.classic.task import TaskSpec
 from env.held_out import held_out_line
 from env.race_review import review
 from env.runtime import Runtime
@@ -131,19 +131,19 @@ def _outcome(test_id: str, fn: Any, sol: Solution, test_file: str) -> TestOutcom
     return TestOutcome(id=test_id, outcome="passed")
 
 
-def _check(run: SandboxRun, task: TaskSpec, spec: StressSpec, rng: random.Random, source: str, sandbox: Sandbox, policy_enabled: bool) -> StressOutcome:
+def _check(run: SandboxRun, task: TaskSpec, check: ConcurrencyCheck, rng: random.Random, source: str, sandbox: Sandbox, policy_enabled: bool) -> StressOutcome:
     """Three checks, all of which must pass: the controlled interleavings in ``run`` (whose failing schedule is
     the most useful report), the lock-discipline review of the source (which no running code can observe), and
     real threads in a process of their own (run beside the first, on another core)."""
-    plan = explore_plan(spec, rng)
+    plan = check.plan(rng)
     if sandbox.limits.cpu_budget is not None:  # a run that decides validity: the real threads' budget is CPU time too
         plan["hammer"].update(cpu=True, backstop=BACKSTOP_FACTOR * plan["hammer"]["seconds"])
     with ThreadPoolExecutor(2) as pool:
         # in this thread's context: the second run claims a CPU slot for the same owner (env.sandbox.slots)
         hammered = pool.submit(contextvars.copy_context().run, real_threads_check, task, source, sandbox, policy_enabled, plan)
-        reviewed = pool.submit(review, source, spec.cls)  # pure Python, while this thread waits for the explorer
+        reviewed = pool.submit(review, source, check.cls)  # pure Python, while this thread waits for the explorer
         try:
-            outcome = judge_exploration(plan, run.explore(plan), source)
+            outcome = check.judge_exploration(plan, run.explore(plan), source)
         except RemoteError as exc:
             outcome = StressOutcome(passed=False, message=f"the concurrency check could not run: the code raised\n{exc.traceback_text}".rstrip())
         except RunAborted as exc:
@@ -169,7 +169,8 @@ def real_threads_check(task: TaskSpec, source: str, sandbox: Sandbox, policy_ena
         if run.load_error is not None or run.result.aborted:
             return "the real-threads check could not run: the module failed to load"
         try:
-            return judge_hammer(plan, run.hammer(plan["hammer"]))
+            assert task.concurrency is not None
+            return task.concurrency.judge_hammer(plan, run.hammer(plan["hammer"]))
         except RemoteError as exc:
             return f"the real-threads check could not run: the code raised\n{exc.traceback_text}".rstrip()
         except RunAborted as exc:
@@ -209,37 +210,38 @@ def judge(
 ) -> Verdict:
     """Run every test of ``task`` (and, ``with_stress``, its stress check; and the episode's ``held_out`` cases,
     counted only) against ``source``."""
-    stress_spec = task.stress if with_stress else None
+    check = task.concurrency if with_stress else None
     test_file = str(task.folder / "tests.py")
     started = start_run(task, source, sandbox, policy_enabled)
     if isinstance(started, str):
         errors = [TestOutcome(id=tid, outcome="error", message="not run") for tid, _ in task.tests]
-        stress = StressOutcome(passed=False, message="not run") if stress_spec else None
+        stress = StressOutcome(passed=False, message="not run") if check else None
         return Verdict(tests=errors, tests_total=task.tests_total, stress=stress, rejected=started, held_out_total=len(held_out))
     with started as run:
         loaded = run.load_error is None and not run.result.aborted
         if not loaded:
             why = run.load_error.traceback_text.rstrip() if run.load_error else run.result.aborted
             tests = [TestOutcome(id=tid, outcome="error", message=f"your module failed to load:\n{why}") for tid, _ in task.tests]
-            stress = StressOutcome(passed=False, message="not run: the module failed to load") if stress_spec else None
+            stress = StressOutcome(passed=False, message="not run: the module failed to load") if check else None
         else:
             sol = Solution(run, task.module)
             tests = [_run_one(tid, fn, sol, test_file) for tid, fn in task.tests]
-            stress = _check(run, task, stress_spec, rng, source, sandbox, policy_enabled) if stress_spec else None
+            stress = _check(run, task, check, rng, source, sandbox, policy_enabled) if check else None
     passed = held_out_check(task, source, sandbox, policy_enabled, held_out) if held_out and loaded else 0
     return Verdict(tests=tests, tests_total=task.tests_total, stress=stress, run=run.result, held_out_total=len(held_out), held_out_passed=passed)
 
 
 def stress_check(task: TaskSpec, source: str, sandbox: Sandbox, rng: random.Random, policy_enabled: bool = True) -> StressOutcome:
     """The grade's concurrency check: the submission step's check, run again on a fresh process."""
-    assert task.stress is not None
+    check = task.concurrency
+    assert check is not None
     started = start_run(task, source, sandbox, policy_enabled)
     if isinstance(started, str):
         return StressOutcome(passed=False, message=f"not run: {started}")
     with started as run:
         if run.load_error is not None or run.result.aborted:
             return StressOutcome(passed=False, message="not run: the module failed to load")
-        return _check(run, task, task.stress, rng, source, sandbox, policy_enabled)
+        return _check(run, task, check, rng, source, sandbox, policy_enabled)
 
 
 def judge_on(runtime: Runtime, task: TaskSpec, source: str, rng: random.Random, with_stress: bool = True, held_out: Cases = ()) -> Verdict:

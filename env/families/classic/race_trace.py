@@ -15,7 +15,7 @@ import ast
 import random
 from typing import Any
 
-from env.families.classic.concurrency import THREAD_NAMES, describe, explore_plan, judge_exploration, problem
+from env.families.classic.concurrency import THREAD_NAMES, ConcurrencyCheck
 from env.families.classic.judge import start_run
 from env.families.classic.task import TaskSpec
 from env.pyparse import parse
@@ -29,8 +29,9 @@ _VERBS = {"r": "reads", "w": "writes", "lock": "acquires", "release": "releases"
 
 def race_report(task: TaskSpec, source: str, sandbox: Sandbox, rng: random.Random, policy_enabled: bool, max_calls: int) -> TraceReport:
     """The report, or ToolError saying why the check could not run on ``source``."""
-    assert task.stress is not None
-    plan = explore_plan(task.stress, rng)
+    check = task.concurrency
+    assert check is not None
+    plan = check.plan(rng)
     started = start_run(task, source, sandbox, policy_enabled)
     if isinstance(started, str):
         raise ToolError(f"trace_report: the race check cannot run this module: {started}")
@@ -40,23 +41,23 @@ def race_report(task: TaskSpec, source: str, sandbox: Sandbox, rng: random.Rando
             raise ToolError(f"trace_report: your module failed to load:\n{why}")
         try:
             reply = run.explore(plan)
-            chosen, found = _first_failing(plan, reply)
+            chosen, found = _first_failing(check, plan, reply)
             replay = {k: chosen[k] for k in ("scenario", "first", "preempt_at", "priorities", "changes", "from_api") if k in chosen}
-            replayed = run.explore({"cls": plan["cls"], "scenarios": plan["scenarios"], "replay": replay})
+            replayed = run.explore({**{k: plan[k] for k in ("cls", "scenarios", "model") if k in plan}, "replay": replay})
         except RemoteError as exc:
             raise ToolError(f"trace_report: the race check could not run: the code raised\n{exc.traceback_text}".rstrip()) from None
         except RunAborted as exc:
             raise ToolError(f"trace_report: the race check could not finish: {exc}") from None
-    outcome = judge_exploration(plan, reply, source)
+    outcome = check.judge_exploration(plan, reply, source)
     observation = _one(replayed)
     scenario = plan["scenarios"][chosen["scenario"]]
-    again = problem(observation, scenario)
+    again = check.problem(observation, scenario)
     if found and again != found:
         found = f"{found} (the replay ran differently: {again or 'no problem this time'}; the code does not behave the same way twice)"
-    return _report(task, source, scenario, observation, found, outcome.message, max_calls)
+    return _report(check, task, source, scenario, observation, found, outcome.message, max_calls)
 
 
-def _first_failing(plan: dict[str, Any], reply: Any) -> tuple[dict[str, Any], str]:
+def _first_failing(check: ConcurrencyCheck, plan: dict[str, Any], reply: Any) -> tuple[dict[str, Any], str]:
     """The first observation a correct object could not give, and what is wrong with it; else the last one and ""."""
     if isinstance(reply, dict) and isinstance(reply.get("refused"), str) and reply["refused"]:
         raise ToolError(f"trace_report: the race check cannot run here: {reply['refused'][:300]}")
@@ -68,7 +69,7 @@ def _first_failing(plan: dict[str, Any], reply: Any) -> tuple[dict[str, Any], st
         index = observation.get("scenario") if isinstance(observation, dict) else None
         if type(index) is not int or not 0 <= index < len(plan["scenarios"]):
             raise ToolError("trace_report: the race check returned a malformed observation")
-        found = problem(observation, plan["scenarios"][index])
+        found = check.problem(observation, plan["scenarios"][index])
         if found:
             return observation, found
     return reply["schedules"][-1], ""
@@ -206,13 +207,13 @@ def _kept(steps: list[RaceStep], involved: set[int]) -> list[RaceStep]:
     return [steps[i] for i in sorted(keep)[:MAX_STEPS]]
 
 
-def _report(task: TaskSpec, source: str, scenario: dict[str, Any], observation: dict[str, Any], found: str, message: str, max_calls: int) -> TraceReport:
+def _report(check: ConcurrencyCheck, task: TaskSpec, source: str, scenario: dict[str, Any], observation: dict[str, Any], found: str, message: str, max_calls: int) -> TraceReport:
     story = _Story(task, source, observation["record"])
     found_conflicts, involved = conflicts(story.steps)
     steps = _kept(story.steps, involved)
     start = observation.get("start") if isinstance(observation.get("start"), dict) else {}
     race = RaceTrace(
-        scenario=describe(scenario) + (f", after {', '.join(scenario['setup'])} on one thread" if scenario.get("setup") else ""),
+        scenario=check.describe(scenario),
         problem=found,
         start={str(k): _text(v) for k, v in start.items()},
         steps=steps,

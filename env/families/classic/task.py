@@ -28,19 +28,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from env.families.classic.concurrency import ConcurrencyCheck, CounterCheck, StressSpec
 from env.graders.hypothesis import HypothesisRules
 from env.graders.mechanisms import check_mechanism
 from env.patches import Location, changed_lines
 from env.pyparse import parse
-
-
-class StressSpec(BaseModel):
-    """The concurrency check: controlled interleavings of the submission's code (env/sandbox/inside/explorer.py)."""
-
-    cls: str
-    random_scenarios: int = Field(16, ge=0, le=200, description="PCT scenarios on top of the two-thread sweeps")
-    threads: int = Field(3, ge=2, le=6, description="Threads of a PCT scenario")
-    ops: tuple[int, int] = Field((1, 3), description="Operations per thread of a PCT scenario (inclusive range)")
 
 
 class TaskSpec(BaseModel):
@@ -96,6 +88,11 @@ class TaskSpec(BaseModel):
                 raise ValueError(f"{name} cannot be read: {exc.strerror or exc}") from None
             except ValueError as exc:  # not UTF-8
                 raise ValueError(f"{name}: {exc}") from None
+
+    @property
+    def concurrency(self) -> ConcurrencyCheck | None:
+        """The submission's concurrency check (None: the task has none)."""
+        return CounterCheck(self.stress) if self.stress is not None else None
 
     @cached_property
     def gold_locations(self) -> list[Location]:

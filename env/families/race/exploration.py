@@ -20,19 +20,11 @@ import random
 from itertools import combinations_with_replacement
 from typing import Any
 
-from pydantic import BaseModel, Field
-
-from env.families.classic.concurrency import THREAD_NAMES, interleaving
+from env.families.classic.concurrency import THREAD_NAMES, StressOutcome, interleaving
 from env.families.race.linearize import Call, explain, plain
 from env.families.race.models import Args, Model, Result
 
 PCT_SCENARIOS = 8
-
-
-class RaceOutcome(BaseModel):
-    passed: bool
-    schedules: int = Field(0, description="Interleavings the explorer ran")
-    message: str = ""
 
 
 def _calls(calls: tuple[tuple[str, Args], ...]) -> list[list[Any]]:
@@ -110,21 +102,21 @@ def describe(scenario: dict[str, Any]) -> str:
     return f"{len(scenario['threads'])} threads ({who}){start}"
 
 
-def judge(model: Model, plan: dict[str, Any], reply: Any, source: str = "") -> RaceOutcome:
+def judge(model: Model, plan: dict[str, Any], reply: Any, source: str = "") -> StressOutcome:
     """The verdict on an exploration: passed when every schedule ran and is explained by some order of its calls."""
     if not isinstance(reply, dict) or not isinstance(reply.get("schedules"), list):
-        return RaceOutcome(passed=False, message="the concurrency check returned a malformed reply")
+        return StressOutcome(passed=False, message="the concurrency check returned a malformed reply")
     if reply.get("refused"):
-        return RaceOutcome(passed=False, message=f"the concurrency check could not run: {reply['refused']}")
+        return StressOutcome(passed=False, message=f"the concurrency check could not run: {reply['refused']}")
     schedules = reply["schedules"]
     tampered = reply.get("tampered") or []
     if tampered:
-        return RaceOutcome(passed=False, schedules=len(schedules), message="the code interfered with the check: " + "; ".join(map(str, tampered))[:300])
+        return StressOutcome(passed=False, schedules=len(schedules), message="the code interfered with the check: " + "; ".join(map(str, tampered))[:300])
     ran = set()
     for observation in schedules:
         number = observation.get("scenario") if isinstance(observation, dict) else None
         if type(number) is not int or not 0 <= number < len(plan["scenarios"]):
-            return RaceOutcome(passed=False, schedules=len(schedules), message="the concurrency check returned a malformed observation")
+            return StressOutcome(passed=False, schedules=len(schedules), message="the concurrency check returned a malformed observation")
         scenario = plan["scenarios"][number]
         ran.add(number)
         wrong = problem(model, scenario, observation)
@@ -132,7 +124,7 @@ def judge(model: Model, plan: dict[str, Any], reply: Any, source: str = "") -> R
             steps = interleaving(observation, source)
             shown = "\n".join(f"  {s}" for s in steps) if steps else ""
             message = f"{describe(scenario)}: {wrong}" + (f"\nthe interleaving:\n{shown}" if shown else "")
-            return RaceOutcome(passed=False, schedules=len(schedules), message=message)
+            return StressOutcome(passed=False, schedules=len(schedules), message=message)
     if len(ran) != len(plan["scenarios"]):
-        return RaceOutcome(passed=False, schedules=len(schedules), message="the concurrency check did not run every scenario")
-    return RaceOutcome(passed=True, schedules=len(schedules))
+        return StressOutcome(passed=False, schedules=len(schedules), message="the concurrency check did not run every scenario")
+    return StressOutcome(passed=True, schedules=len(schedules), message=f"{len(schedules)} interleavings, each explained by some order of its calls")

@@ -81,14 +81,16 @@ def _module(klass: DomainClass, cls: str, init: str, methods: dict[str, str]) ->
     return f"{klass.header}\n\nclass {cls}:\n" + "\n".join(body)
 
 
-def generate(pattern: str, domain: str, seed: int) -> RaceTask:
+def generate(pattern: str, domain: str, seed: int, key: str = "") -> RaceTask:
+    """The task; ``key`` (the text a salt makes of the combination, ``ProceduralSalt.seed_text``: "" for the public
+    tasks) orders the namings, so a salted server's seed names another text than the public generator's."""
     if (pattern, domain) not in COMBINATIONS:
         planted = ", ".join(d for p, d in COMBINATIONS if p == pattern) or "none"
         raise GeneratorError(f"no {domain} class plants {pattern!r} (domains that do: {planted})")
     klass = CLASSES[domain]
     init, gold_methods = klass.designs.get(pattern, (klass.init, klass.gold))
     bug = klass.bugs[pattern]
-    names = _names(pattern, domain, seed, _module(klass, "$cls", init, {**gold_methods, **bug}))
+    names = _names(pattern, domain, seed, _module(klass, "$cls", init, {**gold_methods, **bug}), key)
 
     def fill(text: str) -> str:
         return Template(text).substitute(names)
@@ -101,14 +103,14 @@ def generate(pattern: str, domain: str, seed: int) -> RaceTask:
     return RaceTask(pattern, domain, seed, names["cls"], module, buggy, gold, alternatives, half_fixes, tuple(bug))
 
 
-def _names(pattern: str, domain: str, seed: int, text: str) -> dict[str, str]:
+def _names(pattern: str, domain: str, seed: int, text: str, key: str = "") -> dict[str, str]:
     """The seed-th distinct naming of ``text`` (its ``$`` names), in an order drawn from the combination: tasks of
     one combination never share their text while names remain (SPACE)."""
     choices = {"cls": CLASS_NAMES[domain], "lock": LOCK_NAMES, "v": LOCALS, **dict(zip("abc", STATE_NAMES[domain], strict=True))}
     placed = set(re.findall(r"\$(\w+)", text))
     used = sorted(k for k in choices if k in placed)
     combos = list(itertools.product(*(choices[k] for k in used)))
-    random.Random(f"race:{pattern}:{domain}").shuffle(combos)
+    random.Random(key or f"race:{pattern}:{domain}").shuffle(combos)
     if seed < 0 or seed >= len(combos):
         raise GeneratorError(f"{pattern} x {domain} has {len(combos)} namings: seeds 0 to {len(combos) - 1}")
     unused = {k: choices[k][0] for k in choices if k not in used}

@@ -792,4 +792,6 @@ def _harness():
 def hammer(module, plan):
     """The real-threads run (``hammer.py``: no tracer, real preemption), on an interpreter this check is validated on only."""
     why = refusal()
-    return {"refused": why} if why else _HAMMER.hammer(module, plan)
+    if why:
+        return {"refused": why}
+    return _RUNS.hammer(_harness(), getattr(module, plan["cls"]), plan) if plan.get("model") else _HAMMER.hammer(module, plan)

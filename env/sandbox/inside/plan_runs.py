@@ -3,8 +3,13 @@ peak read) and a model plan's (``once``, ``explore``: the race family, env/famil
 fresh ``cls()``, the final state read through its accessors, every schedule returned for the trusted side to judge).
 explorer.py loads this file by path and hands it its harness (``h``: the Schedule, the strategies, the encoders);
 these functions run in the harness's own thread, never a worker's (what a worker calls stays in explorer.py, whose
-frames are never traced). Standard library only.
+frames are never traced); ``hammer``, a model plan's real-threads run, runs in a process no tracer ever ran in.
+Standard library only.
 """
+
+import sys
+import threading
+import time
 
 
 def once(h, schedule, cls, scenario):
@@ -115,3 +120,59 @@ def _run_counter(h, schedule, starts, scenario, first=0, preempt_at=0, prioritie
         except BaseException as exc:
             result["stopped"] = "get_count() or get_peak() raised %s: %s" % (type(exc).__name__, h.text(exc))
     return result
+
+
+def hammer(h, cls, plan):
+    """A model plan's real-threads run: each of ``plan["scenarios"]`` ``plan["repeats"]`` times on a fresh object, its
+    threads let go together under a tiny switch interval, real preemption; the distinct observations come back (each
+    with how many runs gave it) for the trusted side to judge as it judges the explorer's. The budget is
+    ``plan["seconds"]`` for the whole run: of CPU time where the run decides validity (``plan["cpu"]``, with a wall-clock
+    ``plan["backstop"]``), else of wall clock. Threads still running when it is spent stop the run: "unfinished" names
+    the scenario, "starved" says whether the machine, not the code, used up the wall clock."""
+    sys.setswitchinterval(plan["switch"])
+    cpu_end = time.process_time() + plan["seconds"]
+    wall_end = threading._time() + plan.get("backstop", plan["seconds"])
+    seen = {}
+    report = {"observations": []}
+    for number, scenario in enumerate(plan["scenarios"]):
+        for _ in range(plan["repeats"]):
+            try:
+                target = cls()
+            except BaseException as exc:
+                report["stopped"] = "%s() raised %s: %s" % (cls.__name__, type(exc).__name__, h.text(exc))
+                return report
+            setup = _calls(h, target, scenario["setup"])
+            results = [[] for _ in scenario["threads"]]
+            gate = threading.Barrier(len(results))
+            threads = [threading.Thread(target=_worker, args=(h, target, ops, out, gate), daemon=True)
+                       for ops, out in zip(scenario["threads"], results, strict=True)]
+            for thread in threads:
+                thread.start()
+            starved = _join(threads, plan.get("cpu"), cpu_end, wall_end)
+            if any(thread.is_alive() for thread in threads):
+                report.update(unfinished=number, starved=starved)
+                return report
+            final = _calls(h, target, scenario["observe"])
+            key = repr((setup, results, final))
+            if key not in seen:
+                seen[key] = {"scenario": number, "setup": setup, "results": results, "final": final, "stopped": "", "runs": 0}
+                report["observations"].append(seen[key])
+            seen[key]["runs"] += 1
+    return report
+
+
+def _worker(h, target, ops, out, gate):
+    gate.wait()
+    out.extend(_calls(h, target, ops))
+
+
+def _join(threads, cpu, cpu_end, wall_end):
+    """Wait for ``threads`` until the budget is spent; True when the wall clock ran out while CPU time (``cpu``) was left."""
+    while any(thread.is_alive() for thread in threads):
+        if cpu and time.process_time() > cpu_end:
+            return False
+        if threading._time() > wall_end:
+            return bool(cpu)
+        for thread in threads:
+            thread.join(0.002)
+    return False
