@@ -151,6 +151,20 @@ def summary(passed: int, failed: int, seconds: float, skipped: int = 0, errors: 
     return f"{', '.join(counts)} in {seconds:.1f} s"
 
 
+def spot_checked(catalog: TaskCatalog, ids: list[str]) -> list[str]:
+    """The listed ids a run that names none plays: each family's own choice (``Family.spot_checked``: the race family one
+    seed per pattern and domain), in listing order; what is left out is said."""
+    by_family: dict[str, list[str]] = {}
+    for task_id in ids:
+        by_family.setdefault(catalog.get(task_id).family, []).append(task_id)
+    kept = {t for family, listed in by_family.items() for t in FAMILIES[family].spot_checked(listed)}
+    for family, listed in by_family.items():
+        played = sum(1 for t in listed if t in kept)
+        if played < len(listed):
+            print(f"note  {family}: {played} of its {len(listed)} listed tasks played (--tasks plays any of them)")
+    return [t for t in ids if t in kept]
+
+
 class UnknownTasks(ValueError):
     """``--tasks`` names a task the server does not serve (a typo would otherwise check less and pass)."""
 
@@ -166,6 +180,8 @@ def run_checks(url: str, tasks: list[str] | None = None) -> Check:
             if unknown:
                 raise UnknownTasks(f"--tasks names tasks the server does not serve: {', '.join(unknown)} (it serves {', '.join(ids)})")
             ids = [t for t in ids if t in tasks]
+        else:
+            ids = spot_checked(catalog, ids)
         with ThreadPoolExecutor(TASK_WORKERS) as pool:
             for done in pool.map(lambda task_id: check_task(url, catalog, task_id), ids):  # printed in task order
                 check.absorb(done)

@@ -8,6 +8,13 @@ from env.families.catalog import TaskCatalog
 CATALOG = TaskCatalog.builtin()
 CLASSIC = CATALOG.select(TaskFilter(family="classic"))  # select: no procedural task is generated for it
 GOLD = {t.id: t.gold_source for t in CLASSIC}
+# what an unknown task_id's error offers after "available: " (env.server.environment: the first 60 ids, then the generated ids' forms)
+UNKNOWN_TASK_TAIL = (
+    ", ".join(CATALOG.ids()[:60]) + f" and {len(CATALOG.ids()) - 60} more (GET /tasks lists them), or any "
+    "proc-<easy|medium|hard|extreme>-<train|test|ood>-<index 0-99999>, or any race-<pattern>-<domain>-<seed> (patterns: lost-update, "
+    "check-then-act, get-then-set, double-checked-init, two-field-invariant, mutation-during-iteration, publish-before-init, "
+    "lock-order-deadlock, atomicity-across-calls, missed-signal; seeds 0-11 listed)"
+)
 BUGGY = {t.id: t.buggy_source for t in CLASSIC}
 
 GOOD_HYPOTHESIS = {

@@ -18,6 +18,7 @@ from env.config import Settings
 from env.families.base import TASKS_DIR
 from env.families.catalog import TaskCatalog
 from env.families.catalog_dir import CatalogError, load_catalog_dir
+from env.families.race.family import RACE
 from env.runtime import Runtime
 from env.server.app import build_app
 from env.server.environment import DebugEnvironment
@@ -55,12 +56,17 @@ def build(directory: Path, tasks: list[tuple[str, str, str, str, str]], index: A
 # -- the built-in tasks in their splits, and GET /tasks's filters ----------------------------------------------------
 
 
+def race(split: str) -> list[str]:
+    """The race family's listed ids served in ``split`` (tests/test_race_family.py checks the family's own splits)."""
+    return [task_id for task_id, served in RACE.listed() if served == split]
+
+
 def test_every_built_in_task_is_in_one_split():
-    assert CATALOG.ids("validation") == []
-    assert CATALOG.ids("train") == ["proc-easy-train-0", "proc-medium-train-0", "proc-hard-train-0", "proc-extreme-train-0"]
+    assert CATALOG.ids("validation") == race("validation") and len(race("validation")) == 30
+    assert CATALOG.ids("train") == ["proc-easy-train-0", "proc-medium-train-0", "proc-hard-train-0", "proc-extreme-train-0", *race("train")]
     tested = CATALOG.ids("test")
-    assert tested[:3] == ["easy", "medium", "hard"] and sorted(CATALOG.ids()) == sorted(CATALOG.ids("train") + tested)
-    assert tested[-4:] == ["proc-easy-ood-0", "proc-medium-ood-0", "proc-hard-ood-0", "proc-extreme-ood-0"]  # ood: held out with test
+    assert tested[:3] == ["easy", "medium", "hard"] and sorted(CATALOG.ids()) == sorted(CATALOG.ids("train") + CATALOG.ids("validation") + tested)
+    assert tested[-4 - len(race("test")) :] == ["proc-easy-ood-0", "proc-medium-ood-0", "proc-hard-ood-0", "proc-extreme-ood-0", *race("test")]
     assert [t for t in tested if t.startswith("repo-")] == sorted(p.name for p in REPO.iterdir())
     # a generated id serves in the split its id names
     made = CATALOG.get("proc-easy-ood-5")
@@ -76,9 +82,9 @@ def test_tasks_filters(client):
         return [t["id"] for t in answer.json()]
 
     every = client.get("/tasks").json()
-    assert [t["id"] for t in every] == CATALOG.ids() and {t["split"] for t in every} == {"train", "test"}
+    assert [t["id"] for t in every] == CATALOG.ids() and {t["split"] for t in every} == {"train", "validation", "test"}
     assert not {"library", "source"} & {key for t in every for key in t}  # only a built catalog's tasks have them
-    assert ids(split="train") == CATALOG.ids("train") and ids(split="test") == CATALOG.ids("test") and ids(split="validation") == []
+    assert ids(split="train") == CATALOG.ids("train") and ids(split="test") == CATALOG.ids("test") and ids(split="validation") == race("validation")
     assert ids(family="classic") == ["easy", "medium", "hard"]
     assert ids(family="procedural", difficulty="hard") == [
         "proc-hard-test-0", "proc-extreme-test-0", "proc-hard-train-0", "proc-extreme-train-0", "proc-hard-ood-0", "proc-extreme-ood-0",
@@ -92,7 +98,7 @@ def test_tasks_filters(client):
         "split=trian": "unknown split 'trian'; one of: train, validation, test",
         "source=scraped": "unknown source 'scraped'; one of: mined, synthesized",
         "difficulty=extreme": "unknown difficulty 'extreme'; one of: easy, medium, hard",
-        "family=calc": "unknown family 'calc'; families: classic, repo, procedural",
+        "family=calc": "unknown family 'calc'; families: classic, repo, procedural, race",
         "library=attrs": "no library 'attrs' is served here: this server serves no built catalog (ENV_CATALOG is unset)",
         "libary=attrs": "/tasks filters by family, library, source, difficulty, split; 'libary' is none of them",
         "split=test&split=train": "the filter 'split' is given twice; give each filter once",
@@ -195,7 +201,8 @@ def test_a_folder_that_disagrees_with_the_index_or_cannot_load_is_refused(tmp_pa
 def test_the_server_refuses_to_start_on_a_wrong_catalog(tmp_path, monkeypatch):
     directory = build(tmp_path / "cat", [BUILT[0]])
     monkeypatch.setenv("ENV_CATALOG", str(directory))
-    assert TaskCatalog.from_env().ids("test")[-5:] == ["acme-mined-1", *CATALOG.ids("test")[-4:]]
+    on_request = 4 + len(race("test"))  # the procedural ood ids and the race family's, listed after the built ones
+    assert TaskCatalog.from_env().ids("test")[-on_request - 1 :] == ["acme-mined-1", *CATALOG.ids("test")[-on_request:]]
     (directory / "catalog.json").write_text(json.dumps({"tasks": [entry("acme-mined-1"), entry("repo-slice-window")]}))
     shutil.copytree(REPO / "repo-slice-window", directory / "repo-slice-window")
     with pytest.raises(CatalogError) as refused:
@@ -222,9 +229,9 @@ def served(runtime: Runtime, tmp_path_factory: pytest.TempPathFactory) -> Iterat
 def test_a_built_catalog_is_listed_in_its_libraries_splits(served):
     splits = served.get("/agentdebugger-env/splits").json()
     assert splits == [
-        {"name": "train", "type": "train", "num_tasks": 5},
-        {"name": "validation", "type": "validation", "num_tasks": 0},
-        {"name": "test", "type": "test", "num_tasks": 28},
+        {"name": "train", "type": "train", "num_tasks": 5 + len(race("train"))},
+        {"name": "validation", "type": "validation", "num_tasks": len(race("validation"))},
+        {"name": "test", "type": "test", "num_tasks": 28 + len(race("test"))},
     ]
     train = served.post("/agentdebugger-env/tasks", json={"split": "train"}).json()["tasks"]
     assert [t["id"] for t in train] == ["zeta-synth-1", *CATALOG.ids("train")]  # built at start, before the ids listed on request

@@ -4,7 +4,7 @@ import pytest
 
 from env.models import DebugAction
 from env.server.environment import DebugEnvironment
-from tests.helpers import BUGGY, CATALOG, GOLD, GOOD_HYPOTHESIS, submit
+from tests.helpers import BUGGY, GOLD, GOOD_HYPOTHESIS, UNKNOWN_TASK_TAIL, submit
 
 
 @pytest.fixture()
@@ -191,4 +191,4 @@ def test_step_before_reset_is_an_error(runtime):
 
 def test_unknown_task_is_an_error_observation(env):
     obs = env.reset(task_id="nightmare")
-    assert obs.error == "unknown task_id 'nightmare'; available: " + ", ".join(CATALOG.ids()) + ", or any proc-<easy|medium|hard|extreme>-<train|test|ood>-<index 0-99999>"
+    assert obs.error == "unknown task_id 'nightmare'; available: " + UNKNOWN_TASK_TAIL

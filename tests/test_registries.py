@@ -54,11 +54,11 @@ def test_the_registries_hold_what_the_project_defines():
 
 
 def test_task_families_plug_into_one_registry():
-    assert list(FAMILIES) == ["classic", "repo", "procedural"]
+    assert list(FAMILIES) == ["classic", "repo", "procedural", "race"]
     with pytest.raises(DuplicateName, match="^a family named 'repo' is already registered"):
         FAMILIES.add("repo", FAMILIES["repo"])
     assert {name: (f.interaction, f.partial_view) for name, f in FAMILIES.items()} == {
-        "classic": ("code", False), "repo": ("tools", False), "procedural": ("tools", True),
+        "classic": ("code", False), "repo": ("tools", False), "procedural": ("tools", True), "race": ("code", False),
     }
 
 

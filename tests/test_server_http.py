@@ -8,8 +8,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from env.config import Settings
+from env.families.race.family import RACE
 from env.server.app import build_app
-from tests.helpers import CATALOG, GOLD, GOOD_HYPOTHESIS, submit
+from tests.helpers import CATALOG, GOLD, GOOD_HYPOTHESIS, UNKNOWN_TASK_TAIL, submit
 
 
 def test_overview_lists_endpoints_tasks_and_actions(client):
@@ -183,7 +184,7 @@ def test_unknown_episode_and_unknown_task_are_clear_200_errors(client):
     assert r.json()["observation"]["error"] == "unknown or expired episode_id 'no-such-episode'; call POST /reset to start an episode"
     r = client.post("/reset", json={"task_id": "impossible"})
     assert r.status_code == 200
-    assert r.json()["observation"]["error"] == "unknown task_id 'impossible'; available: " + ", ".join(CATALOG.ids()) + ", or any proc-<easy|medium|hard|extreme>-<train|test|ood>-<index 0-99999>"
+    assert r.json()["observation"]["error"] == "unknown task_id 'impossible'; available: " + UNKNOWN_TASK_TAIL
     # A procedural id past its split's range is unknown too (it was a 500).
     r = client.post("/reset", json={"task_id": "proc-easy-train-123456"})
     assert r.status_code == 200 and r.json()["observation"]["error"].startswith("unknown task_id 'proc-easy-train-123456'; available: ")
@@ -285,27 +286,28 @@ def test_oversized_code_is_an_agent_mistake_not_an_http_error(client):
 
 
 def test_openenv_task_discovery_routes(client):
-    tested, trained = CATALOG.ids("test"), CATALOG.ids("train")
-    assert trained == ["proc-easy-train-0", "proc-medium-train-0", "proc-hard-train-0", "proc-extreme-train-0"]
-    assert tested == [t for t in CATALOG.ids() if t not in trained] and tested[:3] == ["easy", "medium", "hard"] and len(tested) == 26
+    tested, trained, validated = CATALOG.ids("test"), CATALOG.ids("train"), CATALOG.ids("validation")
+    race = {split: [t for t, served in RACE.listed() if served == split] for split in ("train", "validation", "test")}
+    assert trained == ["proc-easy-train-0", "proc-medium-train-0", "proc-hard-train-0", "proc-extreme-train-0", *race["train"]]
+    assert validated == race["validation"] and len(validated) == 30
+    assert tested == [t for t in CATALOG.ids() if t not in trained + validated] and tested[:3] == ["easy", "medium", "hard"]
+    assert len(tested) == 26 + 78
     assert client.get("/agentdebugger-env/splits").json() == [
-        {"name": "train", "type": "train", "num_tasks": 4},
-        {"name": "validation", "type": "validation", "num_tasks": 0},
-        {"name": "test", "type": "test", "num_tasks": 26},
+        {"name": "train", "type": "train", "num_tasks": 124},
+        {"name": "validation", "type": "validation", "num_tasks": 30},
+        {"name": "test", "type": "test", "num_tasks": 104},
     ]
     listed = client.post("/agentdebugger-env/tasks", json={"split": "test"}).json()
     assert [t["id"] for t in listed["tasks"]] == tested and listed["env_name"] == "agentdebugger-env"
     assert {t["split"] for t in listed["tasks"]} == {"test"} and "tools" not in listed["tasks"][0]  # summaries: /tasks adds the tools
     assert [t["id"] for t in client.post("/agentdebugger-env/tasks", json={"split": "train"}).json()["tasks"]] == trained
-    assert client.post("/agentdebugger-env/num_tasks", json={"split": "test"}).json() == {"num_tasks": 26}
+    assert client.post("/agentdebugger-env/num_tasks", json={"split": "test"}).json() == {"num_tasks": 104}
     assert client.post("/agentdebugger-env/task", json={"split": "test", "index": 2}).json()["task"]["id"] == "hard"
     assert client.post("/agentdebugger-env/task", json={"split": "train", "index": 3}).json()["task"]["id"] == "proc-extreme-train-0"
-    past = client.post("/agentdebugger-env/task", json={"split": "test", "index": 26})
-    assert (past.status_code, past.json()) == (400, {"detail": "task index 26 is out of range: the 'test' split has 26 tasks (0-25)"})
+    past = client.post("/agentdebugger-env/task", json={"split": "test", "index": 104})
+    assert (past.status_code, past.json()) == (400, {"detail": "task index 104 is out of range: the 'test' split has 104 tasks (0-103)"})
     assert client.post("/agentdebugger-env/task", json={"split": "test", "index": -1}).status_code == 400
-    assert client.post("/agentdebugger-env/task", json={"split": "validation", "index": 0}).json() == {
-        "detail": "task index 0 is out of range: the 'validation' split has 0 tasks"
-    }
+    assert client.post("/agentdebugger-env/task", json={"split": "validation", "index": 0}).json()["task"]["id"] == race["validation"][0]
     assert [t["id"] for t in client.post("/agentdebugger-env/task_range", json={"split": "test", "start": 1, "stop": 3}).json()["tasks"]] == ["medium", "hard"]
     # a split the server does not know has no task (the library's convention; /tasks refuses it: test_tasks_filters)
     assert client.post("/agentdebugger-env/num_tasks", json={"split": "dev"}).json() == {"num_tasks": 0}
@@ -323,9 +325,9 @@ def test_reset_by_task_index(client):
     assert reset(split="test", index=1, seed=1)["task_id"] == "medium"
     assert reset(split="train", index=1, seed=1)["task_id"] == "proc-medium-train-0"
     assert reset(split="train", task_id="proc-easy-train-7", seed=1)["task_id"] == "proc-easy-train-7"  # a generated id: its split by its id
-    assert reset(index=99)["error"] == "task index 99 is out of range: the 'test' split has 26 tasks (0-25)"
-    assert reset(split="validation", index=0)["error"] == "task index 0 is out of range: the 'validation' split has 0 tasks"
-    assert reset(split="train", index=True)["error"] == "task index True is out of range: the 'train' split has 4 tasks (0-3)"
+    assert reset(index=999)["error"] == "task index 999 is out of range: the 'test' split has 104 tasks (0-103)"
+    assert reset(split="validation", index=0, seed=1)["task_id"] == "race-lost-update-accounts-8"  # the race family's validation seeds
+    assert reset(split="train", index=True)["error"] == "task index True is out of range: the 'train' split has 124 tasks (0-123)"
     assert reset(split="dev", index=0)["error"] == "reset: 'split' must be one of train, validation, test, not 'dev'"
     assert reset(split=["test"], index=0)["error"] == "reset: 'split' must be one of train, validation, test, not ['test']"
     assert reset(split="train", task_id="easy")["error"] == "reset: task 'easy' is in the test split, not train"

@@ -1,7 +1,8 @@
 """The heuristic baseline: a scripted debugger with no gold knowledge.
 
-Classic tasks: submit the most plausible small edits of the module (flipped comparisons, unwrapped
-conversions, swapped arithmetic, constants off by one) with a hypothesis naming the edit.
+Classic and race tasks: submit the most plausible small edits of the module (flipped comparisons, unwrapped
+conversions, swapped arithmetic, constants off by one; in a module using threads first a method under its lock,
+nested locks swapped, a wait in a loop: env.agents.locking) with a hypothesis naming the edit.
 
 Repository tasks: run the tests; read the failing tests' tracebacks and imports to find the project
 files involved (procedural tasks: the logs' error and trace lines, since tracebacks are not shown), listing
@@ -19,6 +20,7 @@ import re
 from typing import Any
 
 from env.agents.base import Action, Agent, Observation, register
+from env.agents.locking import lock_edits
 from env.agents.mutations import Mutation, mutations
 
 # a traceback frame in a workspace file: paths the agent sees are relative to the workspace (the server shows no host
@@ -53,7 +55,9 @@ class HeuristicAgent(Agent):
         super().begin(task, observation, rng)
         self.candidates: list[Mutation] = []
         if task["interaction"] == "code":
-            self.candidates = mutations(observation.get("buggy_code", ""))
+            source = observation.get("buggy_code", "")
+            # a module using threads: its methods under their locks first, then the small edits
+            self.candidates = (lock_edits(source) if "threading" in source else []) + mutations(source)
             return
         self.phase = "baseline"
         # The tests, then a map of which files exist (every line with a def or class names its file).

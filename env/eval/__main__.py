@@ -49,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--agent", required=True, choices=sorted(AGENTS))
         p.add_argument("--tasks", nargs="*", help="task ids (default: every task of the test split, or of --split, as the options below narrow it)")
         p.add_argument("--split", default="test", choices=SPLITS, help="the split whose tasks are played when --tasks names none")
+        p.add_argument("--family", help="only this family's tasks (classic, repo, procedural, race)")
         p.add_argument("--library", nargs="+", action="extend", metavar="NAME", help="only these libraries' tasks (a built catalog's, ENV_CATALOG)")
         p.add_argument("--source", choices=get_args(Source), help="only a built catalog's tasks of this source")
         p.add_argument("--per-library", type=int, metavar="N", help="at most N tasks of each library, drawn by a hash of --seed and the id")
@@ -176,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(report_module.family_tables(report_module.load([Path(args.out)])) or "(no procedural episodes)")
                 return 0
             gate = None if args.edit_gate is None else args.edit_gate == "on"
-            selection = run_module.Selection(args.split, tuple(args.library or ()), args.source, args.per_library, args.seed)
+            selection = run_module.Selection(args.split, tuple(args.library or ()), args.source, args.per_library, args.seed, args.family)
             if args.command == "ablate":
                 try:
                     summary = ablate_module.ablate(factory, args.agent, profiles, args.tasks, args.runs, args.concurrency, Path(args.out), gate, pool, selection)

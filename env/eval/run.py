@@ -253,7 +253,7 @@ def listing(driver_factory: Callable[[], Driver], out: Path, task_ids: list[str]
 @dataclass(frozen=True)
 class Selection:
     """Which listed tasks an evaluation plays when it names none: one split's (the test split's by default: the
-    evaluation set), of these libraries and this source only when given, and at most ``per_library`` of each library
+    evaluation set), of this family, these libraries and this source only when given, and at most ``per_library`` of each library
     (those first by a hash of ``seed`` and the id: a sample that is the same on every run)."""
 
     split: str = "test"
@@ -261,6 +261,7 @@ class Selection:
     source: str | None = None
     per_library: int | None = None
     seed: int = 0
+    family: str | None = None
 
 
 def evaluated(tasks: dict[str, dict[str, Any]], selection: Selection = Selection()) -> list[str]:
@@ -275,6 +276,7 @@ def evaluated(tasks: dict[str, dict[str, Any]], selection: Selection = Selection
         if task.get("split", "test") == selection.split
         and (not selection.libraries or task.get("library") in selection.libraries)
         and (selection.source is None or task.get("source") == selection.source)
+        and (selection.family is None or task.get("family") == selection.family)
     ]  # fmt: skip
     if selection.per_library is None:
         return kept

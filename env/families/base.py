@@ -110,6 +110,12 @@ class Family(ABC, Generic[TaskT]):
         naming them, a reset), each with its split: none by default."""
         return []
 
+    def spot_checked(self, ids: list[str]) -> list[str]:
+        """Which of this family's listed ``ids`` a whole-server check plays when asked for none (validator.py, policy v2):
+        all by default; a family listing many seeds of one generated task plays fewer (its validity is proven task by
+        task with ``python -m env.authoring validate``)."""
+        return ids
+
     def split(self, task: TaskT) -> Split:
         """The split ``task`` is served in when no built catalog places it (``ENV_CATALOG`` does): by default ``test``,
         since the bundled tasks and task folders are the evaluation set."""

@@ -22,6 +22,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from env.families.catalog import TaskCatalog
+from env.families.registry import FAMILIES
 from env.models import DebugAction
 from env.project import source_only
 from env.runtime import Runtime
@@ -43,6 +45,16 @@ GENERATED = [(5, "dependency_error", 0.3, 0.15, 7), (12, "dependency_error", 0.5
 LOG_SEED = 1
 LOG_STEPS = 6  # analyze_logs steps: the logs drift between steps
 SEED = 1  # every pinned episode's seed (tests/test_reward_integrity.py's play)
+
+
+def oracle_ids(catalog: TaskCatalog) -> list[str]:
+    """The listed tasks whose oracle rewards are pinned: every one, but of a family listing many seeds of one generated
+    task only those a whole-server check plays (``Family.spot_checked``: the race family's one per pattern and domain)."""
+    by_family: dict[str, list[str]] = {}
+    for task_id in catalog.ids():
+        by_family.setdefault(catalog.get(task_id).family, []).append(task_id)
+    kept = {t for family, ids in by_family.items() for t in FAMILIES[family].spot_checked(ids)}
+    return [t for t in catalog.ids() if t in kept]
 
 
 def sha(value: Any) -> str:

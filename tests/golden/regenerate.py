@@ -49,7 +49,7 @@ def rewards(runtime: Runtime) -> dict[str, Any]:
     from tests import test_reward_integrity as integrity  # the tasks the red-team suite plays
 
     catalog = runtime.catalog
-    oracle = {task_id: pins.played(pins.play(runtime, task_id, oracle_actions(catalog.get(task_id)))[1]) for task_id in catalog.ids()}
+    oracle = {task_id: pins.played(pins.play(runtime, task_id, oracle_actions(catalog.get(task_id)))[1]) for task_id in pins.oracle_ids(catalog)}
     degenerate: dict[str, dict[str, Any]] = {}
     for task_id in integrity.CLASSIC_IDS:
         degenerate[task_id] = {kind: {name: pins.played(pins.play(runtime, task_id, actions)[1])

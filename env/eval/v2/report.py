@@ -43,6 +43,7 @@ from env.eval.v2.semantic_checks import (
 )
 from env.eval.v2.static_checks import static_declarations, static_manifest
 from env.families.catalog import TaskCatalog
+from env.families.registry import FAMILIES
 
 NOT_HERE = {
     "runtime.rubric_introspectable": "no rubric tree (capabilities.rubric_tree is false): the grade is a pure function of the episode's facts "
@@ -108,6 +109,12 @@ def validate(url: str, *, root: Path = ROOT, tasks: list[str] | None = None, onl
     except (httpx.HTTPError, ValueError):  # runtime.startup says why; every check that needs the server skips
         listed = []
     task_ids = [t["id"] for t in listed if tasks is None or t["id"] in tasks]
+    if tasks is None:  # each family's choice of what a whole-server check plays (Family.spot_checked)
+        by_family: dict[str, list[str]] = {}
+        for one in listed:
+            by_family.setdefault(str(one.get("family", "")), []).append(one["id"])
+        kept = {t for family, ids in by_family.items() for t in (FAMILIES[family].spot_checked(ids) if family in FAMILIES else ids)}
+        task_ids = [t for t in task_ids if t in kept]
     unknown_tasks = sorted(set(tasks or ()) - {t["id"] for t in listed})
     if listed and unknown_tasks:  # a server that does not answer fails runtime.startup instead
         raise UnknownSelection(f"the server serves no task {', '.join(unknown_tasks)} (GET /tasks lists {len(listed)})")

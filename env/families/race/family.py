@@ -55,6 +55,17 @@ class RaceFamily(ClassicFamily):
     def listed(self) -> list[tuple[str, Split]]:
         return [(task_id, SERVED_SPLIT[split]) for task_id, split in listed_ids()]
 
+    def spot_checked(self, ids: list[str]) -> list[str]:
+        """One seed of each (pattern, domain), the lowest listed: seeds of a combination differ only in their names."""
+        seen: set[tuple[str, str]] = set()
+        kept = []
+        for task_id in ids:
+            task = self.generate(task_id)
+            if isinstance(task, RaceTaskSpec) and (task.pattern, task.domain) not in seen:
+                seen.add((task.pattern, task.domain))
+                kept.append(task_id)
+        return kept
+
     def split(self, task: TaskSpec) -> Split:
         return SERVED_SPLIT[task.race_split] if isinstance(task, RaceTaskSpec) else "test"
 
