@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 from types import ModuleType
-from typing import Literal, TypedDict
+from typing import Any, Literal, TypedDict
 
 Kind = Literal["racy", "correct"]
 Verdict = Literal["racy", "correct", "inconclusive"]
@@ -212,30 +212,48 @@ class VariantResult(TypedDict):
     error: str
 
 
+@dataclass(frozen=True)
+class Subject:
+    """What one cross-check explores: the module and class a variant defines, its scenarios (each with a ``name``), and
+    how frontrun explores one scenario on the class (``explore(cls, scenario, budget)``)."""
+
+    module: str
+    cls: str
+    scenarios: tuple[Any, ...]
+    explore: Callable[[type, Any, float], ScenarioResult]
+
+
 MAX_EXECUTIONS = 20_000
 RUN_TIMEOUT = 1.0  # seconds one interleaving may take (frontrun's default is 5; these take 2-50 ms)
 
 
 def explore_scenario(cls: type, scenario: Scenario, budget: float) -> ScenarioResult:
     """frontrun's DPOR over every interleaving of ``scenario`` on ``cls``, within ``budget`` seconds."""
+    expected = allowed(scenario)
+    workers = [_worker(i, op) for i, op in enumerate(scenario.threads)]
+    return explore_with(scenario.name, lambda: _State(cls, scenario), workers, _invariant(scenario, expected), budget)
+
+
+def explore_with(name: str, setup: Callable[[], Any], workers: list[Callable[[Any], None]], invariant: Callable[[Any], bool], budget: float) -> ScenarioResult:
+    """frontrun's DPOR over every interleaving of ``workers`` on what ``setup`` builds, the ``invariant`` checked at the
+    end of each, within ``budget`` seconds: held, violated (with the counterexample) or inconclusive (and why)."""
     import frontrun
 
-    expected = allowed(scenario)
     started = time.monotonic()
     result = frontrun.explore(
-        setup=lambda: _State(cls, scenario),
-        workers=[_worker(i, op) for i, op in enumerate(scenario.threads)],
-        invariant=_invariant(scenario, expected),
+        setup=setup,
+        workers=workers,
+        invariant=invariant,
         preemption_bound=None,  # the default (2) bounds the search: a pass would not cover every interleaving
         max_executions=MAX_EXECUTIONS,
         total_timeout=budget,
         timeout_per_run=RUN_TIMEOUT,
         deadlock_timeout=RUN_TIMEOUT,
         reproduce_on_failure=0,  # replays are only a diagnostic here, and a replay that times out poisons the process
-        detect_io=False,  # the counter does no I/O; the detector's reader thread and SQL parser warm-up cost time
+        detect_io=False,  # the classes do no I/O; the detector's reader thread and SQL parser warm-up cost time
     )
     seconds = time.monotonic() - started
-    base: ScenarioResult = {"scenario": scenario.name, "outcome": "inconclusive", "interleavings": result.num_explored,
+    base: ScenarioResult = {"scenario": name, "outcome": "inconclusive", "interleavings": result.num_explored,
                             "seconds": round(seconds, 3), "detail": "", "schedule": []}
     if result.property_holds is False:
         schedule = result.counterexample if isinstance(result.counterexample, list) else []
@@ -251,8 +269,8 @@ def explore_scenario(cls: type, scenario: Scenario, budget: float) -> ScenarioRe
     return base | {"outcome": "held"}
 
 
-def load(source: str, directory: Path) -> type:
-    """The variant's ConnectionCounter, its module executed from a real file with threading patched.
+def load(source: str, directory: Path, subject: Subject | None = None) -> type:
+    """The variant's class (the counter's: ConnectionCounter), its module executed from a real file with threading patched.
 
     A real file because frontrun traces only code whose file name is not ``<string>``-like; patched because
     frontrun swaps threading's primitives for its cooperative ones only while it explores, so a lock made
@@ -261,9 +279,10 @@ def load(source: str, directory: Path) -> type:
     """
     from frontrun._cooperative import patch_locks, unpatch_locks
 
-    path = directory / "connection_counter.py"
+    subject = subject or COUNTER
+    path = directory / f"{subject.module}.py"
     path.write_text(source)
-    spec = importlib.util.spec_from_file_location("connection_counter", path)
+    spec = importlib.util.spec_from_file_location(subject.module, path)
     assert spec is not None and spec.loader is not None
     module: ModuleType = importlib.util.module_from_spec(spec)
     patch_locks()
@@ -271,23 +290,23 @@ def load(source: str, directory: Path) -> type:
         spec.loader.exec_module(module)
     finally:
         unpatch_locks()
-    cls = module.ConnectionCounter
+    cls = getattr(module, subject.cls)
     assert isinstance(cls, type)
     return cls
 
 
-def _explore_in_child(connection: Connection, source: str, first: int, budget: float) -> None:
+def _explore_in_child(connection: Connection, source: str, first: int, budget: float, subject: Subject) -> None:
     """In a forked child: load the variant, send each scenario's result from ``first`` on as it finishes (or the
     load error, as a string), and stop after a run that timed out: frontrun cannot kill the threads it left."""
     with tempfile.TemporaryDirectory(prefix="race-crosscheck-") as directory:
         try:
-            cls = load(source, Path(directory))
+            cls = load(source, Path(directory), subject)
         except Exception as exc:
             connection.send(f"the variant failed to load: {type(exc).__name__}: {exc}")
             return
-        for scenario in SCENARIOS[first:]:
+        for scenario in subject.scenarios[first:]:
             try:
-                result = explore_scenario(cls, scenario, budget)
+                result = subject.explore(cls, scenario, budget)
             except Exception as exc:
                 result = {"scenario": scenario.name, "outcome": "inconclusive", "interleavings": 0, "seconds": 0.0,
                           "detail": f"frontrun raised {type(exc).__name__}: {exc}", "schedule": []}
@@ -297,22 +316,24 @@ def _explore_in_child(connection: Connection, source: str, first: int, budget: f
     connection.close()
 
 
-def crosscheck(name: str, kind: Kind, source: str, budget: float) -> VariantResult:
+def crosscheck(name: str, kind: Kind, source: str, budget: float, subject: Subject | None = None) -> VariantResult:
     """Every scenario on one variant, in forked children: one to start with, and a fresh one after any run that
     timed out or any child that overran its scenario's limit (then killed, and that scenario inconclusive)."""
+    subject = subject or COUNTER
+    scenarios = subject.scenarios
     started = time.monotonic()
     outcome: VariantResult = {"name": name, "kind": kind, "verdict": "inconclusive", "interleavings": 0, "seconds": 0.0, "scenarios": [], "error": ""}
     context = multiprocessing.get_context("fork")  # the parent has imported frontrun already: a fork is cheap
     limit = budget + 2 * RUN_TIMEOUT + 3.0  # a scenario's budget, its last run, the invariant and the load
-    while len(outcome["scenarios"]) < len(SCENARIOS) and not outcome["error"]:
+    while len(outcome["scenarios"]) < len(scenarios) and not outcome["error"]:
         receiver, sender = context.Pipe(duplex=False)
-        child = context.Process(target=_explore_in_child, args=(sender, source, len(outcome["scenarios"]), budget), daemon=True)
+        child = context.Process(target=_explore_in_child, args=(sender, source, len(outcome["scenarios"]), budget, subject), daemon=True)
         child.start()
         sender.close()
         try:
-            while len(outcome["scenarios"]) < len(SCENARIOS):
+            while len(outcome["scenarios"]) < len(scenarios):
                 if not receiver.poll(limit):
-                    scenario = SCENARIOS[len(outcome["scenarios"])].name
+                    scenario = scenarios[len(outcome["scenarios"])].name
                     outcome["scenarios"].append({"scenario": scenario, "outcome": "inconclusive", "interleavings": 0, "seconds": limit,
                                                  "detail": f"the exploring process was killed after {limit:g} s", "schedule": []})
                     break
@@ -331,11 +352,14 @@ def crosscheck(name: str, kind: Kind, source: str, budget: float) -> VariantResu
                 child.join()
             receiver.close()
     outcomes = {s["outcome"] for s in outcome["scenarios"]}
-    complete = len(outcome["scenarios"]) == len(SCENARIOS)
+    complete = len(outcome["scenarios"]) == len(scenarios)
     outcome["verdict"] = "racy" if "violated" in outcomes else "correct" if complete and outcomes == {"held"} else "inconclusive"
     outcome["interleavings"] = sum(s["interleavings"] for s in outcome["scenarios"])
     outcome["seconds"] = round(time.monotonic() - started, 3)
     return outcome
+
+
+COUNTER = Subject("connection_counter", "ConnectionCounter", SCENARIOS, explore_scenario)
 
 
 def run_all(only: list[str] | None, budget: float) -> Iterator[VariantResult]:

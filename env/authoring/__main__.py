@@ -1,6 +1,6 @@
 """Task tools on the command line.
 
-    python -m env.authoring validate [PATH ...] [--runs 10]      # prove tasks valid (default: every built-in task)
+    python -m env.authoring validate [PATH ...] [--runs 10] [--family F]   # prove tasks valid (default: every built-in task)
     python -m env.authoring import-swebench INSTANCES (--repo PATH_OR_DIR | --pypi NAME==VERSION) --out TASKS_DIR [--smith] [--env K=V ...] [--no-place]
     python -m env.authoring evaluate PREDICTIONS.jsonl [PATH ...] # grade SWE-bench-format predictions
     python -m env.authoring prepare [PATH ...]                    # build the tasks' test environments ahead (needs PyPI)
@@ -19,6 +19,7 @@ import argparse
 import json
 import shutil
 import sys
+import time
 from pathlib import Path
 
 from env.authoring.catalog.cli import add_parser as add_catalog_parser
@@ -61,7 +62,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
     catalog = _catalog(args.paths, with_builtin=not args.paths)
     runtime = _runtime(catalog)
     reports = []
-    for task in catalog.all():
+    tasks = [t for t in catalog.all() if args.family is None or t.family == args.family]
+    if not tasks:
+        print(f"no task to validate: no served task is of the family {args.family!r} (families: {', '.join(FAMILIES)})", file=sys.stderr)
+        return 2
+    started = time.monotonic()
+    for task in tasks:
         report = validate_task(runtime, task, runs=args.runs)
         reports.append(report)
         said = "not decided (the machine was too busy)" if report.busy else "valid" if report.ok else "INVALID"
@@ -75,7 +81,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print(f"\n{len(invalid)} invalid task(s): {', '.join(invalid)}")
     if invalid or busy:
         return 1
-    print(f"\nall {len(reports)} task(s) valid")
+    print(f"\nall {len(reports)} task(s) valid in {time.monotonic() - started:.0f} s")
     return 0
 
 
@@ -235,6 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("validate", help="prove tasks valid: buggy fails F2P and passes P2P, gold passes all, stable, no vacuous test")
     p.add_argument("paths", nargs="*", help="task folders or directories of them (default: every built-in task)")
     p.add_argument("--runs", type=int, default=10, help="runs of each state (default 10)")
+    p.add_argument("--family", help="only this family's tasks (the race family's 228: --family race --runs 20)")
     p.set_defaults(fn=cmd_validate)
     p = sub.add_parser("import-swebench", help="turn SWE-bench / SWE-smith instances into task folders")
     p.add_argument("instances", help="JSON or JSONL file of instances")
