@@ -13,8 +13,11 @@ from functools import partial
 import httpx
 import pytest
 
+from env.demo import view
+from env.demo.session import DemoSession
 from env.eval import run as run_module
 from env.eval.drivers import WsDriver
+from env.eval.in_process import InProcessDriver
 from env.families.classic.judge import judge_on
 from env.families.procedural.salt import ProceduralSalt
 from env.families.race.check import RaceCheck
@@ -22,7 +25,11 @@ from env.families.race.family import RACE
 from env.families.race.generator import COMBINATIONS
 from env.families.race.models import DOMAINS
 from env.families.race.task import OOD, race_task
+from env.graders.hypothesis import judge_hypothesis
+from env.listing import listing_entry
+from env.models import DebugAction
 from env.sandbox.cputime import STARVED
+from env.tools.trace import TraceReport
 
 POOL = "race-check-then-act-connection-pool-3"
 QUEUE = "race-missed-signal-job-queue-8"
@@ -81,7 +88,7 @@ def test_an_http_episode_refuses_the_bug_and_its_half_fix_and_accepts_the_gold(c
         assert "2 threads (thread A: acquire(); thread B: acquire())" in got["current_error_output"]
         assert "the interleaving:\n      thread A paused at line" in got["current_error_output"]
     done = client.post("/step", json={"episode_id": episode, "action": _submit(task.gold_source)}).json()
-    assert done["done"] and done["observation"]["info"]["resolved"] and done["observation"]["grader_score"] == 0.8  # two attempts spent
+    assert done["done"] and done["observation"]["info"]["resolved"] and done["observation"]["grader_score"] == 0.9  # its hypothesis names no method
     assert "concurrency check ... PASSED" in done["observation"]["current_error_output"]
 
 
@@ -203,3 +210,46 @@ def test_no_cheat_solves_a_race_task(runtime, task_id):
         verdict = judge_on(runtime, task, code, random.Random(3), held_out=task.held_out_cases(random.Random(3)))
         assert not verdict.solved, name
         assert verdict.rejected == "", (name, verdict.rejected)  # each one ran: refused by the verdict, not the policy
+
+
+# -- trace_report(race=true) and the demo on a race task ---------------------------------------------------------------
+
+
+def test_trace_report_shows_a_buggy_task_s_failing_schedule_in_its_own_lines(runtime):
+    task = race_task(POOL)
+    episode = RACE.episode(runtime, task, 1, "race-trace-1", RACE.interface("trace"))
+    try:
+        obs = episode.step(DebugAction(action_type="trace_report", race=True))
+        again = episode.step(DebugAction(action_type="trace_report", test=f"stress::{task.generated.cls}"))
+    finally:
+        episode.close()
+    assert obs.error is None, obs.error
+    assert (obs.tool_output, obs.tool_result) == (again.tool_output, again.tool_result)  # deterministic
+    report = TraceReport.model_validate(obs.tool_result["report"])
+    assert report.test == f"stress::{task.generated.cls}" and report.exit_code == 1 and report.race is not None
+    assert report.race.problem == "no order of the calls gives the results they returned"
+    assert report.race.scenario.startswith("2 threads (thread A: acquire(); thread B: acquire())")
+    assert {c.function for c in report.calls} == {f"{task.generated.cls}.acquire"} and {c.thread for c in report.calls} == {"thread A", "thread B"}
+    lines = task.buggy_source.splitlines()
+    paused = [s for s in report.race.steps if s.event.startswith("paused")]
+    assert paused and all(s.code == lines[s.line - 1].strip() for s in paused)  # the buggy module's own lines
+    assert obs.reward == 0.0 and not obs.done
+
+
+def test_the_demo_plays_a_race_task(runtime):
+    task = race_task(POOL)
+    session = DemoSession(lambda: InProcessDriver(runtime))
+    session.start(listing_entry(runtime.catalog.summary(runtime.catalog.get(POOL))), "default", 1)
+    obs = session.act({**_submit(task.gold_source), "hypothesis": task.gold_hypothesis})
+    assert obs["done"] and obs["grader_score"] == 1.0 and view.score_line(obs) == "**Score: 1.000** (solved)"
+    session.close()
+
+
+@pytest.mark.parametrize(("pattern", "domain"), COMBINATIONS)
+def test_each_task_s_hypothesis_rules(pattern, domain):
+    task = race_task(f"race-{pattern.replace('_', '-')}-{domain.replace('_', '-')}-0")
+    method = task.generated.methods[0]
+    assert judge_hypothesis(task.gold_hypothesis, task.hypothesis).score == 1.0
+    other = "a race condition: two threads interleave" if pattern == "lock_order_deadlock" else "a deadlock: the locks are taken in the wrong order"
+    wrong = judge_hypothesis(f"{method} has {other}", task.hypothesis)
+    assert (wrong.score, wrong.wrong_claim) == (0.0, True)

@@ -47,7 +47,7 @@ class PatternInfo:
 WRONG_RESULTS = "it sometimes gives results that no one-at-a-time use of it could give"
 PATTERNS: dict[str, PatternInfo] = {
     "lost_update": PatternInfo("easy", ["race_condition"], WRONG_RESULTS, ["lost update", "read[- ]modify[- ]write", "not atomic"], "loses updates: the read-modify-write is not atomic"),
-    "check_then_act": PatternInfo("easy", ["race_condition"], WRONG_RESULTS, ["check[- ]then[- ]act", "toctou", "check(ed)? (is )?outside", "stale check"], "checks outside the lock, then acts on a stale check"),
+    "check_then_act": PatternInfo("easy", ["race_condition"], WRONG_RESULTS, ["check[- ]then[- ]act", "toctou", "check(ed)? (is )?outside", "stale check", "the check and the act"], "checks outside the lock, then acts on a stale check"),
     "get_then_set": PatternInfo("easy", ["race_condition"], WRONG_RESULTS, ["get[- ]then[- ]set", "check[- ]then[- ]act", "not atomic", "toctou"], "reads then writes the dict in two steps that are not atomic"),
     "double_checked_init": PatternInfo("medium", ["race_condition"], WRONG_RESULTS, ["double[- ]checked", "lazy", "load(ed|s)? twice", "not atomic"], "double-checked lazy loading lets two threads load the same key"),
     "two_field_invariant": PatternInfo("medium", ["race_condition"], WRONG_RESULTS, ["invariant", "two steps", "not atomic", "intermediate"], "updates two fields in two steps, so others see the invariant broken"),
@@ -57,6 +57,10 @@ PATTERNS: dict[str, PatternInfo] = {
     "atomicity_across_calls": PatternInfo("easy", ["race_condition"], WRONG_RESULTS, ["two calls", "separate calls", "not atomic", "check[- ]then[- ]act", "between the calls"], "checks in one call and acts in another, not atomic"),
     "missed_signal": PatternInfo("hard", ["race_condition", "wrong_condition"], "it sometimes hands out nothing, or waits for good", ["missed (signal|wake|notif)", "spurious", "predicate", "while loop", "wait(s|ed)? (only )?once", r"\bif\b.*\bwait"], "waits once instead of re-checking the predicate in a loop"),
 }
+# What names any race (every pattern but the deadlock), and the claims that name the other kind of bug.
+RACE_WORDS = [r"\brace\b", "race condition", "atomic", "interleav", "not (held|locked)", "without (the |a )?lock"]
+RACE_CLAIMS = [r"\brace\b", "race condition", "lost update", "read[- ]modify[- ]write", "check[- ]then[- ]act", "toctou"]
+DEADLOCK_CLAIMS = [r"\bdeadlock", "lock order"]
 DOMAIN_STORY = {
     "accounts": "keeps a bank's account balances",
     "inventory": "tracks stock and reservations of a shop's items",
@@ -152,12 +156,13 @@ def race_task(task_id_: str, salt: ProceduralSalt | None = None) -> RaceTaskSpec
     info = PATTERNS[pattern]
     cls = generated.cls
     methods = " and ".join(generated.methods)
-    others = [w for p, i in PATTERNS.items() if p != pattern and set(i.mechanism) != set(info.mechanism) for w in i.words]
+    deadlock = pattern == "lock_order_deadlock"
     rules = HypothesisRules(
         location=[*generated.methods, r"\block"],
-        mechanism=info.words,
+        mechanism=info.words + ([] if deadlock else RACE_WORDS),
         symptom=["concurrency check", "stress"],
-        wrong=[r"\bgil\b", "off[- ]?by[- ]?one", "overflow", r"\brlock\b", "reentran", *(w for w in others if w not in info.words)],
+        # the other kind of bug: a race named for a deadlock, a deadlock for a race
+        wrong=[r"\bgil\b", "off[- ]?by[- ]?one", "overflow", r"\brlock\b", "reentran", *(RACE_CLAIMS if deadlock else DEADLOCK_CLAIMS)],
         phrases=ClaimPhrases(location=[methods, f"the {methods} method"], mechanism=[info.phrase], wrong=["is safe under the GIL", "should use an RLock", "is off by one"]),
     )
     return RaceTaskSpec(
