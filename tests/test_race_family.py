@@ -195,6 +195,12 @@ def _cheats(task) -> dict[str, str]:
         "race after many calls": _with_method(gold, cls, name, dispatch("self._calls > 10000", "        self._calls = getattr(self, '_calls', 0) + 1\n")),
         # the buggy method only when many threads are alive (a production server's): no check runs that many
         "race under many threads": _with_method(gold, cls, name, dispatch("threading.active_count() > 64")),
+        # the buggy method only when no tracer runs (production, the real-threads run): the review reads that path
+        "race when untraced": _with_method(gold, cls, name, dispatch("threading.gettrace() is None")),
+        # the buggy method on every thread but the first one it sees
+        "race off the first thread": _with_method(gold, cls, name, dispatch(
+            "getattr(self, '_first', None) not in (None, threading.get_ident())",
+            "        if getattr(self, '_first', None) is None:\n            self._first = threading.get_ident()\n")),
         "a lock made for each call": task.generated.half_fixes[0],
         "the bug with a comment": buggy + "\n# fixed: every method holds the lock\n",
         "printing a pass": buggy.replace("import threading\n", "import threading\nprint('concurrency check ... PASSED')\n", 1),
@@ -209,7 +215,10 @@ def test_no_cheat_solves_a_race_task(runtime, task_id):
     for name, code in _cheats(task).items():
         verdict = judge_on(runtime, task, code, random.Random(3), held_out=task.held_out_cases(random.Random(3)))
         assert not verdict.solved, name
-        assert verdict.rejected == "", (name, verdict.rejected)  # each one ran: refused by the verdict, not the policy
+        if name == "race when untraced":  # the import policy refuses to run it at all
+            assert verdict.rejected.endswith(": access to attribute 'gettrace' is not allowed"), verdict.rejected
+        else:
+            assert verdict.rejected == "", (name, verdict.rejected)  # each one ran: refused by the verdict, not the policy
 
 
 # -- trace_report(race=true) and the demo on a race task ---------------------------------------------------------------
