@@ -262,3 +262,43 @@ def test_each_task_s_hypothesis_rules(pattern, domain):
     other = "a race condition: two threads interleave" if pattern == "lock_order_deadlock" else "a deadlock: the locks are taken in the wrong order"
     wrong = judge_hypothesis(f"{method} has {other}", task.hypothesis)
     assert (wrong.score, wrong.wrong_claim) == (0.0, True)
+
+
+# -- correct designs in ordinary styles: each accepted ------------------------------------------------------------------
+
+
+class _AcquireRelease(ast.NodeTransformer):
+    """``with self.<lock>:`` written out as ``acquire()`` and ``try``/``finally: release()``."""
+
+    def visit_With(self, node: ast.With) -> ast.AST | list[ast.stmt]:
+        self.generic_visit(node)
+        if len(node.items) != 1 or not isinstance(node.items[0].context_expr, ast.Attribute):
+            return node
+        lock = node.items[0].context_expr
+        call = lambda name: ast.Expr(ast.Call(ast.Attribute(lock, name, ast.Load()), [], []))  # noqa: E731
+        return [call("acquire"), ast.Try(body=node.body, handlers=[], orelse=[], finalbody=[call("release")])]
+
+
+def _every_method_locked(source: str, cls: str) -> str:
+    """Every method but __init__ held whole under the class's first lock, made re-entrant: over-locked, and correct."""
+    tree = ast.parse(source)
+    klass = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls)
+    lock = next(t.attr for n in ast.walk(klass) if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Attribute) and "Lock" in ast.unparse(n.value))
+    for method in klass.body:
+        if isinstance(method, ast.FunctionDef) and method.name != "__init__":
+            method.body = [ast.With(items=[ast.withitem(ast.parse(f"self.{lock}", mode="eval").body)], body=method.body)]
+    return ast.unparse(ast.fix_missing_locations(tree)).replace("threading.Lock()", "threading.RLock()")
+
+
+@pytest.mark.parametrize(("pattern", "domain"), COMBINATIONS)
+def test_correct_designs_in_ordinary_styles_are_accepted(runtime, pattern, domain):
+    task = race_task(f"race-{pattern.replace('_', '-')}-{domain.replace('_', '-')}-1")
+    gold, cls = task.gold_source, task.generated.cls
+    styles = {
+        "acquire and try/finally": ast.unparse(ast.fix_missing_locations(_AcquireRelease().visit(ast.parse(gold)))),
+        "every method locked whole, re-entrant": _every_method_locked(gold, cls),
+    }
+    for name, source in styles.items():
+        assert source != gold
+        verdict = judge_on(runtime, task, source, random.Random(2), held_out=task.held_out_cases(random.Random(2)))
+        assert verdict.solved, (name, verdict.report())
