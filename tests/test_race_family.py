@@ -30,6 +30,7 @@ from env.listing import listing_entry
 from env.models import DebugAction
 from env.sandbox.cputime import STARVED
 from env.tools.trace import TraceReport
+from validator import spot_checked
 
 POOL = "race-check-then-act-connection-pool-3"
 QUEUE = "race-missed-signal-job-queue-8"
@@ -302,3 +303,24 @@ def test_correct_designs_in_ordinary_styles_are_accepted(runtime, pattern, domai
         assert source != gold
         verdict = judge_on(runtime, task, source, random.Random(2), held_out=task.held_out_cases(random.Random(2)))
         assert verdict.solved, (name, verdict.report())
+
+
+def test_whole_server_checks_play_one_seed_of_each_pattern_and_domain(catalog, capsys):
+    ids = catalog.ids()
+    kept = spot_checked(catalog, ids)
+    assert [t for t in kept if not t.startswith("race-")] == [t for t in ids if not t.startswith("race-")]
+    assert [t for t in kept if t.startswith("race-")] == [f"race-{p.replace('_', '-')}-{d.replace('_', '-')}-0" for p, d in COMBINATIONS]
+    assert capsys.readouterr().out == "note  race: 19 of its 228 listed tasks played (--tasks plays any of them)\n"
+
+
+def test_the_evaluation_report_has_a_table_by_pattern_and_split():
+    rows = [
+        {"task_id": "race-lost-update-accounts-0", "family": "race", "score": 1.0, "solved": True},
+        {"task_id": "race-lost-update-accounts-1", "family": "race", "score": 0.5, "solved": False},
+        {"task_id": "race-lost-update-rate-limiter-3", "family": "race", "score": 0.9, "solved": True},
+    ]
+    assert RACE.report_table(rows) == (
+        "| pattern | split | episodes | mean grade | solved |\n|---|---|---|---|---|\n"
+        "| lost_update | ood | 1 | 0.90 | 1/1 |\n| lost_update | train | 2 | 0.75 | 1/2 |"
+    )
+    assert RACE.report_table([]) == ""

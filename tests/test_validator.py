@@ -17,7 +17,7 @@ LAST_LINE = re.compile(r"(\d+) passed, (\d+) failed in \d+\.\d s")
 
 # Every family, and the tasks whose checks are asserted below (every task's validity is the business of
 # test_bundled_tasks.py and test_reward_integrity.py; this file tests the validator).
-SUBSET = "easy,medium,hard,repo-slice-window,repo-init-order,proc-easy-test-0,proc-hard-test-0"
+SUBSET = "easy,medium,hard,repo-slice-window,repo-init-order,proc-easy-test-0,proc-hard-test-0,race-missed-signal-job-queue-8"
 
 
 def test_the_validator_passes_against_the_server(live_server, capsys):
@@ -27,6 +27,7 @@ def test_the_validator_passes_against_the_server(live_server, capsys):
     assert "FAIL" not in out and verdict == "all checks passed"
     counted = LAST_LINE.fullmatch(last)
     assert counted and int(counted[1]) == out.count("PASS  ") and counted[2] == "0", last
+    assert "PASS  race-missed-signal-job-queue-8: every degenerate policy scores exactly 0.0 and earns no reward" in out
     assert "PASS  hard: the oracle scores >= 0.9" in out and "PASS  16 concurrent episodes stay isolated" in out
     for task_id in ("easy", "medium", "repo-slice-window", "proc-easy-test-0"):  # the overfits the held-out tests catch
         assert f"PASS  {task_id}: the recorded overfit (it fits only the visible tests) is not resolved" in out
