@@ -374,16 +374,29 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def run_under_frontrun(only: list[str] | None = None, budget: float = 3.0, timeout: float = 180.0) -> list[VariantResult]:
     """``main``'s results, from a plain interpreter: this module run as a subprocess under frontrun's wrapper."""
+    return frontrun_subprocess("tests.race_crosscheck", ["--budget", str(budget), *(["--only", *only] if only else [])], timeout)
+
+
+def frontrun_subprocess(module: str, arguments: list[str], timeout: float) -> list[VariantResult]:
+    """The results a cross-check module (this one, tests/race_family_crosscheck.py) prints, run under frontrun's wrapper."""
     if not FRONTRUN.exists():
         raise RuntimeError(f"{FRONTRUN} is missing: frontrun is a dev dependency (pip install -r requirements-dev.txt)")
-    command = [str(FRONTRUN), sys.executable, "-m", "tests.race_crosscheck", "--budget", str(budget)]
-    if only:
-        command += ["--only", *only]
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    done = subprocess.run([str(FRONTRUN), sys.executable, "-m", module, *arguments], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
     if done.returncode != 0:
         raise RuntimeError(f"the frontrun cross-check exited with status {done.returncode}:\n{done.stderr[-3000:]}")
     results: list[VariantResult] = json.loads(done.stdout.strip().splitlines()[-1])["variants"]
     return results
+
+
+def print_results(module: str, budget: float, results: Callable[[], Iterator[VariantResult]]) -> None:
+    """What a cross-check module's ``main`` prints: one JSON document, under frontrun's wrapper only."""
+    from frontrun.cli import is_active
+
+    if not is_active():
+        sys.exit(f"run this under frontrun's wrapper: {FRONTRUN} {sys.executable} -m {module}")
+    import frontrun
+
+    print(json.dumps({"frontrun": frontrun.__version__, "budget": budget, "variants": list(results())}))
 
 
 def main() -> None:
@@ -391,14 +404,7 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", help="variant names to explore (default: every racy and correct one)")
     parser.add_argument("--budget", type=float, default=3.0, help="seconds of exploration per scenario at most")
     args = parser.parse_args()
-    from frontrun.cli import is_active
-
-    if not is_active():
-        sys.exit(f"run this under frontrun's wrapper: {FRONTRUN} {sys.executable} -m tests.race_crosscheck")
-    import frontrun
-
-    results = list(run_all(args.only, args.budget))
-    print(json.dumps({"frontrun": frontrun.__version__, "budget": args.budget, "variants": results}))
+    print_results("tests.race_crosscheck", args.budget, lambda: run_all(args.only, args.budget))
 
 
 if __name__ == "__main__":

@@ -17,16 +17,13 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from env.families.race.models import BLOCKS, Args, Model
 from env.families.race.task import RaceTaskSpec, race_task
-from tests.race_crosscheck import FRONTRUN, ROOT, ScenarioResult, Subject, VariantResult, crosscheck, explore_with
+from tests.race_crosscheck import ScenarioResult, Subject, VariantResult, crosscheck, explore_with, frontrun_subprocess, print_results
 
 Call = tuple[str, Args]
 Outcome = tuple[Any, str]  # a call's plain value, and its exception's class name ("" when none)
@@ -148,14 +145,7 @@ def run_all(task_ids: list[str], budget: float) -> Iterator[VariantResult]:
 
 def run_under_frontrun(task_ids: list[str] | None = None, budget: float = 3.0, timeout: float = 900.0) -> list[VariantResult]:
     """``main``'s results, from a plain interpreter: this module run as a subprocess under frontrun's wrapper."""
-    if not FRONTRUN.exists():
-        raise RuntimeError(f"{FRONTRUN} is missing: frontrun is a dev dependency (pip install -r requirements-dev.txt)")
-    command = [str(FRONTRUN), sys.executable, "-m", "tests.race_family_crosscheck", "--budget", str(budget), "--tasks", *(task_ids or TASKS)]
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
-    if done.returncode != 0:
-        raise RuntimeError(f"the frontrun cross-check exited with status {done.returncode}:\n{done.stderr[-3000:]}")
-    results: list[VariantResult] = json.loads(done.stdout.strip().splitlines()[-1])["variants"]
-    return results
+    return frontrun_subprocess("tests.race_family_crosscheck", ["--budget", str(budget), "--tasks", *(task_ids or TASKS)], timeout)
 
 
 def main() -> None:
@@ -163,14 +153,7 @@ def main() -> None:
     parser.add_argument("--tasks", nargs="*", default=TASKS, help="race task ids (default: two seeds of every pattern x domain)")
     parser.add_argument("--budget", type=float, default=3.0, help="seconds of exploration per scenario at most")
     args = parser.parse_args()
-    from frontrun.cli import is_active
-
-    if not is_active():
-        sys.exit(f"run this under frontrun's wrapper: {FRONTRUN} {sys.executable} -m tests.race_family_crosscheck")
-    import frontrun
-
-    results = list(run_all(args.tasks, args.budget))
-    print(json.dumps({"frontrun": frontrun.__version__, "budget": args.budget, "variants": results}))
+    print_results("tests.race_family_crosscheck", args.budget, lambda: run_all(args.tasks, args.budget))
 
 
 if __name__ == "__main__":
