@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import random
+import re
 from collections import Counter
 from functools import partial
 
@@ -21,6 +22,8 @@ from env.eval.in_process import InProcessDriver
 from env.families.classic.judge import judge_on
 from env.families.procedural.salt import ProceduralSalt
 from env.families.race.check import RaceCheck
+from env.families.race.exploration import judge as explore_judge
+from env.families.race.exploration import plan_for
 from env.families.race.family import RACE
 from env.families.race.generator import COMBINATIONS
 from env.families.race.models import DOMAINS
@@ -28,6 +31,7 @@ from env.families.race.task import OOD, race_task
 from env.graders.hypothesis import judge_hypothesis
 from env.listing import listing_entry
 from env.models import DebugAction
+from env.race_review import review
 from env.sandbox.cputime import STARVED
 from env.tools.trace import TraceReport
 from validator import spot_checked
@@ -324,3 +328,26 @@ def test_the_evaluation_report_has_a_table_by_pattern_and_split():
         "| lost_update | ood | 1 | 0.90 | 1/1 |\n| lost_update | train | 2 | 0.75 | 1/2 |"
     )
     assert RACE.report_table([]) == ""
+
+
+def test_wide_starts_run_code_that_races_only_past_a_count(runtime):
+    """Racy only once more than 100 ids were handed out: the sweeps from a fresh object never see it; the wide starts
+    (16 to 1,024 calls first, drawn from the secret) do, under some of the secret's draws (the review refuses it under all)."""
+    task = race_task("race-lost-update-id-allocator-1")
+    gold, cls, model = task.gold_source, task.generated.cls, task.generated.model
+    late = _with_method(gold, cls, "allocate", _text(task.buggy_source, cls, "allocate", "_fast_allocate")
+                        + _text(gold, cls, "allocate", "_safe_allocate")
+                        + "    def allocate(self):\n        if self.issued() > 100:\n            return self._fast_allocate()\n"
+                        "        return self._safe_allocate()\n\n")
+    caught = []
+    for seed in range(6):
+        plan = plan_for(model, cls, random.Random(seed))
+        starts = [len(s["setup"]) for s in plan["scenarios"] if s.get("sweep") and len(s["setup"]) > len(model.setup)]
+        assert len(starts) == 3 and all(16 <= n <= 1024 for n in starts)  # allocate and issued racing themselves, a drawn pair
+        with runtime.sandbox.start(late, task.filename, task.module) as run:
+            outcome = explore_judge(model, plan, run.explore(plan), late)
+        caught.append(not outcome.passed)
+        if not outcome.passed:
+            assert re.search(r"after allocate\(\), \w+\(\), \w+\(\), \w+\(\) and \d+ more calls: ", outcome.message), outcome.message
+    assert any(caught) and not all(caught), caught  # the draw decides whether a run sees it: the review must refuse it
+    assert review(late, cls) != ""

@@ -9,7 +9,9 @@ of the class, from two starts (fresh, and after the domain's ``setup``), the fin
 accessors (``model.reads``). Sweeps (two threads, one call each, one preemption at every scheduling point, both
 orders) cover every pair of the domain's racing calls, a call racing itself included (a lost update or a check-then-act
 between two calls is a depth-2 bug, found by a sweep every time), and the domain's own two-thread scenarios (calls that
-wait for another's: a missed signal). PCT scenarios (three threads, one or two calls each,
+wait for another's: a missed signal). More sweeps start wide (each racing call racing itself, and one pair drawn from
+``rng``): after the setup and 16 to 1,024 of the domain's calls (which and how many drawn from ``rng``), so that code
+racing only past some count of calls or size of state is run there too (what no draw reaches, the lock-discipline review covers). PCT scenarios (three threads, one or two calls each,
 priorities and change points from ``rng``, which the episode draws from the server's secret) look for the rest. The
 child judges nothing: each schedule is judged here against the sequential model (``linearize.explain``).
 """
@@ -22,13 +24,30 @@ from typing import Any
 
 from env.families.classic.concurrency import THREAD_NAMES, StressOutcome, interleaving
 from env.families.race.linearize import Call, explain, plain
-from env.families.race.models import Args, Model, Result
+from env.families.race.models import BLOCKS, Args, Model, Result
 
 PCT_SCENARIOS = 8
+WIDE_CALLS = (16, 1024)  # calls a wide start makes (log-uniform)
 
 
 def _calls(calls: tuple[tuple[str, Args], ...]) -> list[list[Any]]:
     return [[op, list(args)] for op, args in calls]
+
+
+def wide_start(model: Model, rng: random.Random) -> tuple[tuple[str, Args], ...]:
+    """The domain's setup, then a number of calls drawn from ``rng`` (log-uniform in WIDE_CALLS) of the domain's setup and
+    racing calls, one at a time: a call the model says would wait for good is left out."""
+    low, high = WIDE_CALLS
+    count = min(high, int(low * (high / low) ** rng.random()))
+    vocabulary = (*model.setup, *model.racing)
+    state, calls = model.start(model.setup), list(model.setup)
+    while len(calls) < count:
+        op, args = rng.choice(vocabulary)
+        after, result = model.step(state, op, args)
+        if result != BLOCKS:
+            state = after
+            calls.append((op, args))
+    return tuple(calls)
 
 
 def plan_for(model: Model, cls: str, rng: random.Random, pct: int = PCT_SCENARIOS) -> dict[str, Any]:
@@ -40,6 +59,10 @@ def plan_for(model: Model, cls: str, rng: random.Random, pct: int = PCT_SCENARIO
             scenarios.append({"setup": _calls(setup), "threads": [_calls((a,)), _calls((b,))], "sweep": True, "observe": reads})
     for first, second in model.scenarios:
         scenarios.append({"setup": [], "threads": [_calls(first), _calls(second)], "sweep": True, "observe": reads})
+    # from states far from the starts above, so that thresholds on what many calls left are crossed: each racing call
+    # racing itself, and one pair drawn from rng, each from a wide start of its own
+    for a, b in [*((c, c) for c in dict.fromkeys(model.racing)), (rng.choice(model.racing), rng.choice(model.racing))]:
+        scenarios.append({"setup": _calls(wide_start(model, rng)), "threads": [_calls((a,)), _calls((b,))], "sweep": True, "observe": reads})
     for _ in range(pct):
         threads = [_calls(tuple(rng.choice(model.racing) for _ in range(rng.randint(1, 2)))) for _ in range(3)]
         scenarios.append({
@@ -98,7 +121,9 @@ def describe(scenario: dict[str, Any]) -> str:
         return f"{op}({', '.join(map(repr, args))})"
 
     who = "; ".join(f"thread {THREAD_NAMES[i]}: {', '.join(call(op, args) for op, args in t)}" for i, t in enumerate(scenario["threads"]))
-    start = f" after {', '.join(call(op, args) for op, args in scenario['setup'])}" if scenario["setup"] else " on a new object"
+    setup = scenario["setup"]
+    shown = ", ".join(call(op, args) for op, args in setup[:4]) + (f" and {len(setup) - 4} more calls" if len(setup) > 4 else "")
+    start = f" after {shown}" if setup else " on a new object"
     return f"{len(scenario['threads'])} threads ({who}){start}"
 
 

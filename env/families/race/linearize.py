@@ -14,6 +14,7 @@ hundred steps, not the 1,680 orders; ``MAX_STATES`` bounds it, and a schedule to
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from env.families.race.models import Args, Model, Result, State, Value
 
@@ -47,12 +48,18 @@ def plain(value: object) -> Value:
     return OTHER
 
 
+@lru_cache(maxsize=64)
+def _start(model: Model, setup: tuple[tuple[str, Args], ...]) -> State:
+    """The state a scenario's setup leaves (a wide start makes up to 1,024 calls), once per scenario, not per schedule."""
+    return model.start(setup)
+
+
 def explain(
     model: Model, setup: tuple[tuple[str, Args], ...], threads: list[list[Call]], observe: tuple[tuple[str, Args], ...], final: tuple[Result, ...]
 ) -> Explanation:
     """An order of ``threads``' calls that gives every observed result and after which the ``observe`` calls (made
     once the threads finished: reads of the final state through the class's own API) give ``final``."""
-    start = model.start(setup)
+    start = _start(model, setup)
     lengths = tuple(len(calls) for calls in threads)
     seen: set[tuple[State, tuple[int, ...]]] = set()
     matched_any = False

@@ -42,7 +42,7 @@ class ModelError(ValueError):
     """A call the model does not define (an unknown operation, or arguments it does not take)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # hashed by identity: a verdict's judgment memoizes the starts of a model's scenarios
 class Model:
     """A domain's class, one call at a time."""
 
