@@ -30,16 +30,8 @@ def _calls(h, target, ops):
     return records
 
 
-def _run_once(h, schedule, cls, scenario, first=0, preempt_at=0, priorities=None, changes=(), record=False):
-    result = {"first": first, "preempt_at": preempt_at, "steps": 0, "first_steps": 0, "stopped": "", "log": [],
-              "results": [], "final": [], "priorities": priorities, "changes": list(changes)}
-    try:
-        target = cls()
-    except BaseException as exc:
-        result["stopped"] = "%s() raised %s: %s" % (cls.__name__, type(exc).__name__, h.text(exc))
-        result["trails"] = [[] for _ in schedule.workers]
-        return result
-    _calls(h, target, scenario["setup"])  # what the setup calls gave is not judged (a wide start makes a thousand)
+def _scheduled(h, schedule, target, scenario, result, first, preempt_at, changes, priorities, record):
+    """One schedule of the scenario's threads on ``target`` (either kind of plan), its outcome put in ``result``."""
     schedule.reset(target, scenario["threads"], first, preempt_at, changes, priorities, record)
     if record:
         result["start"] = h.snapshot(target)
@@ -51,6 +43,19 @@ def _run_once(h, schedule, cls, scenario, first=0, preempt_at=0, priorities=None
     result["trails"] = [list(w.trail) for w in schedule.workers]
     if record:
         result["record"] = schedule.record
+
+
+def _run_once(h, schedule, cls, scenario, first=0, preempt_at=0, priorities=None, changes=(), record=False):
+    result = {"first": first, "preempt_at": preempt_at, "steps": 0, "first_steps": 0, "stopped": "", "log": [],
+              "results": [], "final": [], "priorities": priorities, "changes": list(changes)}
+    try:
+        target = cls()
+    except BaseException as exc:
+        result["stopped"] = "%s() raised %s: %s" % (cls.__name__, type(exc).__name__, h.text(exc))
+        result["trails"] = [[] for _ in schedule.workers]
+        return result
+    _calls(h, target, scenario["setup"])  # what the setup calls gave is not judged (a wide start makes a thousand)
+    _scheduled(h, schedule, target, scenario, result, first, preempt_at, changes, priorities, record)
     if not schedule.stopped:
         result["final"] = _calls(h, target, scenario["observe"])
     return result
@@ -102,17 +107,7 @@ def _run_counter(h, schedule, starts, scenario, first=0, preempt_at=0, prioritie
             result["setup"].append([name, h.value(getattr(target, name)()), ""])
         except ValueError:
             result["setup"].append([name, None, "ValueError"])
-    schedule.reset(target, scenario["threads"], first, preempt_at, changes, priorities, record)
-    if record:
-        result["start"] = h.snapshot(target)
-    schedule.run()
-    result.update(
-        steps=schedule.steps, first_steps=schedule.first_done or schedule.steps, stopped=schedule.stopped,
-        log=schedule.log[:64], results=[w.results for w in schedule.workers],
-    )
-    result["trails"] = [list(w.trail) for w in schedule.workers]
-    if record:
-        result["record"] = schedule.record
+    _scheduled(h, schedule, target, scenario, result, first, preempt_at, changes, priorities, record)
     if not schedule.stopped:
         try:
             result["count"] = h.value(target.get_count())
