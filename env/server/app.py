@@ -37,6 +37,7 @@ from env.server.guard import RequestGuard
 from env.server.idle import IdleSessions
 from env.server.mcp import close_session, create_session, drop_socket, openenv_server, serve_socket, take_endpoint
 from env.server.metrics import CONTENT_TYPE, ServerMetrics
+from env.server.ors import serve_ors
 from env.server.replica import Replica
 from env.server.slots import SessionSlots
 from env.server.task_api import serve_task_api
@@ -182,6 +183,7 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None, 
 
     serve_listing(app, runtime)
     serve_task_api(app, runtime, ENV_NAME)
+    app.state.ors = serve_ors(app, sessions, slots, replica)  # after the routes its /{env}/... paths must not shadow
 
     @app.get("/", tags=["Environment Info"], summary="API overview")
     async def overview() -> dict[str, Any]:

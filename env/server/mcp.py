@@ -129,7 +129,7 @@ def error_type(mistake: type[Exception] | None) -> ToolErrorType:
     return ToolErrorType.EXECUTION_ERROR  # the tool ran on valid arguments and failed, or the episode is over
 
 
-def _text(obs: DebugObservation) -> str:
+def call_text(obs: DebugObservation) -> str:
     """What the tool said: its output, a query's answer, the error, else the test output."""
     return obs.tool_output or obs.query_result or obs.error or obs.current_error_output or ""
 
@@ -138,7 +138,7 @@ def tool_observation(name: str, obs: DebugObservation) -> CallToolObservation:
     """The step's observation as the tool's result: its fields as the result's data; reward and done as the step's."""
     error = ToolError(error_type=error_type(obs.mistake), message=obs.error) if obs.error else None
     result = ToolCallResult(
-        content=[TextContent(text=_text(obs))], data=obs.model_dump(exclude={"reward", "done"}), is_error=error is not None
+        content=[TextContent(text=call_text(obs))], data=obs.model_dump(exclude={"reward", "done"}), is_error=error is not None
     )
     return CallToolObservation(
         tool_name=name, result=result.model_dump(), error=error, done=obs.done, reward=obs.reward, metadata=obs.metadata
@@ -278,7 +278,7 @@ class SessionEnvironment(Protocol):
     async def reset_async(self, seed: int | None = None, episode_id: str | None = None, task_id: str | None = None, **options: Any) -> Any: ...
 
 
-async def _reset(env: SessionEnvironment, params: dict[str, Any]) -> DebugObservation | str:
+async def reset_session(env: SessionEnvironment, params: dict[str, Any]) -> DebugObservation | str:
     """The session's reset with ``params`` as its arguments: its first observation, or why it started no episode."""
     kwargs = {k: v for k, v in params.items() if k not in ("self", "session_id")}
     # The session holds the episode, as a /ws connection does: not the HTTP episode store, and no cookie.
@@ -321,7 +321,7 @@ async def create_session(server: HTTPEnvServer, rpc: JsonRpcRequest, full: Full)
     if not isinstance(env, SessionEnvironment):
         await server._destroy_session(session_id)
         raise TypeError(f"the session's environment is a {type(env).__name__}, which cannot reset an MCP session")
-    started = await _reset(env, rpc.params)
+    started = await reset_session(env, rpc.params)
     if isinstance(started, str):
         await server._destroy_session(session_id)  # a refused reset keeps no session
         return JsonRpcResponse.error_response(JsonRpcErrorCode.INVALID_PARAMS, started, request_id=rpc.id)
@@ -331,7 +331,7 @@ async def create_session(server: HTTPEnvServer, rpc: JsonRpcRequest, full: Full)
 async def socket_answer(env: SessionEnvironment, session_id: str, rpc: JsonRpcRequest) -> JsonRpcResponse:
     """One JSON-RPC request on a WS /mcp connection, whose session is the connection's own."""
     if rpc.method == "openenv/session/create":  # resets the connection's session (a second one ends the first episode)
-        started = await _reset(env, rpc.params)
+        started = await reset_session(env, rpc.params)
         if isinstance(started, str):
             return JsonRpcResponse.error_response(JsonRpcErrorCode.INVALID_PARAMS, started, request_id=rpc.id)
         return JsonRpcResponse.success({"session_id": session_id, **serialize_observation(started)}, request_id=rpc.id)
