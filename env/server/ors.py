@@ -29,10 +29,10 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from enum import Enum
 from collections import OrderedDict
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
@@ -143,15 +143,20 @@ def run_tool_output(answer: CallToolObservation) -> dict[str, Any]:
 
 
 def chunks(text: str, size: int = CHUNK) -> list[str]:
-    """``text`` cut in pieces of at most ``size`` characters, none starting with whitespace: the clients strip the
-    space after ``data:`` and any more with it, so a piece starting with a space would lose it."""
+    """JSON ``text`` (compact, ASCII: its only whitespace is the spaces inside its strings) cut in pieces of at most
+    ``size`` characters, none starting with a space: the clients strip the space after ``data:`` and any more with
+    it. A cut is moved back before a run of spaces, and a run longer than a piece has its cut space escaped."""
     pieces, start = [], 0
     while start < len(text):
         end = min(start + size, len(text))
-        while end < len(text) and end > start + 1 and text[end].isspace():
-            end -= 1
-        pieces.append(text[start:end])
-        start = end
+        cut = end
+        while start < cut < len(text) and text[cut] == " ":
+            cut -= 1
+        if cut == start:  # spaces all the way back: the next piece starts with an escaped one (\u0020, inside a string)
+            text = text[:end] + "\\u0020" + text[end + 1 :]
+            cut = end
+        pieces.append(text[start:cut])
+        start = cut
     return pieces or [""]
 
 
@@ -284,7 +289,8 @@ class OrsSessions:
 
 
 def _json(value: dict[str, Any]) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    """Compact and ASCII: the only whitespace left is spaces inside strings, which ``chunks`` keeps off a piece's start."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=True)
 
 
 def _refusal(status: int, refusal: Refusal) -> HTTPException:
@@ -338,7 +344,8 @@ def serve_ors(app: FastAPI, table: HTTPEnvServer, slots: SessionSlots, replica: 
         return await delete(request)
 
     @app.get("/{env_name}/prompt", tags=tags, summary="ORS: the task as text blocks")
-    async def prompt(env_name: str, request: Request) -> list[dict[str, Any]]:
+    @app.get("/prompt", tags=tags, summary="ORS: the task as text blocks (the openreward SDK's path)")
+    async def prompt(request: Request, env_name: str = ENV_NAME) -> list[dict[str, Any]]:
         _env(env_name)
         session = sessions.find(_sid(request))
         sessions.touch(session)
@@ -357,20 +364,23 @@ def serve_ors(app: FastAPI, table: HTTPEnvServer, slots: SessionSlots, replica: 
         return {"tools": tools}
 
     @app.get("/{env_name}/tools", tags=tags, summary="ORS: the session's tools (without one: the classic tasks' default tools)")
-    async def tools(env_name: str, request: Request) -> dict[str, Any]:
+    @app.get("/tools", tags=tags, summary="ORS: as /{env}/tools (the openreward SDK's path)")
+    async def tools(request: Request, env_name: str = ENV_NAME) -> dict[str, Any]:
         _env(env_name)
         sid = (request.headers.get("x-session-id") or "").strip()
         return tool_specs(sessions.held(sid) if sid else None)
 
     @app.get("/{env_name}/task_tools", tags=tags, summary="ORS: the session's episode's tools")
-    async def task_tools(env_name: str, request: Request) -> dict[str, Any]:
+    @app.get("/task_tools", tags=tags, summary="ORS: as /{env}/task_tools (the openreward SDK's path)")
+    async def task_tools(request: Request, env_name: str = ENV_NAME) -> dict[str, Any]:
         _env(env_name)
         session = sessions.find(_sid(request))
         sessions.touch(session)
         return tool_specs(session)
 
     @app.post("/{env_name}/call", tags=tags, summary="ORS: call a tool (SSE: task_id, chunk..., end; or error)")
-    async def call(env_name: str, request: Request, body: CallRequest) -> EventSourceResponse:
+    @app.post("/call", tags=tags, summary="ORS: as /{env}/call (the openreward SDK's path)")
+    async def call(request: Request, body: CallRequest, env_name: str = ENV_NAME) -> EventSourceResponse:
         _env(env_name)
         session = sessions.find(_sid(request))
         call_id = body.task_id or sessions.start_call(session, body)

@@ -27,6 +27,7 @@ T = TypeVar("T")
 
 # The library's Task API routes, which ours replace.
 ROUTES = ("/{env_name}/splits", "/{env_name}/tasks", "/{env_name}/num_tasks", "/{env_name}/task", "/{env_name}/task_range")
+# The same routes at the root too: the openreward SDK names the environment in a header (X-Deployment), not the path.
 
 
 class TaskSplits:
@@ -79,26 +80,31 @@ def serve_task_api(app: FastAPI, runtime: Runtime, served_name: str) -> None:
         return await asyncio.get_running_loop().run_in_executor(runtime.executor, work)
 
     @app.get("/{env_name}/splits", tags=["Task API"], summary="The splits (train, validation, test), each with its number of tasks")
-    async def list_splits(env_name: str) -> list[dict[str, Any]]:
+    @app.get("/splits", tags=["Task API"], summary="As /{env}/splits (the path the openreward SDK sends)")
+    async def list_splits(env_name: str = served_name) -> list[dict[str, Any]]:
         return await off_loop(env_name, splits.list_splits)
 
     @app.post("/{env_name}/tasks", tags=["Task API"], summary="A split's tasks, in order (an unknown split has none)")
-    async def list_tasks(env_name: str, request: ListTasksRequest) -> dict[str, Any]:
+    @app.post("/tasks", tags=["Task API"], summary="As /{env}/tasks (the path the openreward SDK sends; GET /tasks is the listing)")
+    async def list_tasks(request: ListTasksRequest, env_name: str = served_name) -> dict[str, Any]:
         return {"tasks": await off_loop(env_name, lambda: splits.list_tasks(request.split)), "env_name": served_name}
 
     @app.post("/{env_name}/num_tasks", tags=["Task API"], summary="How many tasks a split has")
-    async def num_tasks(env_name: str, request: NumTasksRequest) -> dict[str, Any]:
+    @app.post("/num_tasks", tags=["Task API"], summary="As /{env}/num_tasks (the path the openreward SDK sends)")
+    async def num_tasks(request: NumTasksRequest, env_name: str = served_name) -> dict[str, Any]:
         return {"num_tasks": await off_loop(env_name, lambda: splits.num_tasks(request.split))}
 
     @app.post(
         "/{env_name}/task", tags=["Task API"], summary="A split's task by index (400 past the end); reset(split=..., index=...) plays it"
     )
-    async def get_task(env_name: str, request: GetTaskRequest) -> dict[str, Any]:
+    @app.post("/task", tags=["Task API"], summary="As /{env}/task (the path the openreward SDK sends)")
+    async def get_task(request: GetTaskRequest, env_name: str = served_name) -> dict[str, Any]:
         try:
             return {"task": await off_loop(env_name, lambda: splits.get_task(request.split, request.index))}
         except IndexError as exc:
             raise HTTPException(status_code=400, detail=str(exc)) from None
 
     @app.post("/{env_name}/task_range", tags=["Task API"], summary="A split's tasks from start to stop (a slice)")
-    async def get_task_range(env_name: str, request: GetTaskRangeRequest) -> dict[str, Any]:
+    @app.post("/task_range", tags=["Task API"], summary="As /{env}/task_range (the path the openreward SDK sends)")
+    async def get_task_range(request: GetTaskRangeRequest, env_name: str = served_name) -> dict[str, Any]:
         return {"tasks": await off_loop(env_name, lambda: splits.get_task_range(request.split, request.start, request.stop))}
