@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Iterable
 from typing import Any
 
 import httpx
@@ -15,6 +16,7 @@ from openenv.core.mcp_client import MCPToolClient
 from ors.client import ORS, AsyncORS, Task, ToolCallError
 
 from env.config import Settings
+from env.server import ors
 from env.server.app import build_app
 from env.server.environment import ENV_NAME
 from env.server.ors import CHUNK, chunks
@@ -112,8 +114,13 @@ def test_ors_and_openenv_clients_play_the_same_task_on_one_port(live_server):
 
 
 def sse(response: httpx.Response) -> list[tuple[str, str]]:
+    return sse_lines(response.iter_lines())
+
+
+def sse_lines(lines: Iterable[str]) -> list[tuple[str, str]]:
+    """Events as the clients parse them (the data's leading whitespace stripped)."""
     events, event, data = [], None, []
-    for line in response.iter_lines():
+    for line in lines:
         if not line:
             if event:
                 events.append((event, "\n".join(data)))
@@ -125,7 +132,7 @@ def sse(response: httpx.Response) -> list[tuple[str, str]]:
             if name == "event":
                 event = value.strip()
             elif name == "data":
-                data.append(value[1:] if value.startswith(" ") else value)
+                data.append(value.lstrip())
     return events
 
 
@@ -157,6 +164,17 @@ def test_a_dropped_call_is_resumed_by_its_task_id_and_taken_once(live_server):
             assert sse(crossed)[0][0] == "error"
 
 
+def test_a_long_call_streams_keep_alive_comments(live_server, monkeypatch):
+    monkeypatch.setattr(ors, "KEEPALIVE_S", 0.01)
+    with httpx.Client(base_url=live_server.url, timeout=60) as http:
+        sid = new_session(http, task_spec={"id": "hard"})
+        with http.stream("POST", "/call", json={"name": "submit_fix", "input": fix("hard")}, headers={"X-Session-ID": sid}) as stream:
+            lines = list(stream.iter_lines())
+    assert lines[:2] == ["event: task_id", lines[1]] and ": keep-alive" in lines
+    events = sse_lines(lines)
+    assert events[-1][0] == "end" and json.loads("".join(d for _, d in events[1:]))["output"]["finished"] is True
+
+
 def test_chunks_never_start_with_whitespace_and_rejoin():
     value = {"text": ("a" * (CHUNK - 12)) + "  b" + " " * 9000 + "c", "n": 1}
     pieces = chunks(json.dumps(value, separators=(",", ":")))
@@ -171,6 +189,7 @@ def test_bad_input_gets_clear_answers(app):
     with TestClient(app) as client:
         sid = "s-" + "1" * 30
         h = {"X-Session-ID": sid}
+        held = app.state.slots.held("testclient")  # the app is shared: count only this test's sessions
 
         def create(body: dict[str, Any], headers: dict[str, str] = h) -> tuple[int, str]:
             r = client.post("/create", json=body, headers=headers)
@@ -186,7 +205,7 @@ def test_bad_input_gets_clear_answers(app):
         assert client.post("/create", json={"task_spec": {"id": "easy"}, "split": "test", "index": 0}, headers=h).status_code == 422
         assert client.post("/create", json={"split": "test"}, headers=h).status_code == 422
         assert create({"env_name": "other", "task_spec": {"id": "easy"}}) == (404, f"unknown environment 'other'; this server serves {ENV_NAME!r}")
-        assert app.state.slots.held("testclient") == 0  # no refused create kept a session
+        assert app.state.slots.held("testclient") == held  # no refused create kept a session
         assert create({"task_spec": {"id": "easy"}}) == (200, "")
         assert create({"task_spec": {"id": "easy"}}) == (400, f"session {sid!r} has a task already; /delete it or create another session")
         unknown = {"X-Session-ID": "nobody"}
@@ -222,3 +241,25 @@ def test_ors_sessions_take_the_client_s_share_of_slots(runtime):
         assert refused.json()["detail"].startswith("this client (127.0.0.1) holds 2 sessions, the most one client may hold at once")
         http.post("/delete", headers={"X-Session-ID": "s0"})
         assert http.post("/create", json={"task_spec": {"id": "easy"}}, headers={"X-Session-ID": "s2"}).status_code == 200
+
+
+def test_the_openreward_sdk_plays_a_task_by_its_root_paths(live_server, monkeypatch):
+    """The openreward SDK names the environment in a header (X-Deployment) and sends every request to the root."""
+    monkeypatch.setenv("OPENREWARD_SESSION_URL", live_server.url)  # else it reaches for sessions.<host>
+    monkeypatch.setenv("OPENREWARD_DISABLE_UPDATE_CHECK", "1")
+    from openreward import OpenReward
+    from openreward.api.errors import ToolCallError as OpenRewardToolError
+
+    with OpenReward(api_key="unused") as client:
+        env = client.environments.get(ENV_NAME)
+        assert env.list_splits() == ["train", "validation", "test"]
+        assert env.num_tasks("test") == len(env.list_tasks("test")) and env.get_task("test", 0).task_spec["id"] == "easy"
+        with env.session(split="test", index=0) as session:
+            assert session.get_prompt()[0].text.startswith("Task: binary_search(arr, target)")
+            assert [t.name for t in session.list_tools()] == ["submit_fix", "query_context", "give_up"]
+            asked = session.call_tool("query_context", QUERY)
+            assert (asked.reward, asked.finished, asked.metadata["step_number"]) == (0.0, False, 1)
+            with pytest.raises(OpenRewardToolError, match="unknown action_type 'nope'"):
+                session.call_tool("nope", {})
+            solved = session.call_tool("submit_fix", fix("easy"))
+            assert (solved.reward, solved.finished, solved.metadata["grade"]) == (0.55, True, 0.96)

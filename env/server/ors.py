@@ -36,11 +36,11 @@ from enum import Enum
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
+from fastapi.responses import StreamingResponse
 from openenv.core.env_server.exceptions import EnvironmentFactoryError, SessionCapacityError
 from openenv.core.env_server.http_server import HTTPEnvServer
 from openenv.core.env_server.mcp_types import CallToolObservation
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
-from sse_starlette import EventSourceResponse
 
 from env.families.registry import FAMILIES
 from env.models import DebugObservation
@@ -56,6 +56,7 @@ KEEPALIVE_S = 10.0  # a comment line this often while a call runs: the clients' 
 KEPT_CALLS = 8  # per session: the calls whose results a reconnecting client can still fetch
 DEFAULT_SEED = 0  # a task named without a seed: ORS's task is a fixed spec, and a GRPO group must see one instance
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+Event = tuple[str, str]  # a server-sent event's name and data (one line: ours never hold a line break)
 
 
 class CreateRequest(BaseModel):
@@ -268,24 +269,39 @@ class OrsSessions:
             answer = await session.env.mcp_client.call_tool(call.name, call.input)
             return _json(run_tool_output(CallToolObservation.model_validate(answer)))
 
-    async def stream(self, session: OrsSession, call_id: str) -> AsyncIterator[dict[str, str]]:
+    async def stream(self, session: OrsSession, call_id: str) -> AsyncIterator[Event | None]:
+        """The call's events; None while it runs, every KEEPALIVE_S (a keep-alive comment)."""
         task = session.calls.get(call_id)
         if task is None:
-            yield {"event": "error", "data": f"unknown task_id {call_id[:80]!r} in this session: the call's result was not kept; call the tool again"}
+            yield "error", f"unknown task_id {call_id[:80]!r} in this session: the call's result was not kept; call the tool again"
             return
-        yield {"event": "task_id", "data": call_id}
-        try:
-            result = await asyncio.shield(task)  # a dropped stream leaves the call running, for the client to resume
-        except asyncio.CancelledError:
-            if task.cancelled():
-                yield {"event": "error", "data": "the call was cancelled: its session was deleted"}
-            raise
-        except Exception as exc:  # noqa: BLE001 - whatever failed, the client is told in band
-            yield {"event": "error", "data": f"the call failed on the server: {type(exc).__name__}: {exc}"}
+        yield "task_id", call_id
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=KEEPALIVE_S)  # a dropped stream leaves the call running
+            if done:
+                break
+            yield None
+        if task.cancelled():
+            yield "error", "the call was cancelled: its session was deleted"
             return
-        pieces = chunks(result)
+        failed = task.exception()
+        if failed is not None:
+            yield "error", f"the call failed on the server: {type(failed).__name__}: {failed}"
+            return
+        pieces = chunks(task.result())
         for n, piece in enumerate(pieces):
-            yield {"event": "end" if n == len(pieces) - 1 else "chunk", "data": piece}
+            yield ("end" if n == len(pieces) - 1 else "chunk"), piece
+
+
+def event_stream(events: AsyncIterator[Event | None]) -> StreamingResponse:
+    """Server-sent events, written here: sse-starlette 2.x (which openreward pins) keeps one exit event for the
+    whole process, bound to the first event loop, and fails in any other (each test client runs its own)."""
+
+    async def body() -> AsyncIterator[bytes]:
+        async for event in events:
+            yield b": keep-alive\r\n\r\n" if event is None else f"event: {event[0]}\r\ndata: {event[1]}\r\n\r\n".encode()
+
+    return StreamingResponse(body(), media_type="text/event-stream", headers=SSE_HEADERS)
 
 
 def _json(value: dict[str, Any]) -> str:
@@ -314,14 +330,14 @@ def serve_ors(app: FastAPI, table: HTTPEnvServer, slots: SessionSlots, replica: 
     tags: list[str | Enum] = ["ORS"]
 
     @app.post("/create_session", tags=tags, summary="ORS: a new session id (SSE: task_id, end)")
-    async def create_session() -> EventSourceResponse:
+    async def create_session() -> StreamingResponse:
         sid = sessions.new_sid()
 
-        async def events() -> AsyncIterator[dict[str, str]]:
-            yield {"event": "task_id", "data": sid}
-            yield {"event": "end", "data": ""}
+        async def events() -> AsyncIterator[Event | None]:
+            yield "task_id", sid
+            yield "end", ""
 
-        return EventSourceResponse(events(), headers=SSE_HEADERS)
+        return event_stream(events())
 
     @app.post("/create", tags=tags, summary="ORS: start the session's episode (task_spec, or split and index)")
     async def create(request: Request, body: CreateRequest) -> dict[str, Any]:
@@ -380,10 +396,10 @@ def serve_ors(app: FastAPI, table: HTTPEnvServer, slots: SessionSlots, replica: 
 
     @app.post("/{env_name}/call", tags=tags, summary="ORS: call a tool (SSE: task_id, chunk..., end; or error)")
     @app.post("/call", tags=tags, summary="ORS: as /{env}/call (the openreward SDK's path)")
-    async def call(request: Request, body: CallRequest, env_name: str = ENV_NAME) -> EventSourceResponse:
+    async def call(request: Request, body: CallRequest, env_name: str = ENV_NAME) -> StreamingResponse:
         _env(env_name)
         session = sessions.find(_sid(request))
         call_id = body.task_id or sessions.start_call(session, body)
-        return EventSourceResponse(sessions.stream(session, call_id), ping=int(KEEPALIVE_S), headers=SSE_HEADERS)
+        return event_stream(sessions.stream(session, call_id))
 
     return sessions

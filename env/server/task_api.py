@@ -100,11 +100,12 @@ def serve_task_api(app: FastAPI, runtime: Runtime, served_name: str) -> None:
     @app.post("/task", tags=["Task API"], summary="As /{env}/task (the path the openreward SDK sends)")
     async def get_task(request: GetTaskRequest, env_name: str = served_name) -> dict[str, Any]:
         try:
-            return {"task": await off_loop(env_name, lambda: splits.get_task(request.split, request.index))}
+            # env_name as ORS answers it (the openreward SDK reads it)
+            return {"task": await off_loop(env_name, lambda: splits.get_task(request.split, request.index)), "env_name": served_name}
         except IndexError as exc:
             raise HTTPException(status_code=400, detail=str(exc)) from None
 
     @app.post("/{env_name}/task_range", tags=["Task API"], summary="A split's tasks from start to stop (a slice)")
     @app.post("/task_range", tags=["Task API"], summary="As /{env}/task_range (the path the openreward SDK sends)")
     async def get_task_range(request: GetTaskRangeRequest, env_name: str = served_name) -> dict[str, Any]:
-        return {"tasks": await off_loop(env_name, lambda: splits.get_task_range(request.split, request.start, request.stop))}
+        return {"tasks": await off_loop(env_name, lambda: splits.get_task_range(request.split, request.start, request.stop)), "env_name": served_name}
