@@ -90,6 +90,11 @@ class ObservationFields(BaseModel):
     visible_files: dict[str, str] = Field(default_factory=dict, description="Procedural tasks: the files opened so far, as they are now")
     logs: list[str] = Field(default_factory=list, description="Procedural tasks: the log lines the last analyze_logs showed")
     time_remaining: int | None = Field(None, description="Procedural tasks: steps left before the episode is cut off")
+    infra_failed: bool = Field(
+        False, description="The machine, not the agent, decided this step (its sandbox died or could not start, the server is stopping ...): "
+                           "it paid nothing and was not counted; take it again. Leave such a step out of training and statistics",
+    )  # fmt: skip
+    infra_cause: str | None = Field(None, description="Why, when infra_failed: fork_server_died, sandbox_start, scratch_full, replica_stopping, test_host_crashed")
 
 
 class StateFields(BaseModel):
@@ -110,6 +115,7 @@ class StateFields(BaseModel):
     cumulative_reward: float = 0.0
     grader_score: float | None = None
     secret_fingerprint: str = Field("", description="Names the server's secret (never reveals it): runs that must agree need the same one")
+    infra_failures: list[str] = Field(default_factory=list, description="The causes of the steps the machine, not the agent, decided (not counted)")
 
 
 # Stand-ins for OpenEnv's base classes (openenv.core.env_server.types), same fields and config, so

@@ -33,6 +33,7 @@ from env.contract import Split, Task
 from env.families.folders import FolderError, check_links
 from env.families.policies import HypothesisKind
 from env.families.validation import TaskValidation
+from env.infra import InfraCause, InfraFailure, from_os_error
 from env.interface import PROFILES, Interface
 from env.models import DebugAction, DebugObservation, DebugState
 from env.project import RepoTask
@@ -286,6 +287,7 @@ class Episode(ABC):
         self.step_number = 0
         self.cumulative_reward = 0.0
         self.done = self.solved = self.gave_up = self.truncated = False
+        self.infra_failures: list[InfraCause] = []  # the causes of the steps the machine decided (not counted)
 
     # -- what a family writes -----------------------------------------------------------------
 
@@ -331,6 +333,13 @@ class Episode(ABC):
                     self.act(action, turn)
                 except self.mistakes as exc:
                     turn.error, mistake = str(exc), type(exc)
+                except InfraFailure as exc:
+                    return self._infra_failed(exc)
+                except OSError as exc:  # the trusted side's own files (a workspace, a scratch copy): the machine's when full
+                    failure = from_os_error(exc, f"the step {action.action_type!r} ran")
+                    if failure is None:
+                        raise
+                    return self._infra_failed(failure)
                 if not self.done and self.step_number >= self.task.max_steps:
                     self.truncated = True
                     turn.parts.update(rewards.truncation_reward())
@@ -341,6 +350,16 @@ class Episode(ABC):
             self.cumulative_reward = round(self.cumulative_reward + reward, 6)
             obs = self.observe(reward, turn.parts, error=turn.error, query_result=turn.query_result, tool_output=turn.tool_output)
             return without_scratch_paths(obs, self.runtime.scratch_roots).with_mistake(mistake)
+
+    def _infra_failed(self, failure: InfraFailure) -> DebugObservation:
+        """The machine, not the agent, decided this step: it pays nothing and is not counted (the agent may take it
+        again); the observation says so, and the episode records the cause."""
+        self.step_number -= 1
+        self.infra_failures.append(failure.cause)
+        obs = self.observe(0.0, {}, error=failure.message)
+        obs.infra_failed, obs.infra_cause = True, failure.cause
+        obs.metadata = {**obs.metadata, "infra_failed": True, "infra_cause": failure.cause}
+        return without_scratch_paths(obs, self.runtime.scratch_roots)
 
     def unpaid(self) -> str:
         """Why this episode's step rewards are not paid ("" when they are): a family whose results can be untrusted says so."""
@@ -380,5 +399,6 @@ class Episode(ABC):
             tests_total=self.task.tests_total,
             cumulative_reward=self.cumulative_reward,
             secret_fingerprint=self.runtime.secret.fingerprint,
+            infra_failures=list(self.infra_failures),
             **self.state_fields(),
         )

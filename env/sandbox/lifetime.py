@@ -105,6 +105,11 @@ def _remember(popen: subprocess.Popen, group: bool) -> None:
             del _children[pid]  # reaped by its owner: its pid may be reused
 
 
+def stopping() -> bool:
+    """This process is shutting down (its children were killed, or are being)."""
+    return _stopping
+
+
 def stop_children() -> None:
     """SIGKILL every child ``spawn`` started (its whole group) or ``adopt`` took that is not yet reaped; start no more."""
     global _stopping

@@ -32,9 +32,11 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from env import settings
+from env.infra import InfraFailure, from_os_error
 from env.sandbox.cputime import CpuBudget, busy, cpu_exceeded
 from env.sandbox.isolation import Isolation, scratch_exposure
 from env.sandbox.launch import CHILD, kill_group, start
+from env.sandbox.lifetime import Stopping, stopping
 from env.sandbox.limits import Limits
 from env.sandbox.readable import debug_paths, run_paths, site_paths
 from env.sandbox.slots import TICK_S, Claim, Meter, current_claim
@@ -273,7 +275,12 @@ class SandboxRun:
         if self.claim is not None:
             self.claim.hold()
         # The output file has no name: only this process and the child hold it.
-        handle, path = tempfile.mkstemp(prefix="adbg-out-", dir=self.sandbox.tmp_root)
+        try:
+            handle, path = tempfile.mkstemp(prefix="adbg-out-", dir=self.sandbox.tmp_root)
+        except OSError as exc:
+            if self.claim is not None:
+                self.claim.release()
+            raise from_os_error(exc, "starting a sandbox run") or InfraFailure("sandbox_start", f"a sandbox run could not start: {exc}") from None
         os.unlink(path)
         self._out_fd = handle
         req_r, self._req_w = os.pipe()
@@ -285,11 +292,15 @@ class SandboxRun:
         self._finished_talking = False
         try:
             self._child, self._dir = self.sandbox.launch(req_r, resp_w, self._out_fd, self.fresh, self.hash_seed)
-        except BaseException:
+        except BaseException as exc:
             for fd in (req_r, resp_w, self._req_w, self._resp_r, self._out_fd):
                 os.close(fd)
             if self.claim is not None:
                 self.claim.release()
+            if isinstance(exc, Stopping):
+                raise InfraFailure("replica_stopping", "the server is shutting down and starts no more runs") from None
+            if isinstance(exc, OSError):
+                raise from_os_error(exc, "starting a sandbox run") or InfraFailure("sandbox_start", f"a sandbox run could not start: {exc}") from None
             raise
         if self.claim is not None:
             child = self._child.pid
@@ -487,6 +498,17 @@ class SandboxRun:
 
     def _exit_description(self) -> str:
         code = self.exit_code(max(0.0, min(1.0, self._deadline - time.monotonic())))
+        if stopping():  # the server is shutting down: it killed the run (and its fork server)
+            self.result.aborted = self.result.aborted or "the server is shutting down"
+            raise InfraFailure("replica_stopping", "the server is shutting down: it stopped the run")
+        orphaned = self._child.orphaned() if code is None and isinstance(self._child, ZygoteChild) else ""
+        if orphaned:  # the fork server ended and took its children with it: the run ended through no act of the code
+            self._kill()
+            if orphaned == "closed":
+                self.result.aborted = self.result.aborted or "the server closed its sandbox"
+                raise InfraFailure("replica_stopping", "the server closed its sandbox (it is shutting down) during the run")
+            self.result.aborted = self.result.aborted or "the sandbox's fork server died"
+            raise InfraFailure("fork_server_died", "the sandbox's fork server died during the run")
         return "the code's process closed its reply channel" if code is None else self.exit_description(code)
 
     def exit_code(self, timeout: float) -> int | None:

@@ -43,6 +43,13 @@ class ZygoteChild:
             self.returncode = self._process.exit_code(self.pid, timeout)
         return self.returncode
 
+    def orphaned(self) -> str:
+        """Why the child died with its zygote, when it did ("" otherwise): the zygote crashed, or was killed as the
+        server closed its sandbox, before it reported the child's exit."""
+        if self.returncode is not None:
+            return ""
+        return "crashed" if self._process.crashed else "closed" if self._process.killed else ""
+
     def forget(self) -> None:
         """The run no longer needs the exit status (it killed a child that answered everything)."""
         if self.returncode is None:
@@ -63,6 +70,9 @@ class _ZygoteProcess:
         self.sock.send(marshal.dumps(config))  # what every child applies to itself
         self.runs = 0
         self.alive = True
+        self.stopped = False  # asked to stop (replaced or closed): its end is ours, not a crash
+        self.crashed = False  # it ended without being asked: its children died with it
+        self.killed = False  # stopped, its runs in flight outlived the grace, and it was killed with them
         self._send_lock = threading.Lock()
         self._state = threading.Condition()
         self._pending: dict[int, Future[int]] = {}
@@ -94,6 +104,7 @@ class _ZygoteProcess:
             pass
         with self._state:
             self.alive = False
+            self.crashed = not self.stopped
             for future in self._pending.values():
                 future.set_exception(ZygoteError("the zygote exited"))
             self._pending.clear()
@@ -126,6 +137,7 @@ class _ZygoteProcess:
     def stop(self, grace: float | None = None) -> None:
         """Ask the zygote to exit once its runs in flight are over; after ``grace`` seconds (None: never), kill it,
         and with it those runs (its children die with it)."""
+        self.stopped = True
         self.alive = False
         try:
             # "stop": the runs in flight are still ours (they kill their children); a bare EOF would mean we are gone.
@@ -139,6 +151,7 @@ class _ZygoteProcess:
         try:
             self.proc.wait(timeout=grace)
         except subprocess.TimeoutExpired:
+            self.killed = True
             self.proc.kill()
             self.proc.wait()
 

@@ -30,6 +30,7 @@ from pydantic import ValidationError
 from env.contract import SPLITS, Playable, Split, Task
 from env.families.catalog import TaskCatalog, UnknownTask
 from env.families.registry import FAMILIES
+from env.infra import InfraFailure, from_os_error
 from env.models import DebugAction, DebugObservation, DebugState
 from env.runtime import Runtime
 from env.scratch import without_scratch_paths
@@ -70,6 +71,14 @@ def _refusal_reason(exc: Exception) -> str:
 
 def _error_observation(message: str) -> DebugObservation:
     return DebugObservation(done=True, reward=0.0, error=message, info={"error": message})
+
+
+def _infra_observation(failure: InfraFailure) -> DebugObservation:
+    """A reset the machine, not the client, made fail: no episode started; reset again (here or elsewhere)."""
+    obs = _error_observation(f"reset: {failure.message}")
+    obs.infra_failed, obs.infra_cause = True, failure.cause
+    obs.metadata = {"infra_failed": True, "infra_cause": failure.cause}
+    return obs
 
 
 class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
@@ -138,7 +147,15 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
             return _error_observation(f"reset: {exc}")
         episode_id = self._replica.tag(episode_id or str(uuid.uuid4()))
         with self._runtime.cpu.owner(episode_id):  # the first runs (a baseline, a workspace's) share the CPU slots fairly
-            return family.episode(self._runtime, task, seed, episode_id, interface)
+            try:
+                return family.episode(self._runtime, task, seed, episode_id, interface)
+            except InfraFailure as exc:
+                return _infra_observation(exc)
+            except OSError as exc:  # the episode's workspace or scratch copies: the machine's when it is full
+                failure = from_os_error(exc, f"starting task {name!r}")
+                if failure is None:
+                    raise
+                return _infra_observation(failure)
 
     def _chosen(self, task_id: str | None, index: object, split: object) -> Task | str:
         """The task a reset names (by ``task_id``; by ``index`` within ``split``, the test split by default), or why none."""
@@ -190,7 +207,9 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
         return _error_observation(message)
 
     def _stepped(self, episode: Playable, action: DebugAction, obs: DebugObservation) -> DebugObservation:
-        if self._metrics is not None:
+        if self._metrics is not None and obs.infra_failed:
+            self._metrics.infra_failed(obs.infra_cause or "")
+        elif self._metrics is not None:
             self._metrics.step(episode.family, action.action_type in SUBMISSIONS)
         if self._replica.draining and not obs.done:
             obs.info["replica_going_away"] = self._replica.going_away()
@@ -230,6 +249,8 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
             return self._refused("draining", self._replica.refusal())
         made = await self._offload(self._new_episode, seed, episode_id, task_id, index, options)
         if isinstance(made, DebugObservation):
+            if made.infra_failed and self._metrics is not None:
+                self._metrics.infra_failed(made.infra_cause or "")
             return made
         request = HTTP_REQUEST.get()
         if request is not None and self._store is not None:

@@ -77,6 +77,9 @@ class ServerMetrics:
         self.steps = Counter("adbg_steps", "Steps taken, by task family", ["family"], registry=self.registry)
         self.submissions = Counter("adbg_submissions", "Submissions (submit, submit_fix), by task family", ["family"], registry=self.registry)
         self.refusals = Counter("adbg_refusals", "Episodes or requests refused, by reason", ["reason"], registry=self.registry)
+        self.infra_failures = Counter(
+            "adbg_infra_failures", "Steps and resets the machine, not the agent, decided (paid nothing, not counted), by cause", ["cause"], registry=self.registry,
+        )
         self.sandbox_runs = Histogram("adbg_sandbox_run_seconds", "Wall time of each sandbox run of this process", buckets=_RUN_BUCKETS, registry=self.registry)
         self._live = _Live(replica, store, settings, idle, cpu)
         self.registry.register(self._live)
@@ -93,6 +96,9 @@ class ServerMetrics:
         self.steps.labels(family).inc()
         if submitted:
             self.submissions.labels(family).inc()
+
+    def infra_failed(self, cause: str) -> None:
+        self.infra_failures.labels(cause).inc()
 
     def refused(self, reason: str) -> None:
         self.refusals.labels(reason).inc()

@@ -132,9 +132,9 @@ def run_tool_output(answer: CallToolObservation) -> dict[str, Any]:
     result = ToolCallResult.model_validate(answer.result)
     reward = float(answer.reward or 0.0)
     message = answer.error.message if answer.error is not None else None
-    if message is not None and not answer.done and reward == 0.0:
-        return {"ok": False, "error": message}  # nothing was paid or ended: a plain mistake, told in band
     data = dict(result.data or {})
+    if message is not None and not answer.done and reward == 0.0 and not data.get("infra_failed"):
+        return {"ok": False, "error": message}  # nothing was paid or ended: a plain mistake, told in band
     text = "\n".join(c.text for c in result.content)
     status = f"(step {data.get('step_number')}/{data.get('max_steps')}, reward {reward}, tests passed {data.get('tests_passed')}/{data.get('tests_total')})"
     metadata = {**data, "error": message}

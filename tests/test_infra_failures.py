@@ -1,0 +1,174 @@
+"""Infrastructure failures are never scored as the agent's (issue 50, item 2). Each cause is made to happen for real
+(the fork server killed mid-run, the sandbox closed under a run, the scratch space full) and the step is flagged,
+paid nothing and not counted; a submission that itself crashes, loops or exhausts memory stays the agent's failure."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import suppress
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from env.config import Settings
+from env.infra import InfraFailure
+from env.models import DebugAction
+from env.runtime import Runtime
+from env.sandbox import zygote as zygote_module
+from env.sandbox.limits import Limits
+from env.sandbox.runner import Sandbox
+from env.server.app import build_app
+from env.server.environment import DebugEnvironment
+from env.server.ors import run_tool_output
+from tests.conftest import TEST_SECRET
+from tests.helpers import GOLD, GOOD_HYPOTHESIS
+
+# easy's gold fix behind a few seconds of work at import: long enough to pull the floor from under the run
+SLOW_GOLD = "def _spin():\n    n = 0\n    for i in range(60_000_000):\n        n += i\n    return n\n\n\n_spin()\n\n\n" + GOLD["easy"]
+
+
+def submit(code: str) -> DebugAction:
+    return DebugAction(action_type="submit_fix", fixed_code=code, hypothesis=GOOD_HYPOTHESIS["easy"])
+
+
+@pytest.fixture()
+def own_runtime(isolation, catalog) -> Iterator[Runtime]:
+    """A runtime with a sandbox of its own: its fork server is this test's to kill."""
+    runtime = Runtime(catalog, Sandbox(Limits(), isolation), workers=4, secret=TEST_SECRET)
+    yield runtime
+    runtime.sandbox.close()
+
+
+def zygote_pid(runtime: Runtime) -> int:
+    assert runtime.sandbox.zygote is not None, "these tests need the warm fork server (SANDBOX_ZYGOTE on)"
+    deadline = time.monotonic() + 20
+    while runtime.sandbox.zygote.pid is None:
+        assert time.monotonic() < deadline, "the fork server never started"
+        time.sleep(0.01)
+    return runtime.sandbox.zygote.pid
+
+
+def step_while(env: DebugEnvironment, action: DebugAction, fault: callable, after_s: float = 0.6):  # type: ignore[valid-type]
+    """Step ``env`` with ``action`` while ``fault`` happens ``after_s`` into the step."""
+    timer = threading.Timer(after_s, fault)
+    timer.start()
+    try:
+        return env.step(action)
+    finally:
+        timer.cancel()
+
+
+def test_a_fork_server_killed_mid_run_is_infrastructure_not_the_agent(own_runtime):
+    env = DebugEnvironment(runtime=own_runtime)
+    env.reset(task_id="easy", seed=0)
+    pid = zygote_pid(own_runtime)  # the reset's baseline run started it
+    obs = step_while(env, submit(SLOW_GOLD), lambda: os.kill(pid, signal.SIGKILL))
+    assert (obs.infra_failed, obs.infra_cause, obs.reward, obs.done) == (True, "fork_server_died", 0.0, False)
+    assert obs.error.startswith("the sandbox's fork server died during the run (infrastructure: fork_server_died; not your code's doing")
+    assert obs.metadata == {"infra_failed": True, "infra_cause": "fork_server_died"}
+    assert (obs.step_number, obs.attempts_remaining) == (0, 5)  # not counted: no step, no attempt
+    assert env.state.infra_failures == ["fork_server_died"]
+    again = env.step(submit(GOLD["easy"]))  # a new fork server takes the step again
+    assert (again.infra_failed, again.done, again.grader_score, again.step_number) == (False, True, 0.96, 1)
+
+
+def test_a_sandbox_closed_under_a_run_is_the_replica_stopping(own_runtime, monkeypatch):
+    monkeypatch.setattr(zygote_module, "CLOSE_GRACE_S", 0.2)  # the runs in flight get this long before the kill
+    env = DebugEnvironment(runtime=own_runtime)
+    env.reset(task_id="easy", seed=0)
+    zygote_pid(own_runtime)
+    obs = step_while(env, submit(SLOW_GOLD), own_runtime.sandbox.close)
+    assert (obs.infra_failed, obs.infra_cause, obs.reward, obs.step_number) == (True, "replica_stopping", 0.0, 0)
+    assert obs.error.startswith("the server closed its sandbox (it is shutting down) during the run")
+
+
+@pytest.mark.parametrize(
+    ("code", "said"),
+    [
+        ("while True:\n    pass\n", "time limit"),  # loops
+        ("x = [0] * (10 ** 10)\n", "MemoryError"),  # exhausts its memory
+        ("raise SystemExit(3)\n", "SystemExit"),  # crashes its own process
+    ],
+    ids=["loops", "exhausts-memory", "crashes"],
+)
+def test_a_submission_that_fails_by_itself_is_the_agent_s_failure(own_runtime, code, said):
+    env = DebugEnvironment(runtime=own_runtime)
+    env.reset(task_id="easy", seed=0)
+    obs = env.step(submit(code + GOLD["easy"]))
+    assert (obs.infra_failed, obs.infra_cause, obs.step_number, obs.attempts_remaining) == (False, None, 1, 4)
+    assert said in obs.current_error_output and env.state.infra_failures == []
+
+
+@pytest.fixture()
+def full_scratch() -> Iterator[Path]:
+    """A scratch directory on a tmpfs of its own, filled up: no file can be made there."""
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a tmpfs needs root and mount(8) (CI runs as root)")
+    folder = Path(tempfile.mkdtemp(prefix="adbg-full-"))
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k,nr_inodes=8,mode=0700", "tmpfs", str(folder)], capture_output=True, text=True)
+    if done.returncode != 0:
+        folder.rmdir()
+        pytest.skip(f"this host lets no tmpfs be mounted: {done.stderr.strip()}")
+    try:
+        with suppress(OSError), open(folder / "bytes", "wb", buffering=0) as filler:  # every byte ...
+            while True:
+                filler.write(b"\0" * 4096)
+        for n in range(64):  # ... then every inode
+            try:
+                (folder / f"inode-{n}").touch()
+            except OSError:
+                break
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)
+        folder.rmdir()
+
+
+def test_a_full_scratch_space_is_infrastructure(isolation, catalog, own_runtime, full_scratch):
+    env = DebugEnvironment(runtime=own_runtime)
+    env.reset(task_id="easy", seed=0)
+    own_runtime.sandbox.tmp_root = str(full_scratch)  # where each run makes its output file: full from now on
+    obs = env.step(submit(GOLD["easy"]))
+    assert (obs.infra_failed, obs.infra_cause, obs.reward, obs.step_number) == (True, "scratch_full", 0.0, 0)
+    assert obs.error.startswith("the server's scratch space is full while starting a sandbox run: No space left on device")
+    with pytest.raises(InfraFailure) as raised:
+        Sandbox(Limits(), isolation, tmp_root=str(full_scratch), warm=False).start("x = 1\n", "m.py", "m")
+    assert raised.value.cause == "scratch_full"
+
+
+def test_the_flag_reaches_openenv_ors_and_metrics(own_runtime):
+    app = build_app(runtime=own_runtime, settings=Settings())
+    with TestClient(app) as client:
+        episode = client.post("/reset", json={"task_id": "easy", "seed": 0}).json()["observation"]["episode_id"]
+        pid = zygote_pid(own_runtime)
+        timer = threading.Timer(0.6, lambda: os.kill(pid, signal.SIGKILL))
+        timer.start()
+        body = {"action": {"action_type": "submit_fix", "fixed_code": SLOW_GOLD, "hypothesis": "h"}, "episode_id": episode}
+        answer = client.post("/step", json=body).json()
+        timer.cancel()
+        assert (answer["reward"], answer["done"], answer["observation"]["infra_failed"], answer["observation"]["infra_cause"]) == (0.0, False, True, "fork_server_died")
+        assert answer["observation"]["metadata"] == {"infra_failed": True, "infra_cause": "fork_server_died"}
+        assert 'adbg_infra_failures_total{cause="fork_server_died"} 1.0' in client.get("/metrics").text
+        state = client.get("/state", params={"episode_id": episode}).json()
+        assert (state["step_count"], state["infra_failures"]) == (0, ["fork_server_died"])
+
+
+def test_ors_output_keeps_an_infra_failed_step_in_band_with_its_flag():
+    from openenv.core.env_server.mcp_types import CallToolObservation, ToolError, ToolErrorType
+
+    data = {"step_number": 0, "max_steps": 8, "tests_passed": 6, "tests_total": 8, "infra_failed": True, "infra_cause": "fork_server_died"}
+    answer = CallToolObservation(
+        tool_name="submit_fix", result={"content": [{"type": "text", "text": "the sandbox's fork server died"}], "data": data, "is_error": True},
+        error=ToolError(error_type=ToolErrorType.EXECUTION_ERROR, message="the sandbox's fork server died"), done=False, reward=0.0,
+    )
+    out = run_tool_output(answer)
+    assert out["ok"] is True and out["output"]["reward"] == 0.0 and out["output"]["finished"] is False
+    assert (out["output"]["metadata"]["infra_failed"], out["output"]["metadata"]["infra_cause"]) == (True, "fork_server_died")
