@@ -172,3 +172,60 @@ def test_ors_output_keeps_an_infra_failed_step_in_band_with_its_flag():
     out = run_tool_output(answer)
     assert out["ok"] is True and out["output"]["reward"] == 0.0 and out["output"]["finished"] is False
     assert (out["output"]["metadata"]["infra_failed"], out["output"]["metadata"]["infra_cause"]) == (True, "fork_server_died")
+
+
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def _cmdline(pid: int) -> str:
+    return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+
+
+def hosts_of(root: int) -> list[int]:
+    """The trusted test processes running a test run below ``root``: each a fork of its warm host server (which
+    keeps the server's command line), or a process of its own (not a server)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            pid = int(entry.name)
+            if "adbg_host.pytest_host" not in _cmdline(pid):
+                continue
+            parent = _parent(pid)
+            forked = "adbg_host.pytest_host" in _cmdline(parent)
+            if (forked and _parent(parent) == root) or (not forked and "--serve" not in _cmdline(pid) and parent == root):
+                found.append(pid)
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+def test_a_test_host_killed_mid_run_is_infrastructure(own_runtime):
+    env = DebugEnvironment(runtime=own_runtime)
+    env.reset(task_id="repo-cache-stale", seed=0)
+    first = env.step(DebugAction(action_type="view_file", path="pricebook/money.py")).tool_output.splitlines()[0]
+    line = first.split("|", 1)[1].lstrip() if "|" in first else first  # the viewer may number its lines
+    slow = "for _spin in range(80_000_000):\n    pass\n" + line
+    edited = env.step(DebugAction.model_validate({"action_type": "replace_text", "path": "pricebook/money.py", "old_text": line, "new_text": slow}))
+    assert edited.error is None, edited.error
+
+    def kill_the_host() -> None:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            hosts = hosts_of(os.getpid())
+            if hosts:
+                time.sleep(0.3)
+                for pid in hosts:
+                    with suppress(OSError):
+                        os.kill(pid, signal.SIGKILL)
+                return
+            time.sleep(0.02)
+
+    killer = threading.Thread(target=kill_the_host)
+    killer.start()
+    obs = env.step(DebugAction(action_type="run_tests"))
+    killer.join()
+    assert (obs.infra_failed, obs.infra_cause, obs.reward, obs.step_number) == (True, "test_host_crashed", 0.0, 2)
+    assert obs.error.startswith("the trusted test process died before it finished")

@@ -37,6 +37,7 @@ class RepoVerdict(BaseModel):
                         "its CPU limit. The machine was too busy: the outcomes say nothing about the tests (authoring runs it again)",
     )  # fmt: skip
     cpu_seconds: float | None = Field(None, description="Limits counted in CPU time only: what the run's processes used")
+    finished: bool = Field(False, description="The test process wrote its last record (it did not die mid-run)")
     covered: dict[str, dict[int, list[str]]] = Field(
         default_factory=dict, description="Runs that measure coverage: the project lines each test executed, {path: {line: [test ids]}}"
     )
@@ -151,6 +152,7 @@ def parse_records(text: str, coverage: bool = False) -> RepoVerdict:
         elif "fatal" in record:
             verdict.error = record["fatal"]
         elif record.get("done"):
+            verdict.finished = True
             verdict.aborted = str(record.get("aborted") or "")
             verdict.timed_out = bool(record.get("timed_out"))
     return verdict

@@ -30,6 +30,7 @@ import weakref
 from pathlib import Path
 
 from env import settings
+from env.infra import InfraFailure
 from env.patches import Files
 from env.project import RepoTask, source_only, top_level_names
 from env.sandbox.affinity import PAIRS, pin
@@ -411,6 +412,10 @@ def _host(
         else:  # another seed than the warm process's: a test process of its own, started with it
             stopped, code = _run_cold(env, request, channel, result_fd, err_fd, timeout, run, cpu, budget, seed)
         verdict = parse_records(os.pread(result_fd, _MAX_RESULT_BYTES, 0).decode("utf-8", "replace"))
+        if not stopped and not verdict.finished and not verdict.error:
+            # the trusted test process writes its last record whatever the tests and the project do (a finally): one
+            # that ends without it was killed from outside (no sandboxed code can signal it) or crashed
+            raise InfraFailure("test_host_crashed", f"the trusted test process died before it finished (exit {code})")
         if budget is not None and (stopped == "wall" or verdict.timed_out) and budget.sample() <= budget.seconds and budget.measured:
             # the backstop (ours, or the test process's deadline) stopped a run under its CPU limit: the machine was busy
             verdict.busy = verdict.aborted = busy(run.sandbox.limits.deadline_seconds, budget.used, budget.seconds)
