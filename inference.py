@@ -28,8 +28,11 @@ URL. The exit status is 0 when the run completed, failed episodes included, and 
 invalid.
 
 After every episode RESULTS_PATH (default inference_results.json) is rewritten, atomically, with every
-episode so far (success, score, steps, rewards, tokens, seconds, profile, aliases, error); ``complete``
-turns true after the last, and ``stopped`` holds the message of a permanent error that ended the run.
+episode so far (success, score, steps, rewards, tokens, seconds, profile, aliases, error, infra_causes); ``complete``
+turns true after the last, and ``stopped`` holds the message of a permanent error that ended the run. A step the
+machine decided (``infra_failed`` in its observation: the server did not count it) is neither a step nor a reward
+of the model's: its cause goes to ``infra_causes`` (after three, the episode ends), stderr says the rate at the
+end, and an episode with any is the machine's, to leave out of every statistic.
 
 Environment: API_BASE_URL, MODEL_NAME, HF_TOKEN, ENV_BASE_URL, RESULTS_PATH; PROFILE chooses the tool
 interface (default, bash, pdb, pdb_shell, minimal, trace: the model is offered that profile's tools, as the
@@ -59,6 +62,7 @@ from env.agents.llm import LLMAgent  # noqa: E402
 from env.agents.retry import ModelUnavailable, RetryPolicy, describe  # noqa: E402
 from env.eval.baseline_log import BENCHMARK, end_line, start_line, step_line  # noqa: E402
 from env.eval.drivers import WsDriver  # noqa: E402
+from env.infra import RETRIES as INFRA_RETRIES  # noqa: E402
 
 DEFAULT_TASKS = ["easy", "medium", "hard"]
 EXIT_INVALID_SETTING, EXIT_MODEL, EXIT_ENVIRONMENT = 2, 3, 4
@@ -171,6 +175,7 @@ class Episode:
     cumulative_reward: float | None = None
     aliases: list[tuple[str, str]] = field(default_factory=list)
     error: str | None = None
+    infra_causes: list[str] = field(default_factory=list)  # steps the machine decided (not counted by the server)
     stop: RunStopped | None = field(default=None, repr=False, compare=False)  # not in the results file
 
 
@@ -229,6 +234,12 @@ def play(task_id: str, settings: Settings, connect: Callable[[str], WsDriver], m
                     episode.error = unparsed
                     note(f"{task_id}: {unparsed}")
                 obs, reward, done = env.step(action)
+                if obs.get("infra_failed"):  # the machine's failure: not a step of the agent's, nor its reward
+                    episode.infra_causes.append(str(obs.get("infra_cause")))
+                    note(f"{task_id}: infrastructure failure ({obs.get('infra_cause')}), not counted: {obs.get('error')}")
+                    if len(episode.infra_causes) >= INFRA_RETRIES:  # the machine keeps failing
+                        break
+                    continue
                 episode.steps += 1
                 episode.rewards.append(reward)
                 error = "; ".join(e for e in (unparsed, obs.get("error")) if e)
@@ -289,6 +300,9 @@ def main(argv: list[str]) -> int:
              f"tokens={episode.tokens} seconds={episode.seconds} profile={settings.profile}")
         if episode.stop is not None:
             return stopped(episode.stop, settings.results_path, {**payload, "complete": False})
+    hit = [r for r in results if r["infra_causes"]]
+    note(f"infrastructure failures: {len(hit)} of {len(results)} episodes ({100 * len(hit) / max(1, len(results)):.0f} %); "
+         "their results are not the model's (leave them out of every statistic: `infra_causes` is not empty)")
     note(f"results written to {settings.results_path}")
     return 0  # failed episodes are results (success=false, their error recorded), not a failed run
 

@@ -21,6 +21,8 @@ from typing import Literal, get_args
 InfraCause = Literal["fork_server_died", "sandbox_start", "scratch_full", "replica_stopping", "test_host_crashed"]
 CAUSES: tuple[InfraCause, ...] = get_args(InfraCause)
 
+RETRIES = 3  # an agent's loop (env.eval, inference.py) ends an episode after this many such steps in a row
+
 # OSErrors of the trusted side that say the machine is out of something, not that a path or an argument was wrong
 FULL = (errno.ENOSPC, errno.EDQUOT)
 OUT_OF = (errno.EMFILE, errno.ENFILE, errno.EAGAIN, errno.ENOMEM)

@@ -229,3 +229,28 @@ def test_a_test_host_killed_mid_run_is_infrastructure(own_runtime):
     killer.join()
     assert (obs.infra_failed, obs.infra_cause, obs.reward, obs.step_number) == (True, "test_host_crashed", 0.0, 2)
     assert obs.error.startswith("the trusted test process died before it finished")
+
+
+def test_the_evaluation_leaves_the_machine_s_episodes_out_and_reports_the_rate(own_runtime, full_scratch, tmp_path):
+    import json
+
+    from env.eval import report
+    from env.eval.in_process import InProcessDriver
+    from env.eval.run import completed, play, steps_path
+
+    driver = InProcessDriver(own_runtime)
+    good_root = own_runtime.sandbox.tmp_root
+    results = []
+    for task_id, root in (("easy", str(full_scratch)), ("medium", good_root)):
+        own_runtime.sandbox.tmp_root = root  # easy's runs cannot start: its reset is the machine's failure
+        task = driver.task(task_id)
+        results.append(play(driver, "heuristic", task, 0, steps_path(tmp_path, "heuristic", task_id, 0)))
+    easy, medium = results
+    assert (easy["infra_failed"], easy["infra_causes"], easy["steps"]) == (True, ["scratch_full"], 0)
+    assert (medium["infra_failed"], medium["infra_causes"]) == (False, [])
+    (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in results))
+    assert completed(tmp_path) == {("heuristic", "medium", 0)}  # a resumed run plays easy again
+    assert [r["task_id"] for r in report.load([tmp_path])] == ["medium"]
+    text = report.report([tmp_path], tmp_path / "report")
+    assert "1 of 2 episodes (50.0 %) met an infrastructure failure and are left out of every statistic below (steps by cause: scratch_full 1)" in text
+    assert "`easy`" not in text

@@ -14,7 +14,7 @@ solve rate against the step budget, mean reward per step. ``summary_table`` is t
 from __future__ import annotations
 
 import json
-from collections import defaultdict
+from collections import Counter, defaultdict
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,11 @@ from env.families.registry import FAMILIES
 
 
 def load(dirs: list[Path]) -> list[dict[str, Any]]:
+    """The episodes every statistic counts: those the machine decided part of (``infra_failed``) are left out."""
+    return [r for r in load_all(dirs) if not r.get("infra_failed")]
+
+
+def load_all(dirs: list[Path]) -> list[dict[str, Any]]:
     seen: dict[tuple[str, str, int], dict[str, Any]] = {}
     for d in dirs:
         path = d / "results.jsonl"
@@ -253,10 +258,26 @@ def trust_note(results: list[dict[str, Any]]) -> str:
     )
 
 
+def infra_note(every: list[dict[str, Any]]) -> str:
+    """How many episodes the machine decided part of (left out of every statistic), and why."""
+    failed = [r for r in every if r.get("infra_failed")]
+    if not failed:
+        return f"No episode met an infrastructure failure (0 of {len(every)})."
+    causes = Counter(c for r in failed for c in r.get("infra_causes") or ["unknown"])
+    said = ", ".join(f"{cause} {n}" for cause, n in sorted(causes.items()))
+    return (
+        f"{len(failed)} of {len(every)} episodes ({100 * len(failed) / len(every):.1f} %) met an infrastructure failure and are left "
+        f"out of every statistic below (steps by cause: {said}); `python -m env.eval run` with the same arguments plays them again."
+    )
+
+
 def report(dirs: list[Path], out: Path) -> str:
-    results = load(dirs)
-    if not results:
+    every = load_all(dirs)
+    results = load(dirs)  # the machine's episodes are not the agent's: no statistic counts them
+    if not every:
         raise SystemExit(f"no results.jsonl with episodes in {', '.join(map(str, dirs))}")
+    if not results:
+        raise SystemExit(f"every one of the {len(every)} episodes in {', '.join(map(str, dirs))} met an infrastructure failure: {infra_note(every)}")
     out.mkdir(parents=True, exist_ok=True)
     pass_table, curves = pass_at_k_table(results)
     images = plots(results, curves, out)
@@ -264,6 +285,7 @@ def report(dirs: list[Path], out: Path) -> str:
     text = "\n\n".join([
         "# Evaluation report",
         f"{len(results)} episodes from {', '.join(map(str, dirs))}.",
+        "## Infrastructure\n\n" + infra_note(every),
         "## Trust\n\n" + trust_note(results),
         "## Score and solve rate by task\n\nmean score ± std, solved % [Wilson 95% interval]\n\n" + by_task_table(results),
         "## Baseline table\n\n" + baseline_table(results),

@@ -36,6 +36,7 @@ from tqdm import tqdm
 
 from env.agents import AGENTS
 from env.agents.retry import ModelUnavailable, describe
+from env.infra import RETRIES
 
 if TYPE_CHECKING:  # the drivers import OpenEnv's server: only their shape is needed here
     from env.eval.drivers import Driver
@@ -64,6 +65,7 @@ def digest(obs: dict[str, Any]) -> dict[str, Any]:
 
 
 def completed(out: Path) -> set[tuple[str, str, int]]:
+    """The episodes ``out`` holds a result for (one the machine decided part of is played again on resume)."""
     path = out / "results.jsonl"
     if not path.exists():
         return set()
@@ -71,6 +73,8 @@ def completed(out: Path) -> set[tuple[str, str, int]]:
     for line in path.read_text(encoding="utf-8").splitlines():
         try:
             r = json.loads(line)
+            if r.get("infra_failed"):
+                continue
             done.add((r["agent"], r["task_id"], int(r["run"])))
         except (ValueError, KeyError):
             continue  # a line cut by a crash: that episode runs again
@@ -140,13 +144,22 @@ def play(
     rewards: list[float] = []
     actions: list[dict[str, Any]] = []
     tokens = 0
+    infra: list[str] = [str(obs.get("infra_cause"))] if obs.get("infra_failed") else []  # the machine's, not the agent's
     with steps_file.open("w", encoding="utf-8") as handle:
         done = bool(obs.get("done"))
+        in_a_row = 0
         while not done:
             aliased = len(getattr(agent, "aliases_used", []))
             action = agent.act(obs)
             t0 = time.monotonic()
             obs, reward, done = driver.step(action)
+            if obs.get("infra_failed"):  # not counted by the server: not a step of the agent's either
+                infra.append(str(obs.get("infra_cause")))
+                in_a_row += 1
+                if in_a_row >= RETRIES:
+                    break  # the machine keeps failing: the episode ends here, left out of the statistics
+                continue
+            in_a_row = 0
             rewards.append(reward)
             actions.append(action)
             record = {
@@ -190,6 +203,9 @@ def play(
         "tokens": tokens,
         "model_patch": info.get("model_patch"),  # repository tasks: the agent's patch, for SWE-bench predictions
         "seconds": round(time.monotonic() - started, 2),
+        # the machine decided part of it (steps the server did not count): left out of every statistic, counted apart
+        "infra_failed": bool(infra),
+        "infra_causes": infra,
     }
 
 
