@@ -254,3 +254,53 @@ def test_the_evaluation_leaves_the_machine_s_episodes_out_and_reports_the_rate(o
     text = report.report([tmp_path], tmp_path / "report")
     assert "1 of 2 episodes (50.0 %) met an infrastructure failure and are left out of every statistic below (steps by cause: scratch_full 1)" in text
     assert "`easy`" not in text
+
+
+def test_inference_leaves_the_machine_s_steps_out_and_says_so(own_runtime, full_scratch, capsys, monkeypatch):
+    import importlib
+    import random
+
+    from env.agents.retry import RetryPolicy
+    from env.eval.in_process import InProcessDriver
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1]))
+    inference = importlib.import_module("inference")
+    good_root = own_runtime.sandbox.tmp_root
+
+    class Driver(InProcessDriver):
+        """inference.py's WsDriver, in process: the scratch space fills after the reset."""
+
+        def __init__(self, url: str) -> None:
+            super().__init__(own_runtime)
+            self.client = self
+
+        def state(self) -> dict:
+            return self.env.state.model_dump()
+
+        def tools(self) -> list[dict]:
+            return []
+
+        def reset(self, task_id: str, seed: int, **options: object) -> dict:
+            own_runtime.sandbox.tmp_root = good_root
+            obs = super().reset(task_id, seed, **options)
+            own_runtime.sandbox.tmp_root = str(full_scratch)
+            return obs
+
+    class Agent:
+        aliases_used: list = []
+
+        def begin(self, task: dict, obs: dict, rng: random.Random) -> None:
+            pass
+
+        def act(self, obs: dict) -> dict:
+            return {"action_type": "submit_fix", "fixed_code": GOLD["easy"], "hypothesis": GOOD_HYPOTHESIS["easy"]}
+
+        def usage(self) -> dict[str, int]:
+            return {"prompt_tokens": 1, "completion_tokens": 1}
+
+    settings = inference.Settings("http://model", "m", "", "http://env", Path("unused.json"), "default", RetryPolicy())
+    episode = inference.play("easy", settings, Driver, Agent)
+    out, err = capsys.readouterr()
+    assert (episode.steps, episode.rewards, episode.infra_causes) == (0, [], ["scratch_full"] * 3)
+    assert out.splitlines() == ["[START] task=easy env=agentdebugger-env model=m", "[END] success=false steps=0 score=0.000 rewards="]
+    assert err.count("easy: infrastructure failure (scratch_full), not counted: the server's scratch space is full") == 3
