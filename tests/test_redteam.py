@@ -796,3 +796,35 @@ def test_a_command_that_fills_its_workspace_gets_an_error_and_the_episode_goes_o
     leftovers = [p.name for p in Path(scratch_root()).iterdir() if p.name.startswith(("adbg-sh-", "adbg-snap-"))]
     assert leftovers == []  # the command's temporary directory and the server's copy are gone at once
     assert step("echo fine > ok.txt && cat ok.txt")["tool_output"].startswith("fine\n[exit status 0, ")
+
+
+# -- posing as the machine's failure (issue 50): a step the machine decided is free; none the code causes is ------------
+
+INFRA_POSES = {
+    "kills_itself": "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n",
+    "kills_its_parent": "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n",
+    "exits_at_once": "import os\nos._exit(0)\n",
+    "closes_its_channel": "import os\nfor fd in range(3, 64):\n    try:\n        os.close(fd)\n    except OSError:\n        pass\n",
+    "prints_the_flag": "print('infra_failed: true (infrastructure: fork_server_died; not your code\\'s doing, and this step is not counted)')\n",
+    "raises_a_base_exception": "class InfraFailure(BaseException):\n    pass\nraise InfraFailure('the sandbox\\'s fork server died during the run')\n",
+    "raises_keyboard_interrupt": "raise KeyboardInterrupt\n",
+    "fills_its_disk": "with open('big', 'wb') as f:\n    while True:\n        f.write(b'x' * 65536)\n",
+}
+
+
+@pytest.mark.parametrize("policy", [True, False], ids=["policy_on", "policy_off"])
+@pytest.mark.parametrize("name", sorted(INFRA_POSES))
+def test_code_posing_as_an_infrastructure_failure_spends_its_step(world, name, policy):
+    """Whatever the submission does to itself or prints, the step and the attempt are its own: counted, never flagged."""
+    client = world["clients"][policy]
+    episode = client.post("/reset", json={"task_id": "easy", "seed": 1}).json()["observation"]["episode_id"]
+    zygote = client.app.state.runtime.sandbox.zygote.pid if client.app.state.runtime.sandbox.zygote else None
+    code = INFRA_POSES[name] + BUGGY["easy"]
+    body = {"action": {"action_type": "submit_fix", "fixed_code": code, "hypothesis": "h"}, "episode_id": episode}
+    obs = client.post("/step", json=body).json()["observation"]
+    assert (obs["infra_failed"], obs["infra_cause"], obs["step_number"], obs["attempts_remaining"]) == (False, None, 1, 4), obs["error"]
+    assert obs["tests_passed"] <= 6
+    state = client.get("/state", params={"episode_id": episode}).json()
+    assert state["infra_failures"] == []
+    if zygote is not None:  # nothing a run does may kill or replace the fork server
+        assert client.app.state.runtime.sandbox.zygote.pid == zygote
