@@ -118,3 +118,41 @@ def test_a_full_server_says_how_to_raise_the_limit(runtime):
         "first reset). Each WebSocket connection (/ws, /mcp) and each MCP session made over POST /mcp holds one session until "
         "it closes or idles out: close sessions you no longer use, or start the server with a higher ENV_MAX_SESSIONS (now 2)."
     )
+
+
+def test_a_grpo_group_gets_one_first_observation_over_every_protocol(live_server):
+    """Issue 50, item 4: the same task and seed in sessions at once over HTTP, /ws, MCP (POST /mcp) and ORS: one first
+    observation (its episode id aside; ORS, which plays seed 0 unless the spec names one, is given the seed)."""
+    import httpx
+
+    task, seed = "proc-medium-train-7", 3
+
+    def same(obs: dict) -> dict:
+        return {k: v for k, v in obs.items() if k not in ("episode_id", "reward", "done")}
+
+    async def over_ws() -> dict:
+        async with connect(ws_url(live_server), max_size=None) as ws:
+            return (await call(ws, "reset", {"task_id": task, "seed": seed}))["data"]["observation"]
+
+    async def ws_group() -> list[dict]:
+        return await asyncio.gather(*(over_ws() for _ in range(3)))
+
+    with httpx.Client(base_url=live_server.url, timeout=60) as http:
+        views = {"ws": asyncio.run(ws_group())}
+        views["http"] = [http.post("/reset", json={"task_id": task, "seed": seed}).json()["observation"] for _ in range(3)]
+        rpc = {"jsonrpc": "2.0", "id": 1, "method": "openenv/session/create", "params": {"task_id": task, "seed": seed}}
+        made = [http.post("/mcp", json=rpc).json()["result"] for _ in range(3)]
+        views["mcp"] = [m["observation"] for m in made]
+        views["ors"] = []
+        for n in range(3):
+            sid = f"grpo-{n}"
+            views["ors"].append(http.post("/create", json={"task_spec": {"id": task, "seed": seed}}, headers={"X-Session-ID": sid}).json()["observation"])
+            http.post("/delete", headers={"X-Session-ID": sid})
+        for m in made:
+            http.post("/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "openenv/session/close", "params": {"session_id": m["session_id"]}})
+    first = same(views["http"][0])
+    assert first["task_id"] == task and first["task_description"]
+    for protocol, observations in views.items():
+        for obs in observations:
+            assert same(obs) == first, protocol
+    assert len({obs["episode_id"] for observations in views.values() for obs in observations}) == 12

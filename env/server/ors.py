@@ -114,6 +114,7 @@ class OrsSession:
     library_id: str  # the OpenEnv session that holds its environment
     env: SessionEnvironment
     prompt: list[dict[str, Any]]
+    first: dict[str, Any]  # the first observation's fields (POST /create answers them: the clients ignore them)
     calls: OrderedDict[str, asyncio.Task[str]] = field(default_factory=OrderedDict)
 
 
@@ -222,7 +223,8 @@ class OrsSessions:
         finally:
             self._slots.closed(client)
         self._slots.created(library_id, client)
-        session = OrsSession(sid, library_id, env, [{"type": "text", "text": prompt_text(started)}])
+        first = started.model_dump(exclude={"reward", "done"})
+        session = OrsSession(sid, library_id, env, [{"type": "text", "text": prompt_text(started)}], first)
         self._sessions[sid] = session
         return session
 
@@ -342,7 +344,7 @@ def serve_ors(app: FastAPI, table: HTTPEnvServer, slots: SessionSlots, replica: 
     @app.post("/create", tags=tags, summary="ORS: start the session's episode (task_spec, or split and index)")
     async def create(request: Request, body: CreateRequest) -> dict[str, Any]:
         session = await sessions.create(_sid(request), client_of(request.scope), body)
-        return {"sid": session.sid}
+        return {"sid": session.sid, "observation": session.first}
 
     @app.post("/ping", tags=tags, summary="ORS: the session is in use")
     async def ping(request: Request) -> dict[str, str]:
