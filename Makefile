@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: serve test bench lock demo browser haproxy
+.PHONY: serve test bench lock demo browser haproxy redis
 
 PIP := $(PY) -m pip install --disable-pip-version-check --progress-bar off
 
@@ -27,7 +27,7 @@ serve: $(VENV)/.serve  ## start the server with the built-in tasks on :8000
 
 # Test files run in parallel, each file on one worker (its module fixtures built once): -n auto starts two workers per
 # core (the tests mostly wait), heaviest files first (tests/conftest.py); the 25 slowest tests are listed at the end.
-test: $(VENV)/.deps browser haproxy  ## run the whole test suite
+test: $(VENV)/.deps browser haproxy redis  ## run the whole test suite
 	$(PY) -m pytest -q -n auto --dist loadfile --durations=25
 
 demo: $(VENV)/.serve  ## start the Gradio demo on :7860 (the environment runs in-process)
@@ -44,6 +44,12 @@ haproxy:
 	@command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || { \
 	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends haproxy >/dev/null; }
+
+# The failover tests (tests/test_journal.py) start Debian's redis-server on loopback, as ENV_STORE's episode store.
+redis:
+	@command -v redis-server >/dev/null 2>&1 || [ -x /usr/bin/redis-server ] || { \
+	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends redis-server >/dev/null; }
 
 bench: $(VENV)/.deps  ## measure latency and throughput (prints figures)
 	$(PY) bench/bench_server.py

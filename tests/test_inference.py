@@ -193,15 +193,15 @@ def test_inference_plays_easy_medium_hard_and_reports_an_unknown_task(live_serve
     assert all(isinstance(r["seconds"], float) for r in results["results"])
     assert without_timing(results) == [
         {"task_id": "easy", "profile": "default", "success": True, "score": 0.96, "steps": 2, "rewards": [0.0, 0.55], "tokens": 330,
-         "cumulative_reward": 0.55, "aliases": [["query", "query_context"]], "error": None},
+         "cumulative_reward": 0.55, "aliases": [["query", "query_context"]], "error": None, "infra_causes": []},
         {"task_id": "medium", "profile": "default", "success": False, "score": 0.0, "steps": 1, "rewards": [0.0], "tokens": 110,
-         "cumulative_reward": 0.0, "aliases": [], "error": None},
+         "cumulative_reward": 0.0, "aliases": [], "error": None, "infra_causes": []},
         {"task_id": "hard", "profile": "default", "success": False, "score": 0.0, "steps": 1, "rewards": [0.0], "tokens": 440,
-         "cumulative_reward": 0.0, "aliases": [], "error": UNPARSED},
+         "cumulative_reward": 0.0, "aliases": [], "error": UNPARSED, "infra_causes": []},
         {"task_id": REPO_TASK, "profile": "default", "success": True, "score": 0.993333, "steps": 2, "rewards": [0.0, 0.8], "tokens": 220,
-         "cumulative_reward": 0.8, "aliases": [], "error": None},
+         "cumulative_reward": 0.8, "aliases": [], "error": None, "infra_causes": []},
         {"task_id": "no-such-task", "profile": "default", "success": False, "score": 0.0, "steps": 0, "rewards": [], "tokens": 0,
-         "cumulative_reward": None, "aliases": [], "error": "unknown task 'no-such-task'"},
+         "cumulative_reward": None, "aliases": [], "error": "unknown task 'no-such-task'", "infra_causes": []},
     ]
     assert not list(tmp_path.glob(".*.tmp"))  # every write was renamed into place
 
