@@ -40,6 +40,9 @@ class Settings(BaseModel):
         description="ENV_REPLICA: this replica's name behind a balancer; HTTP episode ids start with it (`r1.<uuid>`) so the balancer routes on it",
     )
     drain_seconds: float = Field(default("ENV_DRAIN_SECONDS"), ge=0, description="ENV_DRAIN_SECONDS: after SIGTERM, how long open sessions may go on before the replica stops")
+    store: str = Field(
+        default("ENV_STORE"), description="ENV_STORE: redis://host:port/db records every episode, so that a replica can rebuild one whose replica is gone",
+    )
 
     @field_validator("trusted_proxies")
     @classmethod
@@ -71,5 +74,6 @@ class Settings(BaseModel):
             "access_log": "ENV_ACCESS_LOG",
             "replica": "ENV_REPLICA",
             "drain_seconds": "ENV_DRAIN_SECONDS",
+            "store": "ENV_STORE",
         }
         return cls(**settings.raws(names))

@@ -75,6 +75,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("ENV_ACCESS_LOG", "bool", False, "log every request", shown="0"),
     Variable("ENV_REPLICA", "str", "", "this replica's name behind a balancer; HTTP episode ids start with it", shown="(unset)"),
     Variable("ENV_DRAIN_SECONDS", "float", 30.0, "after SIGTERM, how long open episodes may go on before the replica stops"),
+    Variable("ENV_STORE", "str", "", "the episode store (redis://host:port/db): any replica can take over an episode whose replica is gone", shown="(unset)"),
     Variable("ENABLE_WEB_INTERFACE", "str", "false", "`true`: mount the demo at /web (read by OpenEnv's create_app)"),
     # the shared runtime
     Variable("ENV_WORKERS", "int", 32, "threads that run sandbox work off the event loop"),

@@ -35,6 +35,7 @@ from env.server.environment import ENV_NAME, DebugEnvironment
 from env.server.episodes import NO_EPISODE_NAMED, EpisodeNotFound, EpisodeStore, NoEpisodeNamed
 from env.server.guard import RequestGuard
 from env.server.idle import IdleSessions
+from env.server.journal import journal_from
 from env.server.mcp import close_session, create_session, drop_socket, openenv_server, serve_socket, take_endpoint
 from env.server.metrics import CONTENT_TYPE, ServerMetrics
 from env.server.ors import serve_ors
@@ -80,7 +81,8 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None, 
     replica = Replica(settings.replica, settings.drain_seconds)
     idle = IdleSessions(settings.session_timeout_s, settings.first_reset_timeout_s)
     metrics = ServerMetrics(replica, store, settings, idle, runtime.cpu)
-    factory = functools.partial(DebugEnvironment, runtime=runtime, store=store, replica=replica, metrics=metrics)
+    journal = journal_from(settings.store, 2 * settings.session_timeout_s)  # None without ENV_STORE
+    factory = functools.partial(DebugEnvironment, runtime=runtime, store=store, replica=replica, metrics=metrics, journal=journal)
     app = create_app(
         factory,
         DebugAction,

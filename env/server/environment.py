@@ -35,6 +35,7 @@ from env.models import DebugAction, DebugObservation, DebugState
 from env.runtime import Runtime
 from env.scratch import without_scratch_paths
 from env.server.episodes import ClientShareFull, EpisodeIdInUse, EpisodeNotFound, EpisodeStore, NoEpisodeNamed, StoreFull
+from env.server.journal import Journal, JournalDown, Record
 from env.server.mcp import SessionTools, plan, tool_observation
 from env.server.metrics import ServerMetrics
 from env.server.replica import Replica
@@ -53,7 +54,8 @@ NO_EPISODE_ON_CONNECTION = (
     "no episode is running on this connection; send a reset first. A client that reconnected by itself (its connection "
     "closed: the replica holding its episode stopped or was killed) starts with none: that episode is lost"
 )
-SUBMISSIONS = ("submit_fix", "submit")  # the action types that submit (classic, repository and procedural tasks)
+SUBMISSIONS = ("submit_fix", "submit")
+INTERFACE_OPTIONS = ("profile", "edit_gate", "aliases")  # the reset options an episode's record keeps  # the action types that submit (classic, repository and procedural tasks)
 
 
 @functools.cache
@@ -85,13 +87,15 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
     SUPPORTS_CONCURRENT_SESSIONS = True
 
     def __init__(
-        self, runtime: Runtime | None = None, store: EpisodeStore | None = None, replica: Replica | None = None, metrics: ServerMetrics | None = None
+        self, runtime: Runtime | None = None, store: EpisodeStore | None = None, replica: Replica | None = None, metrics: ServerMetrics | None = None,
+        journal: Journal | None = None,
     ):
         super().__init__()
         self._runtime = runtime or default_runtime()
         self._store = store
         self._replica = replica or Replica()
         self._metrics = metrics
+        self._journal = journal  # ENV_STORE: every episode recorded, so that another replica can take it over
         self._episode: Playable | None = None
         # OpenEnv's JSON-RPC handler sends a session's tools/list and tools/call to an environment's mcp_client
         self.mcp_client = SessionTools(self, NO_EPISODE_ON_CONNECTION)
@@ -121,7 +125,8 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
     # -- sync API (in-process use) ---------------------------------------------------------
 
     def _new_episode(
-        self, seed: int | None, episode_id: str | None, task_id: str | None, index: int | None = None, options: dict[str, Any] | None = None
+        self, seed: int | None, episode_id: str | None, task_id: str | None, index: int | None = None, options: dict[str, Any] | None = None,
+        exact_id: str | None = None,
     ) -> Playable | DebugObservation:
         """``options``: the reset's other fields; ``profile``, ``edit_gate`` and ``aliases`` choose the interface."""
         # Over /ws the reset's fields arrive as the client sent them, unvalidated.
@@ -145,7 +150,7 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
             interface = family.interface(options.get("profile"), options.get("edit_gate"), options.get("aliases"))
         except (ValueError, ValidationError) as exc:
             return _error_observation(f"reset: {exc}")
-        episode_id = self._replica.tag(episode_id or str(uuid.uuid4()))
+        episode_id = exact_id or self._replica.tag(episode_id or str(uuid.uuid4()))  # exact: a lost replica's, rebuilt
         with self._runtime.cpu.owner(episode_id):  # the first runs (a baseline, a workspace's) share the CPU slots fairly
             try:
                 return family.episode(self._runtime, task, seed, episode_id, interface)
@@ -247,11 +252,22 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
     ) -> DebugObservation:
         if self._replica.draining:
             return self._refused("draining", self._replica.refusal())
+        if options.pop("resume", False):  # a client whose replica is gone names its episode: taken over here
+            return await self._resume(episode_id)
+        interface = {k: options[k] for k in INTERFACE_OPTIONS if k in options}
         made = await self._offload(self._new_episode, seed, episode_id, task_id, index, options)
         if isinstance(made, DebugObservation):
             if made.infra_failed and self._metrics is not None:
                 self._metrics.infra_failed(made.infra_cause or "")
             return made
+        if self._journal is not None:
+            state = made.state()
+            reset = {"task_id": state.task_id, "seed": state.seed, "options": interface, "secret_fingerprint": state.secret_fingerprint}
+            try:
+                await self._offload(self._journal.started, made.episode_id, reset)
+            except JournalDown as exc:
+                await self._offload(made.close)
+                return self._refused("store_down", str(exc))
         request = HTTP_REQUEST.get()
         if request is not None and self._store is not None:
             try:
@@ -281,8 +297,13 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
                 episode = self._store.find(episode_id, request.cookie_episode)
             except EpisodeNotFound as exc:
                 named = episode_id or request.cookie_episode or ""
-                reason = "no_episode_named" if isinstance(exc, NoEpisodeNamed) else "unknown_episode"
-                return self._refused(reason, self._replica.lost(named) or str(exc))
+                taken = await self._take_over(named, request.client) if named and not isinstance(exc, NoEpisodeNamed) else None
+                if isinstance(taken, DebugObservation):
+                    return taken
+                if taken is None:
+                    reason = "no_episode_named" if isinstance(exc, NoEpisodeNamed) else "unknown_episode"
+                    return self._refused(reason, self._replica.lost(named) or str(exc))
+                episode = taken
         if episode is None:
             return _error_observation(NO_EPISODE_ON_CONNECTION)
         return await self._step_episode(episode, action)
@@ -303,7 +324,85 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
             return planned
         action, tool = planned
         obs = self._stepped(episode, action, await self._offload(episode.step, action))
+        if self._journal is not None and not obs.infra_failed:  # answered only once recorded: a replay takes it too
+            try:
+                await self._offload(self._journal.acted, episode.episode_id, action.model_dump(exclude_unset=True))
+            except JournalDown as exc:
+                obs.error = f"{obs.error}; {exc}" if obs.error else f"this step ran, but {exc}"
+                obs.info["unrecorded"] = True
         return obs if tool is None else tool_observation(tool, obs)
+
+    # -- taking over an episode whose replica is gone (ENV_STORE) --------------------------------------------------
+
+    def _rebuilt(self, episode_id: str, record: Record) -> Playable | DebugObservation:
+        """The episode as its lost replica held it: the same task, seed and id, its recorded actions replayed."""
+        reset = record.reset
+        if reset.get("secret_fingerprint") != self._runtime.secret.fingerprint:
+            return _error_observation(
+                f"episode {episode_id!r} was recorded by a replica with another secret ({reset.get('secret_fingerprint')}, this one's "
+                f"{self._runtime.secret.fingerprint}): it cannot be rebuilt here; replicas that take over each other's episodes share ENV_SECRET"
+            )
+        made = self._new_episode(reset.get("seed"), None, reset.get("task_id"), None, dict(reset.get("options") or {}), exact_id=episode_id)
+        if isinstance(made, DebugObservation):
+            return made
+        for action in record.actions:
+            made.step(DebugAction.model_validate(action))
+        return made
+
+    async def _take_over(self, episode_id: str, client: str) -> Playable | DebugObservation | None:
+        """An HTTP episode this replica does not hold, rebuilt from the store and kept (None: the store has none)."""
+        if self._journal is None or self._store is None:
+            return None
+        try:
+            record = await self._offload(self._journal.recorded, episode_id)
+        except JournalDown as exc:
+            return self._refused("store_down", str(exc))
+        if record is None:
+            return None
+        made = await self._offload(self._rebuilt, episode_id, record)
+        if isinstance(made, DebugObservation):
+            return made
+        try:
+            self._store.add(made, client)
+        except EpisodeIdInUse:  # another request rebuilt it first: that one is the episode
+            await self._offload(made.close)
+            return self._store.get(episode_id)
+        except StoreFull as exc:
+            await self._offload(made.close)
+            return self._refused(_refusal_reason(exc), str(exc))
+        return made
+
+    async def _resume(self, episode_id: str | None) -> DebugObservation:
+        """reset(episode_id=..., resume=True) on a WebSocket: this connection takes over a recorded episode."""
+        if self._journal is None:
+            return _error_observation("reset: resume needs an episode store: this server has none (ENV_STORE)")
+        if not isinstance(episode_id, str) or not episode_id:
+            return _error_observation("reset: resume names the episode to take over: episode_id")
+        try:
+            record = await self._offload(self._journal.recorded, episode_id)
+        except JournalDown as exc:
+            return self._refused("store_down", str(exc))
+        if record is None:
+            return _error_observation(f"reset: no episode {episode_id!r} is recorded in the episode store (finished long ago, or never started)")
+        made = await self._offload(self._rebuilt, episode_id, record)
+        if isinstance(made, DebugObservation):
+            return made
+        request = HTTP_REQUEST.get()
+        if request is not None and self._store is not None:  # over HTTP the store holds it, as a /reset's episode
+            try:
+                self._store.add(made, request.client)
+            except (StoreFull, EpisodeIdInUse) as exc:
+                await self._offload(made.close)
+                return self._refused(_refusal_reason(exc), str(exc))
+            request.started = made.episode_id
+        else:
+            if self._episode is not None:
+                await self._offload(self._episode.close)
+            self._replica.sessions.add(self)
+        self._episode = made
+        obs = self._first_observation(made)
+        obs.info.update(resumed=True, replayed_actions=len(record.actions))
+        return obs
 
     def close(self) -> None:
         # A WebSocket session's own episode ends with it; HTTP episodes live in the store.

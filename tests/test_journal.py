@@ -1,0 +1,136 @@
+"""Episodes outlive their replica (issue 50, item 3): with ENV_STORE a replica records every episode's reset and
+actions in Redis (Debian's redis-server, started here on loopback; `make redis` installs it), and another replica
+sharing the secret rebuilds an episode it does not hold by replaying them, answering as the lost one would have."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from websockets.asyncio.client import connect
+
+from env.config import Settings
+from env.server.app import build_app
+from tests.conftest import LiveServer, free_port
+from tests.helpers import GOLD, GOOD_HYPOTHESIS
+
+QUERY = {"action_type": "query_context", "query_type": "test_details", "query_target": "test_finds_middle_element"}
+FIX = {"action_type": "submit_fix", "fixed_code": GOLD["easy"], "hypothesis": GOOD_HYPOTHESIS["easy"]}
+WRONG = {"action_type": "submit_fix", "fixed_code": GOLD["easy"].replace("return mid", "return mid + 0 * 1", 1).replace("<=", "<", 1), "hypothesis": "h"}
+
+
+def redis_binary() -> str:
+    found = shutil.which("redis-server") or ("/usr/bin/redis-server" if shutil.os.access("/usr/bin/redis-server", shutil.os.X_OK) else None)
+    if found is None:
+        subprocess.run(["make", "-s", "redis"], cwd=str(__import__("pathlib").Path(__file__).resolve().parents[1]), capture_output=True, timeout=600)
+        found = shutil.which("redis-server")
+    assert found, "redis-server is not installed and `make redis` could not install it"
+    return found
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    port = free_port()
+    folder = tmp_path_factory.mktemp("redis")
+    proc = subprocess.Popen(
+        [redis_binary(), "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(folder)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 10
+    import redis
+
+    while True:
+        try:
+            redis.Redis(port=port).ping()
+            break
+        except redis.exceptions.ConnectionError:
+            assert time.monotonic() < deadline, "redis-server did not start"
+            time.sleep(0.05)
+    yield f"redis://127.0.0.1:{port}/0"
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+def replica(runtime, name: str, store: str) -> LiveServer:
+    return LiveServer(build_app(runtime=runtime, settings=Settings(replica=name, store=store)))
+
+
+def step(url: str, episode: str, action: dict) -> dict:
+    return httpx.post(f"{url}/step", json={"action": action, "episode_id": episode}, timeout=60).json()
+
+
+def test_a_replica_takes_over_an_http_episode_and_answers_as_the_lost_one_would(runtime, redis_url):
+    with replica(runtime, "r1", redis_url) as r1, replica(runtime, "r2", redis_url) as r2:
+        # uninterrupted, on r1 alone
+        alone = httpx.post(f"{r1.url}/reset", json={"task_id": "easy", "seed": 5}).json()["observation"]["episode_id"]
+        expected = [step(r1.url, alone, a) for a in (QUERY, WRONG, FIX)]
+        # the same steps, r1 "lost" after two: r2 is asked for the third
+        episode = httpx.post(f"{r1.url}/reset", json={"task_id": "easy", "seed": 5}).json()["observation"]["episode_id"]
+        assert episode.startswith("r1.")
+        first, second = step(r1.url, episode, QUERY), step(r1.url, episode, WRONG)
+        third = step(r2.url, episode, FIX)
+    for got, want in zip((first, second, third), expected, strict=True):
+        for answer in (got, want):  # the episode's id and each run's wall time are the only things that may differ
+            answer["observation"].pop("episode_id")
+            for attempt in answer["observation"]["previous_attempts"]:
+                attempt.pop("execution_time_ms")
+        differing = {k: (got["observation"].get(k), v) for k, v in want["observation"].items() if got["observation"].get(k) != v}
+        assert differing == {} and got["reward"] == want["reward"] and got["done"] == want["done"]
+    assert (third["done"], third["observation"]["grader_score"], third["observation"]["step_number"]) == (True, 0.845, 3)
+
+
+def test_a_websocket_client_resumes_its_episode_on_another_replica(runtime, redis_url):
+    async def play(r1: str, r2: str) -> tuple[dict, dict]:
+        async with connect(r1.replace("http", "ws") + "/ws", max_size=None) as ws:
+            await ws.send(json.dumps({"type": "reset", "data": {"task_id": "medium", "seed": 2}}))
+            episode = json.loads(await ws.recv())["data"]["observation"]["episode_id"]
+            await ws.send(json.dumps({"type": "step", "data": QUERY | {"query_type": "function_signature", "query_target": "hash_password"}}))
+            await ws.recv()
+        async with connect(r2.replace("http", "ws") + "/ws", max_size=None) as ws:  # the client reconnects naming its episode
+            await ws.send(json.dumps({"type": "reset", "data": {"episode_id": episode, "resume": True}}))
+            resumed = json.loads(await ws.recv())["data"]
+            await ws.send(json.dumps({"type": "step", "data": {"action_type": "submit_fix", "fixed_code": GOLD["medium"], "hypothesis": GOOD_HYPOTHESIS["medium"]}}))
+            return resumed, json.loads(await ws.recv())["data"]
+
+    with replica(runtime, "r1", redis_url) as r1, replica(runtime, "r2", redis_url) as r2:
+        resumed, finished = asyncio.run(play(r1.url, r2.url))
+    obs = resumed["observation"]
+    assert (obs["step_number"], obs["info"]["resumed"], obs["info"]["replayed_actions"], obs["episode_id"][:3]) == (1, True, 1, "r1.")
+    assert finished["done"] and finished["observation"]["grader_score"] > 0.9 and finished["observation"]["step_number"] == 2
+
+
+def test_another_secret_cannot_take_an_episode_over(runtime, redis_url, isolation, catalog):
+    from env.runtime import Runtime
+    from env.sandbox.limits import Limits
+    from env.sandbox.runner import Sandbox
+    from env.secret import ServerSecret
+
+    other = Runtime(catalog, Sandbox(Limits(), isolation), workers=4, secret=ServerSecret("another replica's secret"))
+    try:
+        with replica(runtime, "r1", redis_url) as r1, replica(other, "r2", redis_url) as r2:
+            episode = httpx.post(f"{r1.url}/reset", json={"task_id": "easy", "seed": 1}).json()["observation"]["episode_id"]
+            refused = step(r2.url, episode, QUERY)
+        assert refused["observation"]["error"].startswith(f"episode {episode!r} was recorded by a replica with another secret")
+    finally:
+        other.sandbox.close()
+
+
+def test_a_store_that_is_down_fails_closed_with_a_clear_message(runtime):
+    down = f"redis://127.0.0.1:{free_port()}/0"  # nobody listens there
+    with replica(runtime, "r1", down) as r1:
+        reset = httpx.post(f"{r1.url}/reset", json={"task_id": "easy", "seed": 1}).json()
+        assert reset["done"] is True
+        assert reset["observation"]["error"].startswith(f"the episode store (ENV_STORE={down}) cannot be reached (ConnectionError")
+        assert reset["observation"]["error"].endswith("this replica starts and steps no episode it could not record, so that another replica could take it over: try again, or fix the store")
+        assert 'adbg_refusals_total{reason="store_down"} 1.0' in httpx.get(f"{r1.url}/metrics").text
+
+
+def test_a_store_that_is_not_redis_is_refused_at_start():
+    with pytest.raises(ValueError, match="ENV_STORE='postgres://x': the episode store must be a Redis URL"):
+        build_app(settings=Settings(store="postgres://x"))
