@@ -218,3 +218,40 @@ def haproxy() -> str:
     if found is None:
         pytest.fail(f"{why}: install Debian's haproxy package (`make haproxy`, which `make test` runs) to run the balancer tests")
     return found
+
+
+# Redis for the episode store's tests (ENV_STORE: tests/test_journal.py, tests/test_failover.py): Debian's
+# redis-server, which `make redis` installs, on a loopback port of this worker's own, saving nothing to disk.
+def _redis_binary() -> str:
+    found = shutil.which("redis-server") or next((p for p in ("/usr/bin/redis-server",) if os.access(p, os.X_OK)), None)
+    if found is None and shutil.which("make"):
+        subprocess.run(["make", "-s", "redis"], cwd=Path(__file__).resolve().parents[1], stdin=subprocess.DEVNULL, capture_output=True, timeout=600)
+        found = shutil.which("redis-server")
+    if found is None:
+        pytest.fail("redis-server is not installed and `make redis` could not install it")
+    return found
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    import redis
+
+    port = free_port()
+    folder = tmp_path_factory.mktemp("redis")
+    proc = subprocess.Popen(
+        [_redis_binary(), "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(folder)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            redis.Redis(port=port).ping()
+            break
+        except redis.exceptions.ConnectionError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                pytest.fail("redis-server did not start")
+            time.sleep(0.05)
+    yield f"redis://127.0.0.1:{port}/0"
+    proc.terminate()
+    proc.wait(timeout=10)

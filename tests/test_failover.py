@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import signal
 import subprocess
+import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
@@ -25,10 +26,10 @@ MIXED = ["easy", "medium", "proc-easy-test-3", "repo-slice-window"]
 
 
 class Cluster:
-    def __init__(self) -> None:
+    def __init__(self, store: str = "") -> None:
         self.replicas: dict[str, tuple[subprocess.Popen[bytes], str]] = {}
         for name in ("r1", "r2"):
-            self.replicas[name] = start_local_server(env={"ENV_REPLICA": name, "ENV_DRAIN_SECONDS": "0", **SECRET})
+            self.replicas[name] = start_local_server(env={"ENV_REPLICA": name, "ENV_DRAIN_SECONDS": "0", "ENV_STORE": store, **SECRET})
         self.balancer, self.url = start_balancer({name: url.removeprefix("http://") for name, (_, url) in self.replicas.items()})
 
     def metrics(self, name: str) -> str:
@@ -145,3 +146,90 @@ def test_sessions_of_every_family_go_through_the_balancer_and_none_is_lost_when_
     text = cluster.metrics("r2")
     assert _metric(text, "adbg_refusals_total", reason="unknown_episode") == gone
     assert _metric(text, "adbg_active_sessions", transport="http") == 4  # the four just started
+
+
+# -- with an episode store (issue 50, item 3): nobody is lost at all ----------------------------------------------------
+
+NOT_A_TOOL = {"action_type": "no_such_tool"}  # a step of every family (a mistake, counted): state the rebuild must replay
+
+
+def _actions(task_id: str) -> list[dict]:
+    return [NOT_A_TOOL, *oracle_actions(CATALOG.get(task_id))]
+
+
+def _start_http(url: str, index: int) -> tuple[str, str, int]:
+    task, seed = MIXED[index % len(MIXED)], 400 + index
+    with httpx.Client(base_url=url, timeout=120) as client:
+        episode = client.post("/reset", json={"task_id": task, "seed": seed}).json()["observation"]["episode_id"]
+        body = client.post("/step", json={"action": NOT_A_TOOL, "episode_id": episode}).json()
+        assert body["observation"]["episode_id"] == episode and body["observation"]["step_number"] == 1
+    return episode, task, seed
+
+
+def _finish_http(url: str, episode: str, task: str) -> float:
+    with httpx.Client(base_url=url, timeout=120) as client:
+        body: dict = {}
+        for action in _actions(task)[1:]:
+            body = client.post("/step", json={"action": action, "episode_id": episode}).json()
+            assert body["observation"]["episode_id"] == episode and body["observation"]["task_id"] == task, body  # never crossed
+        assert body["done"]
+        return body["observation"]["grader_score"]
+
+
+def _ws_until_killed(url: str, index: int, killed: threading.Event, ready: threading.Barrier) -> tuple[str, str, float]:
+    """One WebSocket episode: a step, then (after the kill) the rest; a client whose replica died reconnects by itself
+    to the survivor, is told its connection has no episode, and resumes it by name."""
+    task, seed = MIXED[index % len(MIXED)], 500 + index
+    with GenericEnvClient(base_url=url) as client:
+        episode = client.reset(task_id=task, seed=seed).observation["episode_id"]
+        assert client.step(NOT_A_TOOL).observation["step_number"] == 1
+        ready.wait(timeout=120)
+        killed.wait(timeout=120)
+        final = None
+        for action in _actions(task)[1:]:
+            final = client.step(action)
+            if final.observation.get("error") == NO_EPISODE_ON_CONNECTION:
+                resumed = client.reset(episode_id=episode, resume=True).observation
+                assert (resumed["episode_id"], resumed["step_number"], resumed["info"]["resumed"]) == (episode, 1, True)
+                final = client.step(action)
+            assert final.observation["episode_id"] == episode and final.observation["task_id"] == task  # never crossed
+        assert final is not None and final.done
+        return episode, task, final.observation["grader_score"]
+
+
+def _grade_alone(url: str, task: str, seed: int) -> float:
+    with httpx.Client(base_url=url, timeout=120) as client:
+        episode = client.post("/reset", json={"task_id": task, "seed": seed}).json()["observation"]["episode_id"]
+        body: dict = {}
+        for action in _actions(task):
+            body = client.post("/step", json={"action": action, "episode_id": episode}).json()
+        return body["observation"]["grader_score"]
+
+
+def test_with_a_store_a_killed_replica_loses_no_episode(isolation, redis_url):
+    try:
+        cluster = Cluster(store=redis_url)
+    except RuntimeError as exc:
+        pytest.fail(f"the loopback cluster did not start (make test installs haproxy and redis-server): {exc}")
+    try:
+        killed, ready = threading.Event(), threading.Barrier(17)
+        with ThreadPoolExecutor(20) as pool:
+            ws = [pool.submit(_ws_until_killed, cluster.url, i, killed, ready) for i in range(16)]
+            http = list(pool.map(lambda i: _start_http(cluster.url, i), range(16)))
+            ready.wait(timeout=120)  # every episode has taken a step on its replica
+            assert {e.split(".")[0] for e, _, _ in http} == {"r1", "r2"}
+            cluster.kill("r1")
+            killed.set()
+            http_grades = list(pool.map(lambda item: _finish_http(cluster.url, item[0], item[1]), http))
+            ws_results = [f.result(timeout=300) for f in ws]
+        assert {e.split(".")[0] for e, _, _ in ws_results} == {"r1", "r2"}
+        # the grade each would have had without the kill: the same task, seed and actions, played on the survivor alone
+        for (episode, task, seed), grade in zip(http, http_grades, strict=True):
+            assert grade == _grade_alone(cluster.url, task, seed), episode
+        for i, (episode, task, grade) in enumerate(ws_results):
+            assert grade == _grade_alone(cluster.url, task, 500 + i), episode
+        assert len({e for e, _, _ in http} | {e for e, _, _ in ws_results}) == 32
+        text = cluster.metrics("r2")
+        assert _metric(text, "adbg_refusals_total", reason="unknown_episode") == 0  # every r1 episode was taken over
+    finally:
+        cluster.close()

@@ -6,10 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
-import subprocess
-import time
-from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -23,38 +19,6 @@ from tests.helpers import GOLD, GOOD_HYPOTHESIS
 QUERY = {"action_type": "query_context", "query_type": "test_details", "query_target": "test_finds_middle_element"}
 FIX = {"action_type": "submit_fix", "fixed_code": GOLD["easy"], "hypothesis": GOOD_HYPOTHESIS["easy"]}
 WRONG = {"action_type": "submit_fix", "fixed_code": GOLD["easy"].replace("return mid", "return mid + 0 * 1", 1).replace("<=", "<", 1), "hypothesis": "h"}
-
-
-def redis_binary() -> str:
-    found = shutil.which("redis-server") or ("/usr/bin/redis-server" if shutil.os.access("/usr/bin/redis-server", shutil.os.X_OK) else None)
-    if found is None:
-        subprocess.run(["make", "-s", "redis"], cwd=str(__import__("pathlib").Path(__file__).resolve().parents[1]), capture_output=True, timeout=600)
-        found = shutil.which("redis-server")
-    assert found, "redis-server is not installed and `make redis` could not install it"
-    return found
-
-
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port = free_port()
-    folder = tmp_path_factory.mktemp("redis")
-    proc = subprocess.Popen(
-        [redis_binary(), "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(folder)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 10
-    import redis
-
-    while True:
-        try:
-            redis.Redis(port=port).ping()
-            break
-        except redis.exceptions.ConnectionError:
-            assert time.monotonic() < deadline, "redis-server did not start"
-            time.sleep(0.05)
-    yield f"redis://127.0.0.1:{port}/0"
-    proc.terminate()
-    proc.wait(timeout=10)
 
 
 def replica(runtime, name: str, store: str) -> LiveServer:
