@@ -91,7 +91,7 @@ def server_container() -> dict[str, Any]:
 
 
 def balancer() -> dict[str, Any]:
-    return the("Deployment")
+    return the("Deployment", "adbg-haproxy")
 
 
 def balancer_container() -> dict[str, Any]:
@@ -104,7 +104,9 @@ def headless_service() -> dict[str, Any]:
 
 
 def entry_service() -> dict[str, Any]:
-    (service,) = [doc for _, doc in documents() if doc["kind"] == "Service" and doc["spec"].get("clusterIP") != "None"]
+    (service,) = [
+        doc for _, doc in documents() if doc["kind"] == "Service" and doc["spec"].get("clusterIP") != "None" and doc["metadata"]["name"] != "adbg-store"
+    ]
     return service
 
 
@@ -177,9 +179,10 @@ def test_every_manifest_is_valid_against_the_kubernetes_schemas():
             errors.append(f"{path.name}: {doc['kind']}/{doc['metadata']['name']}: {'/'.join(map(str, exc.absolute_path))}: {exc.message}")
     assert not errors, "\n".join(errors)
     kinds = sorted(doc["kind"] for _, doc in documents())
-    assert kinds == sorted(
-        ["ConfigMap", "Deployment", "HorizontalPodAutoscaler", "Ingress", "PodDisruptionBudget", "PodDisruptionBudget", "Service", "Service", "StatefulSet"]
-    )
+    assert kinds == sorted([  # the store (store.yaml) is the second Deployment and the third Service
+        "ConfigMap", "Deployment", "Deployment", "HorizontalPodAutoscaler", "Ingress", "PodDisruptionBudget", "PodDisruptionBudget",
+        "Service", "Service", "Service", "StatefulSet",
+    ])
     kubernetes_validate.validate(hpa_with_sessions_metric(), K8S_VERSION, strict=True)
     broken = copy.deepcopy(statefulset())
     broken["spec"]["template"]["spec"]["terminationGracePeriod"] = 45  # strict: a misspelt field is an error
@@ -669,3 +672,14 @@ def test_the_adapter_rule_counts_the_sessions_env_max_sessions_caps(replica_app:
     assert sum(picked(exposition, "adbg_active_sessions", counted)) == 1  # the rule counts the session only
     # The transport it counts is the one ENV_MAX_SESSIONS caps (hpa.yaml's target is 70 % of it), not ENV_HTTP_EPISODES.
     assert picked(exposition, "adbg_capacity_left", counted) == [Settings.model_fields["max_sessions"].default - 1]
+
+
+def test_the_replicas_record_their_episodes_in_the_store_the_manifests_run():
+    """Issue 50, item 3: ENV_STORE names the store's Service, which selects the store's pods on Redis's port."""
+    env = {e["name"]: e.get("value") for e in server_container()["env"]}
+    store, service = the("Deployment", "adbg-store"), the("Service", "adbg-store")
+    assert env["ENV_STORE"] == "redis://adbg-store:6379/0"
+    assert service["spec"]["selector"] == store["spec"]["template"]["metadata"]["labels"] == store["spec"]["selector"]["matchLabels"]
+    (container,) = store["spec"]["template"]["spec"]["containers"]
+    assert [p["containerPort"] for p in container["ports"]] == [6379] and service["spec"]["ports"][0]["port"] == 6379
+    assert "--save" in container["args"] and container["args"][container["args"].index("--save") + 1] == ""  # nothing on disk
