@@ -55,7 +55,7 @@ class Runtime:
         self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="adbg-run")
         # ... but runs compute (a classic judgment's trusted tests in these threads, holding the GIL; the code in its
         # child): one CPU slot per core, held only while a run computes and handed out fairly across episodes.
-        self.cpu = CpuSlots(cpu_slots or max(2, os.cpu_count() or 2))
+        self.cpu = CpuSlots(cpu_slots or max(2, os.cpu_count() or 2), float(settings.integer("ENV_SLOT_WAIT_S")) or None)
         self._once: dict[Hashable, object] = {}
         self._once_lock = threading.Lock()
         self._once_locks: dict[Hashable, threading.Lock] = {}

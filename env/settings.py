@@ -81,6 +81,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("ENV_WORKERS", "int", 32, "threads that run sandbox work off the event loop"),
     Variable("ENV_SECRET", "str", None, "the secret verdicts derive from", shown="generated at start"),
     Variable("ENV_CPU_SLOTS", "int", 0, "runs computing at once (0: the cores, at least 2)", shown="cores (at least 2)"),
+    Variable("ENV_SLOT_WAIT_S", "int", 600, "longest a run waits for a CPU slot; past it the step fails as the machine's (infra_failed: slot_wait); 0: no bound"),
     Variable("ENV_ALLOW_SANDBOXED_REWARD", "flag", False, "`1`: pay the step rewards of untrusted tasks", shown="0"),
     Variable("DEBUG_MAX_SESSIONS", "int", 64, "debugging sessions holding a process at once, server-wide"),
     # the sandbox (env.sandbox.limits.Limits, env.sandbox.shell.ShellLimits and the launcher)

@@ -304,3 +304,34 @@ def test_inference_leaves_the_machine_s_steps_out_and_says_so(own_runtime, full_
     assert (episode.steps, episode.rewards, episode.infra_causes) == (0, [], ["scratch_full"] * 3)
     assert out.splitlines() == ["[START] task=easy env=agentdebugger-env model=m", "[END] success=false steps=0 score=0.000 rewards="]
     assert err.count("easy: infrastructure failure (scratch_full), not counted: the server's scratch space is full") == 3
+
+
+def test_a_run_that_waits_past_the_slot_bound_is_the_machine_s(isolation, catalog):
+    from env.sandbox.slots import CpuSlots
+
+    slots = CpuSlots(1, wait_bound_s=0.2)
+    holder = slots.claim("another-episode")
+    holder.hold()
+    started = time.monotonic()
+    with pytest.raises(InfraFailure) as raised:
+        slots.claim("this-episode").hold()
+    assert 0.2 <= time.monotonic() - started < 2.0 and raised.value.cause == "slot_wait"
+    assert str(raised.value).startswith("a run waited 0.2 s for one of the server's 1 CPU slots (ENV_SLOT_WAIT_S): the machine is too busy")
+    assert slots.queued == 0  # the claim that gave up left the queue
+    holder.release()
+    assert slots.busy == 0
+
+    runtime = Runtime(catalog, Sandbox(Limits(), isolation), workers=4, cpu_slots=1, secret=TEST_SECRET)
+    try:
+        env = DebugEnvironment(runtime=runtime)
+        env.reset(task_id="easy", seed=0)
+        runtime.cpu.wait_bound_s = 0.3
+        blocker = runtime.cpu.claim("a-busy-neighbour")
+        blocker.hold()  # the only slot, held by another episode for as long as this step may wait
+        obs = env.step(submit(GOLD["easy"]))
+        blocker.release()
+        assert (obs.infra_failed, obs.infra_cause, obs.reward, obs.step_number) == (True, "slot_wait", 0.0, 0)
+        again = env.step(submit(GOLD["easy"]))
+        assert (again.infra_failed, again.done, again.grader_score) == (False, True, 0.96)
+    finally:
+        runtime.sandbox.close()

@@ -32,6 +32,8 @@ from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
 from pathlib import Path
 
+from env.infra import InfraFailure
+
 TICK_S = 0.1  # how often a waiting run's processes are sampled
 BUSY_SHARE = 0.2  # below this share of one CPU over a tick, a run's processes only wait
 _HZ = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -40,10 +42,13 @@ _HZ = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 class CpuSlots:
     """``count`` slots, handed out fairly across owners; safe from many threads."""
 
-    def __init__(self, count: int):
+    def __init__(self, count: int, wait_bound_s: float | None = None):
         if count < 1:
             raise ValueError(f"CPU slots: need at least one, got {count}")
         self.count = count
+        # ENV_SLOT_WAIT_S: a run that waits longer for a slot fails as the machine's (InfraFailure "slot_wait"), never
+        # as the code's: a machine that busy decides nothing about anybody's submission
+        self.wait_bound_s = wait_bound_s
         self._cond = threading.Condition()
         self._free = count
         self._waiting: dict[str, deque[Claim]] = {}  # owner -> its waiting claims, oldest first
@@ -87,12 +92,28 @@ class CpuSlots:
             else:
                 self._waiting.setdefault(claim.owner, deque()).append(claim)
                 self._hand_out()
+                deadline = None if self.wait_bound_s is None else started + self.wait_bound_s
                 while not claim.held:
-                    self._cond.wait()
+                    left = None if deadline is None else deadline - time.monotonic()
+                    if left is not None and left <= 0:
+                        self._give_up(claim)
+                        self.waited_s += time.monotonic() - started
+                        raise InfraFailure(
+                            "slot_wait", f"a run waited {self.wait_bound_s:g} s for one of the server's {self.count} CPU slots (ENV_SLOT_WAIT_S): the machine is too busy"
+                        )
+                    self._cond.wait(left)
         waited = time.monotonic() - started
         with self._cond:
             self.waited_s += waited
         return waited
+
+    def _give_up(self, claim: Claim) -> None:
+        """Take a claim that waited too long out of its owner's queue (under the lock)."""
+        queue = self._waiting.get(claim.owner)
+        if queue is not None and claim in queue:
+            queue.remove(claim)
+            if not queue:
+                del self._waiting[claim.owner]
 
     def _release(self, claim: Claim) -> None:
         with self._cond:
