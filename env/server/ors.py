@@ -18,7 +18,8 @@ closed after ENV_SESSION_TIMEOUT_S without a request, as an MCP session over POS
 to the task ``/create`` names and every call is the step the same tool call takes over /step, /ws and /mcp. A call's
 answer is ORS's ``RunToolOutput``: the step's reward and ``finished``, the observation's fields in ``metadata`` (and
 the grade, ``grade``, when it finishes). A call refused before it changed anything (the episode is over; a step that
-paid nothing, ended nothing and reports a mistake) is ``ok: false`` in band, and the episode goes on.
+paid nothing, ended nothing and reports a mistake) is ``ok: false`` in band, and the episode goes on. A step the
+machine decided (``infra_failed`` in its metadata: env.infra) is ``ok: true`` with that flag, reward 0.0.
 
 A call runs to its end whether or not its stream stays open: a client whose stream dropped posts the call again
 with its ``task_id`` and is sent the same result (the last ``KEPT_CALLS`` calls of each session are kept).
