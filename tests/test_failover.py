@@ -233,3 +233,22 @@ def test_with_a_store_a_killed_replica_loses_no_episode(isolation, redis_url):
         assert _metric(text, "adbg_refusals_total", reason="unknown_episode") == 0  # every r1 episode was taken over
     finally:
         cluster.close()
+
+
+def test_ors_sessions_through_the_balancer_reach_their_own_replica(cluster: Cluster):
+    """An ORS session's id carries its replica's name, and the balancer routes X-Session-ID on it as on an episode id."""
+    from ors.client import ORS
+
+    from env.server.environment import ENV_NAME
+
+    def play(i: int) -> tuple[str, float, bool]:
+        with ORS(base_url=cluster.url) as client, client.environment(ENV_NAME).session(split="test", index=i % 2) as session:
+            assert session.get_prompt()[0].text.startswith("Task: ")
+            for _ in range(3):  # several requests, each routed to the replica that holds the session
+                session.list_tools()
+            out = session.call_tool("give_up", {"final_diagnosis": "none"})
+            return str(session.sid).split(".")[0], out.reward, out.finished
+
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(play, range(16)))
+    assert {r[0] for r in results} == {"r1", "r2"} and all(r[1:] == (0.0, True) for r in results)
