@@ -252,3 +252,52 @@ def test_ors_sessions_through_the_balancer_reach_their_own_replica(cluster: Clus
     with ThreadPoolExecutor(8) as pool:
         results = list(pool.map(play, range(16)))
     assert {r[0] for r in results} == {"r1", "r2"} and all(r[1:] == (0.0, True) for r in results)
+
+
+def test_with_a_store_ors_sessions_outlive_their_replica(isolation, redis_url):
+    """ORS sessions open on both replicas; r1 is killed between two calls; each session's next call, sent through the
+    balancer to r2, finds its episode there (taken over by its session id) and finishes with the grade it would have had."""
+    from ors.client import ORS
+
+    from env.server.environment import ENV_NAME
+
+    try:
+        cluster = Cluster(store=redis_url)
+    except RuntimeError as exc:
+        pytest.fail(f"the loopback cluster did not start (make test installs haproxy and redis-server): {exc}")
+    killed, ready = threading.Event(), threading.Barrier(9)
+
+    def play(i: int) -> tuple[str, float, int]:
+        task = ("easy", "medium")[i % 2]
+        fix = oracle_actions(CATALOG.get(task))[-1]
+        with ORS(base_url=cluster.url) as client, client.environment(ENV_NAME).session(task=_ors_task(task, i)) as session:
+            try:
+                session.call_tool("no_such_tool", {})
+            except Exception:  # noqa: BLE001 (ok: false, a counted mistake: state the takeover must replay)
+                pass
+            ready.wait(timeout=120)
+            killed.wait(timeout=120)
+            out = session.call_tool(fix["action_type"], {k: v for k, v in fix.items() if k != "action_type"})
+            return str(session.sid).split(".")[0], out.metadata["grade"], out.metadata["step_number"]
+
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            futures = [pool.submit(play, i) for i in range(8)]
+            ready.wait(timeout=120)
+            cluster.kill("r1")
+            killed.set()
+            results = [f.result(timeout=300) for f in futures]
+        assert {r[0] for r in results} == {"r1", "r2"}
+        for i, (_, grade, steps) in enumerate(results):
+            task = ("easy", "medium")[i % 2]
+            assert (grade, steps) == (_grade_alone(cluster.url, task, 600 + i), 2), (i, task)
+    finally:
+        cluster.close()
+
+
+def _ors_task(task_id: str, i: int):  # noqa: ANN202
+    from ors.client import Task
+
+    from env.server.environment import ENV_NAME
+
+    return Task(ENV_NAME, {"id": task_id, "seed": 600 + i})

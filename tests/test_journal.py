@@ -98,3 +98,24 @@ def test_a_store_that_is_down_fails_closed_with_a_clear_message(runtime):
 def test_a_store_that_is_not_redis_is_refused_at_start():
     with pytest.raises(ValueError, match="ENV_STORE='postgres://x': the episode store must be a Redis URL"):
         build_app(settings=Settings(store="postgres://x"))
+
+
+def test_an_ors_session_is_taken_over_by_another_replica(runtime, redis_url):
+    """An ORS session's id names its episode in the store: a replica that does not hold it takes it over, with the
+    session's own prompt; a deleted session is not brought back."""
+    with replica(runtime, "r1", redis_url) as r1, replica(runtime, "r2", redis_url) as r2:
+        h = {"X-Session-ID": "r1.ors-takeover"}
+        made = httpx.post(f"{r1.url}/create", json={"task_spec": {"id": "easy", "seed": 5}}, headers=h).json()
+        prompt = httpx.get(f"{r1.url}/agentdebugger-env/prompt", headers=h).json()
+        with httpx.stream("POST", f"{r1.url}/call", json={"name": "query_context", "input": {k: v for k, v in QUERY.items() if k != "action_type"}}, headers=h) as s:
+            assert [line for line in s.iter_lines() if line.startswith("event: ")][-1] == "event: end"
+        assert httpx.get(f"{r2.url}/prompt", headers=h).json() == prompt  # r2 takes it over: the same prompt
+        with httpx.stream("POST", f"{r2.url}/call", json={"name": "submit_fix", "input": {k: v for k, v in FIX.items() if k != "action_type"}}, headers=h) as s:
+            data = [line.removeprefix("data: ") for line in s.iter_lines() if line.startswith("data: ")]
+        out = json.loads("".join(data[1:]))["output"]  # data[0]: the call's task_id
+        assert (out["finished"], out["metadata"]["step_number"], out["metadata"]["episode_id"]) == (True, 2, made["observation"]["episode_id"])
+        assert out["metadata"]["grade"] == 0.96
+        httpx.post(f"{r2.url}/delete", headers=h)
+        httpx.post(f"{r1.url}/delete", headers=h)  # r1's own copy, which its client would have deleted there
+        gone = httpx.post(f"{r2.url}/ping", headers=h)
+        assert (gone.status_code, gone.json()["detail"]) == (404, "session 'r1.ors-takeover' was deleted; create a new session")

@@ -185,7 +185,7 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None, 
 
     serve_listing(app, runtime)
     serve_task_api(app, runtime, ENV_NAME)
-    app.state.ors = serve_ors(app, sessions, slots, replica)  # after the routes its /{env}/... paths must not shadow
+    app.state.ors = serve_ors(app, sessions, slots, replica, journal)  # after the routes its /{env}/... paths must not shadow
 
     @app.get("/", tags=["Environment Info"], summary="API overview")
     async def overview() -> dict[str, Any]:

@@ -5,6 +5,7 @@ are recorded, so that any replica sharing the secret can rebuild an episode whos
     journal.started(episode_id, reset)           # the reset's arguments: task id, seed, interface options
     journal.acted(episode_id, action)            # each action the episode took, as the action wire carries it
     journal.recorded(episode_id)                 # Record(reset, actions), or None when it never was recorded
+    journal.name(sid, {"episode_id": ...})       # an ORS session's episode, by the session's id; journal.named(sid)
 
 Fail closed: a replica that cannot reach its store starts and steps nothing it could not record (JournalDown, with
 a message naming the store), rather than hold episodes no other replica could take over. Records expire after
@@ -36,6 +37,10 @@ class Journal(Protocol):
     def acted(self, episode_id: str, action: dict[str, Any]) -> None: ...
 
     def recorded(self, episode_id: str) -> Record | None: ...
+
+    def name(self, session: str, held: dict[str, Any]) -> None: ...
+
+    def named(self, session: str) -> dict[str, Any] | None: ...
 
 
 class RedisJournal:
@@ -82,6 +87,21 @@ class RedisJournal:
         if reset is None:
             return None
         return Record(reset=json.loads(reset), actions=[json.loads(a) for a in actions])
+
+
+    def name(self, session: str, held: dict[str, Any]) -> None:
+        """What an ORS session (by its sid) holds: its episode's id and its prompt, for the replica that takes it over."""
+        try:
+            self._redis.set(KEY + "session:" + session, json.dumps(held), ex=self.ttl_s)
+        except self._errors as exc:
+            raise self._down(exc) from None
+
+    def named(self, session: str) -> dict[str, Any] | None:
+        try:
+            held = self._redis.get(KEY + "session:" + session)
+        except self._errors as exc:
+            raise self._down(exc) from None
+        return None if held is None else dict(json.loads(held))
 
 
 def journal_from(url: str, ttl_s: float) -> Journal | None:

@@ -28,6 +28,7 @@ with its ``task_id`` and is sent the same result (the last ``KEPT_CALLS`` calls 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import uuid
 from collections import OrderedDict
@@ -47,6 +48,7 @@ from env.families.registry import FAMILIES
 from env.models import DebugObservation
 from env.server.clients import client_of
 from env.server.environment import ENV_NAME
+from env.server.journal import Journal, JournalDown
 from env.server.mcp import SessionEnvironment, ToolCallResult, reset_session, tools_of
 from env.server.replica import Replica
 from env.server.slots import Refusal, SessionSlots
@@ -166,8 +168,9 @@ def chunks(text: str, size: int = CHUNK) -> list[str]:
 class OrsSessions:
     """The ORS sessions of this server, by sid."""
 
-    def __init__(self, table: HTTPEnvServer, slots: SessionSlots, replica: Replica):
+    def __init__(self, table: HTTPEnvServer, slots: SessionSlots, replica: Replica, journal: Journal | None = None):
         self._table, self._slots, self._replica = table, slots, replica
+        self._journal = journal  # ENV_STORE: a session whose replica is gone is taken over here
         self._sessions: dict[str, OrsSession] = {}
 
     def new_sid(self) -> str:
@@ -182,7 +185,21 @@ class OrsSessions:
         session = self._sessions.get(sid)
         return session if session is not None and self._table.get_session_info(session.library_id) is not None else None
 
-    def find(self, sid: str) -> OrsSession:
+    async def find(self, sid: str, client: str) -> OrsSession:
+        """The session ``sid`` names: held here, or taken over from the store when its replica is gone."""
+        if sid not in self._sessions and self._journal is not None:
+            try:
+                held = await asyncio.to_thread(self._journal.named, sid)
+            except JournalDown as exc:
+                raise HTTPException(status_code=503, detail=str(exc)) from None
+            if held is not None and held.get("deleted") and sid not in self._sessions:
+                raise HTTPException(status_code=404, detail=f"session {sid!r} was deleted; create a new session")
+            if held is not None and not held.get("deleted"):  # recorded by another replica (or this one before a restart)
+                params = {"episode_id": held["episode_id"], "resume": True}
+                return await self._open(sid, client, params, held.get("prompt"))
+        return self._local(sid)
+
+    def _local(self, sid: str) -> OrsSession:
         session = self._sessions.get(sid)
         if session is not None and self._table.get_session_info(session.library_id) is None:
             del self._sessions[sid]
@@ -200,7 +217,18 @@ class OrsSessions:
             raise HTTPException(status_code=400, detail=f"session {sid!r} has a task already; /delete it or create another session")
         if body.env_name is not None and body.env_name.lower() != ENV_NAME:
             raise HTTPException(status_code=404, detail=f"unknown environment {body.env_name!r}; this server serves {ENV_NAME!r}")
-        params = self._params(body)
+        session = await self._open(sid, client, self._params(body))
+        if self._journal is not None:
+            held = {"episode_id": session.first["episode_id"], "prompt": session.prompt}
+            try:
+                await asyncio.to_thread(self._journal.name, sid, held)
+            except JournalDown as exc:
+                await self.delete(sid)
+                raise HTTPException(status_code=503, detail=str(exc)) from None
+        return session
+
+    async def _open(self, sid: str, client: str, params: dict[str, Any], prompt: list[dict[str, Any]] | None = None) -> OrsSession:
+        """A library session whose environment resets with ``params`` (or resumes a recorded episode), kept as ``sid``."""
         if self._replica.draining:
             raise HTTPException(status_code=503, detail=self._replica.refusal())
         refused = self._slots.over_share(client)
@@ -225,7 +253,7 @@ class OrsSessions:
             self._slots.closed(client)
         self._slots.created(library_id, client)
         first = started.model_dump(exclude={"reward", "done"})
-        session = OrsSession(sid, library_id, env, [{"type": "text", "text": prompt_text(started)}], first)
+        session = OrsSession(sid, library_id, env, prompt or [{"type": "text", "text": prompt_text(started)}], first)
         self._sessions[sid] = session
         return session
 
@@ -246,6 +274,9 @@ class OrsSessions:
             for call in session.calls.values():
                 call.cancel()
             await self._table._destroy_session(session.library_id)
+            if self._journal is not None:  # no replica takes a deleted session over
+                with contextlib.suppress(JournalDown):
+                    await asyncio.to_thread(self._journal.name, sid, {"deleted": True})
 
     def touch(self, session: OrsSession) -> None:
         with self._slots.in_use(session.library_id):  # its idle clock starts again now
@@ -328,8 +359,8 @@ def _env(env_name: str) -> None:
         raise HTTPException(status_code=404, detail=f"unknown environment {env_name!r}; this server serves {ENV_NAME!r}")
 
 
-def serve_ors(app: FastAPI, table: HTTPEnvServer, slots: SessionSlots, replica: Replica) -> OrsSessions:
-    sessions = OrsSessions(table, slots, replica)
+def serve_ors(app: FastAPI, table: HTTPEnvServer, slots: SessionSlots, replica: Replica, journal: Journal | None = None) -> OrsSessions:
+    sessions = OrsSessions(table, slots, replica, journal)
     tags: list[str | Enum] = ["ORS"]
 
     @app.post("/create_session", tags=tags, summary="ORS: a new session id (SSE: task_id, end)")
@@ -349,7 +380,7 @@ def serve_ors(app: FastAPI, table: HTTPEnvServer, slots: SessionSlots, replica: 
 
     @app.post("/ping", tags=tags, summary="ORS: the session is in use")
     async def ping(request: Request) -> dict[str, str]:
-        sessions.touch(sessions.find(_sid(request)))
+        sessions.touch(await sessions.find(_sid(request), client_of(request.scope)))
         return {"status": "ok"}
 
     @app.post("/delete", tags=tags, summary="ORS: end the session's episode and the session")
@@ -366,7 +397,7 @@ def serve_ors(app: FastAPI, table: HTTPEnvServer, slots: SessionSlots, replica: 
     @app.get("/prompt", tags=tags, summary="ORS: the task as text blocks (the openreward SDK's path)")
     async def prompt(request: Request, env_name: str = ENV_NAME) -> list[dict[str, Any]]:
         _env(env_name)
-        session = sessions.find(_sid(request))
+        session = await sessions.find(_sid(request), client_of(request.scope))
         sessions.touch(session)
         return session.prompt
 
@@ -393,7 +424,7 @@ def serve_ors(app: FastAPI, table: HTTPEnvServer, slots: SessionSlots, replica: 
     @app.get("/task_tools", tags=tags, summary="ORS: as /{env}/task_tools (the openreward SDK's path)")
     async def task_tools(request: Request, env_name: str = ENV_NAME) -> dict[str, Any]:
         _env(env_name)
-        session = sessions.find(_sid(request))
+        session = await sessions.find(_sid(request), client_of(request.scope))
         sessions.touch(session)
         return tool_specs(session)
 
@@ -401,7 +432,7 @@ def serve_ors(app: FastAPI, table: HTTPEnvServer, slots: SessionSlots, replica: 
     @app.post("/call", tags=tags, summary="ORS: as /{env}/call (the openreward SDK's path)")
     async def call(request: Request, body: CallRequest, env_name: str = ENV_NAME) -> StreamingResponse:
         _env(env_name)
-        session = sessions.find(_sid(request))
+        session = await sessions.find(_sid(request), client_of(request.scope))
         call_id = body.task_id or sessions.start_call(session, body)
         return event_stream(sessions.stream(session, call_id))
 
