@@ -335,3 +335,19 @@ def test_a_run_that_waits_past_the_slot_bound_is_the_machine_s(isolation, catalo
         assert (again.infra_failed, again.done, again.grader_score) == (False, True, 0.96)
     finally:
         runtime.sandbox.close()
+
+
+def test_a_trusted_side_out_of_memory_is_the_machine_s(own_runtime, monkeypatch):
+    """A MemoryError of the server's own code (the submission runs in its own process, and is at most 64 KiB)."""
+    from env.families.classic import episode as classic_episode
+
+    env = DebugEnvironment(runtime=own_runtime)
+    env.reset(task_id="easy", seed=0)
+
+    def out_of_memory(*args: object, **kwargs: object) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr(classic_episode, "judge_on", out_of_memory)
+    obs = env.step(submit(GOLD["easy"]))
+    assert (obs.infra_failed, obs.infra_cause, obs.step_number, obs.attempts_remaining) == (True, "trusted_memory", 0, 5)
+    assert obs.error.startswith("the server ran out of memory while the step 'submit_fix' ran (infrastructure: trusted_memory")

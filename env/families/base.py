@@ -335,6 +335,8 @@ class Episode(ABC):
                     turn.error, mistake = str(exc), type(exc)
                 except InfraFailure as exc:
                     return self._infra_failed(exc)
+                except MemoryError:  # the trusted side's (the code runs in its own process; a submission is at most 64 KiB)
+                    return self._infra_failed(InfraFailure("trusted_memory", f"the server ran out of memory while the step {action.action_type!r} ran"))
                 except OSError as exc:  # the trusted side's own files (a workspace, a scratch copy): the machine's when full
                     failure = from_os_error(exc, f"the step {action.action_type!r} ran")
                     if failure is None:

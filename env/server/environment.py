@@ -156,6 +156,8 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
                 return family.episode(self._runtime, task, seed, episode_id, interface)
             except InfraFailure as exc:
                 return _infra_observation(exc)
+            except MemoryError:  # the server's own: building an episode runs no code of the client's
+                return _infra_observation(InfraFailure("trusted_memory", f"the server ran out of memory while it started task {name!r}"))
             except OSError as exc:  # the episode's workspace or scratch copies: the machine's when it is full
                 failure = from_os_error(exc, f"starting task {name!r}")
                 if failure is None:
