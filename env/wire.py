@@ -94,7 +94,7 @@ class ObservationFields(BaseModel):
         False, description="The machine, not the agent, decided this step (its sandbox died or could not start, the server is stopping ...): "
                            "it paid nothing and was not counted; take it again. Leave such a step out of training and statistics",
     )  # fmt: skip
-    infra_cause: str | None = Field(None, description="Why, when infra_failed: fork_server_died, sandbox_start, scratch_full, replica_stopping, test_host_crashed, slot_wait, trusted_memory")
+    infra_cause: str | None = Field(None, description="Why, when infra_failed: fork_server_died, sandbox_start, scratch_full, replica_stopping, test_host_crashed, slot_wait, trusted_memory, trusted_time")
 
 
 class StateFields(BaseModel):

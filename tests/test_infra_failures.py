@@ -351,3 +351,44 @@ def test_a_trusted_side_out_of_memory_is_the_machine_s(own_runtime, monkeypatch)
     obs = env.step(submit(GOLD["easy"]))
     assert (obs.infra_failed, obs.infra_cause, obs.step_number, obs.attempts_remaining) == (True, "trusted_memory", 0, 5)
     assert obs.error.startswith("the server ran out of memory while the step 'submit_fix' ran (infrastructure: trusted_memory")
+
+
+def test_a_run_whose_trusted_side_is_starved_of_the_cpu_is_the_machine_s(isolation, catalog):
+    """The thread that judges a submission (it sends the code each request) is starved for real: pinned to one CPU
+    with two spinning processes, under SCHED_IDLE. The run's wall clock runs out while that thread waits for the
+    CPU (the kernel's schedstat says how long): the machine's failure, not the code's."""
+    import sys
+
+    if not Path("/proc/thread-self/schedstat").exists():
+        pytest.skip("this kernel keeps no schedstat: starvation of the server's side cannot be told")
+    cpu = min(os.sched_getaffinity(0))
+    runtime = Runtime(catalog, Sandbox(Limits(wall_seconds=1.5), isolation), workers=4, secret=TEST_SECRET)
+    hogs = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"], preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))  # noqa: PLW1509
+        for _ in range(2)
+    ]
+    try:
+        env = DebugEnvironment(runtime=runtime)
+        env.reset(task_id="easy", seed=0)
+        answers = []
+
+        def starved_step() -> None:  # its own thread: the priority it gives up is never taken back by another test
+            os.sched_setaffinity(0, {cpu})
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))  # this thread runs only when the CPU has nothing else
+            answers.append(env.step(submit(GOLD["easy"])))
+
+        worker = threading.Thread(target=starved_step)
+        worker.start()
+        worker.join(timeout=120)
+        for hog in hogs:
+            hog.kill()
+        (obs,) = answers
+        assert (obs.infra_failed, obs.infra_cause, obs.reward, obs.step_number) == (True, "trusted_time", 0.0, 0), obs.error
+        assert obs.error.startswith("the run's 1.5 s ran out while the server's side of it waited ")
+        again = env.step(submit(GOLD["easy"]))  # not starved, the same fix passes
+        assert (again.infra_failed, again.done, again.grader_score) == (False, True, 0.96)
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+        runtime.sandbox.close()

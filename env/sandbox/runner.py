@@ -61,6 +61,21 @@ def _run_finished(seconds: float) -> None:
             method(seconds)
 
 
+STARVED_SHARE = 0.5  # a run that times out while its trusted thread waited this share of its time for a CPU: the machine's
+
+
+def run_delay(since: float | None = 0.0) -> float | None:
+    """Seconds this thread has spent runnable but not running (the kernel's schedstat), minus ``since``; None where the
+    kernel does not say (or ``since`` is None)."""
+    if since is None:
+        return None
+    try:
+        with open("/proc/thread-self/schedstat", encoding="ascii") as handle:
+            return int(handle.read().split()[1]) / 1e9 - since
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 class RunAborted(Exception):
     """The run cannot answer any more calls (it exited, timed out or broke the protocol)."""
 
@@ -287,6 +302,8 @@ class SandboxRun:
         self._resp_r, resp_w = os.pipe()
         self._started = time.monotonic()
         self._deadline = self._started + limits.deadline_seconds  # with limits counted in CPU time, only a backstop
+        self._waited_for_cpu = run_delay()  # this (trusted) thread's time runnable but not running, from the kernel
+        self._thread = threading.get_native_id()  # ... read again only in this thread (a debug session moves between threads)
         self._buffer = b""
         self._finished = False
         self._finished_talking = False
@@ -358,6 +375,15 @@ class SandboxRun:
         if self._budget is not None and self._budget.sample() <= self._budget.seconds and self._budget.measured:
             self.result.busy = True
             return self._abort(busy(limits.deadline_seconds, self._budget.used, self._budget.seconds))
+        waited = run_delay(self._waited_for_cpu) if threading.get_native_id() == self._thread else None
+        if waited is not None and waited >= STARVED_SHARE * limits.deadline_seconds:
+            # the server's side of the run (this thread: it sends the code its requests) waited for a CPU most of the
+            # time; the code's own processes, niced below it, cannot keep it waiting that long
+            self.result.aborted = self.result.aborted or "the server's side of the run was starved of the CPU"
+            self._kill()
+            raise InfraFailure(
+                "trusted_time", f"the run's {limits.deadline_seconds:g} s ran out while the server's side of it waited {waited:.1f} s for a CPU: the machine is too busy"
+            )
         self.result.timed_out = True
         return self._abort(f"time limit of {limits.deadline_seconds:g} s exceeded")
 
