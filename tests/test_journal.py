@@ -39,6 +39,7 @@ def test_a_replica_takes_over_an_http_episode_and_answers_as_the_lost_one_would(
         assert episode.startswith("r1.")
         first, second = step(r1.url, episode, QUERY), step(r1.url, episode, WRONG)
         third = step(r2.url, episode, FIX)
+    assert third["observation"]["info"].pop("resumed") is True  # the first answer after the take-over says so
     for got, want in zip((first, second, third), expected, strict=True):
         for answer in (got, want):  # the episode's id and each run's wall time are the only things that may differ
             answer["observation"].pop("episode_id")

@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 from fastapi.testclient import TestClient
+from openenv.core.generic_client import GenericEnvClient
 from openenv.core.mcp_client import MCPToolClient
 from ors.client import ORS, AsyncORS, Task, ToolCallError
 
@@ -110,7 +111,10 @@ def test_ors_and_openenv_clients_play_the_same_task_on_one_port(live_server):
         index = [t.task_spec["id"] for t in env.list_tasks("test")].index("medium")
         with env.session(split="test", index=index) as session:  # seed 0, as the OpenEnv reset below
             ors_grade = session.call_tool("submit_fix", fix("medium")).metadata["grade"]
-    assert ors_grade == asyncio.run(openenv()) == 0.971429
+    with GenericEnvClient(base_url=live_server.url) as generic:  # OpenEnv's plain client over /ws
+        generic.reset(task_id="medium", seed=0)
+        generic_grade = generic.step({"action_type": "submit_fix", **fix("medium")}).observation["grader_score"]
+    assert ors_grade == asyncio.run(openenv()) == generic_grade == 0.971429
 
 
 def sse(response: httpx.Response) -> list[tuple[str, str]]:

@@ -305,7 +305,10 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
                 if taken is None:
                     reason = "no_episode_named" if isinstance(exc, NoEpisodeNamed) else "unknown_episode"
                     return self._refused(reason, self._replica.lost(named) or str(exc))
-                episode = taken
+                answer = await self._step_episode(taken, action)
+                if isinstance(answer, DebugObservation):  # the first answer after a take-over says so (a debugger restarted)
+                    answer.info.update(resumed=True)
+                return answer
         if episode is None:
             return _error_observation(NO_EPISODE_ON_CONNECTION)
         return await self._step_episode(episode, action)
