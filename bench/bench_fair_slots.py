@@ -11,7 +11,8 @@ then one submission of the gold fix; the submission alone is timed):
    run that computes keeps its slot).
 
 Printed: p50, p99 and max of each, the ratio of the loaded p99 to the baseline's, and how many blocking
-submissions ran meanwhile. The bound the test holds (tests/test_cpu_slots.py): loaded p99 <= 1 s.
+submissions ran meanwhile, and whether issue 33's bound held (loaded p99 <= 1 s on an idle machine; a wall-clock
+figure, so measured here: tests/test_cpu_slots.py checks the regime, median and worst case against the blockers' run).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from env.server.local import start_local_server  # noqa: E402
 
 EASY_FIX = (ROOT / "tasks" / "classic" / "easy" / "fix.py").read_text()
 HARD_FIX = (ROOT / "tasks" / "classic" / "hard" / "fix.py").read_text()
+BOUND_S = 1.0  # issue 33: a victim's p99 under four blocking clients
 WAITS = {
     "event": "threading.Event().wait()",
     "lock": "held = threading.Lock(); held.acquire(); held.acquire()",
@@ -122,6 +124,7 @@ def main() -> None:
     print(line("victim easy submit, alone", alone))
     print(line(f"... with {args.blockers} {args.kind} hard clients", under))
     print(f"p99 ratio loaded/alone: {pct(under, 99) / pct(alone, 99):.1f}x; blocking hard submissions finished meanwhile: {blocked}")
+    print(f"issue 33's bound, loaded p99 <= {BOUND_S:g} s: {'held' if pct(under, 99) <= BOUND_S else 'MISSED'}")
     for row in metrics.splitlines():
         if row.startswith("adbg_cpu_slot"):
             print(row)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +19,7 @@ from ray.exceptions import ActorDiedError, RayTaskError
 from env.eval.ray_pool import ROOT as SHIPPED_ROOT
 from env.eval.ray_pool import SHIPPED_EXCLUDES, RayPool, forwarded_environment, shipped_excludes, worker_failure
 from env.eval.run import seed_for
+from tests.conftest import refusing_port
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRET = "ray-test-secret-0123456789abcdef"
@@ -82,19 +82,19 @@ def test_a_ray_run_plays_the_same_episodes_as_a_local_run_and_resumes(tmp_path):
     assert again.returncode == 0 and "0 episode(s) played" in again.stderr  # nothing left: nothing replayed
 
 
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def run_against_a_refusing_endpoint(url: str, endpoint: str, out: Path) -> subprocess.CompletedProcess[str]:
+    """The workers read the model endpoint from the run's environment."""
+    command = [sys.executable, "-m", "env.eval", "procedural", "--agents", "oracle", "llm", "--seeds", "1", "--levels", "easy",
+               "--splits", "train", "--url", url, "--out", str(out), "--ray"]
+    environ = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "API_BASE_URL": endpoint, "LLM_MAX_ATTEMPTS": "1"}
+    environ.pop("ENV_SECRET", None)  # the server's secret decides its episodes
+    return subprocess.run(command, cwd=ROOT, env=environ, capture_output=True, text=True, timeout=600)
+
 
 
 def test_ray_workers_drive_a_server_and_a_failing_model_endpoint_stops_the_run_saying_so(live_server, tmp_path):
-    endpoint = f"http://127.0.0.1:{closed_port()}/v1"  # refuses every connection; the workers read it from the run's environment
-    command = [sys.executable, "-m", "env.eval", "procedural", "--agents", "oracle", "llm", "--seeds", "1", "--levels", "easy",
-               "--splits", "train", "--url", live_server.url, "--out", str(tmp_path), "--ray"]
-    environ = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "API_BASE_URL": endpoint, "LLM_MAX_ATTEMPTS": "1"}
-    environ.pop("ENV_SECRET", None)  # the server's secret decides its episodes
-    stopped = subprocess.run(command, cwd=ROOT, env=environ, capture_output=True, text=True, timeout=600)
+    with refusing_port() as port:
+        stopped = run_against_a_refusing_endpoint(live_server.url, f"http://127.0.0.1:{port}/v1", tmp_path)
     assert stopped.returncode == 1, stopped.stderr[-3000:]
     assert stopped.stderr.strip().splitlines()[-1] == (
         "stopped: the model endpoint failed (the model endpoint failed 1 time(s); last: APIConnectionError: Connection error.); "
@@ -143,8 +143,8 @@ def test_without_ray_installed_the_run_says_how_to_get_it(tmp_path):
 
 
 def test_an_address_nothing_answers_on_is_refused_at_once_naming_it(tmp_path):
-    port = closed_port()
-    done = evaluate(tmp_path, "--ray", f"127.0.0.1:{port}", tasks=["easy"], runs=1)
+    with refusing_port() as port:
+        done = evaluate(tmp_path, "--ray", f"127.0.0.1:{port}", tasks=["easy"], runs=1)
     assert done.returncode == 1
     assert done.stderr.strip().splitlines()[-1].startswith(f"could not reach Ray at 127.0.0.1:{port} ([Errno 111] Connection refused); an ADDRESS is")
     assert not (tmp_path / "results.jsonl").exists() or (tmp_path / "results.jsonl").read_text() == ""

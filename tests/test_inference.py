@@ -23,7 +23,7 @@ from env.agents.llm import LLMAgent
 from env.agents.retry import ModelUnavailable, RetryPolicy
 from env.authoring.oracle import oracle_actions
 from env.eval.baseline_log import action_summary, end_line, start_line, step_line
-from tests.conftest import free_port
+from tests.conftest import refusing_port
 from tests.helpers import CATALOG, GOLD, GOOD_HYPOTHESIS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -285,8 +285,9 @@ def test_a_model_endpoint_that_refuses_the_request_stops_the_run_with_status_3(l
 
 
 def test_a_model_endpoint_nobody_listens_on_stops_the_run_after_the_retries(live_server, tmp_path):
-    url = f"http://127.0.0.1:{free_port()}/v1"
-    done = run_inference(FakeModel([]), live_server.url, tmp_path / "results.json", API_BASE_URL=url, LLM_MAX_ATTEMPTS="2")
+    with refusing_port() as port:
+        url = f"http://127.0.0.1:{port}/v1"
+        done = run_inference(FakeModel([]), live_server.url, tmp_path / "results.json", API_BASE_URL=url, LLM_MAX_ATTEMPTS="2")
     assert done.returncode == 3, done.stderr[-3000:]
     assert protocol_only(done.stdout) == EASY_FAILED
     assert "model request failed (APIConnectionError: Connection error.); retry 1/1" in done.stderr
@@ -295,9 +296,10 @@ def test_a_model_endpoint_nobody_listens_on_stops_the_run_after_the_retries(live
 
 
 def test_an_environment_server_nobody_listens_on_stops_the_run_before_any_episode(tmp_path):
-    url = f"http://127.0.0.1:{free_port()}"
     model = FakeModel([])
-    done = run_inference(model, url, tmp_path / "results.json")
+    with refusing_port() as port:
+        url = f"http://127.0.0.1:{port}"
+        done = run_inference(model, url, tmp_path / "results.json")
     stop = (f"the environment server at {url} is not reachable (ConnectError: [Errno 111] Connection refused, 3 attempts); "
             "start it (make serve) or set ENV_BASE_URL")
     assert done.returncode == 4, done.stderr[-3000:]
@@ -313,9 +315,10 @@ def test_an_environment_server_nobody_listens_on_stops_the_run_before_any_episod
 
 
 def test_an_environment_server_gone_mid_run_stops_it_after_that_episode(capsys):
-    url = f"http://127.0.0.1:{free_port()}"
-    settings = inference.Settings("http://model", MODEL, "", url, Path("unused.json"), "default", RetryPolicy())
-    episode = inference.play("easy", settings, inference.WsDriver, lambda: pytest.fail("no episode, no agent"))
+    with refusing_port() as port:
+        url = f"http://127.0.0.1:{port}"
+        settings = inference.Settings("http://model", MODEL, "", url, Path("unused.json"), "default", RetryPolicy())
+        episode = inference.play("easy", settings, inference.WsDriver, lambda: pytest.fail("no episode, no agent"))
     assert episode.error == f"the environment server at {url} did not answer: ConnectError: [Errno 111] Connection refused"
     assert episode.stop is not None and episode.stop.status == 4
     assert str(episode.stop).startswith(f"the environment server at {url} is not reachable (ConnectError: [Errno 111] Connection refused, 3 attempts)")

@@ -13,7 +13,7 @@ from websockets.asyncio.client import connect
 
 from env.config import Settings
 from env.server.app import build_app
-from tests.conftest import LiveServer, free_port
+from tests.conftest import LiveServer, refusing_port
 from tests.helpers import GOLD, GOOD_HYPOTHESIS
 
 QUERY = {"action_type": "query_context", "query_type": "test_details", "query_target": "test_finds_middle_element"}
@@ -87,8 +87,7 @@ def test_another_secret_cannot_take_an_episode_over(runtime, redis_url, isolatio
 
 
 def test_a_store_that_is_down_fails_closed_with_a_clear_message(runtime):
-    down = f"redis://127.0.0.1:{free_port()}/0"  # nobody listens there
-    with replica(runtime, "r1", down) as r1:
+    with refusing_port() as port, replica(runtime, "r1", down := f"redis://127.0.0.1:{port}/0") as r1:
         reset = httpx.post(f"{r1.url}/reset", json={"task_id": "easy", "seed": 1}).json()
         assert reset["done"] is True
         assert reset["observation"]["error"].startswith(f"the episode store (ENV_STORE={down}) cannot be reached (ConnectionError")

@@ -211,9 +211,10 @@ def test_the_readme_table_lists_every_local_check_and_the_commands_it_shows():
 
 
 def test_no_server_fails_startup_and_every_check_needing_it_skips_naming_it():
-    from tests.conftest import free_port
+    from tests.conftest import refusing_port
 
-    report = validate(f"http://127.0.0.1:{free_port()}")
+    with refusing_port() as port:
+        report = validate(f"http://127.0.0.1:{port}")
     results = by_id(report)
     assert results["runtime.startup"].status.value == "fail" and "ConnectError" in results["runtime.startup"].evidence[0]
     assert results["runtime.state_contract"].evidence == ["unmet dependencies: runtime.startup"]
