@@ -147,10 +147,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.command in ("run", "procedural", "ablate"):
         if args.ray is not None:
             try:
-                from env.eval.ray_pool import RayPool
+                from env.eval.ray_pool import RayPool, reachable
             except ImportError as exc:
                 print(f"--ray needs Ray, which is not installed here ({exc}): pip install -e '.[ray]'", file=sys.stderr)
                 return 2
+            reachable(args.ray or None)  # before the tasks are listed and an environment built: a wrong address costs nothing
         with ExitStack() as stack:
             secret: str | None = None
             if args.url:
