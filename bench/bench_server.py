@@ -1,6 +1,6 @@
 """Latency and throughput of the server over real HTTP, measured in one run (prints figures).
 
-    python bench/bench_server.py [--rounds 3] [--episodes 20] [--seconds 8]
+    python bench/bench_server.py [--rounds 3] [--episodes 20] [--seconds 8] [--against REF]
 
 Starts ``python -m env.server`` on a free local port, then measures:
   * easy and hard ``submit_fix`` latency (one session; hard includes the race check and its repeat at grading),
@@ -9,18 +9,26 @@ Starts ``python -m env.server`` on a free local port, then measures:
     cross-talk: its own id, task, step count and score).
 Each figure is the median over ``--rounds`` repeats. Reference figures (lessons.md, same kind of
 machine): easy submit p50 70 ms, hard 1261 ms, /health 318-1568 ms under load.
+
+``--against REF``: the same figures for the commit REF (a branch, tag or sha), measured in the same sitting: REF is
+checked out into a temporary git worktree, its server started from there with this interpreter, and the rounds
+alternate between the two servers (this tree first in odd rounds, REF first in even ones) so that a machine that
+gets busier part-way weighs on both. Printed: both medians and their ratio, per figure. The worktree is removed.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -41,10 +49,6 @@ HYPOTHESIS = {
 def pct(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
-
-
-def start_server() -> tuple[subprocess.Popen, str]:
-    return start_local_server(os.environ.get("BENCH_SERVER_LOG"))
 
 
 def episode(client: httpx.Client, url: str, task_id: str, code: str, seed: int) -> tuple[float, bool]:
@@ -130,6 +134,57 @@ def sample_health(url: str, seconds: float) -> None:
     print(json.dumps(samples))
 
 
+FIGURES = ("easy_p50", "easy_p99", "hard_p50", "hard_p99", "health_p99", "health_easy_p99", "rate_1", "rate_8", "dirty")
+LABELS = {
+    "easy_p50": ("easy submit_fix p50", "ms", False), "easy_p99": ("easy submit_fix p99", "ms", False),
+    "hard_p50": ("hard submit_fix p50", "ms", False), "hard_p99": ("hard submit_fix p99", "ms", False),
+    "health_p99": ("/health p99, 8 sessions submit hard", "ms", False), "health_easy_p99": ("/health p99, 8 sessions submit easy", "ms", False),
+    "rate_1": ("clean episodes/s, 1 session", "/s", True), "rate_8": ("clean episodes/s, 8 sessions", "/s", True),
+}  # fmt: skip
+
+
+def measure(url: str, easy: str, hard: str, args: argparse.Namespace) -> dict[str, float]:
+    """One round of every figure against the server at ``url``."""
+    e50, e99 = submit_latency(url, "easy", easy, args.episodes)
+    h50, h99 = submit_latency(url, "hard", hard, max(5, args.episodes // 2))
+    health = health_under_load(url, hard, 8, args.seconds)
+    health_easy = health_under_load(url, easy, 8, args.seconds, "easy")
+    rate1, _, dirty1 = throughput(url, easy, 1, args.seconds)
+    rate8, _, dirty8 = throughput(url, easy, 8, args.seconds)
+    return dict(zip(FIGURES, (e50, e99, h50, h99, health, health_easy, rate1, rate8, dirty1 + dirty8), strict=True))
+
+
+def summary(r: dict[str, float]) -> str:
+    return (f"easy p50 {r['easy_p50']:.1f} ms, hard p50 {r['hard_p50']:.1f} ms, /health p99 under load {r['health_p99']:.1f} ms, "
+            f"{r['rate_1']:.1f} -> {r['rate_8']:.1f} episodes/s (1 -> 8 sessions, {int(r['dirty'])} dirty)")  # fmt: skip
+
+
+@contextlib.contextmanager
+def worktree(ref: str) -> Iterator[tuple[Path, str]]:
+    """REF checked out (detached) in a temporary worktree of this repository, and its short sha; removed after."""
+    sha = subprocess.run(["git", "rev-parse", "--short", f"{ref}^{{commit}}"], cwd=ROOT, capture_output=True, text=True)
+    if sha.returncode != 0:
+        raise SystemExit(f"--against {ref}: not a commit of this repository ({sha.stderr.strip()})")
+    path = Path(tempfile.mkdtemp(prefix="bench-against-")) / "tree"
+    subprocess.run(["git", "worktree", "add", "--detach", "--quiet", str(path), sha.stdout.strip()], cwd=ROOT, check=True)
+    try:
+        yield path, sha.stdout.strip()
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", str(path)], cwd=ROOT, check=False)
+        subprocess.run(["git", "worktree", "prune"], cwd=ROOT, check=False)
+        path.parent.rmdir()
+
+
+@contextlib.contextmanager
+def server(root: Path = ROOT) -> Iterator[str]:
+    proc, url = start_local_server(os.environ.get("BENCH_SERVER_LOG"), root=root)
+    try:
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
 def main() -> None:
     if sys.argv[1:2] == ["--sample-health"]:
         sample_health(sys.argv[2], float(sys.argv[3]))
@@ -138,37 +193,41 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--episodes", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=8.0)
+    parser.add_argument("--against", metavar="REF", help="also measure commit REF, in the same sitting, and print the ratios")
     args = parser.parse_args()
     catalog = TaskCatalog.builtin()
     easy, hard = catalog.get("easy").gold_source, catalog.get("hard").gold_source
-    proc, url = start_server()
-    print(f"server: {url}  isolation: {httpx.get(f'{url}/health').json()['isolation']['tier']}")
-    rows: dict[str, list[float]] = {k: [] for k in ("easy_p50", "easy_p99", "hard_p50", "hard_p99", "health_p99", "health_easy_p99", "rate_1", "rate_8", "dirty")}
-    try:
+    with contextlib.ExitStack() as stack:
+        urls = {"here": stack.enter_context(server())}
+        if args.against:
+            tree, sha = stack.enter_context(worktree(args.against))
+            urls[sha] = stack.enter_context(server(tree))
+        print("  ".join(f"{name}: {url}, isolation {httpx.get(f'{url}/health').json()['isolation']['tier']}" for name, url in urls.items()))
+        rows: dict[str, list[dict[str, float]]] = {name: [] for name in urls}
         for r in range(args.rounds):
-            e50, e99 = submit_latency(url, "easy", easy, args.episodes)
-            h50, h99 = submit_latency(url, "hard", hard, max(5, args.episodes // 2))
-            health = health_under_load(url, hard, 8, args.seconds)
-            health_easy = health_under_load(url, easy, 8, args.seconds, "easy")
-            rate1, _, dirty1 = throughput(url, easy, 1, args.seconds)
-            rate8, total8, dirty8 = throughput(url, easy, 8, args.seconds)
-            for key, value in zip(rows, (e50, e99, h50, h99, health, health_easy, rate1, rate8, dirty1 + dirty8), strict=True):
-                rows[key].append(value)
-            print(f"round {r + 1}: easy p50 {e50:.1f} ms, hard p50 {h50:.1f} ms, /health p99 under load {health:.1f} ms, "
-                  f"{rate1:.1f} -> {rate8:.1f} episodes/s (1 -> 8 sessions, {total8} episodes, {dirty1 + dirty8} dirty)")
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-    med = {k: statistics.median(v) for k, v in rows.items()}
+            for name in list(urls) if r % 2 == 0 else list(urls)[::-1]:
+                rows[name].append(measure(urls[name], easy, hard, args))
+                print(f"round {r + 1} {name}: {summary(rows[name][-1])}")
+    med = {name: {k: statistics.median(row[k] for row in rounds) for k in FIGURES} for name, rounds in rows.items()}
+    if args.against:
+        print(f"\nmedian over {args.rounds} round(s), this tree against {sha} ({args.against}), same sitting")
+        print(f"  {'figure':<38} {'here':>10} {sha:>10}   ratio (here / {sha})")
+        for key, (label, unit, higher) in LABELS.items():
+            here, there = med["here"][key], med[sha][key]
+            better = "better" if (here > there) == higher and here != there else "worse" if here != there else "same"
+            print(f"  {label:<38} {here:>8.1f}{unit:<2} {there:>8.1f}{unit:<2}   x{here / there:.2f} ({better})")
+        print(f"  dirty episodes (cross-talk or wrong score): here {int(sum(r['dirty'] for r in rows['here']))}, {sha} {int(sum(r['dirty'] for r in rows[sha]))}")
+        return
+    m = med["here"]
     ref_rate = 1000.0 / REFERENCE["easy_p50_ms"]
     print("\nmedian over rounds")
-    print(f"  easy submit_fix   p50 {med['easy_p50']:7.1f} ms  p99 {med['easy_p99']:7.1f} ms   (reference p50 70 ms: {REFERENCE['easy_p50_ms'] / med['easy_p50']:.1f}x faster)")
-    print(f"  hard submit_fix   p50 {med['hard_p50']:7.1f} ms  p99 {med['hard_p99']:7.1f} ms   (reference p50 1261 ms: {REFERENCE['hard_p50_ms'] / med['hard_p50']:.1f}x faster)")
-    print(f"  /health p99 while 8 sessions submit hard fixes: {med['health_p99']:.1f} ms   (reference 318-1568 ms)")
-    print(f"  /health p99 while 8 sessions submit easy fixes: {med['health_easy_p99']:.1f} ms")
-    print(f"  clean episodes/s: 1 session {med['rate_1']:.1f}, 8 sessions {med['rate_8']:.1f} "
-          f"(x{med['rate_8'] / med['rate_1']:.2f} over 1 session here; x{med['rate_8'] / ref_rate:.1f} over the reference's 1-session rate of {ref_rate:.1f}/s)")
-    print(f"  dirty episodes (cross-talk or wrong score): {int(sum(rows['dirty']))}")
+    print(f"  easy submit_fix   p50 {m['easy_p50']:7.1f} ms  p99 {m['easy_p99']:7.1f} ms   (reference p50 70 ms: {REFERENCE['easy_p50_ms'] / m['easy_p50']:.1f}x faster)")
+    print(f"  hard submit_fix   p50 {m['hard_p50']:7.1f} ms  p99 {m['hard_p99']:7.1f} ms   (reference p50 1261 ms: {REFERENCE['hard_p50_ms'] / m['hard_p50']:.1f}x faster)")
+    print(f"  /health p99 while 8 sessions submit hard fixes: {m['health_p99']:.1f} ms   (reference 318-1568 ms)")
+    print(f"  /health p99 while 8 sessions submit easy fixes: {m['health_easy_p99']:.1f} ms")
+    print(f"  clean episodes/s: 1 session {m['rate_1']:.1f}, 8 sessions {m['rate_8']:.1f} "
+          f"(x{m['rate_8'] / m['rate_1']:.2f} over 1 session here; x{m['rate_8'] / ref_rate:.1f} over the reference's 1-session rate of {ref_rate:.1f}/s)")
+    print(f"  dirty episodes (cross-talk or wrong score): {int(sum(r['dirty'] for r in rows['here']))}")
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import statistics
 import sys
@@ -24,9 +25,10 @@ from websockets.asyncio.client import connect
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.bench_server import pct, start_server  # noqa: E402
+from bench.bench_server import pct  # noqa: E402
 from env.contract import TaskFilter  # noqa: E402
 from env.families.catalog import TaskCatalog  # noqa: E402
+from env.server.local import start_local_server  # noqa: E402
 
 HOSTILE = [
     "import os\nwhile True:\n    os.fork()\n",
@@ -103,7 +105,7 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--memory-bound-mb", type=float, default=64.0)
     args = parser.parse_args()
-    proc, url = start_server()
+    proc, url = start_local_server(os.environ.get("BENCH_SERVER_LOG"))
     try:
         asyncio.run(run(url, 4, 6))  # warm-up: baselines and the fork server
         before = rss_mb(proc.pid)

@@ -37,11 +37,13 @@ def _ready(proc: subprocess.Popen[bytes], url: str, timeout_s: float) -> bool:
     return False
 
 
-def _start(args: list[str], ready_path: str, env: dict[str, str], log_path: str | None, timeout_s: float) -> tuple[subprocess.Popen[bytes], str]:
+def _start(
+    args: list[str], ready_path: str, env: dict[str, str], log_path: str | None, timeout_s: float, root: Path = ROOT
+) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     args = [a.replace("{port}", str(port)) for a in args]
     log = open(log_path or os.devnull, "w")  # noqa: SIM115 (lives as long as the process)
-    proc = subprocess.Popen([sys.executable, *args], cwd=ROOT, env={**os.environ, **env, "PORT": str(port)}, stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen([sys.executable, *args], cwd=root, env={**os.environ, **env, "PORT": str(port)}, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     if not _ready(proc, f"{url}{ready_path}", timeout_s):
         raise RuntimeError(f"{' '.join(args)} did not start" + (f"; its log is {log_path}" if log_path else ""))
@@ -49,10 +51,12 @@ def _start(args: list[str], ready_path: str, env: dict[str, str], log_path: str 
 
 
 def start_local_server(
-    log_path: str | None = None, timeout_s: float = 60.0, via_uvicorn: bool = False, env: dict[str, str] | None = None
+    log_path: str | None = None, timeout_s: float = 60.0, via_uvicorn: bool = False, env: dict[str, str] | None = None, root: Path = ROOT
 ) -> tuple[subprocess.Popen[bytes], str]:
+    """``root``: the checkout whose code the server runs (``python -m`` puts the working directory first on the path),
+    e.g. another commit's worktree that a bench compares with, run with this interpreter."""
     args = ["-m", "uvicorn", "env.server.main:app", "--host", "127.0.0.1", "--port", "{port}"] if via_uvicorn else ["-m", "env.server"]
-    return _start(args, "/health", {"HOST": "127.0.0.1", **(env or {})}, log_path, timeout_s)
+    return _start(args, "/health", {"HOST": "127.0.0.1", **(env or {})}, log_path, timeout_s, root)
 
 
 def start_local_demo(log_path: str | None = None, timeout_s: float = 120.0) -> tuple[subprocess.Popen[bytes], str]:
