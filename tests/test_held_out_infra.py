@@ -370,3 +370,14 @@ def test_a_held_out_method_is_found_in_its_own_class_not_by_its_name():
     assert _defined(text, "tests/t.py::A::test_basic")
     assert not _defined(text, "tests/t.py::B::test_basic")  # B has none, whatever A has
     assert _defined(text, "tests/t.py::B::test_other[1-2]") and not _defined(text, "tests/t.py::C::test_basic")
+
+
+def test_a_gold_the_graded_run_does_not_resolve_names_each_failing_test_and_where_it_ran(runtime, tmp_path):
+    # A FAIL_TO_PASS case only the held-out test patch defines, listed as visible: the visible run never collects it
+    # (mined tasks whose new parametrised case lives in a changed data file looked like this, and said only "a test fails").
+    folder = write_held_out_task(tmp_path / "t")
+    data = json.loads((folder / "task.json").read_text())
+    missing = "tests/test_cart.py::test_defined_nowhere"
+    (folder / "task.json").write_text(json.dumps({**data, "FAIL_TO_PASS": [*data["FAIL_TO_PASS"], missing]}))
+    found = failing(validate_task(runtime, load_repo_task(folder), runs=1))
+    assert found["gold patch is resolved under the graded run"] == f"PARTIAL: fails {missing} (visible: not run)"

@@ -99,7 +99,7 @@ def held_out_checks(runtime: Runtime, task: RepoTask, buggy: list[StateRun], bun
         graded = dict(zip(states, pool.map(lambda files: until_decided(lambda: run_graded(runtime.sandbox, task, files)), states.values()), strict=True))
     gold = _resolution(task, graded["gold"])
     checks.append(Check(name="gold patch is resolved under the graded run", ok=gold == "FULL",
-                        detail="" if gold == "FULL" else f"{gold}: {graded['gold'].error or 'a test fails'}"))  # fmt: skip
+                        detail="" if gold == "FULL" else f"{gold}: {graded['gold'].error or _failing(task, graded['gold'])}"))  # fmt: skip
     if "overfit" in graded:
         verdict = graded["overfit"]
         visible = [(t, f2p_ok) for t in task.visible_fail_to_pass] + [(t, p2p_ok) for t in task.visible_pass_to_pass]
@@ -110,6 +110,15 @@ def held_out_checks(runtime: Runtime, task: RepoTask, buggy: list[StateRun], bun
         checks.append(Check(name="overfit.patch is not resolved", ok=fitted != "FULL",
                             detail="it is resolved: no held-out test catches it" if fitted == "FULL" else ""))  # fmt: skip
     return checks
+
+
+def _failing(task: RepoTask, verdict: RepoVerdict) -> str:
+    """Which graded tests did not succeed, each with where it ran (visible or held out) and its status: a library the
+    pipeline cannot take says which tests failed where."""
+    outcomes, held = verdict.graded_outcomes(), set(verdict.held_out or {})
+    failing = [f"{t} ({'held out' if t in held else 'visible'}: {outcomes.get(t, 'not run')})"
+               for t, ok in [(t, f2p_ok) for t in task.fail_to_pass] + [(t, p2p_ok) for t in task.pass_to_pass] if not ok(outcomes.get(t, "ERROR"))]  # fmt: skip
+    return f"fails {short_list(failing)}" if failing else "a test fails"
 
 
 def _resolution(task: RepoTask, verdict: RepoVerdict) -> str:
