@@ -381,3 +381,26 @@ def test_a_gold_the_graded_run_does_not_resolve_names_each_failing_test_and_wher
     (folder / "task.json").write_text(json.dumps({**data, "FAIL_TO_PASS": [*data["FAIL_TO_PASS"], missing]}))
     found = failing(validate_task(runtime, load_repo_task(folder), runs=1))
     assert found["gold patch is resolved under the graded run"] == f"PARTIAL: fails {missing} (visible: not run)"
+
+
+def test_mining_holds_out_a_listed_test_only_the_grading_tests_define(runtime, tmp_path):
+    # As marko 2.1.4's new spec example: a case listed as visible that only the grading tests define. The miner finds it
+    # (the visible run on the gold tree never collects it) and imports the task again with it held out.
+    from env.authoring.mine import Miner
+
+    folder = write_held_out_task(tmp_path / "t")
+    data = json.loads((folder / "task.json").read_text())
+    added = "tests/test_extra.py::test_added_by_the_fix"
+    graded = {"tests/test_cart.py": repo_fixture.TESTS + HELD_F2P_CODE, "tests/test_extra.py": HELD_P2P_FILE + "\n\ndef test_added_by_the_fix():\n    assert Cart('y', []).add('pear').receipt() == b'pear x1'\n"}
+    (folder / "test_patch.diff").write_text(make_patch({"tests/test_cart.py": repo_fixture.TESTS}, graded), encoding="utf-8")
+    (folder / "task.json").write_text(json.dumps({**data, "PASS_TO_PASS": [*data["PASS_TO_PASS"], added]}))
+    task = load_repo_task(folder)
+    report = validate_task(runtime, task, runs=1)
+    assert failing(report) == {
+        "gold patch is resolved under the graded run": f"NO: fails {added} (visible: not run)",
+        "overfit.patch passes every visible test": f"it fails {added}",
+    }
+    miner = Miner("shop", tmp_path / "mined", runs=1, log=lambda line: None, sandbox=runtime.sandbox)
+    assert miner.visibly_uncollected(task, report) == [added]
+    valid = load_repo_task(write_held_out_task(tmp_path / "valid"))
+    assert miner.visibly_uncollected(valid, validate_task(runtime, valid, runs=1)) == []  # nothing wrong: nothing to hold out
