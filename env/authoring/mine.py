@@ -29,8 +29,10 @@ For each pair of consecutive releases (earlier, later) among the library's last 
 6. The task: a SWE-bench instance (test patch: the group's test files and the test helpers and data the later
    release changed), imported by ``env.authoring.importer`` from the earlier release, held out as imports are (the
    tests the later release adds or changes) and as synthesis holds out (with two or more failing test functions, a
-   third of them, never all), settled on its gold tree and validated over ``--runs`` runs under the verdict. Only a
-   valid task whose FAIL_TO_PASS tests all run under the split (trusted) is kept.
+   third of them, never all), settled on its gold tree and validated over ``--runs`` runs under the verdict. A listed
+   test the visible tests never collect (a parametrised case only the later release's changed test data defines)
+   leaves the gold unresolved: the task is imported once more with it held out. Only a valid task whose FAIL_TO_PASS
+   tests all run under the split (trusted) is kept.
 7. Its problem statement: the later release's changelog entry (``env.authoring.changelog``) with the visible failing
    tests named, else one written from the failing tests (``env.authoring.statement``).
 
