@@ -18,6 +18,7 @@ from env.authoring.changelog import MAX_LINES, changelog_files, entry, section
 from env.authoring.ledger import read_lines
 from env.authoring.mine import (
     MAX_FILES,
+    MineError,
     Miner,
     PairDecision,
     Releases,
@@ -333,3 +334,28 @@ def test_the_command_refuses_fewer_than_two_releases(capsys: pytest.CaptureFixtu
 def test_pypi_lists_the_releases_oldest_first():
     found = releases("parse")
     assert found.index("1.20.1") + 1 == found.index("1.20.2") and found.index("1.21.1") + 1 == found.index("1.22.0")
+
+
+def test_a_library_the_manifest_lists_mines_with_its_recorded_requirements(monkeypatch, capsys, tmp_path):
+    # portion's tests import sortedcontainers: mined without it, every pair was "suite-broken"
+    from env.authoring import __main__ as cli
+
+    taken: list[tuple[list[str], list[str] | None]] = []
+
+    class Recording(Miner):
+        def __post_init__(self) -> None:
+            taken.append((self.requirements, self.tests))
+            raise MineError("stopped here: only what it was given is looked at")
+
+    monkeypatch.setattr(cli, "Miner", Recording)
+    (tmp_path / "libraries.json").write_text(json.dumps([{"name": "Portion", "version": "2.5.0", "sdists": {"2.5.0": "a" * 64},
+                                                          "topic": "intervals", "split": "train", "requirements": ["sortedcontainers==2.4.0"]}]))  # fmt: skip
+    monkeypatch.setattr(cli, "MANIFEST", tmp_path)
+    assert authoring_cli(["mine", "portion", "--versions", "2.4.0", "2.4.1", "--out", str(tmp_path / "out")]) == 2
+    assert authoring_cli(["mine", "portion", "--versions", "2.4.0", "2.4.1", "--out", str(tmp_path / "out"), "--requires", "x==1"]) == 2
+    assert authoring_cli(["mine", "unlisted", "--versions", "1.0", "1.1", "--out", str(tmp_path / "out")]) == 2
+    assert taken == [(["sortedcontainers==2.4.0"], None), (["x==1"], None), ([], None)]
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == ("portion: the tests' requirements (sortedcontainers==2.4.0) and paths (pytest's naming) as catalog/libraries.json "
+                      "records them; --requires or --tests choose others")  # fmt: skip
+    assert err[1:] == ["error: stopped here: only what it was given is looked at"] * 3

@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import sys
 import time
 from pathlib import Path
 
+from env.authoring.catalog.cli import MANIFEST
 from env.authoring.catalog.cli import add_parser as add_catalog_parser
+from env.authoring.catalog.manifest import LibraryEntry, read_libraries
 from env.authoring.importer import ImportError_, Instance, import_instance, read_instances
 from env.authoring.library import SynthesisError, load_library
 from env.authoring.mine import RELEASES, MineError, Miner, last_releases
@@ -221,10 +224,26 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
     return 0 if summary.valid >= args.n else 1
 
 
+def recorded_library(name: str, manifest: Path | None = None) -> LibraryEntry | None:
+    """The manifest's entry (the committed one by default) for the PyPI project ``name`` (names compared as PyPI
+    does), if it lists one."""
+    canonical = re.sub(r"[-_.]+", "-", name).lower()
+    path = (manifest or MANIFEST) / "libraries.json"
+    entries = read_libraries(path) if path.is_file() else []
+    return next((e for e in entries if re.sub(r"[-_.]+", "-", e.name).lower() == canonical), None)
+
+
 def cmd_mine(args: argparse.Namespace) -> int:
+    requires, tests = args.requires, args.tests
+    entry = recorded_library(args.name) if not requires and tests is None else None
+    if entry is not None and (entry.requirements or entry.tests):  # what its tests need, found once already: not guessed again
+        requires, tests = entry.requirements, entry.tests or None
+        paths = " ".join(tests or []) or "pytest's naming"
+        print(f"{args.name}: the tests' requirements ({' '.join(requires) or 'none'}) and paths ({paths}) as catalog/libraries.json "
+              "records them; --requires or --tests choose others", file=sys.stderr)  # fmt: skip
     try:
         versions = args.versions or last_releases(args.name, args.releases)
-        miner = Miner(args.name, Path(args.out), args.requires, args.tests, runs=args.runs, log=lambda line: print(line, file=sys.stderr, flush=True))
+        miner = Miner(args.name, Path(args.out), requires, tests, runs=args.runs, log=lambda line: print(line, file=sys.stderr, flush=True))
         summary = miner.run(versions)
     except (MineError, SdistError, TestEnvError) as exc:
         print(f"error: {exc}", file=sys.stderr)
