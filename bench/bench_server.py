@@ -1,6 +1,7 @@
 """Latency and throughput of the server over real HTTP, measured in one run (prints figures).
 
     python bench/bench_server.py [--rounds 3] [--episodes 20] [--seconds 8] [--against REF]
+    python bench/bench_server.py --phases [--episodes 20]
 
 Starts ``python -m env.server`` on a free local port, then measures:
   * easy and hard ``submit_fix`` latency (one session; hard includes the race check and its repeat at grading),
@@ -9,6 +10,11 @@ Starts ``python -m env.server`` on a free local port, then measures:
     cross-talk: its own id, task, step count and score).
 Each figure is the median over ``--rounds`` repeats. Reference figures (lessons.md, same kind of
 machine): easy submit p50 70 ms, hard 1261 ms, /health 318-1568 ms under load.
+
+``--phases``: where a step's time goes instead. The server runs with ENV_SERVER_TIMING=1 and answers each request
+with a Server-Timing header (``env.timing``: each phase counts its own time, so a column adds up to its total); per
+kind of step (easy, medium and hard ``submit_fix`` of the gold fix, a repository ``submit``, a cheap ``query_context``
+and ``view_file``) the median of each phase over ``--episodes`` steps is printed, in milliseconds.
 
 ``--against REF``: the same figures for the commit REF (a branch, tag or sha), measured in the same sitting: REF is
 checked out into a temporary git worktree, its server started from there with this interpreter, and the rounds
@@ -38,6 +44,7 @@ sys.path.insert(0, str(ROOT))
 
 from env.families.catalog import TaskCatalog  # noqa: E402
 from env.server.local import start_local_server  # noqa: E402
+from env.timing import PHASES  # noqa: E402
 
 REFERENCE = {"easy_p50_ms": 70.0, "hard_p50_ms": 1261.0, "health_under_load_ms": (318.0, 1568.0)}
 HYPOTHESIS = {
@@ -175,14 +182,71 @@ def worktree(ref: str) -> Iterator[tuple[Path, str]]:
         path.parent.rmdir()
 
 
+# A kind of step: the task it is taken in, and the action (the gold fix of a classic task, filled in by ``phases``).
+KINDS: dict[str, tuple[str, dict[str, str]]] = {
+    "easy submit_fix": ("easy", {"action_type": "submit_fix"}),
+    "medium submit_fix": ("medium", {"action_type": "submit_fix"}),
+    "hard submit_fix": ("hard", {"action_type": "submit_fix"}),
+    "repo submit": ("repo-slice-window", {"action_type": "submit"}),
+    "query_context": ("easy", {"action_type": "query_context", "query_type": "function_signature", "query_target": "binary_search"}),
+    "view_file": ("repo-slice-window", {"action_type": "view_file", "path": "src/sensorkit/stats.py"}),
+}
+
+
+def server_timing(header: str) -> dict[str, float]:
+    """A Server-Timing header's phases: name -> milliseconds."""
+    found = {}
+    for entry in header.split(","):
+        name, _, rest = entry.strip().partition(";dur=")
+        if name and rest:
+            found[name] = float(rest)
+    return found
+
+
+def phases(url: str, catalog: TaskCatalog, n: int) -> dict[str, dict[str, float]]:
+    """Per kind of step, the median milliseconds of each phase over ``n`` steps (each in a new episode, after one
+    warm-up step of the same kind)."""
+    table: dict[str, dict[str, float]] = {}
+    with httpx.Client(timeout=120) as client:
+        for kind, (task_id, action) in KINDS.items():
+            if action["action_type"] == "submit_fix":
+                action = {**action, "fixed_code": catalog.get(task_id).gold_source, "hypothesis": HYPOTHESIS.get(task_id, "the bug is in the loop")}
+            samples: list[dict[str, float]] = []
+            for i in range(n + 1):
+                obs = client.post(f"{url}/reset", json={"task_id": task_id, "seed": i}).json()["observation"]
+                answer = client.post(f"{url}/step", json={"action": action, "episode_id": obs["episode_id"]})
+                error = answer.json()["observation"].get("error")
+                if error:
+                    raise SystemExit(f"{kind}: the step failed: {error}")
+                if "server-timing" not in answer.headers:
+                    raise SystemExit("the server sent no Server-Timing header: is ENV_SERVER_TIMING on?")
+                if i:
+                    samples.append(server_timing(answer.headers["server-timing"]))
+            table[kind] = {name: statistics.median(s.get(name, 0.0) for s in samples) for name in PHASES}
+    return table
+
+
+def print_phases(table: dict[str, dict[str, float]], n: int) -> None:
+    kinds = list(table)
+    print(f"median milliseconds per phase over {n} steps (each phase its own time; a column adds up to its total)")
+    print("  " + f"{'phase':<10}" + "".join(f"{k:>19}" for k in kinds))
+    for name in PHASES:
+        if any(table[k][name] for k in kinds):
+            print("  " + f"{name:<10}" + "".join(f"{table[k][name]:>19.2f}" for k in kinds))
+
+
 @contextlib.contextmanager
-def server(root: Path = ROOT) -> Iterator[str]:
-    proc, url = start_local_server(os.environ.get("BENCH_SERVER_LOG"), root=root)
+def server(root: Path = ROOT, env: dict[str, str] | None = None) -> Iterator[str]:
+    proc, url = start_local_server(os.environ.get("BENCH_SERVER_LOG"), root=root, env=env)
     try:
         yield url
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        proc.terminate()  # a replica drains what it holds (repository episodes' test processes) before it stops
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
 
 
 def main() -> None:
@@ -194,8 +258,13 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--against", metavar="REF", help="also measure commit REF, in the same sitting, and print the ratios")
+    parser.add_argument("--phases", action="store_true", help="print where each kind of step's time goes instead (a table of medians)")
     args = parser.parse_args()
     catalog = TaskCatalog.builtin()
+    if args.phases:
+        with server(env={"ENV_SERVER_TIMING": "1"}) as url:
+            print_phases(phases(url, catalog, args.episodes), args.episodes)
+        return
     easy, hard = catalog.get("easy").gold_source, catalog.get("hard").gold_source
     with contextlib.ExitStack() as stack:
         urls = {"here": stack.enter_context(server())}

@@ -35,6 +35,9 @@ class Settings(BaseModel):
     host: str = Field(default("HOST"), description="HOST")
     port: int = Field(default("PORT"), description="PORT")
     access_log: bool = Field(default("ENV_ACCESS_LOG"), description="ENV_ACCESS_LOG: log every request (off: at hundreds of steps a second the log costs the event loop ~6%)")
+    server_timing: bool = Field(
+        default("ENV_SERVER_TIMING"), description="ENV_SERVER_TIMING: a Server-Timing header of each HTTP answer's phases (the bench's view; off: nobody else's business)",
+    )
     replica: str = Field(
         default("ENV_REPLICA"), pattern=r"^([a-z0-9][a-z0-9-]{0,31})?$",
         description="ENV_REPLICA: this replica's name behind a balancer; HTTP episode ids start with it (`r1.<uuid>`) so the balancer routes on it",
@@ -72,6 +75,7 @@ class Settings(BaseModel):
             "host": "HOST",
             "port": "PORT",
             "access_log": "ENV_ACCESS_LOG",
+            "server_timing": "ENV_SERVER_TIMING",
             "replica": "ENV_REPLICA",
             "drain_seconds": "ENV_DRAIN_SECONDS",
             "store": "ENV_STORE",

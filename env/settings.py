@@ -73,6 +73,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("ENV_TRUSTED_PROXIES", "str", "", "balancers whose X-Forwarded-For names the client (addresses or networks, comma-separated)", shown="(empty)"),
     Variable("ENV_MAX_BODY_BYTES", "int", MiB, "largest request body or WebSocket message"),
     Variable("ENV_ACCESS_LOG", "bool", False, "log every request", shown="0"),
+    Variable("ENV_SERVER_TIMING", "bool", False, "answer each HTTP request with a Server-Timing header of its phases (bench/bench_server.py --phases)", shown="0"),
     Variable("ENV_REPLICA", "str", "", "this replica's name behind a balancer; HTTP episode ids start with it", shown="(unset)"),
     Variable("ENV_DRAIN_SECONDS", "float", 30.0, "after SIGTERM, how long open episodes may go on before the replica stops"),
     Variable("ENV_STORE", "str", "", "the episode store (redis://host:port/db): any replica can take over an episode whose replica is gone", shown="(unset)"),

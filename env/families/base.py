@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypedDict, TypeVar
 
-from env import rewards
+from env import rewards, timing
 from env.contract import Split, Task
 from env.families.folders import FolderError, check_links
 from env.families.policies import HypothesisKind
@@ -39,6 +39,7 @@ from env.models import DebugAction, DebugObservation, DebugState
 from env.project import RepoTask
 from env.runtime import Runtime
 from env.scratch import without_scratch_paths
+from env.timing import phase
 from env.tools import ToolError
 
 TaskT = TypeVar("TaskT", bound=Task)
@@ -320,7 +321,13 @@ class Episode(ABC):
     # -- the shared loop ----------------------------------------------------------------------
 
     def step(self, action: DebugAction) -> DebugObservation:
+        with phase("step"):
+            return self._step(action)
+
+    def _step(self, action: DebugAction) -> DebugObservation:
+        waiting = time.perf_counter()
         with self.lock:
+            timing.add("lock", time.perf_counter() - waiting)
             self.last_active = time.monotonic()
             if self.done:
                 return self.observe(0.0, {}, error="the episode is over; call reset to start a new one")
@@ -350,8 +357,9 @@ class Episode(ABC):
                 turn.parts = {f"unpaid.{name}": value for name, value in turn.parts.items()}
             reward = 0.0 if self.unpaid() else rewards.total(turn.parts)
             self.cumulative_reward = round(self.cumulative_reward + reward, 6)
-            obs = self.observe(reward, turn.parts, error=turn.error, query_result=turn.query_result, tool_output=turn.tool_output)
-            return without_scratch_paths(obs, self.runtime.scratch_roots).with_mistake(mistake)
+            with phase("observe"):
+                obs = self.observe(reward, turn.parts, error=turn.error, query_result=turn.query_result, tool_output=turn.tool_output)
+                return without_scratch_paths(obs, self.runtime.scratch_roots).with_mistake(mistake)
 
     def _infra_failed(self, failure: InfraFailure) -> DebugObservation:
         """The machine, not the agent, decided this step: it pays nothing and is not counted (the agent may take it

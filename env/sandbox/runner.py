@@ -42,6 +42,7 @@ from env.sandbox.readable import debug_paths, run_paths, site_paths
 from env.sandbox.slots import TICK_S, Claim, Meter, current_claim
 from env.sandbox.zygote import Zygote, ZygoteChild, ZygoteError
 from env.scratch import scratch_root
+from env.timing import phase
 
 _OBSERVERS: list[weakref.WeakMethod[Callable[[float], None]]] = []
 _OBSERVERS_LOCK = threading.Lock()
@@ -194,6 +195,10 @@ class Sandbox:
         given); returns it and the directory to remove afterwards, if any."""
         if hash_seed is not None and not fresh:
             raise ValueError("only a fresh interpreter takes a hash seed: a zygote's children share the zygote's")
+        with phase("fork"):
+            return self._launch(req_r, resp_w, out_fd, fresh, hash_seed)
+
+    def _launch(self, req_r: int, resp_w: int, out_fd: int, fresh: bool, hash_seed: int | None) -> tuple[FreshChild | ZygoteChild, str | None]:
         if self.zygote is not None and not fresh:
             try:
                 return self.zygote.spawn(req_r, resp_w, out_fd), None
@@ -326,13 +331,15 @@ class SandboxRun:
             self._budget = CpuBudget(limits.cpu_budget, [self._child.pid])
         os.close(req_r)
         os.close(resp_w)
-        self._send({"config": self.sandbox.config, **self.setup})
-        try:
-            self.ready = self._receive(0, undecoded=self.setup.get("mode") in ("debug", "pytest"))
-        except RemoteError as exc:
-            self.load_error = exc
-        except RunAborted:
-            pass  # reported through result.aborted / timed_out
+        # the child loading the submission or the project (a sandboxed pytest run's whole run is its answer: no load)
+        with phase("load" if self.setup.get("mode") != "pytest" else "visible"):
+            self._send({"config": self.sandbox.config, **self.setup})
+            try:
+                self.ready = self._receive(0, undecoded=self.setup.get("mode") in ("debug", "pytest"))
+            except RemoteError as exc:
+                self.load_error = exc
+            except RunAborted:
+                pass  # reported through result.aborted / timed_out
         if self.setup.get("mode") == "debug" and self.claim is not None:
             self.claim.release()  # at its first stop the session waits for the agent's commands
 
@@ -563,6 +570,10 @@ class SandboxRun:
     def finish(self) -> RunResult:
         if self._finished:
             return self.result
+        with phase("reap"):
+            return self._finish()
+
+    def _finish(self) -> RunResult:
         self._finished = True
         # The child flushed its output before its last reply, so nothing is lost by killing it
         # now; killing the group also reaps anything the code left behind in it.

@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
 from pathlib import Path
 
+from env import timing
 from env.infra import InfraFailure
 
 TICK_S = 0.1  # how often a waiting run's processes are sampled
@@ -105,6 +106,7 @@ class CpuSlots:
         waited = time.monotonic() - started
         with self._cond:
             self.waited_s += waited
+        timing.add("slot", waited)
         return waited
 
     def _give_up(self, claim: Claim) -> None:

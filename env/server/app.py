@@ -40,6 +40,7 @@ from env.server.mcp import close_session, create_session, drop_socket, openenv_s
 from env.server.metrics import CONTENT_TYPE, ServerMetrics
 from env.server.ors import serve_ors
 from env.server.replica import Replica
+from env.server.server_timing import ServerTiming
 from env.server.slots import SessionSlots
 from env.server.task_api import serve_task_api
 from env.settings import unknown as unknown_settings
@@ -192,6 +193,8 @@ def build_app(runtime: Runtime | None = None, settings: Settings | None = None, 
         return await asyncio.get_running_loop().run_in_executor(runtime.executor, api_overview, runtime)  # may generate listed tasks
 
     app.add_middleware(RequestGuard, max_body_bytes=settings.max_body_bytes, idle=idle, slots=slots)
+    if settings.server_timing:  # outermost: its total holds the guard's work too
+        app.add_middleware(ServerTiming)
     return app
 
 

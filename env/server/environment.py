@@ -16,8 +16,10 @@ Blocking work (sandbox runs) goes to the runtime's worker threads, never the eve
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import secrets
+import time
 import uuid
 from collections.abc import Callable
 from typing import Any, TypeVar, TypeVarTuple
@@ -27,6 +29,7 @@ from openenv.core.env_server.mcp_types import CallToolAction, CallToolObservatio
 from openenv.core.env_server.types import EnvironmentMetadata
 from pydantic import ValidationError
 
+from env import timing
 from env.contract import SPLITS, Playable, Split, Task
 from env.families.catalog import TaskCatalog, UnknownTask
 from env.families.registry import FAMILIES
@@ -247,7 +250,14 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
     # -- async API (what the server calls) ----------------------------------------------------
 
     async def _offload(self, fn: Callable[[*Ts], R], *args: *Ts) -> R:
-        return await asyncio.get_running_loop().run_in_executor(self._runtime.executor, fn, *args)
+        # run in the caller's context (run_in_executor alone would drop it): a request's timing recorder sees the work
+        queued = time.perf_counter()
+
+        def run() -> R:
+            timing.add("queue", time.perf_counter() - queued)
+            return fn(*args)
+
+        return await asyncio.get_running_loop().run_in_executor(self._runtime.executor, contextvars.copy_context().run, run)
 
     async def reset_async(
         self, seed: int | None = None, episode_id: str | None = None, task_id: str | None = None, index: int | None = None, **options: Any
@@ -257,7 +267,8 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
         if options.pop("resume", False):  # a client whose replica is gone names its episode: taken over here
             return await self._resume(episode_id)
         interface = {k: options[k] for k in INTERFACE_OPTIONS if k in options}
-        made = await self._offload(self._new_episode, seed, episode_id, task_id, index, options)
+        with timing.phase("reset"):
+            made = await self._offload(self._new_episode, seed, episode_id, task_id, index, options)
         if isinstance(made, DebugObservation):
             if made.infra_failed and self._metrics is not None:
                 self._metrics.infra_failed(made.infra_cause or "")

@@ -39,6 +39,7 @@ from env.sandbox.lifetime import parent_env, spawn
 from env.sandbox.runner import RefusedToRun, Sandbox, SandboxRun
 from env.sandbox.slots import TICK_S, Meter
 from env.scratch import scratch_root
+from env.timing import phase
 from env.verdict.outcome import RepoVerdict, parse_records
 from env.verdict.sandboxed import run_sandboxed
 from env.verdict.testenv import TestEnv, TestEnvError, ensure
@@ -147,10 +148,13 @@ def graded_parts(sandbox: Sandbox, task: RepoTask, files: Files) -> tuple[RepoVe
     """The two runs of ``run_graded`` whole, for the trusted side (the validator reads the held-out run's reach too):
     the visible run, and the held-out run (None for a task without held-out tests, graded in one run)."""
     if not task.held_out:
-        return run_tests(sandbox, task, files), None
+        with phase("visible"):
+            return run_tests(sandbox, task, files), None
     visible = task.visible_fail_to_pass + task.visible_pass_to_pass
-    verdict = run_tests(sandbox, task, files, graded=False) if visible else RepoVerdict()
-    return verdict, run_tests(sandbox, task, files, select=list(task.held_out), graded=True)
+    with phase("visible"):
+        verdict = run_tests(sandbox, task, files, graded=False) if visible else RepoVerdict()
+    with phase("held_out"):
+        return verdict, run_tests(sandbox, task, files, select=list(task.held_out), graded=True)
 
 
 def tree_of(task: RepoTask, graded: bool) -> str:

@@ -28,6 +28,7 @@ from env.graders.mechanisms import MECHANISMS
 from env.interface import CLASSIC_ACTIONS, Interface
 from env.models import ACTION_TYPES, MAX_TEXT_FIELD, AttemptView, DebugAction, DebugObservation
 from env.runtime import Runtime
+from env.timing import phase
 from env.tools import ToolError, run_call
 from env.tools.base import InvalidArguments, UnknownTool
 from env.tools.trace import TraceReport
@@ -172,9 +173,11 @@ class ClassicEpisode(Episode):
         index, passed = best_attempt([a.facts for a in self.attempts]), False
         if self.task.stress is not None and index is not None and self.attempts[index].facts.stress_passed:
             # the same full check as at submission, on a fresh process: passing once by luck is not enough
-            check = stress_check(self.task, self.attempts[index].code, self.runtime.sandbox, self.rng, self.runtime.static_check)
+            with phase("race"):
+                check = stress_check(self.task, self.attempts[index].code, self.runtime.sandbox, self.rng, self.runtime.static_check)
             passed = check.passed
-        self.final_grade = grade_episode(self.facts(index, passed))
+        with phase("grade"):
+            self.final_grade = grade_episode(self.facts(index, passed))
         if self._bench is not None:
             self._bench.close()
 

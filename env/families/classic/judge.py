@@ -31,6 +31,7 @@ from env.sandbox.cputime import STARVED
 from env.sandbox.limits import BACKSTOP_FACTOR
 from env.sandbox.policy import PolicyViolation, check_source
 from env.sandbox.runner import RefusedToRun, RemoteError, RunAborted, RunResult, Sandbox, SandboxRun
+from env.timing import phase
 
 Cases = Sequence[tuple[str, Callable[[Any], None]]]  # (case id, a trusted check taking `sol`)
 
@@ -180,7 +181,8 @@ def real_threads_check(task: TaskSpec, source: str, sandbox: Sandbox, policy_ena
 def start_run(task: TaskSpec, source: str, sandbox: Sandbox, policy_enabled: bool) -> SandboxRun | str:
     """The task's module loaded in a fresh sandbox child after the import policy's check, or why it cannot run."""
     try:
-        check_source(source, task.allowed_imports, policy_enabled)
+        with phase("policy"):
+            check_source(source, task.allowed_imports, policy_enabled)
         return sandbox.start(source, task.filename, task.module)
     except (PolicyViolation, RefusedToRun) as exc:
         return str(exc)
@@ -225,9 +227,12 @@ def judge(
             stress = StressOutcome(passed=False, message="not run: the module failed to load") if check else None
         else:
             sol = Solution(run, task.module)
-            tests = [_run_one(tid, fn, sol, test_file) for tid, fn in task.tests]
-            stress = _check(run, task, check, rng, source, sandbox, policy_enabled) if check else None
-    passed = held_out_check(task, source, sandbox, policy_enabled, held_out) if held_out and loaded else 0
+            with phase("visible"):
+                tests = [_run_one(tid, fn, sol, test_file) for tid, fn in task.tests]
+            with phase("race"):
+                stress = _check(run, task, check, rng, source, sandbox, policy_enabled) if check else None
+    with phase("held_out"):
+        passed = held_out_check(task, source, sandbox, policy_enabled, held_out) if held_out and loaded else 0
     return Verdict(tests=tests, tests_total=task.tests_total, stress=stress, run=run.result, held_out_total=len(held_out), held_out_passed=passed)
 
 

@@ -24,6 +24,7 @@ from env.models import DebugAction, DebugObservation
 from env.patches import make_patch, touched
 from env.project import RepoTask, source_only
 from env.runtime import Runtime
+from env.timing import phase
 from env.tools import TOOLS, ToolContext, run_call
 from env.verdict.outcome import RepoVerdict, f2p_ok, p2p_ok, resolution
 from env.workspace import Workspace
@@ -88,8 +89,9 @@ class RepoEpisode(Episode):
             verdict = self.runtime_tests()
         self.final_verdict = verdict
         self.model_patch = patch
-        facts = self.facts(verdict, patch)
-        self.final_grade = self.grade(facts)
+        with phase("grade"):
+            facts = self.facts(verdict, patch)
+            self.final_grade = self.grade(facts)
         self.solved = facts.resolution == "FULL" and not self.gave_up
         self.ctx.close()
         self.workspace.close()
