@@ -22,7 +22,7 @@ from contextvars import ContextVar
 
 # The phases a step may record, in the order a submission meets them (the bench prints them in this order).
 PHASES = (
-    "reset", "queue", "lock", "policy", "slot", "fork", "load", "visible", "held_out", "race", "reap", "grade", "observe", "step", "http", "total",
+    "reset", "queue", "lock", "policy", "slot", "fork", "load", "baseline", "visible", "held_out", "race", "reap", "grade", "observe", "step", "http", "total",
 )  # fmt: skip
 
 
