@@ -1,5 +1,7 @@
 """The static policy: friendly errors naming the line for blatant misuse; ordinary code passes."""
 
+import re
+
 import pytest
 
 from env.sandbox.policy import MAX_SOURCE_BYTES, PolicyViolation, check_source
@@ -94,3 +96,20 @@ def test_parsing_is_serialised_across_threads():
     package = Path(__file__).resolve().parents[1] / "env"
     direct = [str(p) for p in package.rglob("*.py") if "ast.parse(" in p.read_text() and p.name != "pyparse.py"]
     assert direct == []
+
+
+def test_the_verdict_of_a_source_checked_again_is_the_same_and_looked_up():
+    from env.sandbox.policy import _violation, check_verdict
+
+    bad = "import os\n# checked again: a submission's held-out run after its visible one\n"
+    with pytest.raises(PolicyViolation) as first:
+        check_source(bad, NONE)
+    hits = _violation.cache_info().hits
+    for _ in range(3):  # refused every time, with check_source's own message
+        with pytest.raises(PolicyViolation, match="^" + re.escape(str(first.value)) + "$"):
+            check_verdict(bad, NONE)
+    assert _violation.cache_info().hits == hits + 2  # checked once, looked up twice
+    check_verdict("x = 1\n", NONE)
+    check_verdict("import os\n", NONE, enabled=False)  # the policy off: only the syntax is checked
+    with pytest.raises(PolicyViolation, match="SyntaxError"):
+        check_verdict("def (:\n", NONE, enabled=False)

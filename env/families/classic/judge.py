@@ -29,7 +29,7 @@ from env.race_review import review
 from env.runtime import Runtime
 from env.sandbox.cputime import STARVED
 from env.sandbox.limits import BACKSTOP_FACTOR
-from env.sandbox.policy import PolicyViolation, check_source
+from env.sandbox.policy import PolicyViolation, check_verdict
 from env.sandbox.runner import RefusedToRun, RemoteError, RunAborted, RunResult, Sandbox, SandboxRun
 from env.timing import phase
 
@@ -182,7 +182,7 @@ def start_run(task: TaskSpec, source: str, sandbox: Sandbox, policy_enabled: boo
     """The task's module loaded in a fresh sandbox child after the import policy's check, or why it cannot run."""
     try:
         with phase("policy"):
-            check_source(source, task.allowed_imports, policy_enabled)
+            check_verdict(source, task.allowed_imports, policy_enabled)
         return sandbox.start(source, task.filename, task.module)
     except (PolicyViolation, RefusedToRun) as exc:
         return str(exc)
