@@ -16,6 +16,15 @@ from tests import repo_fixture
 
 LIBRARY = '''import datetime
 import enum
+import os
+
+
+def base_name(path):
+    return os.path.basename(os.fspath(path))
+
+
+def is_path(value):
+    return isinstance(value, os.PathLike)
 
 
 class Point:
@@ -227,6 +236,20 @@ def test_a_tests_class_the_project_makes():
     assert isinstance(made, Plain) and made.n == 3
     mine = Plain(4)
     assert lib.keep(mine) is mine
+
+
+class Where:
+    def __init__(self, text):
+        self.text = text
+
+    def __fspath__(self):
+        return self.text
+
+
+def test_a_tests_path_like_object_is_a_path_to_the_project():
+    # natsort's path_splitter got a test's path-like object and called os.fspath on it
+    assert lib.base_name(Where("a/b/c.txt")) == "c.txt" and lib.is_path(Where("x"))
+    assert not lib.is_path(Plain(1))  # a test's object that is no path is none there either
 """
 
 NAMES = [
@@ -235,6 +258,7 @@ NAMES = [
     "test_sets_and_dicts_of_project_objects",
     "test_a_tests_subclass_is_the_class_of_its_objects", "test_a_subclass_of_a_tests_subclass",
     "test_a_tests_mixin_beside_a_project_class", "test_a_tests_class_the_project_makes",
+    "test_a_tests_path_like_object_is_a_path_to_the_project",
 ]  # fmt: skip
 
 

@@ -546,7 +546,11 @@ def _test_proxy_classes():
 
     for op in ("keys", "items", "values", "get"):
         setattr(TestMapping, op, (lambda name: lambda self, *a, **k: _ask(self._adbg_state, self._adbg_number, "method", (name, *a), k))(op))
-    return {"": TestObject, "tzinfo": TestTzinfo, "mapping": TestMapping}
+    class TestPathLike(TestObject):  # os.PathLike by its __fspath__: open(), os.path and pathlib take it
+        __slots__ = ()
+
+    TestPathLike.__fspath__ = forward("fspath")
+    return {"": TestObject, "tzinfo": TestTzinfo, "mapping": TestMapping, "pathlike": TestPathLike}
 
 
 def _test_object(state, number, flags):

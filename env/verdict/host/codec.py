@@ -14,6 +14,7 @@ import inspect
 import io
 import itertools
 import keyword
+import os
 import pickle
 import re
 import sys
@@ -228,7 +229,7 @@ class Codec:
                 except Exception:  # one it cannot: being defined (a requirement decorating it with the project's)
                     return {None: ("h", self.sandbox_class(value))}
         elif self.by_reference(value):
-            flags = "tzinfo" if isinstance(value, dt.tzinfo) else "mapping" if isinstance(value, Mapping) else ""
+            flags = "tzinfo" if isinstance(value, dt.tzinfo) else "mapping" if isinstance(value, Mapping) else "pathlike" if isinstance(value, os.PathLike) else ""
             return {None: ("lo", self._register(value), kind.__name__[:100], flags)}
         if kind is _Bound:  # a project method reached through a test object: bound to it again in the sandbox
             return {None: ("bm", self.encode(value.function, depth + 1), self.encode(value.owner, depth + 1))}

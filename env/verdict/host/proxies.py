@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import datetime as dt
 import operator
+import os
 import sys
 import types
 from collections.abc import Callable
@@ -396,6 +397,7 @@ _OBJECT_OPS: dict[str, Callable[..., Any]] = {
     **{op: (lambda name: lambda obj, other: getattr(type(obj), name, lambda *_: NotImplemented)(obj, other))(f"__{op}__")
        for base in (*_ARITHMETIC, *_BITWISE) for op in (base, "r" + base)},
     **{op: getattr(operator, op) for op in ("neg", "pos", "abs", "invert")},
+    "fspath": os.fspath,  # a path-like object of the test's, which the project opens or splits (natsort's path_splitter)
 }  # fmt: skip
 
 
