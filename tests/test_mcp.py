@@ -273,7 +273,8 @@ class _Model:
 
 
 def test_every_driver_lists_the_episode_s_tools_and_the_llm_agent_is_offered_them(runtime, live_server, tmp_path, monkeypatch):
-    published = {t["id"]: t for t in httpx.get(f"{live_server.url}/tasks").json()}[REPO]["profiles"]["pdb"]["tools"]
+    # the first listing of a fresh server builds every task's entry (1,000+ with the catalog): seconds on a busy machine
+    published = {t["id"]: t for t in httpx.get(f"{live_server.url}/tasks", timeout=120).json()}[REPO]["profiles"]["pdb"]["tools"]
     for driver in (InProcessDriver(runtime), WsDriver(live_server.url), HttpDriver(live_server.url)):
         with driver as env:
             env.reset(REPO, 1, profile="pdb")
