@@ -250,6 +250,8 @@ def test_a_tests_path_like_object_is_a_path_to_the_project():
     # natsort's path_splitter got a test's path-like object and called os.fspath on it
     assert lib.base_name(Where("a/b/c.txt")) == "c.txt" and lib.is_path(Where("x"))
     assert not lib.is_path(Plain(1))  # a test's object that is no path is none there either
+    with pytest.raises(TypeError):  # and the project cannot make it one
+        lib.base_name(Plain(1))
 """
 
 NAMES = [
