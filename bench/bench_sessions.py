@@ -36,16 +36,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.bench_server import pct  # noqa: E402
+from bench.load_test import rss_mb  # noqa: E402
 from env.server.local import start_local_server  # noqa: E402
 
 CHEAP = {"action_type": "query_context", "query_type": "function_signature", "query_target": "binary_search"}
-
-
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
 
 
 async def exchange(ws: ClientConnection, message: dict[str, object]) -> dict:
