@@ -113,3 +113,14 @@ def test_the_verdict_of_a_source_checked_again_is_the_same_and_looked_up():
     check_verdict("import os\n", NONE, enabled=False)  # the policy off: only the syntax is checked
     with pytest.raises(PolicyViolation, match="SyntaxError"):
         check_verdict("def (:\n", NONE, enabled=False)
+
+
+def test_a_verdict_looked_up_is_never_another_task_s():
+    # the same text passes where its import is allowed and is refused where it is not, in either order
+    from env.sandbox.policy import check_verdict
+
+    source = "import hashlib\n# looked up by task\n"
+    check_verdict(source, frozenset({"hashlib"}))
+    with pytest.raises(PolicyViolation, match="import of 'hashlib' is not allowed"):
+        check_verdict(source, NONE)
+    check_verdict(source, frozenset({"hashlib"}))
