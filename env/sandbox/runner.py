@@ -33,7 +33,7 @@ from pydantic import BaseModel, Field
 
 from env import settings
 from env.infra import InfraFailure, from_os_error
-from env.sandbox.cputime import CpuBudget, busy, cpu_exceeded
+from env.sandbox.cputime import CpuBudget, busy, cpu_exceeded, own_seconds
 from env.sandbox.isolation import Isolation, scratch_exposure
 from env.sandbox.launch import CHILD, kill_group, start
 from env.sandbox.lifetime import Stopping, stopping
@@ -518,6 +518,32 @@ class SandboxRun:
         if size - offset > len(data):
             text += f"\n... [output cut: {size - offset - len(data)} more bytes not shown]"
         return text, size
+
+    def shown(self) -> RunResult:
+        """The run as it stands (its output, time and state so far), for a caller that goes on with requests whose
+        output and outcome nobody may see: held-out cases after the visible tests (``env.families.classic.judge``)."""
+        now = self.result.model_copy()
+        now.output, now.output_truncated = self._read_output()  # the child flushes its output before every reply
+        now.duration_ms = (time.monotonic() - self._started) * 1000
+        if self._budget is not None:
+            now.cpu_seconds = round(self._budget.sample(), 2)
+        return now
+
+    def next_phase(self) -> bool:
+        """Go on with a phase that must get what a fresh run would: its wall clock (and its CPU budget) start again.
+        False, and nothing changes, when the run cannot take it: it ended, or its process used over half its CPU
+        limit (``RLIMIT_CPU`` counts the whole process, so the phase would get less than half a run's CPU)."""
+        if self.result.aborted or self.load_error is not None or self._finished or self._finished_talking:
+            return False
+        used = own_seconds(self._child.pid)
+        if used is None or used[1] > self.sandbox.limits.cpu_seconds / 2:
+            return False
+        self._deadline = time.monotonic() + self.sandbox.limits.deadline_seconds
+        if self._budget is not None and self.sandbox.limits.cpu_budget is not None:
+            self._budget.seconds = self._budget.sample() + self.sandbox.limits.cpu_budget
+        if threading.get_native_id() == self._thread:
+            self._waited_for_cpu = run_delay()
+        return True
 
     def explore(self, plan: dict[str, Any]) -> Any:
         """Run the race explorer's scenarios (env/sandbox/inside/explorer.py) on the loaded module; its observations."""

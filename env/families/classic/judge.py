@@ -197,8 +197,18 @@ def held_out_check(task: TaskSpec, source: str, sandbox: Sandbox, policy_enabled
     with started as run:
         if run.load_error is not None or run.result.aborted:
             return 0
-        sol = Solution(run, task.module)
-        return sum(_outcome(case_id, fn, sol, "").outcome == "passed" for case_id, fn in cases)
+        return _count_passing(Solution(run, task.module), cases)
+
+
+def _count_passing(sol: Solution, cases: Cases) -> int:
+    return sum(_outcome(case_id, fn, sol, "").outcome == "passed" for case_id, fn in cases)
+
+
+def joins_visible_run(task: TaskSpec) -> bool:
+    """Whether a task's held-out cases run in the visible tests' process, after them (one process fewer per
+    submission). Not where a concurrency check follows the tests: what it reports would come after the held-out
+    inputs reached the code, which could keep them for it to show."""
+    return task.concurrency is None
 
 
 def judge(
@@ -219,6 +229,8 @@ def judge(
         errors = [TestOutcome(id=tid, outcome="error", message="not run") for tid, _ in task.tests]
         stress = StressOutcome(passed=False, message="not run") if check else None
         return Verdict(tests=errors, tests_total=task.tests_total, stress=stress, rejected=started, held_out_total=len(held_out))
+    passed: int | None = None  # the held-out cases that passed, once they ran
+    shown: RunResult | None = None  # the run as the visible tests left it, when held-out cases ran on in it
     with started as run:
         loaded = run.load_error is None and not run.result.aborted
         if not loaded:
@@ -231,9 +243,18 @@ def judge(
                 tests = [_run_one(tid, fn, sol, test_file) for tid, fn in task.tests]
             with phase("race"):
                 stress = _check(run, task, check, rng, source, sandbox, policy_enabled) if check else None
-    with phase("held_out"):
-        passed = held_out_check(task, source, sandbox, policy_enabled, held_out) if held_out and loaded else 0
-    return Verdict(tests=tests, tests_total=task.tests_total, stress=stress, run=run.result, held_out_total=len(held_out), held_out_passed=passed)
+            if held_out and joins_visible_run(task):
+                with phase("held_out"):
+                    # Everything the agent sees of the run is taken first: its output, time and end are the visible
+                    # tests' alone, so nothing the code does on a held-out input (print, crash, spin, sleep) shows.
+                    visible = run.shown()
+                    if run.next_phase():  # else (the run ended, or used over half its CPU) a process of their own
+                        shown, passed = visible, _count_passing(Solution(run, task.module), held_out)
+    if passed is None:
+        with phase("held_out"):
+            passed = held_out_check(task, source, sandbox, policy_enabled, held_out) if held_out and loaded else 0
+    result = shown if shown is not None else run.result
+    return Verdict(tests=tests, tests_total=task.tests_total, stress=stress, run=result, held_out_total=len(held_out), held_out_passed=passed)
 
 
 def stress_check(task: TaskSpec, source: str, sandbox: Sandbox, rng: random.Random, policy_enabled: bool = True) -> StressOutcome:
@@ -255,10 +276,14 @@ def judge_on(runtime: Runtime, task: TaskSpec, source: str, rng: random.Random, 
 
 
 def held_out_baseline(runtime: Runtime, task: TaskSpec, cases: Cases) -> int:
-    """How many of an episode's held-out cases the buggy code itself passes (what credit is measured from)."""
+    """How many of an episode's held-out cases the buggy code itself passes (what credit is measured from), run the
+    way a submission's are: after the visible tests in their process where the task's cases join it, so the bug
+    submitted unchanged passes exactly as many."""
     if not cases:
         return 0
-    return held_out_check(task, task.buggy_source, runtime.sandbox, runtime.static_check, cases)
+    if not joins_visible_run(task):
+        return held_out_check(task, task.buggy_source, runtime.sandbox, runtime.static_check, cases)
+    return judge_on(runtime, task, task.buggy_source, random.Random(0), with_stress=False, held_out=cases).held_out_passed
 
 
 def baseline(runtime: Runtime, task: TaskSpec) -> Verdict:
