@@ -1,7 +1,7 @@
 """Latency and throughput of the server over real HTTP, measured in one run (prints figures).
 
     python bench/bench_server.py [--rounds 3] [--episodes 20] [--seconds 8] [--against REF]
-    python bench/bench_server.py --phases [--episodes 20]
+    python bench/bench_server.py --phases [--episodes 20] [--write docs/performance.md]
 
 Starts ``python -m env.server`` on a free local port, then measures:
   * easy and hard ``submit_fix`` latency (one session; hard includes the race check and its repeat at grading),
@@ -14,7 +14,9 @@ machine): easy submit p50 70 ms, hard 1261 ms, /health 318-1568 ms under load.
 ``--phases``: where a step's time goes instead. The server runs with ENV_SERVER_TIMING=1 and answers each request
 with a Server-Timing header (``env.timing``: each phase counts its own time, so a column adds up to its total); per
 kind of step (easy, medium and hard ``submit_fix`` of the gold fix, a repository ``submit``, a cheap ``query_context``
-and ``view_file``) the median of each phase over ``--episodes`` steps is printed, in milliseconds.
+and ``view_file``) the median of each phase over ``--episodes`` steps is printed, in milliseconds. ``--write FILE``
+also puts the table, with the commit, date and load it was measured at, between FILE's markers (``PHASES_BEGIN`` and
+``PHASES_END``): the docs' figures come from this script, never typed.
 
 ``--against REF``: the same figures for the commit REF (a branch, tag or sha), measured in the same sitting: REF is
 checked out into a temporary git worktree, its server started from there with this interpreter, and the rounds
@@ -235,6 +237,44 @@ def print_phases(table: dict[str, dict[str, float]], n: int) -> None:
             print("  " + f"{name:<10}" + "".join(f"{table[k][name]:>19.2f}" for k in kinds))
 
 
+PHASES_BEGIN = "<!-- phases: written by bench/bench_server.py --phases --write; not by hand -->"
+PHASES_END = "<!-- /phases -->"
+KIND_HEADINGS = {"easy submit_fix": "easy `submit_fix`", "medium submit_fix": "medium `submit_fix`", "hard submit_fix": "hard `submit_fix`",
+                 "repo submit": "repository `submit`", "query_context": "`query_context`", "view_file": "`view_file`"}  # fmt: skip
+
+
+def phases_markdown(table: dict[str, dict[str, float]], n: int, commit: str, when: str, load: tuple[float, float]) -> str:
+    """The phase table as the docs show it, with what it was measured at."""
+    kinds = list(table)
+    lines = [
+        f"Measured {when} at {commit} (load average {load[0]:.1f} before, {load[1]:.1f} after), {n} steps of each kind, each in a new episode:",
+        "",
+        "| phase | " + " | ".join(KIND_HEADINGS.get(k, k) for k in kinds) + " |",
+        "|---|" + "---|" * len(kinds),
+    ]
+    for name in PHASES:
+        if any(table[k][name] for k in kinds):
+            lines.append(f"| `{name}` | " + " | ".join(f"{table[k][name]:.2f}" for k in kinds) + " |")
+    return "\n".join(lines)
+
+
+def between_markers(text: str, block: str, where: str) -> str:
+    """``text`` with what lies between its phase markers replaced by ``block``; SystemExit naming what is missing."""
+    head, begin, rest = text.partition(PHASES_BEGIN)
+    body, end, tail = rest.partition(PHASES_END)
+    if not begin or not end or PHASES_BEGIN in tail or PHASES_BEGIN in body:
+        raise SystemExit(f"{where} has no single pair of markers to write the table between: {PHASES_BEGIN} ... {PHASES_END}")
+    return f"{head}{PHASES_BEGIN}\n{block}\n{PHASES_END}{tail}"
+
+
+def write_phases(path: Path, table: dict[str, dict[str, float]], n: int, load: tuple[float, float]) -> None:
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip() or "an unknown commit"
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    block = phases_markdown(table, n, commit + (" with uncommitted changes" if dirty else ""), time.strftime("%Y-%m-%d"), load)
+    path.write_text(between_markers(path.read_text(), block, str(path)))
+    print(f"wrote the table into {path}")
+
+
 @contextlib.contextmanager
 def server(root: Path = ROOT, env: dict[str, str] | None = None) -> Iterator[str]:
     proc, url = start_local_server(os.environ.get("BENCH_SERVER_LOG"), root=root, env=env)
@@ -259,11 +299,20 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--against", metavar="REF", help="also measure commit REF, in the same sitting, and print the ratios")
     parser.add_argument("--phases", action="store_true", help="print where each kind of step's time goes instead (a table of medians)")
+    parser.add_argument("--write", metavar="FILE", type=Path, help="with --phases: also write the table between FILE's markers")
     args = parser.parse_args()
+    if args.write and not args.phases:
+        parser.error("--write goes with --phases")
+    if args.write:
+        between_markers(args.write.read_text(), "", str(args.write))  # refuse before measuring anything
     catalog = TaskCatalog.builtin()
     if args.phases:
+        before = os.getloadavg()[0]
         with server(env={"ENV_SERVER_TIMING": "1"}) as url:
-            print_phases(phases(url, catalog, args.episodes), args.episodes)
+            table = phases(url, catalog, args.episodes)
+        print_phases(table, args.episodes)
+        if args.write:
+            write_phases(args.write, table, args.episodes, (before, os.getloadavg()[0]))
         return
     easy, hard = catalog.get("easy").gold_source, catalog.get("hard").gold_source
     with contextlib.ExitStack() as stack:

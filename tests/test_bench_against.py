@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from env.timing import PHASES
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -35,3 +37,28 @@ def test_a_name_that_is_no_commit_is_refused_naming_it():
     with pytest.raises(SystemExit, match=r"^--against no-such-ref-here: not a commit of this repository \(fatal: "):
         with worktree("no-such-ref-here"):
             pytest.fail("no worktree for a name that is no commit")
+
+
+def test_the_phase_table_is_written_between_its_markers_and_a_file_without_them_is_refused(tmp_path):
+    from bench.bench_server import KINDS, PHASES_BEGIN, PHASES_END, between_markers, phases_markdown
+
+    table = {kind: {name: 0.0 for name in PHASES} | {"fork": 1.25, "total": 3.5} for kind in KINDS}
+    block = phases_markdown(table, 20, "abc1234", "2026-12-06", (0.5, 1.25))
+    assert block.splitlines()[0] == "Measured 2026-12-06 at abc1234 (load average 0.5 before, 1.2 after), 20 steps of each kind, each in a new episode:"
+    assert block.splitlines()[2] == "| phase | easy `submit_fix` | medium `submit_fix` | hard `submit_fix` | repository `submit` | `query_context` | `view_file` |"
+    assert block.splitlines()[4:] == ["| `fork` | 1.25 | 1.25 | 1.25 | 1.25 | 1.25 | 1.25 |", "| `total` | 3.50 | 3.50 | 3.50 | 3.50 | 3.50 | 3.50 |"]
+    doc = f"# before\n{PHASES_BEGIN}\nold table\n{PHASES_END}\nafter\n"
+    assert between_markers(doc, block, "doc.md") == f"# before\n{PHASES_BEGIN}\n{block}\n{PHASES_END}\nafter\n"
+    for broken in ("no markers\n", f"{PHASES_BEGIN}\nonly the first\n", doc + doc):
+        with pytest.raises(SystemExit, match=r"^doc\.md has no single pair of markers to write the table between: <!-- phases"):
+            between_markers(broken, block, "doc.md")
+
+
+def test_the_docs_phase_table_is_the_scripts():
+    from bench.bench_server import PHASES_BEGIN, PHASES_END
+
+    text = (ROOT / "docs" / "performance.md").read_text()
+    assert text.count(PHASES_BEGIN) == 1 and text.count(PHASES_END) == 1
+    block = text.split(PHASES_BEGIN)[1].split(PHASES_END)[0].strip().splitlines()
+    assert block[0].startswith("Measured ") and "steps of each kind" in block[0]
+    assert block[2].startswith("| phase | easy `submit_fix` |") and block[-1].startswith("| `total` |")

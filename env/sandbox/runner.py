@@ -62,6 +62,7 @@ def _run_finished(seconds: float) -> None:
             method(seconds)
 
 
+_PLAIN = frozenset({int, float, str, bool, type(None)})  # what a request carries as it is
 STARVED_SHARE = 0.5  # a run that times out while its trusted thread waited this share of its time for a CPU: the machine's
 
 
@@ -434,6 +435,8 @@ class SandboxRun:
                 raise ValueError("a handle from another run")
             return {"$h": value.handle}
         if isinstance(value, (list, tuple)):
+            if all(type(v) in _PLAIN for v in value):  # a list of numbers or words: as it is, without a call per item
+                return list(value)
             return [self._encode(v) for v in value]
         if isinstance(value, dict):
             return {k: self._encode(v) for k, v in value.items()}

@@ -58,10 +58,15 @@ def _wrap(run: SandboxRun, value: Any, log: CallLog, label: str) -> Any:
     return value
 
 
+_PLAIN = frozenset({int, float, str, bool, type(None)})  # values that go to the child as they are
+
+
 def _unwrap(value: Any) -> Any:
     if isinstance(value, RemoteObject):
         return value._handle
     if isinstance(value, (list, tuple)):
+        if all(type(v) in _PLAIN for v in value):  # the common argument, a list of numbers or words: one pass, no calls
+            return list(value)
         return [_unwrap(v) for v in value]
     if isinstance(value, dict):
         return {k: _unwrap(v) for k, v in value.items()}
