@@ -63,7 +63,7 @@ MiB = 1024 * 1024
 VARIABLES: tuple[Variable, ...] = (
     # the server (env.config.Settings, read once at start-up)
     Variable("PORT", "int", 8000, "where `python -m env.server` listens (also the demo's port, `app.py`)"),
-    Variable("HOST", "str", "0.0.0.0", "the address `python -m env.server` listens on"),
+    Variable("HOST", "str", "127.0.0.1", "the address `python -m env.server` listens on (this machine only; the image sets 0.0.0.0)"),
     Variable("ENV_MAX_SESSIONS", "int", 256, "concurrent sessions: /ws and /mcp connections, MCP sessions made over POST /mcp (one episode each)"),
     Variable("ENV_SESSION_TIMEOUT_S", "float", 600.0, "time without a message after which a WebSocket session or an HTTP episode is closed"),
     Variable("ENV_FIRST_RESET_TIMEOUT_S", "float", 60.0, "the same limit for a WebSocket connection that has not sent its first reset"),

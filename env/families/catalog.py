@@ -125,6 +125,10 @@ class TaskCatalog:
     def ids(self, split: Split | None = None) -> list[str]:
         return [task_id for task_id, listed in self._listed.items() if split is None or listed.placement.split == split]
 
+    def listing(self) -> list[tuple[str, str, Split]]:
+        """Every listed id with its family and split, in listing order; nothing is generated."""
+        return [(task_id, listed.family, listed.placement.split) for task_id, listed in self._listed.items()]
+
     def all(self, split: Split | None = None) -> list[Task]:
         """The listed tasks (of one split): an id listed on request is generated here if no cache holds it."""
         return [self.get(task_id) for task_id in self.ids(split)]
