@@ -2,10 +2,17 @@
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+from env.config import Settings
+from env.runtime import Runtime
+from env.secret import ServerSecret
+from env.server.app import build_app
+from tests.conftest import LiveServer
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -37,6 +44,23 @@ def test_curl_flow_from_the_readme(live_server):
     lines = done.stdout.splitlines()
     episode = json.loads(lines[0])["episode_id"]
     assert [line.replace(episode, "6f1c…") for line in lines] == shown  # what the README says it prints
+
+
+def test_the_readme_names_the_secret_its_numbers_come_out_under_and_they_do(runtime):
+    """A fresh server draws its own secret, and an episode's held-out cases (so its reward) follow it: the README says
+    which ENV_SECRET prints exactly its numbers, and a server started with it prints them."""
+    readme = (ROOT / "README.md").read_text()
+    [secret] = re.findall(r"`ENV_SECRET=(\S+) make serve` prints exactly this", readme)
+    assert f"`ENV_SECRET={secret}`" in (ROOT / "docs" / "api.md").read_text()
+    served = Runtime(runtime.catalog, runtime.sandbox, workers=4, secret=ServerSecret(secret))
+    block = readme.split("<!-- curl-example -->")[1].split("```bash")[1].split("```")[0]
+    with LiveServer(build_app(runtime=served, settings=Settings())) as server:
+        done = subprocess.run(["bash", "-euo", "pipefail", "-c", block.replace("http://localhost:8000", server.url)],
+                              capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    shown = readme.split("It prints (the `episode_id` differs):")[1].split("```")[1].strip().splitlines()
+    lines = done.stdout.splitlines()
+    assert [line.replace(json.loads(lines[0])["episode_id"], "6f1c…") for line in lines] == shown
 
 
 def test_the_docker_healthcheck_follows_port(live_server):
