@@ -3,6 +3,7 @@
     bug = BUGS["pathspec-0_12_1"]
     instance = build_instance(bug, pass_to_pass(bug))   # the official SWE-bench fields; the test lists JSON-encoded
     python bench/real_bugs.py discover NAME OLD NEW [--tests DIR] [--requires PIN]   # candidates for a new entry
+    python bench/real_bugs.py instance ID [--out FILE]      # one bug's instance as a JSON line (import-swebench reads it)
 
 Each bug is a release that fixed a behaviour of the release before it: the buggy snapshot is the earlier release's
 sdist, the gold ``patch`` the difference of the two releases' code in the files the fix touched, the ``test_patch``
@@ -276,8 +277,25 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("new")
     p.add_argument("--tests", action="append", default=[], help="test files to run (default: every test file of NEW)")
     p.add_argument("--requires", action="append", default=[], metavar="PIN")
+    p = sub.add_parser("instance", help="one bug's SWE-bench instance, as a JSON line (ids: `instance list`)")
+    p.add_argument("id", help="a bug's instance id, e.g. parse-1_20_2; `list` prints them")
+    p.add_argument("--out", type=Path, help="the JSONL file to write (default: standard output)")
     args = parser.parse_args(argv)
-    discover(args.name, args.old, args.new, args.tests, args.requires)
+    if args.command == "discover":
+        discover(args.name, args.old, args.new, args.tests, args.requires)
+        return 0
+    if args.id == "list":
+        print("\n".join(BUGS))
+        return 0
+    bug = BUGS.get(args.id)
+    if bug is None:
+        parser.error(f"no bug {args.id!r}; `instance list` prints the {len(BUGS)} ids")
+    line = json.dumps(build_instance(bug, pass_to_pass(bug))) + "\n"
+    if args.out is None:
+        sys.stdout.write(line)
+    else:
+        args.out.write_text(line)
+        print(f"wrote {bug.instance_id} into {args.out}", file=sys.stderr)
     return 0
 
 

@@ -50,3 +50,22 @@ def test_an_entry_whose_fix_files_do_not_differ_is_refused(monkeypatch: pytest.M
     bug = RealBug("calc", "1.0", "1.1", ("tests/test_calc.py::test_add",), ("calc.py",), "add subtracts.")
     with pytest.raises(ValueError, match=r"^calc-1_1: the releases do not differ in calc.py$"):
         build_instance(bug, [])
+
+
+def test_the_instance_command_writes_a_bugs_instance_for_import_swebench(monkeypatch: pytest.MonkeyPatch, tmp_path, capsys):
+    # docs/repository-tasks.md's real-bug command: `bench/real_bugs.py instance ID --out FILE`, then import-swebench FILE
+    monkeypatch.setattr(real_bugs, "_release", lambda name, version: {"1.0": OLD, "1.1": NEW}[version])
+    bug = RealBug("calc", "1.0", "1.1", ("tests/test_calc.py::test_add",), ("calc.py",), "add subtracts.")
+    monkeypatch.setitem(BUGS, bug.instance_id, bug)
+    monkeypatch.setattr(real_bugs, "pass_to_pass", lambda b: ["tests/test_calc.py::test_zero"])
+    out = tmp_path / "calc.jsonl"
+    assert real_bugs.main(["instance", "calc-1_1", "--out", str(out)]) == 0
+    [line] = out.read_text().splitlines()
+    assert json.loads(line) == build_instance(bug, ["tests/test_calc.py::test_zero"])
+    assert capsys.readouterr().err == f"wrote calc-1_1 into {out}\n"
+    assert real_bugs.main(["instance", "list"]) == 0 and "calc-1_1" in capsys.readouterr().out.splitlines()
+    with pytest.raises(SystemExit) as refused:
+        real_bugs.main(["instance", "calc-9_9"])
+    assert refused.value.code == 2 and f"error: no bug 'calc-9_9'; `instance list` prints the {len(BUGS)} ids" in capsys.readouterr().err
+    docs = (real_bugs.Path(__file__).resolve().parents[1] / "docs" / "repository-tasks.md").read_text()
+    assert ".venv/bin/python bench/real_bugs.py instance parse-1_20_2 --out parse-hyphen.jsonl\n" in docs and "parse-1_20_2" in BUGS
