@@ -70,18 +70,49 @@ class _Down(Agent):
 def test_a_failing_model_endpoint_stops_the_run_saying_so_and_keeps_what_finished(runtime, tmp_path, monkeypatch):
     factory = partial(InProcessDriver, runtime)
     monkeypatch.setattr(run_module, "AGENTS", {"oracle": AGENTS["oracle"], "down": _Down})
+    monkeypatch.setenv("API_BASE_URL", "https://models.example/v1")
+    monkeypatch.setenv("MODEL_NAME", "some-model")
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-never-shown")
     with pytest.raises(SystemExit) as stopped:
         run_module.run(factory, "down", ["easy"], 2, 1, tmp_path)
-    assert str(stopped.value) == (
-        "stopped: the model endpoint failed (the model endpoint failed 5 time(s); last: HTTP 503: busy); 0 of 2 episode(s) "
+    assert str(stopped.value) == (  # the settings that chose the endpoint are named; the key's value never is
+        "stopped: the model endpoint failed (the model endpoint failed 5 time(s); last: HTTP 503: busy; "
+        "API_BASE_URL=https://models.example/v1, MODEL_NAME=some-model, OPENAI_API_KEY); 0 of 2 episode(s) "
         f"played, their results are in {tmp_path / 'results.jsonl'}; run the same command again to play the rest"
     )
     request = httpx.Request("POST", "https://models.example/v1/chat/completions")
     monkeypatch.setattr(_Down, "error", openai.AuthenticationError("bad key", response=httpx.Response(401, request=request), body=None))
     run_module.run(factory, "oracle", ["easy"], 1, 1, tmp_path)  # another arm's finished episode stays
-    with pytest.raises(SystemExit, match=r"^stopped: the model endpoint failed \(HTTP 401: bad key\); 0 of 2 episode"):
+    with pytest.raises(SystemExit, match=r"^stopped: the model endpoint failed \(HTTP 401: bad key; API_BASE_URL=https://models\.example/v1, "):
         run_module.run(factory, "down", ["easy"], 2, 2, tmp_path)
     assert [(r["agent"], r["solved"]) for r in load([tmp_path])] == [("oracle", True)]
+
+
+def test_the_llm_agent_without_a_key_for_the_default_endpoint_is_refused_before_anything_is_played(runtime, tmp_path, monkeypatch):
+    for name in ("HF_TOKEN", "OPENAI_API_KEY", "API_BASE_URL", "MODEL_NAME"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(SystemExit) as refused:
+        run_module.run(partial(InProcessDriver, runtime), "llm", ["easy"], 1, 1, tmp_path)
+    assert str(refused.value) == (
+        "llm: the llm agent has no model endpoint: set HF_TOKEN (or OPENAI_API_KEY) to call API_BASE_URL=https://router.huggingface.co/v1 "
+        "with MODEL_NAME=meta-llama/Llama-3.1-70B-Instruct, or set API_BASE_URL to an OpenAI-compatible endpoint of your own; nothing was played"
+    )
+    assert not (tmp_path / "results.jsonl").exists()
+    for name, value in (("HF_TOKEN", "hf_x"), ("OPENAI_API_KEY", "sk-x"), ("API_BASE_URL", "http://127.0.0.1:1/v1")):
+        with monkeypatch.context() as m:
+            m.setenv(name, value)
+            assert AGENTS["llm"].unready() == ""  # a key, or an endpoint of one's own (which may need none)
+
+
+def test_the_cost_columns_divide_what_they_say():
+    from env.eval.report import costs_and_flags
+
+    runs = [{"agent": "a", "task_id": t, "run": 0, "solved": solved, "steps": steps, "tokens": tokens, "flags": []}
+            for t, solved, steps, tokens in (("t1", True, 3, 30), ("t2", True, 5, 50), ("t3", False, 10, 100), ("t4", False, 10, 100))]  # fmt: skip
+    header, _, row = costs_and_flags(runs).splitlines()
+    assert header.split(" | ")[3:6] == ["steps of a solved episode (mean)", "steps spent per solve (all episodes)", "tokens spent per solve (all episodes)"]
+    assert row == "| a | 4 | 2 | 4.0 | 14.0 | 140.0 | - |"  # (3 + 5) / 2; (3 + 5 + 10 + 10) / 2; (30 + 50 + 100 + 100) / 2
 
 
 def test_unknown_tasks_are_refused(runtime, tmp_path):

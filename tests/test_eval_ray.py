@@ -88,6 +88,8 @@ def run_against_a_refusing_endpoint(url: str, endpoint: str, out: Path) -> subpr
                "--splits", "train", "--url", url, "--out", str(out), "--ray"]
     environ = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "API_BASE_URL": endpoint, "LLM_MAX_ATTEMPTS": "1"}
     environ.pop("ENV_SECRET", None)  # the server's secret decides its episodes
+    for name in ("HF_TOKEN", "OPENAI_API_KEY", "MODEL_NAME"):
+        environ.pop(name, None)  # the message names the settings the workers were given
     return subprocess.run(command, cwd=ROOT, env=environ, capture_output=True, text=True, timeout=600)
 
 
@@ -97,7 +99,8 @@ def test_ray_workers_drive_a_server_and_a_failing_model_endpoint_stops_the_run_s
         stopped = run_against_a_refusing_endpoint(live_server.url, f"http://127.0.0.1:{port}/v1", tmp_path)
     assert stopped.returncode == 1, stopped.stderr[-3000:]
     assert stopped.stderr.strip().splitlines()[-1] == (
-        "stopped: the model endpoint failed (the model endpoint failed 1 time(s); last: APIConnectionError: Connection error.); "
+        "stopped: the model endpoint failed (the model endpoint failed 1 time(s); last: APIConnectionError: Connection error.; "
+        f"API_BASE_URL=http://127.0.0.1:{port}/v1, MODEL_NAME=meta-llama/Llama-3.1-70B-Instruct, no key (HF_TOKEN unset)); "
         f"0 of 1 episode(s) played, their results are in {tmp_path / 'results.jsonl'}; run the same command again to play the rest"
     )
     # The oracle's episode, played by a Ray worker on the server before the llm arm started, is kept.

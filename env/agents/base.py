@@ -34,8 +34,18 @@ class Agent:
         """Tokens spent on the last action (LLM agents); baselines spend none."""
         return {}
 
+    @classmethod
+    def unready(cls) -> str:
+        """Why no episode of this agent can be played here (what to set, named), or "": asked before any is played."""
+        return ""
+
 
 AGENTS: Registry[Callable[[], Agent]] = Registry("agent")
+
+
+def unready(made: Callable[[], Agent]) -> str:
+    """Why a registered agent (its class) cannot play here (``Agent.unready``), or ""."""
+    return made.unready() if isinstance(made, type) and issubclass(made, Agent) else ""
 
 
 def register(name: str) -> Callable[[type[Agent]], type[Agent]]:

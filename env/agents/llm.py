@@ -70,6 +70,23 @@ class Malformed(ValueError):
     pass
 
 
+def endpoint() -> str:
+    """The model endpoint the agent calls, by the settings that choose it: what a message about it must name."""
+    key = "HF_TOKEN" if settings.raw("HF_TOKEN") else "OPENAI_API_KEY" if settings.raw("OPENAI_API_KEY") else "no key (HF_TOKEN unset)"
+    return f"API_BASE_URL={settings.text('API_BASE_URL')}, MODEL_NAME={settings.text('MODEL_NAME')}, {key}"
+
+
+def missing_endpoint() -> str:
+    """Why the agent has no endpoint to call, or "": the default endpoint, a hosted router, answers nobody without a key
+    (an endpoint of one's own, API_BASE_URL, may need none)."""
+    if settings.raw("HF_TOKEN") or settings.raw("OPENAI_API_KEY") or settings.raw("API_BASE_URL"):
+        return ""
+    return (
+        f"the llm agent has no model endpoint: set HF_TOKEN (or OPENAI_API_KEY) to call API_BASE_URL={settings.text('API_BASE_URL')} "
+        f"with MODEL_NAME={settings.text('MODEL_NAME')}, or set API_BASE_URL to an OpenAI-compatible endpoint of your own"
+    )
+
+
 @register("llm")
 class LLMAgent(Agent):
     def __init__(self, base_url: str = "", model: str = "", api_key: str = "", retries: int = 3, relay_turns: int = 20,
@@ -86,6 +103,10 @@ class LLMAgent(Agent):
             timeout=self.retry.timeout_s,
         )
         self.retries, self.relay_turns, self.max_relays, self.max_turns = retries, relay_turns, max_relays, max_turns
+
+    @classmethod
+    def unready(cls) -> str:
+        return missing_endpoint()
 
     def begin(self, task: dict[str, Any], observation: Observation, rng: random.Random) -> None:
         super().begin(task, observation, rng)

@@ -176,18 +176,29 @@ def who_solved(results: list[dict[str, Any]]) -> str:
 
 
 def costs_and_flags(results: list[dict[str, Any]]) -> str:
-    rows = ["| agent | episodes | solved | steps per solved task | tokens per solved task | flags |", "|---|---|---|---|---|---|"]
+    """Per agent: the steps of a solved episode (their mean), and what a solve cost in all (every episode's steps and
+    tokens, solved or not, over the solves): two different figures, each named for what it divides."""
+    rows = [
+        "| agent | episodes | solved | steps of a solved episode (mean) | steps spent per solve (all episodes) "
+        "| tokens spent per solve (all episodes) | flags |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for agent, tasks in _group(results).items():
         runs = [r for rs in tasks.values() for r in rs]
-        solved = sum(r["solved"] for r in runs)
+        solved = [r for r in runs if r["solved"]]
         steps = sum(r["steps"] for r in runs)
         tokens = sum(r.get("tokens", 0) for r in runs)
         counts: dict[str, int] = defaultdict(int)
         for r in runs:
             for f in r.get("flags", []):
                 counts[f] += 1
-        per_steps, per_tokens = (f"{steps / solved:.1f}", f"{tokens / solved:.1f}") if solved else ("n/a", "n/a")
-        rows.append(f"| {agent} | {len(runs)} | {solved} | {per_steps} | {per_tokens} | {', '.join(f'{k} {v}' for k, v in sorted(counts.items())) or '-'} |")
+        if solved:
+            mean = f"{sum(r['steps'] for r in solved) / len(solved):.1f}"
+            per_steps, per_tokens = f"{steps / len(solved):.1f}", f"{tokens / len(solved):.1f}"
+        else:
+            mean = per_steps = per_tokens = "n/a"
+        flags = ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "-"
+        rows.append(f"| {agent} | {len(runs)} | {len(solved)} | {mean} | {per_steps} | {per_tokens} | {flags} |")
     return "\n".join(rows)
 
 

@@ -35,6 +35,8 @@ import openai
 from tqdm import tqdm
 
 from env.agents import AGENTS
+from env.agents.base import unready
+from env.agents.llm import endpoint
 from env.agents.retry import ModelUnavailable, describe
 from env.infra import RETRIES
 
@@ -241,8 +243,8 @@ class EpisodePool(Protocol):
 
 
 def stop_reason(exc: BaseException) -> str:
-    """Why no further episode starts after the model endpoint failed for good."""
-    return f"the model endpoint failed ({exc if isinstance(exc, ModelUnavailable) else describe(exc)})"
+    """Why no further episode starts after the model endpoint failed for good, naming the settings that chose it."""
+    return f"the model endpoint failed ({exc if isinstance(exc, ModelUnavailable) else describe(exc)}; {endpoint()})"
 
 
 def steps_path(out: Path, arm: str, task_id: str, run: int) -> Path:
@@ -315,6 +317,9 @@ def run(
 ) -> list[dict[str, Any]]:
     """Play what ``out`` lacks of ``runs`` runs of each task, in threads of this process (each with its own driver
     from ``driver_factory``) or in ``pool``; ``driver_factory`` also lists the tasks and the secret's fingerprint."""
+    problem = unready(AGENTS[agent_name])
+    if problem:
+        raise SystemExit(f"{arm_name(agent_name, profile)}: {problem}; nothing was played")
     tasks = listing(driver_factory, out, task_ids)
     chosen = task_ids or evaluated(tasks, selection)
     unsupported = [t for t in chosen if not serves(tasks[t], profile)]
