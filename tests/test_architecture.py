@@ -308,3 +308,15 @@ def test_names_mean_one_thing():
                     catalogues.append(f"{path.relative_to(ROOT)}:{node.lineno}: {name}")
     assert registries == [] and catalogues == []
     assert not (ROOT / "env" / "tasks").exists() and not (ROOT / "env" / "catalogue.py").exists()
+
+
+def test_docs_architecture_names_every_package_and_top_level_module():
+    """docs/architecture.md's tree names each package of env/ (as `name/`, under its parent where it nests) and each
+    module directly in env/ (as `name.py`)."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    tree = text.split("```", 2)[1]
+    packages = sorted(p.parent.relative_to(ROOT / "env").as_posix() for p in (ROOT / "env").rglob("__init__.py") if p.parent != ROOT / "env")
+    unnamed = [p for p in packages if f"{p}/" not in tree and f" {p.rpartition('/')[2]}/" not in tree]
+    unnamed += [p.name for p in (ROOT / "env").glob("*.py") if p.name != "__init__.py" and p.name not in tree]
+    assert unnamed == []
+
