@@ -167,3 +167,70 @@ def test_passed_counts_only_the_tests_total_counts(runtime, tmp_path):
         assert (obs.tests_passed, obs.tests_total) == (len(p2p), len(repo_fixture.F2P) + len(p2p))
     finally:
         ep.close()
+
+
+class _Counting:
+    """Counts the test runs made through a module's ``run_tests`` (the agent's, and a graded run's parts)."""
+
+    def __init__(self, monkeypatch, module, busy_first: bool = False):
+        self.runs, self.busy_first, self.real = 0, busy_first, module.run_tests
+        monkeypatch.setattr(module, "run_tests", self)
+
+    def __call__(self, *args, **kwargs):
+        self.runs += 1
+        verdict = self.real(*args, **kwargs)
+        if self.busy_first and self.runs == 1:
+            verdict.busy = "the machine was too busy: (simulated)"
+        return verdict
+
+
+def test_the_same_tests_on_the_same_files_run_once_and_show_the_same(episode, monkeypatch):
+    from env.tools import testing
+    from env.verdict import repo_judge
+
+    agent, graded = _Counting(monkeypatch, testing), _Counting(monkeypatch, repo_judge)
+    first = act(episode, action_type="run_tests")
+    again = act(episode, action_type="run_tests")
+    assert agent.runs == 1 and again.test_results == first.test_results and again.current_error_output == first.current_error_output
+    act(episode, action_type="run_tests", test_ids=["tests/test_cart.py"])
+    assert agent.runs == 2  # other tests: a run of their own
+    act(episode, **FIX)
+    act(episode, **FIX2)
+    fixed = act(episode, action_type="run_tests")
+    assert agent.runs == 3 and fixed.reward == 0.3
+    done = act(episode, action_type="submit")
+    assert not episode.task.held_out and graded.runs == 1  # no held-out tests: one run on the grading tests, as before
+    assert done.reward == 0.5 and done.grader_score == 0.941667 and done.info["resolved"] is True  # 0.7 + 0.2 + 0.1 x (1 - 7/12)
+
+
+def test_a_submission_after_a_run_of_every_visible_test_runs_only_the_held_out_tests(runtime, monkeypatch):
+    from env.tools import testing
+    from env.verdict import repo_judge
+
+    task = runtime.catalog.get("repo-slice-window")
+    assert task.held_out
+    plays = []
+    for ran_first in (False, True):
+        ep = REPO.episode(runtime, task, seed=3, episode_id=f"held-{ran_first}")
+        try:
+            graded = _Counting(monkeypatch, repo_judge)
+            if ran_first:
+                act(ep, action_type="run_tests")
+            graded.runs = 0
+            done = act(ep, action_type="submit")
+            plays.append((graded.runs, done.grader_score, done.info["resolved"], done.test_results, done.current_error_output))
+        finally:
+            ep.close()
+            monkeypatch.undo()
+    assert plays[0][0] == 2 and plays[1][0] == 1  # the visible part was the agent's own run on the same files
+    assert plays[0][1:] == plays[1][1:]  # and the submission's outcome is the same
+
+
+def test_a_run_the_machine_decided_is_never_kept(episode, monkeypatch):
+    from env.tools import testing
+
+    agent = _Counting(monkeypatch, testing, busy_first=True)
+    act(episode, action_type="run_tests")
+    act(episode, action_type="run_tests")
+    act(episode, action_type="run_tests")
+    assert agent.runs == 2  # the busy run is run again; the clean one is kept
