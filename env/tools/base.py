@@ -15,8 +15,6 @@ Adding a tool changes no episode code: an episode looks tools up here by action_
 
 from __future__ import annotations
 
-import hashlib
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
@@ -24,7 +22,6 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic_core import ErrorDetails
 
 from env.debugger.session import DebugSession, Project
-from env.patches import Files
 from env.project import RepoTask
 from env.registry import Registry
 from env.verdict.outcome import RepoVerdict
@@ -70,14 +67,6 @@ class ToolResult(BaseModel):
     verdict: RepoVerdict | None = None  # run_tests: the verdict the episode's rewards are computed from
 
 
-def files_digest(files: Files) -> str:
-    """One digest of a project's files, paths and texts."""
-    digest = hashlib.sha256()
-    for path in sorted(files):
-        digest.update(path.encode("utf-8", "surrogatepass") + b"\0" + files[path].encode("utf-8", "surrogatepass") + b"\0")
-    return digest.hexdigest()
-
-
 class ToolContext:
     """What a tool may touch: the episode's workspace and task, and the services to run tests.
 
@@ -99,32 +88,8 @@ class ToolContext:
         # trace_report: the traced test's outcome from the trusted side, given by a family whose tests run apart from a
         # repository (a classic task's judge); a repository's tests run in the split verdict
         self.test_outcome: Callable[[str], TracedOutcome] | None = None
-        self._runs: OrderedDict[tuple[str, tuple[str, ...] | None], RepoVerdict] = OrderedDict()  # see ``tests_on``
 
     partial_view = False  # the agent sees only the files it opened (``shows``): no tool may show another's text
-    REMEMBERED_RUNS = 8  # the visible test runs an episode keeps, by the files they ran on
-
-    def tests_on(self, files: Files, selected: list[str] | None, run: Callable[[], RepoVerdict]) -> RepoVerdict:
-        """The agent's run of the visible tests ``selected`` (None: all) on ``files``: ``run()``, or a copy of the run of
-        the same tests on the very same files earlier in the episode. A run is a function of the files (the tests, the
-        environment and the hash seed are the task's), so running again without an edit shows nothing new, and a run
-        the machine decided (busy, an error, a time-out, an abort, voided canaries) is never kept."""
-        key = (files_digest(files), None if selected is None else tuple(selected))
-        known = self._runs.get(key)
-        if known is not None:
-            self._runs.move_to_end(key)
-            return known.model_copy(deep=True)
-        verdict = run()
-        if not (verdict.busy or verdict.error or verdict.timed_out or verdict.aborted or verdict.void):
-            self._runs[key] = verdict.model_copy(deep=True)
-            while len(self._runs) > self.REMEMBERED_RUNS:
-                self._runs.popitem(last=False)
-        return verdict
-
-    def visible_run_on(self, files: Files) -> RepoVerdict | None:
-        """A kept run of every visible test on ``files`` (what a graded run's visible part is), or None."""
-        known = self._runs.get((files_digest(files), None))
-        return None if known is None else known.model_copy(deep=True)
 
     def shows(self, path: str) -> bool:
         """Whether the agent may see the text of ``path`` (workspace-relative): every file, unless a view says otherwise."""

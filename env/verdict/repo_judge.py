@@ -127,7 +127,7 @@ def run_tests(
     return verdict
 
 
-def run_graded(sandbox: Sandbox, task: RepoTask, files: Files, visible: RepoVerdict | None = None) -> RepoVerdict:
+def run_graded(sandbox: Sandbox, task: RepoTask, files: Files) -> RepoVerdict:
     """The run that grades an agent (``submit``, and the state graded at ``max_steps``): what the agent may be shown, and
     the held-out tests' outcomes beside it (``verdict.held_out``), never mixed.
 
@@ -135,28 +135,24 @@ def run_graded(sandbox: Sandbox, task: RepoTask, files: Files, visible: RepoVerd
     the visible tests exactly as the agent's ``run_tests`` runs them (their outcomes, excerpts and the project's output
     are the report), then the held-out tests alone on the grading tree, of which only the outcomes are kept. The
     project's code sees a held-out test's inputs and could print them, stash them for a visible test's failure message
-    or name them in an error: nothing of that second run but its outcomes ever leaves this function. ``visible``: the
-    agent's own run of every visible test on these very files, already made (its visible part is that run).
+    or name them in an error: nothing of that second run but its outcomes ever leaves this function.
     """
-    verdict, hidden = graded_parts(sandbox, task, files, visible)
+    verdict, hidden = graded_parts(sandbox, task, files)
     if hidden is not None:
         verdict.held_out = {t: hidden.outcomes[t] for t in task.held_out if t in hidden.outcomes}
         verdict.busy = "; ".join(b for b in (verdict.busy, hidden.busy) if b)  # limits counted in CPU time only: never served
     return verdict
 
 
-def graded_parts(
-    sandbox: Sandbox, task: RepoTask, files: Files, made: RepoVerdict | None = None
-) -> tuple[RepoVerdict, RepoVerdict | None]:
+def graded_parts(sandbox: Sandbox, task: RepoTask, files: Files) -> tuple[RepoVerdict, RepoVerdict | None]:
     """The two runs of ``run_graded`` whole, for the trusted side (the validator reads the held-out run's reach too):
-    the visible run (``made``, when given), and the held-out run (None for a task without held-out tests, graded in one
-    run: ``made`` does not count there)."""
+    the visible run, and the held-out run (None for a task without held-out tests, graded in one run)."""
     if not task.held_out:
         with phase("visible"):
             return run_tests(sandbox, task, files), None
     visible = task.visible_fail_to_pass + task.visible_pass_to_pass
     with phase("visible"):
-        verdict = made if made is not None else run_tests(sandbox, task, files, graded=False) if visible else RepoVerdict()
+        verdict = run_tests(sandbox, task, files, graded=False) if visible else RepoVerdict()
     with phase("held_out"):
         return verdict, run_tests(sandbox, task, files, select=list(task.held_out), graded=True)
 

@@ -170,8 +170,8 @@ class RunTestsShort(Tool):
     Args = RunTestsArgs
 
     def run(self, ctx: ToolContext, args: RunTestsArgs) -> ToolResult:
-        selected, files = select_tests(ctx, args.test_ids), ctx.workspace.files()
-        verdict = ctx.tests_on(files, selected, lambda: run_tests(ctx.runtime.sandbox, ctx.repo_task, files, selected, graded=False))
+        selected = select_tests(ctx, args.test_ids)
+        verdict = run_tests(ctx.runtime.sandbox, ctx.repo_task, ctx.workspace.files(), selected, graded=False)
         return ToolResult(output=short_report(verdict), data={"outcomes": dict(verdict.outcomes)}, verdict=verdict)
 
 
@@ -184,7 +184,6 @@ class SubmitShort(Tool):
 
     def run(self, ctx: ToolContext, args: SubmitArgs) -> ToolResult:
         task = ctx.repo_task
-        files = ctx.workspace.files()
-        verdict = run_graded(ctx.runtime.sandbox, task, files, visible=ctx.visible_run_on(files))
+        verdict = run_graded(ctx.runtime.sandbox, task, ctx.workspace.files())
         failed = held_out_failed(verdict.held_out, task.held_out, task.fail_to_pass) if verdict.held_out is not None else None
         return ToolResult(output=short_report(verdict, failed), verdict=verdict)
