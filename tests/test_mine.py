@@ -148,13 +148,13 @@ def _patch_of(files: int, lines: int) -> dict[str, str]:
     return {f"pkg/m{i}.py": f"--- a/pkg/m{i}.py\n+++ b/pkg/m{i}.py\n@@ -1 +1 @@\n" + "-x\n" * n for i, n in enumerate(per)}
 
 
-def test_the_size_limits_are_three_code_files_and_forty_changed_lines():
-    assert (MAX_FILES, MAX_CHANGED) == (3, 40)
-    assert size_problem(_patch_of(3, 40)) == ""
+def test_the_size_limits_are_three_code_files_and_eighty_changed_lines():
+    assert (MAX_FILES, MAX_CHANGED) == (3, 80)
+    assert size_problem(_patch_of(3, 80)) == ""
     assert size_problem(_patch_of(4, 8)) == (
         "the fix changes 4 code files (pkg/m0.py, pkg/m1.py, pkg/m2.py, pkg/m3.py); a task's may change at most 3"
     )
-    assert size_problem(_patch_of(2, 41)) == "the fix changes 41 lines of pkg/m0.py, pkg/m1.py; a task's may change at most 40"
+    assert size_problem(_patch_of(2, 81)) == "the fix changes 81 lines of pkg/m0.py, pkg/m1.py; a task's may change at most 80"
 
 
 OLD = {
@@ -359,3 +359,15 @@ def test_a_library_the_manifest_lists_mines_with_its_recorded_requirements(monke
     assert err[0] == ("portion: the tests' requirements (sortedcontainers==2.4.0) and paths (pytest's naming) as catalog/libraries.json "
                       "records them; --requires or --tests choose others")  # fmt: skip
     assert err[1:] == ["error: stopped here: only what it was given is looked at"] * 3
+
+
+def test_a_pair_refused_for_its_size_under_a_smaller_line_limit_is_decided_again_and_only_its_last_decision_counts():
+    group = mine.Group(code=["pkg/m.py"], fail_to_pass=["t.py::a"], status="too-large", detail="the fix changes 61 lines")
+    before = PairDecision(key="1.0 -> 1.1", status="rejected", groups=[group])  # a ledger line from before the field: 40
+    assert before.max_lines == 40 and before.outgrown()
+    assert not before.model_copy(update={"max_lines": MAX_CHANGED}).outgrown()
+    other = PairDecision(key="1.1 -> 1.2", status="too-large", detail="22 code files changed")  # the file limit is unchanged
+    assert not other.outgrown()
+    valid = mine.Group(code=["pkg/m.py"], fail_to_pass=["t.py::a"], status="valid", task="x-1_1-m")
+    again = PairDecision(key="1.0 -> 1.1", status="mined", groups=[valid], max_lines=MAX_CHANGED)
+    assert mine.latest([before, other, again]) == {"1.0 -> 1.1": again, "1.1 -> 1.2": other}

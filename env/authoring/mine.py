@@ -82,7 +82,7 @@ from env.verdict.sandboxed import run_sandboxed
 from env.verdict.testenv import TestEnv, ensure, file_lock
 
 MAX_FILES = 3  # code files a gold patch may touch
-MAX_LINES = 40  # lines a gold patch may change, added plus removed
+MAX_LINES = 80  # lines a gold patch may change, added plus removed (a function rewritten; 40 lost a third of the fixes)
 MAX_TRIED = 15  # changed code files tried one by one for the cause; a release changing more is not searched
 MAX_CHANGES = 80  # changes (runs of changed lines) in a file a fix too large is trimmed over
 MAX_TRIM_RUNS = 40  # runs one trimming may take
@@ -136,6 +136,11 @@ class PairDecision(BaseModel):
     groups: list[Group] = Field(default_factory=list)
     detail: str = ""
     seconds: float = 0.0
+    max_lines: int = Field(40, description="MAX_LINES when it was decided (lines before it was recorded: 40)")
+
+    def outgrown(self) -> bool:
+        """Decided under a smaller line limit with a fix refused for its size: decided again under today's."""
+        return self.max_lines < MAX_LINES and any(g.status == "too-large" for g in self.groups)
 
 
 class MineSummary(BaseModel):
@@ -466,7 +471,7 @@ class Miner:
         if len(versions) < 2:
             raise MineError(f"{self.name}: {len(versions)} release(s) given; a pair needs two")
         started = time.monotonic()
-        decided = {d.key for d in read_lines(self.ledger, PairDecision)}
+        decided = {key for key, d in latest(read_lines(self.ledger, PairDecision)).items() if not d.outgrown()}
         shutil.rmtree(self.state / "building", ignore_errors=True)  # what a stop left half built
         for buggy, fixed in zip(versions, versions[1:], strict=False):
             key = f"{buggy} -> {fixed}"
@@ -474,7 +479,7 @@ class Miner:
                 continue
             clock = time.monotonic()
             decision = self.pair(buggy, fixed)
-            decision.seconds = round(time.monotonic() - clock, 1)
+            decision.seconds, decision.max_lines = round(time.monotonic() - clock, 1), MAX_LINES
             append(self.ledger, decision.model_dump_json())
             causes = "; ".join(
                 f"{g.status} {'+'.join(g.code) or '-'} ({len(g.fail_to_pass)} test(s)) {g.task or g.detail[:100]}" for g in decision.groups
@@ -740,7 +745,7 @@ class Miner:
             partial.replace(path)
 
     def summary(self, seconds: float) -> MineSummary:
-        decisions = read_lines(self.ledger, PairDecision)
+        decisions = list(latest(read_lines(self.ledger, PairDecision)).values())
         by_status: dict[str, int] = {}
         by_group: dict[str, int] = {}
         for d in decisions:
@@ -751,6 +756,11 @@ class Miner:
         return MineSummary(
             library=self.name, pairs=len(decisions), tasks=tasks, by_status=by_status, by_group=by_group, seconds=round(seconds, 1)
         )
+
+
+def latest(decisions: list[PairDecision]) -> dict[str, PairDecision]:
+    """Each pair's last decision (the ledger only grows: a pair decided again has a later line)."""
+    return {d.key: d for d in decisions}
 
 
 def last_releases(name: str, count: int) -> list[str]:
