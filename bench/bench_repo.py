@@ -12,6 +12,7 @@ Defaults to the bundled repository task with the most files. Prints medians and 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -61,9 +62,13 @@ def main() -> None:
 
     runs = max(5, args.runs // 2)
     warm = median_ms(tests, runs)
-    repo_judge.WARM = False
+    before = os.environ.get("SANDBOX_HOST_WARM")
+    os.environ["SANDBOX_HOST_WARM"] = "off"  # the verdict reads it at each run
     cold = median_ms(tests, runs)
-    repo_judge.WARM = True
+    if before is None:
+        os.environ.pop("SANDBOX_HOST_WARM")
+    else:
+        os.environ["SANDBOX_HOST_WARM"] = before
     print(f"run_tests, warm pytest host             p50 {warm:7.1f} ms")
     print(f"run_tests, fresh host interpreter       p50 {cold:7.1f} ms   ratio {cold / warm:.1f}x")
 

@@ -166,9 +166,7 @@ def test_a_project_named_like_a_library_pytest_loaded_is_the_project(runtime, tm
 
 
 def test_host_runs_cold_too(runtime, task, monkeypatch):
-    from env.verdict import repo_judge
-
-    monkeypatch.setattr(repo_judge, "WARM", False)
+    monkeypatch.setenv("SANDBOX_HOST_WARM", "off")  # read at each run, not when the module was imported
     assert run_tests(runtime.sandbox, task, task.gold_files).outcomes == {t: "PASSED" for t in ALL}
 
 

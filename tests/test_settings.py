@@ -137,3 +137,30 @@ def test_the_server_warns_at_start_about_an_unknown_variable(
     with caplog.at_level(logging.WARNING, logger="env.server"):
         build_app(runtime=runtime, settings=Settings())
     assert "ENV_MAX_SESION is set but is not a setting of this server (did you mean ENV_MAX_SESSIONS?)" in caplog.text
+
+
+def import_time_reads(source: str) -> list[int]:
+    """Lines where a module reads a setting as it is imported (module or class body; a function's body runs later)."""
+    found: list[int] = []
+
+    def walk(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                continue
+            func = child.func if isinstance(child, ast.Call) else None
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "settings" and func.attr in IMPORT_READS:
+                found.append(child.lineno)
+            walk(child)
+
+    walk(ast.parse(source))
+    return found
+
+
+IMPORT_READS = {"raw", "raws", "value", "text", "integer", "switch"}  # settings.default is the declaration, not the environment
+
+
+def test_no_module_reads_a_setting_as_it_is_imported():
+    """A setting is read when it is used: one read at import would miss a value set after (a test, a CLI flag)."""
+    found = {str(p.relative_to(ROOT)): lines for p in (ROOT / "env").rglob("*.py") if (lines := import_time_reads(p.read_text()))}
+    assert found == {}
+    assert import_time_reads("from env import settings\nWARM = settings.switch('X')\n\n\ndef f():\n    return settings.text('Y')\n") == [2]

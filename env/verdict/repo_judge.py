@@ -394,7 +394,6 @@ class _HostServers:
 
 
 _SERVERS = _HostServers()
-WARM = settings.switch("SANDBOX_HOST_WARM")
 
 
 def _unnamed_file(prefix: str) -> int:
@@ -411,7 +410,7 @@ def _host(
     stopped, code = "", 0
     budget = run.cpu_budget()  # limits counted in CPU time: the test process joins the project's process in it
     try:
-        if WARM and seed == HOST_SEED:
+        if settings.switch("SANDBOX_HOST_WARM") and seed == HOST_SEED:  # read now, never at import
             stopped, code = _run_warm(env, request, channel, result_fd, err_fd, timeout, run, cpu, budget)
         else:  # another seed than the warm process's: a test process of its own, started with it
             stopped, code = _run_cold(env, request, channel, result_fd, err_fd, timeout, run, cpu, budget, seed)
