@@ -19,12 +19,10 @@ raises the last error, so a caller cannot tell "retried and still failing" (``Mo
 naming the attempts) from a first failure. The SDK's ``timeout`` is used (``LLMAgent`` passes ``timeout_s``) and
 its retries are off, so that attempts do not multiply.
 
-Settings, from the environment (``RetryPolicy.from_env``):
-
-    LLM_TIMEOUT_S        120   one request's timeout, in seconds (the OpenAI client's ``timeout``)
-    LLM_MAX_ATTEMPTS     5     attempts per model call, the first included (1: no retries)
-    LLM_BACKOFF_BASE_S   1     delay before the first retry, in seconds; it doubles on each further retry
-    LLM_BACKOFF_MAX_S    30    longest delay between two attempts, in seconds
+Settings, from the environment (``RetryPolicy.from_env``), declared with their defaults in ``env/settings.py`` (listed
+in docs/evaluation.md): LLM_TIMEOUT_S (one request's timeout, the OpenAI client's ``timeout``), LLM_MAX_ATTEMPTS
+(attempts per model call, the first included), LLM_BACKOFF_BASE_S (the first retry's delay, doubling on each further
+one) and LLM_BACKOFF_MAX_S (the longest delay between two attempts).
 """
 
 from __future__ import annotations
@@ -85,25 +83,23 @@ def retry_after(exc: BaseException) -> float | None:
     return None
 
 
-def _env_float(name: str, default: float, minimum: float) -> float:
-    raw = (settings.raw(name) or "").strip()
-    if not raw:
-        return default
+def _setting(name: str, minimum: float) -> float:
+    """A declared LLM_ setting (env/settings.py: its type and default), at least ``minimum``."""
     try:
-        value = float(raw)
+        value = float(settings.value(name))  # type: ignore[arg-type]  # a "float" variable: a float
     except ValueError:
-        raise ValueError(f"{name} must be a number, not {raw!r}") from None
+        raise ValueError(f"{name} must be a number, not {settings.raw(name)!r}") from None
     if not math.isfinite(value) or value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, not {raw!r}")
+        raise ValueError(f"{name} must be at least {minimum:g}, not {settings.raw(name)!r}")
     return value
 
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    timeout_s: float = 120.0
-    max_attempts: int = 5
-    base_delay_s: float = 1.0
-    max_delay_s: float = 30.0
+    timeout_s: float = settings.default("LLM_TIMEOUT_S")  # the declared defaults: each written once, in env/settings.py
+    max_attempts: int = int(settings.default("LLM_MAX_ATTEMPTS"))
+    base_delay_s: float = settings.default("LLM_BACKOFF_BASE_S")
+    max_delay_s: float = settings.default("LLM_BACKOFF_MAX_S")
     jitter: float = 0.25  # the delay is cut by up to this fraction, at random
     sleep: Callable[[float], None] = field(default=time.sleep, repr=False, compare=False)
     rng: random.Random = field(default_factory=random.Random, repr=False, compare=False)
@@ -115,10 +111,10 @@ class RetryPolicy:
     @classmethod
     def from_env(cls) -> RetryPolicy:
         return cls(
-            timeout_s=_env_float("LLM_TIMEOUT_S", 120.0, 0.001),
-            max_attempts=int(_env_float("LLM_MAX_ATTEMPTS", 5, 1)),
-            base_delay_s=_env_float("LLM_BACKOFF_BASE_S", 1.0, 0.0),
-            max_delay_s=_env_float("LLM_BACKOFF_MAX_S", 30.0, 0.0),
+            timeout_s=_setting("LLM_TIMEOUT_S", 0.001),
+            max_attempts=int(_setting("LLM_MAX_ATTEMPTS", 1)),
+            base_delay_s=_setting("LLM_BACKOFF_BASE_S", 0.0),
+            max_delay_s=_setting("LLM_BACKOFF_MAX_S", 0.0),
         )
 
     def delay(self, retry: int, exc: BaseException | None = None) -> float:
