@@ -31,7 +31,7 @@ ROWS = {
     "import env.client (now)": ["-c", "import env.client"],
     "old client's imports": ["-c", "import openenv.core.env_client, env.models"],
     "import env.server.main": ["-c", "import env.server.main"],
-    "  as before (Gradio loaded)": ["-c", "import openenv.core, env.demo.launch, env.server.main"],
+    "  as before (Gradio loaded)": ["-c", "import openenv.core, env.demo.ui, env.server.main"],
     "import inference": ["-c", "import inference"],
     "python -m env.eval --help": ["-m", "env.eval", "--help"],
     "trusted test host": ["-c", "import env.verdict.host.pytest_host"],

@@ -30,3 +30,11 @@ CLASSIC_TOOLS = [
         "name": "give_up", "description": "End the episode.",
         "parameters": {"type": "object", "properties": {"final_diagnosis": {"type": "string"}}, "additionalProperties": False}}},
 ]
+
+
+def function_definitions(listed: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """MCP tools (a list_tools observation's, or tools/list's) as OpenAI function-calling definitions."""
+    return [
+        {"type": "function", "function": {"name": t["name"], "description": t["description"], "parameters": t.get("input_schema", t.get("inputSchema"))}}
+        for t in listed
+    ]

@@ -15,9 +15,9 @@ from env.eval import __main__ as main_module
 from env.eval import ablate as ablate_module
 from env.eval import run as run_module
 from env.eval.__main__ import main
-from env.eval.in_process import InProcessDriver
 from env.eval.metrics import pass_at_k, passx_at_k
 from env.eval.run import seed_for
+from env.server.in_process import InProcessDriver
 
 TASKS = ["easy", "medium"]  # classic tasks: a verdict takes milliseconds
 # Which (profile, task, run) the scripted agent solves: under bash 2 of easy's runs and 1 of medium's, under pdb 1 and 0.

@@ -320,3 +320,26 @@ def test_docs_architecture_names_every_package_and_top_level_module():
     unnamed += [p.name for p in (ROOT / "env").glob("*.py") if p.name != "__init__.py" and p.name not in tree]
     assert unnamed == []
 
+
+
+def package_graph(edges: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The module graph folded into env's packages (env.server, env.demo ...): an edge where any module of one imports
+    any module of another."""
+
+    def package(module: str) -> str:
+        return ".".join(module.split(".")[:2])
+
+    folded: dict[str, set[str]] = {}
+    for source, targets in edges.items():
+        folded.setdefault(package(source), set())
+        for target in targets:
+            if package(target) != package(source):
+                folded[package(source)].add(package(target))
+                folded.setdefault(package(target), set())
+    return folded
+
+
+def test_no_import_circles_between_env_s_packages():
+    # the demo is composed by its callers (app.py, the server's /web), so it imports neither the server nor the harness
+    assert cycles(package_graph(graph())) == []
+    assert cycles(package_graph({"env.a.x": {"env.b.y"}, "env.b.y": set(), "env.b.z": {"env.a.w"}, "env.a.w": set()})) == [["env.a", "env.b"]]

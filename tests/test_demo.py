@@ -13,12 +13,12 @@ from env.demo import commands, view
 from env.demo.session import DemoError, DemoSession
 from env.demo.trajectory import Trajectory, TrajectoryError, diff_files, load, replay
 from env.eval.drivers import HttpDriver
-from env.eval.in_process import InProcessDriver
 from env.eval.run import play
 from env.listing import listing_entry
 from env.models import DebugAction
 from env.server.app import build_app
 from env.server.environment import DebugEnvironment
+from env.server.in_process import InProcessDriver
 
 FIX_HYPOTHESIS = "The loop condition left < right skips the last candidate; it must be left <= right."
 
@@ -259,10 +259,10 @@ def test_without_a_web_ui_the_library_s_shared_playground_is_never_mounted(runti
 
 
 def test_the_demo_is_mounted_at_web_when_the_web_interface_is_on(runtime, monkeypatch) -> None:
-    from env.demo.launch import server_builder
+    from env.server.main import web_ui
 
     monkeypatch.setenv("ENABLE_WEB_INTERFACE", "true")
-    with TestClient(build_app(runtime=runtime, settings=Settings(), web_ui=server_builder)) as client:
+    with TestClient(build_app(runtime=runtime, settings=Settings(), web_ui=web_ui)) as client:
         page = client.get("/web/")
         assert page.status_code == 200
         config = client.get("/web/config").json()
@@ -276,7 +276,7 @@ def test_the_demo_is_mounted_at_web_when_the_web_interface_is_on(runtime, monkey
 
 
 def test_the_demo_plays_on_a_server_given_its_url(live_server, runtime, catalog) -> None:
-    from env.demo.launch import remote_demo
+    from app import remote_demo
 
     demo = remote_demo(live_server.url)  # lists the server's tasks when built
     assert "task" in {getattr(b, "elem_id", None) for b in demo.blocks.values()}
@@ -461,7 +461,7 @@ def test_scratch_folders_go_at_exit_and_a_killed_process_s_at_the_next_start(tmp
 def test_building_the_demo_sweeps_the_folders_of_dead_demos(runtime, tmp_path, monkeypatch) -> None:
     import tempfile
 
-    from env.demo.launch import local_demo
+    from app import local_demo
 
     killed, folder = scratch_process(tmp_path)
     killed.kill()

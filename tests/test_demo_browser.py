@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from env.eval.in_process import InProcessDriver
 from env.eval.run import play
 from env.listing import listing_entry
 from env.models import DebugAction
 from env.server.environment import DebugEnvironment
+from env.server.in_process import InProcessDriver
 from env.server.local import start_local_demo
 
 ROOT = Path(__file__).resolve().parents[1]

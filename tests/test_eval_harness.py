@@ -15,8 +15,8 @@ from env.agents.retry import ModelUnavailable
 from env.eval import run as run_module
 from env.eval.__main__ import main
 from env.eval.drivers import WsDriver
-from env.eval.in_process import InProcessDriver
 from env.eval.report import baseline_table, load, pass_at_k_figure, pass_at_k_table, report, summary_table, who_solved
+from env.server.in_process import InProcessDriver
 
 
 def test_oracle_solves_and_random_is_seeded(runtime, tmp_path):

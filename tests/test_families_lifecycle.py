@@ -26,7 +26,6 @@ from env.authoring.validate import validate_task
 from env.config import Settings
 from env.eval import report as report_module
 from env.eval import run as run_module
-from env.eval.in_process import InProcessDriver
 from env.families.base import TASKS_DIR, Action, Episode, Family, ResultRow, StateParts, Turn
 from env.families.catalog import TaskCatalog
 from env.families.policies import HypothesisKind
@@ -37,6 +36,7 @@ from env.models import DebugAction, DebugObservation
 from env.project import RepoTask
 from env.runtime import Runtime
 from env.server.app import build_app
+from env.server.in_process import InProcessDriver
 from env.tools import ToolError
 from tests.conftest import LiveServer
 

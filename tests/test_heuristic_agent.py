@@ -7,12 +7,12 @@ from __future__ import annotations
 import json
 
 from env.agents.mutations import mutations
-from env.eval.in_process import InProcessDriver
 from env.eval.run import play
 from env.families.catalog import TaskCatalog
 from env.listing import listing_entry
 from env.project import load_repo_task
 from env.runtime import Runtime
+from env.server.in_process import InProcessDriver
 from tests import repo_fixture
 
 SNIPPET = """def f(a, b, items):

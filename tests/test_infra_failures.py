@@ -235,8 +235,8 @@ def test_the_evaluation_leaves_the_machine_s_episodes_out_and_reports_the_rate(o
     import json
 
     from env.eval import report
-    from env.eval.in_process import InProcessDriver
     from env.eval.run import completed, play, steps_path
+    from env.server.in_process import InProcessDriver
 
     driver = InProcessDriver(own_runtime)
     good_root = own_runtime.sandbox.tmp_root
@@ -261,7 +261,7 @@ def test_inference_leaves_the_machine_s_steps_out_and_says_so(own_runtime, full_
     import random
 
     from env.agents.retry import RetryPolicy
-    from env.eval.in_process import InProcessDriver
+    from env.server.in_process import InProcessDriver
 
     monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1]))
     inference = importlib.import_module("inference")

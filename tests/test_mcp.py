@@ -23,12 +23,12 @@ from env.agents.llm import LLMAgent
 from env.config import Settings
 from env.eval import run
 from env.eval.drivers import HttpDriver, WsDriver
-from env.eval.in_process import InProcessDriver
 from env.families.registry import FAMILIES
 from env.models import CLASSIC_TOOLS, DebugAction
 from env.server.app import build_app
 from env.server.environment import NO_EPISODE_ON_CONNECTION, DebugEnvironment
 from env.server.episodes import NO_EPISODE_NAMED
+from env.server.in_process import InProcessDriver
 from tests.test_fuzz_openapi import NASTY, RAW
 
 ROOT = Path(__file__).resolve().parents[1]

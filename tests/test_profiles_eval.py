@@ -6,8 +6,8 @@ import json
 from functools import partial
 
 from env.eval import run as run_module
-from env.eval.in_process import InProcessDriver
 from env.eval.report import who_solved
+from env.server.in_process import InProcessDriver
 
 TASKS = ["easy", "repo-pagination-off-by-one"]
 

@@ -18,7 +18,6 @@ from env.demo import view
 from env.demo.session import DemoSession
 from env.eval import run as run_module
 from env.eval.drivers import WsDriver
-from env.eval.in_process import InProcessDriver
 from env.families.classic.judge import judge_on
 from env.families.procedural.salt import ProceduralSalt
 from env.families.race.check import RaceCheck
@@ -33,6 +32,7 @@ from env.listing import listing_entry
 from env.models import DebugAction
 from env.race_review import review
 from env.sandbox.cputime import STARVED
+from env.server.in_process import InProcessDriver
 from env.tools.trace import TraceReport
 from validator import spot_checked
 

@@ -15,12 +15,12 @@ import pytest
 
 from env.authoring.degenerate import degenerate_policies, noop_variants
 from env.contract import TaskFilter
-from env.eval.in_process import InProcessDriver
 from env.eval.run import SecretMismatch, run
 from env.families.classic.concurrency import explore_plan, setup_state
 from env.families.repo.family import REPO
 from env.runtime import Runtime
 from env.secret import SecretError, ServerSecret
+from env.server.in_process import InProcessDriver
 from env.verdict.outcome import RepoVerdict
 from tests.golden.pins import assert_pinned, pinned, play, played
 from tests.helpers import BUGGY, CATALOG, GOLD, GOOD_HYPOTHESIS, submit

@@ -173,9 +173,9 @@ def test_a_record_is_checked_for_shape_and_place_and_render_indents_callers():
 
 
 def test_the_heuristic_trace_agent_traces_a_failing_test_before_it_edits(runtime, catalog, tmp_path):
-    from env.eval.in_process import InProcessDriver
     from env.eval.run import play
     from env.listing import listing_entry
+    from env.server.in_process import InProcessDriver
 
     task = catalog.get("repo-mutable-default")
     steps = tmp_path / "steps.jsonl"

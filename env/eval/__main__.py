@@ -159,10 +159,10 @@ def main(argv: list[str] | None = None) -> int:
 
                 factory = partial(WsDriver, args.url)
             else:
-                from env.eval.in_process import InProcessDriver
                 from env.families.catalog import TaskCatalog
                 from env.runtime import Runtime
                 from env.secret import ServerSecret
+                from env.server.in_process import InProcessDriver
 
                 server_secret = ServerSecret.for_directory(Path(args.out))
                 secret = server_secret.shared_value()

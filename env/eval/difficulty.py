@@ -14,13 +14,13 @@ import tempfile
 from pathlib import Path
 
 from env.authoring.difficulty import Difficulty, record, recorded
-from env.eval.in_process import InProcessDriver
 from env.eval.run import play
 from env.families.catalog import TaskCatalog
 from env.families.registry import task_folders
 from env.project import RepoTask, load_repo_task
 from env.runtime import Runtime
 from env.sandbox.runner import Sandbox
+from env.server.in_process import InProcessDriver
 
 
 def heuristic_solves(task: RepoTask, sandbox: Sandbox, steps: Path) -> bool:

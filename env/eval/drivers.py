@@ -1,4 +1,4 @@
-"""Where an evaluation's episodes run: on a server (over /ws, or plain HTTP), or in this process (env.eval.in_process).
+"""Where an evaluation's episodes run: on a server (over /ws, or plain HTTP), or in this process (env.server.in_process).
 All move plain dicts.
 
     with WsDriver("http://localhost:8000") as env:     # or HttpDriver(...), InProcessDriver(runtime)
@@ -10,6 +10,8 @@ All move plain dicts.
 from __future__ import annotations
 
 from typing import Any, Protocol
+
+from env.tool_schemas import function_definitions
 
 
 class Driver(Protocol):
@@ -23,14 +25,6 @@ class Driver(Protocol):
     def tools(self) -> list[dict[str, Any]]: ...
     def __enter__(self) -> Driver: ...
     def __exit__(self, *exc: object) -> None: ...
-
-
-def function_definitions(listed: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """MCP tools (a list_tools observation's, or tools/list's) as OpenAI function-calling definitions."""
-    return [
-        {"type": "function", "function": {"name": t["name"], "description": t["description"], "parameters": t.get("input_schema", t.get("inputSchema"))}}
-        for t in listed
-    ]
 
 
 def listed_tools(obs: dict[str, Any]) -> list[dict[str, Any]]:

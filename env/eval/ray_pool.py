@@ -94,7 +94,7 @@ class EpisodeWorker:
 
     def __init__(self, url: str | None):
         from env.eval.drivers import WsDriver
-        from env.eval.in_process import InProcessDriver
+        from env.server.in_process import InProcessDriver
 
         self.factory: Callable[[], Driver]
         self.catalog: Catalog | None = None  # a server says itself which tasks it has

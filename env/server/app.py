@@ -2,7 +2,7 @@
 ``/mcp`` (POST and WebSocket) whose ``openenv/session/create`` resets the session with its params.
 
     app = build_app()                                # for tests: fastapi.testclient.TestClient(app)
-    app = build_app(web_ui=server_builder)           # what env.server.main serves, with the demo at /web
+    app = build_app(web_ui=web_ui)                   # what env.server.main serves, with the demo at /web
 """
 
 from __future__ import annotations

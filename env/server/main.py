@@ -38,12 +38,15 @@ log = logging.getLogger("env.server")
 
 
 def web_ui(runtime: Runtime) -> Callable[..., gr.Blocks]:
-    """The demo OpenEnv mounts at /web: Gradio and the demo are imported only when it builds the web UI."""
+    """The demo OpenEnv mounts at /web (its ``gradio_builder``, when ENABLE_WEB_INTERFACE=true): episodes in this
+    process on the server's runtime. Gradio and the demo are imported only when it builds the web UI."""
 
-    def build(*library_args: object) -> gr.Blocks:
-        from env.demo.launch import server_builder
+    def build(*_library_args: object) -> gr.Blocks:
+        from env.demo.ui import build_demo
+        from env.server.environment import DebugEnvironment
+        from env.server.in_process import InProcessDriver
 
-        return server_builder(runtime)(*library_args)
+        return build_demo(lambda: InProcessDriver(runtime), replay_env=lambda: DebugEnvironment(runtime))
 
     return build
 

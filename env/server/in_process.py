@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from env.eval.drivers import function_definitions
 from env.listing import listing_entry
 from env.models import DebugAction
 from env.runtime import Runtime
 from env.server.environment import DebugEnvironment
 from env.server.mcp import tools_of
+from env.tool_schemas import function_definitions
 
 
 class InProcessDriver:
