@@ -13,15 +13,20 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from functools import partial
 from pathlib import Path
-from typing import get_args
+from typing import TYPE_CHECKING, get_args
 
 from env.agents import AGENTS
 from env.contract import SPLITS, Source
 from env.interface import PROFILES
 from env.sandbox.lifetime import command
+
+if TYPE_CHECKING:
+    from env.eval.drivers import Driver
+    from env.eval.run import EpisodePool, Selection
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -101,104 +106,164 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    # after parsing: these load the families and the server's models (OpenEnv), which --help does not need
+@contextmanager
+def _playing(args: argparse.Namespace) -> Iterator[tuple[Callable[[], Driver], EpisodePool | None]]:
+    """Where the episodes of ``run``, ``procedural`` and ``ablate`` are played: a driver factory (a server's /ws with
+    --url, else this process on a runtime whose secret is the output folder's), and Ray's workers with --ray."""
+    from env.eval.drivers import WsDriver
+    from env.families.catalog import TaskCatalog
+    from env.runtime import Runtime
+    from env.secret import ServerSecret
+    from env.server.in_process import InProcessDriver
+
+    secret: str | None = None
+    factory: Callable[[], Driver]
+    if args.url:
+        factory = partial(WsDriver, args.url)
+    else:
+        server_secret = ServerSecret.for_directory(Path(args.out))
+        secret = server_secret.shared_value()
+        factory = partial(InProcessDriver, Runtime.from_env(TaskCatalog.from_env(), server_secret))
+    with ExitStack() as stack:
+        pool = None
+        if args.ray is not None:
+            from env.eval.ray_pool import RayPool
+
+            pool = stack.enter_context(RayPool(args.ray or None, args.url, secret, args.concurrency, Path(args.out)))
+        yield factory, pool
+
+
+def _ray_missing(args: argparse.Namespace) -> bool:
+    """With --ray: False once Ray is importable and the address answers (before any task is listed), else True and
+    why on stderr."""
+    if args.ray is None:
+        return False
+    try:
+        from env.eval.ray_pool import reachable
+    except ImportError as exc:
+        print(f"--ray needs Ray, which is not installed here ({exc}): pip install -e '.[ray]'", file=sys.stderr)
+        return True
+    reachable(args.ray or None)  # a wrong address costs nothing: SystemExit naming it
+    return False
+
+
+def _selection(args: argparse.Namespace) -> tuple[bool | None, Selection]:
+    from env.eval.run import Selection
+
+    gate = None if args.edit_gate is None else args.edit_gate == "on"
+    return gate, Selection(args.split, tuple(args.library or ()), args.source, args.per_library, args.seed, args.family)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
     from env.eval import report as report_module
     from env.eval import run as run_module
 
-    if args.command == "calibrate":
-        from env.eval.calibrate import table as calibration
+    if _ray_missing(args):
+        return 2
+    gate, selection = _selection(args)
+    with _playing(args) as (factory, pool):
+        results = run_module.run(factory, args.agent, args.tasks, args.runs, args.concurrency, Path(args.out), args.profile, gate, pool, selection)
+    print(f"{len(results)} episode(s) played; results in {Path(args.out) / 'results.jsonl'}", file=sys.stderr)
+    # every arm in --out, what earlier runs played included: the figures a resumed run ends with
+    print(report_module.summary_table(report_module.load([Path(args.out)])))
+    return 0
 
+
+def cmd_procedural(args: argparse.Namespace) -> int:
+    from env.eval import report as report_module
+    from env.eval import run as run_module
+    from env.families.procedural.task import procedural_id
+
+    if _ray_missing(args):
+        return 2
+    ids = [procedural_id(level, split, i) for split in args.splits for level in args.levels for i in range(args.seeds)]
+    with _playing(args) as (factory, pool):
+        for agent in args.agents:
+            run_module.run(factory, agent, ids, 1, args.concurrency, Path(args.out), pool=pool)
+    print(report_module.family_tables(report_module.load([Path(args.out)])) or "(no procedural episodes)")
+    return 0
+
+
+def cmd_ablate(args: argparse.Namespace) -> int:
+    from env.eval import ablate as ablate_module
+
+    profiles = ablate_module.parse_profiles(args.profiles)
+    try:
+        ablate_module.check_profiles(args.agent, profiles)  # before anything starts: a wrong name costs nothing
+    except ablate_module.Refused as exc:
+        print(f"ablate: {exc}", file=sys.stderr)
+        return 2
+    if _ray_missing(args):
+        return 2
+    gate, selection = _selection(args)
+    with _playing(args) as (factory, pool):
         try:
-            print(calibration(Path(args.manifest), report_module.load([Path(d) for d in args.dirs]), Path(args.work) if args.work else None, args.agent))
-        except (ValueError, OSError) as exc:
-            print(f"calibrate: {exc}", file=sys.stderr)
-            return 2
-        return 0
-    if args.command == "difficulty":
-        from env.eval.difficulty import measure
-        from env.sandbox.isolation import probe_isolation
-        from env.sandbox.limits import Limits
-        from env.sandbox.runner import Sandbox
-
-        for task_id, found in measure([Path(p) for p in args.paths], Sandbox(Limits.from_env(), probe_isolation()), Path(args.out) if args.out else None):
-            print(f"{task_id}: {found.level} ({found.basis()})")
-        return 0
-    if args.command == "predictions":
-        from env.authoring.predictions import Prediction, instance_of
-        from env.families.catalog import TaskCatalog
-
-        catalog = TaskCatalog.from_env()
-        for r in report_module.load([Path(args.dir)]):
-            if r["agent"] == args.agent and r["run"] == args.run and r.get("model_patch") is not None:
-                instance = instance_of(catalog.get(r["task_id"]))
-                print(Prediction(instance_id=instance, model_name_or_path=args.model or args.agent, model_patch=r["model_patch"]).model_dump_json())
-        return 0
-    if args.command == "ablate":
-        from env.eval import ablate as ablate_module
-
-        profiles = ablate_module.parse_profiles(args.profiles)
-        try:
-            ablate_module.check_profiles(args.agent, profiles)  # before anything starts: a wrong name costs nothing
+            summary = ablate_module.ablate(factory, args.agent, profiles, args.tasks, args.runs, args.concurrency, Path(args.out), gate, pool, selection)
         except ablate_module.Refused as exc:
             print(f"ablate: {exc}", file=sys.stderr)
             return 2
-    if args.command in ("run", "procedural", "ablate"):
-        if args.ray is not None:
-            try:
-                from env.eval.ray_pool import RayPool, reachable
-            except ImportError as exc:
-                print(f"--ray needs Ray, which is not installed here ({exc}): pip install -e '.[ray]'", file=sys.stderr)
-                return 2
-            reachable(args.ray or None)  # before the tasks are listed and an environment built: a wrong address costs nothing
-        with ExitStack() as stack:
-            secret: str | None = None
-            if args.url:
-                from env.eval.drivers import WsDriver
+    text = ablate_module.table(summary, Path(args.out))
+    (Path(args.out) / "ablation.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    (Path(args.out) / "ablation.md").write_text(text + "\n", encoding="utf-8")
+    print(json.dumps(summary, indent=2) if args.json else text)
+    return 0
 
-                factory = partial(WsDriver, args.url)
-            else:
-                from env.families.catalog import TaskCatalog
-                from env.runtime import Runtime
-                from env.secret import ServerSecret
-                from env.server.in_process import InProcessDriver
 
-                server_secret = ServerSecret.for_directory(Path(args.out))
-                secret = server_secret.shared_value()
-                runtime = Runtime.from_env(TaskCatalog.from_env(), server_secret)
-                factory = partial(InProcessDriver, runtime)
-            pool = None
-            if args.ray is not None:
-                pool = stack.enter_context(RayPool(args.ray or None, args.url, secret, args.concurrency, Path(args.out)))
-            if args.command == "procedural":
-                ids = [f"proc-{level}-{split}-{i}" for split in args.splits for level in args.levels for i in range(args.seeds)]
-                for agent in args.agents:
-                    run_module.run(factory, agent, ids, 1, args.concurrency, Path(args.out), pool=pool)
-                print(report_module.family_tables(report_module.load([Path(args.out)])) or "(no procedural episodes)")
-                return 0
-            gate = None if args.edit_gate is None else args.edit_gate == "on"
-            selection = run_module.Selection(args.split, tuple(args.library or ()), args.source, args.per_library, args.seed, args.family)
-            if args.command == "ablate":
-                try:
-                    summary = ablate_module.ablate(factory, args.agent, profiles, args.tasks, args.runs, args.concurrency, Path(args.out), gate, pool, selection)
-                except ablate_module.Refused as exc:
-                    print(f"ablate: {exc}", file=sys.stderr)
-                    return 2
-                text = ablate_module.table(summary, Path(args.out))
-                (Path(args.out) / "ablation.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-                (Path(args.out) / "ablation.md").write_text(text + "\n", encoding="utf-8")
-                print(json.dumps(summary, indent=2) if args.json else text)
-                return 0
-            results = run_module.run(factory, args.agent, args.tasks, args.runs, args.concurrency, Path(args.out), args.profile, gate, pool, selection)
-            print(f"{len(results)} episode(s) played; results in {Path(args.out) / 'results.jsonl'}", file=sys.stderr)
-            # every arm in --out, what earlier runs played included: the figures a resumed run ends with
-            print(report_module.summary_table(report_module.load([Path(args.out)])))
-            return 0
+def cmd_report(args: argparse.Namespace) -> int:
+    from env.eval import report as report_module
+
     dirs = [Path(d) for d in args.dirs]
     print(report_module.report(dirs, Path(args.out) if args.out else dirs[0]))
     print("Summary\n\n" + report_module.summary_table(report_module.load(dirs)))  # the report is long: its gist comes last
     return 0
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from env.eval import report as report_module
+    from env.eval.calibrate import table as calibration
+
+    try:
+        print(calibration(Path(args.manifest), report_module.load([Path(d) for d in args.dirs]), Path(args.work) if args.work else None, args.agent))
+    except (ValueError, OSError) as exc:
+        print(f"calibrate: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def cmd_difficulty(args: argparse.Namespace) -> int:
+    from env.eval.difficulty import measure
+    from env.sandbox.isolation import probe_isolation
+    from env.sandbox.limits import Limits
+    from env.sandbox.runner import Sandbox
+
+    for task_id, found in measure([Path(p) for p in args.paths], Sandbox(Limits.from_env(), probe_isolation()), Path(args.out) if args.out else None):
+        print(f"{task_id}: {found.level} ({found.basis()})")
+    return 0
+
+
+def cmd_predictions(args: argparse.Namespace) -> int:
+    from env.authoring.predictions import Prediction, instance_of
+    from env.eval import report as report_module
+    from env.families.catalog import TaskCatalog
+
+    catalog = TaskCatalog.from_env()
+    for r in report_module.load([Path(args.dir)]):
+        if r["agent"] == args.agent and r["run"] == args.run and r.get("model_patch") is not None:
+            instance = instance_of(catalog.get(r["task_id"]))
+            print(Prediction(instance_id=instance, model_name_or_path=args.model or args.agent, model_patch=r["model_patch"]).model_dump_json())
+    return 0
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "run": cmd_run, "procedural": cmd_procedural, "ablate": cmd_ablate, "report": cmd_report, "calibrate": cmd_calibrate,
+    "difficulty": cmd_difficulty, "predictions": cmd_predictions,
+}  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    # the commands import what they use after parsing: the families and the server's models (OpenEnv), which --help does not need
+    args = build_parser().parse_args(argv)
+    return COMMANDS[args.command](args)
 
 
 if __name__ == "__main__":

@@ -95,6 +95,14 @@ def load_procedural_task(folder: Path, data: dict[str, Any]) -> ProceduralTask:
     return ProceduralTask(folder=folder, **data)
 
 
+def procedural_id(level: str, split: str, index: int) -> str:
+    """The id of the ``index``-th task of ``level`` in ``split`` (what ``generate`` makes from it)."""
+    task_id = f"proc-{level}-{split}-{index}"
+    if not is_procedural_id(task_id):
+        raise ValueError(f"no procedural task {task_id!r}: levels {', '.join(PRESETS)}, splits {', '.join(SPLITS)}, index 0-{SPLIT_SIZE - 1}")
+    return task_id
+
+
 def is_procedural_id(task_id: str) -> bool:
     match = ID.match(task_id)
     return bool(match) and match["level"] in PRESETS and match["split"] in SPLITS and int(match["index"]) < SPLIT_SIZE
