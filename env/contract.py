@@ -93,6 +93,10 @@ class Playable(Protocol):
 
     def step(self, action: DebugAction) -> DebugObservation: ...
 
+    def submits(self, action_type: str) -> bool:
+        """Whether a step of ``action_type`` (an alias too) is a submission (what /metrics counts as one)."""
+        ...
+
     def state(self) -> DebugState: ...
 
     def files(self) -> dict[str, str]:

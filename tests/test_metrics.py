@@ -92,3 +92,18 @@ def test_mean_std():
 def test_invalid_input_is_refused(bad):
     with pytest.raises(ValueError):
         bad()
+
+
+def test_a_submission_is_counted_by_the_tool_it_runs_an_alias_and_a_family_s_own_action_too(runtime):
+    from env.families.registry import FAMILIES
+
+    classic = FAMILIES["classic"].episode(runtime, runtime.catalog.get("easy"), 1, "m-classic")
+    repo = FAMILIES["repo"].episode(runtime, runtime.catalog.get("repo-slice-window"), 1, "m-repo")
+    procedural = FAMILIES["procedural"].episode(runtime, runtime.catalog.get("proc-easy-train-0"), 1, "m-proc")
+    try:
+        assert classic.submits("submit_fix") and not classic.submits("query_context") and not classic.submits("give_up")
+        assert repo.submits("submit") and repo.submits("finish") and not repo.submits("run_tests") and not repo.submits("nope")
+        assert procedural.submits("submit") and not procedural.submits("run_tests")  # it runs submit_short, a tool that submits
+    finally:
+        for episode in (classic, repo, procedural):
+            episode.close()

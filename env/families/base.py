@@ -40,7 +40,8 @@ from env.project import RepoTask
 from env.runtime import Runtime
 from env.scratch import without_scratch_paths
 from env.timing import phase
-from env.tools import ToolError
+from env.tools import TOOLS, ToolError
+from env.tools.base import UnknownTool
 
 TaskT = TypeVar("TaskT", bound=Task)
 # One action as a client sends it to /step: {"action_type": ..., its fields}.
@@ -374,6 +375,22 @@ class Episode(ABC):
     def unpaid(self) -> str:
         """Why this episode's step rewards are not paid ("" when they are): a family whose results can be untrusted says so."""
         return ""
+
+    def submits(self, action_type: str) -> bool:
+        """Whether a step of ``action_type`` submits: the tool it resolves to (an alias as the interface resolves it)
+        says so (``Tool.submits``); a family's own actions are its to name (``own_submits``)."""
+        try:
+            tool = self.interface.resolve(action_type, {}).tool
+        except UnknownTool:
+            return False
+        if tool in self.own_submits:
+            return True
+        try:
+            return TOOLS[tool].submits
+        except KeyError:  # a family's own action, not a registered tool
+            return False
+
+    own_submits: ClassVar[frozenset[str]] = frozenset()  # the family's own actions (not registered tools) that submit
 
     def arguments(self, action: DebugAction) -> dict[str, Any]:
         """The action's fields other than its type: a tool's arguments."""

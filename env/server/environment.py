@@ -57,7 +57,6 @@ NO_EPISODE_ON_CONNECTION = (
     "no episode is running on this connection; send a reset first. A client that reconnected by itself (its connection "
     "closed: the replica holding its episode stopped or was killed) starts with none: that episode is lost"
 )
-SUBMISSIONS = ("submit_fix", "submit")
 INTERFACE_OPTIONS = ("profile", "edit_gate", "aliases")  # the reset options an episode's record keeps  # the action types that submit (classic, repository and procedural tasks)
 
 
@@ -220,7 +219,7 @@ class DebugEnvironment(Environment[DebugAction, DebugObservation, DebugState]):
         if self._metrics is not None and obs.infra_failed:
             self._metrics.infra_failed(obs.infra_cause or "")
         elif self._metrics is not None:
-            self._metrics.step(episode.family, action.action_type in SUBMISSIONS)
+            self._metrics.step(episode.family, episode.submits(action.action_type))
         if self._replica.draining and not obs.done:
             obs.info["replica_going_away"] = self._replica.going_away()
         return obs

@@ -110,6 +110,7 @@ def check_claim_fields(suspect: str | None, mechanism: str | None) -> None:
 
 class ClassicEpisode(Episode):
     mistakes: ClassVar[tuple[type[Exception], ...]] = (ActionError, QueryError, ToolError)
+    own_submits: ClassVar[frozenset[str]] = frozenset({"submit_fix"})
     task: TaskSpec
 
     def __init__(self, runtime: Runtime, task: TaskSpec, seed: int, episode_id: str, interface: Interface):
