@@ -1,6 +1,6 @@
 """Latency and throughput of the server over real HTTP, measured in one run (prints figures).
 
-    python bench/bench_server.py [--rounds 3] [--episodes 20] [--seconds 8] [--against REF]
+    python bench/bench_server.py [--rounds 3] [--episodes 20] [--seconds 8] [--against REF | --write docs/performance.md]
     python bench/bench_server.py --phases [--episodes 20] [--write docs/performance.md]
 
 Starts ``python -m env.server`` on a free local port, then measures:
@@ -239,6 +239,8 @@ def print_phases(table: dict[str, dict[str, float]], n: int) -> None:
 
 PHASES_BEGIN = "<!-- phases: written by bench/bench_server.py --phases --write; not by hand -->"
 PHASES_END = "<!-- /phases -->"
+FIGURES_BEGIN = "<!-- figures: written by bench/bench_server.py --write; not by hand -->"
+FIGURES_END = "<!-- /figures -->"
 KIND_HEADINGS = {"easy submit_fix": "easy `submit_fix`", "medium submit_fix": "medium `submit_fix`", "hard submit_fix": "hard `submit_fix`",
                  "repo submit": "repository `submit`", "query_context": "`query_context`", "view_file": "`view_file`"}  # fmt: skip
 
@@ -258,21 +260,51 @@ def phases_markdown(table: dict[str, dict[str, float]], n: int, commit: str, whe
     return "\n".join(lines)
 
 
-def between_markers(text: str, block: str, where: str) -> str:
-    """``text`` with what lies between its phase markers replaced by ``block``; SystemExit naming what is missing."""
-    head, begin, rest = text.partition(PHASES_BEGIN)
-    body, end, tail = rest.partition(PHASES_END)
-    if not begin or not end or PHASES_BEGIN in tail or PHASES_BEGIN in body:
-        raise SystemExit(f"{where} has no single pair of markers to write the table between: {PHASES_BEGIN} ... {PHASES_END}")
-    return f"{head}{PHASES_BEGIN}\n{block}\n{PHASES_END}{tail}"
+def between_markers(text: str, block: str, where: str, markers: tuple[str, str] = (PHASES_BEGIN, PHASES_END)) -> str:
+    """``text`` with what lies between its ``markers`` replaced by ``block``; SystemExit naming what is missing."""
+    first, last = markers
+    head, begin, rest = text.partition(first)
+    body, end, tail = rest.partition(last)
+    if not begin or not end or first in tail or first in body:
+        raise SystemExit(f"{where} has no single pair of markers to write the table between: {first} ... {last}")
+    return f"{head}{first}\n{block}\n{last}{tail}"
+
+
+def figures_markdown(m: dict[str, float], rounds: int, commit: str, when: str, load: tuple[float, float]) -> str:
+    """``make bench``'s figures as the docs show them, the original's in brackets, with what they were measured at."""
+    ref_rate = 1000.0 / REFERENCE["easy_p50_ms"]
+    low, high = REFERENCE["health_under_load_ms"]
+    return "\n".join([
+        f"Measured {when} at {commit} (load average {load[0]:.1f} before, {load[1]:.1f} after), the median of {rounds} round(s):",
+        "",
+        "| figure | measured |",
+        "|---|---|",
+        f"| easy `submit_fix` p50 / p99 | {m['easy_p50']:.1f} / {m['easy_p99']:.1f} ms ({REFERENCE['easy_p50_ms']:g} ms) |",
+        f"| hard `submit_fix` p50 / p99, grading included (the concurrency check at submission and again at grading) | "
+        f"{m['hard_p50']:.1f} / {m['hard_p99']:.1f} ms ({REFERENCE['hard_p50_ms']:g} ms) |",
+        f"| `/health` p99 while 8 sessions submit hard fixes (sampled from a separate process) | {m['health_p99']:.1f} ms ({low:g}–{high:g} ms) |",
+        f"| `/health` p99 while 8 sessions submit easy fixes | {m['health_easy_p99']:.1f} ms |",
+        f"| clean easy episodes per second, 1 → 8 sessions | {m['rate_1']:.1f} → {m['rate_8']:.1f}, {int(m['dirty'])} with cross-talk "
+        f"(≈ {ref_rate:.0f}/s for one session of the original) |",
+    ])  # fmt: skip
+
+
+def _stamp() -> str:
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip() or "an unknown commit"
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    return commit + (" with uncommitted changes" if dirty else "")
 
 
 def write_phases(path: Path, table: dict[str, dict[str, float]], n: int, load: tuple[float, float]) -> None:
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip() or "an unknown commit"
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    block = phases_markdown(table, n, commit + (" with uncommitted changes" if dirty else ""), time.strftime("%Y-%m-%d"), load)
+    block = phases_markdown(table, n, _stamp(), time.strftime("%Y-%m-%d"), load)
     path.write_text(between_markers(path.read_text(), block, str(path)))
     print(f"wrote the table into {path}")
+
+
+def write_figures(path: Path, m: dict[str, float], rounds: int, load: tuple[float, float]) -> None:
+    block = figures_markdown(m, rounds, _stamp(), time.strftime("%Y-%m-%d"), load)
+    path.write_text(between_markers(path.read_text(), block, str(path), (FIGURES_BEGIN, FIGURES_END)))
+    print(f"wrote the figures into {path}")
 
 
 @contextlib.contextmanager
@@ -299,12 +331,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--against", metavar="REF", help="also measure commit REF, in the same sitting, and print the ratios")
     parser.add_argument("--phases", action="store_true", help="print where each kind of step's time goes instead (a table of medians)")
-    parser.add_argument("--write", metavar="FILE", type=Path, help="with --phases: also write the table between FILE's markers")
+    parser.add_argument("--write", metavar="FILE", type=Path, help="also write the table measured between FILE's markers (not with --against)")
     args = parser.parse_args()
-    if args.write and not args.phases:
-        parser.error("--write goes with --phases")
-    if args.write:
-        between_markers(args.write.read_text(), "", str(args.write))  # refuse before measuring anything
+    if args.write and args.against:
+        parser.error("--write writes this tree's figures alone: not with --against")
+    if args.write:  # refuse before measuring anything
+        between_markers(args.write.read_text(), "", str(args.write), (PHASES_BEGIN, PHASES_END) if args.phases else (FIGURES_BEGIN, FIGURES_END))
     catalog = TaskCatalog.builtin()
     if args.phases:
         before = os.getloadavg()[0]
@@ -315,6 +347,7 @@ def main() -> None:
             write_phases(args.write, table, args.episodes, (before, os.getloadavg()[0]))
         return
     easy, hard = catalog.get("easy").gold_source, catalog.get("hard").gold_source
+    before = os.getloadavg()[0]
     with contextlib.ExitStack() as stack:
         urls = {"here": stack.enter_context(server())}
         if args.against:
@@ -346,6 +379,8 @@ def main() -> None:
     print(f"  clean episodes/s: 1 session {m['rate_1']:.1f}, 8 sessions {m['rate_8']:.1f} "
           f"(x{m['rate_8'] / m['rate_1']:.2f} over 1 session here; x{m['rate_8'] / ref_rate:.1f} over the reference's 1-session rate of {ref_rate:.1f}/s)")
     print(f"  dirty episodes (cross-talk or wrong score): {int(sum(r['dirty'] for r in rows['here']))}")
+    if args.write:
+        write_figures(args.write, {**m, "dirty": sum(r["dirty"] for r in rows["here"])}, args.rounds, (before, os.getloadavg()[0]))
 
 
 if __name__ == "__main__":

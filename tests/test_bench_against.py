@@ -54,11 +54,28 @@ def test_the_phase_table_is_written_between_its_markers_and_a_file_without_them_
             between_markers(broken, block, "doc.md")
 
 
-def test_the_docs_phase_table_is_the_scripts():
-    from bench.bench_server import PHASES_BEGIN, PHASES_END
+def test_the_docs_tables_are_the_scripts():
+    from bench.bench_server import FIGURES_BEGIN, FIGURES_END, PHASES_BEGIN, PHASES_END
 
     text = (ROOT / "docs" / "performance.md").read_text()
-    assert text.count(PHASES_BEGIN) == 1 and text.count(PHASES_END) == 1
+    for begin, end in ((PHASES_BEGIN, PHASES_END), (FIGURES_BEGIN, FIGURES_END)):
+        assert text.count(begin) == 1 and text.count(end) == 1
     block = text.split(PHASES_BEGIN)[1].split(PHASES_END)[0].strip().splitlines()
     assert block[0].startswith("Measured ") and "steps of each kind" in block[0]
     assert block[2].startswith("| phase | easy `submit_fix` |") and block[-1].startswith("| `total` |")
+    figures = text.split(FIGURES_BEGIN)[1].split(FIGURES_END)[0].strip().splitlines()
+    assert figures[0].startswith("Measured ") and "round(s):" in figures[0] and figures[2] == "| figure | measured |"
+    assert figures[4].startswith("| easy `submit_fix` p50 / p99 | ") and figures[-1].startswith("| clean easy episodes per second, 1 → 8 sessions | ")
+
+
+def test_the_headline_figures_are_written_with_the_originals_beside_them():
+    from bench.bench_server import FIGURES_BEGIN, FIGURES_END, between_markers, figures_markdown
+
+    m = {"easy_p50": 17.84, "easy_p99": 23.3, "hard_p50": 127.1, "hard_p99": 151.5, "health_p99": 23.8, "health_easy_p99": 13.0,
+         "rate_1": 36.3, "rate_8": 40.2, "dirty": 0}  # fmt: skip
+    block = figures_markdown(m, 3, "abc1234", "2026-12-07", (0.4, 3.9))
+    assert block.splitlines()[0] == "Measured 2026-12-07 at abc1234 (load average 0.4 before, 3.9 after), the median of 3 round(s):"
+    assert block.splitlines()[4] == "| easy `submit_fix` p50 / p99 | 17.8 / 23.3 ms (70 ms) |"
+    assert block.splitlines()[-1] == "| clean easy episodes per second, 1 → 8 sessions | 36.3 → 40.2, 0 with cross-talk (≈ 14/s for one session of the original) |"
+    doc = f"x\n{FIGURES_BEGIN}\nold\n{FIGURES_END}\ny\n"
+    assert between_markers(doc, block, "d.md", (FIGURES_BEGIN, FIGURES_END)) == f"x\n{FIGURES_BEGIN}\n{block}\n{FIGURES_END}\ny\n"
