@@ -828,3 +828,48 @@ def test_code_posing_as_an_infrastructure_failure_spends_its_step(world, name, p
     assert state["infra_failures"] == []
     if zygote is not None:  # nothing a run does may kill or replace the fork server
         assert client.app.state.runtime.sandbox.zygote.pid == zygote
+
+
+# -- held-out cases run on in the visible tests' process (issue 51) ----------------------------------------------------
+# Code right on the visible tests' inputs that, on a held-out input, shows it, ends its process, spins or sleeps: over
+# HTTP, the observation the agent gets holds none of the held-out inputs, and the visible run's report is the same as
+# that of code that does nothing odd (gold on the visible inputs, a wrong answer on the rest).
+
+HELD_OUT_MISCHIEF = {  # none imports anything: the easy task's policy allows bisect, math and typing only
+    "prints the input": "print('LEAK', arr, target)\nreturn -2",
+    "raises with it": "raise ValueError('LEAK %r %r' % (arr, target))",
+    "floods the output": "print('LEAK', arr, target, 'x' * 10_000_000)\nreturn -2",
+    "replies too much": "return list(range(10_000_000))",
+    "recurses without end": "return binary_search(arr + [target], target)",
+    "spins": "while True:\n    pass",
+    "answers wrong, quietly": "return -2",  # the baseline the others are compared with
+}
+
+
+def _held_out_inputs(seed: int) -> list[tuple[list[int], int]]:
+    from tests.conftest import TEST_SECRET
+    from tests.test_held_out_joined import EASY, _Log
+
+    log = _Log()
+    for _, case in EASY.held_out_cases(TEST_SECRET.rng("classic", "easy", seed, "held-out")):
+        case(log)
+    return [(list(arr), target) for arr, target in log.calls]
+
+
+@pytest.mark.parametrize("name", sorted(HELD_OUT_MISCHIEF))
+def test_nothing_a_submission_does_on_a_held_out_input_reaches_the_observation(client, name):
+    from tests.test_held_out_joined import _spy
+
+    def submitted(mischief: str) -> dict:
+        episode = client.post("/reset", json={"task_id": "easy", "seed": 11}).json()["observation"]["episode_id"]
+        action = {"action_type": "submit_fix", "fixed_code": _spy(mischief), "hypothesis": "off-by-one in the loop"}
+        return client.post("/step", json={"action": action, "episode_id": episode}).json()["observation"]
+
+    seen, quiet = submitted(HELD_OUT_MISCHIEF[name]), submitted(HELD_OUT_MISCHIEF["answers wrong, quietly"])
+    text = json.dumps(seen)
+    assert "LEAK" not in seen["current_error_output"]  # (the observation shows the submitted code, which says LEAK)
+    for arr, target in _held_out_inputs(11):
+        assert f"{arr}, {target}" not in text and f"{arr} {target}" not in text, (arr, target)
+    assert (seen["tests_passed"], seen["error"]) == (8, quiet["error"]) == (8, None)
+    assert seen["current_error_output"] == quiet["current_error_output"]  # every held-out case failed, and that is all it says
+    assert seen["current_error_output"].endswith("13 held-out tests failed")
