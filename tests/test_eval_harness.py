@@ -246,11 +246,15 @@ def test_a_prediction_the_machine_starves_is_an_error_never_no(runtime, monkeypa
 
 def test_every_command_of_the_cli_is_one_function_and_procedural_ids_come_from_the_family():
     from env.eval.__main__ import COMMANDS, build_parser
-    from env.families.procedural.task import procedural_id
+    from env.families.registry import FAMILIES
+
+    procedural_id = FAMILIES["procedural"].generated_id
 
     parser = build_parser()
     [sub] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]  # argparse keeps its subcommands there
     assert set(COMMANDS) == set(sub.choices)
     assert procedural_id("easy", "train", 3) == "proc-easy-train-3"
+    with pytest.raises(NotImplementedError, match="^the repo family makes no task from the parts of an id$"):
+        FAMILIES["repo"].generated_id("x")
     with pytest.raises(ValueError, match=r"^no procedural task 'proc-easy-nope-3': levels easy, medium, hard, extreme, splits "):
         procedural_id("easy", "nope", 3)

@@ -172,11 +172,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_procedural(args: argparse.Namespace) -> int:
     from env.eval import report as report_module
     from env.eval import run as run_module
-    from env.families.procedural.task import procedural_id
+    from env.families.registry import FAMILIES
 
     if _ray_missing(args):
         return 2
-    ids = [procedural_id(level, split, i) for split in args.splits for level in args.levels for i in range(args.seeds)]
+    family = FAMILIES["procedural"]  # the family makes its ids (proc-<level>-<split>-<index>)
+    ids = [family.generated_id(level, split, i) for split in args.splits for level in args.levels for i in range(args.seeds)]
     with _playing(args) as (factory, pool):
         for agent in args.agents:
             run_module.run(factory, agent, ids, 1, args.concurrency, Path(args.out), pool=pool)

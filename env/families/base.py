@@ -138,6 +138,10 @@ class Family(ABC, Generic[TaskT]):
         this family's."""
         return None
 
+    def generated_id(self, *parts: str | int) -> str:
+        """The id of the task ``generate`` makes from ``parts`` (a family whose tasks are made from ids says how)."""
+        raise NotImplementedError(f"the {self.name} family makes no task from the parts of an id")
+
     def refusal(self, task: TaskT) -> str:
         """Why this server cannot serve ``task`` faithfully ("" when it can): reset answers it as an error."""
         return ""

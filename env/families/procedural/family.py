@@ -18,7 +18,7 @@ from env.families.procedural.episode import ProceduralEpisode
 from env.families.procedural.grader import grade_procedural
 from env.families.procedural.model import PRESETS, SPLIT_SIZE, SPLITS
 from env.families.procedural.report import split_table
-from env.families.procedural.task import LISTED, ProceduralTask, is_procedural_id, load_procedural_task, procedural_task
+from env.families.procedural.task import LISTED, ProceduralTask, is_procedural_id, load_procedural_task, procedural_id, procedural_task
 from env.families.repo import attacks, policies, validation
 from env.families.validation import TaskValidation
 from env.interface import Interface, Profile, profile_named
@@ -76,6 +76,11 @@ class ProceduralFamily(Family[ProceduralTask]):
 
     def generate(self, task_id: str) -> ProceduralTask | None:
         return procedural_task(task_id) if is_procedural_id(task_id) else None
+
+    def generated_id(self, *parts: str | int) -> str:
+        """``generated_id(level, split, index)``: ``proc-<level>-<split>-<index>``, refused when no such task exists."""
+        level, split, index = parts
+        return procedural_id(str(level), str(split), int(index))
 
     def interface(self, profile: str | None = None, edit_gate: bool | None = None, aliases: object = None) -> Interface:
         name = profile_named(profile).name
