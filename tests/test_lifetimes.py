@@ -35,7 +35,10 @@ ROOT = Path(__file__).resolve().parents[1]
 SLOW_TASK = "lt-slow"
 SIGNALS = (signal.SIGTERM, signal.SIGKILL)
 GONE_WITHIN_S = 5.0
-BUSY_WITHIN_S = 90.0  # two commands starting at once on a shared machine
+# Two commands starting at once on a shared machine. The validator's server makes its procedural tasks (each validated
+# by running its tests, about a second apiece idle) before any run forks: on CI's loaded 2 cores that took over 90 s.
+# Only how long the test waits for the start; what it asserts (nothing outlives the kill) is timed by GONE_WITHIN_S.
+BUSY_WITHIN_S = 300.0
 
 Ready = Callable[[dict[int, int]], bool]
 Command = Callable[[int, Path], tuple[list[str], dict[str, str], Ready]]
