@@ -32,6 +32,7 @@ import difflib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 # Prefixes of the variables this project owns: a set one that is not declared is probably a typo.
@@ -111,6 +112,8 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("ENV_TEST_ENVS_BUILD", "switch", "on", "`off`: never build a test environment at run time"),
     Variable("ENV_PROCEDURAL_SALT", "str", None, "a secret salt (16 characters or more): a procedural id's world, bug, defect and held-out inputs "
              "derive from it and the id; runs record its fingerprint (unset: public ids, the same task everywhere)", doc=EVALUATION, shown="(unset)"),
+    Variable("ENV_PROCEDURAL_CACHE", "str", None, "where public procedural tasks are kept between processes, each generated once per "
+             "version of the code (`off`: none; a salted task is never kept)", shown="~/.cache/agentdebugger/procedural"),
     Variable("ENV_TOOL_ALIASES", "str", None, "a JSON file of tool aliases added to the alias table", shown="(unset)"),
     Variable("ENV_SDIST_CACHE", "str", None, "where the compatibility bench's sdists are downloaded (env/authoring/sdist.py)", doc=None,
              shown="~/.cache/agentdebugger/sdists"),
@@ -207,3 +210,12 @@ def unknown(environ: Mapping[str, str] | None = None) -> list[str]:
         hint = f" (did you mean {close[0]}?)" if close else ""
         lines.append(f"{name} is set but is not a setting of this server{hint}; see docs/deployment.md, Configuration")
     return lines
+
+
+def user_cache(variable: str, leaf: str) -> Path:
+    """``$variable`` if set, else ``agentdebugger/<leaf>`` under the user's cache directory (XDG_CACHE_HOME, ~/.cache)."""
+    configured = raw(variable)
+    if configured:
+        return Path(configured)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "agentdebugger" / leaf

@@ -9,6 +9,7 @@ import random
 import shutil
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -94,6 +95,12 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput"):  # the controller (or a run without xdist), before any worker starts
+        # Every procedural task is made once per run, as on a clean clone, then read by the workers and every command
+        # they start (they inherit the variable): not made again in each process that serves it.
+        store = tempfile.mkdtemp(prefix="adbg-test-procedural-")
+        os.environ["ENV_PROCEDURAL_CACHE"] = store
+        config.add_cleanup(lambda: shutil.rmtree(store, ignore_errors=True))
     if hasattr(config.option, "loadscopereorder"):  # xdist is installed (it is in requirements-dev.txt)
         config.option.loadscopereorder = False  # keep the order pytest_collection_modifyitems gives
 

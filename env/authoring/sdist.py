@@ -23,9 +23,10 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from env import settings
 from env.patches import Files
 from env.project import is_test_path, read_tree
-from env.verdict.testenv import file_lock, user_cache
+from env.verdict.testenv import file_lock
 
 DOWNLOAD_SECONDS = 600.0
 INDEX_SECONDS = 120.0
@@ -39,7 +40,7 @@ class SdistError(RuntimeError):
 
 
 def sdist_cache() -> Path:
-    return user_cache("ENV_SDIST_CACHE", "sdists")
+    return settings.user_cache("ENV_SDIST_CACHE", "sdists")
 
 
 def parse_pin(pin: str) -> tuple[str, str]:

@@ -45,17 +45,8 @@ class TestEnvError(RuntimeError):
     __test__ = False  # not a pytest test class, whatever its name
 
 
-def user_cache(variable: str, leaf: str) -> Path:
-    """``$variable`` if set, else ``agentdebugger/<leaf>`` under the user's cache directory (XDG_CACHE_HOME, ~/.cache)."""
-    configured = settings.raw(variable)
-    if configured:
-        return Path(configured)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "agentdebugger" / leaf
-
-
 def cache_root() -> Path:
-    return user_cache("ENV_TEST_ENVS", "test-envs")
+    return settings.user_cache("ENV_TEST_ENVS", "test-envs")
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from pydantic import Field, PrivateAttr
 
 from env.families.procedural.model import PRESETS, SPLIT_SIZE, SPLITS, FunctionInfo
 from env.families.procedural.salt import PUBLIC, ProceduralSalt
+from env.families.procedural.stored import TaskStore
 from env.project import RepoTask
 from env.scratch import scratch_root
 
@@ -144,22 +145,34 @@ class TaskCache:
             return found
 
     def _make(self, task_id: str, match: re.Match[str], salt: ProceduralSalt) -> ProceduralTask:
-        from env.families.procedural.generator import sample  # generation code is only loaded when a task is made
-
         if self._root is None:
             self._root = Path(tempfile.mkdtemp(prefix="adbg-procedural-", dir=scratch_root()))
             atexit.register(shutil.rmtree, str(self._root), True)
-        generated = sample(match["level"], match["split"], int(match["index"]), salt)
         # A folder of its own per generation: the same id made again after being pushed out never shares one.
-        folder = generated.write(Path(tempfile.mkdtemp(prefix=f"{task_id}-", dir=self._root)))
+        folder = Path(tempfile.mkdtemp(prefix=f"{task_id}-", dir=self._root))
+        store = None if salt.salted else TaskStore.from_env()  # a salted task never reaches the disk
+        data = store.load(task_id, folder) if store is not None else None
+        if data is None:
+            data = self._generate(task_id, match, salt, folder)
+            if store is not None:
+                store.save(task_id, data, folder)
+        task = ProceduralTask(folder=folder, **data)
+        weakref.finalize(task, shutil.rmtree, str(folder), True)  # an episode still playing it keeps it, and its folder
+        return task
+
+    @staticmethod
+    def _generate(task_id: str, match: re.Match[str], salt: ProceduralSalt, folder: Path) -> dict[str, Any]:
+        """Generate the task into ``folder``; its fields."""
+        from env.families.procedural.generator import sample  # generation code is only loaded when a task is made
+
+        generated = sample(match["level"], match["split"], int(match["index"]), salt)
+        generated.write(folder)
         data = {**generated.repo_task_data(), "id": task_id, "family": "procedural", "bug": generated.bug,
                 "noise": generated.noise, "drift": generated.drift, "level": match["level"], "split": match["split"],
                 "seed": generated.seed, "fault": generated.fault, "functions": [f.model_dump() for f in generated.functions],
                 "mechanism": BUG_MECHANISMS[generated.bug], "salt": salt.record}
         data.setdefault("name", f"{match['level'].title()} {generated.bug.replace('_', ' ')} incident ({generated.n_files} files)")
-        task = ProceduralTask(folder=folder, **data)
-        weakref.finalize(task, shutil.rmtree, str(folder), True)  # an episode still playing it keeps it, and its folder
-        return task
+        return data
 
 
 _CACHE = TaskCache()
