@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from env.project import load_repo_task
+from env.sandbox.limits import Limits
+from env.sandbox.runner import Sandbox
 from env.verdict.outcome import resolution
 from env.verdict.repo_judge import run_tests
 from env.verdict.testenv import PYTEST
@@ -97,13 +99,14 @@ def test_edited_tests_are_restored(runtime, task):
     assert outcomes(runtime, task, files)[repo_fixture.F2P[0]] == "FAILED"
 
 
-def test_a_hanging_project_is_stopped_and_fails(runtime, fast_sandbox, task):
+def test_a_hanging_project_is_stopped_and_fails(runtime, isolation, task):
     files = edited(task, "shop/cart.py", "def total(self):", "def total(self):\n        while True:\n            pass\n    def _old_total(self):")
-    verdict = run_tests(fast_sandbox, task, files)
+    # A wall clock the collection fits in even on a loaded machine (at 1.5 s a busy CI host timed out before the test
+    # was collected); the spin is stopped by its CPU time (1 s), or the wall clock where the machine gives it less.
+    verdict = run_tests(Sandbox(Limits(wall_seconds=6, cpu_seconds=1), isolation), task, files)
     assert verdict.outcomes["tests/test_cart.py::test_total_and_contents"] == "FAILED"
-    # Whichever limit strikes first on this host: the wall clock (1.5 s) or the CPU time (1 s).
     stopped = re.search(r"ProjectStopped: (.*)", verdict.excerpts["tests/test_cart.py::test_total_and_contents"])
-    assert stopped and stopped.group(1) in ("time limit of 1.5 s exceeded", "the code's process was killed by SIGXCPU (CPU time limit)")
+    assert stopped and stopped.group(1) in ("time limit of 6 s exceeded", "the code's process was killed by SIGXCPU (CPU time limit)")
     assert verdict.aborted == stopped.group(1)
     assert resolution(verdict.outcomes, task.fail_to_pass, task.pass_to_pass) == "NO"
 
