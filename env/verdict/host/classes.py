@@ -1,7 +1,7 @@
 """Project classes as real classes in the trusted test process: the local class standing for each project class (the
 type() of its objects' proxies, ``class_proxy``), and what a test's class statement makes of project classes among
 its bases (``RemoteClass.__new__``): a subclass made in the sandbox, or, beside a library's class such as
-``unittest.TestCase``, a local class whose inherited project methods run in the sandbox (``_ShimMeta``).
+``unittest.TestCase``, a local class whose inherited project methods run in the sandbox (``ShimMeta``).
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import sys
 import types
 from typing import TYPE_CHECKING, Any
 
-from .proxies import DOC, ClassProxy, ProjectModuleName, RemoteObject, RemoteTzinfo, _Bound, _MethodCall
-from .sites import _method_call
-from .stand_ins import CannotPass, _local_only
+from .proxies import DOC, Bound, ClassProxy, MethodCall, ProjectModuleName, RemoteObject, RemoteTzinfo
+from .sites import method_call
+from .stand_ins import CannotPass, local_only
 
 if TYPE_CHECKING:
     from .conversation import Remote
@@ -67,7 +67,7 @@ def _class_statement(name: str, bases: tuple[type, ...], namespace: dict[str, An
     tests = tuple(b for b in bases if not isinstance(b, ClassProxy) and b is not object)
     if all(_twinnable(remote, b) for b in tests):
         known = len(remote._proxies)
-        made = _subclass(name, bases, namespace, keep_names=True, remote=remote)
+        made = subclass(name, bases, namespace, keep_names=True, remote=remote)
         if not made_now(remote, known, made):
             raise TypeError(f"the project's code did not make a new class for {name}")
         parents = tuple(b for b in bases if isinstance(b, RemoteClass) and "_adbg_fitted" in type.__getattribute__(b, "__dict__"))
@@ -77,7 +77,7 @@ def _class_statement(name: str, bases: tuple[type, ...], namespace: dict[str, An
             cell.cell_contents = made
         return made
     shims = tuple(_shim(b) if isinstance(b, ClassProxy) else b for b in bases)
-    return _ShimMeta(name, shims, namespace, **kwargs)
+    return ShimMeta(name, shims, namespace, **kwargs)
 
 
 def made_now(remote: Remote, known: int, made: Any) -> bool:
@@ -164,8 +164,8 @@ class _ProxyAttribute:
         __tracebackhide__ = True
         if instance is None:
             return owner._adbg_remote.op("getattr", owner, self.name)
-        if _method_call(sys._getframe(1), self.name):
-            return _MethodCall(instance._adbg_remote, instance, self.name)
+        if method_call(sys._getframe(1), self.name):
+            return MethodCall(instance._adbg_remote, instance, self.name)
         return instance._adbg_remote.op("getattr", instance, self.name)
 
 
@@ -184,7 +184,7 @@ class _SuperAttribute:
         return self.remote.op("getattr", parent, self.name)
 
 
-def _subclass(name: str, bases: tuple[Any, ...], namespace: dict[str, Any], keep_names: bool = False, remote: Remote | None = None) -> Any:
+def subclass(name: str, bases: tuple[Any, ...], namespace: dict[str, Any], keep_names: bool = False, remote: Remote | None = None) -> Any:
     __tracebackhide__ = True
     remote = remote or next(b._adbg_remote for b in bases if isinstance(b, ClassProxy))
     attrs: dict[str, tuple[str, Any]] = {}
@@ -206,10 +206,10 @@ def _subclass(name: str, bases: tuple[Any, ...], namespace: dict[str, Any], keep
     return remote.op("subclass", name, bases, attrs)
 
 
-class _ShimMeta(type):
+class ShimMeta(type):
     """The metaclass of a local class with project classes among its bases beside a library's class
     (``class T(ProjectMixin, unittest.TestCase)``): each project class stands as its shim, whose methods run in the
-    sandbox on the local object (``_Bound``)."""
+    sandbox on the local object (``Bound``)."""
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         if "_adbg_class" in cls.__dict__:  # the shim itself is never instantiated: the project class is
@@ -222,7 +222,7 @@ def _shim(project: ClassProxy) -> type:
     remote = project._adbg_remote
     number = project._adbg_handle
     if number not in remote._shims:
-        remote._shims[number] = _ShimMeta(
+        remote._shims[number] = ShimMeta(
             type.__getattribute__(project, "__name__"),
             (),
             {"_adbg_class": project, "__getattr__": _shim_getattr, "__module__": "adbg_host.classes"},
@@ -232,7 +232,7 @@ def _shim(project: ClassProxy) -> type:
 
 def _shim_getattr(self: Any, name: str) -> Any:
     __tracebackhide__ = True
-    if _local_only(name):
+    if local_only(name):
         raise AttributeError(name)
     for klass in type(self).__mro__:
         project = klass.__dict__.get("_adbg_class")
@@ -243,5 +243,5 @@ def _shim_getattr(self: Any, name: str) -> Any:
         except AttributeError:
             continue
         plain_function = isinstance(value, RemoteObject) and value._adbg_type == "function"  # not a classmethod's bound one
-        return _Bound(value, self) if plain_function else value
+        return Bound(value, self) if plain_function else value
     raise AttributeError(name)

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 
 # The test runner's own top-level modules: never the project's, whatever the project names its files.
-_RUNNER_NAMES = frozenset({"pytest", "_pytest", "pluggy", "py"})
+RUNNER_NAMES = frozenset({"pytest", "_pytest", "pluggy", "py"})
 
 
 def _in_tests_tree(name: str) -> bool:
