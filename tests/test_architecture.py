@@ -294,6 +294,68 @@ def test_the_sandbox_inside_and_the_test_host_import_only_the_standard_library_a
     assert boundary_imports(ROOT / "env" / "verdict" / "host", {"__future__", "_pytest", "pytest", "pluggy"}) == []
 
 
+
+# The split's two halves are packages loaded by path, each file one job reaching its siblings by relative import (the
+# sandbox's also load some by path, ``sibling``): what a file takes from a sibling is that sibling's public surface.
+# An underscore name is its own file's business, so a file can change its insides without breaking another.
+SURFACED = ("env/sandbox/inside", "env/verdict/host")
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def private_crossings(name: str, source: str, package: str) -> list[str]:
+    """The underscore names module ``name`` of ``package`` takes from a sibling: ``from .x import _y``, ``from
+    package.x import _y``, ``from . import _y``, and ``x._y`` where ``x`` is a sibling it imported or loaded by path."""
+    tree = ast.parse(source)
+    found: list[tuple[int, str]] = []
+    siblings: set[str] = set()  # the names the file holds a sibling module (or the package's own namespace) under
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            absolute = node.level == 0 and (node.module == package or (node.module or "").startswith(package + "."))
+            if node.level != 1 and not absolute:
+                continue
+            base = (node.module or "").removeprefix(package).lstrip(".") if absolute else node.module or ""
+            for alias in node.names:
+                if _private(alias.name):
+                    found.append((node.lineno, f"{name}:{node.lineno} imports {alias.name} from {base or 'the package'}"))
+                elif not base:  # from . import framing, LAYERS: a sibling module, or a module the package loaded
+                    siblings.add(alias.asname or alias.name)
+        elif isinstance(node, ast.Import):
+            siblings.update(a.asname for a in node.names if a.asname and a.name.startswith(package + "."))
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            called = node.value.func
+            if (called.id if isinstance(called, ast.Name) else called.attr if isinstance(called, ast.Attribute) else "").endswith("sibling"):
+                siblings.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _private(node.attr):
+            owner = ast.unparse(node.value)
+            if owner in siblings or owner.startswith(package + "."):
+                found.append((node.lineno, f"{name}:{node.lineno} reads {owner}.{node.attr}"))
+    return [message for _, message in sorted(found)]
+
+
+def test_no_private_name_crosses_a_file_of_the_split_s_halves():
+    found = []
+    for folder in SURFACED:
+        for path in sorted((ROOT / folder).glob("*.py")):
+            found += private_crossings(path.relative_to(ROOT).as_posix(), path.read_text(encoding="utf-8"), folder.replace("/", "."))
+    assert found == []
+
+
+def test_the_surface_check_finds_a_private_name_taken_from_a_sibling():
+    source = (
+        "from .ops import _pull, repo_ops\nfrom env.sandbox.inside.values import _chain as chain\nfrom . import framing, _FLAG\n"
+        "import env.sandbox.inside.printed as printed\nHAMMER = sibling('_adbg_hammer', 'hammer.py')\nfrom os import _exit\n"
+        "framing._recv(); printed._output(); HAMMER._starts(); framing.send(); self._own(); env.sandbox.inside.encoder._quote\n"
+    )
+    assert private_crossings("m", source, "env.sandbox.inside") == [
+        "m:1 imports _pull from ops", "m:2 imports _chain from values", "m:3 imports _FLAG from the package",
+        "m:7 reads HAMMER._starts", "m:7 reads env.sandbox.inside.encoder._quote", "m:7 reads framing._recv",
+        "m:7 reads printed._output",
+    ]
+
 def test_names_mean_one_thing():
     """A registry is env.registry.Registry and nothing else; the tasks a server serves are a catalog; what /tasks
     says of a task is a listing; the authoring commands are not a second thing called "tasks"."""
