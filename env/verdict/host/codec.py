@@ -159,14 +159,14 @@ def _parameters(function: Any) -> list[list[Any]] | None:
 class Codec:
     """The encoding and decoding half of ``conversation.Remote`` (a mixin: ``self`` is the run's Remote)."""
 
-    _proxies: dict[int, Any]
+    proxies: dict[int, Any]
     _kinds: dict[int, Any]  # a project object's handle -> its class's, as last sent (the proxy's type() follows it)
     _exceptions: dict[str, type[BaseException]]
     _callbacks: dict[int, Callable[..., Any]]
     _callback_numbers: dict[int, int]
     _shapes: dict[int, tuple[str, list[list[Any]] | None, list[str | None]]]
     _classes: dict[int, tuple[int, type]]
-    _shims: dict[int, type]
+    shims: dict[int, type]
 
     # -- test side -> sandbox ---------------------------------------------------------------
 
@@ -322,7 +322,7 @@ class Codec:
         namespace = {k: v for k, v in vars(cls).items()
                      if k not in ("__dict__", "__weakref__") and not isinstance(v, (types.GetSetDescriptorType, types.MemberDescriptorType))}
         namespace["__qualname__"], namespace["__module__"] = cls.__qualname__, cls.__module__
-        known = len(self._proxies)
+        known = len(self.proxies)
         twin = subclass(cls.__name__, bases, namespace, keep_names=True, remote=self)
         number = handle_of(twin)
         if number is None and isinstance(twin, type) and isinstance(twin.__dict__.get("_adbg_class"), tuple):
@@ -412,19 +412,19 @@ class Codec:
         if "h" not in info:
             return {RemoteList: list, RemoteDict: dict, RemoteSet: set}[kind](data)
         number = int(info["h"])
-        known = self._proxies.get(number)
+        known = self.proxies.get(number)
         if type(known) is kind:  # the same project object: the same local object, refreshed
             known._adbg_fill(data)
             known._adbg_epoch = stamp
             return known
         made = kind(data)
         made._adbg_remote, made._adbg_handle, made._adbg_epoch = self, number, stamp
-        self._proxies[number] = made
+        self.proxies[number] = made
         return made
 
     def proxy(self, info: dict) -> Any:
         number = int(info["h"])
-        known = self._proxies.get(number)
+        known = self.proxies.get(number)
         if known is not None:
             named = info.get("c")
             if isinstance(named, dict) and self._kinds.get(number) != named.get("h"):  # its class changed since
@@ -432,7 +432,7 @@ class Codec:
                 self.retype(known, self.proxy(named) if named.get("k") == "class" else None)
             return known
         made = _HANDLE_MAKERS.get(str(info.get("k")), Codec._remote_object)(self, info, number)
-        self._proxies[number] = made
+        self.proxies[number] = made
         return made
 
     @staticmethod

@@ -58,7 +58,7 @@ class Remote(Codec):
     def __init__(self, run: Channel):
         self.run = run
         self.ops = 0  # requests sent: a test that sends none never touched the project
-        self._proxies: dict[int, Any] = {}
+        self.proxies: dict[int, Any] = {}
         self._kinds: dict[int, Any] = {}
         self._exceptions: dict[str, type[BaseException]] = {}
         # The test's functions the project may call back, by number; kept for the run (the project may keep them).
@@ -67,7 +67,7 @@ class Remote(Codec):
         self._shapes: dict[int, tuple[str, list[list[Any]] | None, list[str | None]]] = {}  # a callback's name, signature, about
         self._outcome: BaseException | None = None  # a callback's pytest.fail or skip, raised when its operation ends
         self._classes: dict[int, tuple[int, type]] = {}  # id of a test-defined class -> (its twin's handle, the class)
-        self._shims: dict[int, type] = {}  # a project class -> the local base standing for it beside local bases
+        self.shims: dict[int, type] = {}  # a project class -> the local base standing for it beside local bases
         # The items a pull brought that no one has taken yet, and the batch a consumer is taking (``_batches``)
         self._pulled: dict[int, collections.deque[Any]] = {}
         self._shared: dict[int, Iterator[Any]] = {}

@@ -11,13 +11,11 @@ import os
 import sys
 import types
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from .remote_run import RemoteRun
 from .sites import compare_site, feeds_consumer, method_call
 from .stand_ins import OBJECT_DUNDERS, CannotPass, Ref, StandIn, local_only
-
-if TYPE_CHECKING:
-    from .conversation import Remote
 
 
 class MethodCall:
@@ -26,7 +24,7 @@ class MethodCall:
 
     __slots__ = ("remote", "target", "name")
 
-    def __init__(self, remote: Remote, target: Any, name: str):
+    def __init__(self, remote: RemoteRun, target: Any, name: str):
         self.remote, self.target, self.name = remote, target, name
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -38,7 +36,7 @@ class MethodCall:
         return self.remote.op("callattr", self.target, self.name, *args, **kwargs)
 
 
-def handle_of(value: Any) -> tuple[Remote, int] | None:
+def handle_of(value: Any) -> tuple[RemoteRun, int] | None:
     kind = type(value)  # the real type: a Mock(spec=proxy) claims the proxy's __class__ and is no proxy
     if issubclass(kind, (RemoteObject, Ref, RemoteModule, RemoteList, RemoteDict, RemoteSet)):
         return value._adbg_remote, value._adbg_handle
@@ -86,7 +84,7 @@ class RemoteObject:
     # weakly referable, as most objects are
     __slots__ = ("_adbg_remote", "_adbg_handle", "_adbg_type", "_adbg_generator", "__weakref__")
 
-    def __init__(self, remote: Remote, number: int, type_name: str, generator: bool = False):
+    def __init__(self, remote: RemoteRun, number: int, type_name: str, generator: bool = False):
         object.__setattr__(self, "_adbg_remote", remote)
         object.__setattr__(self, "_adbg_handle", number)
         object.__setattr__(self, "_adbg_type", type_name)
@@ -308,7 +306,7 @@ class _Container:
     """A project's list, dict or set: a local copy refreshed from the project before every read, and
     every change made in the project first. The same project object is always the same local object."""
 
-    _adbg_remote: Remote
+    _adbg_remote: RemoteRun
     _adbg_handle: int
     _adbg_epoch: int  # the copy is the project's container as it is while Remote.fresh says so
 
@@ -401,7 +399,7 @@ OBJECT_OPS: dict[str, Callable[..., Any]] = {
 }  # fmt: skip
 
 
-RUNS: list[Remote] = []  # this test process's one run (the host serves one request): where project pickles load
+RUNS: list[RemoteRun] = []  # this test process's one run (the host serves one request): where project pickles load
 
 
 def _from_sandbox_pickle(data: bytes) -> Any:
@@ -544,7 +542,7 @@ class ClassProxy(type):
             return False
 
 
-def new_proxy(kind: type, remote: Remote, number: int, type_name: str, generator: bool = False) -> Any:
+def new_proxy(kind: type, remote: RemoteRun, number: int, type_name: str, generator: bool = False) -> Any:
     """A proxy of the project object ``number`` whose type() is ``kind`` (a ClassProxy class, or RemoteObject /
     RemoteTzinfo themselves); made without calling the class, which would construct a project object."""
     made = object.__new__(kind)  # RemoteTzinfo's layout is RemoteObject's: a tzinfo adds nothing to it
@@ -571,7 +569,7 @@ _IMPORT_MACHINERY = frozenset({
 class RemoteModule(types.ModuleType):
     """A project module: attributes are read from (and written to) the sandbox's module."""
 
-    def __init__(self, name: str, remote: Remote, number: int):
+    def __init__(self, name: str, remote: RemoteRun, number: int):
         super().__init__(name)
         types.ModuleType.__setattr__(self, "_adbg_remote", remote)
         types.ModuleType.__setattr__(self, "_adbg_handle", number)

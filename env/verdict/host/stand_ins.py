@@ -3,11 +3,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from .conversation import Remote
-
+from .remote_run import RemoteRun
 
 _LOCAL_ONLY = ("_adbg_", "_pytest", "_fixture")
 
@@ -61,9 +59,9 @@ class StandIn:
     a stand-in of that very object, which the project gets back when the test raises it at it."""
 
     _adbg_message = ""
-    _adbg_remote: Remote | None = None
+    _adbg_remote: RemoteRun | None = None
     _adbg_handle = 0
-    _adbg_class: tuple[Remote, int] | None = None  # set on a class the sandbox named: its handle there
+    _adbg_class: tuple[RemoteRun, int] | None = None  # set on a class the sandbox named: its handle there
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         __tracebackhide__ = True
@@ -99,5 +97,5 @@ class StandIn:
 class Ref:
     """A bare handle, for requests about an exception object."""
 
-    def __init__(self, remote: Remote, number: int):
+    def __init__(self, remote: RemoteRun, number: int):
         self._adbg_remote, self._adbg_handle = remote, number
