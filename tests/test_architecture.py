@@ -18,14 +18,15 @@ def modules() -> dict[str, Path]:
     return found
 
 
-def imports(name: str, path: Path, known: dict[str, Path]) -> list[tuple[str, str]]:
-    """(module imported, name taken from it or "") for every import statement in the file."""
+def imports(name: str, path: Path, known: dict[str, Path], typing_too: bool = False) -> list[tuple[str, str]]:
+    """(module imported, name taken from it or "") for every import statement in the file (``typing_too``: those under
+    ``if TYPE_CHECKING:`` as well)."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = []
     tree = ast.parse(path.read_text(encoding="utf-8"))
     # ``if TYPE_CHECKING:`` imports never run: a name for an annotation is no import circle
     typing_only = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If) and ast.unparse(block.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
-                   for n in ast.walk(block)}
+                   for n in ast.walk(block)} if not typing_too else set()
     for node in ast.walk(tree):
         if id(node) in typing_only:
             continue
@@ -48,11 +49,11 @@ def owner(module: str, known: dict[str, Path]) -> str | None:
     return module or None
 
 
-def graph() -> dict[str, set[str]]:
+def graph(typing_too: bool = False) -> dict[str, set[str]]:
     known = modules()
     edges: dict[str, set[str]] = {name: set() for name in known}
     for name, path in known.items():
-        for module, _ in imports(name, path, known):
+        for module, _ in imports(name, path, known, typing_too):
             target = owner(module, known)
             if target and target != name:
                 edges[name].add(target)
@@ -107,6 +108,38 @@ def test_no_import_circles_in_env():
 
 def test_the_cycle_finder_finds_a_circle():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+# Packages whose modules form no circle even through ``if TYPE_CHECKING:`` imports: a module that needs, for an
+# annotation, a module importing it is missing a shared type (a protocol, as env/verdict/host/remote_run.py's
+# RemoteRun, or a module of the type's own, as env/tools/reports.py).
+NO_CIRCLE_EVEN_FOR_ANNOTATIONS = ("env.sandbox.inside", "env.verdict.host", "env.tools")
+
+
+def circles_within(edges: dict[str, set[str]], package: str) -> list[list[str]]:
+    def inside(module: str) -> bool:
+        return module == package or module.startswith(package + ".")
+
+    return cycles({name: {t for t in targets if inside(t)} for name, targets in edges.items() if inside(name)})
+
+
+def test_no_import_circles_within_the_split_s_halves_and_the_tools_even_for_annotations():
+    edges = graph(typing_too=True)
+    assert {package: circles_within(edges, package) for package in NO_CIRCLE_EVEN_FOR_ANNOTATIONS} == dict.fromkeys(NO_CIRCLE_EVEN_FOR_ANNOTATIONS, [])
+
+
+def test_an_annotation_s_import_counts_for_the_circles_within_a_package(tmp_path):
+    # a needs c for an annotation only, and c imports a inside a function: a circle for this check, none at run time
+    (tmp_path / "a.py").write_text("from typing import TYPE_CHECKING\nfrom p.b import B\nif TYPE_CHECKING:\n    from p.c import C\n")
+    (tmp_path / "b.py").write_text("import os\n")
+    (tmp_path / "c.py").write_text("def f():\n    from p.a import A\n")
+    known = {f"p.{n}": tmp_path / f"{n}.py" for n in "abc"}
+
+    def edges(typing_too: bool) -> dict[str, set[str]]:
+        return {name: {m for m, _ in imports(name, path, known, typing_too)} & set(known) for name, path in known.items()}
+
+    assert circles_within(edges(typing_too=True), "p") == [["p.a", "p.c"]]
+    assert circles_within(edges(typing_too=False), "p") == [] and circles_within(edges(typing_too=True), "q") == []
 
 
 def test_nothing_private_is_imported_from_another_package():
@@ -293,6 +326,68 @@ def test_the_sandbox_inside_and_the_test_host_import_only_the_standard_library_a
     assert boundary_imports(ROOT / "env" / "sandbox" / "inside", {"__future__", "_adbg_tracer", "_pytest", "pytest", "coverage"}) == []
     assert boundary_imports(ROOT / "env" / "verdict" / "host", {"__future__", "_pytest", "pytest", "pluggy"}) == []
 
+
+
+# The split's two halves are packages loaded by path, each file one job reaching its siblings by relative import (the
+# sandbox's also load some by path, ``sibling``): what a file takes from a sibling is that sibling's public surface.
+# An underscore name is its own file's business, so a file can change its insides without breaking another.
+SURFACED = ("env/sandbox/inside", "env/verdict/host")
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def private_crossings(name: str, source: str, package: str) -> list[str]:
+    """The underscore names module ``name`` of ``package`` takes from a sibling: ``from .x import _y``, ``from
+    package.x import _y``, ``from . import _y``, and ``x._y`` where ``x`` is a sibling it imported or loaded by path."""
+    tree = ast.parse(source)
+    found: list[tuple[int, str]] = []
+    siblings: set[str] = set()  # the names the file holds a sibling module (or the package's own namespace) under
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            absolute = node.level == 0 and (node.module == package or (node.module or "").startswith(package + "."))
+            if node.level != 1 and not absolute:
+                continue
+            base = (node.module or "").removeprefix(package).lstrip(".") if absolute else node.module or ""
+            for alias in node.names:
+                if _private(alias.name):
+                    found.append((node.lineno, f"{name}:{node.lineno} imports {alias.name} from {base or 'the package'}"))
+                elif not base:  # from . import framing, LAYERS: a sibling module, or a module the package loaded
+                    siblings.add(alias.asname or alias.name)
+        elif isinstance(node, ast.Import):
+            siblings.update(a.asname for a in node.names if a.asname and a.name.startswith(package + "."))
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            called = node.value.func
+            if (called.id if isinstance(called, ast.Name) else called.attr if isinstance(called, ast.Attribute) else "").endswith("sibling"):
+                siblings.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _private(node.attr):
+            owner = ast.unparse(node.value)
+            if owner in siblings or owner.startswith(package + "."):
+                found.append((node.lineno, f"{name}:{node.lineno} reads {owner}.{node.attr}"))
+    return [message for _, message in sorted(found)]
+
+
+def test_no_private_name_crosses_a_file_of_the_split_s_halves():
+    found = []
+    for folder in SURFACED:
+        for path in sorted((ROOT / folder).glob("*.py")):
+            found += private_crossings(path.relative_to(ROOT).as_posix(), path.read_text(encoding="utf-8"), folder.replace("/", "."))
+    assert found == []
+
+
+def test_the_surface_check_finds_a_private_name_taken_from_a_sibling():
+    source = (
+        "from .ops import _pull, repo_ops\nfrom env.sandbox.inside.values import _chain as chain\nfrom . import framing, _FLAG\n"
+        "import env.sandbox.inside.printed as printed\nHAMMER = sibling('_adbg_hammer', 'hammer.py')\nfrom os import _exit\n"
+        "framing._recv(); printed._output(); HAMMER._starts(); framing.send(); self._own(); env.sandbox.inside.encoder._quote\n"
+    )
+    assert private_crossings("m", source, "env.sandbox.inside") == [
+        "m:1 imports _pull from ops", "m:2 imports _chain from values", "m:3 imports _FLAG from the package",
+        "m:7 reads HAMMER._starts", "m:7 reads env.sandbox.inside.encoder._quote", "m:7 reads framing._recv",
+        "m:7 reads printed._output",
+    ]
 
 def test_names_mean_one_thing():
     """A registry is env.registry.Registry and nothing else; the tasks a server serves are a catalog; what /tasks

@@ -467,7 +467,7 @@ def test_the_number_of_debugging_sessions_is_capped(isolation, catalog, task):
 
 FORGE = """import gc, json
 tracer = next(o for o in gc.get_objects() if type(o).__name__ == "Tracer")
-send = next(o for o in gc.get_objects() if getattr(o, "__qualname__", None) == "_send" and "framing" in str(getattr(o, "__module__", "")))
+send = next(o for o in gc.get_objects() if getattr(o, "__qualname__", None) == "send" and "framing" in str(getattr(o, "__module__", "")))
 send(json.dumps({"id": tracer.pending, "ok": {"stopped": True, "event": "entry", "frame": "nowhere", "stack": 7}}))
 """
 

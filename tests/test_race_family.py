@@ -33,7 +33,7 @@ from env.models import DebugAction
 from env.race_review import review
 from env.sandbox.cputime import STARVED
 from env.server.in_process import InProcessDriver
-from env.tools.trace import TraceReport
+from env.tools.reports import TraceReport
 from validator import spot_checked
 
 POOL = "race-check-then-act-connection-pool-3"

@@ -173,12 +173,12 @@ def _public(name):
 
 
 def _harness(obj):
-    kind = type(obj)
-    if getattr(kind, "__module__", "") == "_adbg_explorer" or kind.__name__ in ("Schedule", "_Worker"):
+    kind, harness = type(obj), ("_adbg_explorer", "_adbg_schedule", "_adbg_points")  # explorer.py and the files it loads
+    if getattr(kind, "__module__", "") in harness or kind.__name__ in ("Schedule", "_Worker"):
         return True
-    if kind is type(threading) and getattr(obj, "__name__", "") == "_adbg_explorer":
+    if kind is type(threading) and getattr(obj, "__name__", "") in harness:
         return True
-    return callable(obj) and getattr(obj, "__module__", "") == "_adbg_explorer"
+    return callable(obj) and getattr(obj, "__module__", "") in harness
 
 
 def _walk(roots):

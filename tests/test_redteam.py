@@ -171,7 +171,7 @@ ATTACKS: dict[str, tuple[str, int]] = {
     "monkeypatch_unittest": ("import unittest\nunittest.TestCase.run = lambda *a, **k: None\nreturn 'patched'", 6),
     "patch_the_reply_encoder": (
         "import sys\nframe = sys._getframe()\nwhile frame is not None:\n"
-        "    if '_Encoder' in frame.f_globals:\n        frame.f_globals['_Encoder'].encode = lambda self, value, depth=0: '4'\n"
+        "    if 'Encoder' in frame.f_globals:\n        frame.f_globals['Encoder'].encode = lambda self, value, depth=0: '4'\n"
         "        return 'patched'\n    frame = frame.f_back",
         2,  # every reply becomes 4: only the two tests whose answer may be 4 pass
     ),

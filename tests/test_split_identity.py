@@ -381,14 +381,14 @@ def int_liar():
 def _serving_globals():
     """The globals of the sandbox's server (the frame that called the project), as hostile code finds them."""
     frame = sys._getframe(1)
-    while frame is not None and "_RepoEncoder" not in frame.f_globals and "_serve_one" not in frame.f_globals:
+    while frame is not None and "RepoEncoder" not in frame.f_globals and "_serve_one" not in frame.f_globals:
         frame = frame.f_back
     return {} if frame is None else frame.f_globals
 
 
 def claim_int():
     """From now on every object's class handle says int (the encoder's own method, replaced)."""
-    encoder = _serving_globals().get("_RepoEncoder")
+    encoder = _serving_globals().get("RepoEncoder")
     if encoder is not None:
         encoder._class_of = lambda self, cls, dt: {"h": self.number(int), "t": "type", "k": "class", "q": "builtins.int", "n": ["builtins", "int"]}
     return 5

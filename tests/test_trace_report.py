@@ -13,7 +13,8 @@ from env.families.registry import FAMILIES
 from env.interface import ALIASES, PROFILES
 from env.models import DebugAction
 from env.project import load_repo_task
-from env.tools.trace import TraceReport, parse_record, render
+from env.tools.reports import TraceReport
+from env.tools.trace import parse_record, render
 from tests import repo_fixture
 
 REPO_TASKS = [f"repo-{name}" for name in (

@@ -46,7 +46,7 @@ def _table_keys(path: Path, name: str) -> set[str]:
 
 
 def test_the_test_sides_value_tags_are_the_tables():
-    """{None: (tag, ...)}: written by the trusted codec, read by the sandbox's _repo_decode."""
+    """{None: (tag, ...)}: written by the trusted codec, read by the sandbox's repo_decode."""
     written: set[str] = set()
     for path in (HOST / "codec.py", HOST / "conversation.py"):
         for node in ast.walk(_tree(path)):
@@ -62,7 +62,7 @@ def test_the_test_sides_value_tags_are_the_tables():
 def test_the_sandboxs_reply_tags_are_the_tables():
     """The keys of the JSON objects the sandbox's encoder writes, and those the trusted codec reads."""
     written: set[str] = set()
-    for node in _defs(INSIDE / "values.py", "_RepoEncoder", "_class_fields", "_special", "_moment"):
+    for node in _defs(INSIDE / "values.py", "RepoEncoder", "_class_fields", "_special", "_moment"):
         skip = {id(a) for n in ast.walk(node) if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "get" for a in n.args}
         for constant in ast.walk(node):
             if isinstance(constant, ast.Constant) and isinstance(constant.value, str) and id(constant) not in skip:
@@ -90,7 +90,7 @@ def test_the_sandboxs_reply_tags_are_the_tables():
 
 def test_handle_kinds_are_the_tables():
     written: set[str] = set()
-    for node in ast.walk(_defs(INSIDE / "values.py", "_RepoEncoder")[0]):
+    for node in ast.walk(_defs(INSIDE / "values.py", "RepoEncoder")[0]):
         if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Subscript) and _texts(node.targets[0].slice) == {"k"}:
             written |= _texts(node.value)
     assert written == set(TABLE["HANDLE_KINDS"])
@@ -113,7 +113,7 @@ def _inside_package():
 
 def test_the_operations_are_the_tables():
     """Every operation the sandbox answers is in the table, and every operation the trusted side names is answered."""
-    served = set(_inside_package()._repo_ops())
+    served = set(_inside_package().repo_ops())
     for node in ast.walk(_tree(INSIDE / "serve.py")):  # state["ops"]["name"] = ...
         if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Subscript) and isinstance(node.targets[0].value, ast.Subscript):
             served |= _texts(node.targets[0].slice)

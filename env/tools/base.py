@@ -24,14 +24,13 @@ from pydantic_core import ErrorDetails
 from env.debugger.session import DebugSession, Project
 from env.project import RepoTask
 from env.registry import Registry
+from env.tools.reports import TracedOutcome, TraceReport
 from env.verdict.outcome import RepoVerdict
 from env.workspace import Workspace
 
 if TYPE_CHECKING:  # for annotations only: importing them would load OpenEnv (env.models) with every tool
     from env.contract import Task
     from env.runtime import Runtime
-    from env.tools.trace import TraceReport
-    from env.tools.traced_outcome import TracedOutcome
 
 ArgsT = TypeVar("ArgsT", bound=BaseModel)
 

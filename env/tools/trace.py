@@ -25,25 +25,20 @@ from __future__ import annotations
 import json
 import shlex
 from pathlib import Path
-from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from env.project import is_test_path
 from env.sandbox.runner import RefusedToRun
 from env.sandbox.shell import ShellError
 from env.tools.base import Tool, ToolContext, ToolError, ToolResult, register
+from env.tools.reports import RaceTrace, TraceCall, TraceReport
 from env.tools.shell import command_environment
 from env.tools.traced_outcome import traced_outcome
 
 TRACER = Path(__file__).resolve().parents[1] / "sandbox" / "inside" / "calltrace.py"
 _END = "ADBG_TRACE_SOURCE_END"
 MAX_CALLS = 200
-_TEXT = 200  # a value's text (the tracer cuts reprs at 120 characters)
-_NAME = 300
-Text = Annotated[str, StringConstraints(max_length=_TEXT)]
-Name = Annotated[str, StringConstraints(max_length=_NAME)]
-Change = Annotated[list[Text | None], Field(min_length=2, max_length=2)]
 
 
 class TraceArgs(BaseModel):
@@ -62,58 +57,6 @@ class TraceArgs(BaseModel):
     @property
     def wants_race(self) -> bool:
         return self.race or (self.test or "").startswith("stress::")
-
-
-class TraceCall(BaseModel):
-    """One call: bounded, since a record comes from the traced process (``TraceRecord``)."""
-
-    model_config = ConfigDict(extra="forbid")
-    id: int
-    function: Annotated[str, StringConstraints(max_length=_NAME, pattern=r"^[\w.<>]+$")]  # a qualified name: no free text
-    path: Name
-    line: int = Field(ge=0)
-    thread: Annotated[str, StringConstraints(max_length=100)]
-    caller: int | None
-    args: dict[Name, Text] = Field(max_length=64)
-    returned: Text | None = None
-    raised: Name | None = None
-    locals_changed: dict[Name, Change] = Field({}, max_length=64)
-    self_changed: dict[Name, Change] = Field({}, max_length=64)
-
-
-class RaceStep(BaseModel):
-    """One step of a replayed interleaving: a shared access, a lock operation, a switch, a call or its return."""
-
-    model_config = ConfigDict(extra="forbid")
-    thread: str
-    event: str
-    line: int = 0
-    function: str = ""
-    code: str = ""
-    locks: list[str] = []
-
-
-class RaceTrace(BaseModel):
-    """The race check's failing interleaving (or, when none fails, its last one), replayed step by step."""
-
-    model_config = ConfigDict(extra="forbid")
-    scenario: str
-    problem: str
-    start: dict[str, str]
-    steps: list[RaceStep]
-    steps_cut: int = 0
-    conflicts: list[str] = []
-
-
-class TraceReport(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    test: str
-    exit_code: int
-    calls: list[TraceCall]
-    calls_made: int
-    cut: int
-    pytest: str
-    race: RaceTrace | None = None
 
 
 class TraceRecord(BaseModel):

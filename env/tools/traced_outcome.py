@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel
-
 from env.tools.base import ToolContext, ToolError
+from env.tools.reports import TracedOutcome
 from env.tools.testing import select_tests
 from env.verdict.outcome import RepoVerdict
 from env.verdict.repo_judge import run_tests
@@ -34,13 +33,6 @@ _LIBRARY = re.compile(r"^.*/(?:site-packages|dist-packages|python\d+\.\d+)/")
 _PROJECT_HEADER = "in the project's code (sandbox):"
 _VERDICT_OWN = "/adbg_host/"
 _PASSING = {"PASSED", "SKIPPED", "XFAIL", "XPASS"}
-
-
-class TracedOutcome(BaseModel):
-    """What the trusted run says of the traced test: pytest's exit code for it, and its failure as the view allows."""
-
-    exit_code: int
-    text: str
 
 
 def traced_outcome(ctx: ToolContext, test: str) -> TracedOutcome:

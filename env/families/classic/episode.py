@@ -31,8 +31,7 @@ from env.runtime import Runtime
 from env.timing import phase
 from env.tools import ToolError, run_call
 from env.tools.base import InvalidArguments, UnknownTool
-from env.tools.trace import TraceReport
-from env.tools.traced_outcome import TracedOutcome
+from env.tools.reports import TracedOutcome, TraceReport
 
 MAX_SUSPECT = 300  # a function name or file:line
 FIELDS_OF = {

@@ -21,7 +21,7 @@ from env.families.classic.task import TaskSpec
 from env.pyparse import parse
 from env.sandbox.runner import RemoteError, RunAborted, Sandbox
 from env.tools.base import ToolError
-from env.tools.trace import RaceStep, RaceTrace, TraceCall, TraceReport
+from env.tools.reports import RaceStep, RaceTrace, TraceCall, TraceReport
 
 MAX_STEPS = 160  # steps of the interleaving kept in a report (the conflicting ones first)
 _VERBS = {"r": "reads", "w": "writes", "lock": "acquires", "release": "releases"}

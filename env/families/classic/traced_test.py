@@ -16,7 +16,8 @@ from env.families.classic.judge import judge_on
 from env.families.classic.task import TaskSpec
 from env.runtime import Runtime
 from env.tools.base import ToolError
-from env.tools.traced_outcome import MAX_ERROR_LINES, MAX_LINE_CHARS, TracedOutcome
+from env.tools.reports import TracedOutcome
+from env.tools.traced_outcome import MAX_ERROR_LINES, MAX_LINE_CHARS
 
 
 def traced_test(runtime: Runtime, task: TaskSpec, test_file: str, test: str, source: str) -> TracedOutcome:

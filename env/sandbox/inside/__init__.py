@@ -9,10 +9,11 @@ repository run), ``runs`` (which run, and the debug and pytest runs), ``zygote``
 submitted code; then the package leaves ``sys.modules``, so nothing more of this folder can be imported by name.
 
 Files loaded by path on their own (never in ``sys.modules`` under this package): ``layers.py`` (the isolation layers,
-shared with ``shell_child.py``, run_bash's launcher), ``explorer.py`` (the race explorer, which loads ``hammer.py``,
-the real-threads run, ``plausible.py``, its own quick look, ``reduction.py``, the strategies and the sweep's reduction,
-and ``plan_runs.py``, one run of a scenario by kind of plan, beside itself) and ``tracer.py`` (the debugger), through
-``sibling``.
+shared with ``shell_child.py``, run_bash's launcher), ``explorer.py`` (the race explorer, which loads ``schedule.py``,
+one schedule's worker threads, scheduler and tracer, itself loading ``points.py``, the scheduling points,
+``hammer.py``, the real-threads run, ``plausible.py``, its own quick look, ``reduction.py``, the strategies and the
+sweep's reduction, and ``plan_runs.py``, one run of a scenario by kind of plan, beside itself) and ``tracer.py`` (the
+debugger), through ``sibling``.
 """
 
 import os

@@ -4,11 +4,11 @@ The tests and their expected values never enter this process."""
 import os
 import sys
 
-from .encoder import _decode, _Encoder, _exception_reply
-from .framing import _recv, _send
+from .encoder import Encoder, decode, exception_reply
+from .framing import recv, send
 
 
-def _load(setup):
+def load_classic(setup):
     import types
 
     filename = os.path.join(os.getcwd(), setup["filename"])
@@ -21,11 +21,11 @@ def _load(setup):
     return module, filename
 
 
-def _serve(module, filename, explorer):
+def serve_classic(module, filename, explorer):
     handles = {}
     while True:
         try:
-            request = _recv()
+            request = recv()
         except EOFError:
             return
         rid = request["id"]
@@ -41,13 +41,13 @@ def _serve(module, filename, explorer):
                 owner = handles[request["handle"]] if "handle" in request else module
                 member = getattr(owner, request["name"])
                 if op == "call":
-                    args = _decode(request.get("args", []), handles)
-                    kwargs = _decode(request.get("kwargs", {}), handles)
+                    args = decode(request.get("args", []), handles)
+                    kwargs = decode(request.get("kwargs", {}), handles)
                     value = member(*args, **kwargs)
                 else:  # "getattr"
                     value = member
-            reply = '{"id":%d,"ok":%s}' % (rid, _Encoder(handles).encode(value))
+            reply = '{"id":%d,"ok":%s}' % (rid, Encoder(handles).encode(value))
         except BaseException as exc:  # the submission's exceptions are data for the tests
-            reply = _exception_reply(rid, exc, filename)
+            reply = exception_reply(rid, exc, filename)
         sys.stdout.flush()
-        _send(reply)
+        send(reply)

@@ -1,17 +1,17 @@
 """Values of a classic run: plain data crosses as JSON; anything else stays here behind a numbered handle. Also the
 exception reply every mode shares."""
 
-from _json import encode_basestring_ascii as _quote  # once: an import in each encoder cost a tenth of a small reply
+from _json import encode_basestring_ascii as quote  # once: an import in each encoder cost a tenth of a small reply
 
 MAX_DEPTH = 32
 MAX_ITEMS = 100_000
 
 
-class _Encoder:
+class Encoder:
     def __init__(self, handles):
         self.handles = handles
         self.items = 0
-        self.quote = _quote
+        self.quote = quote
 
     def tick(self, depth):
         self.items += 1
@@ -54,18 +54,18 @@ class _Encoder:
         return '{"h":' + str(handle) + ',"t":' + self.quote(kind.__name__[:100]) + "}"
 
 
-def _decode(value, handles):
+def decode(value, handles):
     kind = type(value)
     if kind is list:
-        return [_decode(v, handles) for v in value]
+        return [decode(v, handles) for v in value]
     if kind is dict:
         if "$h" in value:
             return handles[value["$h"]]
-        return {k: _decode(v, handles) for k, v in value.items()}
+        return {k: decode(v, handles) for k, v in value.items()}
     return value
 
 
-def _exception_reply(rid, exc, filename):
+def exception_reply(rid, exc, filename):
     import traceback
 
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == filename]
@@ -75,12 +75,12 @@ def _exception_reply(rid, exc, filename):
     return '{"id":%d,"exc":%s,"msg":%s,"tb":%s}' % (
         rid,
         quote(type(exc).__name__[:100]),
-        quote(_safe_str(exc)[:2000]),
+        quote(safe_str(exc)[:2000]),
         quote(detail[-4000:]),
     )
 
 
-def _safe_str(exc):
+def safe_str(exc):
     try:
         return str(exc)
     except BaseException:

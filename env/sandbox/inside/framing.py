@@ -22,12 +22,12 @@ def _read_exact(n):
     return data
 
 
-def _recv():
+def recv():
     size = int.from_bytes(_read_exact(4), "big")
     return marshal.loads(_read_exact(size))
 
 
-def _send(text):
+def send(text):
     data = text.encode("utf-8", "surrogatepass")
     data = len(data).to_bytes(4, "big") + data
     while data:

@@ -1,19 +1,19 @@
-"""Repository mode, the operations the trusted test process applies to project objects here (``_repo_ops``), the
+"""Repository mode, the operations the trusted test process applies to project objects here (``repo_ops``), the
 pulls of iterators, pickles made and loaded in this process, and the exception reply of a repository run."""
 
 import sys
 
 from . import MODULES, PACKAGE
-from .encoder import MAX_DEPTH, _quote, _safe_str
-from .values import _BUILTINS, _FUNCTION, _GENERATOR, _SELF_ITERATORS, _chain, _RepoEncoder, _test_object
+from .encoder import MAX_DEPTH, quote, safe_str
+from .values import BUILTINS, FUNCTION, GENERATOR, SELF_ITERATORS, RepoEncoder, class_chain, test_object
 
 _OURS = frozenset(PACKAGE + "." + name for name in MODULES)  # this package's modules
 
 
-def _pickle_here(obj, protocol, state):
+def pickle_here(obj, protocol, state):
     """A test's pickle.dumps of a project object, made here. Classes made here for the test (its subclasses of
     project classes, twins of its classes) and its own objects cannot be found by name in this process: they go as
-    references to themselves, which only a load in this same run (``_unpickle_here``) resolves."""
+    references to themselves, which only a load in this same run (``unpickle_here``) resolves."""
     import io
     import pickle
 
@@ -32,7 +32,7 @@ def _pickle_here(obj, protocol, state):
                 made_list.append(value)
             if isinstance(value, type) and id(value) in made:
                 return ("made", made[id(value)])
-            standin = state["standins"].get(id(value)) if type(value) is _FUNCTION else None
+            standin = state["standins"].get(id(value)) if type(value) is FUNCTION else None
             if standin is not None and standin[1] is value:  # a test's function: itself again on loading
                 return ("sf", standin[0])
             if proxies and type(value) in proxies:
@@ -45,7 +45,7 @@ def _pickle_here(obj, protocol, state):
     return buffer.getvalue()
 
 
-def _unpickle_here(data, state):
+def unpickle_here(data, state):
     import io
     import pickle
 
@@ -54,7 +54,7 @@ def _unpickle_here(data, state):
             if type(pid) is tuple and pid[0] == "made":
                 return state.setdefault("made", [])[pid[1]]
             if type(pid) is tuple and pid[0] == "lo":
-                return _test_object(state, pid[1], pid[2])
+                return test_object(state, pid[1], pid[2])
             if type(pid) is tuple and pid[0] == "sf" and pid[1] in state.get("standin_numbers", {}):
                 return state["standin_numbers"][pid[1]]
             raise pickle.UnpicklingError("unknown reference in a pickle of this run")
@@ -62,19 +62,19 @@ def _unpickle_here(data, state):
     return Unpickler(io.BytesIO(data)).load()
 
 
-def _subclass(name, bases, attrs, made_here=None):
+def subclass(name, bases, attrs, made_here=None):
     """A test's subclass of project classes: a real class here, whose methods the test defined run in the trusted
     process (each is a callback, given this instance as a project object)."""
     made = {}
     for key, (kind, value) in attrs.items():  # the test's functions arrive as stand-ins taking their parameters
         if kind == "method":
-            made[key] = value if type(value) is _FUNCTION else (lambda fn: lambda self, *a, **k: fn(self, *a, **k))(value)
+            made[key] = value if type(value) is FUNCTION else (lambda fn: lambda self, *a, **k: fn(self, *a, **k))(value)
         elif kind == "static":
             made[key] = staticmethod(value)
         elif kind == "class":
-            made[key] = classmethod(value if type(value) is _FUNCTION else (lambda fn: lambda cls, *a, **k: fn(cls, *a, **k))(value))
+            made[key] = classmethod(value if type(value) is FUNCTION else (lambda fn: lambda cls, *a, **k: fn(cls, *a, **k))(value))
         elif kind == "property":
-            made[key] = property(value if type(value) is _FUNCTION else (lambda fn: lambda self: fn(self))(value))
+            made[key] = property(value if type(value) is FUNCTION else (lambda fn: lambda self: fn(self))(value))
         else:
             made[key] = value
     kind = type(str(name), tuple(bases), made)
@@ -86,7 +86,7 @@ def _subclass(name, bases, attrs, made_here=None):
 _COMPARISONS = frozenset(("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"))
 
 
-def _repo_ops():
+def repo_ops():
     import importlib
     import operator
 
@@ -122,7 +122,7 @@ MAX_PULL = 512  # items one "pull" hands over at most
 MAX_PULL_TEXT = 256 * 1024  # characters of encoded items after which a pull stops (the reply limit is far above)
 
 
-class _Encoded(str):
+class Encoded(str):
     """A reply value already encoded (a pull's items, each encoded as it was made)."""
 
 
@@ -138,7 +138,7 @@ def _plain_hashable(value, depth=0):
     return value is None or kind is bool or kind is int or kind is float or kind is str or kind is bytes
 
 
-def _pull(obj, mode, state):
+def pull(obj, mode, state):
     """Items of a project iterator the test's consumer takes all of (``list(it)``, ``sorted(it)``: mode "all"), or
     takes while each is plain hashable data (``set(it)``: mode "plain"), a plain number (``max(it)``: mode
     "numbers"), an int (``sum(it)``, ``reduce(mul, it)`` before any float: mode "ints") or a float or an int a float
@@ -151,7 +151,7 @@ def _pull(obj, mode, state):
     kept = state["pending"].get(id(obj))
     encoded, size, ended = [], 0, kept is not None and kept[0] is obj
     stopped = False
-    encoder = _RepoEncoder(state)  # one per pull; each item gets the whole size budget, as a reply's value does
+    encoder = RepoEncoder(state)  # one per pull; each item gets the whole size budget, as a reply's value does
     scalar = encoder.scalar
     while not ended and len(encoded) < MAX_PULL and size < MAX_PULL_TEXT:
         try:
@@ -181,7 +181,7 @@ def _pull(obj, mode, state):
     # (items, ended): ended is 2 when the iterator stopped bare after the items (the trusted side raises
     # StopIteration itself), true when the next "next" raises what the pull met, false when it may yield more
     flag = "2" if stopped else "true" if ended else "false"
-    return _Encoded('{"T":[{"T":[%s]},%s]}' % (",".join(encoded), flag))
+    return Encoded('{"T":[{"T":[%s]},%s]}' % (",".join(encoded), flag))
 
 
 _FLOAT_INT = 2**1023  # an int below this in size turns into a float without failing (float's largest is about 2**1024)
@@ -196,19 +196,19 @@ _TAKES = {  # mode -> whether the consumer goes on past this item as it went pas
 }
 
 
-def _callpull(state, mode, obj, name, /, *args, **kwargs):
+def callpull(state, mode, obj, name, /, *args, **kwargs):
     """``consumer(obj.name(...))`` (or ``consumer(obj(...))``: name None) where the consumer takes the call's result
-    whole (mode as ``_pull``'s): the call, then, if its result is a generator or a builtin iterator (iter() of it is
+    whole (mode as ``pull``'s): the call, then, if its result is a generator or a builtin iterator (iter() of it is
     itself: nothing of the project's runs between the call and the consumer's first next()), a pull of it, in one
     request. Answers ``{"T": [result, pull or null]}``."""
     result = (obj if name is None else getattr(obj, name))(*args, **kwargs)
     kind = type(result)
-    pulled = _pull(result, mode, state) if kind is _GENERATOR or kind in _SELF_ITERATORS else "null"
-    return _Encoded('{"T":[%s,%s]}' % (_RepoEncoder(state).encode(result), pulled))
+    pulled = pull(result, mode, state) if kind is GENERATOR or kind in SELF_ITERATORS else "null"
+    return Encoded('{"T":[%s,%s]}' % (RepoEncoder(state).encode(result), pulled))
 
 
-def _iterpull(obj, mode, sized, state):
-    """``consumer(obj)`` where the consumer takes every item (mode as ``_pull``'s) and does nothing between iter() and
+def iterpull(obj, mode, sized, state):
+    """``consumer(obj)`` where the consumer takes every item (mode as ``pull``'s) and does nothing between iter() and
     its first next() but, if ``sized``, a len() of ``obj`` (list, tuple): iter(obj), that len(), then a pull of the
     iterator, in one request. Answers ``{"T": [iterator, size, pull]}``: size null (not asked), an int, ``{"T":
     [message]}`` for a plain TypeError (the consumer goes on without a size), or "kept" for any other exception,
@@ -220,16 +220,16 @@ def _iterpull(obj, mode, sized, state):
             size = int.__repr__(len(obj))
         except BaseException as exc:  # noqa: B036  (the project's: a plain TypeError told, any other raised when asked)
             if type(exc) is TypeError:
-                size = '{"T":[%s]}' % _quote(_safe_str(exc)[:2000])
+                size = '{"T":[%s]}' % quote(safe_str(exc)[:2000])
             else:
                 state["lens"][id(obj)] = (obj, exc)
                 size = '"kept"'
     if size != '"kept"':
-        pulled = _pull(it, mode, state)
-    return _Encoded('{"T":[%s,%s,%s]}' % (_RepoEncoder(state).encode(it), size, pulled))
+        pulled = pull(it, mode, state)
+    return Encoded('{"T":[%s,%s,%s]}' % (RepoEncoder(state).encode(it), size, pulled))
 
 
-def _len(obj, state):
+def len_or_kept(obj, state):
     """len(): the exception an "iterpull" met asking it first, if one is kept."""
     kept = state["lens"].pop(id(obj), None) if state["lens"] else None
     if kept is not None and kept[0] is obj:
@@ -237,12 +237,12 @@ def _len(obj, state):
     return len(obj)
 
 
-def _callattr(obj, name, /, *args, **kwargs):
+def callattr(obj, name, /, *args, **kwargs):
     """``obj.name(...)`` in one request: the attribute read, then the call (keyword arguments of any name)."""
     return getattr(obj, name)(*args, **kwargs)
 
 
-def _next(obj, state):
+def next_or_kept(obj, state):
     """next(): the exception a pull met on this iterator first, if one is kept."""
     pending = state["pending"].pop(id(obj), None) if state["pending"] else None
     if pending is not None and pending[0] is obj:
@@ -314,28 +314,28 @@ _CHAINS = {}
 def _chain_text(cls):
     known = _CHAINS.get(id(cls))
     if known is None or known[0] is not cls:
-        known = _CHAINS[id(cls)] = (cls, __import__("json").dumps(_chain(cls)))
+        known = _CHAINS[id(cls)] = (cls, __import__("json").dumps(class_chain(cls)))
     return known[1]
 
 
-def _repo_exception(rid, exc, state, root):
+def repo_exception(rid, exc, state, root):
     import traceback
 
     frames = _project_frames(exc.__traceback__, root)
     detail = "".join(traceback.format_list(frames)) + "".join(traceback.format_exception_only(type(exc), exc))
     quote = __import__("_json").encode_basestring_ascii
     try:  # the tuple it is: a list would cross as a project list, refreshed by one more request per exception
-        args = _RepoEncoder(state).encode(tuple.__getitem__(exc.args, slice(None)) if isinstance(exc.args, tuple) else list(exc.args))
+        args = RepoEncoder(state).encode(tuple.__getitem__(exc.args, slice(None)) if isinstance(exc.args, tuple) else list(exc.args))
     except BaseException:
-        args = "[" + quote(_safe_str(exc)[:2000]) + "]"
+        args = "[" + quote(safe_str(exc)[:2000]) + "]"
     # The object's handle, for the stand-in of a project exception class; a builtin one is rebuilt from its
     # arguments on the trusted side, which never asks for it (and keeping each StopIteration alive costs memory).
     kind = type(exc)
-    handle = "null" if getattr(kind, "__module__", None) == "builtins" and _BUILTINS.get(kind.__name__) is kind else _RepoEncoder(state).handle(exc)
+    handle = "null" if getattr(kind, "__module__", None) == "builtins" and BUILTINS.get(kind.__name__) is kind else RepoEncoder(state).handle(exc)
     return '{"id":%d,"exc":%s,"msg":%s,"tb":%s,"m":%s,"a":%s,"h":%s}' % (
         rid,
         quote(kind.__name__[:100]),
-        quote(_safe_str(exc)[:2000]),
+        quote(safe_str(exc)[:2000]),
         quote(detail[-6000:]),
         _chain_text(kind),
         args,

@@ -2,7 +2,7 @@
 peak read) and a model plan's (``once``, ``explore``: the race family, env/families/race: calls with arguments on a
 fresh ``cls()``, the final state read through its accessors, every schedule returned for the trusted side to judge).
 explorer.py loads this file by path and hands it its harness (``h``: the Schedule, the strategies, the encoders);
-these functions run in the harness's own thread, never a worker's (what a worker calls stays in explorer.py, whose
+these functions run in the harness's own thread, never a worker's (what a worker calls stays in schedule.py, whose
 frames are never traced); ``hammer``, a model plan's real-threads run, runs in a process no tracer ever ran in.
 Standard library only.
 """

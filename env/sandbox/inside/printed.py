@@ -5,7 +5,7 @@ import sys
 MAX_OUTPUT = 4 * 1024 * 1024  # what one run may print for the tests to see; past it, a note says it was cut
 
 
-class _Output:
+class Output:
     """The project's sys.stdout / sys.stderr: what it prints goes to the trusted process with its next message, and
     is written there to the test's own stream (capsys, redirect_stdout and pyparsing's debug tests read it); it also
     goes where it went before, the run's own output (the agent's run_tests shows it)."""
@@ -46,7 +46,7 @@ class _Output:
         raise OSError("the project's output goes to the tests, not to a file")
 
 
-def _output(state):
+def pending_output(state):
     """The pending output as a member of the next message (``,"o":[[stream, text], ...]``), then forgotten."""
     if not state["out"]:
         return ""

@@ -9,7 +9,7 @@ half's code for them.
 """
 
 # The trusted side's values in a request (marshal data): each dict is wrapped as ``{None: (tag, payload...)}``,
-# built by env/verdict/host/codec.py's ``Codec.encode`` and read by values.py's ``_repo_decode``.
+# built by env/verdict/host/codec.py's ``Codec.encode`` and read by values.py's ``repo_decode``.
 VALUE_TAGS = {
     "d": "a dict: [(key, value), ...]",
     "h": "a project object, by its handle",
@@ -39,7 +39,7 @@ VALUE_TAGS = {
     "R": "a compiled pattern: (pattern, flags, whether bytes)",
 }
 
-# The sandbox's values in a reply (JSON): an object's keys, written by values.py's ``_RepoEncoder`` and read by
+# The sandbox's values in a reply (JSON): an object's keys, written by values.py's ``RepoEncoder`` and read by
 # codec.py's ``Codec.decode`` / ``Codec.proxy``.
 REPLY_TAGS = {
     "h": "a handle: the project object stays in the sandbox under this number",
@@ -74,7 +74,7 @@ REPLY_TAGS = {
 }
 
 # The builtins a test's lambda may name and still run in the sandbox instead of being called back (env/verdict/host/
-# sites.py's ``_portable_lambda``): pure functions of their arguments, which neither look inside them nor tell a stand-in
+# sites.py's ``portable_lambda``): pure functions of their arguments, which neither look inside them nor tell a stand-in
 # of the test's object from the object (isinstance is checked against the arguments themselves, see values.py's
 # ``_run_here``); the sandbox keeps them as they were before the project's code loaded.
 PURE_BUILTINS = ("isinstance", "len", "abs", "int", "float", "str", "bool", "ord", "chr", "divmod", "round", "min", "max")
@@ -90,7 +90,7 @@ HANDLE_KINDS = {
     "obj": "anything else: a RemoteObject",
 }
 
-# Operations the trusted side asks for by name (a request's "name"): ops.py's ``_repo_ops`` and serve.py's additions.
+# Operations the trusted side asks for by name (a request's "name"): ops.py's ``repo_ops`` and serve.py's additions.
 _OPERATORS = (
     "getitem", "setitem", "delitem", "contains", "eq", "ne", "lt", "le", "gt", "ge", "add", "sub", "mul", "truediv",
     "floordiv", "mod", "pow", "matmul", "and_", "or_", "xor", "xor_", "lshift", "rshift", "neg", "pos", "invert", "index",

@@ -5,10 +5,10 @@ import os
 import sys
 
 from . import LAYERS, sibling
-from .classic import _load, _serve
-from .encoder import _exception_reply, _safe_str
-from .framing import _recv, _send
-from .serve import _load_repo, _run_repo
+from .classic import load_classic, serve_classic
+from .encoder import exception_reply, safe_str
+from .framing import recv, send
+from .serve import load_repo, run_repo
 
 # ---------------------------------------------------------------------------------------------
 # the harness-owned concurrency driver (the only test code that must share this process). It is handed from
@@ -26,7 +26,7 @@ def _load_explorer():
 # the trusted side's commands arrive while the program is stopped
 
 
-def _prepare(config):
+def prepare(config):
     """Modules read from the server's tree load before isolation (they are out of reach afterwards): the race
     explorer for a verdict sandbox (returned, never stored in a global); pytest and the tracer for a debug sandbox."""
     if not config.get("debug"):
@@ -57,20 +57,20 @@ def _run_debug(setup):
     import json
 
     try:
-        root = _load_repo(setup)
+        root = load_repo(setup)
         os.environ["TMPDIR"] = root
     except BaseException as exc:
         sys.stdout.flush()
-        _send(_exception_reply(0, exc, ""))
+        send(exception_reply(0, exc, ""))
         return
 
     def reply(rid, data):
         sys.stdout.flush()
-        _send(json.dumps({"id": rid, "ok": data}))
+        send(json.dumps({"id": rid, "ok": data}))
 
     def request():
         try:
-            return _recv()
+            return recv()
         except EOFError:  # the server closed the session
             os._exit(0)
 
@@ -88,7 +88,7 @@ def _run_debug(setup):
     reply(tracer.pending, tracer.ended)
 
 
-def _name_process(name):
+def name_process(name):
     # Shown by ps and /proc/<pid>/comm: "adbg-idle" waits in the pool, "adbg-run" serves a run.
     LAYERS.load_libc()[1].prctl(15, name, 0, 0, 0)  # PR_SET_NAME
 
@@ -99,11 +99,11 @@ def _run_pytest(setup):
     import json
 
     try:
-        root = _load_repo(setup)
+        root = load_repo(setup)
         os.environ["TMPDIR"] = root
     except BaseException as exc:
         sys.stdout.flush()
-        _send(_exception_reply(0, exc, ""))
+        send(exception_reply(0, exc, ""))
         return
     records = []
 
@@ -126,11 +126,11 @@ def _run_pytest(setup):
             measure.start()
         sys.modules["pytest"].main(args + list(setup["collect"]), plugins=plugins)
     except BaseException as exc:  # what the project's code did to the session: the run says so, outcomes stand
-        records.append({"fatal": "the test session ended early: " + _safe_str(exc)[:300]})
+        records.append({"fatal": "the test session ended early: " + safe_str(exc)[:300]})
     if measure is not None:
         records.append({"coverage": measure.finish()})
     sys.stdout.flush()
-    _send(json.dumps({"id": 0, "ok": records}))
+    send(json.dumps({"id": 0, "ok": records}))
 
 
 class _Coverage:
@@ -176,30 +176,30 @@ class _Coverage:
         return {"tests": tests, "lines": lines}
 
 
-def _run(setup, explorer):
+def run(setup, explorer):
     """Load the submission and answer calls until the server is done with this run."""
-    _name_process(b"adbg-run")
+    name_process(b"adbg-run")
     if setup.get("mode") == "repo":
-        return _run_repo(setup)
+        return run_repo(setup)
     if setup.get("mode") == "pytest":
         return _run_pytest(setup)
     if setup.get("mode") == "debug":
         return _run_debug(setup)
     try:
-        module, filename = _load(setup)
+        module, filename = load_classic(setup)
     except BaseException as exc:
         sys.stdout.flush()
-        _send(_exception_reply(0, exc, os.path.join(os.getcwd(), setup["filename"])))
+        send(exception_reply(0, exc, os.path.join(os.getcwd(), setup["filename"])))
         return
     sys.stdout.flush()
-    _send('{"id":0,"ok":"ready"}')
-    _serve(module, filename, explorer)
+    send('{"id":0,"ok":"ready"}')
+    serve_classic(module, filename, explorer)
     sys.stdout.flush()
 
 
 def main(parent):
     """The fresh-interpreter path: isolate this process (dying with ``parent``), then run."""
-    setup = _recv()
-    explorer = _prepare(setup["config"])
+    setup = recv()
+    explorer = prepare(setup["config"])
     LAYERS.isolate(setup["config"], parent)
-    _run(setup, explorer)
+    run(setup, explorer)

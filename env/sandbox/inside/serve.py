@@ -6,27 +6,27 @@ import os
 import sys
 
 from . import protocol
-from .encoder import _exception_reply, _safe_str
-from .framing import _recv, _send
+from .encoder import exception_reply, safe_str
+from .framing import recv, send
 from .ops import (
-    _callattr,
-    _callpull,
-    _Encoded,
-    _iterpull,
-    _len,
-    _next,
-    _pickle_here,
-    _pull,
-    _repo_exception,
-    _repo_ops,
-    _subclass,
-    _unpickle_here,
+    Encoded,
+    callattr,
+    callpull,
+    iterpull,
+    len_or_kept,
+    next_or_kept,
+    pickle_here,
+    pull,
+    repo_exception,
+    repo_ops,
+    subclass,
+    unpickle_here,
 )
-from .printed import _Output, _output
-from .values import _advances, _chain, _repo_decode, _RepoEncoder
+from .printed import Output, pending_output
+from .values import RepoEncoder, advances, class_chain, repo_decode
 
 
-def _load_repo(setup):
+def load_repo(setup):
     root = os.getcwd()
     for rel, content in setup["files"].items():
         path = os.path.join(root, rel)
@@ -91,8 +91,8 @@ def _serve_one(request, state):
     log = state["warnings"]
     try:
         fn = state["ops"][request["name"]]
-        args = _repo_decode(request.get("args", ()), state)
-        kwargs = _repo_decode(request.get("kwargs", {None: ("d", [])}), state)
+        args = repo_decode(request.get("args", ()), state)
+        kwargs = repo_decode(request.get("kwargs", {None: ("d", [])}), state)
         if log.depth:
             import warnings
 
@@ -105,12 +105,12 @@ def _serve_one(request, state):
                 result = fn(*args, **kwargs)
             finally:
                 caught = log.end(start)
-        reply = '{"id":%d,"ok":%s' % (rid, result if type(result) is _Encoded else _RepoEncoder(state).encode(result))
+        reply = '{"id":%d,"ok":%s' % (rid, result if type(result) is Encoded else RepoEncoder(state).encode(result))
     except BaseException as exc:  # the project's exceptions are data for the tests
-        reply = _repo_exception(rid, exc, state, state["root"])[:-1]
+        reply = repo_exception(rid, exc, state, state["root"])[:-1]
     # "mt": the project has threads of its own running, so the trusted side keeps no copy as current (conversation.py's fresh)
     threads = ',"mt":1' if _thread_count() else ""
-    extra = (_warnings(caught) if caught else "") + (_output(state) if state["out"] else "") + (_advances(state) if state["read"] else "")
+    extra = (_warnings(caught) if caught else "") + (pending_output(state) if state["out"] else "") + (advances(state) if state["read"] else "")
     state["router"].send(reply + extra + threads + "}")
 
 
@@ -121,7 +121,7 @@ def _warnings(caught):
     items = []
     for w in caught[:MAX_WARNINGS]:
         category = w.category if isinstance(w.category, type) and issubclass(w.category, Warning) else UserWarning
-        items.append("[%s,%s,%s,%d]" % (__import__("json").dumps(_chain(category)), quote(_safe_str(w.message)[:2000]),
+        items.append("[%s,%s,%s,%d]" % (__import__("json").dumps(class_chain(category)), quote(safe_str(w.message)[:2000]),
                                         quote(str(w.filename)[:300]), int(w.lineno or 0)))
     return ',"w":[' + ",".join(items) + "]"
 
@@ -151,7 +151,7 @@ class _Router:
     def send(self, text):
         with self.send_lock:
             sys.stdout.flush()
-            _send(text)
+            send(text)
 
     def next(self, cid=None):
         """The reply to ``cid``, or a request to serve (the only thing returned when ``cid`` is None)."""
@@ -173,7 +173,7 @@ class _Router:
                 self.reading = True
                 self.cond.release()
                 try:
-                    message = _recv()
+                    message = recv()
                 except EOFError:
                     message = None
                 finally:
@@ -190,13 +190,13 @@ class _Router:
 
 
 def _serve_repo(root):
-    state = {"handles": {}, "ids": {}, "texts": {}, "ops": _repo_ops(), "root": root, "router": _Router(), "made": [], "standins": {}}
+    state = {"handles": {}, "ids": {}, "texts": {}, "ops": repo_ops(), "root": root, "router": _Router(), "made": [], "standins": {}}
     state["warnings"] = _WarningLog()
     state["serve_one"] = _serve_one  # for values.py's _ask: the test's code called the project back
-    state["ops"]["subclass"] = lambda name, bases, attrs: _subclass(name, bases, attrs, state["made"])
+    state["ops"]["subclass"] = lambda name, bases, attrs: subclass(name, bases, attrs, state["made"])
     # A test's pickle.dumps of a project object: pickled and loaded here, never in the trusted process.
-    state["ops"]["pickle"] = lambda obj, protocol: _pickle_here(obj, protocol, state)
-    state["ops"]["unpickle"] = lambda data: _unpickle_here(data, state)
+    state["ops"]["pickle"] = lambda obj, protocol: pickle_here(obj, protocol, state)
+    state["ops"]["unpickle"] = lambda data: unpickle_here(data, state)
     # Wire of the speed-ups (env/verdict/host/conversation.py is the other half): "pull" [iterator, mode] answers
     # {"T": [{"T": [items]}, ended]}; "callattr" [obj, name, args...] is getattr then call; "callpull" [mode, obj,
     # name or None, args...] a call whose result a consumer takes whole, then a pull of it if it is a generator:
@@ -204,19 +204,19 @@ def _serve_repo(root):
     # {"T": [iterator, size, pull]}; a handle's "g": 1 marks a generator; "next" ("len") raises first what a pull
     # ("iterpull") met.
     state["pending"] = {}  # id of an iterator -> (the iterator, kept alive; the exception a pull of it met)
-    state["ops"]["next"] = lambda obj: _next(obj, state)
-    state["ops"]["pull"] = lambda obj, mode: _pull(obj, mode, state)
-    state["ops"]["callattr"] = _callattr
-    state["ops"]["callpull"] = lambda mode, obj, name, /, *args, **kwargs: _callpull(state, mode, obj, name, *args, **kwargs)
+    state["ops"]["next"] = lambda obj: next_or_kept(obj, state)
+    state["ops"]["pull"] = lambda obj, mode: pull(obj, mode, state)
+    state["ops"]["callattr"] = callattr
+    state["ops"]["callpull"] = lambda mode, obj, name, /, *args, **kwargs: callpull(state, mode, obj, name, *args, **kwargs)
     state["lens"] = {}  # id of an object -> (the object, kept alive; the exception an "iterpull" met asking its len())
-    state["ops"]["iterpull"] = lambda obj, mode, sized: _iterpull(obj, mode, sized, state)
-    state["ops"]["len"] = lambda obj: _len(obj, state)
+    state["ops"]["iterpull"] = lambda obj, mode, sized: iterpull(obj, mode, sized, state)
+    state["ops"]["len"] = lambda obj: len_or_kept(obj, state)
     state["out"], state["printed"], state["read"] = [], 0, []
     # The builtins both sides share, as the trusted process names them (it checks each one it is sent)
     state["shared"] = frozenset()
     state["ops"]["share_builtins"] = lambda names: state.__setitem__("shared", frozenset(n for n in names if type(n) is str))
     protocol.agree("OPS", state["ops"], "the sandbox's operations (ops.py, serve.py)")
-    sys.stdout, sys.stderr = _Output(state, "o", sys.stdout), _Output(state, "e", sys.stderr)
+    sys.stdout, sys.stderr = Output(state, "o", sys.stdout), Output(state, "e", sys.stderr)
     while True:
         try:
             request = state["router"].next()
@@ -227,14 +227,14 @@ def _serve_repo(root):
         _serve_one(request, state)
 
 
-def _run_repo(setup):
+def run_repo(setup):
     try:
-        root = _load_repo(setup)
+        root = load_repo(setup)
     except BaseException as exc:
         sys.stdout.flush()
-        _send(_exception_reply(0, exc, ""))
+        send(exception_reply(0, exc, ""))
         return
     sys.stdout.flush()
-    _send('{"id":0,"ok":"ready"}')
+    send('{"id":0,"ok":"ready"}')
     _serve_repo(root)
     sys.stdout.flush()

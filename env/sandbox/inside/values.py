@@ -5,19 +5,19 @@ stand-ins that ask the trusted process). The wire tags are ``protocol.py``'s."""
 import sys
 
 from . import protocol
-from .encoder import _Encoder
-from .printed import _output
+from .encoder import Encoder
+from .printed import pending_output
 
 # ---------------------------------------------------------------------------------------------
 # repository mode: the project's files live in this run's directory; the trusted test process
 # imports them through proxies, and every operation on a project object happens here
 
 
-class _RepoEncoder(_Encoder):
+class RepoEncoder(Encoder):
     """Plain data with its exact type (tuple, set, bytes, dates ...); the rest as handles."""
 
     def __init__(self, state):
-        _Encoder.__init__(self, state["handles"])
+        Encoder.__init__(self, state["handles"])
         self.state = state
 
     def encode(self, value, depth=0):
@@ -62,7 +62,7 @@ class _RepoEncoder(_Encoder):
                 return '{"bd":[%s,%s]}' % (self.quote(owner.__name__), self.quote(name))
         if kind is _CopiedIterator:  # and its iterator
             return '{"lo":%d}' % value.number
-        standin = self.state["standins"].get(id(value)) if kind is _FUNCTION else None
+        standin = self.state["standins"].get(id(value)) if kind is FUNCTION else None
         if standin is not None and standin[1] is value:  # so does the test's function (``wrapper.__wrapped__ is f``)
             own = [(k, v) for k, v in list(value.__dict__.items())[:64] if type(k) is str and not k.startswith(("_", "pytest"))]
             if not own:
@@ -105,17 +105,17 @@ class _RepoEncoder(_Encoder):
             info["q"] = _qualname(value)
             if issubclass(value, BaseException):
                 info["k"] = "exc"
-                info["m"] = _chain(value)
+                info["m"] = class_chain(value)
             else:
                 _class_fields(value, info, dt)
         elif isinstance(value, BaseException):
             info["k"] = "exi"
-            info["m"] = _chain(kind)
+            info["m"] = class_chain(kind)
         elif callable(value):
             info["k"] = "call"
         else:
             info["k"] = "obj"
-            if kind is _GENERATOR or kind in _SELF_ITERATORS:  # iter() of it is itself and it has no len(): the trusted side knows without asking
+            if kind is GENERATOR or kind in SELF_ITERATORS:  # iter() of it is itself and it has no len(): the trusted side knows without asking
                 info["g"] = 1
         if info["k"] in ("call", "obj", "tzinfo"):  # its class's handle: type() of it on the trusted side
             info["c"] = self._class_of(kind, dt)
@@ -142,7 +142,7 @@ def _class_fields(cls, info, dt):
         info["z"] = 1
 
 
-def _chain(cls):
+def class_chain(cls):
     """The class's MRO (at most 64 classes), each with its direct bases: the test side rebuilds the graph."""
     return [[_qualname(c), [_qualname(b) for b in c.__bases__][:16]] for c in cls.__mro__[:64]]
 
@@ -191,14 +191,14 @@ def _special(value, kind):
     return None
 
 
-def _repo_decode(value, state):
+def repo_decode(value, state):
     kind = type(value)
     if kind is list:
-        return [_repo_decode(v, state) for v in value]
+        return [repo_decode(v, state) for v in value]
     if kind is tuple:
-        return tuple(_repo_decode(v, state) for v in value)
+        return tuple(repo_decode(v, state) for v in value)
     if kind is set or kind is frozenset:
-        return kind(_repo_decode(v, state) for v in value)
+        return kind(repo_decode(v, state) for v in value)
     if kind is dict:  # every dict arrives wrapped as {None: (tag, payload...)}
         tag, *rest = value[None]
         decode = _VALUE_DECODERS.get(tag)
@@ -213,7 +213,7 @@ def _callback_value(rest, state):
     made = _callback(state, rest[0], rest[1], rest[2] if len(rest) > 2 else None, rest[3] if len(rest) > 3 else None, code)
     for key, item in rest[4] if len(rest) > 4 and type(rest[4]) is list else ():  # the function's own attributes
         if type(key) is str and not key.startswith(("_", "pytest")):
-            setattr(made, key, _repo_decode(item, state))
+            setattr(made, key, repo_decode(item, state))
     return made
 
 
@@ -240,7 +240,7 @@ def _stdlib_module(rest, _state):
 
 
 def _dict_view(rest, state):
-    items = [_repo_decode(v, state) for v in rest[1]]
+    items = [repo_decode(v, state) for v in rest[1]]
     if rest[0] == "items":
         return dict(items).items()
     return (dict.fromkeys(items).keys() if rest[0] == "keys" else dict(enumerate(items)).values())
@@ -250,7 +250,7 @@ def _moment_value(kind):
     def decode(rest, state):
         naive, zone, fold = rest[0]
         parsed = getattr(__import__("datetime"), kind).fromisoformat(naive)
-        return parsed.replace(tzinfo=_repo_decode(zone, state), fold=fold)
+        return parsed.replace(tzinfo=repo_decode(zone, state), fold=fold)
 
     return decode
 
@@ -270,15 +270,15 @@ def _timezone(rest, _state):
 
 # The test side's value tags (protocol.VALUE_TAGS): each one's decoder, called with the payload after the tag
 _VALUE_DECODERS = {
-    "d": lambda rest, state: {_repo_decode(k, state): _repo_decode(v, state) for k, v in rest[0]},
+    "d": lambda rest, state: {repo_decode(k, state): repo_decode(v, state) for k, v in rest[0]},
     "h": lambda rest, state: state["handles"][rest[0]],
     "cb": _callback_value,
-    "bm": lambda rest, state: __import__("types").MethodType(_repo_decode(rest[0], state), _repo_decode(rest[1], state)),
+    "bm": lambda rest, state: __import__("types").MethodType(repo_decode(rest[0], state), repo_decode(rest[1], state)),
     "ic": _copied_iterator,
     "it": _pulled_iterator,
-    "st": lambda rest, state: set(_repo_decode(v, state) for v in rest[0]),
-    "fs": lambda rest, state: frozenset(_repo_decode(v, state) for v in rest[0]),
-    "lo": lambda rest, state: _test_object(state, rest[0], rest[2]),
+    "st": lambda rest, state: set(repo_decode(v, state) for v in rest[0]),
+    "fs": lambda rest, state: frozenset(repo_decode(v, state) for v in rest[0]),
+    "lo": lambda rest, state: test_object(state, rest[0], rest[2]),
     "pk": lambda rest, state: _unpickle(rest[0], state),
     "mv": lambda rest, _state: memoryview(rest[0]).toreadonly(),
     "mo": _stdlib_module,
@@ -311,11 +311,11 @@ def _ask(state, number, op, args, kwargs):
     router = state["router"]
     cid = router.new_cid()
     quote = __import__("_json").encode_basestring_ascii
-    encoder = _RepoEncoder(state)
+    encoder = RepoEncoder(state)
     pairs = ",".join("[" + quote(str(k)) + "," + encoder.encode(v) + "]" for k, v in kwargs.items())
     named = "" if op is None else ',"op":' + quote(op)
     # the arguments as the tuple they are: a list would cross as a project list, refreshed by a request when unpacked
-    router.send('{"cb":%d,"cid":%d%s,"a":%s,"k":[%s]%s%s}' % (number, cid, named, encoder.encode(tuple(args)), pairs, _output(state), _advances(state)))
+    router.send('{"cb":%d,"cid":%d%s,"a":%s,"k":[%s]%s%s}' % (number, cid, named, encoder.encode(tuple(args)), pairs, pending_output(state), advances(state)))
     while True:
         message = router.next(cid)
         if message.get("cid") == cid:
@@ -330,7 +330,7 @@ def _ask(state, number, op, args, kwargs):
     if "exct" in message:  # the test's exception class, as its twin here
         number, args, text = message["exct"]
         try:
-            made = state["handles"][number](*_repo_decode(args, state))
+            made = state["handles"][number](*repo_decode(args, state))
         except Exception:
             made = Exception(str(text))
         raise made
@@ -340,13 +340,13 @@ def _ask(state, number, op, args, kwargs):
         if exc_type == "BaseException":
             raise _TestOutcome(str(text))  # pytest.fail, skip ...: the test's outcome, not the project's to catch
         raise (cls if isinstance(cls, type) and issubclass(cls, Exception) else Exception)(str(text))
-    return _repo_decode(message["ok"], state)
+    return repo_decode(message["ok"], state)
 
 
 _ARITHMETIC = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor", "lshift", "rshift")
-_FUNCTION = type(lambda: None)
-_BUILTINS = __import__("builtins").__dict__
-_GENERATOR = type((lambda: (yield))())
+FUNCTION = type(lambda: None)
+BUILTINS = __import__("builtins").__dict__
+GENERATOR = type((lambda: (yield))())
 
 
 def _self_iterators():
@@ -363,7 +363,7 @@ def _self_iterators():
     return frozenset(k for k in kinds if "__len__" not in vars(k) and vars(k).get("__iter__") is not None)
 
 
-_SELF_ITERATORS = _self_iterators()
+SELF_ITERATORS = _self_iterators()
 _BUILTIN_FUNCTION = type(len)
 _DESCRIPTORS = (type(object.__lt__), type(str.upper), type(dict.__dict__["fromkeys"]))
 _UNSET = object()  # a stand-in's default the test's function fills in itself
@@ -459,7 +459,7 @@ def _callback(state, number, name, parameters=None, about=None, code=None):
 
 
 def _portable_code(sent):
-    """The code of a test's lambda the trusted side found portable (``sites._portable_lambda``: (magic, marshal)),
+    """The code of a test's lambda the trusted side found portable (``sites.portable_lambda``: (magic, marshal)),
     if this interpreter reads it as its own; None otherwise (the lambda is then called back, as any function)."""
     import importlib.util
     import marshal
@@ -485,7 +485,7 @@ def _run_here(code, name):
         for value in (*args, *kwargs.values()):
             kind = type(value)
             if (classes is not None and issubclass(kind, classes[""])) or kind is _CopiedIterator or kind is _TestIterator \
-                    or (kind is _FUNCTION and id(value) in standins):
+                    or (kind is FUNCTION and id(value) in standins):
                 return _ask(state, number, op, args, kwargs)
         return function(*args, **kwargs)
 
@@ -553,7 +553,7 @@ def _test_proxy_classes():
     return {"": TestObject, "tzinfo": TestTzinfo, "mapping": TestMapping, "pathlike": TestPathLike}
 
 
-def _test_object(state, number, flags):
+def test_object(state, number, flags):
     """The one proxy of the test's object ``number`` (the same object twice is the same proxy: ``is``, dict keys)."""
     known = state.setdefault("test_objects", {})
     if number not in known:
@@ -573,7 +573,7 @@ def _unpickle(data, state):
 
     class Unpickler(pickle.Unpickler):
         def persistent_load(self, pid):
-            return _repo_decode(pid, state)
+            return repo_decode(pid, state)
 
     return Unpickler(io.BytesIO(data)).load()
 
@@ -601,7 +601,7 @@ class _CopiedIterator:
         return __import__("operator").length_hint(self.inner)
 
 
-def _advances(state):
+def advances(state):
     """How far the project read the test's copied iterators since the last message (``,"adv":[[number, n], ...]``)."""
     if not state["read"]:
         return ""

@@ -7,7 +7,7 @@ import resource
 import sys
 
 from . import LAYERS, framing
-from .runs import _name_process, _prepare, _run
+from .runs import name_process, prepare, run
 
 # Imported once in the zygote so that no run pays for them; none holds a secret.
 ZYGOTE_PRELOAD = (
@@ -31,7 +31,7 @@ def _pooled_child(config, own, scratch, explorer, parent):
     os.setsid()  # its own process group: the server kills the whole group
     os.chdir(scratch)
     LAYERS.isolate(config, parent)
-    _name_process(b"adbg-idle")
+    name_process(b"adbg-idle")
     _, fds, _, _ = socket.recv_fds(own, 64, 3)
     own.close()
     if len(fds) != 3:
@@ -42,7 +42,7 @@ def _pooled_child(config, own, scratch, explorer, parent):
     os.close(out_fd)
     framing.REQ_FD, framing.RESP_FD = req_fd, resp_fd
     sys.argv = [sys.argv[0], str(req_fd), str(resp_fd)]
-    _run(framing._recv(), explorer)
+    run(framing.recv(), explorer)
 
 
 def zygote(ctrl_fd, parent):
@@ -70,7 +70,7 @@ def zygote(ctrl_fd, parent):
         __import__(name)
     ctrl = socket.socket(fileno=ctrl_fd)
     config = marshal.loads(ctrl.recv(1 << 20))
-    explorer = _prepare(config)
+    explorer = prepare(config)
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)

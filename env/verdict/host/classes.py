@@ -1,7 +1,7 @@
 """Project classes as real classes in the trusted test process: the local class standing for each project class (the
 type() of its objects' proxies, ``class_proxy``), and what a test's class statement makes of project classes among
 its bases (``RemoteClass.__new__``): a subclass made in the sandbox, or, beside a library's class such as
-``unittest.TestCase``, a local class whose inherited project methods run in the sandbox (``_ShimMeta``).
+``unittest.TestCase``, a local class whose inherited project methods run in the sandbox (``ShimMeta``).
 """
 
 from __future__ import annotations
@@ -9,15 +9,12 @@ from __future__ import annotations
 import itertools
 import sys
 import types
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .proxies import DOC, ClassProxy, ProjectModuleName, RemoteObject, RemoteTzinfo, _Bound, _MethodCall
-from .sites import _method_call
-from .stand_ins import CannotPass, _local_only
-
-if TYPE_CHECKING:
-    from .conversation import Remote
-
+from .proxies import DOC, Bound, ClassProxy, MethodCall, ProjectModuleName, RemoteObject, RemoteTzinfo
+from .remote_run import RemoteRun
+from .sites import method_call
+from .stand_ins import CannotPass, local_only
 
 MAX_NAMES = 4096  # names of a class the local class mirrors (a hostile dir() costs this process nothing more)
 
@@ -39,7 +36,7 @@ def _text(value: Any, fallback: str) -> str:
     return text[:200] or fallback
 
 
-def class_proxy(remote: Remote, number: int, info: dict) -> RemoteClass:
+def class_proxy(remote: RemoteRun, number: int, info: dict) -> RemoteClass:
     """The local class for the project class of handle ``number``: named as the project class (module, qualified
     name), a subclass of RemoteObject (of RemoteTzinfo for a tzinfo class: its instances are real tzinfos here)."""
     named = info.get("n")
@@ -66,8 +63,8 @@ def _class_statement(name: str, bases: tuple[type, ...], namespace: dict[str, An
         raise TypeError(f"{name}: a class of this metaclass stands for a project class; it derives from one")
     tests = tuple(b for b in bases if not isinstance(b, ClassProxy) and b is not object)
     if all(_twinnable(remote, b) for b in tests):
-        known = len(remote._proxies)
-        made = _subclass(name, bases, namespace, keep_names=True, remote=remote)
+        known = len(remote.proxies)
+        made = subclass(name, bases, namespace, keep_names=True, remote=remote)
         if not made_now(remote, known, made):
             raise TypeError(f"the project's code did not make a new class for {name}")
         parents = tuple(b for b in bases if isinstance(b, RemoteClass) and "_adbg_fitted" in type.__getattribute__(b, "__dict__"))
@@ -77,18 +74,18 @@ def _class_statement(name: str, bases: tuple[type, ...], namespace: dict[str, An
             cell.cell_contents = made
         return made
     shims = tuple(_shim(b) if isinstance(b, ClassProxy) else b for b in bases)
-    return _ShimMeta(name, shims, namespace, **kwargs)
+    return ShimMeta(name, shims, namespace, **kwargs)
 
 
-def made_now(remote: Remote, known: int, made: Any) -> bool:
+def made_now(remote: RemoteRun, known: int, made: Any) -> bool:
     """Whether ``made`` is the local class of a class the sandbox made since the run held ``known`` proxies: a class
     of the tests' is fitted (``fit``) only if it is new, never one the tests already hold (a project class the
     sandbox named instead would otherwise take the tests' classes among its bases)."""
-    fresh = itertools.islice(reversed(remote._proxies.values()), len(remote._proxies) - known)
+    fresh = itertools.islice(reversed(remote.proxies.values()), len(remote.proxies) - known)
     return isinstance(made, RemoteClass) and any(p is made for p in fresh)
 
 
-def _twinnable(remote: Remote, cls: type) -> bool:
+def _twinnable(remote: RemoteRun, cls: type) -> bool:
     """A class of the tests' the sandbox can have a twin of (its bases builtins, project classes or the tests' own)."""
     if not (isinstance(cls, type) and remote.test_defined(cls)):
         return False
@@ -109,7 +106,7 @@ _NOT_FORWARDED = frozenset({"__class__", "__dict__", "__doc__", "__module__", "_
                             "__subclasshook__", "__getattribute__", "__qualname__", "__slots__"})  # fmt: skip
 
 
-def fit(made: RemoteClass, remote: Remote, tests: tuple[type, ...], parents: tuple[type, ...], above: bool) -> None:
+def fit(made: RemoteClass, remote: RemoteRun, tests: tuple[type, ...], parents: tuple[type, ...], above: bool) -> None:
     """Make the local class of a class the tests defined in the sandbox (a subclass of project classes, or the twin
     of a class of theirs) stand for it as the test's own class does in process:
 
@@ -144,7 +141,7 @@ def _shadow(base: type, name: str) -> Any:
     return _ProxyAttribute(name)
 
 
-def _above(remote: Remote, made: Any, names: list[str]) -> type:
+def _above(remote: RemoteRun, made: Any, names: list[str]) -> type:
     """The class after a made class in its local MRO: what ``super()`` in the test's methods finds, every name of the
     made class as the sandbox's ``super(made, obj)`` has it."""
     forwarded = {n: _SuperAttribute(remote, made, n) for n in names if n not in _NOT_FORWARDED}
@@ -164,15 +161,15 @@ class _ProxyAttribute:
         __tracebackhide__ = True
         if instance is None:
             return owner._adbg_remote.op("getattr", owner, self.name)
-        if _method_call(sys._getframe(1), self.name):
-            return _MethodCall(instance._adbg_remote, instance, self.name)
+        if method_call(sys._getframe(1), self.name):
+            return MethodCall(instance._adbg_remote, instance, self.name)
         return instance._adbg_remote.op("getattr", instance, self.name)
 
 
 class _SuperAttribute:
     """One name as super() of a test's subclass finds it: the sandbox's ``super(the subclass, instance).name``."""
 
-    def __init__(self, remote: Remote, made: Any, name: str):
+    def __init__(self, remote: RemoteRun, made: Any, name: str):
         self.remote, self.made, self.name = remote, made, name
 
     def __get__(self, obj: Any, owner: Any = None) -> Any:
@@ -184,7 +181,7 @@ class _SuperAttribute:
         return self.remote.op("getattr", parent, self.name)
 
 
-def _subclass(name: str, bases: tuple[Any, ...], namespace: dict[str, Any], keep_names: bool = False, remote: Remote | None = None) -> Any:
+def subclass(name: str, bases: tuple[Any, ...], namespace: dict[str, Any], keep_names: bool = False, remote: RemoteRun | None = None) -> Any:
     __tracebackhide__ = True
     remote = remote or next(b._adbg_remote for b in bases if isinstance(b, ClassProxy))
     attrs: dict[str, tuple[str, Any]] = {}
@@ -206,10 +203,10 @@ def _subclass(name: str, bases: tuple[Any, ...], namespace: dict[str, Any], keep
     return remote.op("subclass", name, bases, attrs)
 
 
-class _ShimMeta(type):
+class ShimMeta(type):
     """The metaclass of a local class with project classes among its bases beside a library's class
     (``class T(ProjectMixin, unittest.TestCase)``): each project class stands as its shim, whose methods run in the
-    sandbox on the local object (``_Bound``)."""
+    sandbox on the local object (``Bound``)."""
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         if "_adbg_class" in cls.__dict__:  # the shim itself is never instantiated: the project class is
@@ -221,18 +218,18 @@ def _shim(project: ClassProxy) -> type:
     """The local class standing for ``project`` among a local class's bases (one per project class)."""
     remote = project._adbg_remote
     number = project._adbg_handle
-    if number not in remote._shims:
-        remote._shims[number] = _ShimMeta(
+    if number not in remote.shims:
+        remote.shims[number] = ShimMeta(
             type.__getattribute__(project, "__name__"),
             (),
             {"_adbg_class": project, "__getattr__": _shim_getattr, "__module__": "adbg_host.classes"},
         )
-    return remote._shims[number]
+    return remote.shims[number]
 
 
 def _shim_getattr(self: Any, name: str) -> Any:
     __tracebackhide__ = True
-    if _local_only(name):
+    if local_only(name):
         raise AttributeError(name)
     for klass in type(self).__mro__:
         project = klass.__dict__.get("_adbg_class")
@@ -243,5 +240,5 @@ def _shim_getattr(self: Any, name: str) -> Any:
         except AttributeError:
             continue
         plain_function = isinstance(value, RemoteObject) and value._adbg_type == "function"  # not a classmethod's bound one
-        return _Bound(value, self) if plain_function else value
+        return Bound(value, self) if plain_function else value
     raise AttributeError(name)

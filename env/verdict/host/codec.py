@@ -25,9 +25,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .channel import RemoteError
-from .classes import _ShimMeta, _subclass, class_proxy, fit, made_now
+from .classes import ShimMeta, class_proxy, fit, made_now, subclass
 from .protocol import agree
 from .proxies import (
+    Bound,
     ClassProxy,
     RemoteDict,
     RemoteList,
@@ -35,14 +36,13 @@ from .proxies import (
     RemoteObject,
     RemoteSet,
     RemoteTzinfo,
-    _Bound,
-    _handle_of,
+    handle_of,
     new_proxy,
 )
-from .sites import _portable_lambda
-from .stand_ins import MAX_STAND_INS, CannotPass, ProjectExit, StandIn, _Ref, _StandInMeta
+from .sites import portable_lambda
+from .stand_ins import MAX_STAND_INS, CannotPass, ProjectExit, Ref, StandIn, StandInMeta
 
-_SCALARS = (type(None), bool, int, float, str, bytes, complex)
+SCALARS = (type(None), bool, int, float, str, bytes, complex)
 _JSON_PLAIN = frozenset({type(None), bool, int, float, str})  # what the JSON of a reply decodes to as itself
 
 
@@ -77,7 +77,7 @@ def _about(function: Any) -> list[str | None]:
 
 
 # Builtins the project may hand the test as the test's own: types and pure functions, never eval, exec, open ...
-_SHARED_BUILTINS = frozenset((
+SHARED_BUILTINS = frozenset((
     "object type int float complex bool str bytes bytearray list tuple dict set frozenset range slice memoryview "
     "property staticmethod classmethod super enumerate zip map filter reversed abs all any ascii bin callable chr "
     "divmod format hash hex id isinstance issubclass iter len max min next oct ord pow repr round sorted sum "
@@ -85,7 +85,7 @@ _SHARED_BUILTINS = frozenset((
 ).split())
 
 
-_COPYABLE_ITERATORS = frozenset(
+COPYABLE_ITERATORS = frozenset(
     {type(iter(x)) for x in ([], (), range(1), range(2**64), "a", "\xe9", b"", bytearray(), set(), {}, {}.values(), {}.items())}
     | {type(reversed([])), type(reversed(range(1))), enumerate, zip, map, filter, reversed}
     | {getattr(itertools, n) for n in ("accumulate", "chain", "combinations", "combinations_with_replacement", "compress",
@@ -105,7 +105,7 @@ def _iterator_copy(iterator: Any) -> bytes | None:
     ``itertools.permutations(range(180), 4)``, ``map(str, ...)``); None for anything else: a generator, an iterator
     holding the test's objects or functions, one too big. The sandbox iterates its copy at its own speed, and the test's
     iterator is advanced by as many items as the project read (``Remote.advance``), so both stay where they would be."""
-    allowed = _PLAIN_DATA | _COPYABLE_ITERATORS
+    allowed = _PLAIN_DATA | COPYABLE_ITERATORS
 
     class Pickler(pickle.Pickler):
         def persistent_id(self, obj: Any) -> Any:
@@ -151,7 +151,7 @@ def _parameters(function: Any) -> list[list[Any]] | None:
             return None
         entry: list[Any] = [p.name, _KINDS[p.kind]]
         if p.default is not p.empty:
-            entry += [p.default, False] if type(p.default) in _SCALARS else [None, True]
+            entry += [p.default, False] if type(p.default) in SCALARS else [None, True]
         spec.append(entry)
     return spec
 
@@ -159,14 +159,14 @@ def _parameters(function: Any) -> list[list[Any]] | None:
 class Codec:
     """The encoding and decoding half of ``conversation.Remote`` (a mixin: ``self`` is the run's Remote)."""
 
-    _proxies: dict[int, Any]
+    proxies: dict[int, Any]
     _kinds: dict[int, Any]  # a project object's handle -> its class's, as last sent (the proxy's type() follows it)
     _exceptions: dict[str, type[BaseException]]
     _callbacks: dict[int, Callable[..., Any]]
     _callback_numbers: dict[int, int]
     _shapes: dict[int, tuple[str, list[list[Any]] | None, list[str | None]]]
     _classes: dict[int, tuple[int, type]]
-    _shims: dict[int, type]
+    shims: dict[int, type]
 
     # -- test side -> sandbox ---------------------------------------------------------------
 
@@ -174,9 +174,9 @@ class Codec:
         if depth > 64:
             raise CannotPass("value nested too deeply to pass to the project's code")
         kind = type(value)
-        if kind in _SCALARS:
+        if kind in SCALARS:
             return value
-        handle = _handle_of(value)
+        handle = handle_of(value)
         if handle is not None:
             if handle[0] is not self:
                 raise CannotPass("an object from another run")
@@ -185,7 +185,7 @@ class Codec:
             return kind(self.encode(v, depth + 1) for v in value)
         if kind in (set, frozenset):
             items = tuple(self.encode(v, depth + 1) for v in value)
-            if all(type(i) in _SCALARS or type(i) is tuple and all(type(j) in _SCALARS for j in i) for i in items):
+            if all(type(i) in SCALARS or type(i) is tuple and all(type(j) in SCALARS for j in i) for i in items):
                 return kind(items)
             return {None: ("st" if kind is set else "fs", items)}  # members that cross as handles or tagged values
         if kind is dict:
@@ -219,7 +219,7 @@ class Codec:
         if kind in _DICT_VIEWS:  # a view of the test's dict: the same kind of view, of a copy made now
             return {None: ("dv", _DICT_VIEWS[kind], [self.encode(v, depth + 1) for v in value])}
         if isinstance(value, type):
-            if isinstance(value, _ShimMeta) and len(value.__bases__) == 1 and hasattr(value, "_adbg_class"):
+            if isinstance(value, ShimMeta) and len(value.__bases__) == 1 and hasattr(value, "_adbg_class"):
                 return self.encode(value._adbg_class, depth)
             if self.test_defined(value):  # a class of the test's: a twin in the sandbox (attrs' decorators, registries)
                 return {None: ("h", self.sandbox_class(value))}
@@ -231,11 +231,11 @@ class Codec:
         elif self.by_reference(value):
             flags = "tzinfo" if isinstance(value, dt.tzinfo) else "mapping" if isinstance(value, Mapping) else "pathlike" if isinstance(value, os.PathLike) else ""
             return {None: ("lo", self._register(value), kind.__name__[:100], flags)}
-        if kind is _Bound:  # a project method reached through a test object: bound to it again in the sandbox
+        if kind is Bound:  # a project method reached through a test object: bound to it again in the sandbox
             return {None: ("bm", self.encode(value.function, depth + 1), self.encode(value.owner, depth + 1))}
         if hasattr(kind, "__next__"):  # an iterator of the test's
             number = self._register(value)
-            copy = _iterator_copy(value) if kind in _COPYABLE_ITERATORS else None
+            copy = _iterator_copy(value) if kind in COPYABLE_ITERATORS else None
             if copy is not None:  # of plain data: a copy there, this one advanced as far as the project reads it
                 return {None: ("ic", number, copy)}
             generator = "gen" if kind is types.GeneratorType else ""  # a generator there too (isinstance checks)
@@ -254,7 +254,7 @@ class Codec:
             shape = self._shapes.get(number)
             if shape is None:  # what the stand-in takes and shows, worked out once per function
                 shape = self._shapes[number] = (str(getattr(value, "__name__", "function"))[:100], _parameters(value), _about(value))
-            portable = _portable_lambda(value)  # a lambda the sandbox may run itself: its code too
+            portable = portable_lambda(value)  # a lambda the sandbox may run itself: its code too
             if portable is not None:
                 return {None: ("cb", number, *shape, self._attributes(value, depth), portable)}
             return {None: ("cb", number, *shape, self._attributes(value, depth))}
@@ -296,7 +296,7 @@ class Codec:
             def persistent_id(self, obj: Any) -> Any:
                 if obj is value:
                     return None
-                if _handle_of(obj) is not None or (not isinstance(obj, type) and remote.by_reference(obj)):
+                if handle_of(obj) is not None or (not isinstance(obj, type) and remote.by_reference(obj)):
                     return remote.encode(obj)
                 if isinstance(obj, (types.FunctionType, types.MethodType)) and remote.in_tests_tree(obj.__code__.co_filename):
                     return remote.encode(obj)
@@ -322,9 +322,9 @@ class Codec:
         namespace = {k: v for k, v in vars(cls).items()
                      if k not in ("__dict__", "__weakref__") and not isinstance(v, (types.GetSetDescriptorType, types.MemberDescriptorType))}
         namespace["__qualname__"], namespace["__module__"] = cls.__qualname__, cls.__module__
-        known = len(self._proxies)
-        twin = _subclass(cls.__name__, bases, namespace, keep_names=True, remote=self)
-        number = _handle_of(twin)
+        known = len(self.proxies)
+        twin = subclass(cls.__name__, bases, namespace, keep_names=True, remote=self)
+        number = handle_of(twin)
         if number is None and isinstance(twin, type) and isinstance(twin.__dict__.get("_adbg_class"), tuple):
             number = twin.__dict__["_adbg_class"]  # an exception class's twin: its stand-in here names it
         assert number is not None
@@ -353,12 +353,12 @@ class Codec:
             return self.proxy(value)
         if "bi" in value:  # a builtin the sandbox named: ours, if it is one both sides share
             name = str(value["bi"])
-            if name not in _SHARED_BUILTINS:
+            if name not in SHARED_BUILTINS:
                 raise ValueError("the sandbox named a builtin it may not hand the test")
             return getattr(builtins, name)
         if "bd" in value:  # a builtin type's own method (object.__lt__, dict.get): ours
             owner, attribute = (str(v) for v in value["bd"])
-            kind = getattr(builtins, owner) if owner in _SHARED_BUILTINS else None
+            kind = getattr(builtins, owner) if owner in SHARED_BUILTINS else None
             found = vars(kind).get(attribute) if isinstance(kind, type) else None
             if found is None:
                 raise ValueError("the sandbox named a builtin it may not hand the test")
@@ -412,19 +412,19 @@ class Codec:
         if "h" not in info:
             return {RemoteList: list, RemoteDict: dict, RemoteSet: set}[kind](data)
         number = int(info["h"])
-        known = self._proxies.get(number)
+        known = self.proxies.get(number)
         if type(known) is kind:  # the same project object: the same local object, refreshed
             known._adbg_fill(data)
             known._adbg_epoch = stamp
             return known
         made = kind(data)
         made._adbg_remote, made._adbg_handle, made._adbg_epoch = self, number, stamp
-        self._proxies[number] = made
+        self.proxies[number] = made
         return made
 
     def proxy(self, info: dict) -> Any:
         number = int(info["h"])
-        known = self._proxies.get(number)
+        known = self.proxies.get(number)
         if known is not None:
             named = info.get("c")
             if isinstance(named, dict) and self._kinds.get(number) != named.get("h"):  # its class changed since
@@ -432,7 +432,7 @@ class Codec:
                 self.retype(known, self.proxy(named) if named.get("k") == "class" else None)
             return known
         made = _HANDLE_MAKERS.get(str(info.get("k")), Codec._remote_object)(self, info, number)
-        self._proxies[number] = made
+        self.proxies[number] = made
         return made
 
     @staticmethod
@@ -469,7 +469,7 @@ class Codec:
         return new_proxy(kind, self, number, str(info.get("t", "object")), info.get("g") == 1)
 
     def _exception_object(self, chain: list, number: int) -> BaseException:
-        cls, ref = self.exception_class(chain), _Ref(self, number)
+        cls, ref = self.exception_class(chain), Ref(self, number)
         args = tuple(self.op("getattr", ref, "args"))
         if not issubclass(cls, StandIn):
             try:
@@ -505,9 +505,9 @@ class Codec:
             if not any(issubclass(p, StandIn) for p in parents):
                 parents.insert(0, StandIn)  # StandIn's __str__ first
             try:
-                made = _StandInMeta(name.rpartition(".")[2] or "ProjectError", tuple(parents), {"__module__": module, "__qualname__": name})
+                made = StandInMeta(name.rpartition(".")[2] or "ProjectError", tuple(parents), {"__module__": module, "__qualname__": name})
             except TypeError:  # bases a local class cannot combine (builtin layouts): keep the first line
-                made = _StandInMeta(name.rpartition(".")[2] or "ProjectError", (StandIn, parents[-1]), {"__module__": module, "__qualname__": name})
+                made = StandInMeta(name.rpartition(".")[2] or "ProjectError", (StandIn, parents[-1]), {"__module__": module, "__qualname__": name})
             self._exceptions[qualname] = made
             return made
 

@@ -14,7 +14,7 @@ The tests and their expected values stay in this (trusted) process; the project'
 here. What crosses is plain data (exact types: tuple, set, bytes, datetime, Decimal ...) and
 numbered handles; every operation on a handle (attribute, call, ``==``, ``len``, iteration ...)
 is one request to the sandbox, with exceptions that change no order in which the project's code
-runs: ``obj.method(x)`` whose arguments are quiet loads is one request (``_method_call``); a
+runs: ``obj.method(x)`` whose arguments are quiet loads is one request (``method_call``); a
 project iterator that ``list``, ``sorted``, ``set``, ``sum`` or a ``reduce`` of arithmetic takes whole crosses in batches
 (``Remote.next``), its bare StopIteration raised here, and a call whose result such a consumer takes right after
 brings its first batch with it (``Remote.call_feeding``); ``iter()`` of a generator or of a builtin
@@ -41,14 +41,14 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from .channel import Channel, RemoteError, RunAborted
-from .codec import _COPYABLE_ITERATORS, _SCALARS, _SHARED_BUILTINS, Codec
-from .importer import _RUNNER_NAMES, LibraryCopies, ProjectFinder
-from .proxies import _OBJECT_OPS, _READABLE_DUNDERS, _RUNS, ClassProxy, _Bound, _handle_of
-from .sites import _after_iter, _consumer, _consumer_call
+from .codec import COPYABLE_ITERATORS, SCALARS, SHARED_BUILTINS, Codec
+from .importer import RUNNER_NAMES, LibraryCopies, ProjectFinder
+from .proxies import OBJECT_OPS, READABLE_DUNDERS, RUNS, Bound, ClassProxy, handle_of
+from .sites import after_iter, consumer_call, consumer_mode
 from .stand_ins import CannotPass, ProjectStopped, StandIn
 
 _NOTHING = object()
-_WIRE_SCALARS = frozenset(_SCALARS)  # sent as they are: ``Codec.encode`` returns them unchanged
+_WIRE_SCALARS = frozenset(SCALARS)  # sent as they are: ``Codec.encode`` returns them unchanged
 _NO_KWARGS = {None: ("d", [])}  # never changed: marshalled as it is
 
 
@@ -58,7 +58,7 @@ class Remote(Codec):
     def __init__(self, run: Channel):
         self.run = run
         self.ops = 0  # requests sent: a test that sends none never touched the project
-        self._proxies: dict[int, Any] = {}
+        self.proxies: dict[int, Any] = {}
         self._kinds: dict[int, Any] = {}
         self._exceptions: dict[str, type[BaseException]] = {}
         # The test's functions the project may call back, by number; kept for the run (the project may keep them).
@@ -67,7 +67,7 @@ class Remote(Codec):
         self._shapes: dict[int, tuple[str, list[list[Any]] | None, list[str | None]]] = {}  # a callback's name, signature, about
         self._outcome: BaseException | None = None  # a callback's pytest.fail or skip, raised when its operation ends
         self._classes: dict[int, tuple[int, type]] = {}  # id of a test-defined class -> (its twin's handle, the class)
-        self._shims: dict[int, type] = {}  # a project class -> the local base standing for it beside local bases
+        self.shims: dict[int, type] = {}  # a project class -> the local base standing for it beside local bases
         # The items a pull brought that no one has taken yet, and the batch a consumer is taking (``_batches``)
         self._pulled: dict[int, collections.deque[Any]] = {}
         self._shared: dict[int, Iterator[Any]] = {}
@@ -82,7 +82,7 @@ class Remote(Codec):
         # Operations sent so far: a project container copied from a reply is current until the next one (``fresh``).
         self.epoch = 0
         self.tests_root = os.path.join(os.getcwd(), "")  # the host runs in the task's tests tree
-        _RUNS.append(self)
+        RUNS.append(self)
         run.on_callback = self.callback  # type: ignore[method-assign]  # the channel asks this run's Remote
 
     # -- requests -------------------------------------------------------------------------
@@ -139,10 +139,10 @@ class Remote(Codec):
 
     def iterated(self, iterator: Any, caller: types.FrameType) -> Any:
         """``iter()`` of a project object gave ``iterator``: what the caller gets. When the caller's instruction is a
-        call of a consumer that takes every item (``list``, ``sorted``, ``set`` ...: ``_consumer``), a local iterator
+        call of a consumer that takes every item (``list``, ``sorted``, ``set`` ...: ``consumer_mode``), a local iterator
         over the batches of items a pull brings (``_batches``): the consumer, a C function, takes each batch at C
         speed and holds that iterator alone; anyone else gets ``iterator`` itself, pulled item by item (``next``)."""
-        handle = _handle_of(iterator)
+        handle = handle_of(iterator)
         if handle is None or handle[0] is not self:
             return iterator
         number = handle[1]
@@ -150,7 +150,7 @@ class Remote(Codec):
         if prepared is not None and prepared[0] is caller and prepared[1] is caller.f_code and caller.f_lasti in prepared[2]:
             mode = prepared[3]  # a first pull came with the call or the iter(); None: it met the end
         else:
-            mode = _consumer(caller)
+            mode = consumer_mode(caller)
             if mode is None:
                 return iterator
         return itertools.chain.from_iterable(self._batches(iterator, number, mode))
@@ -212,19 +212,19 @@ class Remote(Codec):
 
     def iter_feeding(self, obj: Any, caller: types.FrameType) -> Any:
         """iter() of a project object (not a generator). When the caller's instruction calls a consumer that takes
-        every item and does nothing before its first next() but perhaps a len() of the object (``_after_iter``:
+        every item and does nothing before its first next() but perhaps a len() of the object (``after_iter``:
         list, tuple, sorted, set, sum ...), iter(), that len() and the first pull are one request ("iterpull"): the
         consumer's len() and first items then wait here. Anything else: one "iter" request."""
         __tracebackhide__ = True
-        found = _consumer_call(caller)
-        after = None if found is None else _after_iter(found[0])
+        found = consumer_call(caller)
+        after = None if found is None else after_iter(found[0])
         if after is None:
             return self.op("iter", obj)
         mode, number = found[1], obj._adbg_handle
         (made, size, pulled), _ = self.request("iterpull", (obj, mode, after == ("len",)), {})
         if size is not None:
             self._sizes[number] = (caller, caller.f_lasti, size)
-        handle = _handle_of(made)
+        handle = handle_of(made)
         if pulled is not None and handle is not None and handle[0] is self:
             self._hold(handle[1], caller, (caller.f_lasti,), mode, pulled)
         return made
@@ -254,12 +254,12 @@ class Remote(Codec):
     def call_feeding(self, feeding: tuple[str, tuple[int, ...]], caller: types.FrameType, target: Any, name: str | None,
                      args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
         """``consumer(target.name(*args))`` (name None: ``consumer(target(*args))``) where the consumer takes the
-        result whole (``_feeding``): the call and, if its result is a generator, the consumer's first pull, in one
+        result whole (``feeds_consumer``): the call and, if its result is a generator, the consumer's first pull, in one
         request ("callpull"); the items wait here for the consumer, which comes next with nothing run in between."""
         __tracebackhide__ = True
         mode, offsets = feeding
         (result, pulled), _ = self.request("callpull", (mode, target, name, *args), kwargs)
-        handle = _handle_of(result)
+        handle = handle_of(result)
         if pulled is not None and handle is not None and handle[0] is self:
             self._hold(handle[1], caller, offsets, mode, pulled)
         return result
@@ -283,7 +283,7 @@ class Remote(Codec):
         except ProjectStopped:
             raise
         except Exception as exc:  # the test's own failure (an assertion in its callback) reaches the project
-            handle = _handle_of(exc)
+            handle = handle_of(exc)
             if handle is not None and handle[0] is self:  # the project's exception the test raised: that very object
                 return {"cid": cid, "exch": handle[1]}
             if self.test_defined(type(exc)):  # one of the tests' exception classes: raised there as its twin
@@ -306,7 +306,7 @@ class Remote(Codec):
             name = str(args[0]) if args else ""
             dunder = name.startswith("__") and name.endswith("__")
             own = self.test_defined(type(obj))  # the tests' own classes: their _private names too, as in process
-            if (dunder and name not in _READABLE_DUNDERS) or (name.startswith("_") and not dunder and not own):
+            if (dunder and name not in READABLE_DUNDERS) or (name.startswith("_") and not dunder and not own):
                 raise AttributeError(f"the project may not reach the test's {name!r} (private to the trusted process)")
             if op == "setattr":
                 return setattr(obj, name, args[1])
@@ -320,7 +320,7 @@ class Remote(Codec):
         if op == "exit" and len(args) == 3:  # the project's exception, as the stand-in the test's __exit__ can inspect
             kind, value, _ = args
             return type(obj).__exit__(obj, kind, self.local_exception(kind, value), None)
-        forward = _OBJECT_OPS.get(op)
+        forward = OBJECT_OPS.get(op)
         if forward is None:
             raise TypeError(f"no such operation on the test's object: {op}")
         return forward(obj, *args, **kwargs)
@@ -339,7 +339,7 @@ class Remote(Codec):
             for item in list(value.values())[:1000]:
                 self.reachable(item, owner, depth + 1)
             return
-        if type(value) in _SCALARS or _handle_of(value) is not None or isinstance(value, (_Bound, ClassProxy)):
+        if type(value) in SCALARS or handle_of(value) is not None or isinstance(value, (Bound, ClassProxy)):
             return
         if isinstance(value, types.ModuleType):
             raise AttributeError("the project may not reach a module of the trusted process")
@@ -380,7 +380,7 @@ class Remote(Codec):
         """The test's iterators the sandbox iterates copies of, advanced by as many items as the project read."""
         for entry in read if isinstance(read, list) else ():
             iterator = self._callbacks.get(entry[0]) if isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], int) else None
-            if iterator is not None and type(iterator) in _COPYABLE_ITERATORS and isinstance(entry[1], int) and entry[1] > 0:
+            if iterator is not None and type(iterator) in COPYABLE_ITERATORS and isinstance(entry[1], int) and entry[1] > 0:
                 collections.deque(itertools.islice(iterator, entry[1]), maxlen=0)
 
     @staticmethod
@@ -413,7 +413,7 @@ class Remote(Codec):
         project named like a library pytest has already loaded (``packaging``, ``iniconfig``) is the tests' too:
         pytest keeps the objects it holds, and its later imports get its own copy (``LibraryCopies``).
         """
-        own = {n for n in names if n in sys.stdlib_module_names or n in _RUNNER_NAMES or n.startswith("adbg")}
+        own = {n for n in names if n in sys.stdlib_module_names or n in RUNNER_NAMES or n.startswith("adbg")}
         roots = [os.path.normpath(os.path.join(self.tests_root, p)) for p in source_paths if isinstance(p, str) and not os.path.isabs(p)]
         finder = ProjectFinder(self, set(names) - own, roots)
         sys.meta_path.insert(0, finder)  # before site-packages; the tests tree is asked first at each import
@@ -422,7 +422,7 @@ class Remote(Codec):
         copies.install()
         codecs.register(self.find_codec)  # asked last: only for names the standard library does not know
         try:
-            self.op("share_builtins", sorted(_SHARED_BUILTINS))  # which builtins the sandbox may name as ours
+            self.op("share_builtins", sorted(SHARED_BUILTINS))  # which builtins the sandbox may name as ours
         except ProjectStopped:
             pass  # each test says why when it reaches the project
         return finder

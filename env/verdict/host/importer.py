@@ -12,16 +12,13 @@ import os
 import sys
 import threading
 import types
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .proxies import RemoteModule
-
-if TYPE_CHECKING:
-    from .conversation import Remote
-
+from .remote_run import RemoteRun
 
 # The test runner's own top-level modules: never the project's, whatever the project names its files.
-_RUNNER_NAMES = frozenset({"pytest", "_pytest", "pluggy", "py"})
+RUNNER_NAMES = frozenset({"pytest", "_pytest", "pluggy", "py"})
 
 
 def _in_tests_tree(name: str) -> bool:
@@ -109,7 +106,7 @@ class LibraryCopies:
 class ProjectFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Imports of the project's top-level names (and everything under them) become proxies."""
 
-    def __init__(self, remote: Remote, names: set[str], roots: list[str] | None = None):
+    def __init__(self, remote: RemoteRun, names: set[str], roots: list[str] | None = None):
         self.remote, self.names = remote, set(names)
         self.roots = list(roots or [])  # the project's source roots in the tests' tree (src/ ...): where its test packages are
         self.enabled = True  # off while a library of the test environment imports its own copy (LibraryCopies)

@@ -11,36 +11,34 @@ import os
 import sys
 import types
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .sites import _compare_site, _feeding, _method_call
-from .stand_ins import _OBJECT_DUNDERS, CannotPass, StandIn, _local_only, _Ref
-
-if TYPE_CHECKING:
-    from .conversation import Remote
+from .remote_run import RemoteRun
+from .sites import compare_site, feeds_consumer, method_call
+from .stand_ins import OBJECT_DUNDERS, CannotPass, Ref, StandIn, local_only
 
 
-class _MethodCall:
-    """``target.name`` that the caller's very next step calls (``_method_call``): the attribute read and the call made
+class MethodCall:
+    """``target.name`` that the caller's very next step calls (``method_call``): the attribute read and the call made
     in one request ("callattr"), in the same order and thread as two would make them; it is never seen otherwise."""
 
     __slots__ = ("remote", "target", "name")
 
-    def __init__(self, remote: Remote, target: Any, name: str):
+    def __init__(self, remote: RemoteRun, target: Any, name: str):
         self.remote, self.target, self.name = remote, target, name
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         __tracebackhide__ = True
         caller = sys._getframe(1)
-        feeding = _feeding(caller)
+        feeding = feeds_consumer(caller)
         if feeding is not None:  # ``list(obj.method(x))``: the call and the consumer's first pull in one request
             return self.remote.call_feeding(feeding, caller, self.target, self.name, args, kwargs)
         return self.remote.op("callattr", self.target, self.name, *args, **kwargs)
 
 
-def _handle_of(value: Any) -> tuple[Remote, int] | None:
+def handle_of(value: Any) -> tuple[RemoteRun, int] | None:
     kind = type(value)  # the real type: a Mock(spec=proxy) claims the proxy's __class__ and is no proxy
-    if issubclass(kind, (RemoteObject, _Ref, RemoteModule, RemoteList, RemoteDict, RemoteSet)):
+    if issubclass(kind, (RemoteObject, Ref, RemoteModule, RemoteList, RemoteDict, RemoteSet)):
         return value._adbg_remote, value._adbg_handle
     if issubclass(kind, ClassProxy):  # a project class: the local class standing for it holds its handle
         return type.__getattribute__(value, "_adbg_proxy")
@@ -86,7 +84,7 @@ class RemoteObject:
     # weakly referable, as most objects are
     __slots__ = ("_adbg_remote", "_adbg_handle", "_adbg_type", "_adbg_generator", "__weakref__")
 
-    def __init__(self, remote: Remote, number: int, type_name: str, generator: bool = False):
+    def __init__(self, remote: RemoteRun, number: int, type_name: str, generator: bool = False):
         object.__setattr__(self, "_adbg_remote", remote)
         object.__setattr__(self, "_adbg_handle", number)
         object.__setattr__(self, "_adbg_type", type_name)
@@ -95,10 +93,10 @@ class RemoteObject:
 
     def __getattr__(self, name: str) -> Any:
         __tracebackhide__ = True
-        if _local_only(name):
+        if local_only(name):
             raise AttributeError(name)
-        if _method_call(sys._getframe(1), name):
-            return _MethodCall(self._adbg_remote, self, name)
+        if method_call(sys._getframe(1), name):
+            return MethodCall(self._adbg_remote, self, name)
         return self._adbg_remote.op("getattr", self, name)
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -115,7 +113,7 @@ class RemoteObject:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         __tracebackhide__ = True
         caller = sys._getframe(1)
-        feeding = _feeding(caller)
+        feeding = feeds_consumer(caller)
         if feeding is not None:  # ``set(function(x))``: the call and the consumer's first pull in one request
             return self._adbg_remote.call_feeding(feeding, caller, self, None, args, kwargs)
         return self._adbg_remote.op("call", self, *args, **kwargs)
@@ -148,7 +146,7 @@ class RemoteObject:
         # A project function held by a test's class (``@cachedmethod(...)`` on its method) binds like a function.
         if instance is None or self._adbg_type != "function":
             return self
-        return _Bound(self, instance)
+        return Bound(self, instance)
 
     def __enter__(self) -> Any:
         __tracebackhide__ = True
@@ -159,7 +157,7 @@ class RemoteObject:
         if kind is None:
             return self._adbg_remote.op("exit", self, None, None, None)
         # The project's __exit__ sees the exception: its own object, or a builtin of the test's type.
-        own = value if _handle_of(value) is not None else None
+        own = value if handle_of(value) is not None else None
         suppress = self._adbg_remote.op("exit_with", self, own, kind.__name__, str(value))
         # A failed assertion or pytest's own outcome is never the project's to swallow.
         return bool(suppress) and isinstance(value, Exception) and not isinstance(value, AssertionError)
@@ -218,8 +216,8 @@ def _compare(name: str):
 
     def forward(self: RemoteObject, other: Any) -> Any:
         __tracebackhide__ = True
-        if _handle_of(other) is not None:  # two project objects: the project's own comparison
-            if _compare_site(sys._getframe(1)):  # ``a == b``: the whole operator there (reflection, subclasses first)
+        if handle_of(other) is not None:  # two project objects: the project's own comparison
+            if compare_site(sys._getframe(1)):  # ``a == b``: the whole operator there (reflection, subclasses first)
                 return self._adbg_remote.op(name, self, other)
             # ``a.__eq__(b)`` called (or a C function comparing): that method alone, NotImplemented as it returns it
             return self._adbg_remote.op("dunder", f"__{name}__", self, other)
@@ -308,7 +306,7 @@ class _Container:
     """A project's list, dict or set: a local copy refreshed from the project before every read, and
     every change made in the project first. The same project object is always the same local object."""
 
-    _adbg_remote: Remote
+    _adbg_remote: RemoteRun
     _adbg_handle: int
     _adbg_epoch: int  # the copy is the project's container as it is while Remote.fresh says so
 
@@ -382,10 +380,10 @@ for _cls in (RemoteList, RemoteDict, RemoteSet):
     _cls.__hash__ = None  # type: ignore[assignment]
 
 
-_READABLE_DUNDERS = frozenset({"__name__", "__qualname__", "__doc__"})
+READABLE_DUNDERS = frozenset({"__name__", "__qualname__", "__doc__"})
 
 
-_OBJECT_OPS: dict[str, Callable[..., Any]] = {
+OBJECT_OPS: dict[str, Callable[..., Any]] = {
     "call": lambda obj, *a, **k: obj(*a, **k), "repr": repr, "str": str, "len": len, "iter": iter, "next": next,
     "getitem": operator.getitem, "setitem": operator.setitem, "delitem": operator.delitem, "contains": lambda o, x: x in o,
     "bool": bool, "hash": hash, "enter": lambda obj: type(obj).__enter__(obj), "copy": copy.copy, "deepcopy": copy.deepcopy,
@@ -401,17 +399,17 @@ _OBJECT_OPS: dict[str, Callable[..., Any]] = {
 }  # fmt: skip
 
 
-_RUNS: list[Remote] = []  # this test process's one run (the host serves one request): where project pickles load
+RUNS: list[RemoteRun] = []  # this test process's one run (the host serves one request): where project pickles load
 
 
 def _from_sandbox_pickle(data: bytes) -> Any:
     __tracebackhide__ = True
-    if not _RUNS:
+    if not RUNS:
         raise RuntimeError("a project object's pickle can be loaded only while its run is alive")
-    return _RUNS[-1].op("unpickle", data)
+    return RUNS[-1].op("unpickle", data)
 
 
-class _Bound:
+class Bound:
     """A project class's method reached through a test object that inherits it (``class T(ProjectMixin, TestCase)``):
     it runs in the sandbox, given the test's object by reference as ``self``."""
 
@@ -437,7 +435,7 @@ _CLASS_FROM_PROJECT = frozenset({
     "__init__", "__repr__", "__str__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__",
     "__getitem__", "__setitem__", "__delitem__", "__len__", "__iter__", "__contains__", "__setattr__", "__delattr__",
     "__enter__", "__exit__", "__call__", "__doc__", "__dict__", "__mro__", "__bases__", "__base__",
-} | (_OBJECT_DUNDERS - {"__name__", "__qualname__"}))  # fmt: skip
+} | (OBJECT_DUNDERS - {"__name__", "__qualname__"}))  # fmt: skip
 
 
 class ClassProxy(type):
@@ -470,11 +468,11 @@ class ClassProxy(type):
 
     def __getattr__(cls, name: str) -> Any:  # a name the local class lacks: the project class's attribute
         __tracebackhide__ = True
-        if _local_only(name):
+        if local_only(name):
             raise AttributeError(name)
         remote = cls._adbg_remote
-        if _method_call(sys._getframe(1), name):
-            return _MethodCall(remote, cls, name)
+        if method_call(sys._getframe(1), name):
+            return MethodCall(remote, cls, name)
         return remote.op("getattr", cls, name)
 
     def __setattr__(cls, name: str, value: Any) -> None:  # the project class's (monkeypatch.setattr(Point, ...))
@@ -488,7 +486,7 @@ class ClassProxy(type):
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:  # constructed in the sandbox
         __tracebackhide__ = True
         caller = sys._getframe(1)
-        feeding = _feeding(caller)
+        feeding = feeds_consumer(caller)
         if feeding is not None:
             return cls._adbg_remote.call_feeding(feeding, caller, cls, None, args, kwargs)
         return cls._adbg_remote.op("call", cls, *args, **kwargs)
@@ -544,7 +542,7 @@ class ClassProxy(type):
             return False
 
 
-def new_proxy(kind: type, remote: Remote, number: int, type_name: str, generator: bool = False) -> Any:
+def new_proxy(kind: type, remote: RemoteRun, number: int, type_name: str, generator: bool = False) -> Any:
     """A proxy of the project object ``number`` whose type() is ``kind`` (a ClassProxy class, or RemoteObject /
     RemoteTzinfo themselves); made without calling the class, which would construct a project object."""
     made = object.__new__(kind)  # RemoteTzinfo's layout is RemoteObject's: a tzinfo adds nothing to it
@@ -571,17 +569,17 @@ _IMPORT_MACHINERY = frozenset({
 class RemoteModule(types.ModuleType):
     """A project module: attributes are read from (and written to) the sandbox's module."""
 
-    def __init__(self, name: str, remote: Remote, number: int):
+    def __init__(self, name: str, remote: RemoteRun, number: int):
         super().__init__(name)
         types.ModuleType.__setattr__(self, "_adbg_remote", remote)
         types.ModuleType.__setattr__(self, "_adbg_handle", number)
 
     def __getattr__(self, name: str) -> Any:
         __tracebackhide__ = True
-        if _local_only(name) and name not in MODULE_METADATA and not self._adbg_own_dunder(name):
+        if local_only(name) and name not in MODULE_METADATA and not self._adbg_own_dunder(name):
             raise AttributeError(name)
-        if _method_call(sys._getframe(1), name):
-            return _MethodCall(self._adbg_remote, self, name)
+        if method_call(sys._getframe(1), name):
+            return MethodCall(self._adbg_remote, self, name)
         return self._adbg_remote.op("getattr", self, name)
 
     def __dir__(self) -> list[str]:  # the sandbox's module's names (six.moves' lazy attributes), and ours
@@ -611,14 +609,14 @@ class RemoteModule(types.ModuleType):
 
     def __setattr__(self, name: str, value: Any) -> None:
         __tracebackhide__ = True
-        if _local_only(name) or isinstance(value, RemoteModule) or _test_package_of(self, name, value):  # import machinery bookkeeping
+        if local_only(name) or isinstance(value, RemoteModule) or _test_package_of(self, name, value):  # import machinery bookkeeping
             types.ModuleType.__setattr__(self, name, value)
         else:
             self._adbg_remote.op("setattr", self, name, value)
 
     def __delattr__(self, name: str) -> None:
         __tracebackhide__ = True
-        if _local_only(name):
+        if local_only(name):
             types.ModuleType.__delattr__(self, name)
         else:
             self._adbg_remote.op("delattr", self, name)
@@ -639,7 +637,7 @@ class _ModuleDict(dict):
         self._module = module
 
     def __missing__(self, key: str) -> Any:
-        if not isinstance(key, str) or _local_only(key):
+        if not isinstance(key, str) or local_only(key):
             raise KeyError(key)
         try:
             return getattr(self._module, key)

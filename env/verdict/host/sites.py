@@ -56,16 +56,16 @@ def _instructions(code: types.CodeType) -> list[dis.Instruction]:
     return known
 
 
-def _consumer(frame: types.FrameType) -> str | None:
+def consumer_mode(frame: types.FrameType) -> str | None:
     """The mode of the consumer the frame's current instruction calls (``_CONSUMERS``, or a ``reduce`` of
     arithmetic: "ints" or "floats" by its start), None for anything else: a ``for`` loop, ``next()``, ``any()``,
     ``map()``, a ``reduce`` of a function of the test's, a call whose callee this cannot name for sure."""
-    found = _consumer_call(frame)
+    found = consumer_call(frame)
     return None if found is None else found[1]
 
 
-def _consumer_call(frame: types.FrameType) -> tuple[object, str] | None:
-    """The consumer the frame's current instruction calls and its mode (``_consumer``)."""
+def consumer_call(frame: types.FrameType) -> tuple[object, str] | None:
+    """The consumer the frame's current instruction calls and its mode (``consumer_mode``)."""
     key = (frame.f_code, frame.f_lasti)
     site = _CALL_SITES.get(key, ())
     if site == ():
@@ -91,7 +91,7 @@ def _consumer_call(frame: types.FrameType) -> tuple[object, str] | None:
     return callee, "floats" if type(start) is float else "ints"
 
 
-def _after_iter(consumer: object) -> tuple[str, ...] | None:
+def after_iter(consumer: object) -> tuple[str, ...] | None:
     """What ``consumer`` does to an iterable right after its iter(), before it takes the first item: () nothing,
     ("len",) a len() of the iterable (list and tuple size themselves), None something else (no fusing). Found by
     running each consumer on a probe as this interpreter loads this module, not assumed."""
@@ -129,7 +129,7 @@ _AFTER_ITER = {id(f): (f, _probe(f)) for f in (*(function for function, _ in _CO
 _FEED_SITES: dict[tuple[types.CodeType, int], tuple | None] = {}
 
 
-def _feeding(frame: types.FrameType) -> tuple[str, tuple[int, ...]] | None:
+def feeds_consumer(frame: types.FrameType) -> tuple[str, tuple[int, ...]] | None:
     """Whether the call the frame's current instruction makes is the one argument of a call of a consumer right after
     it (``set(mi.factor(n))``: nothing runs between the two calls but the consumer's iter() of the result): the
     consumer's mode (``_CONSUMERS``) and the offsets its call may be read at (PRECALL and CALL on 3.11); else None."""
@@ -262,7 +262,7 @@ def _reduce_site(instructions: list[dis.Instruction], at: int, count: int) -> tu
     """``callee(function, name[, number])`` ending at ``at`` (the instruction before the call), each part exactly one
     of the shapes below and none a jump target but the callee's first instruction; None otherwise."""
     start = None
-    if count == 3:  # the start: a constant number, or a local that holds one as the call runs (``_consumer_call``)
+    if count == 3:  # the start: a constant number, or a local that holds one as the call runs (``consumer_call``)
         last = instructions[at]
         if last.is_jump_target:
             return None
@@ -339,7 +339,7 @@ _METHOD_SITES: dict[tuple[types.CodeType, int], tuple[str, tuple] | None] = {}
 _QUIET_LOADS = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_CONST", "LOAD_DEREF"})  # they run no code at all
 
 
-def _method_call(frame: types.FrameType, name: str) -> bool:
+def method_call(frame: types.FrameType, name: str) -> bool:
     """Whether the frame is reading attribute ``name`` to call it at once: a method load whose arguments are only
     local names, constants and globals, or ``+``, ``-``, ``*`` of two of them that are plain numbers now (``n + 1``),
     so nothing (no project code) can run, and nothing can fail, between the read and the call."""
@@ -436,7 +436,7 @@ def _method_site(code: types.CodeType, offset: int) -> tuple[str, tuple] | None:
     return None
 
 
-# What a portable lambda's code may do (``_portable_lambda``): read its arguments and constants, name the pure
+# What a portable lambda's code may do (``portable_lambda``): read its arguments and constants, name the pure
 # builtins, call them, compute, compare, branch forward and return. Never an attribute or an item of an argument (that
 # would reach inside it, where the test's objects are stand-ins in the sandbox), never a loop, a name of the module's.
 _PORTABLE_OPS = frozenset({
@@ -452,7 +452,7 @@ _PORTABLE_OPS = frozenset({
 _PORTABLE: dict[types.CodeType, bytes] = {}
 
 
-def _portable_lambda(function: object) -> tuple[bytes, bytes] | None:
+def portable_lambda(function: object) -> tuple[bytes, bytes] | None:
     """(this interpreter's magic number, the marshalled code) of a test's lambda the sandbox may run itself instead of
     calling it back: a plain lambda (no closure, defaults or generator) whose code only does ``_PORTABLE_OPS`` with
     scalar constants and names only pure builtins (``PURE_BUILTINS``, as the test module's own namespace leaves them:
@@ -495,7 +495,7 @@ _COMPARE_SITES: dict[tuple[types.CodeType, int], bool] = {}
 _COMPARE_OP = dis.opmap["COMPARE_OP"]
 
 
-def _compare_site(frame: types.FrameType) -> bool:
+def compare_site(frame: types.FrameType) -> bool:
     """Whether the frame's current instruction is a comparison operator (not a call of ``__eq__`` and kin)."""
     key = (frame.f_code, frame.f_lasti)
     site = _COMPARE_SITES.get(key)

@@ -3,11 +3,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from .conversation import Remote
-
+from .remote_run import RemoteRun
 
 _LOCAL_ONLY = ("_adbg_", "_pytest", "_fixture")
 
@@ -29,29 +27,29 @@ class ProjectStopped(Exception):
 
 # Dunders that name the project object's own data (a function's name, attrs' and dataclasses' fields), asked of the
 # sandbox; every other dunder is a protocol probe of this process's machinery (pickle, copy, inspect, pytest), answered here.
-_OBJECT_DUNDERS = frozenset({
+OBJECT_DUNDERS = frozenset({
     "__name__", "__qualname__", "__wrapped__", "__dataclass_fields__", "__match_args__", "__slots__", "__annotations__",
     "__defaults__", "__kwdefaults__", "__version__", "__all__", "__subclasses__", "__func__",
 })  # fmt: skip
 
 
-def _local_only(name: str) -> bool:
-    if name in _OBJECT_DUNDERS or name.startswith("__attrs_"):
+def local_only(name: str) -> bool:
+    if name in OBJECT_DUNDERS or name.startswith("__attrs_"):
         return False
     return (name.startswith("__") and name.endswith("__")) or name.startswith(_LOCAL_ONLY)
 
 
-class _StandInMeta(type):
+class StandInMeta(type):
     """The class of a project exception's stand-in: what the local class lacks (``ParseException.explain_exception``,
     a class attribute) is the project class's, read in the sandbox."""
 
     def __getattr__(cls, name: str) -> Any:
         __tracebackhide__ = True
-        if not _local_only(name):
+        if not local_only(name):
             for klass in cls.__mro__:
                 own = klass.__dict__.get("_adbg_class")
                 if own is not None:
-                    return own[0].op("getattr", _Ref(own[0], own[1]), name)
+                    return own[0].op("getattr", Ref(own[0], own[1]), name)
         raise AttributeError(name)
 
 
@@ -61,15 +59,15 @@ class StandIn:
     a stand-in of that very object, which the project gets back when the test raises it at it."""
 
     _adbg_message = ""
-    _adbg_remote: Remote | None = None
+    _adbg_remote: RemoteRun | None = None
     _adbg_handle = 0
-    _adbg_class: tuple[Remote, int] | None = None  # set on a class the sandbox named: its handle there
+    _adbg_class: tuple[RemoteRun, int] | None = None  # set on a class the sandbox named: its handle there
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         __tracebackhide__ = True
         own = cls.__dict__.get("_adbg_class")
         if own is not None:
-            made = own[0].op("call", _Ref(own[0], own[1]), *args, **kwargs)
+            made = own[0].op("call", Ref(own[0], own[1]), *args, **kwargs)
             if isinstance(made, cls):
                 return made
         return super().__new__(cls, *args)
@@ -91,13 +89,13 @@ class StandIn:
     def __getattr__(self, name: str) -> Any:
         __tracebackhide__ = True
         remote = self.__dict__.get("_adbg_remote")
-        if remote is None or _local_only(name):
+        if remote is None or local_only(name):
             raise AttributeError(name)
-        return remote.op("getattr", _Ref(remote, self._adbg_handle), name)
+        return remote.op("getattr", Ref(remote, self._adbg_handle), name)
 
 
-class _Ref:
+class Ref:
     """A bare handle, for requests about an exception object."""
 
-    def __init__(self, remote: Remote, number: int):
+    def __init__(self, remote: RemoteRun, number: int):
         self._adbg_remote, self._adbg_handle = remote, number
