@@ -103,6 +103,19 @@ def test_the_split_counts_the_test_process_and_the_project_s_process_together(sa
     assert verdict.aborted == "the test run was stopped: CPU time limit of 1 s exceeded (the run's processes together)"
 
 
+def test_a_split_run_whose_project_set_up_the_machine_starved_is_busy_not_an_error(isolation: Isolation, tmp_path: Path):
+    files = {"lib/__init__.py": LIB, "tests/test_calc.py": TESTS}
+    task = load_repo_task(repo_fixture.write_task(tmp_path / "t", files, files, FAIL_TO_PASS=[ADD], PASS_TO_PASS=[]))
+    starved = Sandbox(Limits(wall_seconds=5, cpu_seconds=5, backstop_seconds=0.01).for_validity(), isolation, warm=False)
+    verdict = run_tests(starved, task, files)  # stopped before its project was set up: no outcome, no error of the task's
+    assert (verdict.outcomes, verdict.error, verdict.timed_out) == ({}, "", False)
+    assert re.fullmatch(r"the machine was too busy: the run was stopped by its wall-clock backstop of 0\.01 s having used "
+                        r"0\.\d+ s of its 5 s of CPU time \(an infrastructure fault, not the run's outcome\)", verdict.busy), verdict.busy  # fmt: skip
+    assert verdict.aborted == verdict.busy
+    with pytest.raises(MachineBusy, match="; in each of 2 attempts$"):
+        until_decided(lambda: run_tests(starved, task, files))
+
+
 def test_the_race_check_s_real_threads_count_cpu_time_where_validity_is_decided(isolation: Isolation):
     hard = CATALOG.get("hard")
     assert hard.stress is not None

@@ -34,7 +34,12 @@ from env.authoring.mine import (
 )
 from env.authoring.mine import MAX_LINES as MAX_CHANGED
 from env.authoring.sdist import SdistError, releases
+from env.families.catalog import TaskCatalog
 from env.project import load_repo_task
+from env.runtime import Runtime
+from env.sandbox.isolation import Isolation
+from env.sandbox.limits import Limits
+from env.sandbox.runner import Sandbox
 from env.verdict.outcome import RepoVerdict
 
 RST = """Changes
@@ -322,6 +327,33 @@ def test_a_pair_without_a_test_difference_is_recorded_and_a_decided_pair_is_not_
     # a pair decided again (its ledger line lost to a stop) first forgets what it wrote
     miner.forget("1.20.1", "1.20.2")
     assert read_tasks(miner.out / "mined.jsonl") == [] and not (miner.out / "parse-1_20_2-parse").exists()
+
+
+def test_a_pair_the_machine_starves_is_not_decided_and_the_next_run_decides_it(tmp_path, isolation: Isolation):
+    """Mining's runs count CPU time: a run stopped by the wall-clock backstop under its CPU limit is the machine's, so
+    the pair is recorded "busy" (nothing of it kept, no group blamed) and decided by the next run, as on an idle machine."""
+    starved = Limits(wall_seconds=mine.SUITE_SECONDS, cpu_seconds=mine.SUITE_SECONDS, backstop_seconds=0.01).for_validity()
+    try:
+        miner = Miner("parse", tmp_path, runs=2, log=lambda line: None, sandbox=Sandbox(starved, isolation))
+        assert miner.sandbox.limits.clock == miner.served.limits.clock == "cpu"  # also what the tasks are validated under
+        first = miner.run(["1.20.1", "1.20.2"])  # the suite's runs starved
+        miner = Miner("parse", tmp_path, runs=2, log=lambda line: None)
+        miner.served = Sandbox(Limits.from_env().model_copy(update={"backstop_seconds": 0.01}).for_validity(), isolation)
+        miner.runtime = Runtime(TaskCatalog([]), miner.served, workers=2)
+        second = miner.run(["1.20.1", "1.20.2"])  # the task's settling and validation starved
+        third = Miner("parse", tmp_path, runs=2, log=lambda line: None).run(["1.20.1", "1.20.2"])
+    except SdistError as exc:
+        pytest.fail(f"this test needs parse's sdists from PyPI (cached after the first download): {exc}")
+    decisions = read_lines(miner.ledger, PairDecision)
+    assert [(d.status, d.groups) for d in decisions[:2]] == [("busy", []), ("busy", [])]
+    for d in decisions[:2]:
+        assert d.detail.startswith("not decided, the machine was too busy: the machine was too busy: the run was stopped by its "
+                                   "wall-clock backstop of 0.01 s having used "), d.detail  # fmt: skip
+        assert d.detail.endswith("(an infrastructure fault, not the run's outcome); in each of 2 attempts"), d.detail
+    assert first.tasks == second.tasks == [] and first.by_status == second.by_status == {"busy": 1}
+    assert third.tasks == ["parse-1_20_2-parse"] and third.by_status == {"mined": 1} and decisions[2].status == "mined"
+    assert [t.id for t in read_tasks(tmp_path / "mined.jsonl")] == ["parse-1_20_2-parse"]
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".")) == ["mined.jsonl", "mined.jsonl.lock", "parse-1_20_2-parse"]
 
 
 def test_the_command_refuses_fewer_than_two_releases(capsys: pytest.CaptureFixture[str], tmp_path):

@@ -39,6 +39,10 @@ For each pair of consecutive releases (earlier, later) among the library's last 
 Output: the task folders in OUT; one ``CatalogTask`` (source "mined") per task in OUT/mined.jsonl, rewritten whole
 under a lock (several libraries may mine into one OUT); the ledger OUT/.mining/NAME/ledger.jsonl, one line per pair
 decided, with each cause found and what became of it: a run started again skips the pairs decided.
+
+Every run that decides something counts CPU time (``Limits.for_validity``): the same pairs are mined idle and at full
+load. A run the machine starves in every attempt (``env.verdict.busy``) decides nothing: the pair is recorded "busy",
+never as a fault of the pair, and the next run decides it again.
 """
 
 from __future__ import annotations
@@ -76,6 +80,7 @@ from env.sandbox.isolation import probe_isolation
 from env.sandbox.limits import Limits, MiB
 from env.sandbox.runner import Sandbox
 from env.test_source import source_of
+from env.verdict.busy import MachineBusy, until_decided
 from env.verdict.outcome import RepoVerdict, first_error_line
 from env.verdict.repo_judge import run_graded, run_tests
 from env.verdict.sandboxed import run_sandboxed
@@ -86,7 +91,7 @@ MAX_LINES = 80  # lines a gold patch may change, added plus removed (a function 
 MAX_TRIED = 15  # changed code files tried one by one for the cause; a release changing more is not searched
 MAX_CHANGES = 80  # changes (runs of changed lines) in a file a fix too large is trimmed over
 MAX_TRIM_RUNS = 40  # runs one trimming may take
-SUITE_SECONDS = 300  # wall and CPU seconds one whole-suite run may take while mining
+SUITE_SECONDS = 300  # CPU seconds one whole-suite run may take while mining (the wall clock a backstop of 10x)
 RELEASES = 6  # the default --releases: the last six releases, five pairs
 CATALOG = "mined.jsonl"
 FAILING = ("FAILED", "ERROR")  # what the validator counts as failing (env.families.validation)
@@ -110,6 +115,7 @@ PairStatus = Literal[
     "no-fail-to-pass",
     "too-large",
     "error",
+    "busy",
 ]
 GroupStatus = Literal["pending", "valid", "feature", "too-large", "unstable", "invalid", "untrusted", "unexplained", "error"]
 
@@ -137,6 +143,10 @@ class PairDecision(BaseModel):
     detail: str = ""
     seconds: float = 0.0
     max_lines: int = Field(40, description="MAX_LINES when it was decided (lines before it was recorded: 40)")
+
+    def undecided(self) -> bool:
+        """Decided again by the next run: the machine starved its runs, or it was refused under a smaller line limit."""
+        return self.status == "busy" or self.outgrown()
 
     def outgrown(self) -> bool:
         """Decided under a smaller line limit with a fix refused for its size: decided again under today's."""
@@ -291,14 +301,14 @@ class Runner:
         task = RepoTask(
             id="mining", problem_statement="mining", fail_to_pass=select, environment=sdist.files_layout(files), folder=Path(".")
         )
-        return run_sandboxed(self.sandbox, self.env, task, files, tests, select)
+        return until_decided(lambda: run_sandboxed(self.sandbox, self.env, task, files, tests, select))
 
 
 def suite_sandbox() -> Sandbox:
     isolation = probe_isolation()
     if not isolation.can_execute:
         raise MineError(f"this host cannot run the verdict: {isolation.reason}")
-    return Sandbox(Limits(wall_seconds=SUITE_SECONDS, cpu_seconds=SUITE_SECONDS, reply_bytes=64 * MiB), isolation)
+    return Sandbox(Limits(wall_seconds=SUITE_SECONDS, cpu_seconds=SUITE_SECONDS, reply_bytes=64 * MiB).for_validity(), isolation)
 
 
 @dataclass
@@ -463,7 +473,8 @@ class Miner:
         self.state.mkdir(parents=True, exist_ok=True)
         self.ledger = self.state / "ledger.jsonl"
         self.runner = Runner(self.sandbox, ensure(self.requirements))
-        self.served = Sandbox(Limits.from_env(), self.sandbox.isolation)  # proven under the limits tasks are served with
+        # proven under the limits tasks are served with, counted in CPU time: what the tasks are does not depend on load
+        self.served = Sandbox(Limits.from_env().for_validity(), self.sandbox.isolation)
         self.runtime = Runtime(TaskCatalog([]), self.served, workers=2)
 
     def run(self, versions: list[str]) -> MineSummary:
@@ -471,7 +482,7 @@ class Miner:
         if len(versions) < 2:
             raise MineError(f"{self.name}: {len(versions)} release(s) given; a pair needs two")
         started = time.monotonic()
-        decided = {key for key, d in latest(read_lines(self.ledger, PairDecision)).items() if not d.outgrown()}
+        decided = {key for key, d in latest(read_lines(self.ledger, PairDecision)).items() if not d.undecided()}
         shutil.rmtree(self.state / "building", ignore_errors=True)  # what a stop left half built
         for buggy, fixed in zip(versions, versions[1:], strict=False):
             key = f"{buggy} -> {fixed}"
@@ -497,6 +508,9 @@ class Miner:
             return PairDecision(key=key, status="no-sdist", detail=str(exc)[:500])
         try:
             return self._pair(key, pair)
+        except MachineBusy as exc:  # the machine's, not the pair's: what it wrote goes, the next run decides it again
+            self.forget(buggy, fixed)
+            return PairDecision(key=key, status="busy", detail=f"not decided, the machine was too busy: {exc}"[:500])
         except Exception as exc:  # noqa: BLE001 - recorded with its type; the next pair is mined all the same
             return PairDecision(key=key, status="error", detail=f"{type(exc).__name__}: {exc}"[:500])
         finally:
@@ -588,6 +602,8 @@ class Miner:
             group.detail = f"left out, not stable over two runs: {', '.join(unstable[:4])}"
         try:
             self._task(pair, group, p2p, found.before, texts)
+        except MachineBusy:
+            raise
         except Exception as exc:  # noqa: BLE001 - one cause's task that cannot be built; the pair's other causes still count
             group.status, group.detail = "error", f"{type(exc).__name__}: {exc}"[:500]
 
@@ -600,10 +616,10 @@ class Miner:
             return
         folder, task = built
         clock, cpu = time.monotonic(), cpu_seconds()
-        report = validate_task(self.runtime, task, runs=self.runs)
+        report = self._validated(task)
         corrected = None if report.ok else self._without_failing_p2p(task, report)
         if corrected is not None:
-            task, report = corrected, validate_task(self.runtime, corrected, runs=self.runs)
+            task, report = corrected, self._validated(corrected)
         uncollected = [] if report.ok else self.visibly_uncollected(task, report)
         if uncollected:  # once more, those held out: the grading tests alone define them
             shutil.rmtree(folder)
@@ -611,7 +627,7 @@ class Miner:
             if built is None:
                 return
             folder, task = built
-            report = validate_task(self.runtime, task, runs=self.runs)
+            report = self._validated(task)
         validation = ValidationRecord(
             runs=self.runs, cpu_seconds=round(cpu_seconds() - cpu, 2), wall_seconds=round(time.monotonic() - clock, 2)
         )
@@ -636,6 +652,13 @@ class Miner:
         self.add_to_catalog(entry_)
         group.status, group.task = "valid", task_id
 
+    def _validated(self, task: RepoTask) -> TaskValidation:
+        """``task`` validated over ``runs`` runs; MachineBusy when the machine starved a run in every attempt."""
+        report = validate_task(self.runtime, task, runs=self.runs)
+        if report.busy:
+            raise MachineBusy(report.busy)
+        return report
+
     def _imported(
         self, pair: Releases, group: Group, p2p: list[str], before: RepoVerdict, texts: Files, task_id: str, held: list[str]
     ) -> tuple[Path, RepoTask] | None:
@@ -649,6 +672,8 @@ class Miner:
         folder = import_instance(instance, None, self.state / "building", pypi=f"{pair.name}=={pair.buggy}", say=self.log)
         self._describe(folder, pair, before)
         settled = settle(self.served, folder)
+        if settled.busy:
+            raise MachineBusy(settled.busy)
         if settled.problems:
             group.status, group.detail = "invalid", "; ".join(settled.problems)[:500]
             shutil.rmtree(folder)
@@ -669,7 +694,7 @@ class Miner:
         so it is held out (the importer then holds out its function's other cases too). Empty otherwise."""
         if "gold patch is resolved under the graded run" not in [c.name for c in report.checks if not c.ok]:
             return []
-        visible = run_graded(self.served, task, task.gold_files).outcomes  # the visible part, as the agent runs it
+        visible = until_decided(lambda: run_graded(self.served, task, task.gold_files)).outcomes  # the visible part, as the agent runs it
         return [t for t in task.fail_to_pass + task.pass_to_pass if t not in task.held_out and t not in visible]
 
     def _without_failing_p2p(self, task: RepoTask, report: TaskValidation) -> RepoTask | None:
@@ -678,7 +703,7 @@ class Miner:
         each with why in task.json's "dropped", for one more validation. None when that is not the fault."""
         if [c.name for c in report.checks if not c.ok] != ["buggy state passes every PASS_TO_PASS test"]:
             return None
-        verdict = run_tests(self.served, task, task.files)  # what the validator runs for the buggy state
+        verdict = until_decided(lambda: run_tests(self.served, task, task.files))  # what the validator runs for the buggy state
         broken = {
             t: f"fails on the buggy tree under the verdict: {verdict.reason(t)}"
             for t in task.pass_to_pass

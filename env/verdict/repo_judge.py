@@ -202,6 +202,8 @@ def _run_split(
     except RefusedToRun as exc:
         return RepoVerdict(error=str(exc))
     try:
+        if run.load_error is None and run.result.busy:  # the backstop stopped the set-up under its CPU limit: no outcome
+            return RepoVerdict(busy=run.result.aborted, aborted=run.result.aborted)
         if run.load_error is not None or run.result.aborted:
             problem = str(run.load_error) if run.load_error else run.result.aborted
             return RepoVerdict(error=f"the project could not be set up in the sandbox: {problem}")
