@@ -42,7 +42,7 @@ PARSE_PREVIOUS_SHA256 = "09002ca350ad42e76629995f71f7b518670bcf93548bdde3684fd55
 
 @pytest.fixture(scope="module")
 def sandbox(isolation: Isolation) -> Iterator[Sandbox]:
-    box = Sandbox(Limits(wall_seconds=300, cpu_seconds=300, reply_bytes=64 * MiB), isolation)
+    box = Sandbox(Limits(wall_seconds=300, cpu_seconds=300, reply_bytes=64 * MiB).for_validity(), isolation)  # survey_sandbox's
     yield box
     box.close()
 
@@ -65,6 +65,18 @@ def test_a_real_library_qualifies_with_its_pins_and_counts(sandbox: Sandbox, tmp
     file_survey(manifest, record, entry)
     assert read_libraries(manifest) == [entry]
     assert read_records(records_path(manifest)) == [record]
+
+
+def test_a_survey_whose_runs_the_machine_starved_decides_nothing(isolation: Isolation, tmp_path: Path) -> None:
+    starved = Sandbox(Limits(wall_seconds=300, cpu_seconds=300, reply_bytes=64 * MiB, backstop_seconds=0.01).for_validity(), isolation)
+    try:
+        record, entry = survey(Request("parse", "1.20.2", "parsing", "test", releases=1), tmp_path / "libraries.json", starved)
+    finally:
+        starved.close()
+    assert entry is None and not record.qualified
+    assert record.reason.startswith("not decided, the machine was too busy: the machine was too busy: the run was stopped by its "
+                                    "wall-clock backstop of 0.01 s having used "), record.reason  # fmt: skip
+    assert record.reason.endswith("(an infrastructure fault, not the run's outcome); in each of 2 attempts"), record.reason
 
 
 def test_a_release_with_no_sdist_is_refused_with_pips_reason(tmp_path: Path) -> None:

@@ -16,7 +16,9 @@ exit 1 and the reason otherwise, the manifest untouched):
    loopback), then as ``env.authoring.baseline`` runs it: sandboxed with coverage (no socket at all), and the
    tests passing there under the split. The *trusted* tests pass both sandboxed and under the split while reaching
    the project's code: a library qualifies with at least ``BAR`` of them and a plain offline run of at most
-   ``SUITE_CPU_SECONDS`` CPU seconds (CPU, not wall time: the verdict does not depend on the machine's load).
+   ``SUITE_CPU_SECONDS`` CPU seconds (CPU, not wall time: the verdict does not depend on the machine's load). The
+   sandboxed and split runs count CPU time too; one the machine starved in both attempts decides nothing (the
+   record says "not decided, the machine was too busy", and a survey run again decides it).
 
 Each survey's measurements (counts, seconds, the failures grouped by where and why) go to ``survey.json`` beside
 the manifest, refusals included: ``--table`` prints both from it. The previous ``--releases`` final releases that
@@ -54,6 +56,7 @@ from env.project import is_test_path, source_only
 from env.sandbox.isolation import probe_isolation
 from env.sandbox.limits import Limits, MiB
 from env.sandbox.runner import Sandbox
+from env.verdict.busy import MachineBusy, until_decided
 from env.verdict.outcome import RepoVerdict, first_error_line
 from env.verdict.repo_judge import run_tests
 from env.verdict.sandboxed import run_sandboxed
@@ -307,7 +310,8 @@ def survey_sandbox() -> Sandbox:
     isolation = probe_isolation()
     if not isolation.can_execute:
         raise SurveyError(f"this host cannot run the verdict: {isolation.reason}")
-    return Sandbox(Limits(wall_seconds=RUN_SECONDS, cpu_seconds=int(RUN_SECONDS), reply_bytes=64 * MiB), isolation)
+    # counted in CPU time, as synthesis's: whether a library qualifies does not depend on how busy the machine is
+    return Sandbox(Limits(wall_seconds=RUN_SECONDS, cpu_seconds=int(RUN_SECONDS), reply_bytes=64 * MiB).for_validity(), isolation)
 
 
 def check_pin(known: LibraryEntry | None, release: str, digest: str) -> None:
@@ -341,7 +345,7 @@ def verdict_runs(
     with tempfile.TemporaryDirectory(prefix="adbg-survey-") as scratch:
         task = library_task(lib, Path(scratch), lib.tests)
         clock = time.monotonic()
-        boxed = run_sandboxed(sandbox, covering, task, task.files, task.visible_tests, lib.tests, coverage=True)
+        boxed = until_decided(lambda: run_sandboxed(sandbox, covering, task, task.files, task.visible_tests, lib.tests, coverage=True))
         record.sandboxed_seconds = round(time.monotonic() - clock, 2)
         if boxed.error or not boxed.outcomes:
             raise SurveyError(f"the tests did not run sandboxed: {normalise(no_run(boxed), 600)}")
@@ -349,14 +353,14 @@ def verdict_runs(
         record.sandboxed_passed = len(passing)
         record.failures += group("sandboxed", {t: boxed.reason(t) for t in offline if t not in passing})
         clock = time.monotonic()
-        split = run_tests(sandbox, task.model_copy(update={"fail_to_pass": passing}), task.files) if passing else RepoVerdict()
+        split = until_decided(lambda: run_tests(sandbox, task.model_copy(update={"fail_to_pass": passing}), task.files)) if passing else RepoVerdict()
         # A file that does not collect under the split stops the split's whole session: left out, the rest run again.
         broken = {f: e for f, e in split.collect_errors.items() if f in lib.tests}
         if broken:
             record.dropped |= {f: "does not collect under the split: " + normalise(first_error_line(e)) for f, e in broken.items()}
             passing = [t for t in passing if t.split("::")[0] not in broken]
             record.sandboxed_passed = len(passing)
-            split = run_tests(sandbox, task.model_copy(update={"fail_to_pass": passing}), task.files) if passing else RepoVerdict()
+            split = until_decided(lambda: run_tests(sandbox, task.model_copy(update={"fail_to_pass": passing}), task.files)) if passing else RepoVerdict()
         record.split_seconds = round(time.monotonic() - clock, 2)
     return boxed, passing, split
 
@@ -479,6 +483,9 @@ def survey(request: Request, manifest: Path, sandbox: Sandbox | None = None) -> 
         sdists = {request.version: record.sha256, **pin_releases(request, known, record)}
     except SurveyError as exc:
         record.reason = str(exc)
+        return record, None
+    except MachineBusy as exc:  # the machine's, not the library's: surveyed again, it is decided
+        record.reason = f"not decided, the machine was too busy: {exc}"
         return record, None
     except sdist.SdistError as exc:
         record.reason = normalise(str(exc), 1500)
