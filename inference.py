@@ -53,16 +53,18 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 import httpx
+from pydantic import ConfigDict, Field
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from env import settings  # noqa: E402
 from env.agents.base import Observation  # noqa: E402
-from env.agents.llm import LLMAgent  # noqa: E402
+from env.agents.llm import Endpoint, LLMAgent  # noqa: E402
 from env.agents.retry import ModelUnavailable, RetryPolicy, describe  # noqa: E402
 from env.eval.baseline_log import BENCHMARK, end_line, start_line, step_line  # noqa: E402
 from env.eval.drivers import WsDriver  # noqa: E402
 from env.infra import RETRIES as INFRA_RETRIES  # noqa: E402
+from env.settings import setting  # noqa: E402
 
 DEFAULT_TASKS = ["easy", "medium", "hard"]
 EXIT_INVALID_SETTING, EXIT_MODEL, EXIT_ENVIRONMENT = 2, 3, 4
@@ -137,27 +139,19 @@ def check_environment(url: str, delays: tuple[float, ...] = ENV_RETRY_DELAYS_S) 
                      "start it (make serve) or set ENV_BASE_URL", EXIT_ENVIRONMENT)
 
 
-@dataclass(frozen=True)
-class Settings:
-    api_base: str
-    model: str
-    token: str
-    env_url: str
-    results_path: Path
-    profile: str
-    retry: RetryPolicy
+class Settings(Endpoint):
+    """The run's settings: the model endpoint's (``Endpoint``), the environment's, where results go, and the retries."""
+
+    model_config = ConfigDict(frozen=True, validate_default=True)
+
+    env_url: str = setting("ENV_BASE_URL")
+    results_path: Path = setting("RESULTS_PATH")
+    profile: str = setting("PROFILE")
+    retry: RetryPolicy = Field(default_factory=RetryPolicy)
 
     @classmethod
     def from_env(cls) -> Settings:
-        return cls(
-            api_base=settings.text("API_BASE_URL"),
-            model=settings.text("MODEL_NAME"),
-            token=settings.text("HF_TOKEN"),
-            env_url=settings.text("ENV_BASE_URL"),
-            results_path=Path(settings.text("RESULTS_PATH")),
-            profile=settings.text("PROFILE"),
-            retry=RetryPolicy.from_env(),  # invalid values fail here, before any episode
-        )
+        return settings.load(cls, retry=RetryPolicy.from_env())  # invalid values fail here, before any episode
 
 
 @dataclass
@@ -282,7 +276,7 @@ def main(argv: list[str]) -> int:
     task_ids = list(dict.fromkeys(DEFAULT_TASKS + argv))
 
     def make_agent() -> LLMAgent:
-        return LLMAgent(base_url=settings.api_base, model=settings.model, api_key=settings.token, retry=settings.retry)
+        return LLMAgent(base_url=settings.api_base, model=settings.model, api_key=settings.key or "", retry=settings.retry)
 
     header = {"model": settings.model, "api_base_url": settings.api_base, "env": BENCHMARK, "profile": settings.profile}
     results: list[dict[str, object]] = []

@@ -42,10 +42,16 @@ class ServerSecret:
         self.fingerprint = hashlib.sha256(b"agentdebugger-fingerprint\0" + self._key).hexdigest()[:16]
 
     @classmethod
-    def from_env(cls) -> ServerSecret:
+    def configured(cls) -> ServerSecret | None:
+        """ENV_SECRET's secret, or None when it is unset."""
         value = settings.raw("ENV_SECRET")
-        if value:
-            return cls(value)
+        return cls(value) if value else None
+
+    @classmethod
+    def from_env(cls) -> ServerSecret:
+        configured = cls.configured()
+        if configured is not None:
+            return configured
         log.info("ENV_SECRET is not set: this process uses a secret of its own (replicas and resumed runs will not agree)")
         return cls(_secrets.token_hex(32), generated=True)
 
@@ -54,8 +60,9 @@ class ServerSecret:
         """ENV_SECRET, or the secret kept in ``folder/secret`` (made on first use, readable by its owner only):
         an in-process evaluation resumed later, or another agent's run into the same folder, then plays the same
         episodes without anyone having to set ENV_SECRET."""
-        if settings.raw("ENV_SECRET"):
-            return cls.from_env()
+        configured = cls.configured()
+        if configured is not None:
+            return configured
         path = folder / SECRET_FILE
         folder.mkdir(parents=True, exist_ok=True)
         try:

@@ -6,10 +6,16 @@
     settings.default("ENV_WORKERS")     # 32, the declared default
     settings.unknown(os.environ)        # ENV_/SANDBOX_/... names set here that nothing declares, with a likely match
 
+    class Limits(BaseModel):            # a typed section: each field names its variable once
+        wall_seconds: float = setting("SANDBOX_WALL_SECONDS", "a run's wall clock", gt=0)
+    settings.load(Limits)               # the model, each declared field from its variable when set
+
 Reading is at call time, not frozen at import: modules read a variable when they need it (tests set the environment
-first), and the models that read once at start-up (``env.config.Settings``, ``Limits``, ``ShellLimits``) pass the raw
-strings on to pydantic, which validates them with the messages it always gave. An unset or empty variable means its
-default. A name that is not declared here is a ``KeyError``: a typo cannot read nothing silently.
+first). The models read once at start-up (``env.config.Settings``, ``Limits``, ``ShellLimits``, ``RetryPolicy``,
+``inference.Settings``...) declare each field with ``setting(NAME)`` and are built by ``load``, which passes the raw
+strings on to pydantic; a value it refuses is a ``ValueError`` naming the variable, the rule and the value. An unset or
+empty variable means its default. A name that is not declared here is a ``KeyError``: a typo cannot read nothing
+silently. tests/test_architecture.py holds every variable to one reading place outside this module.
 
 The tables in docs/deployment.md ("Configuration") and docs/evaluation.md list exactly the variables declared with
 that ``doc``, with these defaults (``tests/test_settings.py``). The server warns at start-up about a set
@@ -23,7 +29,8 @@ Left out on purpose, because they are not configuration:
 - ``PATH``, ``HOME``, ``XDG_CACHE_HOME``, ``TMPDIR``: the system's, passed through or followed as the system means them.
 - ``ENABLE_WEB_INTERFACE`` is declared (it is a setting users set) but read by OpenEnv's ``create_app``, not by us.
 
-This module imports only the standard library: ``python -m env.server`` reads PORT and HOST before its slow imports.
+This module imports only the standard library (pydantic only inside ``setting`` and ``load``, which models call):
+``python -m env.server`` reads PORT and HOST before its slow imports.
 """
 
 from __future__ import annotations
@@ -33,7 +40,12 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+    from pydantic.fields import FieldInfo
+    from pydantic_core import ErrorDetails
 
 # Prefixes of the variables this project owns: a set one that is not declared is probably a typo.
 OWN_PREFIXES = ("ENV_", "SANDBOX_", "SHELL_", "DEBUG_", "LLM_")
@@ -123,7 +135,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("GRADIO_SERVER_PORT", "int", None, "`app.py`: its port when PORT is unset (Gradio's own name)", doc=None, shown="7860"),
     # the LLM agent and inference.py
     Variable("LLM_TIMEOUT_S", "float", 120.0, "one model request's timeout", doc=EVALUATION),
-    Variable("LLM_MAX_ATTEMPTS", "float", 5.0, "attempts per model call, the first included (1: no retries)", doc=EVALUATION),
+    Variable("LLM_MAX_ATTEMPTS", "int", 5, "attempts per model call, the first included (1: no retries)", doc=EVALUATION),
     Variable("LLM_BACKOFF_BASE_S", "float", 1.0, "delay before the first retry (doubling each time)", doc=EVALUATION),
     Variable("LLM_BACKOFF_MAX_S", "float", 30.0, "the longest delay between two attempts", doc=EVALUATION),
     Variable("API_BASE_URL", "str", "https://router.huggingface.co/v1", "the model endpoint (OpenAI-compatible)", doc=EVALUATION),
@@ -149,13 +161,8 @@ def raw(name: str, environ: Mapping[str, str] | None = None) -> str | None:
     return value or None
 
 
-def raws(names: Mapping[str, str]) -> dict[str, str]:
-    """{field: value} for the variables {field: name} that are set: what a pydantic model's ``from_env`` validates."""
-    return {field: value for field, name in names.items() if (value := raw(name)) is not None}
-
-
-def default(name: str) -> Any:
-    """The declared default (typed ``Any`` so that pydantic fields take it as their own type)."""
+def default(name: str) -> object:
+    """The declared default, as a message shows it (a model's field takes it through ``setting``)."""
     return DECLARED[name].default
 
 
@@ -219,3 +226,73 @@ def user_cache(variable: str, leaf: str) -> Path:
         return Path(configured)
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "agentdebugger" / leaf
+
+
+# -- typed sections: pydantic models whose fields each name their variable once ----------------------------------------
+
+M = TypeVar("M", bound="BaseModel")
+
+
+def setting(name: str, description: str | None = None, *, gt: float | None = None, ge: float | None = None,
+            pattern: str | None = None, allow_inf_nan: bool | None = None) -> Any:
+    """A model field read from the declared variable ``name`` by ``load``: its default is the declaration's, its
+    description ``"NAME: meaning"`` (the declared meaning unless ``description`` says more), the constraints pydantic's.
+    Typed ``Any``, as pydantic's ``Field`` is, so that the field takes it as its own type."""
+    from pydantic import Field  # here, not at the top: see the module's docstring
+
+    variable = DECLARED[name]
+    return Field(variable.default, description=f"{name}: {description or variable.meaning}", json_schema_extra={"env": name},
+                 gt=gt, ge=ge, pattern=pattern, allow_inf_nan=allow_inf_nan)
+
+
+def variable_of(field: FieldInfo) -> str | None:
+    """The variable a field declared with ``setting`` reads, else None."""
+    extra = field.json_schema_extra
+    name = extra.get("env") if isinstance(extra, dict) else None
+    return name if isinstance(name, str) else None
+
+
+def load(model: type[M], **given: object) -> M:
+    """``model`` with each field declared by ``setting`` taken from its variable when set (its default otherwise) and
+    the fields in ``given`` as given. A value the model refuses raises a ValueError naming the variable: what a person
+    setting it must read, not the field's name."""
+    from pydantic import ValidationError
+
+    read: dict[str, str] = {}
+    names: dict[str, str] = {}
+    for field, info in model.model_fields.items():
+        name = variable_of(info)
+        if name is not None and field not in given and (value := raw(name)) is not None:
+            read[field], names[field] = value, name
+    try:
+        return model(**read, **given)
+    except ValidationError as exc:
+        problems = [_problem(error, names, read) for error in exc.errors()]
+        if not all(problems):
+            raise  # a given value's fault, or the model's: pydantic says it best
+        raise ValueError("; ".join(p for p in problems if p)) from None
+
+
+_RULES = {  # pydantic's error types, as a sentence about a variable ends
+    "int_parsing": "must be a whole number", "int_from_float": "must be a whole number", "float_parsing": "must be a number",
+    "bool_parsing": "must be one of 1/0, true/false, yes/no, on/off", "finite_number": "must be a finite number",
+}
+
+
+def _problem(error: ErrorDetails, names: Mapping[str, str], read: Mapping[str, str]) -> str | None:
+    """``NAME must be ..., not 'value'`` for an error in a field read from the environment, else None."""
+    field = error["loc"][0] if error["loc"] else None
+    if not isinstance(field, str) or field not in names:
+        return None
+    name, ctx = names[field], error.get("ctx", {})
+    if error["type"] == "value_error":
+        message = str(ctx.get("error", error["msg"]))  # the model's own validator's words
+        return message if message.startswith(name) else f"{name}: {message}"
+    if error["type"] in ("greater_than", "greater_than_equal"):
+        bound = float(ctx["gt" if error["type"] == "greater_than" else "ge"])
+        rule = f"must be {'more than' if error['type'] == 'greater_than' else 'at least'} {bound:g}"
+    elif error["type"] == "string_pattern_mismatch":
+        rule = f"must match {ctx['pattern']}"
+    else:
+        rule = _RULES.get(error["type"], f"is refused ({error['msg']})")
+    return f"{name} {rule}, not {read[field]!r}"

@@ -438,3 +438,79 @@ def test_no_import_circles_between_env_s_packages():
     # the demo is composed by its callers (app.py, the server's /web), so it imports neither the server nor the harness
     assert cycles(package_graph(graph())) == []
     assert cycles(package_graph({"env.a.x": {"env.b.y"}, "env.b.y": set(), "env.b.z": {"env.a.w"}, "env.a.w": set()})) == [["env.a", "env.b"]]
+
+
+# Configuration is one table (env/settings.py): each variable is read at one place, a typed model's field declared
+# with ``setting(NAME)`` (``settings.load`` fills it) or one call of a reader, and no field is mapped to its variable
+# by hand (the old ``from_env``: ``{"wall_seconds": "SANDBOX_WALL_SECONDS", ...}`` beside ``default(...)``). What needs
+# a value asks the model or the function that reads it. Not here: env/sandbox/inside and env/verdict/host, which
+# cannot import the settings (env/settings.py says why), and messages that name a variable for a person to set.
+SETTING_READERS = {"raw", "value", "text", "integer", "switch", "default", "user_cache", "setting"}
+# The one exception, named: the server's command line writes its flags into these variables (HOST, PORT, ENV_WORKERS,
+# ENV_TASK_DIRS), shows their defaults in --help and checks the port before its slow imports.
+READ_AGAIN = {"env.server.__main__": {"HOST", "PORT", "ENV_WORKERS", "ENV_TASK_DIRS"}}
+
+
+def configured_modules() -> dict[str, Path]:
+    """The modules that may read settings: env/ but the table itself and the split's halves, and the top-level scripts."""
+    found = {name: path for name, path in modules().items()
+             if name != "env.settings" and not name.startswith(("env.sandbox.inside", "env.verdict.host"))}
+    found.update({path.stem: path for path in ROOT.glob("*.py")})  # inference.py, app.py, validator.py
+    return found
+
+
+def setting_reads(name: str, source: str, declared: set[str]) -> list[tuple[str, str]]:
+    """(variable, "module:line") for each place a module names a declared variable to read it: the first argument of a
+    reader of env.settings (``settings.text("X")``, ``setting("X")``), a value of a dict literal (a hand-made map), or a
+    constant bound to it (read through the constant)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        named: list[ast.expr | None] = []
+        if isinstance(node, ast.Call) and node.args:
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) and ast.unparse(func.value).endswith("settings") else func.id if isinstance(func, ast.Name) else ""
+            named = [node.args[0]] if called in SETTING_READERS else []
+        elif isinstance(node, ast.Dict):
+            named = list(node.values)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            named = [node.value]  # VARIABLE = "ENV_PROCEDURAL_SALT": the name written once, read through the constant
+        found += [(n.value, f"{name}:{node.lineno}") for n in named if isinstance(n, ast.Constant) and n.value in declared]
+    return sorted(found)
+
+
+def read_twice(reads: dict[str, list[tuple[str, str]]], exempt: dict[str, set[str]]) -> dict[str, list[str]]:
+    """{variable: its places} for each variable read at more than one place ({module: its reads} given)."""
+    places: dict[str, list[str]] = {}
+    for module, found in reads.items():
+        for variable, place in found:
+            if variable not in exempt.get(module, set()):
+                places.setdefault(variable, []).append(place)
+    return {variable: sorted(where) for variable, where in sorted(places.items()) if len(where) > 1}
+
+
+def test_each_setting_is_read_at_one_place():
+    from env.settings import DECLARED
+
+    reads = {name: setting_reads(name, path.read_text(encoding="utf-8"), set(DECLARED)) for name, path in configured_modules().items()}
+    assert read_twice(reads, READ_AGAIN) == {}
+    for module, variables in READ_AGAIN.items():  # the exception shrinks when it no longer applies
+        assert variables <= {variable for variable, _ in reads[module]}, module
+
+
+def test_the_one_place_check_finds_a_hand_made_map_and_a_second_reader():
+    declared = {"SANDBOX_WALL_SECONDS", "SANDBOX_WORKSPACE_FILES", "SANDBOX_POOL", "PORT"}
+    limits = (
+        "from env import settings\nfrom env.settings import default, setting\nclass Limits(BaseModel):\n"
+        "    wall_seconds: float = Field(default('SANDBOX_WALL_SECONDS'), gt=0)\n    files: int = setting('SANDBOX_WORKSPACE_FILES')\n"
+        "    @classmethod\n    def from_env(cls):\n        return cls(**settings.raws({'wall_seconds': 'SANDBOX_WALL_SECONDS'}))\n"
+        "def note():\n    return 'set SANDBOX_POOL' + str(settings.value('NOT_DECLARED')) + str(os.environ.get('PORT'))\n"
+    )  # a message naming a variable is no read (and a direct read of os.environ is tests/test_settings.py's business)
+    runner = "from env import settings\nVARIABLE = 'SANDBOX_POOL'\ndef pool():\n    return settings.integer(VARIABLE), settings.text('PORT')\n"
+    reads = {"env.limits": setting_reads("env.limits", limits, declared), "env.runner": setting_reads("env.runner", runner, declared)}
+    assert reads["env.limits"] == [("SANDBOX_WALL_SECONDS", "env.limits:4"), ("SANDBOX_WALL_SECONDS", "env.limits:8"),
+                                   ("SANDBOX_WORKSPACE_FILES", "env.limits:5")]
+    assert read_twice(reads, {}) == {"SANDBOX_WALL_SECONDS": ["env.limits:4", "env.limits:8"]}
+    reads["env.server"] = setting_reads("env.server", "from env.settings import text\nPORT = lambda: text('PORT')\n", declared)
+    assert read_twice(reads, {"env.runner": {"PORT"}}) == {"SANDBOX_WALL_SECONDS": ["env.limits:4", "env.limits:8"]}
+    assert read_twice(reads, {})["PORT"] == ["env.runner:4", "env.server:2"]
+    assert reads["env.runner"] == [("PORT", "env.runner:4"), ("SANDBOX_POOL", "env.runner:2")]

@@ -317,7 +317,7 @@ def test_an_environment_server_nobody_listens_on_stops_the_run_before_any_episod
 def test_an_environment_server_gone_mid_run_stops_it_after_that_episode(capsys):
     with refusing_port() as port:
         url = f"http://127.0.0.1:{port}"
-        settings = inference.Settings("http://model", MODEL, "", url, Path("unused.json"), "default", RetryPolicy())
+        settings = inference.Settings(api_base="http://model", model=MODEL, token="", env_url=url, results_path=Path("unused.json"), profile="default", retry=RetryPolicy())
         episode = inference.play("easy", settings, inference.WsDriver, lambda: pytest.fail("no episode, no agent"))
     assert episode.error == f"the environment server at {url} did not answer: ConnectError: [Errno 111] Connection refused"
     assert episode.stop is not None and episode.stop.status == 4
@@ -372,7 +372,7 @@ def test_the_environment_closing_mid_episode_fails_only_that_episode(capsys):
         def usage(self) -> dict[str, int]:
             return {"prompt_tokens": 5, "completion_tokens": 1}
 
-    settings = inference.Settings("http://model", MODEL, "", "http://env", Path("unused.json"), "default", RetryPolicy())
+    settings = inference.Settings(api_base="http://model", model=MODEL, token="", env_url="http://env", results_path=Path("unused.json"), profile="default", retry=RetryPolicy())
     episode = inference.play("easy", settings, ClosingDriver, Agent)
     out, err = capsys.readouterr()
     assert out.splitlines() == [

@@ -298,7 +298,7 @@ def test_inference_leaves_the_machine_s_steps_out_and_says_so(own_runtime, full_
         def usage(self) -> dict[str, int]:
             return {"prompt_tokens": 1, "completion_tokens": 1}
 
-    settings = inference.Settings("http://model", "m", "", "http://env", Path("unused.json"), "default", RetryPolicy())
+    settings = inference.Settings(api_base="http://model", model="m", token="", env_url="http://env", results_path=Path("unused.json"), profile="default", retry=RetryPolicy())
     episode = inference.play("easy", settings, Driver, Agent)
     out, err = capsys.readouterr()
     assert (episode.steps, episode.rewards, episode.infra_causes) == (0, [], ["scratch_full"] * 3)

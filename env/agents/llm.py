@@ -32,10 +32,13 @@ import json
 import random
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
 from env import settings
 from env.agents.base import Action, Agent, Observation, register
 from env.agents.retry import RetryPolicy
 from env.interface import ACTION_ALIASES, ALIASES
+from env.settings import setting
 from env.tool_schemas import CLASSIC_TOOLS
 
 SYSTEM = (
@@ -70,20 +73,42 @@ class Malformed(ValueError):
     pass
 
 
+class Endpoint(BaseModel):
+    """The model endpoint the agent calls, as the settings choose it (``Endpoint.from_env()``, read when it is needed)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    api_base: str = setting("API_BASE_URL")
+    model: str = setting("MODEL_NAME")
+    token: str | None = setting("HF_TOKEN")
+    openai_key: str | None = setting("OPENAI_API_KEY")
+
+    @classmethod
+    def from_env(cls) -> Endpoint:
+        return settings.load(cls)
+
+    @property
+    def key(self) -> str | None:
+        """HF_TOKEN, else OPENAI_API_KEY."""
+        return self.token or self.openai_key
+
+
 def endpoint() -> str:
     """The model endpoint the agent calls, by the settings that choose it: what a message about it must name."""
-    key = "HF_TOKEN" if settings.raw("HF_TOKEN") else "OPENAI_API_KEY" if settings.raw("OPENAI_API_KEY") else "no key (HF_TOKEN unset)"
-    return f"API_BASE_URL={settings.text('API_BASE_URL')}, MODEL_NAME={settings.text('MODEL_NAME')}, {key}"
+    chosen = Endpoint.from_env()
+    key = "HF_TOKEN" if chosen.token else "OPENAI_API_KEY" if chosen.openai_key else "no key (HF_TOKEN unset)"
+    return f"API_BASE_URL={chosen.api_base}, MODEL_NAME={chosen.model}, {key}"
 
 
 def missing_endpoint() -> str:
     """Why the agent has no endpoint to call, or "": the default endpoint, a hosted router, answers nobody without a key
     (an endpoint of one's own, API_BASE_URL, may need none)."""
-    if settings.raw("HF_TOKEN") or settings.raw("OPENAI_API_KEY") or settings.raw("API_BASE_URL"):
+    chosen = Endpoint.from_env()
+    if chosen.key or "api_base" in chosen.model_fields_set:  # set: read from the environment
         return ""
     return (
-        f"the llm agent has no model endpoint: set HF_TOKEN (or OPENAI_API_KEY) to call API_BASE_URL={settings.text('API_BASE_URL')} "
-        f"with MODEL_NAME={settings.text('MODEL_NAME')}, or set API_BASE_URL to an OpenAI-compatible endpoint of your own"
+        f"the llm agent has no model endpoint: set HF_TOKEN (or OPENAI_API_KEY) to call API_BASE_URL={chosen.api_base} "
+        f"with MODEL_NAME={chosen.model}, or set API_BASE_URL to an OpenAI-compatible endpoint of your own"
     )
 
 
@@ -94,11 +119,12 @@ class LLMAgent(Agent):
 
         from openai import OpenAI
 
-        self.model = model or settings.text("MODEL_NAME")
+        chosen = Endpoint.from_env()
+        self.model = model or chosen.model
         self.retry = retry or RetryPolicy.from_env()
         self.client = client or OpenAI(
-            base_url=base_url or settings.text("API_BASE_URL"),
-            api_key=api_key or settings.raw("HF_TOKEN") or settings.raw("OPENAI_API_KEY") or "none",
+            base_url=base_url or chosen.api_base,
+            api_key=api_key or chosen.key or "none",
             max_retries=0,  # self.retry owns retries: the client's own would multiply its attempts
             timeout=self.retry.timeout_s,
         )

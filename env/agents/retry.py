@@ -19,10 +19,10 @@ raises the last error, so a caller cannot tell "retried and still failing" (``Mo
 naming the attempts) from a first failure. The SDK's ``timeout`` is used (``LLMAgent`` passes ``timeout_s``) and
 its retries are off, so that attempts do not multiply.
 
-Settings, from the environment (``RetryPolicy.from_env``), declared with their defaults in ``env/settings.py`` (listed
-in docs/evaluation.md): LLM_TIMEOUT_S (one request's timeout, the OpenAI client's ``timeout``), LLM_MAX_ATTEMPTS
-(attempts per model call, the first included), LLM_BACKOFF_BASE_S (the first retry's delay, doubling on each further
-one) and LLM_BACKOFF_MAX_S (the longest delay between two attempts).
+Settings, from the environment (``RetryPolicy.from_env``, which ``env.settings.load`` fills and checks), declared with
+their defaults in ``env/settings.py`` (listed in docs/evaluation.md): LLM_TIMEOUT_S (one request's timeout, the OpenAI
+client's ``timeout``), LLM_MAX_ATTEMPTS (attempts per model call, the first included), LLM_BACKOFF_BASE_S (the first
+retry's delay, doubling on each further one) and LLM_BACKOFF_MAX_S (the longest delay between two attempts).
 """
 
 from __future__ import annotations
@@ -32,10 +32,12 @@ import math
 import random
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import TypeVar
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from env import settings
+from env.settings import setting
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -83,39 +85,30 @@ def retry_after(exc: BaseException) -> float | None:
     return None
 
 
-def _setting(name: str, minimum: float) -> float:
-    """A declared LLM_ setting (env/settings.py: its type and default), at least ``minimum``."""
-    try:
-        value = float(settings.value(name))  # type: ignore[arg-type]  # a "float" variable: a float
-    except ValueError:
-        raise ValueError(f"{name} must be a number, not {settings.raw(name)!r}") from None
-    if not math.isfinite(value) or value < minimum:
-        raise ValueError(f"{name} must be at least {minimum:g}, not {settings.raw(name)!r}")
-    return value
+class RetryPolicy(BaseModel):
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    timeout_s: float = settings.default("LLM_TIMEOUT_S")  # the declared defaults: each written once, in env/settings.py
-    max_attempts: int = int(settings.default("LLM_MAX_ATTEMPTS"))
-    base_delay_s: float = settings.default("LLM_BACKOFF_BASE_S")
-    max_delay_s: float = settings.default("LLM_BACKOFF_MAX_S")
+    timeout_s: float = setting("LLM_TIMEOUT_S", ge=0.001, allow_inf_nan=False)
+    max_attempts: int = setting("LLM_MAX_ATTEMPTS", ge=1)
+    base_delay_s: float = setting("LLM_BACKOFF_BASE_S", ge=0, allow_inf_nan=False)
+    max_delay_s: float = setting("LLM_BACKOFF_MAX_S", ge=0, allow_inf_nan=False)
     jitter: float = 0.25  # the delay is cut by up to this fraction, at random
-    sleep: Callable[[float], None] = field(default=time.sleep, repr=False, compare=False)
-    rng: random.Random = field(default_factory=random.Random, repr=False, compare=False)
+    sleep: Callable[[float], None] = Field(time.sleep, repr=False)
+    rng: random.Random = Field(default_factory=random.Random, repr=False)
 
-    def __post_init__(self) -> None:
-        if self.max_attempts < 1:
-            raise ValueError("max_attempts must be at least 1")
+    # The same policy whatever clock it sleeps on and whatever dice it throws: those two are not compared.
+    def _compared(self) -> tuple[float, int, float, float, float]:
+        return self.timeout_s, self.max_attempts, self.base_delay_s, self.max_delay_s, self.jitter
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RetryPolicy) and self._compared() == other._compared()
+
+    def __hash__(self) -> int:
+        return hash(self._compared())
 
     @classmethod
     def from_env(cls) -> RetryPolicy:
-        return cls(
-            timeout_s=_setting("LLM_TIMEOUT_S", 0.001),
-            max_attempts=int(_setting("LLM_MAX_ATTEMPTS", 1)),
-            base_delay_s=_setting("LLM_BACKOFF_BASE_S", 0.0),
-            max_delay_s=_setting("LLM_BACKOFF_MAX_S", 0.0),
-        )
+        return settings.load(cls)
 
     def delay(self, retry: int, exc: BaseException | None = None) -> float:
         """Seconds to wait before retry number ``retry`` (1 for the first retry)."""

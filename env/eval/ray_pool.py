@@ -120,9 +120,12 @@ class EpisodeWorker:
     def play(self, agent_name: str, task: dict[str, Any], run: int, profile: str, edit_gate: bool | None) -> tuple[dict[str, Any] | None, str, str | None]:
         """(result, the steps' JSONL, None), or (None, "", why no further episode should start)."""
         if not self.known(task["id"]):
+            from env.families.catalog import Sources
+
+            sources = Sources.from_env()
             return None, "", (
                 f"task {task['id']!r} is not on the Ray worker's node: the tasks come from the shipped checkout, "
-                f"ENV_TASK_DIRS={settings.text('ENV_TASK_DIRS')!r} and ENV_CATALOG={settings.text('ENV_CATALOG')!r}, read on each node "
+                f"ENV_TASK_DIRS={sources.task_dirs!r} and ENV_CATALOG={sources.catalog!r}, read on each node "
                 "(put those folders at the same path there)"
             )
         with tempfile.TemporaryDirectory(prefix="adbg-ray-") as folder:

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from env import settings
 from env.contract import Source, Split, Task, TaskFilter
 from env.families.base import task_folders
@@ -33,6 +35,21 @@ from env.families.registry import FAMILIES, load_task
 __all__ = ["Placement", "TaskCatalog", "UnknownFilterValue", "UnknownTask"]
 
 SHOWN_LIBRARIES = 20  # a refusal naming the served libraries names this many
+
+
+class Sources(BaseModel):
+    """Where served tasks come from besides the built-in ones (``Sources.from_env()``, read when a catalog is made)."""
+
+    task_dirs: str = settings.setting("ENV_TASK_DIRS")
+    catalog: str = settings.setting("ENV_CATALOG")
+
+    @classmethod
+    def from_env(cls) -> Sources:
+        return settings.load(cls)
+
+    def folders(self) -> list[str]:
+        """ENV_TASK_DIRS's entries, colon-separated, in order."""
+        return [entry for entry in self.task_dirs.split(":") if entry]
 
 
 class UnknownTask(KeyError):
@@ -97,10 +114,11 @@ class TaskCatalog:
         """The built-in tasks, every task folder named in ENV_TASK_DIRS (colon separated) and the built catalog in
         ENV_CATALOG (``env.families.catalog_dir``: refused whole, naming the file and the fault, if any part is wrong)."""
         tasks, on_request = _builtin_parts()
-        for entry in filter(None, settings.text("ENV_TASK_DIRS").split(":")):
-            tasks += [load_task(folder) for folder in task_folders(Path(entry))]
+        sources = Sources.from_env()
+        for named in sources.folders():
+            tasks += [load_task(folder) for folder in task_folders(Path(named))]
         placements: dict[str, Placement] = {}
-        directory = settings.text("ENV_CATALOG")
+        directory = sources.catalog
         if directory:
             served = {task.id for task in tasks} | {task_id for task_id, _, _ in on_request}
             for task, entry in load_catalog_dir(Path(directory)):

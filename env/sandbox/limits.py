@@ -20,7 +20,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from env import settings
-from env.settings import default
+from env.settings import setting
 
 MiB = 1024 * 1024
 BACKSTOP_FACTOR = 10.0  # clock="cpu": a run may wait this many times its CPU limit in wall clock (a 10x starved share) ...
@@ -30,20 +30,20 @@ BACKSTOP_MIN_SECONDS = 60.0  # ... and at least this long, before the wall-clock
 class Limits(BaseModel):
     """Hard limits applied to every run of submitted code (see docs/sandbox.md)."""
 
-    wall_seconds: float = Field(default("SANDBOX_WALL_SECONDS"), gt=0, description="Wall clock for one run; the whole process group is killed")
-    cpu_seconds: int = Field(default("SANDBOX_CPU_SECONDS"), gt=0, description="RLIMIT_CPU of the run")
-    memory_bytes: int = Field(default("SANDBOX_MEMORY_BYTES"), gt=0, description="RLIMIT_AS of the run")
-    test_memory_bytes: int = Field(
-        default("SANDBOX_TEST_MEMORY_BYTES"), gt=0,
-        description="RLIMIT_AS of a repository test run instead (the project's process under the split; pytest, the tests and "
-                    "the project when sandboxed): a real suite's session holds far more than one snippet",
+    wall_seconds: float = setting("SANDBOX_WALL_SECONDS", "Wall clock for one run; the whole process group is killed", gt=0)
+    cpu_seconds: int = setting("SANDBOX_CPU_SECONDS", "RLIMIT_CPU of the run", gt=0)
+    memory_bytes: int = setting("SANDBOX_MEMORY_BYTES", "RLIMIT_AS of the run", gt=0)
+    test_memory_bytes: int = setting(
+        "SANDBOX_TEST_MEMORY_BYTES",
+        "RLIMIT_AS of a repository test run instead (the project's process under the split; pytest, the tests and "
+        "the project when sandboxed): a real suite's session holds far more than one snippet", gt=0,
     )  # fmt: skip
     file_bytes: int = Field(8 * MiB, gt=0, description="RLIMIT_FSIZE: largest file the run may write, its output included")
     disk_bytes: int = Field(32 * MiB, gt=0, description="Size of the run directory's tmpfs (with the namespace layer)")
     disk_files: int = Field(10_000, gt=0, description="Files and directories the run directory's tmpfs may hold (its nr_inodes)")
     open_files: int = Field(64, gt=0, description="RLIMIT_NOFILE of the run")
     processes: int = Field(512, gt=0, description="RLIMIT_NPROC of the run where the server is not root (it counts the uid's threads)")
-    output_bytes: int = Field(default("SANDBOX_OUTPUT_BYTES"), gt=0, description="Captured stdout/stderr shown to the agent; the rest is cut and marked")
+    output_bytes: int = setting("SANDBOX_OUTPUT_BYTES", "Captured stdout/stderr shown to the agent; the rest is cut and marked", gt=0)
     reply_bytes: int = Field(4 * MiB, gt=0, description="Largest reply the trusted side accepts from the run")
     clock: Literal["wall", "cpu"] = Field(
         "wall",
@@ -58,14 +58,7 @@ class Limits(BaseModel):
 
     @classmethod
     def from_env(cls) -> Limits:
-        names = {
-            "wall_seconds": "SANDBOX_WALL_SECONDS",
-            "cpu_seconds": "SANDBOX_CPU_SECONDS",
-            "memory_bytes": "SANDBOX_MEMORY_BYTES",
-            "test_memory_bytes": "SANDBOX_TEST_MEMORY_BYTES",
-            "output_bytes": "SANDBOX_OUTPUT_BYTES",
-        }
-        return cls(**settings.raws(names))
+        return settings.load(cls)
 
     def for_tests(self) -> Limits:
         """The same limits for a repository test run: its memory is ``test_memory_bytes``."""
@@ -107,12 +100,12 @@ class WorkspaceQuota(BaseModel):
     A file counts its size, or the space it takes if that is larger (a byte takes a 4 KiB page on a RAM file system);
     every file, directory or other entry counts as one file."""
 
-    bytes: int = Field(default("SANDBOX_WORKSPACE_BYTES"), gt=0, description="Bytes the workspace may hold")
-    files: int = Field(default("SANDBOX_WORKSPACE_FILES"), gt=0, description="Files and directories the workspace may hold")
+    bytes: int = setting("SANDBOX_WORKSPACE_BYTES", "Bytes the workspace may hold", gt=0)
+    files: int = setting("SANDBOX_WORKSPACE_FILES", "Files and directories the workspace may hold", gt=0)
 
     @classmethod
     def from_env(cls) -> WorkspaceQuota:
-        return cls(**settings.raws({"bytes": "SANDBOX_WORKSPACE_BYTES", "files": "SANDBOX_WORKSPACE_FILES"}))
+        return settings.load(cls)
 
     def describe(self) -> str:
         """The quota as messages name it: each limit with the setting that changes it."""

@@ -61,7 +61,7 @@ from env.sandbox.runner import RefusedToRun
 from env.sandbox.seccomp import compile_filter
 from env.sandbox.slots import TICK_S, Claim, Meter, current_claim
 from env.scratch import scratch_root
-from env.settings import default
+from env.settings import setting
 
 MiB = 1024 * 1024
 KILL_WAIT_SECONDS = 5.0
@@ -89,8 +89,8 @@ class QuotaExceeded(ShellError):
 class ShellLimits(BaseModel):
     """Limits of one ``run_bash`` command. RLIMIT_AS is per process: a shell runs several programs."""
 
-    timeout_seconds: float = Field(default("SHELL_TIMEOUT_SECONDS"), gt=0, description="Wall clock; every process of the command is killed")
-    output_bytes: int = Field(default("SHELL_OUTPUT_BYTES"), gt=0, description="Output shown (stdout and stderr together); the rest is cut and marked")
+    timeout_seconds: float = setting("SHELL_TIMEOUT_SECONDS", "Wall clock; every process of the command is killed", gt=0)
+    output_bytes: int = setting("SHELL_OUTPUT_BYTES", "Output shown (stdout and stderr together); the rest is cut and marked", gt=0)
     memory_bytes: int = Field(1024 * MiB, gt=0, description="RLIMIT_AS of each process")
     cpu_seconds: int = Field(10, gt=0, description="RLIMIT_CPU of each process")
     file_bytes: int = Field(8 * MiB, gt=0, description="RLIMIT_FSIZE: largest file a process may write, the output included")
@@ -100,8 +100,7 @@ class ShellLimits(BaseModel):
 
     @classmethod
     def from_env(cls) -> ShellLimits:
-        names = {"timeout_seconds": "SHELL_TIMEOUT_SECONDS", "output_bytes": "SHELL_OUTPUT_BYTES"}
-        return cls(**settings.raws(names), quota=WorkspaceQuota.from_env())
+        return settings.load(cls, quota=WorkspaceQuota.from_env())
 
     def for_child(self) -> dict[str, int]:
         """What the launcher applies to itself as rlimits (bash and its programs inherit them)."""
