@@ -170,8 +170,8 @@ LAYERS = (
     ("env.families",),
     # what uses families: the listing, authoring tools, agents
     ("env.listing", "env.authoring", "env.agents"),
-    # the surfaces: the server, evaluation, the demo, the client
-    ("env.server", "env.eval", "env.demo", "env.client"),
+    # the surfaces: the server, evaluation, validation, the demo, the client
+    ("env.server", "env.eval", "env.validation", "env.demo", "env.client"),
 )  # fmt: skip
 
 

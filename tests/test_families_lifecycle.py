@@ -17,7 +17,6 @@ from typing import Any, ClassVar
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-import validator
 from env import rewards
 from env.authoring.degenerate import degenerate_policies
 from env.authoring.oracle import oracle_actions, overfit_actions
@@ -38,6 +37,7 @@ from env.runtime import Runtime
 from env.server.app import build_app
 from env.server.in_process import InProcessDriver
 from env.tools import ToolError
+from env.validation import presubmission
 from tests.conftest import LiveServer
 
 SYMBOLS: dict[str, Callable[[int, int], int]] = {"+": operator.add, "-": operator.sub, "*": operator.mul}
@@ -226,7 +226,7 @@ def test_a_family_of_its_own_is_validated_played_checked_evaluated_and_reported(
 
     served = Runtime(TaskCatalog([calc]), runtime.sandbox, workers=2, secret=runtime.secret)
     with LiveServer(build_app(runtime=served, settings=Settings())) as server:
-        check = validator.check_task(server.url, TaskCatalog([calc]), "calc-add")
+        check = presubmission.check_task(server.url, TaskCatalog([calc]), "calc-add")
     assert check.failures == [] and len(check.lines) == 5, check.lines
     assert "PASS  calc-add: every degenerate policy scores exactly 0.0 and earns no reward" in check.lines
 

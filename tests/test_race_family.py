@@ -34,7 +34,7 @@ from env.race_review import review
 from env.sandbox.cputime import STARVED
 from env.server.in_process import InProcessDriver
 from env.tools.reports import TraceReport
-from validator import spot_checked
+from env.validation.presubmission import spot_checked
 
 POOL = "race-check-then-act-connection-pool-3"
 QUEUE = "race-missed-signal-job-queue-8"

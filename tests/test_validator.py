@@ -9,8 +9,9 @@ from env.sandbox.isolation import probe_isolation
 from env.sandbox.limits import Limits
 from env.sandbox.runner import Sandbox
 from env.server.app import build_app
+from env.validation.presubmission import Checklist, summary
 from tests.conftest import LiveServer
-from validator import Check, main, summary
+from validator import main
 
 LAST_LINE = re.compile(r"(\d+) passed, (\d+) failed in \d+\.\d s")
 
@@ -59,7 +60,7 @@ def test_the_last_line_counts_and_times():
     assert summary(94, 0, 41.27) == "94 passed, 0 failed in 41.3 s"
     assert summary(20, 1, 61, skipped=5) == "20 passed, 1 failed, 5 skipped in 61.0 s"
     assert summary(3, 0, 0.04, skipped=0, errors=2) == "3 passed, 0 failed, 2 errored in 0.0 s"
-    check = Check(echo=False)
+    check = Checklist(echo=False)
     for ok in (True, False, True):
         check("a check", ok, "why")
     assert (check.passed, len(check.failures)) == (2, 1)

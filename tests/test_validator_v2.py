@@ -1,4 +1,4 @@
-"""OpenEnv's validation policy v2 (validator.py --v2, env/eval/v2/): the manifest is a v2 manifest, the
+"""OpenEnv's validation policy v2 (validator.py --v2, env/validation/v2/): the manifest is a v2 manifest, the
 report validates against OpenEnv's report schema, every local-lane check is reported (a skip with its reason), and
 a deliberately broken server or declaration fails the check that covers it."""
 
@@ -19,15 +19,15 @@ from openenv.validation.runtime.contracts import load_runtime_plan
 from openenv.validation.types import Lane
 
 from env.config import Settings
-from env.eval.v2.canaries import canaries
-from env.eval.v2.containment_checks import server_address
-from env.eval.v2.report import UnknownSelection, validate
-from env.eval.v2.semantic_checks import solution_markers
 from env.families.catalog import TaskCatalog
 from env.runtime import Runtime
 from env.sandbox.limits import Limits
 from env.sandbox.runner import Sandbox
 from env.server.app import build_app
+from env.validation.v2.canaries import canaries
+from env.validation.v2.containment_checks import server_address
+from env.validation.v2.semantic_checks import solution_markers
+from env.validation.v2.suite import UnknownSelection, validate
 from tests.conftest import TEST_SECRET, LiveServer
 from validator import main
 
@@ -248,7 +248,7 @@ def test_the_layout_check_reads_the_package_not_what_a_test_run_left_beside_it(t
     # a test run's .hypothesis cache holds charmap.json.gz: ignored by git, it is not the package
     import subprocess
 
-    from env.eval.v2.static_checks import package_files
+    from env.validation.v2.static_checks import package_files
 
     (tmp_path / ".gitignore").write_text(".hypothesis/\n")
     (tmp_path / ".hypothesis").mkdir()

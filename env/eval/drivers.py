@@ -5,13 +5,19 @@ All move plain dicts.
         obs = env.reset("easy", seed=1)                # profile="pdb" ... as reset options
         obs, reward, done = env.step({"action_type": "give_up"})
         tools = env.tools()                            # the episode's tools (its tools/list), as function definitions
+
+HttpDriver also answers with the wire's bodies as they come (``start``, ``send``, ``state``): the validators
+(env/validation/player.py) play their episodes through it and read the envelope (observation, reward, done) whole.
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from env.tool_schemas import function_definitions
+
+if TYPE_CHECKING:  # httpx is imported where a driver is made: importing this module stays free
+    import httpx
 
 
 class Driver(Protocol):
@@ -98,21 +104,39 @@ class HttpDriver:
     def fingerprint(self) -> str:
         return str(self.http.get("/health").raise_for_status().json().get("secret_fingerprint", ""))
 
-    def reset(self, task_id: str, seed: int, **options: Any) -> dict[str, Any]:
-        payload = self.http.post("/reset", json={"task_id": task_id, "seed": seed, **options}).raise_for_status().json()
-        obs = {**payload.get("observation", {}), "done": payload.get("done", False), "reward": payload.get("reward")}
-        self.episode_id = obs.get("episode_id") or None
-        self.done = bool(obs.get("done"))
-        return obs
+    def start(self, task_id: str, seed: int, **options: Any) -> dict[str, Any]:
+        """``POST /reset``: its body as the wire has it ({"observation", "reward", "done"}); the episode becomes this driver's."""
+        payload: dict[str, Any] = self.http.post("/reset", json={"task_id": task_id, "seed": seed, **options}).raise_for_status().json()
+        self.episode_id = payload.get("observation", {}).get("episode_id") or None
+        self.done = bool(payload.get("done", False))
+        return payload
 
-    def step(self, action: dict[str, Any]) -> tuple[dict[str, Any], float, bool]:
+    def reset(self, task_id: str, seed: int, **options: Any) -> dict[str, Any]:
+        payload = self.start(task_id, seed, **options)
+        return {**payload.get("observation", {}), "done": payload.get("done", False), "reward": payload.get("reward")}
+
+    def _post_step(self, action: dict[str, Any]) -> httpx.Response:
         body: dict[str, Any] = {"action": action}
         if self.episode_id:  # without it the server would continue whichever HTTP episode started last
             body["episode_id"] = self.episode_id
-        payload = self.http.post("/step", json=body).raise_for_status().json()
+        return self.http.post("/step", json=body)
+
+    def send(self, action: dict[str, Any]) -> dict[str, Any]:
+        """``POST /step``: its body as the wire has it, whatever the status (a refusal's body is what a validator reports)."""
+        payload: dict[str, Any] = self._post_step(action).json()
+        self.done = bool(payload.get("done"))
+        return payload
+
+    def step(self, action: dict[str, Any]) -> tuple[dict[str, Any], float, bool]:
+        payload = self._post_step(action).raise_for_status().json()
         obs = {**payload.get("observation", {}), "done": payload.get("done", False), "reward": payload.get("reward")}
         self.done = bool(payload.get("done"))
         return obs, float(payload.get("reward") or 0.0), bool(payload.get("done"))
+
+    def state(self) -> dict[str, Any]:
+        """``GET /state`` of this driver's episode."""
+        answer: dict[str, Any] = self.http.get("/state", params={"episode_id": self.episode_id}).json()
+        return answer
 
     def tools(self) -> list[dict[str, Any]]:
         body = {"action": {"type": "list_tools"}, "episode_id": self.episode_id}

@@ -17,7 +17,7 @@ from env.families.policies import HypothesisKind
 from env.families.procedural.episode import ProceduralEpisode
 from env.families.procedural.grader import grade_procedural
 from env.families.procedural.model import PRESETS, SPLIT_SIZE, SPLITS
-from env.families.procedural.report import split_table
+from env.families.procedural.split_table import split_table
 from env.families.procedural.task import LISTED, ProceduralTask, is_procedural_id, load_procedural_task, procedural_id, procedural_task
 from env.families.repo import attacks, policies, validation
 from env.families.validation import TaskValidation

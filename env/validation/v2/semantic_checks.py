@@ -17,12 +17,12 @@ import httpx
 from openenv.validation.report import CheckResult
 
 from env.authoring.oracle import oracle_actions, overfit_actions
-from env.eval.v2.canaries import canaries
-from env.eval.v2.check import result, skip
-from env.eval.v2.episodes import Action, play_http, play_ws
-from env.eval.v2.memory_envelope import Envelope
-from env.eval.v2.run import WORKERS, Run, each_task
 from env.families.registry import FAMILIES, Task
+from env.validation.player import Action, play_http, play_ws
+from env.validation.v2.canaries import canaries
+from env.validation.v2.check import result, skip
+from env.validation.v2.context import WORKERS, Run, each_task
+from env.validation.v2.memory_envelope import Envelope
 
 GRADE_MAX = 1.0  # the episode grade's top (grader_score lies in [0, 1])
 

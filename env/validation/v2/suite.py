@@ -1,4 +1,4 @@
-"""The v2 validation's driver and report: every local-lane check of OpenEnv's policy v2 run against a server, in
+"""The v2 validation suite: every local-lane check of OpenEnv's policy v2 run against a server, in
 the policy's order, with OpenEnv's verdict; and the table ``validator.py --v2`` prints.
 
     report = validate("http://localhost:8000")          # an openenv.validation.ValidationReportV2
@@ -19,11 +19,13 @@ from openenv.validation.runner import source_digest
 from openenv.validation.runtime.scheduler import execute_graders
 from openenv.validation.types import CheckStatus, Lane, Level, SignatureKind
 
-from env.eval.v2.check import POLICY, Check, skip
-from env.eval.v2.containment_checks import host_containment, oracle_containment, resource_bounds
-from env.eval.v2.memory_envelope import Envelope
-from env.eval.v2.run import ROOT, ListedTask, RawManifest, Run
-from env.eval.v2.runtime_checks import (
+from env.families.catalog import TaskCatalog
+from env.families.registry import FAMILIES
+from env.validation.v2.check import POLICY, PolicyCheck, skip
+from env.validation.v2.containment_checks import host_containment, oracle_containment, resource_bounds
+from env.validation.v2.context import ROOT, ListedTask, RawManifest, Run
+from env.validation.v2.memory_envelope import Envelope
+from env.validation.v2.runtime_checks import (
     episode_determinism,
     episode_isolation,
     openenv_runtime_graders,
@@ -32,7 +34,7 @@ from env.eval.v2.runtime_checks import (
     task_declaration_accuracy,
     tool_declaration_accuracy,
 )
-from env.eval.v2.semantic_checks import (
+from env.validation.v2.semantic_checks import (
     canary_floor,
     floor_gap,
     no_solution_leakage,
@@ -41,9 +43,7 @@ from env.eval.v2.semantic_checks import (
     resource_envelope,
     verifier_determinism,
 )
-from env.eval.v2.static_checks import static_declarations, static_manifest
-from env.families.catalog import TaskCatalog
-from env.families.registry import FAMILIES
+from env.validation.v2.static_checks import static_declarations, static_manifest
 
 NOT_HERE = {
     "runtime.rubric_introspectable": "no rubric tree (capabilities.rubric_tree is false): the grade is a pure function of the episode's facts "
@@ -54,24 +54,24 @@ NOT_HERE = {
 }
 
 
-def checks(run: Run, envelope: Envelope) -> list[Check]:
+def checks(run: Run, envelope: Envelope) -> list[PolicyCheck]:
     semantic = ("runtime.episode_determinism",)  # the RFC: determinism is a precondition of every semantic check
     made = [
-        Check("runtime.tool_declaration_accuracy", Level.RUNTIME, tool_declaration_accuracy),
-        Check("runtime.task_declaration_accuracy", Level.RUNTIME, task_declaration_accuracy),
-        Check("runtime.seed_control", Level.RUNTIME, seed_control),
-        Check("runtime.episode_determinism", Level.RUNTIME, episode_determinism),
-        Check("runtime.episode_isolation", Level.RUNTIME, episode_isolation),
-        Check("runtime.host_containment", Level.RUNTIME, host_containment),
-        Check("runtime.oracle_containment", Level.RUNTIME, oracle_containment),
-        Check("runtime.resource_bounds", Level.RUNTIME, resource_bounds),
-        Check("semantic.oracle_max", Level.SEMANTIC, oracle_max, semantic),
-        Check("semantic.floor_gap", Level.SEMANTIC, floor_gap, semantic),
-        Check("semantic.canary_floor", Level.SEMANTIC, canary_floor, ("runtime.episode_determinism", "semantic.floor_gap")),
-        Check("semantic.no_solution_leakage", Level.SEMANTIC, no_solution_leakage, semantic),
-        Check("semantic.verifier_determinism", Level.SEMANTIC, verifier_determinism, semantic),
-        Check("semantic.replayability", Level.SEMANTIC, replayability, semantic),
-        Check("semantic.resource_envelope", Level.SEMANTIC, lambda r: resource_envelope(r, envelope), ("runtime.episode_determinism", "semantic.oracle_max")),
+        PolicyCheck("runtime.tool_declaration_accuracy", Level.RUNTIME, tool_declaration_accuracy),
+        PolicyCheck("runtime.task_declaration_accuracy", Level.RUNTIME, task_declaration_accuracy),
+        PolicyCheck("runtime.seed_control", Level.RUNTIME, seed_control),
+        PolicyCheck("runtime.episode_determinism", Level.RUNTIME, episode_determinism),
+        PolicyCheck("runtime.episode_isolation", Level.RUNTIME, episode_isolation),
+        PolicyCheck("runtime.host_containment", Level.RUNTIME, host_containment),
+        PolicyCheck("runtime.oracle_containment", Level.RUNTIME, oracle_containment),
+        PolicyCheck("runtime.resource_bounds", Level.RUNTIME, resource_bounds),
+        PolicyCheck("semantic.oracle_max", Level.SEMANTIC, oracle_max, semantic),
+        PolicyCheck("semantic.floor_gap", Level.SEMANTIC, floor_gap, semantic),
+        PolicyCheck("semantic.canary_floor", Level.SEMANTIC, canary_floor, ("runtime.episode_determinism", "semantic.floor_gap")),
+        PolicyCheck("semantic.no_solution_leakage", Level.SEMANTIC, no_solution_leakage, semantic),
+        PolicyCheck("semantic.verifier_determinism", Level.SEMANTIC, verifier_determinism, semantic),
+        PolicyCheck("semantic.replayability", Level.SEMANTIC, replayability, semantic),
+        PolicyCheck("semantic.resource_envelope", Level.SEMANTIC, lambda r: resource_envelope(r, envelope), ("runtime.episode_determinism", "semantic.oracle_max")),
     ]
     for check in made:
         check.context = run

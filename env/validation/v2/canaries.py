@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from env.authoring.degenerate import degenerate_policies
 from env.authoring.oracle import overfit_actions
-from env.eval.v2.episodes import Action
 from env.families.registry import FAMILIES, Task
+from env.validation.player import Action
 
 
 def canaries(task: Task) -> dict[str, list[Action]]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import NotRequired, TypedDict
+from typing import NotRequired, TypedDict, cast
 
 import httpx
 from openenv.validation.graders import Subject
@@ -18,10 +18,11 @@ from openenv.validation.runtime.scheduler import execute_graders
 from openenv.validation.types import CheckStatus
 
 from env.authoring.oracle import oracle_actions
-from env.eval.v2.check import result, skip
-from env.eval.v2.episodes import JSON, Action, Body, Observation, normalised, play_http, rpc
-from env.eval.v2.run import LIMITS, Run, each_task
+from env.eval.drivers import HttpDriver
 from env.families.registry import FAMILIES
+from env.validation.player import JSON, Action, Body, Observation, normalised, play_http, plays_alone, rpc
+from env.validation.v2.check import result, skip
+from env.validation.v2.context import LIMITS, Run, each_task
 
 
 class Start(Body):
@@ -131,19 +132,15 @@ def task_declaration_accuracy(run: Run) -> CheckResult:
                   "make openenv.yaml's tasks and declared_task_count match GET /tasks", started)
 
 
-def start(http: httpx.Client, task_id: str, seed: int, seeded: list[Action]) -> Start:
+def start(driver: HttpDriver, task_id: str, seed: int, seeded: list[Action]) -> Start:
     """An episode's start: the reset's observation, and the observations of the steps its family draws from the seed
     (``Family.seeded_actions``: a procedural task's logs)."""
-    body: Start = http.post("/reset", json={"task_id": task_id, "seed": seed}).json()
-    episode_id = body["observation"]["episode_id"]
-    drawn: list[Observation] = []
-    for action in seeded:
-        step: Body = http.post("/step", json={"action": action, "episode_id": episode_id}).json()
-        drawn.append(step["observation"])
+    body = cast(Start, driver.start(task_id, seed))
+    drawn: list[Observation] = [cast(Body, driver.send(action))["observation"] for action in seeded]
     if drawn:
         body = {**body, "seeded": drawn}
-    body["state"] = http.get("/state", params={"episode_id": episode_id}).json()
-    http.post("/step", json={"action": {"action_type": "give_up"}, "episode_id": episode_id})  # no episode left open
+    body["state"] = driver.state()
+    driver.send({"action_type": "give_up"})  # no episode left open
     return body
 
 
@@ -152,11 +149,11 @@ def seed_control(run: Run) -> CheckResult:
     where a task draws from the seed (the procedural logs) another seed gives another start."""
     started = time.monotonic()
     problems, varies = [], []
-    with httpx.Client(base_url=run.url, timeout=120) as http:
+    with HttpDriver(run.url, timeout_s=120) as driver:
         for task_id in run.representatives():
             task = run.task(task_id)
             seeded = FAMILIES[task.family].seeded_actions(task)
-            first, second, other = (start(http, task_id, s, seeded) for s in (11, 11, 12))
+            first, second, other = (start(driver, task_id, s, seeded) for s in (11, 11, 12))
             if normalised(first) != normalised(second):
                 problems.append(f"{task_id}: two resets with seed 11 start differently")
             state = first.pop("state")
@@ -207,15 +204,8 @@ def episode_isolation(run: Run) -> CheckResult:
     problems = []
     ids = run.task_ids
 
-    def own(i: int) -> bool:
-        task_id = ids[i % len(ids)]
-        with httpx.Client(base_url=run.url, timeout=120) as http:
-            start: Observation = http.post("/reset", json={"task_id": task_id, "seed": i}).json()["observation"]
-            step: Observation = http.post("/step", json={"action": {"action_type": "give_up"}, "episode_id": start["episode_id"]}).json()["observation"]
-        return step["episode_id"] == start["episode_id"] and step["task_id"] == task_id and step["step_number"] == 1
-
     with ThreadPoolExecutor(8) as pool:
-        crossed = list(pool.map(own, range(16))).count(False)
+        crossed = list(pool.map(lambda i: plays_alone(run.url, ids[i % len(ids)], i), range(16))).count(False)
     if crossed:
         problems.append(f"{crossed} of 16 concurrent episodes saw another's id, task or step count")
     task_id = ids[0]

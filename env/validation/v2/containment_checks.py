@@ -13,9 +13,9 @@ from pathlib import Path
 import httpx
 from openenv.validation.report import CheckResult
 
-from env.eval.v2.check import result, skip
-from env.eval.v2.episodes import Action, ToolResult, play_http
-from env.eval.v2.run import ROOT, Run
+from env.validation.player import Action, ToolResult, play_http
+from env.validation.v2.check import result, skip
+from env.validation.v2.context import ROOT, Run
 
 CONTAINMENT_PROBE = r"""
 import json, os, socket

@@ -1,5 +1,6 @@
 """The shape of this project's v2 checks: one function of the run per check id, wrapped as the grader OpenEnv's
-scheduler runs, and the two ways a check ends (a result from its problems, or a skip with its reason)."""
+scheduler runs (``PolicyCheck``), and the two ways a check ends (a result from its problems, or a skip with its
+reason)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from openenv.validation.policy import load_policy
 from openenv.validation.report import CheckResult
 from openenv.validation.types import CheckStatus, Level, ProviderCapability
 
-from env.eval.v2.run import Run
+from env.validation.v2.context import Run
 
 POLICY = load_policy("v2")
 
@@ -34,7 +35,7 @@ def skip(check_id: str, reason: str) -> CheckResult:
 
 
 @dataclass
-class Check:
+class PolicyCheck:
     """One of this project's graders, in the shape OpenEnv's scheduler runs (``openenv.validation.graders.Grader``)."""
 
     check_id: str

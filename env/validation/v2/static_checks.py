@@ -13,8 +13,8 @@ from openenv.validation.parsers.openenv_yaml import OpenEnvYamlParser
 from openenv.validation.report import CheckResult
 from openenv.validation.types import CheckStatus
 
-from env.eval.v2.check import POLICY, result, skip
-from env.eval.v2.run import Run
+from env.validation.v2.check import POLICY, result, skip
+from env.validation.v2.context import Run
 
 
 def package_files(root: Path) -> list[Path]:

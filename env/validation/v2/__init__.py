@@ -1,6 +1,6 @@
 """OpenEnv's validation policy v2 (its RFC 008), proved against a running server: one report, OpenEnv's schema.
 
-    from env.eval.v2.report import table, validate
+    from env.validation.v2.suite import table, validate
     report = validate("http://localhost:8000")          # an openenv.validation.ValidationReportV2
     print(table(report))                                 # one line per check: status, id, evidence
 
@@ -16,12 +16,12 @@ pass, naming it (as the RFC asks, every semantic check depends on ``runtime.epis
 cannot run here is a SKIP with its reason, never a PASS; the policy (``apply_policy``) turns the results into the
 verdict (a SKIP makes it at best WARN).
 
-The modules, one job each (a request's path: ``report`` runs the checks, which play ``episodes`` through the ``run``):
-- ``episodes``: playing episodes over HTTP, ``/ws`` and ``/mcp``; the wire's bodies, typed.
-- ``run``: what every check reads (server, manifest, tasks) and the oracle and floor episodes they share.
+The modules, one job each (a request's path: ``suite`` runs the checks, which read the ``context`` and play their
+episodes with ``env.validation.player``, the player the pre-submission check shares):
+- ``context``: ``Run``, what every check reads (server, manifest, tasks) and the oracle and floor episodes they share.
 - ``check``: the check's shape for OpenEnv's scheduler, and its result or skip.
 - ``canaries``: the plays that must grade at or below the floor (the manifest's ``capabilities.canaries``).
 - ``static_checks``, ``runtime_checks``, ``containment_checks``, ``semantic_checks``: the checks, by level.
 - ``memory_envelope``: the server's peak memory while the checks play.
-- ``report``: ``validate`` (the checks in the policy's order, the verdict) and ``table``.
+- ``suite``: ``validate`` (the checks in the policy's order, the verdict) and ``table``.
 """

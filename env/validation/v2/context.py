@@ -13,9 +13,9 @@ from typing import Literal, NotRequired, Required, TypedDict, TypeVar
 from openenv.validation.manifest import NormalizedManifest
 
 from env.authoring.oracle import oracle_actions
-from env.eval.v2.episodes import Episode, play_http
 from env.families.catalog import TaskCatalog
 from env.families.registry import Task
+from env.validation.player import PlayedEpisode, play_http
 
 ROOT = Path(__file__).resolve().parents[3]
 WORKERS = 4  # tasks played at once
@@ -69,7 +69,7 @@ class Shared:
     """One shared play: the first reader plays it, the others wait for its outcome (an episode or the error)."""
 
     done: threading.Event = field(default_factory=threading.Event)
-    episode: Episode | None = None
+    episode: PlayedEpisode | None = None
     error: BaseException | None = None
 
 
@@ -102,7 +102,7 @@ class Run:
                 chosen.append(task_id)
         return chosen
 
-    def cached(self, key: tuple[str, str], make: Callable[[], Episode]) -> Episode:
+    def cached(self, key: tuple[str, str], make: Callable[[], PlayedEpisode]) -> PlayedEpisode:
         with self._lock:
             shared = self._cache.get(key)
             owner = shared is None
@@ -120,10 +120,10 @@ class Run:
         assert shared.episode is not None
         return shared.episode
 
-    def oracle(self, task_id: str) -> Episode:
+    def oracle(self, task_id: str) -> PlayedEpisode:
         return self.cached(("oracle", task_id), lambda: play_http(self.url, task_id, 1, oracle_actions(self.task(task_id))))
 
-    def floor(self, task_id: str) -> Episode:
+    def floor(self, task_id: str) -> PlayedEpisode:
         return self.cached(("floor", task_id), lambda: play_http(self.url, task_id, 1, []))
 
 

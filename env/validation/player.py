@@ -1,8 +1,12 @@
-"""Playing episodes against a running server, as an agent would: over HTTP (``/reset``, ``/step``), over ``/ws``
-(OpenEnv's EnvClient wire) and MCP's JSON-RPC (``/mcp``), with the wire's bodies typed as the checks read them.
+"""Playing episodes against a running server, as an agent would, for both validators (``presubmission`` and
+``v2``): over HTTP (``/reset``, ``/step``) through the harness's one HTTP driver (``env.eval.drivers.HttpDriver``),
+over ``/ws`` (OpenEnv's EnvClient wire) and MCP's JSON-RPC (``/mcp``), with the wire's bodies typed as the checks
+read them.
 
     episode = play_http("http://localhost:8000", "easy", 1, [{"action_type": "give_up"}])
     episode.grade, episode.rewards, normalised(episode.bodies)   # the verdict, the step rewards, a comparable record
+    with HttpDriver(url) as driver:                              # several episodes on one connection
+        play(driver, "easy", 1, actions, give_up=False).steps
 """
 
 from __future__ import annotations
@@ -11,10 +15,12 @@ import json
 import re
 import time
 from dataclasses import dataclass, field
-from typing import TypeAlias, TypedDict
+from typing import TypeAlias, TypedDict, cast
 
 import httpx
 from websockets.sync.client import connect
+
+from env.eval.drivers import HttpDriver
 
 # A JSON value as it comes off the wire or goes into a report (a string alias: the union refers to itself).
 JSON: TypeAlias = "dict[str, JSON] | list[JSON] | str | int | float | bool | None"
@@ -39,6 +45,7 @@ class Observation(TypedDict, total=False):
     family: str
     step_number: int
     grader_score: float | None
+    score_estimate: float | None
     breakdown: JSON
     tool_output: str | None
     tool_result: ToolResult | None
@@ -56,7 +63,9 @@ class Body(TypedDict):
 
 
 @dataclass
-class Episode:
+class PlayedEpisode:
+    """One episode as a validator played it: the reset's body, every step's, and the wall time."""
+
     reset: Body
     steps: list[Body] = field(default_factory=list)
     seconds: float = 0.0
@@ -85,30 +94,38 @@ def normalised(value: object) -> object:
     return value
 
 
-def play_http(url: str, task_id: str, seed: int, actions: list[Action], *, profile: str | None = None, give_up: bool = True) -> Episode:
+def play(driver: HttpDriver, task_id: str, seed: int, actions: list[Action], *, profile: str | None = None,
+         give_up: bool = True) -> PlayedEpisode:
     """Reset, then the actions until the episode ends (and ``give_up`` if it has not, so that it is graded)."""
     started = time.monotonic()
-    with httpx.Client(base_url=url, timeout=300) as http:
-        reset_args: dict[str, JSON] = {"task_id": task_id, "seed": seed}
-        if profile:
-            reset_args["profile"] = profile
-        reset = http.post("/reset", json=reset_args)
-        reset.raise_for_status()
-        episode = Episode(reset.json())
-        episode_id = episode.reset["observation"]["episode_id"]
-        give_up_action: list[Action] = [{"action_type": "give_up"}] if give_up else []
-        for action in actions + give_up_action:
-            if episode.steps and episode.steps[-1]["done"]:
-                break
-            body = http.post("/step", json={"action": action, "episode_id": episode_id}).json()
-            if "observation" not in body:
-                raise RuntimeError(f"{task_id}: /step answered {str(body)[:300]}")
-            episode.steps.append(body)
+    episode = PlayedEpisode(cast(Body, driver.start(task_id, seed, **({"profile": profile} if profile else {}))))
+    give_up_action: list[Action] = [{"action_type": "give_up"}] if give_up else []
+    for action in actions + give_up_action:
+        if episode.steps and episode.steps[-1]["done"]:
+            break
+        body = driver.send(action)
+        if "observation" not in body:
+            raise RuntimeError(f"{task_id}: /step answered {str(body)[:300]}")
+        episode.steps.append(cast(Body, body))
     episode.seconds = time.monotonic() - started
     return episode
 
 
-def play_ws(url: str, task_id: str, seed: int, actions: list[Action]) -> Episode:
+def play_http(url: str, task_id: str, seed: int, actions: list[Action], *, profile: str | None = None, give_up: bool = True) -> PlayedEpisode:
+    """``play`` on a driver of its own."""
+    with HttpDriver(url, timeout_s=300) as driver:
+        return play(driver, task_id, seed, actions, profile=profile, give_up=give_up)
+
+
+def plays_alone(url: str, task_id: str, seed: int) -> bool:
+    """One of many concurrent episodes (reset, give_up) keeps its own id, task and step count."""
+    with HttpDriver(url, timeout_s=120) as own:
+        start = cast(Body, own.start(task_id, seed))["observation"]
+        step = cast(Body, own.send({"action_type": "give_up"}))["observation"]
+    return step["episode_id"] == start["episode_id"] and step["task_id"] == task_id and step["step_number"] == 1
+
+
+def play_ws(url: str, task_id: str, seed: int, actions: list[Action]) -> PlayedEpisode:
     """The same over ``/ws`` (OpenEnv's EnvClient wire): ``{"type": "reset"|"step", "data": ...}``."""
     started = time.monotonic()
     ws_url = re.sub(r"^http", "ws", url.rstrip("/")) + "/ws"
@@ -122,7 +139,7 @@ def play_ws(url: str, task_id: str, seed: int, actions: list[Action]) -> Episode
             answer: Body = reply["data"]
             return answer
 
-        episode = Episode(send("reset", {"task_id": task_id, "seed": seed}))
+        episode = PlayedEpisode(send("reset", {"task_id": task_id, "seed": seed}))
         for action in actions:
             if episode.steps and episode.steps[-1]["done"]:
                 break
