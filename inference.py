@@ -155,7 +155,7 @@ class Settings(Endpoint):
 
 
 @dataclass
-class Episode:
+class EpisodeOutcome:
     """One task's outcome, as the results file records it."""
 
     task_id: str
@@ -201,9 +201,9 @@ def solved(env: WsDriver, obs: Observation) -> bool:
     return bool(env.client.state().get("solved"))  # a classic episode's state records whether a fix passed every check
 
 
-def play(task_id: str, settings: Settings, connect: Callable[[str], WsDriver], make_agent: Callable[[], LLMAgent]) -> Episode:
+def play(task_id: str, settings: Settings, connect: Callable[[str], WsDriver], make_agent: Callable[[], LLMAgent]) -> EpisodeOutcome:
     """One episode, start to [END], whatever fails on the way (the failure is recorded in ``error``)."""
-    episode = Episode(task_id=task_id, profile=settings.profile)
+    episode = EpisodeOutcome(task_id=task_id, profile=settings.profile)
     emit(start_line(task_id, settings.model))
     started = time.monotonic()
     agent: LLMAgent | None = None

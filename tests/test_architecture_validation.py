@@ -43,8 +43,10 @@ def classes_named(sources: dict[str, str], name: str) -> list[str]:
 
 
 def test_episode_names_one_class_in_env():
-    """``Episode`` is the step loop every family's episodes subclass; what a validator recorded is a PlayedEpisode."""
-    sources = {path.relative_to(ROOT).as_posix(): path.read_text(encoding="utf-8") for path in ENV.rglob("*.py")}
+    """``Episode`` is the step loop every family's episodes subclass; what a validator recorded is a PlayedEpisode, what
+    inference.py records an EpisodeOutcome."""
+    paths = [*ENV.rglob("*.py"), *ROOT.glob("*.py")]  # the package and the scripts beside it (inference.py, validator.py)
+    sources = {path.relative_to(ROOT).as_posix(): path.read_text(encoding="utf-8") for path in paths}
     assert [c.split(":")[0] for c in classes_named(sources, "Episode")] == ["env/families/base.py"]
 
 
