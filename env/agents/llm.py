@@ -39,7 +39,6 @@ from env.agents.base import Action, Agent, Observation, register
 from env.agents.retry import RetryPolicy
 from env.interface import ACTION_ALIASES, ALIASES
 from env.settings import setting
-from env.tool_schemas import CLASSIC_TOOLS
 
 SYSTEM = (
     "You are debugging code. Read the task, investigate, and fix the bug. Act only by calling exactly one tool per turn "
@@ -67,6 +66,15 @@ def task_text(task: dict[str, Any], obs: Observation) -> str:
         return f"Issue:\n{obs.get('task_description')}\n\nThe repository is your workspace; use the tools to explore it, edit it, run the tests, then submit."
     return (f"Task: {obs.get('task_description')}\n\nBuggy module:\n```python\n{obs.get('buggy_code')}\n```\n\nTests:\n```python\n"
             f"{obs.get('test_suite')}\n```\n\nCurrent test output:\n{obs.get('current_error_output')}")
+
+
+def default_tools(task: dict[str, Any]) -> list[dict[str, Any]]:
+    """A task summary without its tools (one written by hand): its family's default profile's, as /tasks lists them.
+    Asked only then: the family registry loads OpenEnv, which an agent process otherwise never imports."""
+    from env.families.registry import FAMILIES
+
+    tools: list[dict[str, Any]] = FAMILIES[task.get("family") or "classic"].listing()["tools"]
+    return tools
 
 
 class Malformed(ValueError):
@@ -136,7 +144,7 @@ class LLMAgent(Agent):
 
     def begin(self, task: dict[str, Any], observation: Observation, rng: random.Random) -> None:
         super().begin(task, observation, rng)
-        self.tools = task.get("tools") or CLASSIC_TOOLS
+        self.tools = task.get("tools") or default_tools(task)
         self.names = [t["function"]["name"] for t in self.tools]
         self.intro = task_text(task, observation)
         self.messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": self.intro}]
