@@ -39,6 +39,7 @@ from env.agents.base import Action, Agent, Observation, register
 from env.agents.retry import RetryPolicy
 from env.interface import ACTION_ALIASES, ALIASES
 from env.settings import setting
+from env.tool_schemas import submits_a_module
 
 SYSTEM = (
     "You are debugging code. Read the task, investigate, and fix the bug. Act only by calling exactly one tool per turn "
@@ -61,8 +62,8 @@ def observation_text(obs: Observation) -> str:
     return text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + "\n[... cut]"
 
 
-def task_text(task: dict[str, Any], obs: Observation) -> str:
-    if task.get("interaction") == "tools":
+def task_text(tools: list[dict[str, Any]], obs: Observation) -> str:
+    if not submits_a_module(tools):
         return f"Issue:\n{obs.get('task_description')}\n\nThe repository is your workspace; use the tools to explore it, edit it, run the tests, then submit."
     return (f"Task: {obs.get('task_description')}\n\nBuggy module:\n```python\n{obs.get('buggy_code')}\n```\n\nTests:\n```python\n"
             f"{obs.get('test_suite')}\n```\n\nCurrent test output:\n{obs.get('current_error_output')}")
@@ -146,7 +147,7 @@ class LLMAgent(Agent):
         super().begin(task, observation, rng)
         self.tools = task.get("tools") or default_tools(task)
         self.names = [t["function"]["name"] for t in self.tools]
-        self.intro = task_text(task, observation)
+        self.intro = task_text(self.tools, observation)
         self.messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": self.intro}]
         self.pending_call: str | None = None
         self.turns = self.relays = self.turns_in_relay = 0
