@@ -32,9 +32,6 @@ DEBUG_TOOLS = (
     "debug_until", "debug_where", "debug_inspect", "debug_eval", "debug_list", "debug_restart",
 )
 EDIT_TOOLS = frozenset({"edit", "replace_text", "create_file", "submit_fix"})
-CLASSIC_ACTIONS = ("submit_fix", "query_context", "give_up")
-# What a classic task's workbench (its module and tests in a directory) supports beyond the three actions.
-CLASSIC_EXTRA = frozenset({"list_dir", "view_file", "search", "run_bash", "run_script", "new_relay", "trace_report", *DEBUG_TOOLS})
 
 
 class Profile(BaseModel):
@@ -197,12 +194,14 @@ class Interface:
 
     def __init__(
         self, profile: Profile, tools: tuple[str, ...], edit_gate: bool | None = None, aliases: dict[str, Alias] | None = None,
-        own_actions: tuple[str, ...] = (),
+        own_actions: tuple[str, ...] = (), names: dict[str, str] | None = None,
     ):
         self.profile = profile
         self.tools = tools
-        # names the episode answers itself (a classic task's submit_fix ...), not registered tools
+        # names the episode answers itself, not registered tools
         self.own_actions = own_actions
+        # exposed name -> registered tool, where the family's differs from the profile's (the classic give_up)
+        self.names = names or {}
         self.edit_gate = profile.edit_gate if edit_gate is None else edit_gate
         self.unlocked = False
         self.relay = 1
@@ -210,7 +209,8 @@ class Interface:
 
     @classmethod
     def build(
-        cls, profile: Profile, tools: tuple[str, ...], edit_gate: bool | None = None, aliases: object = None, own_actions: tuple[str, ...] = ()
+        cls, profile: Profile, tools: tuple[str, ...], edit_gate: bool | None = None, aliases: object = None, own_actions: tuple[str, ...] = (),
+        names: dict[str, str] | None = None,
     ) -> Interface:
         """An episode's interface from a reset's choices; ValueError (or ValidationError) with the message the agent sees."""
         if edit_gate is not None and not isinstance(edit_gate, bool):
@@ -218,10 +218,10 @@ class Interface:
         table = configured_aliases()
         if aliases is not None:
             table.update(parse_aliases(aliases))
-        return cls(profile, tools, edit_gate, table, own_actions)
+        return cls(profile, tools, edit_gate, table, own_actions, names)
 
     def registered(self, name: str) -> str:
-        return self.profile.registered(name)
+        return self.names.get(name) or self.profile.registered(name)
 
     def resolve(self, name: str, args: dict[str, Any]) -> Call:
         if not name:

@@ -17,10 +17,8 @@ from __future__ import annotations
 from openenv.core.env_server.types import Action, Observation, State
 from pydantic import PrivateAttr
 
-from env.tool_schemas import CLAIM_PROPERTIES, CLASSIC_TOOLS  # noqa: F401  (re-exported, as below)
 from env.wire import (  # noqa: F401  (re-exported: the server and agents import these from here)
     ACTION_CONFIG,
-    ACTION_TYPES,
     MECHANISM_DOC,
     QUERY_TYPES,
     SUSPECT_DOC,

@@ -1,35 +1,12 @@
-"""The classic actions as OpenAI function-calling tools, and the structured hypothesis fields they share.
+"""MCP tools (a list_tools observation's, or tools/list's) as OpenAI function-calling definitions, and what a task's
+tools say of how it is played (agents and the demo ask them, not the family's name).
 
-Published in ``/tasks`` (like a repository task's tools) and offered to the LLM agent; importable without OpenEnv,
-so an agent process (``inference.py``) never loads OpenEnv's server package.
+Importable without OpenEnv, so an agent process (``inference.py``) never loads OpenEnv's server package.
 """
 
 from __future__ import annotations
 
 from typing import Any
-
-from env.graders.mechanisms import MECHANISMS
-from env.wire import MECHANISM_DOC, QUERY_TYPES, SUSPECT_DOC
-
-# The structured hypothesis fields, shared by submit_fix and the repository families' submit.
-CLAIM_PROPERTIES: dict[str, Any] = {
-    "suspect": {"type": "string", "description": SUSPECT_DOC},
-    "mechanism": {"type": "string", "enum": list(MECHANISMS), "description": MECHANISM_DOC},
-}
-# The classic action types as OpenAI function-calling tools (published in /tasks, like a repository task's).
-CLASSIC_TOOLS = [
-    {"type": "function", "function": {
-        "name": "submit_fix", "description": "Submit the complete corrected module with your theory of the bug; runs the tests.",
-        "parameters": {"type": "object", "properties": {"fixed_code": {"type": "string"}, "hypothesis": {"type": "string"}, **CLAIM_PROPERTIES},
-                       "required": ["fixed_code", "hypothesis"], "additionalProperties": False}}},
-    {"type": "function", "function": {
-        "name": "query_context", "description": "Ask about the code or the tests (the first query is free).",
-        "parameters": {"type": "object", "properties": {"query_type": {"type": "string", "enum": list(QUERY_TYPES)}, "query_target": {"type": "string"}},
-                       "required": ["query_type"], "additionalProperties": False}}},
-    {"type": "function", "function": {
-        "name": "give_up", "description": "End the episode.",
-        "parameters": {"type": "object", "properties": {"final_diagnosis": {"type": "string"}}, "additionalProperties": False}}},
-]
 
 
 def function_definitions(listed: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -38,3 +15,18 @@ def function_definitions(listed: list[dict[str, Any]]) -> list[dict[str, Any]]:
         {"type": "function", "function": {"name": t["name"], "description": t["description"], "parameters": t.get("input_schema", t.get("inputSchema"))}}
         for t in listed
     ]
+
+
+def arguments_of(tools: list[dict[str, Any]], name: str) -> dict[str, Any]:
+    """The argument schemas (``properties``) of the tool called ``name`` among OpenAI function definitions; {} if none is."""
+    for tool in tools:
+        if tool["function"]["name"] == name:
+            properties: dict[str, Any] = (tool["function"].get("parameters") or {}).get("properties") or {}
+            return properties
+    return {}
+
+
+def submits_a_module(tools: list[dict[str, Any]]) -> bool:
+    """Whether a task with these tools is played by submitting the whole corrected module (a classic family's: one of
+    its tools takes ``fixed_code``), rather than by acting on a workspace; what an agent or the demo asks of a task."""
+    return any("fixed_code" in ((t["function"].get("parameters") or {}).get("properties") or {}) for t in tools)

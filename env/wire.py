@@ -16,7 +16,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-ACTION_TYPES = ("submit_fix", "query_context", "give_up")
 QUERY_TYPES = ("function_signature", "related_code", "error_explanation", "test_details")
 SUSPECT_DOC = "Optional: the faulty function's name, or file:line of the faulty line (scored instead of the text's location)"
 MECHANISM_DOC = "Optional: the bug's mechanism, one of the published list (scored instead of the text's mechanism)"

@@ -13,8 +13,9 @@ import pytest
 import env.agents.llm as llm_module
 import env.interface as interface_module
 from env.agents.llm import LLMAgent
+from env.families.classic.tools import CLASSIC_ACTIONS
 from env.families.registry import FAMILIES
-from env.interface import ACTION_ALIASES, ALIASES, CLASSIC_ACTIONS, PROFILES
+from env.interface import ACTION_ALIASES, ALIASES, PROFILES
 from env.tools import ToolError
 
 

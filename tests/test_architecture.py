@@ -514,3 +514,84 @@ def test_the_one_place_check_finds_a_hand_made_map_and_a_second_reader():
     assert read_twice(reads, {"env.runner": {"PORT"}}) == {"SANDBOX_WALL_SECONDS": ["env.limits:4", "env.limits:8"]}
     assert read_twice(reads, {})["PORT"] == ["env.runner:4", "env.server:2"]
     assert reads["env.runner"] == [("PORT", "env.runner:4"), ("SANDBOX_POOL", "env.runner:2")]
+
+
+# A family's actions are its own (issue 52, item 1): the classic family's three are registered tools in
+# env/families/classic/tools.py. Outside the families nothing names its action lists or the hand-made tables they
+# replaced, and nothing branches on a task's ``interaction`` string: agents and the demo ask the task's tools
+# (env.tool_schemas.submits_a_module, arguments_of), the server asks the family (``Family.actions``) or the tool
+# (``Tool.submits``). ``own_submits`` and ``SUBMISSIONS`` (a second list of the actions that submit) are gone everywhere.
+CLASSIC_NAMES = frozenset({"ACTION_TYPES", "CLASSIC_TOOLS", "CLASSIC_ACTIONS", "CLASSIC_EXTRA", "FIELDS_OF", "validate_action"})
+SUBMISSION_LISTS = frozenset({"SUBMISSIONS", "own_submits"})
+
+
+def names_used(name: str, source: str, banned: frozenset[str]) -> list[str]:
+    """Where the module names one of ``banned``: a name, an attribute, an import or a definition."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        used = (
+            [node.id] if isinstance(node, ast.Name) else [node.attr] if isinstance(node, ast.Attribute)
+            else [a.asname or a.name for a in node.names] if isinstance(node, ast.Import | ast.ImportFrom)
+            else [node.name] if isinstance(node, ast.FunctionDef | ast.ClassDef) else []
+        )  # fmt: skip
+        found += [f"{name}:{node.lineno} {u}" for u in used if u.split(".")[-1] in banned]
+    return found
+
+
+def interaction_branches(name: str, source: str) -> list[str]:
+    """Comparisons that read a task's ``interaction`` (``task["interaction"] == "code"``, ``.get("interaction")``, ``.interaction``)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare):
+            reads = [n for n in ast.walk(node) if (isinstance(n, ast.Constant) and n.value == "interaction") or (isinstance(n, ast.Attribute) and n.attr == "interaction")]
+            if reads:
+                found.append(f"{name}:{node.lineno} {ast.unparse(node)}")
+    return found
+
+
+def test_nothing_outside_the_families_names_the_classic_actions_or_branches_on_interaction():
+    found = []
+    for name, path in outside_the_families().items():
+        source = path.read_text(encoding="utf-8")
+        found += names_used(name, source, CLASSIC_NAMES) + interaction_branches(name, source)
+    for name, path in modules().items():
+        found += names_used(name, path.read_text(encoding="utf-8"), SUBMISSION_LISTS)
+    assert found == []
+
+
+def test_the_classic_action_checks_find_a_name_an_import_and_an_interaction_branch():
+    source = (
+        "from env.interface import CLASSIC_ACTIONS\nimport env.models as m\nx = m.ACTION_TYPES\nSUBMISSIONS = {'submit'}\n"
+        "if task['interaction'] == 'code': pass\nif task.get('interaction') != 'tools': pass\nif family.interaction == 'code': pass\n"
+        "if task['family'] == 'code': pass\n"
+    )
+    assert names_used("env.x", source, CLASSIC_NAMES) == ["env.x:1 CLASSIC_ACTIONS", "env.x:3 ACTION_TYPES"]
+    assert names_used("env.x", source, SUBMISSION_LISTS) == ["env.x:4 SUBMISSIONS"]
+    assert interaction_branches("env.x", source) == [
+        "env.x:5 task['interaction'] == 'code'", "env.x:6 task.get('interaction') != 'tools'", "env.x:7 family.interaction == 'code'",
+    ]
+
+
+def test_every_action_of_a_bundled_family_is_a_registered_tool_described_by_its_arguments():
+    """No family answers an action the tool registry does not hold, nor publishes a hand-written definition: each name
+    an interface offers resolves to a registered tool, whose schema is generated from its ``Args``."""
+    from env.families.registry import FAMILIES
+    from env.tools import TOOLS
+
+    unregistered, hand_written = [], []
+    for family in FAMILIES.values():
+        hand_written += [f"{family.name}: {t['function']['name']}" for t in family.own_tools()]
+        for profile in family.profiles():
+            interface = family.interface(profile)
+            unregistered += [f"{family.name}/{profile}: {n}" for n in interface.tools if interface.own_actions and n in interface.own_actions]
+            unregistered += [f"{family.name}/{profile}: {n}" for n in interface.tools if interface.registered(n) not in TOOLS]
+    assert unregistered == [] and hand_written == []
+
+
+def test_the_registered_tool_check_finds_a_family_s_own_action():
+    from env.interface import PROFILES, Interface
+    from env.tools import TOOLS
+
+    interface = Interface(PROFILES["default"], ("submit", "set_op"), own_actions=("set_op",))
+    assert [n for n in interface.tools if n in interface.own_actions] == ["set_op"]
+    assert [n for n in interface.tools if interface.registered(n) not in TOOLS] == ["set_op"]

@@ -7,8 +7,9 @@ import json
 import pytest
 
 from env.families.classic.family import CLASSIC
+from env.families.classic.tools import CLASSIC_ACTIONS
 from env.families.repo.family import REPO
-from env.interface import ALIASES, CLASSIC_ACTIONS, DEBUG_TOOLS, PROFILES, parse_aliases
+from env.interface import ALIASES, DEBUG_TOOLS, PROFILES, parse_aliases
 from env.tools import TOOLS, ToolError
 
 EVERY_TOOL = sorted({name for p in PROFILES.values() for name in p.tools} | set(CLASSIC_ACTIONS))

@@ -23,8 +23,9 @@ from env.agents.llm import LLMAgent
 from env.config import Settings
 from env.eval import run
 from env.eval.drivers import HttpDriver, WsDriver
+from env.families.classic.tools import CLASSIC_TOOLS
 from env.families.registry import FAMILIES
-from env.models import CLASSIC_TOOLS, DebugAction
+from env.models import DebugAction
 from env.server.app import build_app
 from env.server.environment import NO_EPISODE_ON_CONNECTION, DebugEnvironment
 from env.server.episodes import NO_EPISODE_NAMED

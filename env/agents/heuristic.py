@@ -22,6 +22,7 @@ from typing import Any
 from env.agents.base import Action, Agent, Observation, register
 from env.agents.locking import lock_edits
 from env.agents.mutations import Mutation, mutations
+from env.tool_schemas import submits_a_module
 
 # a traceback frame in a workspace file: paths the agent sees are relative to the workspace (the server shows no host
 # path), so an absolute one is the standard library's or an installed package's
@@ -54,7 +55,8 @@ class HeuristicAgent(Agent):
     def begin(self, task: dict[str, Any], observation: Observation, rng: random.Random) -> None:
         super().begin(task, observation, rng)
         self.candidates: list[Mutation] = []
-        if task["interaction"] == "code":
+        self.whole_module = submits_a_module(task["tools"])  # a classic task: submit the corrected module
+        if self.whole_module:
             source = observation.get("buggy_code", "")
             # a module using threads: its methods under their locks first, then the small edits
             self.candidates = (lock_edits(source) if "threading" in source else []) + mutations(source)
@@ -89,7 +91,7 @@ class HeuristicAgent(Agent):
     # -- classic ------------------------------------------------------------------------------
 
     def act(self, observation: Observation) -> Action:
-        if self.task["interaction"] == "tools":
+        if not self.whole_module:
             return self._repo(observation)
         if not self.candidates:
             return {"action_type": "give_up", "final_diagnosis": "no small edit fixed the tests"}
@@ -286,7 +288,7 @@ class HeuristicTraceAgent(HeuristicAgent):
     files it passed through. Without ``trace_report`` in the episode's actions it plays as the heuristic."""
 
     def _learn(self, obs: Observation) -> None:
-        baseline = self.task["interaction"] == "tools" and getattr(self, "phase", "") == "baseline"
+        baseline = not self.whole_module and getattr(self, "phase", "") == "baseline"
         super()._learn(obs)
         report = (obs.get("tool_result") or {}).get("report")
         if isinstance(report, dict):

@@ -39,7 +39,7 @@ from env.agents.base import Action, Agent, Observation, register
 from env.agents.retry import RetryPolicy
 from env.interface import ACTION_ALIASES, ALIASES
 from env.settings import setting
-from env.tool_schemas import CLASSIC_TOOLS
+from env.tool_schemas import submits_a_module
 
 SYSTEM = (
     "You are debugging code. Read the task, investigate, and fix the bug. Act only by calling exactly one tool per turn "
@@ -62,11 +62,20 @@ def observation_text(obs: Observation) -> str:
     return text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + "\n[... cut]"
 
 
-def task_text(task: dict[str, Any], obs: Observation) -> str:
-    if task.get("interaction") == "tools":
+def task_text(tools: list[dict[str, Any]], obs: Observation) -> str:
+    if not submits_a_module(tools):
         return f"Issue:\n{obs.get('task_description')}\n\nThe repository is your workspace; use the tools to explore it, edit it, run the tests, then submit."
     return (f"Task: {obs.get('task_description')}\n\nBuggy module:\n```python\n{obs.get('buggy_code')}\n```\n\nTests:\n```python\n"
             f"{obs.get('test_suite')}\n```\n\nCurrent test output:\n{obs.get('current_error_output')}")
+
+
+def default_tools(task: dict[str, Any]) -> list[dict[str, Any]]:
+    """A task summary without its tools (one written by hand): its family's default profile's, as /tasks lists them.
+    Asked only then: the family registry loads OpenEnv, which an agent process otherwise never imports."""
+    from env.families.registry import FAMILIES
+
+    tools: list[dict[str, Any]] = FAMILIES[task.get("family") or "classic"].listing()["tools"]
+    return tools
 
 
 class Malformed(ValueError):
@@ -136,9 +145,9 @@ class LLMAgent(Agent):
 
     def begin(self, task: dict[str, Any], observation: Observation, rng: random.Random) -> None:
         super().begin(task, observation, rng)
-        self.tools = task.get("tools") or CLASSIC_TOOLS
+        self.tools = task.get("tools") or default_tools(task)
         self.names = [t["function"]["name"] for t in self.tools]
-        self.intro = task_text(task, observation)
+        self.intro = task_text(self.tools, observation)
         self.messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": self.intro}]
         self.pending_call: str | None = None
         self.turns = self.relays = self.turns_in_relay = 0

@@ -10,7 +10,7 @@ from typing import Any
 
 from env.agents.base import Action, Agent, Observation, register
 from env.agents.mutations import mutations
-from env.wire import QUERY_TYPES
+from env.tool_schemas import arguments_of, submits_a_module
 
 HYPOTHESES = ("the loop ends too early", "a value is converted wrongly", "a race between threads", "the cache is stale", "an off-by-one")
 
@@ -21,15 +21,17 @@ class RandomAgent(Agent):
         super().begin(task, observation, rng)
         self.files: list[str] = []
         self.dirs: list[str] = ["."]
+        self.whole_module = submits_a_module(task["tools"])
+        self.query_types: list[str] = arguments_of(task["tools"], "query_context").get("query_type", {}).get("enum", [])
 
     def act(self, observation: Observation) -> Action:
-        if self.task["interaction"] == "tools":
+        if not self.whole_module:
             return self._repo(observation)
         roll = self.rng.random()
         if roll < 0.1:
             return {"action_type": "give_up"}
-        if roll < 0.35:
-            return {"action_type": "query_context", "query_type": self.rng.choice(QUERY_TYPES)}
+        if roll < 0.35 and self.query_types:
+            return {"action_type": "query_context", "query_type": self.rng.choice(self.query_types)}
         options = mutations(observation.get("current_code") or observation.get("buggy_code", ""))
         code = self.rng.choice(options).source if options else observation.get("buggy_code", "")
         return {"action_type": "submit_fix", "fixed_code": code, "hypothesis": self.rng.choice(HYPOTHESES)}

@@ -17,6 +17,7 @@ from env.demo import commands, view
 from env.demo.parts import HISTORY_HEADERS, Listing, history, parse_seed, picker, plot, save, status_rows
 from env.demo.session import DemoError, DemoSession, describe
 from env.models import MAX_TEXT_FIELD, QUERY_TYPES
+from env.tool_schemas import arguments_of, submits_a_module
 
 
 @dataclass(frozen=True)
@@ -148,7 +149,7 @@ class PlayHandlers:
     def render(self, session: DemoSession, error: str | None = None, refresh_fix: bool = False, file: str | None = None) -> dict[Any, Any]:
         t = self.tab
         obs, task = session.obs, session.task or {}
-        whole_module = task.get("interaction") == "code"  # the agent submits the module: show it, not a file list
+        whole_module = submits_a_module(session.tools())  # the agent submits the module: show it, not a file list
         tools = [x["function"]["name"] for x in session.tools()]
         available = obs.get("available_actions") or tools
         out: dict[Any, Any] = {
@@ -266,7 +267,7 @@ class PlayHandlers:
             else:
                 kind_now = kind
             action: dict[str, Any] = {"action_type": kind_now}
-            if kind == "give_up" and session and session.task and session.task.get("interaction") == "code" and diagnosis:
+            if kind == "give_up" and session and "final_diagnosis" in arguments_of(session.tools(), "give_up") and diagnosis:
                 action["final_diagnosis"] = diagnosis
             return self.act(session, lambda: action)
 

@@ -154,6 +154,11 @@ class Family(ABC, Generic[TaskT]):
     def episode(self, runtime: Runtime, task: TaskT, seed: int, episode_id: str, interface: Interface | None = None) -> Episode:
         """A new episode of ``task`` (a task this family loaded), under ``interface`` (the default profile's when None)."""
 
+    def actions(self) -> dict[str, dict[str, Any]]:
+        """The family's action types as GET / describes them (their fields and what they do), for a family whose
+        agents act with a fixed set of actions rather than a profile's tools."""
+        return {}
+
     def own_tools(self) -> list[dict[str, Any]]:
         """Function definitions of the actions the episode answers itself (not registered tools)."""
         return []
@@ -382,19 +387,15 @@ class Episode(ABC):
 
     def submits(self, action_type: str) -> bool:
         """Whether a step of ``action_type`` submits: the tool it resolves to (an alias as the interface resolves it)
-        says so (``Tool.submits``); a family's own actions are its to name (``own_submits``)."""
+        says so (``Tool.submits``)."""
         try:
             tool = self.interface.resolve(action_type, {}).tool
         except UnknownTool:
             return False
-        if tool in self.own_submits:
-            return True
         try:
             return TOOLS[tool].submits
         except KeyError:  # a family's own action, not a registered tool
             return False
-
-    own_submits: ClassVar[frozenset[str]] = frozenset()  # the family's own actions (not registered tools) that submit
 
     def arguments(self, action: DebugAction) -> dict[str, Any]:
         """The action's fields other than its type: a tool's arguments."""

@@ -25,10 +25,10 @@ from pydantic import ValidationError
 
 from env.config import Settings
 from env.families.catalog import TaskCatalog
-from env.graders.mechanisms import MECHANISMS
+from env.families.registry import FAMILIES
 from env.interface import ALIASES, PROFILES, tool_schemas
 from env.listing import FILTERS, FilterError, listed, listing_entry, task_filter
-from env.models import ACTION_TYPES, QUERY_TYPES, DebugAction, DebugObservation, DebugState
+from env.models import DebugAction, DebugObservation, DebugState
 from env.runtime import Runtime
 from env.server.clients import client_of
 from env.server.environment import ENV_NAME, DebugEnvironment
@@ -51,17 +51,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("env.server")
 
 VERSION = "1.0.0"
-
-ACTIONS = {
-    "submit_fix": {
-        "fields": ["fixed_code", "hypothesis", "suspect", "mechanism"],
-        "mechanisms": MECHANISMS,
-        "doc": "Run the complete corrected module against the tests; suspect and mechanism are optional structured hypothesis fields.",
-    },
-    "query_context": {"fields": ["query_type", "query_target"], "query_types": list(QUERY_TYPES), "doc": "Ask about the code or tests; the first query is free."},
-    "give_up": {"fields": ["final_diagnosis"], "doc": "End the episode."},
-}
-
 
 # Given the runtime, the ``gradio_builder`` OpenEnv's ``create_app`` mounts at /web when ENABLE_WEB_INTERFACE=true
 # (called with the library's arguments, it makes the demo's Blocks).
@@ -278,7 +267,7 @@ def api_overview(runtime: Runtime) -> dict[str, Any]:
             "WS /ws": "one episode per connection (OpenEnv clients)",
             "GET /docs": "OpenAPI documentation",
         },
-        "action_types": {name: ACTIONS[name] for name in ACTION_TYPES},
+        "action_types": {name: doc for family in FAMILIES.values() for name, doc in family.actions().items()},
         "repository_tools": {t["function"]["name"]: t["function"]["description"] for t in tool_schemas()},
         "profiles": {name: p.description for name, p in PROFILES.items()},
         "reset_options": {

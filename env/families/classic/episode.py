@@ -21,28 +21,17 @@ from env.families.classic.judge import Verdict, baseline, held_out_baseline, jud
 from env.families.classic.queries import QueryError, answer_query
 from env.families.classic.race_trace import race_report
 from env.families.classic.task import TaskSpec, normalized_ast
+from env.families.classic.tools import CLASSIC_ACTIONS, ActionError, QueryContextArgs, SubmitFixArgs
 from env.families.classic.traced_test import traced_test
 from env.families.classic.workbench import Workbench
 from env.graders.hypothesis import GoldClaim, judge_hypothesis
-from env.graders.mechanisms import MECHANISMS
-from env.interface import CLASSIC_ACTIONS, Interface
-from env.models import ACTION_TYPES, MAX_TEXT_FIELD, AttemptView, DebugAction, DebugObservation
+from env.interface import Interface
+from env.models import AttemptView, DebugAction, DebugObservation
 from env.runtime import Runtime
 from env.timing import phase
-from env.tools import ToolError, run_call
-from env.tools.base import InvalidArguments, UnknownTool
+from env.tools import TOOLS, ToolError, run_call
+from env.tools.base import UnknownTool
 from env.tools.reports import TracedOutcome, TraceReport
-
-MAX_SUSPECT = 300  # a function name or file:line
-FIELDS_OF = {
-    "submit_fix": ("fixed_code", "hypothesis", "suspect", "mechanism"),
-    "query_context": ("query_type", "query_target"),
-    "give_up": ("final_diagnosis",),
-}
-
-
-class ActionError(InvalidArguments):
-    """An ill-formed action (its fields): the step counts, nothing else happens, and the message says why."""
 
 
 class Attempt(BaseModel):
@@ -64,52 +53,8 @@ class Attempt(BaseModel):
         )
 
 
-def _check_text(name: str, value: str | None, limit: int | None = MAX_TEXT_FIELD) -> None:
-    if value is None:
-        return
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ActionError(f"field '{name}' is not valid UTF-8 text (it contains a lone surrogate)") from None
-    if limit is not None and len(value) > limit:
-        raise ActionError(f"field '{name}' is {len(value)} characters long; the limit is {limit}")
-
-
-def validate_action(action: DebugAction) -> str:
-    """Return the action type, or raise :class:`UnknownTool` or :class:`ActionError` saying exactly what is wrong."""
-    extra = sorted((action.model_extra or {}).keys())
-    kind = action.action_type
-    if not kind:
-        raise UnknownTool(f"missing field 'action_type'; expected one of: {', '.join(ACTION_TYPES)}")
-    if kind not in ACTION_TYPES:
-        raise UnknownTool(f"unknown action_type {kind!r}; expected one of: {', '.join(ACTION_TYPES)}")
-    if extra:
-        raise ActionError(
-            f"unknown field(s) {', '.join(repr(e) for e in extra)} for {kind}; its fields are: {', '.join(FIELDS_OF[kind])}"
-        )
-    _check_text("fixed_code", action.fixed_code, limit=None)  # its size is the policy's to judge
-    for name in ("hypothesis", "query_type", "query_target", "final_diagnosis"):
-        _check_text(name, getattr(action, name))
-    check_claim_fields(action.suspect, action.mechanism)
-    if kind == "submit_fix" and not (action.fixed_code or "").strip():
-        raise ActionError("submit_fix needs 'fixed_code': the complete corrected module")
-    if kind == "query_context" and not action.query_type:
-        raise ActionError("query_context needs 'query_type': one of function_signature, related_code, error_explanation, test_details")
-    return kind
-
-
-def check_claim_fields(suspect: str | None, mechanism: str | None) -> None:
-    """The structured hypothesis fields every family's submission takes: a short suspect, a mechanism from the closed list."""
-    _check_text("suspect", suspect, limit=MAX_SUSPECT)
-    if suspect is not None and not suspect.strip():
-        raise ActionError("field 'suspect' is empty; give a function name or file:line, or leave it out")
-    if mechanism is not None and mechanism not in MECHANISMS:
-        raise ActionError(f"field 'mechanism' is {mechanism[:60]!r}; expected one of: {', '.join(MECHANISMS)} (see /tasks)")
-
-
 class ClassicEpisode(Episode):
     mistakes: ClassVar[tuple[type[Exception], ...]] = (ActionError, QueryError, ToolError)
-    own_submits: ClassVar[frozenset[str]] = frozenset({"submit_fix"})
     task: TaskSpec
 
     def __init__(self, runtime: Runtime, task: TaskSpec, seed: int, episode_id: str, interface: Interface):
@@ -259,17 +204,22 @@ class ClassicEpisode(Episode):
         return result.output
 
     def act(self, action: DebugAction, turn: Turn) -> None:
-        if action.action_type not in ACTION_TYPES and self.interface.tools != CLASSIC_ACTIONS:
+        kind = action.action_type
+        if kind not in CLASSIC_ACTIONS and self.interface.tools != CLASSIC_ACTIONS:
             turn.tool_output = self._tool(action)
             return
-        kind = validate_action(action)
-        if kind == "submit_fix":
+        if not kind:
+            raise UnknownTool(f"missing field 'action_type'; expected one of: {', '.join(CLASSIC_ACTIONS)}")
+        if kind not in CLASSIC_ACTIONS:
+            raise UnknownTool(f"unknown action_type {kind!r}; expected one of: {', '.join(CLASSIC_ACTIONS)}")
+        args = TOOLS[self.interface.registered(kind)].parse(self.arguments(action))
+        if isinstance(args, SubmitFixArgs):
             if not self.runtime.isolation.can_execute:
                 raise ToolError(self.runtime.isolation.reason)  # the host's refusal, not the action's fault
             self.interface.check_gate("submit_fix")
-            turn.parts = self._submit(action.fixed_code or "", action.hypothesis, action.suspect, action.mechanism)
-        elif kind == "query_context":
-            turn.parts, turn.query_result = self._query(action.query_type or "", action.query_target)
+            turn.parts = self._submit(args.fixed_code or "", args.hypothesis, args.suspect, args.mechanism)
+        elif isinstance(args, QueryContextArgs):
+            turn.parts, turn.query_result = self._query(args.query_type or "", args.query_target)
         else:
             self.gave_up = True
             self.finish()

@@ -18,9 +18,9 @@ from env.families.classic.concurrency import python_refusal
 from env.families.classic.episode import ClassicEpisode
 from env.families.classic.grader import grade_episode
 from env.families.classic.task import TaskSpec
+from env.families.classic.tools import CLASSIC_ACTIONS, CLASSIC_EXTRA, NAMES, classic_tool
 from env.families.policies import HypothesisKind, gold_only_lines
-from env.interface import CLASSIC_ACTIONS, CLASSIC_EXTRA, PROFILES, Interface, profile_named
-from env.models import ACTION_TYPES, CLASSIC_TOOLS
+from env.interface import PROFILES, Interface, profile_named
 from env.project import RepoTask
 from env.runtime import Runtime
 
@@ -47,7 +47,7 @@ class ClassicFamily(Family[TaskSpec]):
             raise ValueError(f"profile 'minimal' works on repository tasks; classic tasks accept: {served}")
         # the default profile keeps the reference environment's three actions, nothing else
         extra = () if chosen.name == "default" else tuple(t for t in chosen.tools if t in CLASSIC_EXTRA)
-        return Interface.build(chosen, CLASSIC_ACTIONS + extra, edit_gate, aliases, own_actions=CLASSIC_ACTIONS)
+        return Interface.build(chosen, CLASSIC_ACTIONS + extra, edit_gate, aliases, names=NAMES)
 
     def refusal(self, task: TaskSpec) -> str:
         return python_refusal() if task.stress is not None else ""
@@ -55,11 +55,11 @@ class ClassicFamily(Family[TaskSpec]):
     def episode(self, runtime: Runtime, task: TaskSpec, seed: int, episode_id: str, interface: Interface | None = None) -> ClassicEpisode:
         return ClassicEpisode(runtime, task, seed, episode_id, interface or self.interface())
 
-    def own_tools(self) -> list[dict[str, Any]]:
-        return list(CLASSIC_TOOLS)
+    def actions(self) -> dict[str, dict[str, Any]]:
+        return {name: classic_tool(name).described() for name in CLASSIC_ACTIONS}
 
     def listing(self) -> dict[str, Any]:
-        return {"action_types": list(ACTION_TYPES), **super().listing()}
+        return {"action_types": list(CLASSIC_ACTIONS), **super().listing()}
 
     def oracle_actions(self, task: TaskSpec) -> list[Action]:
         return policies.oracle_actions(task)
