@@ -24,6 +24,10 @@ WHY: dict[str, str] = {
     "run_observers": "who is told each finished sandbox run's wall time (the process's metrics)",
     # authoring tools, benches and tests judge repository runs with a bare Sandbox and no Runtime
     "verdict_hosts": "test trees, test sandboxes and warm test hosts of verdicts run outside any Runtime",
+    # a task is a pure function of (id, salt), and the families resolve ids without a Runtime (a catalog's filters)
+    "procedural_tasks": "the procedural tasks generated last (an LRU over the on-disk store)",
+    # generated code run in this process reports the held-out calls it saw through this module's name
+    "held_out_records": "the held-out calls recorded per token while a procedural task is generated",
 }
 
 _lock = threading.Lock()

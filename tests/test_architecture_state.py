@@ -81,10 +81,6 @@ LEFT = {
     "env/sandbox/slots.py": "the CPU meter's children of this process",
     # test environments are directories shared by every runtime of a host; their build locks and failures with them
     "env/verdict/testenv.py": "the test environments' build locks and failures",
-    # a procedural task is a pure function of its id; the held-out record of a token is read back once
-    "env/families/procedural/task.py": "the generated procedural tasks (an LRU over the on-disk store)",
-    "env/families/procedural/held_out.py": "held-out test ids recorded per token until read",
-    "env/workspace.py": "each repository task's prepared one-commit template",
 }
 
 
@@ -144,4 +140,4 @@ def test_the_one_module_refuses_an_unlisted_name():
 
     with pytest.raises(KeyError, match="not a process-wide object"):
         process_wide("my_cache", dict)
-    assert set(WHY) == {"cpu_pairs", "run_observers", "verdict_hosts"}
+    assert set(WHY) == {"cpu_pairs", "run_observers", "verdict_hosts", "procedural_tasks", "held_out_records"}
