@@ -28,6 +28,8 @@ WHY: dict[str, str] = {
     "procedural_tasks": "the procedural tasks generated last (an LRU over the on-disk store)",
     # generated code run in this process reports the held-out calls it saw through this module's name
     "held_out_records": "the held-out calls recorded per token while a procedural task is generated",
+    # test environments are directories every runtime of the host shares (a file lock serialises other processes)
+    "test_env_builds": "one build lock per test environment, and the builds that failed lately",
 }
 
 _lock = threading.Lock()

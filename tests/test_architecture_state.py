@@ -78,9 +78,6 @@ LEFT = {
     "env/demo/scratch.py": "the demo's open scratch directories, removed at exit",
     # the children this process must kill when it dies, and its signal handling: one per process by nature
     "env/sandbox/lifetime.py": "the process's children and its signal watcher",
-    "env/sandbox/slots.py": "the CPU meter's children of this process",
-    # test environments are directories shared by every runtime of a host; their build locks and failures with them
-    "env/verdict/testenv.py": "the test environments' build locks and failures",
 }
 
 
@@ -140,4 +137,4 @@ def test_the_one_module_refuses_an_unlisted_name():
 
     with pytest.raises(KeyError, match="not a process-wide object"):
         process_wide("my_cache", dict)
-    assert set(WHY) == {"cpu_pairs", "run_observers", "verdict_hosts", "procedural_tasks", "held_out_records"}
+    assert set(WHY) == {"cpu_pairs", "run_observers", "verdict_hosts", "procedural_tasks", "held_out_records", "test_env_builds"}
