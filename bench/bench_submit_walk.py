@@ -8,7 +8,10 @@ package's files runs, each time that changes. It prints:
 
 - stops: the changes of file (a call into another module, or a return to one);
 - rooms: the distinct files visited;
-- entries into repo_judge.py, and climbs back: the changes made by a return (a callee handing control back up).
+- entries into repo_judge.py (calls from another file), returns into it (a callee handing control back), and
+  climbs back: every change made by a return;
+- doors: the distinct (caller's file, callee's file) pairs, which the CPU meter's ticks (how often a run is looked
+  at while it waits) do not change, unlike the counts above; and repo_judge.py's doors, by file.
 
 Only the package's own files count (``env/``); the standard library and third-party code are walked through.
 """
@@ -37,11 +40,13 @@ PACKAGE = Path(__file__).resolve().parents[1] / "env"
 JUDGE = "verdict/repo_judge.py"
 
 
-def walk(task: RepoTask, runtime: Runtime) -> list[tuple[str, str]]:
-    """(file relative to env/, "call" or "return") each time the running package file changes during one submit."""
+def walk(task: RepoTask, runtime: Runtime) -> tuple[list[tuple[str, str]], set[tuple[str, str]]]:
+    """(file relative to env/, "call" or "return") each time the running package file changes during one submit, and
+    the (caller's file, callee's file) pairs."""
     episode = REPO.episode(runtime, task, seed=1, episode_id="walk")
     stack: list[str] = []  # the package files of the frames being profiled, innermost last
     steps: list[tuple[str, str]] = []
+    doors: set[tuple[str, str]] = set()
 
     def where(frame: FrameType) -> str | None:
         path = Path(frame.f_code.co_filename)
@@ -56,6 +61,8 @@ def walk(task: RepoTask, runtime: Runtime) -> list[tuple[str, str]]:
         if event == "call":
             if not stack or stack[-1] != name:
                 steps.append((name, "call"))
+                if stack:
+                    doors.add((stack[-1], name))
             stack.append(name)
         elif stack:
             stack.pop()
@@ -68,7 +75,7 @@ def walk(task: RepoTask, runtime: Runtime) -> list[tuple[str, str]]:
     finally:
         sys.setprofile(None)
         episode.close()
-    return steps
+    return steps, doors
 
 
 def main() -> None:
@@ -83,7 +90,7 @@ def main() -> None:
     runtime = Runtime(catalog, Sandbox(Limits(), probe_isolation()), workers=4)
     try:
         walk(task, runtime)  # warm-up: test trees written, hosts started
-        steps = walk(task, runtime)
+        steps, doors = walk(task, runtime)
     finally:
         close = getattr(runtime, "close", None)
         if close is not None:
@@ -95,6 +102,8 @@ def main() -> None:
     print(f"entries into {JUDGE}  {sum(1 for name, how in steps if name == JUDGE and how == 'call')}")
     print(f"returns into {JUDGE}  {sum(1 for name, how in steps if name == JUDGE and how == 'return')}")
     print(f"climbs back (returns, all)     {sum(1 for _, how in steps if how == 'return')}")
+    print(f"doors (caller -> callee files)  {len(doors)}")
+    print(f"  of which from {JUDGE}: {', '.join(sorted(b for a, b in doors if a == JUDGE))}")
     if args.verbose:
         for name, how in steps:
             print(f"  {'->' if how == 'call' else '<-'} {name}")
