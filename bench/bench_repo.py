@@ -57,7 +57,7 @@ def main() -> None:
     print(f"workspace built from scratch with git   p50 {cold_reset:7.1f} ms   ratio {cold_reset / warm_reset:.1f}x")
 
     def tests() -> None:
-        verdict = repo_judge.run_tests(runtime.sandbox, task, task.gold_files)
+        verdict = repo_judge.run_tests(runtime.sandbox, task, task.gold_files, hosts=runtime.verdict_hosts)
         assert len(verdict.outcomes) == task.tests_total, verdict.error or verdict.collect_errors
 
     runs = max(5, args.runs // 2)

@@ -26,7 +26,7 @@ from env.families.catalog import TaskCatalog  # noqa: E402
 from env.sandbox.isolation import probe_isolation  # noqa: E402
 from env.sandbox.shell import ShellLimits, ShellRunner  # noqa: E402
 from env.tools.shell import RunBash, RunBashArgs  # noqa: E402
-from env.workspace import Workspace  # noqa: E402
+from env.workspace import Templates, Workspace  # noqa: E402
 
 
 def timings_ms(fn, runs: int) -> list[float]:
@@ -47,7 +47,7 @@ def main() -> None:
     shell = ShellRunner(isolation, ShellLimits.from_env())
     print(f"isolation tier: {isolation.tier}; process limit: {shell.process_limit or 'none'}")
     task = TaskCatalog.builtin().get("repo-mutable-default")
-    workspace = Workspace.create(task)
+    workspace = Workspace.create(task, Templates())
     ctx = SimpleNamespace(task=task, workspace=workspace, runtime=SimpleNamespace(shell=shell))
     tool = RunBash()
     print(f"{'command':18s} {'median ms':>10s} {'p90 ms':>8s} {'plain bash':>11s} {'ratio':>6s}")

@@ -46,8 +46,9 @@ from env.project import RepoTask, load_repo_task
 from env.sandbox.isolation import probe_isolation
 from env.sandbox.limits import Limits
 from env.sandbox.runner import Sandbox
+from env.verdict.hosts import HOST
 from env.verdict.outcome import parse_records
-from env.verdict.repo_judge import HOST, RepoVerdict, run_tests
+from env.verdict.repo_judge import RepoVerdict, run_tests
 from env.verdict.testenv import TestEnv
 
 PLAIN_SECONDS = 900.0

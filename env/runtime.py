@@ -4,8 +4,12 @@
     with runtime.cpu.owner(episode_id): ...                  # runs started inside share the CPU slots fairly
     runtime.once(("classic-baseline", task.id), compute)     # a deterministic result, computed once
 
-Holds no episode state, and the server's secret (``env.secret``). The only cache is ``once``: what is
-deterministic for a task (the buggy code's own test run, the facts its logs are built from), shared read-only.
+Holds no episode state, and the server's secret (``env.secret``). What it keeps between episodes it owns and
+closes (``close()``, at the latest when it is collected or the process exits): ``once``, what is deterministic for a
+task (the buggy code's own test run, the facts its logs are built from), shared read-only; and ``verdict_hosts``,
+the repository verdicts' test trees, test sandboxes and warm test hosts; and ``templates``, each repository task's
+prepared workspace. What must be one per process instead is
+listed in ``env.process_state``.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import functools
 import logging
 import os
 import threading
+import weakref
 from collections.abc import Callable, Hashable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar, cast
@@ -29,6 +34,8 @@ from env.sandbox.shell import ShellLimits, ShellRunner
 from env.sandbox.slots import CpuSlots
 from env.scratch import scratch_root
 from env.secret import ServerSecret
+from env.verdict.hosts import VerdictHosts
+from env.workspace import Templates
 
 log = logging.getLogger("agentdebugger")
 T = TypeVar("T")
@@ -59,6 +66,12 @@ class Runtime:
         self._once: dict[Hashable, object] = {}
         self._once_lock = threading.Lock()
         self._once_locks: dict[Hashable, threading.Lock] = {}
+        # What repository verdicts reuse (pass it to repo_judge.run_tests); its trees lie on /dev/shm, its hosts are
+        # processes: closed with this runtime, at exit at the latest.
+        self.verdict_hosts = VerdictHosts()
+        # Each repository task's prepared template, which its episodes' workspaces copy.
+        self.templates = Templates()
+        self._closed = weakref.finalize(self, _close, self.verdict_hosts, self.templates)
 
     @classmethod
     def from_env(cls, catalog: Catalog, secret: ServerSecret | None = None) -> Runtime:
@@ -83,6 +96,11 @@ class Runtime:
     def isolation(self) -> Isolation:
         return self.sandbox.isolation
 
+    def close(self) -> None:
+        """Stop the warm test hosts, remove the test trees and the templates (the executor's threads end with their
+        work)."""
+        self._closed()
+
     def once(self, key: Hashable, compute: Callable[[], T]) -> T:
         """``compute()``'s result, computed once per key for this runtime (it must be deterministic)."""
         with self._once_lock:  # one lock per key: computing one task's result never waits for another's
@@ -91,6 +109,12 @@ class Runtime:
             if key not in self._once:
                 self._once[key] = compute()
             return cast(T, self._once[key])  # what this key's compute() returned
+
+
+def _close(hosts: VerdictHosts, templates: Templates) -> None:
+    # a function of what it closes, not a method: the finalizer must not hold the runtime alive
+    hosts.close()
+    templates.close()
 
 
 def log_isolation(isolation: Isolation) -> None:

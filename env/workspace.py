@@ -1,18 +1,18 @@
 """An episode's private copy of a repository task's project, with sanitised git history.
 
-    ws = Workspace.create(task)           # a copy of the task's template: files + a one-commit .git
+    templates = Templates()               # one per server (runtime.templates): each task's prepared template
+    ws = Workspace.create(task, templates)  # a copy of the task's template: files + a one-commit .git
     ws.read("shop/cart.py"); ws.write("shop/cart.py", text)
     ws.files()                            # {path: text} as the agent left it
     ws.close()                            # removes the copy
 
-The template is built once per task: the snapshot committed as a single commit with fixed author
+The template is built once per task and ``Templates`` (``templates.close()`` removes them all): the snapshot committed as a single commit with fixed author
 and date (the same commit id everywhere), no remotes, no other refs, no reflog, no hooks. Every
 episode copies it, so nothing the agent does reaches another episode or the fix's history.
 """
 
 from __future__ import annotations
 
-import atexit
 import os
 import posixpath
 import shutil
@@ -60,12 +60,15 @@ def check_path(path: str) -> str:
     return norm
 
 
-class _Templates:
+class Templates:
+    """Each repository task's prepared one-commit template, built on first use; removed by ``close()``, at the latest
+    when collected or at exit."""
+
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._dirs: dict[tuple[str, str], Path] = {}
         self._root = Path(tempfile.mkdtemp(prefix="adbg-templates-", dir=scratch_root()))
-        atexit.register(shutil.rmtree, str(self._root), True)  # the cache dies with the process
+        self._removed = weakref.finalize(self, shutil.rmtree, str(self._root), True)
 
     def get(self, task: RepoTask) -> Path:
         key = (task.id, str(task.folder))
@@ -76,6 +79,11 @@ class _Templates:
                 _sanitised_git(target)
                 self._dirs[key] = target
             return self._dirs[key]
+
+    def close(self) -> None:
+        with self._lock:
+            self._dirs.clear()
+            self._removed()
 
 
 def _write_files(root: Path, files: Files) -> None:
@@ -103,9 +111,6 @@ def _sanitised_git(root: Path) -> None:
     (root / ".git" / "hooks").mkdir()
 
 
-_TEMPLATES = _Templates()
-
-
 class Workspace:
     def __init__(self, root: Path):
         self.root = root
@@ -113,9 +118,9 @@ class Workspace:
         self._finalizer = weakref.finalize(self, shutil.rmtree, str(root), True)
 
     @classmethod
-    def create(cls, task: RepoTask, tmp_root: str | None = None) -> Workspace:
+    def create(cls, task: RepoTask, templates: Templates, tmp_root: str | None = None) -> Workspace:
         target = Path(tempfile.mkdtemp(prefix="adbg-ws-", dir=tmp_root or scratch_root()))
-        shutil.copytree(_TEMPLATES.get(task), target, dirs_exist_ok=True, symlinks=True)
+        shutil.copytree(templates.get(task), target, dirs_exist_ok=True, symlinks=True)
         target.chmod(0o700)  # copytree gave it the template's mode: no other uid may enter another episode's workspace
         return cls(target)
 

@@ -159,7 +159,7 @@ def test_nothing_private_is_imported_from_another_package():
 LAYERS = (
     # vocabulary: wire models, the episode contract, registries, rewards and shared grading, patches, the project-task model
     ("env.settings", "env.models", "env.wire", "env.contract", "env.registry", "env.secret", "env.scratch", "env.config",
-     "env.pyparse", "env.race_review", "env.patches", "env.test_source", "env.project", "env.rewards", "env.graders", "env.held_out", "env.tool_schemas", "env.openenv_imports", "env.infra", "env.timing"),
+     "env.pyparse", "env.race_review", "env.patches", "env.test_source", "env.project", "env.rewards", "env.graders", "env.held_out", "env.tool_schemas", "env.openenv_imports", "env.infra", "env.timing", "env.process_state"),
     # processes: the sandbox, the debugger driving it, workspaces on disk
     ("env.sandbox", "env.debugger", "env.workspace"),
     # the repository-style test verdict

@@ -38,7 +38,8 @@ from env.authoring.sdist import SdistError
 from env.sandbox.isolation import Isolation
 from env.sandbox.limits import Limits
 from env.sandbox.runner import Sandbox
-from env.verdict.repo_judge import HOST, RepoVerdict, run_tests
+from env.verdict.hosts import HOST
+from env.verdict.repo_judge import RepoVerdict, run_tests
 from env.verdict.testenv import ensure
 
 LIB = LIBRARIES["cachetools"]

@@ -176,9 +176,9 @@ def test_host_runs_cold_too(runtime, task, monkeypatch):
 def test_test_tree_holds_the_test_files_and_the_data_files_never_a_project_module(task):
     # The repository's data files (README.md here) are there for tests that read them by path (issue 34); a project
     # module never is: it would shadow the project the tests must reach in the sandbox.
-    from env.verdict.repo_judge import _TREES
+    from env.verdict.repo_judge import tree_of
 
-    tree = Path(_TREES.get(task, graded=True))
+    tree = Path(tree_of(task, graded=True))
     assert sorted(p.relative_to(tree).as_posix() for p in tree.rglob("*") if p.is_file() and "__pycache__" not in p.parts and p.name != "pytest.ini") == ["README.md", "tests/test_cart.py"]
     assert (tree / "README.md").read_text() == task.files["README.md"]
 
@@ -604,16 +604,17 @@ def test_a_test_sandbox_belongs_to_the_sandbox_it_was_made_from(isolation):
 
     from env.sandbox.limits import Limits
     from env.sandbox.runner import Sandbox
-    from env.verdict import repo_judge
+    from env.verdict.hosts import VerdictHosts
 
+    hosts = VerdictHosts()
     first, second = Sandbox(Limits(wall_seconds=3), isolation, warm=False), Sandbox(Limits(wall_seconds=4), isolation, warm=False)
-    made = repo_judge._test_sandbox(first, None)
-    assert made is repo_judge._test_sandbox(first, None) and made.limits == first.limits.for_tests()
-    assert repo_judge._test_sandbox(second, None).limits == second.limits.for_tests() != made.limits
-    before = len(repo_judge._TEST_SANDBOXES)
+    made = hosts.test_sandbox(first, None)
+    assert made is hosts.test_sandbox(first, None) and made.limits == first.limits.for_tests()
+    assert hosts.test_sandbox(second, None).limits == second.limits.for_tests() != made.limits
+    before = len(hosts.test_sandboxes)
     del first
     gc.collect()
-    assert len(repo_judge._TEST_SANDBOXES) == before - 1
+    assert len(hosts.test_sandboxes) == before - 1
 
 
 def test_no_file_the_test_process_could_import_or_run_reaches_its_tree(tmp_path):

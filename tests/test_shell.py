@@ -29,7 +29,7 @@ from env.sandbox.shell import ShellLimits, ShellRunner
 from env.scratch import scratch_root
 from env.tools.base import TOOLS, ToolError
 from env.tools.shell import RunBash, RunBashArgs
-from env.workspace import Workspace
+from env.workspace import Templates, Workspace
 
 CALC = "def add(a, b):\n    return a + b\n"
 TEST_CALC = (
@@ -129,7 +129,7 @@ def test_files_written_by_the_command_stay_readable_by_the_server(shell, workspa
 
 def test_a_workspace_stays_the_servers_between_commands(shell, catalog):
     """Whatever uid a command runs as, the workspace goes back to the server's uid, closed to every other (0700)."""
-    ws = Workspace.create(catalog.get("repo-cache-stale"))
+    ws = Workspace.create(catalog.get("repo-cache-stale"), Templates())
     try:
         assert (ws.root.stat().st_mode & 0o777, ws.root.stat().st_uid) == (0o700, os.geteuid())
         assert shell.run(ws.root, "mkdir made && touch made/here").exit_code == 0
@@ -454,7 +454,7 @@ def test_tool_arguments(raw, message):
 
 def test_git_in_a_repository_workspace(shell):
     task = TaskCatalog.builtin().get("repo-slice-window")  # PYTHONPATH=src
-    workspace = Workspace.create(task)
+    workspace = Workspace.create(task, Templates())
     try:
         ctx = ctx_for(shell, workspace.root, task)
         tool = RunBash()

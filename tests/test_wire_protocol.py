@@ -208,8 +208,8 @@ def test_a_missing_table_stops_the_host_with_its_path(tmp_path):
 def test_the_test_host_started_is_this_checkouts():
     """The test process's PYTHONPATH links adbg_host to this checkout's env/verdict/host, whatever other checkout on
     the same host linked before (a shared link ran another checkout's host, with its own wire table)."""
-    from env.verdict import repo_judge
+    from env.verdict.hosts import host_path
 
-    linked = Path(repo_judge._host_path(), "adbg_host")
+    linked = Path(host_path(), "adbg_host")
     assert linked.resolve() == HOST
-    assert Path(repo_judge._host_path()) == linked.parent  # the same one each time
+    assert Path(host_path()) == linked.parent  # the same one each time

@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from env import settings
+from env.process_state import process_wide
 
 
 class CpuPairs:
@@ -80,4 +81,4 @@ def pin(pid: int, cpu: int | None) -> bool:
     return done
 
 
-PAIRS = CpuPairs()
+PAIRS = process_wide("cpu_pairs", CpuPairs)  # the machine's CPUs: every split run of this process counts (env.process_state)

@@ -33,6 +33,7 @@ from pydantic import BaseModel, Field
 
 from env import settings
 from env.infra import InfraFailure, from_os_error
+from env.process_state import process_wide
 from env.sandbox.cputime import CpuBudget, busy, cpu_exceeded, own_seconds
 from env.sandbox.isolation import Isolation, scratch_exposure
 from env.sandbox.launch import CHILD, kill_group, start
@@ -44,22 +45,32 @@ from env.sandbox.zygote import Zygote, ZygoteChild, ZygoteError
 from env.scratch import scratch_root
 from env.timing import phase
 
-_OBSERVERS: list[weakref.WeakMethod[Callable[[float], None]]] = []
-_OBSERVERS_LOCK = threading.Lock()
+
+class RunObservers:
+    """Who is told each finished run's wall seconds: bound methods, held weakly (their objects may go)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._refs: list[weakref.WeakMethod[Callable[[float], None]]] = []
+
+    def add(self, method: Callable[[float], None]) -> None:
+        with self._lock:
+            self._refs = [ref for ref in self._refs if ref() is not None]
+            self._refs.append(weakref.WeakMethod(method))  # type: ignore[arg-type]
+
+    def tell(self, seconds: float) -> None:
+        for ref in list(self._refs):
+            method = ref()
+            if method is not None:
+                method(seconds)
+
+
+_OBSERVERS = process_wide("run_observers", RunObservers)  # the process's metrics count every run (env.process_state)
 
 
 def observe_runs(method: Callable[[float], None]) -> None:
     """Call ``method`` (a bound method, held weakly: its object may go) with each finished run's wall seconds."""
-    with _OBSERVERS_LOCK:
-        _OBSERVERS[:] = [ref for ref in _OBSERVERS if ref() is not None]
-        _OBSERVERS.append(weakref.WeakMethod(method))  # type: ignore[arg-type]
-
-
-def _run_finished(seconds: float) -> None:
-    for ref in list(_OBSERVERS):
-        method = ref()
-        if method is not None:
-            method(seconds)
+    _OBSERVERS.add(method)
 
 
 _PLAIN = frozenset({int, float, str, bool, type(None)})  # what a request carries as it is
@@ -618,7 +629,7 @@ class SandboxRun:
         else:
             self._child.forget()  # it answered everything; its exit status (SIGKILL) says nothing
         self.result.duration_ms = (time.monotonic() - self._started) * 1000
-        _run_finished(self.result.duration_ms / 1000)
+        _OBSERVERS.tell(self.result.duration_ms / 1000)
         self.result.output, self.result.output_truncated = self._read_output()
         for fd in (self._req_w, self._resp_r, self._out_fd):
             os.close(fd)

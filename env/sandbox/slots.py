@@ -23,6 +23,7 @@ burst. Where ``/proc`` cannot be read the run counts as busy: it keeps its slot,
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import os
 import threading
@@ -200,16 +201,11 @@ def current_claim() -> Claim | None:
     return None if found is None else found[0].claim(found[1])
 
 
+@functools.cache  # a fact of the kernel, the same for the process's whole life
 def _children_listed() -> bool:
     """Whether this kernel lists a thread's children (``CONFIG_PROC_CHILDREN``): without it a run's subprocesses
     cannot be found, so nothing is measured and every run counts as busy."""
-    global _CHILDREN
-    if _CHILDREN is None:
-        _CHILDREN = Path(f"/proc/self/task/{threading.get_native_id()}/children").exists()
-    return _CHILDREN
-
-
-_CHILDREN: bool | None = None
+    return Path(f"/proc/self/task/{threading.get_native_id()}/children").exists()
 
 
 def cpu_seconds(roots: Iterable[int]) -> float | None:

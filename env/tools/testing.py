@@ -105,7 +105,7 @@ class RunTests(Tool[RunTestsArgs]):
 
     def run(self, ctx: ToolContext, args: RunTestsArgs) -> ToolResult:
         selected = select_tests(ctx, args.test_ids)
-        verdict = run_tests(ctx.runtime.sandbox, ctx.repo_task, ctx.workspace.files(), selected, graded=False)
+        verdict = run_tests(ctx.runtime.sandbox, ctx.repo_task, ctx.workspace.files(), selected, graded=False, hosts=ctx.runtime.verdict_hosts)
         expected = [t for t in selected or [] if "::" in t]  # an unselected run may not see hidden tests
         return ToolResult(output=report(verdict, expected), data={"outcomes": dict(verdict.outcomes)}, verdict=verdict)
 
@@ -119,7 +119,7 @@ class Submit(Tool[SubmitArgs]):
 
     def run(self, ctx: ToolContext, args: SubmitArgs) -> ToolResult:
         task = ctx.repo_task
-        verdict = run_graded(ctx.runtime.sandbox, task, ctx.workspace.files())
+        verdict = run_graded(ctx.runtime.sandbox, task, ctx.workspace.files(), ctx.runtime.verdict_hosts)
         failed = held_out_failed(verdict.held_out, task.held_out, task.fail_to_pass) if verdict.held_out is not None else None
         return ToolResult(output=report(verdict, task.visible_fail_to_pass + task.visible_pass_to_pass, failed), verdict=verdict)
 

@@ -44,7 +44,7 @@ def traced_outcome(ctx: ToolContext, test: str) -> TracedOutcome:
         selected = select_tests(ctx, [test])
     except ToolError as exc:
         raise ToolError("trace_report" + str(exc).removeprefix("run_tests")) from None
-    verdict = run_tests(ctx.runtime.sandbox, ctx.repo_task, ctx.workspace.files(), selected, graded=False)
+    verdict = run_tests(ctx.runtime.sandbox, ctx.repo_task, ctx.workspace.files(), selected, graded=False, hosts=ctx.runtime.verdict_hosts)
     return repo_outcome(ctx, test, verdict)
 
 

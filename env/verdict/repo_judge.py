@@ -13,21 +13,15 @@ failed, like the SWE-bench harness does.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
-import hashlib
 import json
 import os
 import select
-import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import threading
 import time
-import weakref
-from pathlib import Path
 
 from env import settings
 from env.infra import InfraFailure
@@ -40,11 +34,11 @@ from env.sandbox.runner import RefusedToRun, Sandbox, SandboxRun
 from env.sandbox.slots import TICK_S, Meter
 from env.scratch import scratch_root
 from env.timing import phase
+from env.verdict.hosts import HOST_SEED, HostServer, VerdictHosts, default_hosts, host_env
 from env.verdict.outcome import RepoVerdict, parse_records
 from env.verdict.sandboxed import run_sandboxed
 from env.verdict.testenv import TestEnv, TestEnvError, ensure
 
-HOST = Path(__file__).with_name("host")  # started as the package adbg_host, never as part of env
 HOST_GRACE_SECONDS = 30.0  # pytest's own start-up and collection, on top of the sandbox's wall clock (or its backstop)
 _MAX_RESULT_BYTES = 4 * 1024 * 1024
 
@@ -52,33 +46,9 @@ _MAX_RESULT_BYTES = 4 * 1024 * 1024
 # -- running ------------------------------------------------------------------------------------
 
 
-class _TestTrees:
-    """Each task's test files (and the repository's data files they may read) written once to a private directory the
-    host runs in."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._dirs: dict[tuple[str, str], str] = {}
-
-    def get(self, task: RepoTask, graded: bool) -> str:
-        key = (task.id, str(task.folder), graded)
-        with self._lock:
-            if key not in self._dirs:
-                root = tempfile.mkdtemp(prefix=f"adbg-tests-{task.id[:40]}-", dir=scratch_root())
-                for rel, text in {**task.data_files, **(task.grading_tests if graded else task.visible_tests)}.items():
-                    path = Path(root, rel)
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    path.write_text(text, encoding="utf-8")
-                self._dirs[key] = root
-            return self._dirs[key]
-
-
-_TREES = _TestTrees()
-atexit.register(lambda: cleanup())  # process-lifetime caches must not outlive the process on /dev/shm
-
-
 def run_tests(
-    sandbox: Sandbox, task: RepoTask, files: Files, select: list[str] | None = None, graded: bool = True, hash_seed: int | None = None
+    sandbox: Sandbox, task: RepoTask, files: Files, select: list[str] | None = None, graded: bool = True, hash_seed: int | None = None,
+    hosts: VerdictHosts | None = None,
 ) -> RepoVerdict:  # fmt: skip
     """Run the task's tests (all, or the ids in ``select``) against the project in ``files``.
 
@@ -86,8 +56,10 @@ def run_tests(
     use the snapshot's tests. Either way the tests come from the task, never from ``files``.
     The tests the task declares ``sandboxed`` run in a sandboxed run of their own; the rest under the split, both of
     its sides hashing with ``hash_seed`` (default: the warm test process's, ``HOST_SEED``; another costs a test process
-    started for the run, as a validation's runs do to show a flaky set or dict order).
+    started for the run, as a validation's runs do to show a flaky set or dict order). ``hosts``: what the run reuses,
+    the Runtime's (``runtime.verdict_hosts``); without one, the process's (``default_hosts``).
     """
+    hosts = default_hosts() if hosts is None else hosts
     if not sandbox.isolation.can_execute:
         return RepoVerdict(error=sandbox.isolation.reason)
     try:
@@ -119,15 +91,15 @@ def run_tests(
     split_select = select if select is None else [t for t in select if t not in task.sandboxed and t.split("::")[0] in split_files]
     parts = []
     if split_files and (split_select is None or split_select):
-        parts.append(_run_split(sandbox, env, task, files, tests, split_files, split_select, boxed, graded, hash_seed))
+        parts.append(_run_split(hosts, sandbox, env, task, files, tests, split_files, split_select, boxed, graded, hash_seed))
     if boxed:
-        parts.append(run_sandboxed(sandbox, env, task, files, tests, boxed))
+        parts.append(run_sandboxed(sandbox, env, task, files, tests, boxed, hosts=hosts))
     verdict = merge(parts)
     verdict.duration_ms = (time.monotonic() - started) * 1000
     return verdict
 
 
-def run_graded(sandbox: Sandbox, task: RepoTask, files: Files) -> RepoVerdict:
+def run_graded(sandbox: Sandbox, task: RepoTask, files: Files, hosts: VerdictHosts | None = None) -> RepoVerdict:
     """The run that grades an agent (``submit``, and the state graded at ``max_steps``): what the agent may be shown, and
     the held-out tests' outcomes beside it (``verdict.held_out``), never mixed.
 
@@ -137,30 +109,30 @@ def run_graded(sandbox: Sandbox, task: RepoTask, files: Files) -> RepoVerdict:
     project's code sees a held-out test's inputs and could print them, stash them for a visible test's failure message
     or name them in an error: nothing of that second run but its outcomes ever leaves this function.
     """
-    verdict, hidden = graded_parts(sandbox, task, files)
+    verdict, hidden = graded_parts(sandbox, task, files, hosts)
     if hidden is not None:
         verdict.held_out = {t: hidden.outcomes[t] for t in task.held_out if t in hidden.outcomes}
         verdict.busy = "; ".join(b for b in (verdict.busy, hidden.busy) if b)  # limits counted in CPU time only: never served
     return verdict
 
 
-def graded_parts(sandbox: Sandbox, task: RepoTask, files: Files) -> tuple[RepoVerdict, RepoVerdict | None]:
+def graded_parts(sandbox: Sandbox, task: RepoTask, files: Files, hosts: VerdictHosts | None = None) -> tuple[RepoVerdict, RepoVerdict | None]:
     """The two runs of ``run_graded`` whole, for the trusted side (the validator reads the held-out run's reach too):
     the visible run, and the held-out run (None for a task without held-out tests, graded in one run)."""
     if not task.held_out:
         with phase("visible"):
-            return run_tests(sandbox, task, files), None
+            return run_tests(sandbox, task, files, hosts=hosts), None
     visible = task.visible_fail_to_pass + task.visible_pass_to_pass
     with phase("visible"):
-        verdict = run_tests(sandbox, task, files, graded=False) if visible else RepoVerdict()
+        verdict = run_tests(sandbox, task, files, graded=False, hosts=hosts) if visible else RepoVerdict()
     with phase("held_out"):
-        return verdict, run_tests(sandbox, task, files, select=list(task.held_out), graded=True)
+        return verdict, run_tests(sandbox, task, files, select=list(task.held_out), graded=True, hosts=hosts)
 
 
-def tree_of(task: RepoTask, graded: bool) -> str:
+def tree_of(task: RepoTask, graded: bool, hosts: VerdictHosts | None = None) -> str:
     """The directory the trusted test process runs in for ``task`` (``graded``: the held-out tests' files too). It lies
     in the server's scratch directory, which no sandboxed run may read (``env.sandbox.readable``)."""
-    return _TREES.get(task, graded)
+    return (default_hosts() if hosts is None else hosts).tree(task, graded)
 
 
 def merge(parts: list[RepoVerdict]) -> RepoVerdict:
@@ -188,15 +160,15 @@ def merge(parts: list[RepoVerdict]) -> RepoVerdict:
 
 
 def _run_split(
-    sandbox: Sandbox, env: TestEnv, task: RepoTask, files: Files, tests: Files, to_collect: list[str], select: list[str] | None,
+    hosts: VerdictHosts, sandbox: Sandbox, env: TestEnv, task: RepoTask, files: Files, tests: Files, to_collect: list[str], select: list[str] | None,
     elsewhere: list[str], graded: bool, hash_seed: int | None = None,
 ) -> RepoVerdict:
     """The split: the project in a fresh sandbox child, the tests in the trusted test process it hands over to, both
     hashing with one seed (``run_tests``)."""
     seed = HOST_SEED if hash_seed is None else hash_seed
     source = source_only(files)
-    # A test run's memory limit; the project imports the task's requirements too: its sandbox reads their packages.
-    sandbox = _test_sandbox(sandbox, env if task.requirements else None)
+    hosted = hosts.for_split(sandbox, env, task, graded)  # everything the run reuses, asked for once
+    sandbox = hosted.sandbox  # a test run's limits, the task's requirements readable
     try:
         run = sandbox.start_repo(source, task.source_paths, dict(task.environment), fresh=True, hash_seed=seed)
     except RefusedToRun as exc:
@@ -209,7 +181,7 @@ def _run_split(
             return RepoVerdict(error=f"the project could not be set up in the sandbox: {problem}")
         req_w, resp_r, pid, deadline = run.hand_over()
         request = {
-            "cwd": _TREES.get(task, graded),
+            "cwd": hosted.tree,
             "names": sorted(top_level_names(source, task.source_paths)),
             "source_paths": list(task.source_paths),  # where a test package inside the project's is, in the tests' tree
             "select": select,
@@ -228,7 +200,7 @@ def _run_split(
         try:
             with PAIRS.pinned() as cpu:  # the two ping-pong on one CPU: a wake-up across CPUs costs far more
                 pin(pid, cpu)
-                verdict = _host(env, request, [req_w, resp_r, status_r], sandbox.limits.deadline_seconds + HOST_GRACE_SECONDS, run, cpu, seed)
+                verdict = _host(hosted.server, env, request, [req_w, resp_r, status_r], sandbox.limits.deadline_seconds + HOST_GRACE_SECONDS, run, cpu, seed)
         finally:
             os.close(stop_w)
             watcher.join()
@@ -242,24 +214,6 @@ def _run_split(
     verdict.aborted = verdict.aborted or result.aborted
     verdict.cpu_seconds = result.cpu_seconds
     return verdict
-
-
-# base sandbox -> test environment's key -> its test sandbox; weak: an id() key could name a later sandbox after a
-# first one is gone, which would hand it the other's limits and isolation
-_TEST_SANDBOXES: weakref.WeakKeyDictionary[Sandbox, dict[str, Sandbox]] = weakref.WeakKeyDictionary()
-_TEST_SANDBOXES_LOCK = threading.Lock()
-
-
-def _test_sandbox(base: Sandbox, env: TestEnv | None) -> Sandbox:
-    """The same sandbox with a test run's limits (``Limits.for_tests``), reading the test environment's site-packages
-    too when given one (made once per environment and base sandbox)."""
-    with _TEST_SANDBOXES_LOCK:
-        made = _TEST_SANDBOXES.setdefault(base, {})
-        key = env.key if env is not None else ""
-        if key not in made:
-            site = [str(env.site_packages)] if env is not None else None
-            made[key] = Sandbox(base.limits.for_tests(), base.isolation, base.tmp_root, warm=False, site=site)
-        return made[key]
 
 
 def _watch(run: SandboxRun, pid: int, status_w: int, stop_r: int) -> None:
@@ -289,115 +243,6 @@ def _watch(run: SandboxRun, pid: int, status_w: int, stop_r: int) -> None:
         os.close(status_w)
 
 
-def _host_path() -> str:
-    """A directory holding only ``adbg_host`` (a link to env/verdict/host): the test process's PYTHONPATH. One per
-    checkout (named by its path): two checkouts on one host each run their own test host, never the other's."""
-    target = HOST.resolve()
-    root = Path(scratch_root(), "adbg-host-path-" + hashlib.sha256(str(target).encode()).hexdigest()[:16])
-    if not (root / "adbg_host").exists():
-        root.mkdir(mode=0o700, exist_ok=True)  # like every scratch entry: the server's uid alone (the host runs as it)
-        with contextlib.suppress(FileExistsError):
-            (root / "adbg_host").symlink_to(target, target_is_directory=True)
-    return str(root)
-
-
-# The warm test process's hash seed, and so its split runs' projects': fixed, so a run's set and dict orders are the
-# same from one episode to the next (a validation's runs vary it: see run_tests).
-HOST_SEED = 0
-
-
-def _host_env(seed: int = HOST_SEED) -> dict[str, str]:
-    return {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "PYTHONPATH": _host_path(),
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONHASHSEED": str(seed),
-        "MALLOC_ARENA_MAX": "2",
-    }
-
-
-class HostServer:
-    """The warm path: ``adbg_host.pytest_host --serve`` in one test environment, a fork server with pytest imported.
-
-    Replaced when it dies; safe from many threads (one lock around each request and its pid reply).
-    """
-
-    def __init__(self, env: TestEnv) -> None:
-        self.env = env
-        self._lock = threading.Lock()
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._sock: socket.socket | None = None
-
-    def _start(self) -> None:
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        try:
-            self._proc = spawn(lambda: subprocess.Popen(  # it dies with this process (env.sandbox.lifetime)
-                [str(self.env.python), "-m", "adbg_host.pytest_host", "--serve", str(theirs.fileno())],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                cwd=scratch_root(),
-                env={**_host_env(), **parent_env()},
-                pass_fds=(theirs.fileno(),),
-                start_new_session=True,
-            ))
-        except BaseException:
-            ours.close()
-            theirs.close()
-            raise
-        theirs.close()
-        self._sock = ours
-
-    def spawn(self, fds: list[int]) -> int:
-        with self._lock:
-            for attempt in (1, 2):
-                if self._proc is None or self._proc.poll() is not None:
-                    self._start()
-                assert self._sock is not None
-                try:
-                    socket.send_fds(self._sock, [b"r"], fds)
-                    self._sock.settimeout(10.0)
-                    return int(self._sock.recv(32))
-                except (OSError, ValueError):
-                    self.close()
-                    if attempt == 2:
-                        raise
-            raise OSError("unreachable")
-
-    def close(self) -> None:
-        if self._proc is not None:
-            with contextlib.suppress(OSError):
-                os.killpg(self._proc.pid, signal.SIGKILL)
-            self._proc.wait()
-            self._proc = None
-        if self._sock is not None:
-            self._sock.close()
-            self._sock = None
-
-
-class _HostServers:
-    """One warm host per test environment, started on first use."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._servers: dict[str, HostServer] = {}
-
-    def get(self, env: TestEnv) -> HostServer:
-        with self._lock:
-            if env.key not in self._servers:
-                self._servers[env.key] = HostServer(env)
-            return self._servers[env.key]
-
-    def close(self) -> None:
-        with self._lock:
-            for server in self._servers.values():
-                server.close()
-            self._servers.clear()
-
-
-_SERVERS = _HostServers()
-
-
 def _unnamed_file(prefix: str) -> int:
     fd, path = tempfile.mkstemp(prefix=prefix, dir=scratch_root())
     os.unlink(path)
@@ -405,7 +250,7 @@ def _unnamed_file(prefix: str) -> int:
 
 
 def _host(
-    env: TestEnv, request: dict[str, object], channel: list[int], timeout: float, run: SandboxRun, cpu: int | None = None,
+    server: HostServer, env: TestEnv, request: dict[str, object], channel: list[int], timeout: float, run: SandboxRun, cpu: int | None = None,
     seed: int = HOST_SEED,
 ) -> RepoVerdict:
     result_fd, err_fd = _unnamed_file("adbg-host-"), _unnamed_file("adbg-host-err-")
@@ -413,7 +258,7 @@ def _host(
     budget = run.cpu_budget()  # limits counted in CPU time: the test process joins the project's process in it
     try:
         if settings.switch("SANDBOX_HOST_WARM") and seed == HOST_SEED:  # read now, never at import
-            stopped, code = _run_warm(env, request, channel, result_fd, err_fd, timeout, run, cpu, budget)
+            stopped, code = _run_warm(server, request, channel, result_fd, err_fd, timeout, run, cpu, budget)
         else:  # another seed than the warm process's: a test process of its own, started with it
             stopped, code = _run_cold(env, request, channel, result_fd, err_fd, timeout, run, cpu, budget, seed)
         verdict = parse_records(os.pread(result_fd, _MAX_RESULT_BYTES, 0).decode("utf-8", "replace"))
@@ -464,7 +309,7 @@ def _wait_done(done_r: int, deadline: float, meter: Meter | None, budget: CpuBud
 
 
 def _run_warm(
-    env: TestEnv, request: dict[str, object], channel: list[int], result_fd: int, err_fd: int, timeout: float, run: SandboxRun,
+    server: HostServer, request: dict[str, object], channel: list[int], result_fd: int, err_fd: int, timeout: float, run: SandboxRun,
     cpu: int | None, budget: CpuBudget | None,
 ) -> tuple[str, int]:
     request_fd = _unnamed_file("adbg-host-req-")
@@ -472,7 +317,7 @@ def _run_warm(
     try:
         os.write(request_fd, json.dumps(request).encode())
         os.lseek(request_fd, 0, os.SEEK_SET)
-        pid = _SERVERS.get(env).spawn([request_fd, result_fd, done_w, err_fd, *channel])
+        pid = server.spawn([request_fd, result_fd, done_w, err_fd, *channel])
         pin(pid, cpu)
         if budget is not None:
             budget.add(pid)
@@ -501,7 +346,7 @@ def _run_cold(
         stdout=subprocess.DEVNULL,
         stderr=err_fd,
         cwd=str(request["cwd"]),
-        env={**_host_env(seed), **parent_env()},
+        env={**host_env(seed), **parent_env()},
         pass_fds=(result_fd, *channel),
         start_new_session=True,
     ))
@@ -529,11 +374,3 @@ def _run_cold(
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         return stopped, -9
-
-
-def cleanup() -> None:
-    """Remove the cached test trees (for tests and shutdown)."""
-    with _TREES._lock:
-        for path in _TREES._dirs.values():
-            shutil.rmtree(path, ignore_errors=True)
-        _TREES._dirs.clear()

@@ -15,36 +15,13 @@ from __future__ import annotations
 
 import json
 import secrets
-import threading
-from pathlib import Path
 
 from env.patches import Files
 from env.project import RepoTask, is_test_path, source_only
 from env.sandbox.runner import RefusedToRun, Sandbox
+from env.verdict.hosts import VerdictHosts, default_hosts
 from env.verdict.outcome import RepoVerdict, parse_records
 from env.verdict.testenv import TestEnv
-
-HOST = Path(__file__).with_name("host")
-
-
-class _Sandboxes:
-    """One sandbox configuration per test environment: its packages are what the run may read besides the system."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._made: dict[tuple[str, int], Sandbox] = {}
-
-    def get(self, base: Sandbox, env: TestEnv) -> Sandbox:
-        key = (env.key, id(base))
-        with self._lock:
-            if key not in self._made:
-                self._made[key] = Sandbox(
-                    base.limits.for_tests(), base.isolation, base.tmp_root, warm=False, debug=True, site=[str(env.site_packages)], host=str(HOST)
-                )
-            return self._made[key]
-
-
-_SANDBOXES = _Sandboxes()
 
 
 def canaries() -> tuple[str, str, str, str]:
@@ -56,16 +33,18 @@ def canaries() -> tuple[str, str, str, str]:
 
 
 def run_sandboxed(
-    sandbox: Sandbox, env: TestEnv, task: RepoTask, files: Files, tests: Files, select: list[str], coverage: bool = False
+    sandbox: Sandbox, env: TestEnv, task: RepoTask, files: Files, tests: Files, select: list[str], coverage: bool = False,
+    hosts: VerdictHosts | None = None,
 ) -> RepoVerdict:
     """``coverage``: also measure the project lines each test executes (``verdict.covered``; a hint for task
-    synthesis, as forgeable as the run itself)."""
+    synthesis, as forgeable as the run itself). ``hosts``: where the run's sandbox configuration is kept (the
+    Runtime's; without one, the process's)."""
     path, source, must_pass, must_fail = canaries()
     # The project's sources from the agent's files; every test file and conftest from the task, never the agent's.
     project = {**source_only(files), **tests, path: source}
     collect = sorted({t.split("::")[0] for t in select if t.split("::")[0] in tests}) + [path]
     try:
-        run = _SANDBOXES.get(sandbox, env).start_pytest(
+        run = (hosts or default_hosts()).test_sandbox(sandbox, env, sandboxed=True).start_pytest(
             project, task.source_paths, dict(task.environment), collect, [*select, must_pass, must_fail], coverage=coverage
         )
     except RefusedToRun as exc:

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from env import settings
+from env.process_state import process_wide
 from env.sandbox.lifetime import die_with_caller
 
 PYTEST = f"pytest=={importlib.metadata.version('pytest')}"
@@ -77,10 +78,25 @@ def spec(requirements: Iterable[str]) -> TestEnv:
     return TestEnv(key=key, requirements=wanted, root=cache_root() / key)
 
 
-_locks_guard = threading.Lock()
-_locks: dict[str, threading.Lock] = {}
-_failed: dict[str, tuple[float, str]] = {}  # key -> (when, why): a failed build is not retried by every run at once
 RETRY_SECONDS = 60.0
+
+
+class Builds:
+    """This process's builds of test environments: one lock per environment, and the recent failures (a failed build
+    is not retried by every run at once)."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._locks: dict[str, threading.Lock] = {}
+        self.failed: dict[str, tuple[float, str]] = {}  # key -> (when, why)
+
+    def lock(self, key: str) -> threading.Lock:
+        with self._guard:
+            return self._locks.setdefault(key, threading.Lock())
+
+
+# The environments are directories every runtime of the host shares: their builds are the process's (env.process_state).
+_BUILDS = process_wide("test_env_builds", Builds)
 
 
 def ensure(requirements: Iterable[str], build: bool | None = None) -> TestEnv:
@@ -95,17 +111,15 @@ def ensure(requirements: Iterable[str], build: bool | None = None) -> TestEnv:
             f"the test environment for {_describe(env)} is not prepared on this server (ENV_TEST_ENVS_BUILD=off); "
             f"run `python -m env.authoring prepare <task folders>` where PyPI is reachable (it writes {env.root})"
         )
-    with _locks_guard:
-        lock = _locks.setdefault(env.key, threading.Lock())
-    with lock, file_lock(env.root.with_suffix(".lock")):  # one build per key, across threads and processes
-        failed = _failed.get(env.key)
+    with _BUILDS.lock(env.key), file_lock(env.root.with_suffix(".lock")):  # one build per key, across threads and processes
+        failed = _BUILDS.failed.get(env.key)
         if failed and time.monotonic() - failed[0] < RETRY_SECONDS:
             raise TestEnvError(failed[1])
         if not env.ready:
             try:
                 _build(env)
             except TestEnvError as exc:
-                _failed[env.key] = (time.monotonic(), str(exc))
+                _BUILDS.failed[env.key] = (time.monotonic(), str(exc))
                 raise
     return env
 

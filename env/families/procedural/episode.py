@@ -74,7 +74,7 @@ def log_facts(runtime: Runtime, task: ProceduralTask) -> LogFacts:
 
 
 def _log_facts(runtime: Runtime, task: ProceduralTask) -> LogFacts:
-    verdict = run_tests(runtime.sandbox, task, task.files, task.fail_to_pass, graded=False)
+    verdict = run_tests(runtime.sandbox, task, task.files, task.fail_to_pass, graded=False, hosts=runtime.verdict_hosts)
     by_name = {f"{f.file}::{f.name}": f for f in task.functions}
     path = failing_path(task)
     emitters = {name: Emitter(where=name, logger=_logger(f.file), messages=list(f.logs)) for name, f in by_name.items()}

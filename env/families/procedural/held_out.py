@@ -36,6 +36,7 @@ from env.families.procedural import blocks, bugs
 from env.families.procedural.blocks import KINDS, Test, World, closure, lit, q, t
 from env.families.procedural.bugs.injection import function_node
 from env.families.procedural.bugs.site import Witness
+from env.process_state import process_wide
 from env.pyparse import parse
 
 SUFFIX = "_other_inputs"
@@ -270,20 +271,34 @@ def _inputs(args, kwargs):
     return repr([plain(list(args), 0), plain(kwargs, 0), plain(state, 0)])
 '''
 
-_RECORDED: dict[str, set[str]] = {}
-_RECORDED_LOCK = threading.Lock()
+class Recorded:
+    """The keys recorded per token until taken."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._keys: dict[str, set[str]] = {}
+
+    def add(self, token: str, key: str) -> None:
+        with self._lock:
+            self._keys.setdefault(token, set()).add(key)
+
+    def take(self, token: str) -> list[str]:
+        with self._lock:
+            return sorted(self._keys.pop(token, set()))
+
+
+# The recording module reaches it by this module's name, from generated code in this process (env.process_state).
+_RECORDED = process_wide("held_out_records", Recorded)
 
 
 def record(token: str, key: str) -> None:
     """Called by the recording module (in the validation's process): one call's key."""
-    with _RECORDED_LOCK:
-        _RECORDED.setdefault(token, set()).add(key)
+    _RECORDED.add(token, key)
 
 
 def take(token: str) -> list[str]:
     """The keys recorded under ``token``, sorted, forgotten here."""
-    with _RECORDED_LOCK:
-        return sorted(_RECORDED.pop(token, set()))
+    return _RECORDED.take(token)
 
 
 def _span(tree: ast.AST, dotted: str) -> tuple[int, int, int]:

@@ -35,6 +35,7 @@ from pydantic import Field, PrivateAttr
 from env.families.procedural.model import PRESETS, SPLIT_SIZE, SPLITS, FunctionInfo
 from env.families.procedural.salt import PUBLIC, ProceduralSalt
 from env.families.procedural.stored import TaskStore
+from env.process_state import process_wide
 from env.project import RepoTask
 from env.scratch import scratch_root
 
@@ -175,7 +176,8 @@ class TaskCache:
         return data
 
 
-_CACHE = TaskCache()
+# A task is a pure function of its id and salt, resolved by the families without a Runtime (env.process_state).
+_CACHE = process_wide("procedural_tasks", TaskCache)
 
 
 def procedural_task(task_id: str) -> ProceduralTask:

@@ -171,7 +171,7 @@ class RunTestsShort(Tool):
 
     def run(self, ctx: ToolContext, args: RunTestsArgs) -> ToolResult:
         selected = select_tests(ctx, args.test_ids)
-        verdict = run_tests(ctx.runtime.sandbox, ctx.repo_task, ctx.workspace.files(), selected, graded=False)
+        verdict = run_tests(ctx.runtime.sandbox, ctx.repo_task, ctx.workspace.files(), selected, graded=False, hosts=ctx.runtime.verdict_hosts)
         return ToolResult(output=short_report(verdict), data={"outcomes": dict(verdict.outcomes)}, verdict=verdict)
 
 
@@ -184,6 +184,6 @@ class SubmitShort(Tool):
 
     def run(self, ctx: ToolContext, args: SubmitArgs) -> ToolResult:
         task = ctx.repo_task
-        verdict = run_graded(ctx.runtime.sandbox, task, ctx.workspace.files())
+        verdict = run_graded(ctx.runtime.sandbox, task, ctx.workspace.files(), ctx.runtime.verdict_hosts)
         failed = held_out_failed(verdict.held_out, task.held_out, task.fail_to_pass) if verdict.held_out is not None else None
         return ToolResult(output=short_report(verdict, failed), verdict=verdict)

@@ -35,7 +35,7 @@ class RepoEpisode(Episode):
 
     def __init__(self, runtime: Runtime, task: RepoTask, seed: int, episode_id: str, interface: Interface):
         super().__init__(runtime, task, seed, episode_id, interface)
-        self.workspace = Workspace.create(task, runtime.sandbox.tmp_root)
+        self.workspace = Workspace.create(task, runtime.templates, runtime.sandbox.tmp_root)
         self.ctx = self.context()
         self.submitted = False
         self.last_status: dict[str, str] = {}  # the visible tests' latest outcomes: what observations show

@@ -57,7 +57,7 @@ def observe(runtime: Runtime, task: RepoTask, gold: bool) -> StateRun:
     # Each run with a hash seed of its own on both sides of the split: a set or dict order a test depends on shows up
     # as a state that differs between runs (the served runs keep one seed, repo_judge.HOST_SEED).
     seed = secrets.randbelow(2**32)
-    verdict = until_decided(lambda: run_tests(runtime.sandbox, task, task.gold_files if gold else task.files, hash_seed=seed))  # a starved run again
+    verdict = until_decided(lambda: run_tests(runtime.sandbox, task, task.gold_files if gold else task.files, hash_seed=seed, hosts=runtime.verdict_hosts))  # a starved run again
     error = verdict.error or verdict.aborted or "; ".join(f"collecting {k}: {v.splitlines()[-1] if v else ''}" for k, v in verdict.collect_errors.items())
     return StateRun(outcomes=dict(verdict.outcomes), calls=dict(verdict.ops), collected=verdict.collected, error=error, cpu_seconds=verdict.cpu_seconds)
 
@@ -96,7 +96,7 @@ def held_out_checks(runtime: Runtime, task: RepoTask, buggy: list[StateRun], bun
         except PatchError as exc:
             checks.append(Check(name="overfit.patch applies", ok=False, detail=str(exc)))
     with ThreadPoolExecutor(max_workers=2) as pool:
-        graded = dict(zip(states, pool.map(lambda files: until_decided(lambda: run_graded(runtime.sandbox, task, files)), states.values()), strict=True))
+        graded = dict(zip(states, pool.map(lambda files: until_decided(lambda: run_graded(runtime.sandbox, task, files, runtime.verdict_hosts)), states.values()), strict=True))
     gold = _resolution(task, graded["gold"])
     checks.append(Check(name="gold patch is resolved under the graded run", ok=gold == "FULL",
                         detail="" if gold == "FULL" else f"{gold}: {graded['gold'].error or _failing(task, graded['gold'])}"))  # fmt: skip

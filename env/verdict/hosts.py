@@ -1,0 +1,198 @@
+"""What repository verdicts keep between runs: test trees, test sandboxes and warm test hosts, owned by one object.
+
+    hosts = VerdictHosts()                       # a Runtime holds one (``runtime.verdict_hosts``), and closes it
+    split = hosts.for_split(sandbox, env, task, graded=True)   # all one split run needs, asked for at once:
+    split.sandbox, split.tree, split.server      # its sandbox, the tests' directory, the environment's warm test host
+    hosts.close()                                # hosts stopped, trees removed
+
+Callers without a Runtime (authoring, benches, tests) share the process's one (``default_hosts()``,
+``env.process_state``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+
+from env.process_state import process_wide
+from env.project import RepoTask
+from env.sandbox.lifetime import parent_env, spawn
+from env.sandbox.runner import Sandbox
+from env.scratch import scratch_root
+from env.verdict.testenv import TestEnv
+
+HOST = Path(__file__).with_name("host")  # started as the package adbg_host, never as part of env
+
+# The warm test process's hash seed, and so its split runs' projects': fixed, so a run's set and dict orders are the
+# same from one episode to the next (a validation's runs vary it: see repo_judge.run_tests).
+HOST_SEED = 0
+
+
+def host_path() -> str:
+    """A directory holding only ``adbg_host`` (a link to env/verdict/host): the test process's PYTHONPATH. One per
+    checkout (named by its path): two checkouts on one host each run their own test host, never the other's."""
+    target = HOST.resolve()
+    root = Path(scratch_root(), "adbg-host-path-" + hashlib.sha256(str(target).encode()).hexdigest()[:16])
+    if not (root / "adbg_host").exists():
+        root.mkdir(mode=0o700, exist_ok=True)  # like every scratch entry: the server's uid alone (the host runs as it)
+        with contextlib.suppress(FileExistsError):
+            (root / "adbg_host").symlink_to(target, target_is_directory=True)
+    return str(root)
+
+
+def host_env(seed: int = HOST_SEED) -> dict[str, str]:
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "PYTHONPATH": host_path(),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONHASHSEED": str(seed),
+        "MALLOC_ARENA_MAX": "2",
+    }
+
+
+class HostServer:
+    """The warm path: ``adbg_host.pytest_host --serve`` in one test environment, a fork server with pytest imported.
+
+    Replaced when it dies; safe from many threads (one lock around each request and its pid reply).
+    """
+
+    def __init__(self, env: TestEnv) -> None:
+        self.env = env
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._sock: socket.socket | None = None
+
+    def _start(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            self._proc = spawn(lambda: subprocess.Popen(  # it dies with this process (env.sandbox.lifetime)
+                [str(self.env.python), "-m", "adbg_host.pytest_host", "--serve", str(theirs.fileno())],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                cwd=scratch_root(),
+                env={**host_env(), **parent_env()},
+                pass_fds=(theirs.fileno(),),
+                start_new_session=True,
+            ))
+        except BaseException:
+            ours.close()
+            theirs.close()
+            raise
+        theirs.close()
+        self._sock = ours
+
+    def spawn(self, fds: list[int]) -> int:
+        with self._lock:
+            for attempt in (1, 2):
+                if self._proc is None or self._proc.poll() is not None:
+                    self._start()
+                assert self._sock is not None
+                try:
+                    socket.send_fds(self._sock, [b"r"], fds)
+                    self._sock.settimeout(10.0)
+                    return int(self._sock.recv(32))
+                except (OSError, ValueError):
+                    self.close()
+                    if attempt == 2:
+                        raise
+            raise OSError("unreachable")
+
+    def close(self) -> None:
+        if self._proc is not None:
+            with contextlib.suppress(OSError):
+                os.killpg(self._proc.pid, signal.SIGKILL)
+            self._proc.wait()
+            self._proc = None
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+
+
+@dataclass(frozen=True)
+class SplitHosts:
+    """What one split run needs of the hosts (one question, not one per part: the verdict does not walk back and
+    forth between its run and their owner)."""
+
+    sandbox: Sandbox  # the base sandbox with a test run's limits, reading the task's requirements where it has any
+    tree: str  # the directory the trusted test process runs in
+    server: HostServer  # the test environment's warm test host (started on its first request)
+
+
+class VerdictHosts:
+    """Everything a repository verdict reuses from one run to the next; safe from many threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._trees: dict[tuple[str, str, bool], str] = {}
+        self._servers: dict[str, HostServer] = {}
+        # base sandbox -> (test environment's key, sandboxed?) -> its test sandbox; weak: an id() key could name a later
+        # sandbox after a first one is gone, which would hand it the other's limits and isolation
+        self.test_sandboxes: weakref.WeakKeyDictionary[Sandbox, dict[tuple[str, bool], Sandbox]] = weakref.WeakKeyDictionary()
+
+    def tree(self, task: RepoTask, graded: bool) -> str:
+        """Each task's test files (and the repository's data files they may read) written once to a private directory
+        the host runs in."""
+        key = (task.id, str(task.folder), graded)
+        with self._lock:
+            if key not in self._trees:
+                root = tempfile.mkdtemp(prefix=f"adbg-tests-{task.id[:40]}-", dir=scratch_root())
+                for rel, text in {**task.data_files, **(task.grading_tests if graded else task.visible_tests)}.items():
+                    path = Path(root, rel)
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.write_text(text, encoding="utf-8")
+                self._trees[key] = root
+            return self._trees[key]
+
+    def test_sandbox(self, base: Sandbox, env: TestEnv | None, sandboxed: bool = False) -> Sandbox:
+        """``base`` with a test run's limits (``Limits.for_tests``), reading the test environment's site-packages too
+        when given one; ``sandboxed``: the configuration of a run where pytest itself runs in the sandbox (made once per
+        environment and base sandbox)."""
+        key = (env.key if env is not None else "", sandboxed)
+        with self._lock:
+            made = self.test_sandboxes.setdefault(base, {})
+            if key not in made:
+                site = [str(env.site_packages)] if env is not None else None
+                if sandboxed:
+                    made[key] = Sandbox(base.limits.for_tests(), base.isolation, base.tmp_root, warm=False, debug=True, site=site, host=str(HOST))
+                else:
+                    made[key] = Sandbox(base.limits.for_tests(), base.isolation, base.tmp_root, warm=False, site=site)
+            return made[key]
+
+    def host(self, env: TestEnv) -> HostServer:
+        """The warm test host of ``env``, started on its first request."""
+        with self._lock:
+            if env.key not in self._servers:
+                self._servers[env.key] = HostServer(env)
+            return self._servers[env.key]
+
+    def for_split(self, base: Sandbox, env: TestEnv, task: RepoTask, graded: bool) -> SplitHosts:
+        """All one split run of ``task`` needs (``graded``: on the grading tests' tree)."""
+        # the project imports the task's requirements too: its sandbox reads their packages
+        return SplitHosts(self.test_sandbox(base, env if task.requirements else None), self.tree(task, graded), self.host(env))
+
+    def close(self) -> None:
+        with self._lock:
+            servers, trees = list(self._servers.values()), list(self._trees.values())
+            self._servers.clear()
+            self._trees.clear()
+            self.test_sandboxes.clear()
+        for server in servers:
+            server.close()
+        for path in trees:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def default_hosts() -> VerdictHosts:
+    """The process's hosts, for verdicts run outside any Runtime (``env.process_state``)."""
+    return process_wide("verdict_hosts", VerdictHosts)
