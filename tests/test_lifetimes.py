@@ -129,6 +129,15 @@ def cmdline(pid: int) -> str:
         return ""
 
 
+def parent_of(pid: int) -> int | None:
+    """``pid``'s parent (None once it is gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat[stat.rindex(")") + 2 :].split()[1])  # after the command name (which may hold spaces): state, ppid
+
+
 def descendants(pid: int) -> dict[int, int]:
     """Every process below ``pid``: pid -> start time (so that a reused PID is not taken for a survivor)."""
     found: dict[int, int] = {}
@@ -308,17 +317,20 @@ def test_the_server_takes_its_children_with_it(task_dir, bases):
 def test_the_validator_takes_its_server_and_the_server_s_children_with_it(bases):
     servers: dict[int, int] = {}
 
-    def server_working(signum: int) -> Ready:
+    def server_working(signum: int, base: Path) -> Ready:
         def ready(tree: dict[int, int]) -> bool:
             for pid in tree:
                 if "-m env.server" in cmdline(pid) and descendants(pid):  # a fork server or test host of its own
-                    servers[signum] = pid
-                    return True
+                    # and the validator working too: its scratch folder is made with its first task (sooner or later
+                    # than the server's child, by load and by whether the procedural store is warm)
+                    if any(base.glob(f"adbg-{parent_of(pid)}-*")):
+                        servers[signum] = pid
+                        return True
             return False
 
         return ready
 
-    runs = both(bases, lambda signum, base: ([sys.executable, "validator.py"], {"SANDBOX_TMPDIR": str(base)}, server_working(signum)))
+    runs = both(bases, lambda signum, base: ([sys.executable, "validator.py"], {"SANDBOX_TMPDIR": str(base)}, server_working(signum, base)))
     assert runs[signal.SIGTERM][0].returncode == 128 + signal.SIGTERM
     for signum, (proc, _) in runs.items():
         # Either way the server was killed outright (on SIGTERM the validator kills it first, so that the checks in
