@@ -74,7 +74,7 @@ LEFT = {
     # per worker process of the catalog build / verify commands (a Ray or multiprocessing worker's own sandbox)
     "env/authoring/catalog/build.py": "a build worker's sandbox and libraries, one per worker process",
     "env/authoring/catalog/verify.py": "a verify worker's runtime, one per worker process",
-    # the demo's scratch directories (env/demo belongs to the interface's work in progress)
+    # the demo's scratch directories, one set per demo process (not yet a Runtime's)
     "env/demo/scratch.py": "the demo's open scratch directories, removed at exit",
     # the children this process must kill when it dies, and its signal handling: one per process by nature
     "env/sandbox/lifetime.py": "the process's children and its signal watcher",
