@@ -14,6 +14,8 @@ COPY requirements.txt ./
 RUN pip install --no-cache-dir -r requirements.txt
 
 COPY env ./env
+# the sandbox children's own scripts, compiled once here: a child writes no bytecode, and /app is not the app user's
+RUN python -m compileall -q -l env/sandbox/inside
 COPY tasks ./tasks
 # validator.py and inference.py: the image can check itself and run the baseline (docs/deployment.md, "Docker")
 COPY openenv.yaml README.md validator.py inference.py ./

@@ -36,7 +36,7 @@ from env.infra import InfraFailure, from_os_error
 from env.process_state import process_wide
 from env.sandbox.cputime import CpuBudget, busy, cpu_exceeded, own_seconds
 from env.sandbox.isolation import Isolation, scratch_exposure
-from env.sandbox.launch import CHILD, kill_group, start
+from env.sandbox.launch import CHILD, compile_child_scripts, kill_group, start
 from env.sandbox.lifetime import Stopping, stopping
 from env.sandbox.limits import Limits
 from env.sandbox.readable import debug_paths, run_paths, site_paths
@@ -169,6 +169,8 @@ class Sandbox:
     ):
         self.limits = limits
         self.isolation = isolation
+        if isolation.can_execute:
+            compile_child_scripts()
         self.tmp_root = tmp_root or scratch_root()  # probe_isolation checked scratch_root(); a chosen one is checked here
         if tmp_root and scratch_exposure(tmp_root):
             raise ValueError(scratch_exposure(tmp_root))

@@ -116,7 +116,9 @@ def host(request: dict[str, Any], result_fd: int, req_w: int, resp_r: int, statu
         out.write(json.dumps(record) + "\n")
         out.flush()
 
-    sys.dont_write_bytecode = True
+    # The tests tree is this side's own (VerdictHosts.tree writes it once per task): pytest keeps each test module's
+    # rewritten bytecode there, so a task's next run neither rewrites nor compiles its tests again.
+    sys.dont_write_bytecode = False
     guard.install(request["scratch"], os.getcwd())
     channel = Channel(req_w, resp_r, status_r, request["pid"], request["deadline"], request["wall_seconds"], request["reply_bytes"])
     try:
