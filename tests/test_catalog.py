@@ -19,7 +19,16 @@ import pytest
 
 from env.authoring.__main__ import main as authoring
 from env.authoring.catalog.intake import admit, slug
-from env.authoring.catalog.manifest import CatalogTask, LibraryEntry, ReleasePair, ValidationRecord, read_tasks, share_cap, write_tasks
+from env.authoring.catalog.manifest import (
+    CatalogTask,
+    LibraryEntry,
+    ReleasePair,
+    ValidationRecord,
+    read_libraries,
+    read_tasks,
+    share_cap,
+    write_tasks,
+)
 from env.authoring.cost import Meter
 from env.authoring.difficulty import Difficulty
 from env.families.catalog_dir import load_catalog_dir
@@ -155,6 +164,9 @@ def test_synthesize_adds_the_valid_tasks_with_what_regenerates_them_and_records_
         assert task.difficulty_score == Difficulty(int(basis["fail_to_pass"] or 0), int(basis["call_distance"] or 0), None).score
     records = [json.loads(line) for line in (slice_["work"] / "libraries.jsonl").read_text().splitlines()]
     assert [(r["library"], r["status"], r["valid"]) for r in records] == [("tinylib", "synthesized", 2), ("netlib", "failed", 0)]
+    recorded = {e.name: e.synthesis for e in read_libraries(slice_["manifest"] / "libraries.json")}
+    assert recorded["netlib"] is None and recorded["tinylib"] is not None  # the manifest keeps the yield: no work folder needed
+    assert (recorded["tinylib"].valid, recorded["tinylib"].tried) == (2, records[0]["tried"])
     assert records[1]["detail"] == (
         "SynthesisError: netlib-1.0: its suite needs the network (1 of 1 test(s) failed reaching it), which no test run has; no test passes "
         "both sandboxed and under the split while reaching the project's code; of its 1 test(s) 1 failed sandboxed, 0 under the split and 0 "

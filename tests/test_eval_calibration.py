@@ -62,6 +62,8 @@ def _task(task_id: str, library: str, level: str, score: float, cpu: float, sour
 @pytest.fixture()
 def manifest(tmp_path: Path) -> Path:
     entries = [{"name": n, "version": "1.0", "sdists": {"1.0": "a" * 64}, "topic": "text", "split": s} for n, s in (("alib", "validation"), ("blib", "test"), ("clib", "train"))]
+    entries[1]["synthesis"] = {"valid": 1, "tried": 4}  # recorded by catalog synthesize: no work folder needed
+    entries[0]["synthesis"] = {"valid": 9, "tried": 10}  # an older record: the work folder's ledger given wins
     (tmp_path / "libraries.json").write_text(json.dumps(entries))
     write_tasks(tmp_path / "tasks.jsonl", [
         _task("a1", "alib", "easy", 0.1, 1.0), _task("a2", "alib", "medium", 0.5, 2.0), _task("a3", "alib", "hard", 0.9, 4.0),
@@ -85,11 +87,12 @@ def test_the_table_per_library_and_an_estimate_that_orders_the_outcomes(manifest
         "| library | split | mined | synthesized | valid share | validation CPU s (median) | solved / played | solve rate | mean difficulty score |",
         "|---|---|---|---|---|---|---|---|---|",
         "| alib | validation | 0 | 3 | 25% (3/12) | 2.0 | 1.5 / 3 | 50% | 0.50 |",
-        "| blib | test | 1 | 1 | - | 2.2 | 1 / 2 | 50% | 0.50 |",
+        "| blib | test | 1 | 1 | 25% (1/4) | 2.2 | 1 / 2 | 50% | 0.50 |",
         "",
         "solve rate by estimated difficulty: easy 100% of 2, medium 50% of 1, hard 0% of 2",
         "AUC of the difficulty score for an unsolved task: 1.00 over 5 task(s) (0.5: no information)",
     ]
+    assert table(manifest, results).splitlines()[2] == "| alib | validation | 0 | 3 | 90% (9/10) | 2.0 | 1.5 / 3 | 50% | 0.50 |"  # the manifest's
 
 
 def test_an_estimate_backwards_and_the_edges(manifest):

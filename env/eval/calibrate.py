@@ -4,8 +4,8 @@ each task's difficulty estimate agrees with them (docs/catalog.md, "Calibration"
     python -m env.eval run --agent heuristic --split validation --per-library 5 --runs 1 --out runs/cal   # ENV_CATALOG=...
     python -m env.eval calibrate runs/cal [--manifest catalog] [--work ~/.cache/agentdebugger/catalog-work]
 
-Per library: the manifest's mined and synthesized tasks, the share of synthesized candidates that proved valid (from
-``catalog synthesize``'s ``WORK/libraries.jsonl``, when given), the median validation CPU seconds the manifest records,
+Per library: the manifest's mined and synthesized tasks, the share of synthesized candidates that proved valid (the
+yield ``catalog synthesize`` records in the manifest; a ``WORK/libraries.jsonl`` given wins, being that run's own), the median validation CPU seconds the manifest records,
 and the agent's solve rate over the episodes played (a task's rate is the share of its runs solved). Then the check of
 the estimates: the solve rate per difficulty level, which should fall from easy to hard, and the AUC of the
 difficulty score for an unsolved task (the chance that an unsolved task scores higher than a solved one; ties count
@@ -79,7 +79,7 @@ def table(manifest: Path, results: list[dict[str, Any]], work: Path | None = Non
     tasks = read_tasks(manifest / "tasks.jsonl")
     rates = solve_rates(results, agent)
     played = [t for t in tasks if t.id in rates]
-    yields = synthesis_yield(work)
+    yields = {e.name: (e.synthesis.valid, e.synthesis.tried) for e in entries if e.synthesis is not None} | synthesis_yield(work)
     rows = ["| library | split | mined | synthesized | valid share | validation CPU s (median) | solved / played | solve rate | mean difficulty score |",
             "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for entry in entries:

@@ -36,10 +36,12 @@ from env.authoring.catalog.manifest import (
     CatalogTask,
     LibraryEntry,
     Mutation,
+    SynthesisYield,
     ValidationRecord,
     read_libraries,
     read_tasks,
     share_cap,
+    write_libraries,
     write_tasks,
 )
 from env.authoring.cost import Meter
@@ -86,7 +88,8 @@ class IntakeReport(BaseModel):
 
 
 def identity(entry: LibraryEntry) -> str:
-    return hashlib.sha256(entry.model_dump_json().encode()).hexdigest()[:16]
+    # what the library is, not what became of it: a synthesis's recorded yield changes no identity
+    return hashlib.sha256(entry.model_dump_json(exclude={"synthesis"}).encode()).hexdigest()[:16]
 
 
 def slug(entry: LibraryEntry) -> str:
@@ -218,6 +221,9 @@ def synthesize(
             say(
                 f"{entry.name}: {record.valid} valid task(s) of {record.tried} tried; this run: CPU {record.cpu_seconds:.1f} s, wall {record.wall_seconds:.1f} s"
             )
+            if record.tried:  # the manifest keeps the yield: a calibration needs no work folder of this machine's
+                entry.synthesis = SynthesisYield(valid=record.valid, tried=record.tried)
+                write_libraries(manifest / "libraries.json", entries)
     offered = [t for entry in entries for t in waiting(work, entry, report.skipped)]
     listed = read_tasks(manifest / "tasks.jsonl")
     merged, report.admitted, report.cap = admit(listed, offered, max_share)

@@ -26,6 +26,13 @@ MAX_SHARE = 0.10  # no library gives more than this share of the catalog's tasks
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
+class SynthesisYield(BaseModel):
+    """What a library's last synthesis decided: the candidates it tried and those that proved valid."""
+
+    valid: int = Field(ge=0)
+    tried: int = Field(ge=1)
+
+
 class LibraryEntry(BaseModel):
     """One library of the catalog: the release tasks are synthesized from, and the releases bugs are mined from."""
 
@@ -37,6 +44,9 @@ class LibraryEntry(BaseModel):
     requirements: list[str] = Field(default_factory=list, description="what the tests import besides pytest (exact pins)")
     tests: list[str] = Field(default_factory=list, description="test files or folders (empty: pytest's naming)")
     environment: dict[str, str] = Field(default_factory=dict, description="what the tests need, e.g. PYTHONPATH=src")
+    synthesis: SynthesisYield | None = Field(
+        default=None, description="written by `catalog synthesize`: its last synthesis's yield (the calibration's valid share)"
+    )
 
     @model_validator(mode="after")
     def _pinned(self) -> LibraryEntry:
