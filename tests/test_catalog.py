@@ -124,8 +124,8 @@ def entry(name: str, sdists: dict[str, str], split: str = "train") -> dict[str, 
     return {"name": name, "version": max(sdists), "sdists": sdists, "topic": "text", "split": split}
 
 
-def cli(*args: str, cache: Path) -> subprocess.CompletedProcess[str]:
-    environ = {**os.environ, "ENV_SDIST_CACHE": str(cache), "RAY_USAGE_STATS_ENABLED": "0"}
+def cli(*args: str, cache: Path, extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    environ = {**os.environ, "ENV_SDIST_CACHE": str(cache), "RAY_USAGE_STATS_ENABLED": "0", **(extra or {})}
     return subprocess.run(
         [sys.executable, "-m", "env.authoring", *args], cwd=ROOT, env=environ, capture_output=True, text=True, timeout=600
     )
@@ -209,6 +209,17 @@ def test_the_build_writes_the_folders_synthesis_wrote_and_resumes(slice_, capsys
     assert authoring(["catalog", "build", "--manifest", str(bare), "--out", str(slice_["root"] / "bare-built")]) == 0
     for task in tasks:
         assert read_tree(slice_["root"] / "bare-built" / task.id) == read_tree(out / task.id)
+
+
+def test_the_build_checks_what_synthesis_decided_under_synthesis_s_limits_not_a_served_run_s(slice_):
+    # A server allowing 0.2 s of CPU per run: not even the sandboxed pytest of the failing-test check starts in that
+    # (each task's own runs were proven under the served limits when it was made; the build re-checks them all at once).
+    out = slice_["root"] / "tight"
+    tight = {"SANDBOX_WALL_SECONDS": "0.2", "SANDBOX_CPU_SECONDS": "1"}
+    done = cli("catalog", "build", "--manifest", str(slice_["manifest"]), "--out", str(out), "--jobs", "2", cache=slice_["cache"], extra=tight)
+    assert done.returncode == 0 and "2 task(s) built, 0 unchanged, 0 not built, of 2" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
+    for task in read_tasks(slice_["manifest"] / "tasks.jsonl"):
+        assert read_tree(out / task.id) == read_tree(slice_["work"] / "tinylib-1.0" / task.id)
 
 
 def test_the_same_tasks_come_out_on_a_local_ray_instance(slice_):

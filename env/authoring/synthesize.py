@@ -82,7 +82,10 @@ class Summary(BaseModel):
         return self.valid / self.tried if self.tried else 0.0
 
 
-def _sandbox() -> Sandbox:
+def authoring_sandbox() -> Sandbox:
+    """The sandbox of synthesis's whole-suite runs, and of the catalog build's checks of what it decided: a library's
+    suite, or every failing test of a task at once, takes far longer than one served run (the served limits bound
+    each task's own runs, see ``Synthesis._run``)."""
     isolation = probe_isolation()
     if not isolation.can_execute:
         raise SynthesisError(f"this host cannot run the verdict: {isolation.reason}")
@@ -115,7 +118,7 @@ class Synthesis:
     runs: int = 3
     seed: int = 0
     log: Callable[[str], None] = print
-    sandbox: Sandbox = field(default_factory=_sandbox)
+    sandbox: Sandbox = field(default_factory=authoring_sandbox)
 
     def __post_init__(self) -> None:
         self.sandbox = self.sandbox.for_validity()  # every limit here decides validity: it counts CPU time

@@ -36,10 +36,9 @@ from env.authoring.catalog.manifest import CatalogTask, LibraryEntry, read_libra
 from env.authoring.catalog.pool import run
 from env.authoring.cost import Meter
 from env.authoring.ledger import append
-from env.authoring.library import Library
+from env.authoring.library import Library, SynthesisError
+from env.authoring.synthesize import authoring_sandbox
 from env.project import read_tree
-from env.sandbox.isolation import probe_isolation
-from env.sandbox.limits import Limits
 from env.sandbox.runner import Sandbox
 from env.verdict.testenv import TestEnvError, ensure
 
@@ -90,10 +89,12 @@ _libraries: dict[str, Library] = {}  # one worker builds many tasks of a library
 def _worker_sandbox() -> Sandbox:
     global _sandbox
     if _sandbox is None:
-        isolation = probe_isolation()
-        if not isolation.can_execute:
-            raise materialise.MaterialiseError(f"this host cannot run the verdict: {isolation.reason}")
-        _sandbox = Sandbox(Limits.from_env().for_validity(), isolation)  # its runs decide what is built: CPU time counts
+        # Its runs check what synthesis and mining decided, under their limits, counted in CPU time: every failing test
+        # of a task at once (165 for one) takes longer than a served run may (each task's own runs were proven there).
+        try:
+            _sandbox = authoring_sandbox()
+        except SynthesisError as exc:
+            raise materialise.MaterialiseError(str(exc)) from None
     return _sandbox
 
 
