@@ -147,6 +147,18 @@ ATTACKS: dict[str, tuple[str, int]] = {
         "import threading, time\nfor _ in range(100000):\n    threading.Thread(target=time.sleep, args=(100,), daemon=True).start()",
         6,
     ),
+    # the run's memory filled and kept (not given back when the attack ends): the harness still reads the next
+    # request and replies, from memory it held back (env/sandbox/inside/framing.py)
+    "memory_hoard_kept": (
+        "hoard = []\ntry:\n    while True:\n        hoard.append(bytearray(1 << 20))\nexcept MemoryError:\n    pass\n"
+        "globals()['kept'] = hoard\nreturn len(hoard) > 0",
+        6,
+    ),
+    "small_object_hoard_kept": (
+        "hoard = []\ntry:\n    while True:\n        hoard.append(str(len(hoard)) * 40)\nexcept MemoryError:\n    pass\n"
+        "globals()['kept'] = hoard\nreturn len(hoard) > 0",
+        6,
+    ),
     "fd_storm": ("files = []\nwhile True:\n    files.append(open('f%d' % len(files), 'w'))", 6),
     "orphaned_daemon_thread": (
         "import threading\ndef loop():\n    while True:\n        open('tick', 'w').close()\n"
@@ -280,7 +292,7 @@ def test_attack_is_contained(world, live_server, name, policy):
     assert response.status_code == 200
     obs = response.json()["observation"]
     expected = 0 if (policy and rejected) else honest
-    assert obs["tests_passed"] == expected
+    assert obs["tests_passed"] == expected, obs["current_error_output"][-1500:]
     if policy and rejected:
         assert obs["current_error_output"].startswith("Not run: line ")
     check_aftermath(client, response.text, marker, before, zygote)
