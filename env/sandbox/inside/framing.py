@@ -3,6 +3,7 @@ data the trusted parent wrote; replies are JSON text (the parent parses them wit
 submission controls is ever unmarshalled there)."""
 
 import marshal
+import mmap
 import os
 
 REQ_FD, RESP_FD = -1, -1  # set by the entry (child.py) or the zygote's pooled child before a run
@@ -13,8 +14,9 @@ _INBOX = bytearray()  # read ahead from REQ_FD: a request's length and body come
 # Memory held back for the harness: a submission that fills the run's address space (a storm of threads, each with its
 # stack) must not leave the harness unable to read its next request or write its reply. Given back at the first
 # MemoryError the framing meets, for the rest of the run. (Without it, whether the harness could go on depended on
-# the heap the interpreter happened to have free.)
-_RESERVE = [bytearray(4 * 1024 * 1024)]
+# the heap the interpreter happened to have free.) An anonymous mapping: address space (what RLIMIT_AS counts) held,
+# no page touched, so a run pays neither the time nor the memory of filling it.
+_RESERVE = [mmap.mmap(-1, 4 * 1024 * 1024)]
 
 
 def _roomy(make, *args):
@@ -25,7 +27,7 @@ def _roomy(make, *args):
     except MemoryError:
         if not _RESERVE:
             raise
-        _RESERVE.clear()
+        _RESERVE.pop().close()
         return make(*args)
 
 
