@@ -8,8 +8,10 @@ import re
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TypeVar
 
 import httpx
 import pytest
@@ -22,6 +24,7 @@ from env.families.catalog import TaskCatalog
 from env.server.environment import NO_EPISODE_ON_CONNECTION
 from env.server.local import start_balancer, start_local_server
 
+T = TypeVar("T")
 CATALOG = TaskCatalog.builtin()
 SECRET = {"ENV_SECRET": "the failover test's shared secret"}
 MIXED = ["easy", "medium", "proc-easy-test-3", "repo-slice-window"]
@@ -187,15 +190,15 @@ def _finish_http(url: str, episode: str, task: str) -> float:
         return body["observation"]["grader_score"]
 
 
-def _ws_until_killed(url: str, index: int, killed: threading.Event, ready: threading.Barrier) -> tuple[str, str, float]:
+def _ws_until_killed(url: str, index: int, killed: threading.Event, arrived: threading.Event) -> tuple[str, str, float]:
     """One WebSocket episode: a step, then (after the kill) the rest; a client whose replica died reconnects by itself
     to the survivor, is told its connection has no episode, and resumes it by name."""
     task, seed = MIXED[index % len(MIXED)], 500 + index
     with GenericEnvClient(base_url=url) as client:
         episode = client.reset(task_id=task, seed=seed).observation["episode_id"]
         assert client.step(NOT_A_TOOL).observation["step_number"] == 1
-        ready.wait(timeout=120)
-        killed.wait(timeout=120)
+        arrived.set()
+        killed.wait(timeout=900)
         final = None
         for action in _actions(task)[1:]:
             final = _step_reconnecting(client, action)
@@ -223,14 +226,16 @@ def test_with_a_store_a_killed_replica_loses_no_episode(isolation, redis_url):
     except RuntimeError as exc:
         pytest.fail(f"the loopback cluster did not start (make test installs haproxy and redis-server): {exc}")
     try:
-        killed, ready = threading.Event(), threading.Barrier(17)
+        killed, arrived = threading.Event(), [threading.Event() for _ in range(16)]
         with ThreadPoolExecutor(20) as pool:
-            ws = [pool.submit(_ws_until_killed, cluster.url, i, killed, ready) for i in range(16)]
-            http = list(pool.map(lambda i: _start_http(cluster.url, i), range(16)))
-            ready.wait(timeout=120)  # every episode has taken a step on its replica
-            assert {e.split(".")[0] for e, _, _ in http} == {"r1", "r2"}
-            cluster.kill("r1")
-            killed.set()
+            try:
+                ws = [pool.submit(_ws_until_killed, cluster.url, i, killed, arrived[i]) for i in range(16)]
+                http = list(pool.map(lambda i: _start_http(cluster.url, i), range(16)))
+                _all_arrived(arrived, ws)  # every episode has taken a step on its replica
+                assert {e.split(".")[0] for e, _, _ in http} == {"r1", "r2"}
+                cluster.kill("r1")
+            finally:
+                killed.set()  # on a failure too: the pool's threads must not wait out their timeout
             http_grades = list(pool.map(lambda item: _finish_http(cluster.url, item[0], item[1]), http))
             ws_results = [f.result(timeout=300) for f in ws]
         assert {e.split(".")[0] for e, _, _ in ws_results} == {"r1", "r2"}
@@ -276,7 +281,7 @@ def test_with_a_store_ors_sessions_outlive_their_replica(isolation, redis_url):
         cluster = Cluster(store=redis_url)
     except RuntimeError as exc:
         pytest.fail(f"the loopback cluster did not start (make test installs haproxy and redis-server): {exc}")
-    killed, ready = threading.Event(), threading.Barrier(9)
+    killed, arrived = threading.Event(), [threading.Event() for _ in range(8)]
 
     def play(i: int) -> tuple[str, float, int]:
         task = ("easy", "medium")[i % 2]
@@ -286,17 +291,19 @@ def test_with_a_store_ors_sessions_outlive_their_replica(isolation, redis_url):
                 session.call_tool("no_such_tool", {})
             except Exception:  # noqa: BLE001 (ok: false, a counted mistake: state the takeover must replay)
                 pass
-            ready.wait(timeout=120)
-            killed.wait(timeout=120)
+            arrived[i].set()
+            killed.wait(timeout=900)
             out = session.call_tool(fix["action_type"], {k: v for k, v in fix.items() if k != "action_type"})
             return str(session.sid).split(".")[0], out.metadata["grade"], out.metadata["step_number"]
 
     try:
         with ThreadPoolExecutor(8) as pool:
             futures = [pool.submit(play, i) for i in range(8)]
-            ready.wait(timeout=120)
-            cluster.kill("r1")
-            killed.set()
+            try:
+                _all_arrived(arrived, futures)
+                cluster.kill("r1")
+            finally:
+                killed.set()  # on a failure too: the pool's threads must not wait out their timeout
             results = [f.result(timeout=300) for f in futures]
         assert {r[0] for r in results} == {"r1", "r2"}
         for i, (_, grade, steps) in enumerate(results):
@@ -304,6 +311,18 @@ def test_with_a_store_ors_sessions_outlive_their_replica(isolation, redis_url):
             assert (grade, steps) == (_grade_alone(cluster.url, task, 600 + i), 2), (i, task)
     finally:
         cluster.close()
+
+
+def _all_arrived(arrived: list[threading.Event], futures: list[Future[T]]) -> None:
+    """Wait until every episode has taken its first step. One that failed before then never will: its own error is
+    raised at once (a barrier's timeout hid it behind BrokenBarrierError), and a slow machine only makes the wait longer."""
+    deadline = time.monotonic() + 600
+    while not all(e.is_set() for e in arrived):
+        for f in futures:
+            if f.done():
+                f.result()  # raises the episode's own error
+        assert time.monotonic() < deadline, f"{sum(e.is_set() for e in arrived)} of {len(arrived)} episodes took a step in 600 s"
+        time.sleep(0.2)
 
 
 def _ors_task(task_id: str, i: int):  # noqa: ANN202
