@@ -20,10 +20,8 @@ from pydantic import PrivateAttr
 from env.wire import (  # noqa: F401  (re-exported: the server and agents import these from here)
     ACTION_CONFIG,
     MECHANISM_DOC,
-    QUERY_TYPES,
     SUSPECT_DOC,
     ActionFields,
-    AttemptView,
     ObservationFields,
     StateFields,
 )

@@ -1,13 +1,14 @@
 """The wire contract of AgentDebuggerEnv: every field of the action, observation and state, defined once.
 
-    ActionFields, ObservationFields, StateFields   # the fields, mixed into both sides
+    ActionFields, ObservationFields, StateFields   # the fields, mixed into both sides: the ones every family
+                                                   # shares here, each family's own from env.families.fields
     DebugAction, DebugObservation, DebugState      # the client's models (no OpenEnv import)
 
 The server's models (``env.models``) are OpenEnv's ``Action`` / ``Observation`` / ``State`` plus
 these mixins; the client's models here are the same mixins on stand-ins for those three base
 classes, so a field added to a mixin appears on both sides and their JSON schemas are equal
-(``tests/test_client_wire.py`` checks it). This module imports only pydantic: importing OpenEnv
-would pull in its Gradio web interface, seconds per process.
+(``tests/test_client_wire.py`` checks it). This module imports only pydantic and the families' field
+mixins (pydantic only): importing OpenEnv would pull in its Gradio web interface, seconds per process.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-QUERY_TYPES = ("function_signature", "related_code", "error_explanation", "test_details")
+from env.families.fields import FamilyActionFields, FamilyObservationFields, parts, refuse_duplicates
+
 SUSPECT_DOC = "Optional: the faulty function's name, or file:line of the faulty line (scored instead of the text's location)"
 MECHANISM_DOC = "Optional: the bug's mechanism, one of the published list (scored instead of the text's mechanism)"
 
@@ -25,51 +27,21 @@ MECHANISM_DOC = "Optional: the bug's mechanism, one of the published list (score
 ACTION_CONFIG = ConfigDict(extra="allow", validate_assignment=True)
 
 
-class AttemptView(BaseModel):
-    """One earlier submission as the agent sees it."""
-
-    code: str
-    hypothesis: str
-    output: str
-    tests_passed: int
-    execution_time_ms: float
-    timed_out: bool
-
-
-class ActionFields(BaseModel):
-    """One agent action. Fields that an action type does not use must be left out."""
-
+class SharedActionFields(BaseModel):
     action_type: str = Field("", description="submit_fix | query_context | give_up")
-    fixed_code: str | None = Field(None, description="submit_fix: the complete corrected module")
-    hypothesis: str | None = Field(None, description="submit_fix: your theory of the bug (required)")
     suspect: str | None = Field(None, description="submit_fix / submit: " + SUSPECT_DOC)
     mechanism: str | None = Field(None, description="submit_fix / submit: " + MECHANISM_DOC)
-    query_type: str | None = Field(None, description="query_context: " + " | ".join(QUERY_TYPES))
-    query_target: str | None = Field(None, description="query_context: a function, class or test name")
-    final_diagnosis: str | None = Field(None, description="give_up: what you believe the bug is")
 
 
-class ObservationFields(BaseModel):
-    """What the agent sees after reset and after every step.
-
-    ``reward`` (OpenEnv's field) is this step's reward, a float; the structured reward is in
-    ``step_reward``, ``cumulative_reward``, ``grader_score`` and ``breakdown``.
-    """
-
+class SharedObservationFields(BaseModel):
     # OpenEnv allows bool | int | float here; ours is always a float (0.0, never 0), as trainers sum it.
     reward: float | None = Field(None, description="This step's reward (None only before the first step of some clients)")
     episode_id: str = ""
     task_id: str = ""
     family: str = Field("", description="classic | repo | procedural")
     task_description: str = Field("", description="What is wrong, as the task states it (a repository task's issue text)")
-    buggy_code: str = ""
-    test_suite: str = ""
-    current_code: str = ""
-    initial_error_output: str = ""
-    current_error_output: str = ""
     tests_passed: int = 0
     tests_total: int = 0
-    previous_attempts: list[AttemptView] = Field(default_factory=list)
     attempts_remaining: int = 0
     max_attempts: int = 0
     step_number: int = 0
@@ -83,17 +55,30 @@ class ObservationFields(BaseModel):
     grader_score: float | None = Field(None, description="The episode grade, set on the terminal step")
     breakdown: dict[str, float] = Field(default_factory=dict, description="Every reward and grader component by name")
     tool_output: str | None = Field(None, description="Repository tasks: what the last tool returned")
-    test_results: dict[str, str] = Field(default_factory=dict, description="Repository tasks: each test's status in the latest run")
     available_actions: list[str] = Field(default_factory=list, description="The action types this episode accepts")
     tool_result: dict[str, Any] = Field(default_factory=dict, description="The last tool's result as data (a debugger command's frame, stack, variables ...)")
-    visible_files: dict[str, str] = Field(default_factory=dict, description="Procedural tasks: the files opened so far, as they are now")
-    logs: list[str] = Field(default_factory=list, description="Procedural tasks: the log lines the last analyze_logs showed")
-    time_remaining: int | None = Field(None, description="Procedural tasks: steps left before the episode is cut off")
     infra_failed: bool = Field(
         False, description="The machine, not the agent, decided this step (its sandbox died or could not start, the server is stopping ...): "
                            "it paid nothing and was not counted; take it again. Leave such a step out of training and statistics",
     )  # fmt: skip
     infra_cause: str | None = Field(None, description="Why, when infra_failed: fork_server_died, sandbox_start, scratch_full, replica_stopping, test_host_crashed, slot_wait, trusted_memory, trusted_time")
+
+
+# The fields every family shares, then each family's own (env.families.fields): pydantic puts the last base's first.
+refuse_duplicates(SharedActionFields, *parts(FamilyActionFields))
+refuse_duplicates(SharedObservationFields, *parts(FamilyObservationFields))
+
+
+class ActionFields(FamilyActionFields, SharedActionFields):
+    """One agent action. Fields that an action type does not use must be left out."""
+
+
+class ObservationFields(FamilyObservationFields, SharedObservationFields):
+    """What the agent sees after reset and after every step.
+
+    ``reward`` (OpenEnv's field) is this step's reward, a float; the structured reward is in
+    ``step_reward``, ``cumulative_reward``, ``grader_score`` and ``breakdown``.
+    """
 
 
 class StateFields(BaseModel):

@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -175,7 +177,17 @@ LAYERS = (
 )  # fmt: skip
 
 
+def wire_fields(module: str) -> bool:
+    """The families' wire fields (env.families.fields and each env.families.<name>.fields): vocabulary like env.wire,
+    which composes them, though each lives in its family's folder (issue 52, item 1). Pydantic only
+    (test_the_families_wire_fields_import_nothing_of_env_but_each_other)."""
+    parts = module.split(".")
+    return parts[:2] == ["env", "families"] and parts[-1] == "fields" and len(parts) in (3, 4)
+
+
 def layer(module: str) -> int:
+    if wire_fields(module):
+        return 0
     for rank, members in enumerate(LAYERS):
         if any(module == m or module.startswith(m + ".") for m in members):
             return rank
@@ -422,7 +434,7 @@ def package_graph(edges: dict[str, set[str]]) -> dict[str, set[str]]:
     any module of another."""
 
     def package(module: str) -> str:
-        return ".".join(module.split(".")[:2])
+        return "env.wire" if wire_fields(module) else ".".join(module.split(".")[:2])
 
     folded: dict[str, set[str]] = {}
     for source, targets in edges.items():
@@ -595,3 +607,68 @@ def test_the_registered_tool_check_finds_a_family_s_own_action():
     interface = Interface(PROFILES["default"], ("submit", "set_op"), own_actions=("set_op",))
     assert [n for n in interface.tools if n in interface.own_actions] == ["set_op"]
     assert [n for n in interface.tools if interface.registered(n) not in TOOLS] == ["set_op"]
+
+
+# Each family declares its own wire fields (issue 52, item 1): env/families/<name>/fields.py holds what only that
+# family's actions take or its observations show, gathered by env.families.fields; env.wire keeps only the fields
+# every family shares, so a new family adds nothing to it.
+def names_in(paths: list[Path]) -> set[str]:
+    """Every keyword argument, attribute and string constant the files name."""
+    found: set[str] = set()
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.keyword) and node.arg:
+                found.add(node.arg)
+            elif isinstance(node, ast.Attribute):
+                found.add(node.attr)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                found.add(node.value)
+    return found
+
+
+def test_each_family_declares_its_own_wire_fields_and_the_shared_ones_are_shared():
+    from env import wire
+    from env.families.fields import FamilyActionFields, FamilyObservationFields, parts
+
+    families = ROOT / "env" / "families"
+    named = {f: names_in([p for p in (families / f).rglob("*.py") if p.name != "fields.py"]) for f in family_folders()}
+    for part in (*parts(FamilyActionFields), *parts(FamilyObservationFields)):
+        folder = part.__module__.split(".")
+        assert folder[:2] == ["env", "families"] and folder[3:] == ["fields"], part  # env.families.<family>.fields
+        unused = [f for f in part.model_fields if f not in named[folder[2]]]
+        assert unused == [], f"{part.__qualname__} declares fields its family never sets or reads: {unused}"
+    # A shared field is one the families' common base, or at least two families, name.
+    base = names_in([families / "base.py"])
+    for shared in (wire.SharedActionFields, wire.SharedObservationFields):
+        for field in shared.model_fields:
+            users = [f for f, names in named.items() if field in names]
+            assert field in base or len(users) >= 2, f"{shared.__name__}.{field} is named by {users} only: declare it in that family's fields.py"
+    assert list(wire.ObservationFields.model_fields)[-3:] == ["visible_files", "logs", "time_remaining"]  # the families' after the shared
+
+
+def test_a_wire_field_declared_twice_is_refused_naming_both():
+    from pydantic import BaseModel
+
+    from env.families.classic.fields import ClassicObservationFields
+    from env.families.fields import DuplicateField, refuse_duplicates
+    from env.wire import SharedObservationFields
+
+    class Extra(BaseModel):
+        buggy_code: str = ""
+
+    class Rewarding(BaseModel):
+        reward: float = 0.0
+
+    with pytest.raises(DuplicateField) as raised:
+        refuse_duplicates(SharedObservationFields, ClassicObservationFields, Extra)
+    assert str(raised.value) == "the wire field 'buggy_code' is declared by both ClassicObservationFields and test_a_wire_field_declared_twice_is_refused_naming_both.<locals>.Extra: declare it once"
+    with pytest.raises(DuplicateField) as raised:
+        refuse_duplicates(SharedObservationFields, Rewarding)
+    assert str(raised.value).startswith("the wire field 'reward' is declared by both SharedObservationFields and ")
+    refuse_duplicates(SharedObservationFields, ClassicObservationFields)  # the real parts: no error
+
+
+def test_the_families_wire_fields_import_nothing_of_env_but_each_other():
+    edges = graph()
+    found = {name: sorted(t for t in edges[name] if not wire_fields(t)) for name in modules() if wire_fields(name)}
+    assert found == dict.fromkeys(["env.families.fields", "env.families.classic.fields", "env.families.procedural.fields", "env.families.repo.fields"], [])

@@ -16,7 +16,7 @@ import gradio as gr
 from env.demo import commands, view
 from env.demo.parts import HISTORY_HEADERS, Listing, history, parse_seed, picker, plot, save, status_rows
 from env.demo.session import DemoError, DemoSession, describe
-from env.models import MAX_TEXT_FIELD, QUERY_TYPES
+from env.models import MAX_TEXT_FIELD
 from env.tool_schemas import arguments_of, submits_a_module
 
 
@@ -83,7 +83,7 @@ def build_play_tab(listing: Listing, first: str) -> PlayTab:
                 submit_fix_btn = gr.Button("Submit fix", variant="primary", elem_id="submit-fix")
             with gr.Group(visible=True) as query_panel:
                 with gr.Row():
-                    query_type_dd = gr.Dropdown(list(QUERY_TYPES), value=QUERY_TYPES[0], label="Query context", elem_id="query-type")
+                    query_type_dd = gr.Dropdown([], label="Query context", elem_id="query-type")  # the episode's query_context tool names them
                     query_target_tb = gr.Textbox(label="About", placeholder="a function, class or test name", elem_id="query-target", max_length=MAX_TEXT_FIELD)
                 query_btn = gr.Button("Ask (the first query is free)", elem_id="query")
             with gr.Group(visible=False) as tool_panel:
@@ -128,7 +128,7 @@ class PlayHandlers:
         t = tab
         self.outputs = [
             state, t.error_md, t.status_md, t.score_md, t.header_md, t.issue_md, t.file_dd, t.code_view, t.tests_view, t.fix_code,
-            t.fix_panel, t.query_panel, t.tool_panel, t.debug_panel, t.submit_btn, t.give_up_btn, t.diagnosis_tb, t.tool_dd, t.tool_args,
+            t.fix_panel, t.query_panel, t.query_type_dd, t.tool_panel, t.debug_panel, t.submit_btn, t.give_up_btn, t.diagnosis_tb, t.tool_dd, t.tool_args,
             t.output_tb, t.plot, t.breakdown_df, t.history_df, t.download_btn, t.replay_mine_btn,
         ]
 
@@ -193,6 +193,8 @@ class PlayHandlers:
         out[t.give_up_btn] = gr.update(visible="give_up" in tools)
         out[t.diagnosis_tb] = gr.update(visible=whole_module and "give_up" in tools)
         if refresh_fix:
+            kinds = arguments_of(session.tools(), "query_context").get("query_type", {}).get("enum", [])
+            out[t.query_type_dd] = gr.update(choices=kinds, value=kinds[0] if kinds else None)
             # Reading a file is the usual first move; elsewhere the first tool of the interface.
             first_tool = next((x for x in (*view.FILE_VIEW_TOOLS, *other) if x in other), None)
             out[t.tool_dd] = gr.update(choices=other, value=first_tool)

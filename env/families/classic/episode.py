@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 
 from env import rewards
 from env.families.base import Episode, StateParts, Turn
+from env.families.classic.fields import AttemptView
 from env.families.classic.grader import AttemptFacts, EpisodeFacts, Grade, best_attempt, grade_episode
 from env.families.classic.judge import Verdict, baseline, held_out_baseline, judge_on, stress_check
 from env.families.classic.queries import QueryError, answer_query
@@ -26,7 +27,7 @@ from env.families.classic.traced_test import traced_test
 from env.families.classic.workbench import Workbench
 from env.graders.hypothesis import GoldClaim, judge_hypothesis
 from env.interface import Interface
-from env.models import AttemptView, DebugAction, DebugObservation
+from env.models import DebugAction, DebugObservation
 from env.runtime import Runtime
 from env.timing import phase
 from env.tools import TOOLS, ToolError, run_call

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import ast
 
+from env.families.classic.fields import QUERY_TYPES
 from env.families.classic.judge import Verdict
 from env.families.classic.task import TaskSpec
-from env.models import QUERY_TYPES
 from env.pyparse import parse
 
 

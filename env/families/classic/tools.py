@@ -18,11 +18,12 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, WithJsonSchema
 
+from env.families.classic.fields import QUERY_TYPES
 from env.graders.mechanisms import MECHANISMS
 from env.interface import DEBUG_TOOLS
 from env.models import MAX_TEXT_FIELD
 from env.tools.base import TOOLS, InvalidArguments, Tool, ToolContext, ToolError, ToolResult, register
-from env.wire import MECHANISM_DOC, QUERY_TYPES, SUSPECT_DOC, ActionFields
+from env.wire import MECHANISM_DOC, SUSPECT_DOC, ActionFields
 
 MAX_SUSPECT = 300  # a function name or file:line
 
