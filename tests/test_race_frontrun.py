@@ -3,7 +3,8 @@
 For every racy and correct variant of tests/race_variants.py, tests/race_crosscheck.py explores the task's
 boundary scenarios with frontrun (PyPI, a dev dependency; a different tracer, scheduler and model of the
 specification). Wherever frontrun is conclusive, its verdict must be the project's verdict and the variant's
-kind; where it is not (code it cannot model), the test skips and says why. frontrun explores only under its
+kind; where it is not (code it cannot model, or a verdict it does not reproduce when it alone disagrees), the
+test skips and says why. frontrun explores only under its
 own CLI wrapper, so it runs once, in a subprocess, and prints its results as JSON.
 bench/bench_race_crosscheck.py prints the same comparison as a table.
 """
@@ -54,6 +55,13 @@ def test_frontrun_agrees_with_the_projects_verdict(runtime: Runtime, catalog: Ta
     ours = "correct" if verdict.stress.passed else "racy"
     if theirs["verdict"] == ours == kind:
         return
+    if ours == kind:
+        # frontrun alone disagrees with the variant's known kind: its exploration is timed (a run may take 1 s), so on
+        # a starved machine it can miss an interleaving it finds otherwise (CI once saw 'correct' on a racy variant it
+        # calls racy in every run here). A verdict it does not reproduce is no verdict; one it keeps is a disagreement.
+        again = [run_under_frontrun(only=[name])[0]["verdict"] for _ in range(2)]
+        if any(v != theirs["verdict"] for v in again):
+            pytest.skip(f"frontrun's verdict on {name!r} is not reproducible: {theirs['verdict']}, then {', then '.join(again)}")
     violated = [s for s in theirs["scenarios"] if s["outcome"] == "violated"]
     if theirs["verdict"] == "racy":
         where = _counterexample(violated[0])
