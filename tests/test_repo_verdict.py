@@ -631,3 +631,23 @@ def test_no_file_the_test_process_could_import_or_run_reaches_its_tree(tmp_path)
     }
     task = load_repo_task(repo_fixture.write_task(tmp_path, files, {**repo_fixture.gold_files(), **{k: v for k, v in files.items() if k not in repo_fixture.gold_files()}}))
     assert sorted(task.data_files) == ["README.md", "data/prices.json"]
+
+
+def test_the_warm_host_s_warm_up_runs_one_test_and_leaves_nothing_importable_behind(tmp_path: Path):
+    """The fork server runs one pytest session before its first fork (env/verdict/host/pytest_host.warm_up): its test
+    passes, and its folder is neither on sys.path, nor the working directory, nor behind a module or a path finder."""
+    import subprocess
+    import sys
+
+    code = (
+        "import os, sys\n"
+        "sys.path.insert(0, sys.argv[1])\n"
+        "from host import pytest_host\n"
+        "path, cwd = list(sys.path), os.getcwd()\n"
+        "code = pytest_host.warm_up()\n"
+        "left = [e for e in [*sys.path, *sys.path_importer_cache, *(str(getattr(m, '__file__', '')) for m in list(sys.modules.values()))] if 'adbg-host-warm-up-' in (e or '')]\n"
+        "print(code, sys.path == path, os.getcwd() == cwd, left, 'test_warm_up' in sys.modules)\n"
+    )
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", code, str(root / "env" / "verdict")], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert out.stdout.split() == ["0", "True", "True", "[]", "False"], out.stderr
