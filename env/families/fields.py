@@ -1,7 +1,8 @@
 """Every family's own wire fields, gathered (issue 52, item 1). A family whose actions or observations carry fields
 no other family has declares them in ``env/families/<name>/fields.py`` (pydantic only: the client imports them) and
-names its mixins among the bases of ``FamilyActionFields`` / ``FamilyObservationFields`` here; ``env.wire`` puts them after the fields every family shares. So a new family adds nothing
-to ``env.wire``, and clients see one action and one observation model whatever the family.
+names its mixins among the bases of ``FamilyActionFields`` / ``FamilyObservationFields`` here; ``env.wire`` puts
+them after the fields every family shares. So a new family adds nothing to ``env.wire``, and clients see one action
+and one observation model whatever the family.
 
 A field is declared once: ``refuse_duplicates`` (run by ``env.wire`` on the shared and the family parts) refuses a
 field two parts declare, naming both, instead of letting one silently replace the other.

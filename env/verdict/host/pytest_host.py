@@ -181,7 +181,9 @@ def serve(sock_fd: int) -> None:
     me = os.getpid()
     sock = socket.socket(fileno=sock_fd)
     try:
-        warm_up()
+        code = warm_up()
+        if code != 0:
+            print(f"adbg_host: the warm-up's pytest session ended with exit code {code}; serving without it", file=sys.stderr)
     except Exception:  # noqa: BLE001  (only speed depends on it: every run still configures pytest itself)
         __import__("traceback").print_exc()
     gc.collect()
