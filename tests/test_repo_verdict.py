@@ -617,6 +617,31 @@ def test_a_test_sandbox_belongs_to_the_sandbox_it_was_made_from(isolation):
     assert len(hosts.test_sandboxes) == before - 1
 
 
+def test_the_hosts_keep_the_seeded_fork_servers_of_the_most_recent_test_sandboxes(isolation, monkeypatch):
+    """A split run's project is forked from its test sandbox's fork server of HOST_SEED; with many test environments
+    (one per library), only the WARM_TEST_SANDBOXES most recently used keep theirs, and closing the hosts stops all."""
+    from env.verdict import hosts as hosts_module
+    from env.verdict.hosts import HOST_SEED, VerdictHosts
+
+    monkeypatch.setattr(hosts_module, "WARM_TEST_SANDBOXES", 2)
+    hosts = VerdictHosts()
+    bases = [Sandbox(Limits(wall_seconds=3 + i), isolation, warm=False) for i in range(3)]
+    made = [hosts.test_sandbox(base, None) for base in bases]
+
+    def warm(sandbox: Sandbox) -> None:  # what a split run does: asks the hosts, then forks its project with HOST_SEED
+        hosts.keep_warm(sandbox)
+        with sandbox.start_repo({"m.py": "X = 1\n"}, ["."], {}, hash_seed=HOST_SEED) as run:
+            assert run.load_error is None
+
+    for sandbox in made:
+        warm(sandbox)
+    assert [list(s.seeded_zygotes()) for s in made] == [[], [HOST_SEED], [HOST_SEED]]  # the oldest was let go
+    warm(made[0])
+    assert [list(s.seeded_zygotes()) for s in made] == [[HOST_SEED], [], [HOST_SEED]]
+    hosts.close()
+    assert [s.seeded_zygotes() for s in made] == [{}, {}, {}]
+
+
 def test_no_file_the_test_process_could_import_or_run_reaches_its_tree(tmp_path):
     """Data files go to the trusted test tree (tests read them by path); nothing importable does, whatever its suffix:
     bytecode, an extension module or a path file would run in the trusted process."""

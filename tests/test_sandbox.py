@@ -452,7 +452,7 @@ def test_the_fork_server_holds_no_secrets(runtime, monkeypatch):
     with sandbox.start("def f():\n    return 1\n", "m.py", "m") as run:
         assert run.call("f") == 1
     environ = Path(f"/proc/{sandbox.zygote.pid}/environ").read_bytes()
-    assert environ.split(b"\0")[:-1] == [b"MALLOC_ARENA_MAX=2"]  # no hash seed either: a split run's child is fresh
+    assert environ.split(b"\0")[:-1] == [b"MALLOC_ARENA_MAX=2"]  # no hash seed either: it draws its own (a seeded one is given its seed)
     cmdline = Path(f"/proc/{sandbox.zygote.pid}/cmdline").read_bytes().split(b"\0")
     assert b"-s" in cmdline and b"-P" in cmdline and b"-S" in cmdline and b"--zygote" in cmdline
     sandbox.close()
@@ -469,9 +469,45 @@ def test_a_sandbox_interpreter_reads_no_python_variable_but_the_hash_seed():
 
 
 
-def test_only_a_fresh_interpreter_takes_a_hash_seed(runtime):
-    with pytest.raises(ValueError, match="only a fresh interpreter takes a hash seed: a zygote's children share the zygote's"):
-        runtime.sandbox.launch(0, 0, 0, fresh=False, hash_seed=1)
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def _seed_of(pid: int) -> list[bytes]:
+    return [v for v in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0") if v.startswith(b"PYTHONHASHSEED=")]
+
+
+def test_a_seeded_fork_server_serves_its_seed_and_no_other(runtime):
+    """A split run's project hashes with its test process's seed: a sandbox with ``seeded`` forks it from a fork server
+    started with that seed (no interpreter start per run); another seed, past the cap, starts a fresh interpreter."""
+    sandbox = Sandbox(Limits(), runtime.isolation, warm=False, seeded=1)
+    try:
+        pids = []
+        for _ in range(2):
+            with sandbox.start_repo({"m.py": "X = 1\n"}, ["."], {}, hash_seed=7) as run:
+                assert run.load_error is None
+                pids.append(_parent(run._child.pid))
+        zygote = sandbox.seeded_zygotes()[7]
+        assert pids == [zygote, zygote] and _seed_of(zygote) == [b"PYTHONHASHSEED=7"]
+        with sandbox.start_repo({"m.py": "X = 1\n"}, ["."], {}, hash_seed=8) as other:
+            assert _parent(other._child.pid) == os.getpid() and _seed_of(other._child.pid) == [b"PYTHONHASHSEED=8"]
+        with sandbox.start_repo({"m.py": "X = 1\n"}, ["."], {}, fresh=True, hash_seed=7) as fresh:
+            assert _parent(fresh._child.pid) == os.getpid()  # fresh: a new interpreter even for a warm seed
+        assert list(sandbox.seeded_zygotes()) == [7]
+        sandbox.retire_seeded()  # let go: the next run with the seed starts another
+        assert sandbox.seeded_zygotes() == {}
+        with sandbox.start_repo({"m.py": "X = 1\n"}, ["."], {}, hash_seed=7) as again:
+            assert _parent(again._child.pid) == sandbox.seeded_zygotes()[7] != zygote
+    finally:
+        sandbox.close()
+    assert sandbox.seeded_zygotes() == {}
+
+
+def test_a_seed_out_of_range_is_refused_before_a_fork_server_starts(runtime):
+    sandbox = Sandbox(Limits(), runtime.isolation, warm=False, seeded=1)
+    with pytest.raises(ValueError, match="a hash seed is a number from 0 to 4294967295, not 4294967296"):
+        sandbox.launch(0, 0, 0, hash_seed=2**32)
+    assert sandbox.seeded_zygotes() == {}
 
 def test_idle_pooled_children_are_ready_and_named(runtime):
     with runtime.sandbox.start("def f():\n    return 1\n", "m.py", "m") as run:

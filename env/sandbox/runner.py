@@ -36,7 +36,7 @@ from env.infra import InfraFailure, from_os_error
 from env.process_state import process_wide
 from env.sandbox.cputime import CpuBudget, busy, cpu_exceeded, own_seconds
 from env.sandbox.isolation import Isolation, scratch_exposure
-from env.sandbox.launch import CHILD, compile_child_scripts, kill_group, start
+from env.sandbox.launch import CHILD, compile_child_scripts, kill_group, python_env, start
 from env.sandbox.lifetime import Stopping, stopping
 from env.sandbox.limits import Limits
 from env.sandbox.readable import debug_paths, run_paths, site_paths
@@ -160,12 +160,14 @@ class Sandbox:
     """Shared runner configuration: safe to use from many threads at once.
 
     ``warm=True`` (the default; ``SANDBOX_ZYGOTE=off`` disables it) starts children from a
-    pre-imported fork server; otherwise each run starts a fresh interpreter.
+    pre-imported fork server; otherwise each run starts a fresh interpreter. ``seeded``: for how many string-hash
+    seeds a fork server of their own may serve the runs asked for with that seed and not ``fresh`` (a split run's
+    project, hashing as its test process does); a run with another seed starts a fresh interpreter with it.
     """
 
     def __init__(
         self, limits: Limits, isolation: Isolation, tmp_root: str | None = None, warm: bool | None = None, debug: bool = False,
-        site: list[str] | None = None, host: str | None = None,
+        site: list[str] | None = None, host: str | None = None, seeded: int = 0,
     ):
         self.limits = limits
         self.isolation = isolation
@@ -197,25 +199,28 @@ class Sandbox:
             self.config.update(debug=True, site=packages, read_only=read_only, read_write=["/dev/null"], pool=1)
             if host is not None:
                 self.config["host"] = host
-        if warm is None:
-            warm = settings.switch("SANDBOX_ZYGOTE")
-        runs = settings.integer("SANDBOX_ZYGOTE_RUNS")
-        self.zygote: Zygote | None = Zygote(self.config, runs) if warm else None
+        zygotes = settings.switch("SANDBOX_ZYGOTE")
+        self._zygote_runs = settings.integer("SANDBOX_ZYGOTE_RUNS")
+        self.zygote: Zygote | None = Zygote(self.config, self._zygote_runs) if (zygotes if warm is None else warm) else None
+        self._seeded_cap = seeded if zygotes else 0
+        self._seeded: dict[int, Zygote] = {}  # hash seed -> its fork server, made on the seed's first run
+        self._seeded_lock = threading.Lock()
+        weakref.finalize(self, _retire_all, self._seeded, self._seeded_lock)  # a sandbox dropped unclosed leaves no fork server
 
     def launch(
         self, req_r: int, resp_w: int, out_fd: int, fresh: bool = False, hash_seed: int | None = None
     ) -> tuple[FreshChild | ZygoteChild, str | None]:  # fmt: skip
-        """Start a child for one run (``fresh``: a new interpreter even where a zygote is warm, with ``hash_seed`` if
-        given); returns it and the directory to remove afterwards, if any."""
-        if hash_seed is not None and not fresh:
-            raise ValueError("only a fresh interpreter takes a hash seed: a zygote's children share the zygote's")
+        """Start a child for one run (``fresh``: a new interpreter even where a zygote is warm); with ``hash_seed``, one
+        whose strings hash with that seed: a fork of that seed's own zygote (``seeded``), else a new interpreter.
+        Returns the child and the directory to remove afterwards, if any."""
         with phase("fork"):
             return self._launch(req_r, resp_w, out_fd, fresh, hash_seed)
 
     def _launch(self, req_r: int, resp_w: int, out_fd: int, fresh: bool, hash_seed: int | None) -> tuple[FreshChild | ZygoteChild, str | None]:
-        if self.zygote is not None and not fresh:
+        zygote = None if fresh else self.zygote if hash_seed is None else self._seeded_zygote(hash_seed)
+        if zygote is not None:
             try:
-                return self.zygote.spawn(req_r, resp_w, out_fd), None
+                return zygote.spawn(req_r, resp_w, out_fd), None
             except ZygoteError:
                 pass  # the zygote is replaced on the next run; this one starts cold
         run_dir = tempfile.mkdtemp(prefix="adbg-run-", dir=self.tmp_root)
@@ -231,9 +236,35 @@ class Sandbox:
             raise
         return FreshChild(popen), run_dir
 
+    def _seeded_zygote(self, hash_seed: int) -> Zygote | None:
+        """The fork server whose interpreter hashes with ``hash_seed``, made on first use; None once ``seeded`` seeds
+        have one (a run with another seed starts a fresh interpreter)."""
+        with self._seeded_lock:
+            zygote = self._seeded.get(hash_seed)
+            if zygote is None and len(self._seeded) < self._seeded_cap:
+                python_env({}, hash_seed)  # a seed out of range is refused here, as a fresh interpreter refuses it
+                # two children kept ready, not SANDBOX_POOL: a split run takes one at a time (its held-out run follows it)
+                config = {**self.config, "pool": min(2, self.config["pool"])}
+                zygote = self._seeded[hash_seed] = Zygote(config, self._zygote_runs, hash_seed)
+            return zygote
+
+    def seeded_zygotes(self) -> dict[int, int | None]:
+        """Each hash seed with a fork server of its own, and that server's pid (None until its first run starts it)."""
+        with self._seeded_lock:
+            return {seed: zygote.pid for seed, zygote in self._seeded.items()}
+
+    def retire_seeded(self) -> None:
+        """Let the seeded fork servers go once their runs in flight are over; a later run with a seed makes its own again."""
+        _retire_all(self._seeded, self._seeded_lock)
+
     def close(self) -> None:
         if self.zygote is not None:
             self.zygote.close()
+        with self._seeded_lock:
+            seeded = list(self._seeded.values())
+            self._seeded.clear()
+        for zygote in seeded:
+            zygote.close()
 
     def for_validity(self) -> Sandbox:
         """This (base) sandbox with its limits counted in CPU time (``Limits.for_validity``), for the runs that decide
@@ -254,7 +285,8 @@ class Sandbox:
         """A run holding a project's source files; its objects are reached with :meth:`SandboxRun.op`. ``fresh``: a
         new interpreter, with its own string-hash seed (children of one zygote share theirs) or ``hash_seed``: a split
         run's is its test process's (a project's hash of a string is the tests'), varied over a validation's runs for
-        flaky set and dict orders to show up."""
+        flaky set and dict orders to show up. ``hash_seed`` without ``fresh``: a fork of that seed's zygote where the
+        sandbox keeps one (``seeded``), for a seed every run shares (the served runs')."""
         if not self.isolation.can_execute:
             raise RefusedToRun(self.isolation.reason)
         return SandboxRun(self, {"mode": "repo", "files": files, "paths": paths, "env": environ}, fresh=fresh, hash_seed=hash_seed)
@@ -289,6 +321,14 @@ class Sandbox:
         return SandboxRun(self, setup)
 
 
+def _retire_all(seeded: dict[int, Zygote], lock: threading.Lock) -> None:
+    with lock:
+        zygotes = list(seeded.values())
+        seeded.clear()
+    for zygote in zygotes:
+        zygote.retire()
+
+
 @dataclass
 class SandboxRun:
     sandbox: Sandbox
@@ -297,7 +337,7 @@ class SandboxRun:
     load_error: RemoteError | None = None
     ready: Any = None  # the child's first reply ("ready"; a debugging session's first stop)
     fresh: bool = False  # a new interpreter, never a zygote's fork
-    hash_seed: int | None = None  # a fresh interpreter's PYTHONHASHSEED (a split run's: its test process's); else its own
+    hash_seed: int | None = None  # the child's PYTHONHASHSEED (a split run's: its test process's); else its own
 
     def __post_init__(self) -> None:
         limits = self.sandbox.limits

@@ -59,11 +59,12 @@ class ZygoteChild:
 class _ZygoteProcess:
     """One zygote: its process, control socket and reader thread."""
 
-    def __init__(self, config: dict) -> None:
+    def __init__(self, config: dict, hash_seed: int | None = None) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.proc = start(
             CHILD, "--zygote", str(theirs.fileno()),
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={"MALLOC_ARENA_MAX": "2"}, pass_fds=(theirs.fileno(),),
+            hash_seed=hash_seed,
         )
         theirs.close()
         self.sock = ours
@@ -161,11 +162,13 @@ class Zygote:
 
     ``config`` is what every child applies to itself before it is handed a run (isolation layers,
     limits, read-only paths, where scratch directories go, how many children to keep ready).
+    ``hash_seed``: the string-hash seed of the zygote's interpreter, which its children share (None: one it draws).
     """
 
-    def __init__(self, config: dict, max_runs: int = 2000):
+    def __init__(self, config: dict, max_runs: int = 2000, hash_seed: int | None = None):
         self.config = config
         self.max_runs = max_runs
+        self.hash_seed = hash_seed
         self._lock = threading.Lock()
         self._current: _ZygoteProcess | None = None
         self.restarts = 0
@@ -177,8 +180,16 @@ class Zygote:
                 if current is not None:  # replaced: its runs in flight finish (their own deadlines kill them)
                     threading.Thread(target=current.stop, daemon=True).start()
                     self.restarts += 1
-                current = self._current = _ZygoteProcess(self.config)
+                current = self._current = _ZygoteProcess(self.config, self.hash_seed)
             return current
+
+    def retire(self) -> None:
+        """Let the zygote go, in the background: its runs in flight finish (their own deadlines kill them); a later
+        ``spawn`` starts another."""
+        with self._lock:
+            current, self._current = self._current, None
+        if current is not None:
+            threading.Thread(target=current.stop, daemon=True).start()
 
     def spawn(self, req_r: int, resp_w: int, out_fd: int) -> ZygoteChild:
         process = self._get()

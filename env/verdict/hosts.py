@@ -36,6 +36,9 @@ HOST = Path(__file__).with_name("host")  # started as the package adbg_host, nev
 # The warm test process's hash seed, and so its split runs' projects': fixed, so a run's set and dict orders are the
 # same from one episode to the next (a validation's runs vary it: see repo_judge.run_tests).
 HOST_SEED = 0
+# Test sandboxes (one per test environment) whose fork server of HOST_SEED is kept: a server with many libraries'
+# tasks keeps the most recently used environments' warm, and the others start theirs again when next asked.
+WARM_TEST_SANDBOXES = 4
 
 
 def host_path() -> str:
@@ -139,6 +142,7 @@ class VerdictHosts:
         # base sandbox -> (test environment's key, sandboxed?) -> its test sandbox; weak: an id() key could name a later
         # sandbox after a first one is gone, which would hand it the other's limits and isolation
         self.test_sandboxes: weakref.WeakKeyDictionary[Sandbox, dict[tuple[str, bool], Sandbox]] = weakref.WeakKeyDictionary()
+        self._warm: dict[int, weakref.ref[Sandbox]] = {}  # the test sandboxes whose seeded fork server is kept, oldest first
 
     def tree(self, task: RepoTask, graded: bool) -> str:
         """Each task's test files (and the repository's data files they may read) written once to a private directory
@@ -165,8 +169,8 @@ class VerdictHosts:
                 site = [str(env.site_packages)] if env is not None else None
                 if sandboxed:
                     made[key] = Sandbox(base.limits.for_tests(), base.isolation, base.tmp_root, warm=False, debug=True, site=site, host=str(HOST))
-                else:
-                    made[key] = Sandbox(base.limits.for_tests(), base.isolation, base.tmp_root, warm=False, site=site)
+                else:  # a split run's project: a fork of the fork server hashing with HOST_SEED (repo_judge._run_split)
+                    made[key] = Sandbox(base.limits.for_tests(), base.isolation, base.tmp_root, warm=False, site=site, seeded=1)
             return made[key]
 
     def host(self, env: TestEnv) -> HostServer:
@@ -179,16 +183,32 @@ class VerdictHosts:
     def for_split(self, base: Sandbox, env: TestEnv, task: RepoTask, graded: bool) -> SplitHosts:
         """All one split run of ``task`` needs (``graded``: on the grading tests' tree)."""
         # the project imports the task's requirements too: its sandbox reads their packages
-        return SplitHosts(self.test_sandbox(base, env if task.requirements else None), self.tree(task, graded), self.host(env))
+        sandbox = self.test_sandbox(base, env if task.requirements else None)
+        self.keep_warm(sandbox)
+        return SplitHosts(sandbox, self.tree(task, graded), self.host(env))
+
+    def keep_warm(self, sandbox: Sandbox) -> None:
+        """``sandbox`` is the most recently used; the seeded fork servers beyond ``WARM_TEST_SANDBOXES`` are let go."""
+        with self._lock:
+            self._warm.pop(id(sandbox), None)
+            self._warm[id(sandbox)] = weakref.ref(sandbox)
+            evicted = [self._warm.pop(k)() for k in list(self._warm)[: max(0, len(self._warm) - WARM_TEST_SANDBOXES)]]
+        for old in evicted:
+            if old is not None:
+                old.retire_seeded()
 
     def close(self) -> None:
         with self._lock:
             servers, trees = list(self._servers.values()), list(self._trees.values())
+            sandboxes = [made for by_key in self.test_sandboxes.values() for made in by_key.values()]
             self._servers.clear()
             self._trees.clear()
             self.test_sandboxes.clear()
+            self._warm.clear()
         for server in servers:
             server.close()
+        for sandbox in sandboxes:
+            sandbox.close()
         for path in trees:
             shutil.rmtree(path, ignore_errors=True)
 

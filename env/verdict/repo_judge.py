@@ -163,14 +163,15 @@ def _run_split(
     hosts: VerdictHosts, sandbox: Sandbox, env: TestEnv, task: RepoTask, files: Files, tests: Files, to_collect: list[str], select: list[str] | None,
     elsewhere: list[str], graded: bool, hash_seed: int | None = None,
 ) -> RepoVerdict:
-    """The split: the project in a fresh sandbox child, the tests in the trusted test process it hands over to, both
+    """The split: the project in a sandbox child of its own, the tests in the trusted test process it hands over to, both
     hashing with one seed (``run_tests``)."""
     seed = HOST_SEED if hash_seed is None else hash_seed
     source = source_only(files)
     hosted = hosts.for_split(sandbox, env, task, graded)  # everything the run reuses, asked for once
     sandbox = hosted.sandbox  # a test run's limits, the task's requirements readable
     try:
-        run = sandbox.start_repo(source, task.source_paths, dict(task.environment), fresh=True, hash_seed=seed)
+        # the served runs' seed is every run's: its warm fork server serves them; a validation's seeds each get a new interpreter
+        run = sandbox.start_repo(source, task.source_paths, dict(task.environment), fresh=seed != HOST_SEED, hash_seed=seed)
     except RefusedToRun as exc:
         return RepoVerdict(error=str(exc))
     try:
