@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -640,6 +641,64 @@ def test_the_hosts_keep_the_seeded_fork_servers_of_the_most_recent_test_sandboxe
     assert [list(s.seeded_zygotes()) for s in made] == [[HOST_SEED], [], [HOST_SEED]]
     hosts.close()
     assert [s.seeded_zygotes() for s in made] == [{}, {}, {}]
+
+
+def test_the_warm_host_reaps_its_runs_so_their_cpu_time_is_counted_in_its_tree(runtime, tmp_path):
+    """env.authoring.cost counts a process's tree with what each process reaped: the warm test process reaps its runs
+    (the kernel did, and a run's test side was never counted)."""
+    from env.verdict.testenv import ensure
+
+    test = "import time\nfrom lib import one\n\n\ndef test_spins():\n    end = time.process_time() + 0.4\n    while time.process_time() < end:\n        pass\n    assert one() == 1\n"
+    files = {"lib/__init__.py": "def one():\n    return 1\n", "tests/test_spin.py": test}
+    buggy = {**files, "lib/__init__.py": "def one():\n    return 0\n"}
+    task = load_repo_task(repo_fixture.write_task(tmp_path / "spin", buggy, files, FAIL_TO_PASS=["tests/test_spin.py::test_spins"], PASS_TO_PASS=[]))
+    assert run_tests(runtime.sandbox, task, files, hosts=runtime.verdict_hosts).outcomes == {"tests/test_spin.py::test_spins": "PASSED"}
+    server = runtime.verdict_hosts.host(ensure(task.requirements))._proc
+    assert server is not None
+
+    def reaped() -> float:
+        fields = Path(f"/proc/{server.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")  # cutime + cstime
+
+    before = reaped()
+    run_tests(runtime.sandbox, task, files, hosts=runtime.verdict_hosts)
+    assert reaped() - before >= 0.4
+
+
+def test_a_validation_s_runs_take_distinct_seeds_the_served_one_first():
+    from env.verdict.hosts import HOST_SEED, VALIDATION_SEEDS, VerdictHosts
+
+    hosts = VerdictHosts()
+    seeds = [hosts.validation_seed(run) for run in range(VALIDATION_SEEDS)]
+    assert seeds[0] == HOST_SEED and len(set(seeds)) == VALIDATION_SEEDS == 10
+    assert [hosts.validation_seed(run) for run in range(VALIDATION_SEEDS, 2 * VALIDATION_SEEDS)] == seeds  # then they repeat
+    assert all(0 <= seed < 2**32 for seed in seeds)
+    assert VerdictHosts().validation_seed(1) != seeds[1]  # another process (or runtime) draws its own (1 in 2**32 alike)
+
+
+def test_the_validation_seeds_warm_hosts_are_bounded_and_a_held_one_is_never_let_go(isolation, catalog, monkeypatch):
+    """A test host is kept warm per validation seed; past WARM_VALIDATION_HOSTS the least recently used idle one is let
+    go (a run still holding its host keeps it), and the served seed's host is never counted."""
+    from env.verdict import hosts as hosts_module
+    from env.verdict.hosts import HOST_SEED, VerdictHosts
+    from env.verdict.testenv import ensure
+
+    monkeypatch.setattr(hosts_module, "WARM_VALIDATION_HOSTS", 2)
+    task, env, hosts = catalog.get("repo-cache-stale"), ensure(()), VerdictHosts()
+    base = Sandbox(Limits(), isolation, warm=False)
+    try:
+        served = hosts.for_split(base, env, task, False, HOST_SEED)
+        held = hosts.for_split(base, env, task, False, 11)  # a run in flight holds it
+        first = hosts.for_split(base, env, task, False, 12)
+        hosts.release(first)
+        assert served.server.seed == HOST_SEED and (held.server.seed, first.server.seed) == (11, 12)
+        assert hosts.host(env, 12) is first.server
+        third = hosts.for_split(base, env, task, False, 13)  # three seeds' hosts: the idle one goes, the held one stays
+        hosts.release(third)
+        assert hosts.host(env, 11) is held.server and hosts.host(env, 12) is not first.server
+        assert hosts.host(env, HOST_SEED) is served.server
+    finally:
+        hosts.close()
 
 
 def test_no_file_the_test_process_could_import_or_run_reaches_its_tree(tmp_path):

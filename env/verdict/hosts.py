@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -39,6 +40,12 @@ HOST_SEED = 0
 # Test sandboxes (one per test environment) whose fork server of HOST_SEED is kept: a server with many libraries'
 # tasks keeps the most recently used environments' warm, and the others start theirs again when next asked.
 WARM_TEST_SANDBOXES = 4
+# A validation's runs each hash with another seed, so that a test depending on a set or dict order shows it: run i
+# takes the i-th of VALIDATION_SEEDS distinct seeds (the served runs' first, then seeds the process drew), repeating
+# past them. A test host is kept warm for each (a cold one starts Python and imports pytest for every run): at most
+# WARM_VALIDATION_HOSTS at once, the least recently used idle one let go first.
+VALIDATION_SEEDS = 10
+WARM_VALIDATION_HOSTS = 10
 
 
 def host_path() -> str:
@@ -64,13 +71,16 @@ def host_env(seed: int = HOST_SEED) -> dict[str, str]:
 
 
 class HostServer:
-    """The warm path: ``adbg_host.pytest_host --serve`` in one test environment, a fork server with pytest imported.
+    """The warm path: ``adbg_host.pytest_host --serve`` in one test environment, a fork server with pytest imported,
+    hashing strings with ``seed``.
 
     Replaced when it dies; safe from many threads (one lock around each request and its pid reply).
     """
 
-    def __init__(self, env: TestEnv) -> None:
+    def __init__(self, env: TestEnv, seed: int = HOST_SEED) -> None:
         self.env = env
+        self.seed = seed
+        self.users = 0  # split runs holding it (VerdictHosts.for_split, .release): only an idle one is let go
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
         self._sock: socket.socket | None = None
@@ -84,7 +94,7 @@ class HostServer:
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
                 cwd=scratch_root(),
-                env={**host_env(), **parent_env()},
+                env={**host_env(self.seed), **parent_env()},
                 pass_fds=(theirs.fileno(),),
                 start_new_session=True,
             ))
@@ -129,7 +139,7 @@ class SplitHosts:
 
     sandbox: Sandbox  # the base sandbox with a test run's limits, reading the task's requirements where it has any
     tree: str  # the directory the trusted test process runs in
-    server: HostServer  # the test environment's warm test host (started on its first request)
+    server: HostServer  # the test environment's warm test host of the run's seed (started on its first request)
 
 
 class VerdictHosts:
@@ -138,7 +148,9 @@ class VerdictHosts:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._trees: dict[tuple[str, str, bool], str] = {}
-        self._servers: dict[str, HostServer] = {}
+        self._servers: dict[tuple[str, int], HostServer] = {}  # (test environment's key, hash seed) -> its warm host
+        self._seeds = [HOST_SEED]  # VALIDATION_SEEDS distinct seeds, drawn as runs ask for them
+        self._seeded_hosts: dict[tuple[str, int], None] = {}  # the validation seeds' warm hosts, least recently used first
         # base sandbox -> (test environment's key, sandboxed?) -> its test sandbox; weak: an id() key could name a later
         # sandbox after a first one is gone, which would hand it the other's limits and isolation
         self.test_sandboxes: weakref.WeakKeyDictionary[Sandbox, dict[tuple[str, bool], Sandbox]] = weakref.WeakKeyDictionary()
@@ -173,19 +185,54 @@ class VerdictHosts:
                     made[key] = Sandbox(base.limits.for_tests(), base.isolation, base.tmp_root, warm=False, site=site, seeded=1)
             return made[key]
 
-    def host(self, env: TestEnv) -> HostServer:
-        """The warm test host of ``env``, started on its first request."""
+    def validation_seed(self, run: int) -> int:
+        """The hash seed of a validation's run ``run`` (``VALIDATION_SEEDS``)."""
         with self._lock:
-            if env.key not in self._servers:
-                self._servers[env.key] = HostServer(env)
-            return self._servers[env.key]
+            index = run % VALIDATION_SEEDS
+            while len(self._seeds) <= index:
+                seed = secrets.randbelow(2**32)
+                if seed not in self._seeds:
+                    self._seeds.append(seed)
+            return self._seeds[index]
 
-    def for_split(self, base: Sandbox, env: TestEnv, task: RepoTask, graded: bool) -> SplitHosts:
-        """All one split run of ``task`` needs (``graded``: on the grading tests' tree)."""
+    def host(self, env: TestEnv, seed: int = HOST_SEED) -> HostServer:
+        """The warm test host of ``env`` hashing with ``seed``, started on its first request."""
+        with self._lock:
+            return self._host(env, seed)[0]
+
+    def _host(self, env: TestEnv, seed: int) -> tuple[HostServer, list[HostServer]]:
+        """Under the lock: the host, and the idle hosts of other validation seeds let go to make room for it."""
+        key = (env.key, seed)
+        if key not in self._servers:
+            self._servers[key] = HostServer(env, seed)
+        if seed == HOST_SEED:
+            return self._servers[key], []
+        self._seeded_hosts.pop(key, None)
+        self._seeded_hosts[key] = None
+        idle = [k for k in self._seeded_hosts if k != key and self._servers[k].users == 0]
+        evicted = idle[: max(0, len(self._seeded_hosts) - WARM_VALIDATION_HOSTS)]
+        for k in evicted:
+            del self._seeded_hosts[k]
+        return self._servers[key], [self._servers.pop(k) for k in evicted]
+
+    def for_split(self, base: Sandbox, env: TestEnv, task: RepoTask, graded: bool, seed: int = HOST_SEED) -> SplitHosts:
+        """All one split run of ``task`` needs (``graded``: on the grading tests' tree), its test host held for it until
+        :meth:`release`."""
         # the project imports the task's requirements too: its sandbox reads their packages
         sandbox = self.test_sandbox(base, env if task.requirements else None)
         self.keep_warm(sandbox)
-        return SplitHosts(sandbox, self.tree(task, graded), self.host(env))
+        tree = self.tree(task, graded)
+        with self._lock:
+            server, evicted = self._host(env, seed)
+            server.users += 1
+        for old in evicted:
+            old.close()  # idle: no run of it is in flight (its forks die with it)
+        return SplitHosts(sandbox, tree, server)
+
+    def release(self, split: SplitHosts) -> None:
+        """The split run is over: its test host may be let go."""
+        with self._lock:
+            split.server.users -= 1
 
     def keep_warm(self, sandbox: Sandbox) -> None:
         """``sandbox`` is the most recently used; the seeded fork servers beyond ``WARM_TEST_SANDBOXES`` are let go."""

@@ -34,7 +34,7 @@ from env.sandbox.runner import RefusedToRun, Sandbox, SandboxRun
 from env.sandbox.slots import TICK_S, Meter
 from env.scratch import scratch_root
 from env.timing import phase
-from env.verdict.hosts import HOST_SEED, HostServer, VerdictHosts, default_hosts, host_env
+from env.verdict.hosts import HOST_SEED, HostServer, SplitHosts, VerdictHosts, default_hosts, host_env
 from env.verdict.outcome import RepoVerdict, parse_records
 from env.verdict.sandboxed import run_sandboxed
 from env.verdict.testenv import TestEnv, TestEnvError, ensure
@@ -167,10 +167,19 @@ def _run_split(
     hashing with one seed (``run_tests``)."""
     seed = HOST_SEED if hash_seed is None else hash_seed
     source = source_only(files)
-    hosted = hosts.for_split(sandbox, env, task, graded)  # everything the run reuses, asked for once
+    hosted = hosts.for_split(sandbox, env, task, graded, seed)  # everything the run reuses, asked for once
+    try:
+        return _split_run(hosted, env, task, source, to_collect, select, elsewhere, seed)
+    finally:
+        hosts.release(hosted)
+
+
+def _split_run(
+    hosted: SplitHosts, env: TestEnv, task: RepoTask, source: Files, to_collect: list[str], select: list[str] | None, elsewhere: list[str], seed: int,
+) -> RepoVerdict:
     sandbox = hosted.sandbox  # a test run's limits, the task's requirements readable
     try:
-        # the served runs' seed is every run's: its warm fork server serves them; a validation's seeds each get a new interpreter
+        # the served runs' seed is every run's: a fork of its warm fork server; a validation's seeds a new interpreter each
         run = sandbox.start_repo(source, task.source_paths, dict(task.environment), fresh=seed != HOST_SEED, hash_seed=seed)
     except RefusedToRun as exc:
         return RepoVerdict(error=str(exc))
@@ -258,9 +267,9 @@ def _host(
     stopped, code = "", 0
     budget = run.cpu_budget()  # limits counted in CPU time: the test process joins the project's process in it
     try:
-        if settings.switch("SANDBOX_HOST_WARM") and seed == HOST_SEED:  # read now, never at import
+        if settings.switch("SANDBOX_HOST_WARM"):  # read now, never at import; ``server`` hashes with ``seed``
             stopped, code = _run_warm(server, request, channel, result_fd, err_fd, timeout, run, cpu, budget)
-        else:  # another seed than the warm process's: a test process of its own, started with it
+        else:  # no warm host: a test process of its own, started with the seed
             stopped, code = _run_cold(env, request, channel, result_fd, err_fd, timeout, run, cpu, budget, seed)
         verdict = parse_records(os.pread(result_fd, _MAX_RESULT_BYTES, 0).decode("utf-8", "replace"))
         if not stopped and not verdict.finished and not verdict.error:

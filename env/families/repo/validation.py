@@ -11,7 +11,6 @@ Procedural tasks are repositories too and are validated the same way.
 
 from __future__ import annotations
 
-import secrets
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -35,7 +34,7 @@ def validate(runtime: Runtime, task: RepoTask, runs: int, tasks_dir: Path) -> Ta
         checks.append(Check(name="gold patch applies", ok=False, detail=str(exc)))
         return refused(task, runs, checks, started)
     return measured(
-        task, runs, lambda gold, seed: observe(runtime, task, gold), started, checks,
+        task, runs, lambda gold, run: observe(runtime, task, gold, run), started, checks,
         after=lambda buggy: held_out_checks(runtime, task, buggy, _bundled(task, tasks_dir)), boxed=task.sandboxed,
     )  # fmt: skip
 
@@ -53,10 +52,10 @@ def patch_checks(task: RepoTask, checks: list[Check]) -> None:
                             detail="" if recorded == derived else f"recorded {short_list(recorded)}, the patch changes {short_list(derived)}"))  # fmt: skip
 
 
-def observe(runtime: Runtime, task: RepoTask, gold: bool) -> StateRun:
+def observe(runtime: Runtime, task: RepoTask, gold: bool, run: int) -> StateRun:
     # Each run with a hash seed of its own on both sides of the split: a set or dict order a test depends on shows up
-    # as a state that differs between runs (the served runs keep one seed, repo_judge.HOST_SEED).
-    seed = secrets.randbelow(2**32)
+    # as a state that differs between runs (run 0 has the served runs' seed, HOST_SEED; hosts.VALIDATION_SEEDS).
+    seed = runtime.verdict_hosts.validation_seed(run)
     verdict = until_decided(lambda: run_tests(runtime.sandbox, task, task.gold_files if gold else task.files, hash_seed=seed, hosts=runtime.verdict_hosts))  # a starved run again
     error = verdict.error or verdict.aborted or "; ".join(f"collecting {k}: {v.splitlines()[-1] if v else ''}" for k, v in verdict.collect_errors.items())
     return StateRun(outcomes=dict(verdict.outcomes), calls=dict(verdict.ops), collected=verdict.collected, error=error, cpu_seconds=verdict.cpu_seconds)
