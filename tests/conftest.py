@@ -36,31 +36,32 @@ from env.server.app import build_app
 # collected late runs alone at the end while the other workers idle. The heavy files therefore go first, heaviest
 # first (longest-processing-time-first packing), and xdist's own reordering (by the number of tests in a file, which
 # put the heaviest files, with few tests, last) is turned off. The weights are seconds measured in a run of the whole
-# suite on 2 cores, four workers, cold user caches (docs/performance.md, "The test suite"); a file not listed here
+# suite on 2 cores, four workers (docs/performance.md, "The test suite", 2026-12-07 at 104a361); a file not listed here
 # weighs less than every listed one and keeps its place. Only the order changes: every test still runs, and each
 # file still runs on one worker.
 HEAVY_FILES = {
-    "test_reward_integrity.py": 289,
-    "test_validator.py": 186,
-    "test_real_repositories.py": 175,
-    "test_bundled_tasks.py": 160,
-    "test_eval_ray.py": 129,
-    "test_procedural_generator.py": 84,
-    "test_catalog.py": 60,  # measured alone at load ~7 (a local Ray instance, syntheses and builds of a tiny library)
-    "test_types.py": 42,  # mypy without its .mypy_cache, as on a clean clone (5 s with it)
-    "test_demo_browser.py": 53,
-    "test_import_cost.py": 47,
-    "test_validator_v2.py": 46,
-    "test_mcp.py": 41,
-    "test_pinned_behaviour.py": 38,
-    "test_examples.py": 30,
-    "test_redteam.py": 27,
-    "test_inference.py": 26,
-    "test_lifetimes.py": 23,
-    "test_failover.py": 22,
-    "test_cpu_slots.py": 22,
-    "test_compat_real.py": 21,
-    "test_mine.py": 20,
+    "test_reward_integrity.py": 327,
+    "test_procedural_generator.py": 213,
+    "test_real_repositories.py": 206,
+    "test_bundled_tasks.py": 186,
+    "test_pinned_behaviour.py": 156,
+    "test_catalog.py": 148,
+    "test_race_family_frontrun.py": 121,
+    "test_eval_ray.py": 115,
+    "test_redteam.py": 114,
+    "test_validator.py": 108,
+    "test_demo_browser.py": 107,
+    "test_types.py": 105,  # mypy without its .mypy_cache, as on a clean clone (27 with it)
+    "test_failover.py": 95,
+    "test_import_cost.py": 89,
+    "test_race_family.py": 73,
+    "test_validator_v2.py": 71,
+    "test_procedural_held_out.py": 67,
+    "test_architecture.py": 62,
+    "test_mcp.py": 53,
+    "test_mine.py": 53,
+    "test_inference.py": 48,
+    "test_server_ws.py": 47,
 }
 
 
