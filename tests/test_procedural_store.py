@@ -44,6 +44,11 @@ def generations(monkeypatch) -> list[tuple[str, str, int]]:
     return made
 
 
+def entries(store: Path) -> list[Path]:
+    """The kept tasks (the store also holds its lock files, named with a leading dot)."""
+    return sorted(store.glob("*.json"))
+
+
 def fields(task) -> dict:
     return task.model_dump(exclude={"folder"})
 
@@ -51,7 +56,7 @@ def fields(task) -> dict:
 def test_a_kept_task_is_the_generated_task_and_is_not_generated_again(store, generations):
     made = TaskCache(2).get(TASK_ID)
     assert generations == [("easy", "test", 5)]
-    [entry] = store.iterdir()
+    [entry] = entries(store)
     assert entry.name == f"{TASK_ID}.{stored.code_digest()[:32]}.json" and entry.stat().st_mode & 0o777 == 0o600
     assert store.stat().st_mode & 0o777 == 0o700
     kept = TaskCache(2).get(TASK_ID)  # another cache: as a new process would, it reads the store
@@ -61,9 +66,30 @@ def test_a_kept_task_is_the_generated_task_and_is_not_generated_again(store, gen
     assert kept.files == made.files and kept.gold_files == made.gold_files and kept.held_out == made.held_out
 
 
+def test_processes_making_one_id_at_once_make_it_once(store, generations):
+    """Two makers of one id with nothing kept (two processes, each its own lock descriptor; here two caches in two
+    threads): one generates it, the other waits for the id's lock and reads what was kept."""
+    import threading
+
+    start, made = threading.Barrier(2), []
+
+    def make() -> None:
+        start.wait()
+        made.append(TaskCache(2).get(TASK_ID))
+
+    threads = [threading.Thread(target=make) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert generations == [("easy", "test", 5)]
+    assert len(made) == 2 and fields(made[0]) == fields(made[1]) and made[0].folder != made[1].folder
+    assert sorted(p.name for p in store.iterdir() if p.name.startswith(".")) == [f".lock-{n:02d}" for n in [stored.lock_stripe(TASK_ID)]]
+
+
 def test_a_damaged_entry_is_made_again_and_never_served(store, generations, caplog):
     first = TaskCache(2).get(TASK_ID)
-    [entry] = store.iterdir()
+    [entry] = entries(store)
     record = json.loads(entry.read_text())
     patch = next(rel for rel in record["files"] if rel.endswith(".patch"))
     record["files"][patch] = "--- a/x\n+++ b/x\n"  # a gold that fixes nothing, without the digest that would match it
@@ -79,7 +105,7 @@ def test_a_damaged_entry_is_made_again_and_never_served(store, generations, capl
 @pytest.mark.parametrize("damage", ["not json", "{}", '{"digest": 1, "data": [], "files": {}}', ""])
 def test_an_unreadable_entry_is_made_again(store, generations, damage):
     TaskCache(2).get(TASK_ID)
-    [entry] = store.iterdir()
+    [entry] = entries(store)
     entry.write_text(damage)
     TaskCache(2).get(TASK_ID)
     assert len(generations) == 2
@@ -87,7 +113,7 @@ def test_an_unreadable_entry_is_made_again(store, generations, damage):
 
 def test_an_entry_naming_a_file_outside_the_folder_is_refused_even_with_a_matching_digest(store, generations, tmp_path):
     TaskCache(2).get(TASK_ID)
-    [entry] = store.iterdir()
+    [entry] = entries(store)
     record = json.loads(entry.read_text())
     record["files"]["../../outside.txt"] = "planted"
     record["digest"] = stored._content_digest(record["data"], record["files"])
@@ -101,7 +127,7 @@ def test_another_version_of_the_code_generates_again_and_replaces_the_old_entry(
     monkeypatch.setattr(stored, "code_digest", lambda: "f" * 64)
     TaskCache(2).get(TASK_ID)
     assert len(generations) == 2
-    assert [p.name for p in store.iterdir()] == [f"{TASK_ID}.{'f' * 32}.json"]
+    assert [p.name for p in entries(store)] == [f"{TASK_ID}.{'f' * 32}.json"]
 
 
 def test_a_salted_task_never_reaches_the_disk(store, generations, monkeypatch):
@@ -134,7 +160,7 @@ def test_a_store_that_cannot_be_written_costs_a_generation_and_nothing_else(tmp_
 def test_a_sandboxed_command_cannot_write_the_store(isolation, store):
     """The store is trusted input, as the test environments are: a command run for an agent must not plant a task."""
     TaskCache(2).get(TASK_ID)
-    [entry] = store.iterdir()
+    [entry] = entries(store)
     before = entry.read_bytes()
     workspace = Path(tempfile.mkdtemp(prefix="adbg-test-store-ws-", dir=scratch_root()))
     try:
@@ -142,7 +168,7 @@ def test_a_sandboxed_command_cannot_write_the_store(isolation, store):
         for command in (f"echo planted > {entry}", f"rm -f {entry}", f"echo x > {store}/{TASK_ID}.{'0' * 32}.json",
                         f"mv {entry} {entry}.moved"):
             shell.run(workspace, command)
-            assert sorted(p.name for p in store.iterdir()) == [entry.name], command
+            assert sorted(p.name for p in entries(store)) == [entry.name], command
             assert entry.read_bytes() == before, command
     finally:
         shutil.rmtree(workspace, ignore_errors=True)
@@ -154,5 +180,5 @@ def test_the_store_keeps_the_tasks_used_last_and_no_more(store, generations, mon
         TaskCache(2).get(f"proc-easy-test-{index}")
     TaskCache(2).get("proc-easy-test-5")  # used again: 6 is now the one used longest ago
     TaskCache(2).get("proc-easy-test-7")
-    assert sorted(p.name.split(".")[0] for p in store.iterdir()) == ["proc-easy-test-5", "proc-easy-test-7"]
+    assert sorted(p.name.split(".")[0] for p in entries(store)) == ["proc-easy-test-5", "proc-easy-test-7"]
     assert generations == [("easy", "test", 5), ("easy", "test", 6), ("easy", "test", 7)]

@@ -11,13 +11,15 @@ named by the id and a digest of what generation reads (every file of the ``env``
 versions), so changed code never serves a task it would not make. An entry is checked against the digest it carries
 when read; a damaged one is made again, never served. Storing is best effort: a store that cannot be written costs a
 generation, nothing else. It holds at most ``STORE_SIZE`` tasks, the ones used last (a client resetting fresh ids
-must not fill the disk: 1.2 million ids exist). Like the test environments (ENV_TEST_ENVS), the directory is the server user's, which no
+must not fill the disk: 1.2 million ids exist). Processes sharing a store make an id once between them: one makes it
+while the others wait on a lock of the id's (one of ``LOCKS`` files), then read what it kept. Like the test environments (ENV_TEST_ENVS), the directory is the server user's, which no
 sandboxed run may write.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import functools
 import hashlib
 import json
@@ -25,6 +27,7 @@ import logging
 import os
 import sys
 import tempfile
+from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -37,6 +40,7 @@ log = logging.getLogger("agentdebugger")
 VARIABLE = "ENV_PROCEDURAL_CACHE"
 FORMAT = "1"  # the entry's layout: a change makes every entry of the old layout a miss
 STORE_SIZE = 256  # tasks kept: about 25 KiB each (6 MiB), every listed id and a trainer's working set
+LOCKS = 64  # lock files the ids share (by a hash of the id): a bounded number, however many ids are made
 
 
 @functools.cache
@@ -66,6 +70,23 @@ class TaskStore:
 
     def entry(self, task_id: str) -> Path:
         return self.root / f"{task_id}.{code_digest()[:32]}.json"
+
+    @contextlib.contextmanager
+    def making(self, task_id: str) -> Iterator[None]:
+        """Held while ``task_id`` is looked up and, if not kept, made and saved: another process making it waits, then
+        finds it kept. Best effort, like storing: where the lock cannot be taken, each process makes its own."""
+        try:
+            self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+            handle = os.open(self.root / f".lock-{lock_stripe(task_id):02d}", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError:
+            yield
+            return
+        try:
+            with contextlib.suppress(OSError):
+                fcntl.flock(handle, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(handle)  # the lock goes with the descriptor
 
     def load(self, task_id: str, folder: Path) -> dict[str, Any] | None:
         """The kept task's fields, with its folder's files written into ``folder``; None when none is kept intact."""
@@ -116,6 +137,11 @@ class TaskStore:
                 kept.append((path.stat().st_mtime_ns, path.name, path))
         for _, _, path in sorted(kept)[: max(0, len(kept) - self.size)]:
             path.unlink(missing_ok=True)
+
+
+def lock_stripe(task_id: str) -> int:
+    """Which of the ``LOCKS`` lock files ``task_id`` takes."""
+    return int(hashlib.sha256(task_id.encode()).hexdigest()[:8], 16) % LOCKS
 
 
 def _inside(rel: str) -> bool:

@@ -152,11 +152,14 @@ class TaskCache:
         # A folder of its own per generation: the same id made again after being pushed out never shares one.
         folder = Path(tempfile.mkdtemp(prefix=f"{task_id}-", dir=self._root))
         store = None if salt.salted else TaskStore.from_env()  # a salted task never reaches the disk
-        data = store.load(task_id, folder) if store is not None else None
-        if data is None:
+        if store is None:
             data = self._generate(task_id, match, salt, folder)
-            if store is not None:
-                store.save(task_id, data, folder)
+        else:
+            with store.making(task_id):  # a process making the same id at once: one makes it, the other reads it
+                data = store.load(task_id, folder)
+                if data is None:
+                    data = self._generate(task_id, match, salt, folder)
+                    store.save(task_id, data, folder)
         task = ProceduralTask(folder=folder, **data)
         weakref.finalize(task, shutil.rmtree, str(folder), True)  # an episode still playing it keeps it, and its folder
         return task
