@@ -104,8 +104,10 @@ class RunTests(Tool[RunTestsArgs]):
     Args = RunTestsArgs
 
     def run(self, ctx: ToolContext, args: RunTestsArgs) -> ToolResult:
-        selected = select_tests(ctx, args.test_ids)
-        verdict = run_tests(ctx.runtime.sandbox, ctx.repo_task, ctx.workspace.files(), selected, graded=False, hosts=ctx.runtime.verdict_hosts)
+        selected, files = select_tests(ctx, args.test_ids), ctx.workspace.files()
+        verdict = run_tests(ctx.runtime.sandbox, ctx.repo_task, files, selected, graded=False, hosts=ctx.runtime.verdict_hosts)
+        if selected is None:
+            ctx.last_run.keep(files, verdict)
         expected = [t for t in selected or [] if "::" in t]  # an unselected run may not see hidden tests
         return ToolResult(output=report(verdict, expected), data={"outcomes": dict(verdict.outcomes)}, verdict=verdict)
 
@@ -118,8 +120,8 @@ class Submit(Tool[SubmitArgs]):
     Args = SubmitArgs
 
     def run(self, ctx: ToolContext, args: SubmitArgs) -> ToolResult:
-        task = ctx.repo_task
-        verdict = run_graded(ctx.runtime.sandbox, task, ctx.workspace.files(), ctx.runtime.verdict_hosts)
+        task, files = ctx.repo_task, ctx.workspace.files()
+        verdict = run_graded(ctx.runtime.sandbox, task, files, ctx.runtime.verdict_hosts, visible=ctx.last_run.of(files))
         failed = held_out_failed(verdict.held_out, task.held_out, task.fail_to_pass) if verdict.held_out is not None else None
         return ToolResult(output=report(verdict, task.visible_fail_to_pass + task.visible_pass_to_pass, failed), verdict=verdict)
 

@@ -99,32 +99,38 @@ def run_tests(
     return verdict
 
 
-def run_graded(sandbox: Sandbox, task: RepoTask, files: Files, hosts: VerdictHosts | None = None) -> RepoVerdict:
+def run_graded(sandbox: Sandbox, task: RepoTask, files: Files, hosts: VerdictHosts | None = None, visible: RepoVerdict | None = None) -> RepoVerdict:
     """The run that grades an agent (``submit``, and the state graded at ``max_steps``): what the agent may be shown, and
     the held-out tests' outcomes beside it (``verdict.held_out``), never mixed.
 
-    Without held-out tests it is one graded run. With them, two runs in fresh sandbox children, the visible one first:
+    Without held-out tests it is one graded run. With them, two runs in sandbox children of their own, the visible one first:
     the visible tests exactly as the agent's ``run_tests`` runs them (their outcomes, excerpts and the project's output
     are the report), then the held-out tests alone on the grading tree, of which only the outcomes are kept. The
     project's code sees a held-out test's inputs and could print them, stash them for a visible test's failure message
-    or name them in an error: nothing of that second run but its outcomes ever leaves this function.
+    or name them in an error: nothing of that second run but its outcomes ever leaves this function. ``visible``: the
+    visible run already made on these very files (``env.verdict.reuse``), taken instead of running it again.
     """
-    verdict, hidden = graded_parts(sandbox, task, files, hosts)
+    verdict, hidden = graded_parts(sandbox, task, files, hosts, visible)
     if hidden is not None:
         verdict.held_out = {t: hidden.outcomes[t] for t in task.held_out if t in hidden.outcomes}
         verdict.busy = "; ".join(b for b in (verdict.busy, hidden.busy) if b)  # limits counted in CPU time only: never served
     return verdict
 
 
-def graded_parts(sandbox: Sandbox, task: RepoTask, files: Files, hosts: VerdictHosts | None = None) -> tuple[RepoVerdict, RepoVerdict | None]:
+def graded_parts(
+    sandbox: Sandbox, task: RepoTask, files: Files, hosts: VerdictHosts | None = None, visible: RepoVerdict | None = None,
+) -> tuple[RepoVerdict, RepoVerdict | None]:
     """The two runs of ``run_graded`` whole, for the trusted side (the validator reads the held-out run's reach too):
-    the visible run, and the held-out run (None for a task without held-out tests, graded in one run)."""
+    the visible run (``visible`` when given), and the held-out run (None for a task without held-out tests, graded in
+    one run, which ``visible`` cannot stand for)."""
     if not task.held_out:
         with phase("visible"):
             return run_tests(sandbox, task, files, hosts=hosts), None
-    visible = task.visible_fail_to_pass + task.visible_pass_to_pass
     with phase("visible"):
-        verdict = run_tests(sandbox, task, files, graded=False, hosts=hosts) if visible else RepoVerdict()
+        if visible is None:
+            listed = task.visible_fail_to_pass + task.visible_pass_to_pass
+            visible = run_tests(sandbox, task, files, graded=False, hosts=hosts) if listed else RepoVerdict()
+        verdict = visible
     with phase("held_out"):
         return verdict, run_tests(sandbox, task, files, select=list(task.held_out), graded=True, hosts=hosts)
 
