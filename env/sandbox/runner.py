@@ -260,10 +260,7 @@ class Sandbox:
     def close(self) -> None:
         if self.zygote is not None:
             self.zygote.close()
-        with self._seeded_lock:
-            seeded = list(self._seeded.values())
-            self._seeded.clear()
-        for zygote in seeded:
+        for zygote in _take_all(self._seeded, self._seeded_lock):
             zygote.close()
 
     def for_validity(self) -> Sandbox:
@@ -321,11 +318,15 @@ class Sandbox:
         return SandboxRun(self, setup)
 
 
-def _retire_all(seeded: dict[int, Zygote], lock: threading.Lock) -> None:
+def _take_all(seeded: dict[int, Zygote], lock: threading.Lock) -> list[Zygote]:
     with lock:
         zygotes = list(seeded.values())
         seeded.clear()
-    for zygote in zygotes:
+    return zygotes
+
+
+def _retire_all(seeded: dict[int, Zygote], lock: threading.Lock) -> None:
+    for zygote in _take_all(seeded, lock):
         zygote.retire()
 
 
