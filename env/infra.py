@@ -18,7 +18,7 @@ from __future__ import annotations
 import errno
 from typing import Literal, get_args
 
-InfraCause = Literal["fork_server_died", "sandbox_start", "scratch_full", "replica_stopping", "test_host_crashed", "slot_wait", "trusted_memory", "trusted_time"]
+InfraCause = Literal["fork_server_died", "sandbox_start", "scratch_full", "replica_stopping", "test_host_crashed", "slot_wait", "trusted_memory", "trusted_time", "run_starved"]
 CAUSES: tuple[InfraCause, ...] = get_args(InfraCause)
 
 RETRIES = 3  # an agent's loop (env.eval, inference.py) ends an episode after this many such steps in a row

@@ -61,7 +61,7 @@ class SharedObservationFields(BaseModel):
         False, description="The machine, not the agent, decided this step (its sandbox died or could not start, the server is stopping ...): "
                            "it paid nothing and was not counted; take it again. Leave such a step out of training and statistics",
     )  # fmt: skip
-    infra_cause: str | None = Field(None, description="Why, when infra_failed: fork_server_died, sandbox_start, scratch_full, replica_stopping, test_host_crashed, slot_wait, trusted_memory, trusted_time")
+    infra_cause: str | None = Field(None, description="Why, when infra_failed: fork_server_died, sandbox_start, scratch_full, replica_stopping, test_host_crashed, slot_wait, trusted_memory, trusted_time, run_starved")
 
 
 # The fields every family shares, then each family's own (env.families.fields): pydantic puts the last base's first.

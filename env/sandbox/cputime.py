@@ -26,8 +26,8 @@ def own_seconds(pid: int) -> tuple[int, float] | None:
     """When ``pid`` started (clock ticks after boot: a reused pid is another process) and the CPU seconds (user and
     system, every thread) it used itself; None when it is gone or unreadable."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        fields = stat[stat.rindex(")") + 2 :].split()  # after the command's closing parenthesis (proc(5)): utime is the
+        stat = _proc(f"/proc/{pid}/stat")
+        fields = stat[stat.rindex(b")") + 2 :].split()  # after the command's closing parenthesis (proc(5)): utime is the
         return int(fields[19]), (int(fields[11]) + int(fields[12])) / _HZ  # 12th, stime the 13th, starttime the 20th
     except (OSError, ValueError, IndexError):
         return None
@@ -82,6 +82,105 @@ class CpuBudget:
     def over(self) -> bool:
         """Sample, then whether the run used more than its limit."""
         return self.sample() > self.seconds
+
+
+def waited_for_cpu(processes: Iterable[int]) -> float | None:
+    """The longest time any live thread of ``processes`` spent runnable but not running (the kernel's schedstat,
+    seconds); None where the kernel does not say."""
+    longest: float | None = None
+    for pid in processes:
+        with contextlib.suppress(OSError, ValueError):
+            for task in os.listdir(f"/proc/{pid}/task"):
+                waited = _schedstat_wait(f"/proc/{pid}/task/{task}/schedstat")
+                if waited is not None:
+                    longest = waited if longest is None else max(longest, waited)
+    return longest
+
+
+def _schedstat_wait(path: str) -> float | None:
+    """The second field of a task's schedstat: its time runnable but not running, in seconds."""
+    try:
+        return int(_proc(path).split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _proc(path: str) -> bytes:
+    """A /proc file's text, read in one system call (a run reads a few at its start: this is the hot path)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return os.read(fd, 1 << 16)
+    finally:
+        os.close(fd)
+
+
+def machine_busy(cpus: Iterable[int]) -> float | None:
+    """The CPU seconds every process together used on ``cpus`` since boot (``/proc/stat``: all but idle and I/O wait);
+    None where the kernel does not say."""
+    wanted = {f"cpu{n}".encode() for n in cpus}
+    try:
+        lines = [line.split() for line in _proc("/proc/stat").split(b"\n") if line.startswith(b"cpu")]
+        ticks = sum(int(f[1]) + int(f[2]) + int(f[3]) + int(f[6]) + int(f[7]) + int(f[8]) for f in lines if f[0] in wanted)
+    except (OSError, ValueError, IndexError):
+        return None
+    return ticks / _HZ if wanted else None
+
+
+def starved_for(waited: float, machine: float, own: float, cpus: int) -> float:
+    """The seconds a run was kept from a CPU by others: its threads' longest wait (``waited``), at most what the
+    machine used on the run's ``cpus`` CPUs (``machine`` CPU seconds) beyond the run's own use (``own``), per CPU."""
+    return max(0.0, min(waited, (machine - own) / max(1, cpus)))
+
+
+class WaitCredit:
+    """What a wall-clock run is owed for the time its process waited for a CPU that others on the machine took.
+
+    On a busy machine a run that needs half a second of CPU can take several of wall clock (its code is niced, and
+    shares each CPU with whatever else runs there): the agent would be charged the machine's load. Its deadline moves by the
+    longest wait of any of its threads (a thread only waits this way while it could compute; sleeping, blocking or
+    waiting on the trusted side is not counted), but never by more than the CPU time the rest of the machine used
+    on the run's CPUs in the meantime, per CPU: the code's own threads crowding each other wait as long on an idle
+    machine, and buy nothing. Up to a ceiling (``Limits.ceiling_seconds``), which the caller keeps. Where the
+    kernel does not say (no schedstat, no /proc/stat) nothing is owed: the wall clock counts as it is.
+    ``owed()`` is the new credit since the last credit, or since ``restart()``; ``total`` what was owed in all."""
+
+    MIN_SECONDS = 0.05  # less than this is no starvation worth crediting
+
+    def __init__(self, pid: int):
+        self.pid = pid
+        try:
+            self.cpus = sorted(os.sched_getaffinity(pid))
+        except OSError:
+            self.cpus = []
+        self.total = 0.0
+        # a run's new child is one process of one thread yet (its code not loaded): its own files say all
+        started = own_seconds(pid)
+        self._base = self._read(_schedstat_wait(f"/proc/{pid}/schedstat"), started[1] if started else None)
+
+    def _read(self, waited: float | None, own: float | None) -> tuple[float, float, float] | None:
+        """(longest wait of a thread, the machine's busy CPU seconds on the run's CPUs, the run's own CPU seconds)."""
+        busy_now = machine_busy(self.cpus)
+        return None if waited is None or busy_now is None or own is None else (waited, busy_now, own)
+
+    def _now(self) -> tuple[float, float, float] | None:
+        processes = tree([self.pid])
+        used = [read[1] for pid in processes if (read := own_seconds(pid)) is not None]
+        return self._read(waited_for_cpu(processes), sum(used) if used else None)
+
+    def restart(self) -> None:
+        """Count from now on (what the process waited before: an earlier phase, a command before)."""
+        self._base, self.total = self._now(), 0.0
+
+    def owed(self) -> float:
+        now = self._now()
+        if now is None or self._base is None:
+            return 0.0
+        credit = starved_for(now[0] - self._base[0], now[1] - self._base[1], now[2] - self._base[2], len(self.cpus))
+        if credit < self.MIN_SECONDS:
+            return 0.0
+        self._base = now
+        self.total += credit
+        return credit
 
 
 def cpu_exceeded(seconds: float) -> str:

@@ -5,7 +5,8 @@
     limits.for_validity()               # the same limits, wall_seconds counted as the run's CPU time (authoring)
 
 Two clocks. An agent's run (``clock="wall"``, the default) is stopped after ``wall_seconds`` of wall clock: the agent
-waits for it. A run that decides whether a task, a test or a mutant is valid (import, placement, synthesis,
+waits for it; the time its processes waited for a CPU the machine gave to others is not counted (the deadline moves
+by it, up to ``ceiling_seconds``): the machine's load is never the agent's time-out. A run that decides whether a task, a test or a mutant is valid (import, placement, synthesis,
 validation: ``clock="cpu"``) must decide the same on a busy machine as on an idle one, so there ``wall_seconds`` is
 the CPU time its processes may use together (what the run would take of wall clock on an idle machine, the limit
 it will be served with), and the wall clock is only a backstop, ``backstop_seconds``, for a run that waits without
@@ -52,7 +53,8 @@ class Limits(BaseModel):
     )  # fmt: skip
     backstop_seconds: float | None = Field(
         None, gt=0,
-        description="clock='cpu': the wall clock after which a run is stopped whatever it used (None: "
+        description="The wall clock after which a run is stopped whatever it used (clock='cpu') or however long it waited "
+                    "for a CPU (clock='wall': the furthest its deadline moves for that wait) (None: "
                     "max(BACKSTOP_MIN_SECONDS, BACKSTOP_FACTOR x wall_seconds))",
     )  # fmt: skip
 
@@ -71,8 +73,13 @@ class Limits(BaseModel):
     @property
     def deadline_seconds(self) -> float:
         """The wall clock after which a run is stopped: ``wall_seconds``, or with ``clock="cpu"`` the backstop."""
-        if self.clock == "wall":
-            return self.wall_seconds
+        return self.wall_seconds if self.clock == "wall" else self.ceiling_seconds
+
+    @property
+    def ceiling_seconds(self) -> float:
+        """The wall clock after which a run is stopped whatever the machine did: with ``clock="cpu"`` the backstop;
+        with ``clock="wall"`` the furthest the deadline moves for the time the run's processes waited for a CPU
+        (``env.sandbox.cputime.WaitCredit``)."""
         return self.backstop_seconds or max(BACKSTOP_MIN_SECONDS, BACKSTOP_FACTOR * self.wall_seconds)
 
     @property

@@ -34,7 +34,7 @@ from pydantic import BaseModel, Field
 from env import settings
 from env.infra import InfraFailure, from_os_error
 from env.process_state import process_wide
-from env.sandbox.cputime import CpuBudget, busy, cpu_exceeded, own_seconds
+from env.sandbox.cputime import CpuBudget, WaitCredit, busy, cpu_exceeded, own_seconds
 from env.sandbox.isolation import Isolation, scratch_exposure
 from env.sandbox.launch import CHILD, compile_child_scripts, kill_group, python_env, start
 from env.sandbox.lifetime import Stopping, stopping
@@ -384,6 +384,9 @@ class SandboxRun:
             self._meter = self.claim.meter(lambda: [child])
         if limits.cpu_budget is not None:
             self._budget = CpuBudget(limits.cpu_budget, [self._child.pid])
+        # a wall-clock run: the time its code waited for a CPU moves its deadline (up to the ceiling), never the agent's
+        self._credit = WaitCredit(self._child.pid) if limits.clock == "wall" else None
+        self._ceiling = self._started + limits.ceiling_seconds
         os.close(req_r)
         os.close(resp_w)
         # the child loading the submission or the project (a sandboxed pytest run's whole run is its answer: no load)
@@ -414,6 +417,8 @@ class SandboxRun:
         while len(self._buffer) < n:
             remaining = self._deadline - time.monotonic()
             if remaining <= 0:
+                if self._credited():
+                    continue
                 raise self._out_of_time()
             ready, _, _ = select.select([self._resp_r], [], [], min(remaining, TICK_S) if ticking else remaining)
             if not ready:
@@ -430,6 +435,17 @@ class SandboxRun:
         data, self._buffer = self._buffer[:n], self._buffer[n:]
         return data
 
+    def _credited(self) -> bool:
+        """At the deadline of a wall-clock run: move it by the time the run's processes waited for a CPU since the last
+        look (``WaitCredit``), as far as the ceiling; whether it moved."""
+        if self._credit is None or self._deadline >= self._ceiling:
+            return False
+        owed = self._credit.owed()
+        if owed <= 0:
+            return False
+        self._deadline = min(self._ceiling, self._deadline + owed)
+        return True
+
     def _out_of_time(self) -> RunAborted:
         """The deadline passed: a time-out, or with limits counted in CPU time the backstop, which stops a run under its
         CPU limit only because the machine was too busy (unless /proc could not tell what it used)."""
@@ -445,6 +461,15 @@ class SandboxRun:
             self._kill()
             raise InfraFailure(
                 "trusted_time", f"the run's {limits.deadline_seconds:g} s ran out while the server's side of it waited {waited:.1f} s for a CPU: the machine is too busy"
+            )
+        if self._credit is not None and self._deadline >= self._ceiling and self._credit.total >= STARVED_SHARE * limits.wall_seconds:
+            # its deadline moved as far as it may for the time the code waited for a CPU: the machine starved the run
+            self.result.aborted = self.result.aborted or "the run's processes were starved of the CPU"
+            self._kill()
+            raise InfraFailure(
+                "run_starved",
+                f"the run was stopped after {limits.ceiling_seconds:g} s of wall clock, {self._credit.total:.1f} s of it waiting for a "
+                f"CPU the machine gave to others, before its {limits.wall_seconds:g} s ran out: the machine is too busy",
             )
         self.result.timed_out = True
         return self._abort(f"time limit of {limits.deadline_seconds:g} s exceeded")
@@ -560,7 +585,11 @@ class SandboxRun:
 
     def command(self, message: dict, seconds: float | None = None) -> Any:
         """Debug mode: one command; the wall-clock budget (default: the run's limit) restarts with it."""
-        self._deadline = time.monotonic() + (seconds or self.sandbox.limits.wall_seconds)
+        now, limits = time.monotonic(), self.sandbox.limits
+        self._deadline = now + (seconds or limits.wall_seconds)
+        self._ceiling = max(self._deadline, now + limits.ceiling_seconds)
+        if self._credit is not None:
+            self._credit.restart()
         try:
             return self._request(message, undecoded=True)
         finally:
@@ -595,7 +624,10 @@ class SandboxRun:
         used = own_seconds(self._child.pid)
         if used is None or used[1] > self.sandbox.limits.cpu_seconds / 2:
             return False
-        self._deadline = time.monotonic() + self.sandbox.limits.deadline_seconds
+        now = time.monotonic()
+        self._deadline, self._ceiling = now + self.sandbox.limits.deadline_seconds, now + self.sandbox.limits.ceiling_seconds
+        if self._credit is not None:
+            self._credit.restart()
         if self._budget is not None and self.sandbox.limits.cpu_budget is not None:
             self._budget.seconds = self._budget.sample() + self.sandbox.limits.cpu_budget
         if threading.get_native_id() == self._thread:
