@@ -19,12 +19,16 @@ from pathlib import Path
 
 import pytest
 
+from env.infra import InfraFailure
 from env.models import DebugAction
+from env.project import RepoTask, load_repo_task
 from env.runtime import Runtime
 from env.sandbox.cputime import WaitCredit, starved_for
 from env.sandbox.limits import Limits
 from env.sandbox.runner import Sandbox
 from env.server.environment import DebugEnvironment
+from env.verdict.hosts import VerdictHosts
+from env.verdict.repo_judge import run_tests
 from tests.conftest import TEST_SECRET
 from tests.helpers import GOLD, GOOD_HYPOTHESIS
 
@@ -153,7 +157,67 @@ def test_a_process_the_machine_starves_is_owed_its_wait():
             owed = credit.owed()
         took = time.monotonic() - started
         assert 0.5 < owed < took, (owed, took)  # most of the time, less its share of the CPU
-        assert credit.total == owed and credit.owed() == 0.0  # owed once
+        assert credit.total == owed
+        again = credit.owed()  # owed once: only what it waited since (the hogs' last moments) comes on top
+        assert again < 0.5 and credit.total == pytest.approx(owed + again)
     finally:
         spinner.kill()
         spinner.wait()
+
+
+# -- a repository run under the split: the test process waits on the project's process ----------------------------
+
+SLICE = Path(__file__).resolve().parents[1] / "tasks" / "repo" / "repo-slice-window"
+
+
+def burning_project(task: RepoTask, burn: int = 12_000_000) -> dict[str, str]:
+    """The task's fixed project, its window module burning about half a second of CPU in the project's process at
+    the first call the tests make (not at import: the split run's own wait, not the set-up's, is what is tested)."""
+    files = dict(task.gold_files)
+    path = "src/sensorkit/window.py"
+    files[path] = files[path].replace(
+        "def _check_size(size: int) -> None:\n",
+        "_BURNED: list[int] = []\n\n\ndef _check_size(size: int) -> None:\n"
+        f"    if not _BURNED:\n        _BURNED.append(sum(i for i in range({burn})))\n",
+    )
+    assert files[path] != task.gold_files[path]
+    return files
+
+
+@needs_schedstat
+@pytest.mark.parametrize("warm", ["on", "off"], ids=["warm_host", "cold_host"])
+def test_a_split_run_the_machine_slows_past_its_wall_clock_is_judged_on_its_work(isolation, monkeypatch, warm):
+    monkeypatch.setenv("SANDBOX_HOST_WARM", warm)
+    task = load_repo_task(SLICE)
+    files = burning_project(task)
+    sandbox = Sandbox(Limits(wall_seconds=1.5), isolation)
+    hosts = VerdictHosts()
+    try:
+        run_tests(sandbox, task, dict(task.gold_files), graded=False, hosts=hosts)  # the test environment and host ready
+        with busy_machine():
+            with monkeypatch.context() as patch:  # the control: owed nothing, the same run times out
+                patch.setattr(WaitCredit, "owed", lambda self: 0.0)
+                control = run_tests(sandbox, task, files, graded=False, hosts=hosts)
+            verdict = run_tests(sandbox, task, files, graded=False, hosts=hosts)
+    finally:
+        hosts.close()
+        sandbox.close()
+    assert control.timed_out and "time limit of 1.5 s exceeded" in control.aborted, (control.aborted, control.error)
+    assert not verdict.timed_out and not verdict.aborted and not verdict.error, (verdict.aborted, verdict.error)
+    assert verdict.outcomes and set(verdict.outcomes.values()) == {"PASSED"}, verdict.outcomes
+
+
+@needs_schedstat
+def test_a_split_run_starved_up_to_its_ceiling_is_the_machine_s_failure(isolation):
+    task = load_repo_task(SLICE)
+    sandbox = Sandbox(Limits(wall_seconds=1, backstop_seconds=3), isolation)
+    hosts = VerdictHosts()
+    try:
+        run_tests(sandbox, task, dict(task.gold_files), graded=False, hosts=hosts)
+        with busy_machine(), pytest.raises(InfraFailure) as failure:
+            run_tests(sandbox, task, burning_project(task, 60_000_000), graded=False, hosts=hosts)
+    finally:
+        hosts.close()
+        sandbox.close()
+    assert failure.value.cause == "run_starved"
+    assert failure.value.message.startswith("the run was stopped after 3 s of wall clock, "), failure.value.message

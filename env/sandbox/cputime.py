@@ -85,16 +85,20 @@ class CpuBudget:
 
 
 def waited_for_cpu(processes: Iterable[int]) -> float | None:
-    """The longest time any live thread of ``processes`` spent runnable but not running (the kernel's schedstat,
-    seconds); None where the kernel does not say."""
-    longest: float | None = None
+    """The time ``processes`` lost waiting for a CPU (the kernel's schedstat: runnable but not running, in seconds):
+    each process's longest-waiting live thread, summed over the processes (a split run's two take turns, never
+    computing at once); None where the kernel does not say."""
+    total: float | None = None
     for pid in processes:
+        longest: float | None = None
         with contextlib.suppress(OSError, ValueError):
             for task in os.listdir(f"/proc/{pid}/task"):
                 waited = _schedstat_wait(f"/proc/{pid}/task/{task}/schedstat")
                 if waited is not None:
                     longest = waited if longest is None else max(longest, waited)
-    return longest
+        if longest is not None:
+            total = longest + (total or 0.0)
+    return total
 
 
 def _schedstat_wait(path: str) -> float | None:
@@ -142,20 +146,27 @@ class WaitCredit:
     on the run's CPUs in the meantime, per CPU: the code's own threads crowding each other wait as long on an idle
     machine, and buy nothing. Up to a ceiling (``Limits.ceiling_seconds``), which the caller keeps. Where the
     kernel does not say (no schedstat, no /proc/stat) nothing is owed: the wall clock counts as it is.
-    ``owed()`` is the new credit since the last credit, or since ``restart()``; ``total`` what was owed in all."""
+    ``owed()`` is the new credit since the last credit, or since ``restart()``; ``total`` what was owed in all.
+    Several processes (a split run's child and its trusted test process) are one run: their waits add up."""
 
     MIN_SECONDS = 0.05  # less than this is no starvation worth crediting
 
-    def __init__(self, pid: int):
-        self.pid = pid
-        try:
-            self.cpus = sorted(os.sched_getaffinity(pid))
-        except OSError:
-            self.cpus = []
+    def __init__(self, *pids: int):
+        self.pids = list(pids)
+        cpus: set[int] = set()
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                cpus |= os.sched_getaffinity(pid)
+        self.cpus = sorted(cpus)
         self.total = 0.0
-        # a run's new child is one process of one thread yet (its code not loaded): its own files say all
-        started = own_seconds(pid)
-        self._base = self._read(_schedstat_wait(f"/proc/{pid}/schedstat"), started[1] if started else None)
+        # each is a new process of one thread yet (a run's child, its code not loaded; a test process just forked):
+        # its own files say all
+        waits = [_schedstat_wait(f"/proc/{pid}/schedstat") for pid in pids]
+        used = [own_seconds(pid) for pid in pids]
+        self._base = self._read(
+            None if None in waits else sum(w for w in waits if w is not None),
+            None if None in used else sum(u[1] for u in used if u is not None),
+        )
 
     def _read(self, waited: float | None, own: float | None) -> tuple[float, float, float] | None:
         """(longest wait of a thread, the machine's busy CPU seconds on the run's CPUs, the run's own CPU seconds)."""
@@ -163,7 +174,7 @@ class WaitCredit:
         return None if waited is None or busy_now is None or own is None else (waited, busy_now, own)
 
     def _now(self) -> tuple[float, float, float] | None:
-        processes = tree([self.pid])
+        processes = tree(self.pids)
         used = [read[1] for pid in processes if (read := own_seconds(pid)) is not None]
         return self._read(waited_for_cpu(processes), sum(used) if used else None)
 
@@ -181,6 +192,45 @@ class WaitCredit:
         self._base = now
         self.total += credit
         return credit
+
+
+class Stretch:
+    """The deadline of a run handed over to another process that waits on it (a split run's test process): moved,
+    as the run's own would be, by what its processes are owed (``WaitCredit``), as far as ``ceiling``. Its waiter
+    calls ``tick()`` every ``slots.TICK_S``: from ``AHEAD`` seconds before the deadline on, the deadline moves by
+    what is owed, so that the test process, which reads the moved deadline only once its own has passed, finds it
+    moved in time."""
+
+    AHEAD = 0.3
+
+    def __init__(self, credit: WaitCredit, deadline: float, ceiling: float):
+        self.credit, self.deadline, self.ceiling = credit, deadline, ceiling
+        self.moved = 0.0  # how far the deadline moved in all
+
+
+    def tick(self, now: float) -> bool:
+        """Whether the deadline moved."""
+        if now < self.deadline - self.AHEAD or self.deadline >= self.ceiling:
+            return False
+        owed = self.credit.owed()
+        if owed <= 0:
+            return False
+        moved = min(self.ceiling, self.deadline + owed) - self.deadline
+        self.deadline += moved
+        self.moved += moved
+        return True
+
+    def starved(self, wall_seconds: float, share: float) -> bool:
+        """Whether the deadline moved as far as it may, the run having waited at least ``share`` of its limit."""
+        return self.deadline >= self.ceiling and self.credit.total >= share * wall_seconds
+
+
+def starved_run(ceiling: float, waited: float, wall_seconds: float) -> str:
+    """Why a wall-clock run stopped at its ceiling is the machine's failure (``infra_cause`` ``run_starved``)."""
+    return (
+        f"the run was stopped after {ceiling:g} s of wall clock, {waited:.1f} s of it waiting for a CPU the machine gave "
+        f"to others, before its {wall_seconds:g} s ran out: the machine is too busy"
+    )
 
 
 def cpu_exceeded(seconds: float) -> str:

@@ -34,7 +34,7 @@ from pydantic import BaseModel, Field
 from env import settings
 from env.infra import InfraFailure, from_os_error
 from env.process_state import process_wide
-from env.sandbox.cputime import CpuBudget, WaitCredit, busy, cpu_exceeded, own_seconds
+from env.sandbox.cputime import CpuBudget, Stretch, WaitCredit, busy, cpu_exceeded, own_seconds, starved_run
 from env.sandbox.isolation import Isolation, scratch_exposure
 from env.sandbox.launch import CHILD, compile_child_scripts, kill_group, python_env, start
 from env.sandbox.lifetime import Stopping, stopping
@@ -466,11 +466,7 @@ class SandboxRun:
             # its deadline moved as far as it may for the time the code waited for a CPU: the machine starved the run
             self.result.aborted = self.result.aborted or "the run's processes were starved of the CPU"
             self._kill()
-            raise InfraFailure(
-                "run_starved",
-                f"the run was stopped after {limits.ceiling_seconds:g} s of wall clock, {self._credit.total:.1f} s of it waiting for a "
-                f"CPU the machine gave to others, before its {limits.wall_seconds:g} s ran out: the machine is too busy",
-            )
+            raise InfraFailure("run_starved", starved_run(limits.ceiling_seconds, self._credit.total, limits.wall_seconds))
         self.result.timed_out = True
         return self._abort(f"time limit of {limits.deadline_seconds:g} s exceeded")
 
@@ -562,6 +558,14 @@ class SandboxRun:
         and reads nothing more; :meth:`ended` and :meth:`finish` close the run once that process is done."""
         self._finished_talking = True
         return self._req_w, self._resp_r, self._child.pid, self._deadline
+
+    def stretch(self, *others: int) -> Stretch | None:
+        """For whoever waits on the run after :meth:`hand_over`: its deadline, moved as this run's own would be by the
+        time its child and ``others`` (the process that took the conversation over) wait for a CPU that others take;
+        None where limits count CPU time."""
+        if self._credit is None:
+            return None
+        return Stretch(WaitCredit(self._child.pid, *others), self._deadline, self._ceiling)
 
     def give_back_slot(self) -> None:
         """The trusted side waits on something other than this run (which waits for its next request): no CPU slot

@@ -18,6 +18,7 @@ import json
 import os
 import select
 import signal
+import struct
 import subprocess
 import tempfile
 import threading
@@ -28,9 +29,9 @@ from env.infra import InfraFailure
 from env.patches import Files
 from env.project import RepoTask, source_only, top_level_names
 from env.sandbox.affinity import PAIRS, pin
-from env.sandbox.cputime import CpuBudget, busy, cpu_exceeded
+from env.sandbox.cputime import CpuBudget, Stretch, busy, cpu_exceeded, starved_run
 from env.sandbox.lifetime import parent_env, spawn
-from env.sandbox.runner import RefusedToRun, Sandbox, SandboxRun
+from env.sandbox.runner import STARVED_SHARE, RefusedToRun, Sandbox, SandboxRun
 from env.sandbox.slots import TICK_S, Meter
 from env.scratch import scratch_root
 from env.timing import phase
@@ -270,14 +271,24 @@ def _host(
     seed: int = HOST_SEED,
 ) -> RepoVerdict:
     result_fd, err_fd = _unnamed_file("adbg-host-"), _unnamed_file("adbg-host-err-")
+    # the run's deadline as the test process reads it once its own has passed: the server moves it for a starved run
+    deadline_fd, deadline = _unnamed_file("adbg-host-deadline-"), request["deadline"]
+    assert isinstance(deadline, float)
+    os.pwrite(deadline_fd, struct.pack("d", deadline), 0)
+    channel = [*channel, deadline_fd]
     stopped, code = "", 0
-    budget = run.cpu_budget()  # limits counted in CPU time: the test process joins the project's process in it
+    watch = _Watch(None, run.cpu_budget(), None, deadline_fd, timeout)  # the test process joins them once it runs
+    budget = watch.budget  # limits counted in CPU time: the test process joins the project's process in it
     try:
         if settings.switch("SANDBOX_HOST_WARM"):  # read now, never at import; ``server`` hashes with ``seed``
-            stopped, code = _run_warm(server, request, channel, result_fd, err_fd, timeout, run, cpu, budget)
+            stopped, code = _run_warm(server, request, channel, result_fd, err_fd, run, cpu, watch)
         else:  # no warm host: a test process of its own, started with the seed
-            stopped, code = _run_cold(env, request, channel, result_fd, err_fd, timeout, run, cpu, budget, seed)
+            stopped, code = _run_cold(env, request, channel, result_fd, err_fd, run, cpu, watch, seed)
         verdict = parse_records(os.pread(result_fd, _MAX_RESULT_BYTES, 0).decode("utf-8", "replace"))
+        limits = run.sandbox.limits
+        if watch.stretch is not None and (stopped == "wall" or verdict.timed_out) and watch.stretch.starved(limits.wall_seconds, STARVED_SHARE):
+            # its deadline moved as far as it may for the time its processes waited for a CPU: the machine starved it
+            raise InfraFailure("run_starved", starved_run(limits.ceiling_seconds, watch.stretch.credit.total, limits.wall_seconds))
         if not stopped and not verdict.finished and not verdict.error:
             # the trusted test process writes its last record whatever the tests and the project do (a finally): one
             # that ends without it was killed from outside (no sandboxed code can signal it) or crashed
@@ -298,35 +309,61 @@ def _host(
     finally:
         os.close(result_fd)
         os.close(err_fd)
+        os.close(deadline_fd)
     return verdict
 
 
-def _tick(meter: Meter | None, budget: CpuBudget | None) -> bool:
-    """One look while the test process runs: the run's CPU slot is held only while its processes compute (``meter``);
-    True once they used more than the run's CPU limit (``budget``, where limits count CPU time)."""
-    if meter is not None:
-        meter.tick()
-    return budget is not None and budget.over()
+class _Watch:
+    """What the server does while a test process runs: hold the run's CPU slot only while its processes compute
+    (``meter``), stop it past its CPU limit (``budget``, where limits count CPU time), and move its deadline for the
+    time its processes wait for a CPU that others take (``stretch``, where they count wall clock), writing the moved
+    deadline where the test process reads it (``deadline_fd``); the test process is stopped ``timeout`` seconds after
+    it started, later by as much as the deadline moved."""
+
+    def __init__(self, meter: Meter | None, budget: CpuBudget | None, stretch: Stretch | None, deadline_fd: int, timeout: float):
+        self.meter, self.budget, self.stretch, self.deadline_fd, self.timeout = meter, budget, stretch, deadline_fd, timeout
+        self.stop_at = time.monotonic() + timeout
+
+    def started(self, run: SandboxRun, pid: int) -> None:
+        """The test process ``pid`` runs: it joins the run's processes."""
+        self.stop_at = time.monotonic() + self.timeout
+        self.meter = run.meter(pid)
+        if self.budget is not None:
+            self.budget.add(pid)
+        self.stretch = run.stretch(pid)
+
+    @property
+    def ticking(self) -> bool:
+        return self.meter is not None or self.budget is not None or self.stretch is not None
+
+    def remaining(self) -> float:
+        return self.stop_at + (self.stretch.moved if self.stretch is not None else 0.0) - time.monotonic()
+
+    def tick(self) -> bool:
+        """One look while the test process runs; True once its run used more than its CPU limit."""
+        if self.meter is not None:
+            self.meter.tick()
+        if self.stretch is not None and self.stretch.tick(time.monotonic()):
+            os.pwrite(self.deadline_fd, struct.pack("d", self.stretch.deadline), 0)
+        return self.budget is not None and self.budget.over()
 
 
-def _wait_done(done_r: int, deadline: float, meter: Meter | None, budget: CpuBudget | None) -> str:
-    """Wait for the test process to close ``done_r`` (""), for ``deadline`` ("wall") or for its run to pass its CPU
-    limit ("cpu"), ticking ``meter`` and ``budget``."""
+def _wait_done(done_r: int, watch: _Watch) -> str:
+    """Wait for the test process to close ``done_r`` (""), for its time to run out ("wall") or for its run to pass
+    its CPU limit ("cpu"), looking every ``TICK_S`` (``watch``)."""
     while True:
-        remaining = deadline - time.monotonic()
+        remaining = watch.remaining()
         if remaining <= 0:
             return "wall"
-        ticking = meter is not None or budget is not None
-        ready, _, _ = select.select([done_r], [], [], min(remaining, TICK_S) if ticking else remaining)
+        ready, _, _ = select.select([done_r], [], [], min(remaining, TICK_S) if watch.ticking else remaining)
         if ready:
             return ""
-        if _tick(meter, budget):
+        if watch.tick():
             return "cpu"
 
 
 def _run_warm(
-    server: HostServer, request: dict[str, object], channel: list[int], result_fd: int, err_fd: int, timeout: float, run: SandboxRun,
-    cpu: int | None, budget: CpuBudget | None,
+    server: HostServer, request: dict[str, object], channel: list[int], result_fd: int, err_fd: int, run: SandboxRun, cpu: int | None, watch: _Watch,
 ) -> tuple[str, int]:
     request_fd = _unnamed_file("adbg-host-req-")
     done_r, done_w = os.pipe()
@@ -335,12 +372,11 @@ def _run_warm(
         os.lseek(request_fd, 0, os.SEEK_SET)
         pid = server.spawn([request_fd, result_fd, done_w, err_fd, *channel])
         pin(pid, cpu)
-        if budget is not None:
-            budget.add(pid)
+        watch.started(run, pid)
         os.close(done_w)
         done_w = -1
         # The run holds the pipe's write end until it exits: EOF means it is over.
-        stopped = _wait_done(done_r, time.monotonic() + timeout, run.meter(pid), budget)
+        stopped = _wait_done(done_r, watch)
         if stopped:
             with contextlib.suppress(OSError):
                 os.killpg(pid, signal.SIGKILL)
@@ -353,8 +389,8 @@ def _run_warm(
 
 
 def _run_cold(
-    env: TestEnv, request: dict[str, object], channel: list[int], result_fd: int, err_fd: int, timeout: float, run: SandboxRun,
-    cpu: int | None, budget: CpuBudget | None, seed: int = HOST_SEED,
+    env: TestEnv, request: dict[str, object], channel: list[int], result_fd: int, err_fd: int, run: SandboxRun, cpu: int | None, watch: _Watch,
+    seed: int = HOST_SEED,
 ) -> tuple[str, int]:
     proc = spawn(lambda: subprocess.Popen(
         [str(env.python), "-m", "adbg_host.pytest_host", str(result_fd), *map(str, channel)],
@@ -367,23 +403,20 @@ def _run_cold(
         start_new_session=True,
     ))
     pin(proc.pid, cpu)
-    if budget is not None:
-        budget.add(proc.pid)
+    watch.started(run, proc.pid)
     stopped = "wall"
     try:
         assert proc.stdin is not None
         with contextlib.suppress(BrokenPipeError), proc.stdin:  # a process that died early is reported by its exit
             proc.stdin.write(json.dumps(request).encode())
-        deadline, meter = time.monotonic() + timeout, run.meter(proc.pid)
-        ticking = meter is not None or budget is not None
         while True:
-            remaining = deadline - time.monotonic()
+            remaining = watch.remaining()
             if remaining <= 0:
-                raise subprocess.TimeoutExpired(proc.args, timeout)
+                raise subprocess.TimeoutExpired(proc.args, watch.timeout)
             try:
-                return "", proc.wait(min(remaining, TICK_S) if ticking else remaining)
+                return "", proc.wait(min(remaining, TICK_S) if watch.ticking else remaining)
             except subprocess.TimeoutExpired:
-                if _tick(meter, budget):  # the run's CPU slot: held only while the test process or the project computes
+                if watch.tick():  # the run's CPU slot: held only while the test process or the project computes
                     stopped = "cpu"
                     raise
     except subprocess.TimeoutExpired:

@@ -1,6 +1,6 @@
 """The trusted test process's end of a sandbox run: requests to the project's process, its replies, the deadline.
 
-    channel = Channel(req_w, resp_r, status_r, pid, deadline, wall_seconds, reply_bytes)   # handed over by the server
+    channel = Channel(req_w, resp_r, status_r, pid, deadline, wall_seconds, reply_bytes, deadline_fd)   # from the server
     channel.op("getattr", args, kwargs)                                                   # one operation, its reply
 
 The server starts the sandbox run, reads its first ("ready") reply and hands the conversation over; it watches the
@@ -18,6 +18,7 @@ import os
 import secrets
 import select
 import signal
+import struct
 import threading
 import time
 from typing import Any
@@ -36,9 +37,12 @@ class RemoteError(Exception):
 
 
 class Channel:
-    def __init__(self, req_w: int, resp_r: int, status_r: int, pid: int, deadline: float, wall_seconds: float, reply_bytes: int):
+    def __init__(
+        self, req_w: int, resp_r: int, status_r: int, pid: int, deadline: float, wall_seconds: float, reply_bytes: int, deadline_fd: int = -1,
+    ):
         self.req_w, self.resp_r, self.status_r, self.pid = req_w, resp_r, status_r, pid
         self.deadline, self.wall_seconds, self.reply_bytes = deadline, wall_seconds, reply_bytes
+        self.deadline_fd = deadline_fd  # where the server writes the deadline it moved for a starved run (-1: none)
         self.aborted = ""
         self.timed_out = False
         self._buffer = b""
@@ -79,6 +83,8 @@ class Channel:
             # CLOCK_MONOTONIC, the server's clock too, read so that a test freezing time (freezegun patches
             # time.monotonic) does not move the deadline
             remaining = self.deadline - time.clock_gettime(time.CLOCK_MONOTONIC)
+            if remaining <= 0 and self._moved():
+                continue
             if remaining <= 0:
                 self.timed_out = True
                 raise self._abort(f"time limit of {self.wall_seconds:g} s exceeded")
@@ -91,6 +97,20 @@ class Channel:
             self._buffer += chunk
         data, self._buffer = self._buffer[:n], self._buffer[n:]
         return data
+
+    def _moved(self) -> bool:
+        """Whether the server moved the run's deadline (its processes waited for a CPU that others took: the
+        machine's load is not the run's time); the deadline is then the moved one."""
+        if self.deadline_fd < 0:
+            return False
+        try:
+            (moved,) = struct.unpack("d", os.pread(self.deadline_fd, 8, 0))
+        except (OSError, struct.error):
+            return False
+        if moved <= self.deadline:
+            return False
+        self.deadline = moved
+        return True
 
     def _receive(self, rid: int) -> dict[str, Any]:
         # The project's threads may answer out of order: a reply to an operation waiting further up this stack (a

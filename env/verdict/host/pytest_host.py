@@ -112,7 +112,7 @@ class Recorder:
         self.emit({"test": nodeid, "status": self.status.get(nodeid, "ERROR"), "excerpt": self.excerpt.get(nodeid, ""), "ops": ops})
 
 
-def host(request: dict[str, Any], result_fd: int, req_w: int, resp_r: int, status_r: int) -> None:
+def host(request: dict[str, Any], result_fd: int, req_w: int, resp_r: int, status_r: int, deadline_fd: int) -> None:
     """One test run against the sandbox run whose descriptors the server handed over; records go to ``result_fd``."""
     out = os.fdopen(result_fd, "w", encoding="utf-8")
 
@@ -124,7 +124,7 @@ def host(request: dict[str, Any], result_fd: int, req_w: int, resp_r: int, statu
     # rewritten bytecode there, so a task's next run neither rewrites nor compiles its tests again.
     sys.dont_write_bytecode = False
     guard.install(request["scratch"], os.getcwd())
-    channel = Channel(req_w, resp_r, status_r, request["pid"], request["deadline"], request["wall_seconds"], request["reply_bytes"])
+    channel = Channel(req_w, resp_r, status_r, request["pid"], request["deadline"], request["wall_seconds"], request["reply_bytes"], deadline_fd)
     try:
         remote = Remote(channel)
         remote.install(set(request["names"]), request.get("source_paths", ()))
@@ -168,9 +168,10 @@ def warm_up() -> int:
 def serve(sock_fd: int) -> None:
     """Fork one host per request; everything slow to import is already imported.
 
-    Each request is a one-byte message carrying seven fds (SCM_RIGHTS): the JSON request (a file),
+    Each request is a one-byte message carrying eight fds (SCM_RIGHTS): the JSON request (a file),
     the result file, a pipe whose write end the run holds until it exits, its stderr, the
-    sandbox run's request and reply descriptors, and the pipe telling how the sandbox child ended. The reply is the run's pid. Single-threaded;
+    sandbox run's request and reply descriptors, the pipe telling how the sandbox child ended, and the file
+    holding the run's deadline as the server moves it. The reply is the run's pid. Single-threaded;
     exited runs are reaped as they exit (SIGCHLD), so their CPU time adds to this process's children's.
     """
     import contextlib
@@ -196,12 +197,12 @@ def serve(sock_fd: int) -> None:
     gc.freeze()  # what was imported stays shared with every fork, untouched by the collector
     while True:
         try:
-            message, fds, _, _ = socket.recv_fds(sock, 16, 7)
+            message, fds, _, _ = socket.recv_fds(sock, 16, 8)
         except OSError:
             return
-        if not message or len(fds) != 7:
+        if not message or len(fds) != 8:
             return  # the server is gone
-        request_fd, result_fd, done_fd, err_fd, req_w, resp_r, status_r = fds
+        request_fd, result_fd, done_fd, err_fd, req_w, resp_r, status_r, deadline_fd = fds
         pid = os.fork()
         if pid == 0:
             code = 0
@@ -215,7 +216,7 @@ def serve(sock_fd: int) -> None:
                 with os.fdopen(request_fd, "rb") as handle:
                     request = json.load(handle)
                 os.chdir(request["cwd"])
-                host(request, result_fd, req_w, resp_r, status_r)
+                host(request, result_fd, req_w, resp_r, status_r, deadline_fd)
             except BaseException:
                 __import__("traceback").print_exc()
                 code = 1
@@ -234,7 +235,7 @@ def main() -> int:
     if sys.argv[1] == "--serve":
         serve(int(sys.argv[2]))
         return 0
-    host(json.load(sys.stdin.buffer), int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]))
+    host(json.load(sys.stdin.buffer), *map(int, sys.argv[1:7]))
     return 0
 
 
