@@ -62,6 +62,7 @@ HEAVY_FILES = {
     "test_mine.py": 53,
     "test_inference.py": 48,
     "test_server_ws.py": 47,
+    "test_run_starvation.py": 34,
 }
 
 
