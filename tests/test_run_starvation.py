@@ -11,10 +11,8 @@ too; the other CPUs stay free for whatever else runs (the suite's other workers)
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -29,8 +27,6 @@ from env.runtime import Runtime
 from env.sandbox.cputime import WaitCredit, starved_for
 from env.sandbox.limits import Limits
 from env.sandbox.runner import Sandbox
-from env.sandbox.shell import ShellLimits, ShellResult, ShellRunner
-from env.scratch import scratch_root
 from env.server.environment import DebugEnvironment
 from env.verdict.hosts import VerdictHosts
 from env.verdict.repo_judge import run_tests
@@ -237,62 +233,3 @@ def test_a_split_run_starved_up_to_its_ceiling_is_the_machine_s_failure(one_cpu,
         sandbox.close()
     assert failure.value.cause == "run_starved"
     assert failure.value.message.startswith("the run was stopped after 3 s of wall clock, "), failure.value.message
-
-
-# -- a run_bash command: its processes, and those it ends, are one run -----------------------------------------------
-
-BUSY_COMMAND = "python -c 'print(sum(range({n})))'"
-
-
-@pytest.fixture()
-def shell_workspace() -> Iterator[Path]:
-    root = Path(tempfile.mkdtemp(prefix="adbg-test-starved-", dir=scratch_root()))
-    yield root
-    shutil.rmtree(root, ignore_errors=True)
-
-
-def no_pid_namespace(result: ShellResult) -> bool:
-    return "no PID namespace on this host" in result.note
-
-
-@needs_schedstat
-def test_a_shell_command_the_machine_slows_past_its_wall_clock_finishes(one_cpu, isolation, shell_workspace, monkeypatch):
-    runner = ShellRunner(isolation, ShellLimits(timeout_seconds=1))
-    if runner.refusal:
-        pytest.skip(runner.refusal)
-    with busy_machine():
-        with monkeypatch.context() as patch:  # the control: owed nothing, the same command times out
-            patch.setattr(WaitCredit, "owed", lambda self: 0.0)
-            control = runner.run(shell_workspace, BUSY_COMMAND.format(n=24_000_000))
-        result = runner.run(shell_workspace, BUSY_COMMAND.format(n=24_000_000))
-    if no_pid_namespace(result):
-        pytest.skip("no PID namespace here: a shell command keeps its plain wall clock (what it ends may be reaped outside it)")
-    assert (control.timed_out, control.note) == (True, "timed out after 1 s"), control
-    assert (result.timed_out, result.exit_code, result.output) == (False, 0, f"{sum(range(24_000_000))}\n"), result
-
-
-@needs_schedstat
-def test_a_shell_command_starved_up_to_its_ceiling_is_the_machine_s_failure(one_cpu, isolation, shell_workspace):
-    runner = ShellRunner(isolation, ShellLimits(timeout_seconds=1, backstop_seconds=3))
-    if runner.refusal:
-        pytest.skip(runner.refusal)
-    probe = runner.run(shell_workspace, "true")
-    if no_pid_namespace(probe):
-        pytest.skip("no PID namespace here: a shell command keeps its plain wall clock")
-    with busy_machine(), pytest.raises(InfraFailure) as failure:
-        runner.run(shell_workspace, BUSY_COMMAND.format(n=120_000_000))
-    assert failure.value.cause == "run_starved"
-    assert failure.value.message.startswith("the run was stopped after 3 s of wall clock, "), failure.value.message
-    assert runner.run(shell_workspace, "echo again").output == "again\n"  # the next command runs as ever
-
-
-@needs_schedstat
-def test_a_shell_command_that_sleeps_on_a_busy_machine_still_times_out(one_cpu, isolation, shell_workspace):
-    runner = ShellRunner(isolation, ShellLimits(timeout_seconds=1))
-    if runner.refusal:
-        pytest.skip(runner.refusal)
-    started = time.monotonic()
-    with busy_machine():
-        result = runner.run(shell_workspace, "sleep 30")
-    assert (result.timed_out, result.note) == (True, "timed out after 1 s")
-    assert time.monotonic() - started < 15

@@ -22,15 +22,13 @@ from pathlib import Path
 _HZ = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
-def own_seconds(pid: int, reaped: bool = False) -> tuple[int, float] | None:
+def own_seconds(pid: int) -> tuple[int, float] | None:
     """When ``pid`` started (clock ticks after boot: a reused pid is another process) and the CPU seconds (user and
-    system, every thread) it used itself, and with ``reaped`` those of the children it waited for; None when it is gone
-    or unreadable."""
+    system, every thread) it used itself; None when it is gone or unreadable."""
     try:
         stat = _proc(f"/proc/{pid}/stat")
         fields = stat[stat.rindex(b")") + 2 :].split()  # after the command's closing parenthesis (proc(5)): utime is the
-        used = int(fields[11]) + int(fields[12]) + (int(fields[13]) + int(fields[14]) if reaped else 0)  # 12th, stime the
-        return int(fields[19]), used / _HZ  # 13th, cutime and cstime the 14th and 15th, starttime the 20th
+        return int(fields[19]), (int(fields[11]) + int(fields[12])) / _HZ  # 12th, stime the 13th, starttime the 20th
     except (OSError, ValueError, IndexError):
         return None
 
@@ -153,8 +151,8 @@ class WaitCredit:
 
     MIN_SECONDS = 0.05  # less than this is no starvation worth crediting
 
-    def __init__(self, *pids: int, reaped: bool = False):
-        self.pids, self.reaped = list(pids), reaped  # reaped: processes that end are waited for within the tree (a shell)
+    def __init__(self, *pids: int):
+        self.pids = list(pids)
         cpus: set[int] = set()
         for pid in pids:
             with contextlib.suppress(OSError):
@@ -164,7 +162,7 @@ class WaitCredit:
         # each is a new process of one thread yet (a run's child, its code not loaded; a test process just forked):
         # its own files say all
         waits = [_schedstat_wait(f"/proc/{pid}/schedstat") for pid in pids]
-        used = [own_seconds(pid, reaped) for pid in pids]
+        used = [own_seconds(pid) for pid in pids]
         self._base = self._read(
             None if None in waits else sum(w for w in waits if w is not None),
             None if None in used else sum(u[1] for u in used if u is not None),
@@ -177,7 +175,7 @@ class WaitCredit:
 
     def _now(self) -> tuple[float, float, float] | None:
         processes = tree(self.pids)
-        used = [read[1] for pid in processes if (read := own_seconds(pid, self.reaped)) is not None]
+        used = [read[1] for pid in processes if (read := own_seconds(pid)) is not None]
         return self._read(waited_for_cpu(processes), sum(used) if used else None)
 
     def restart(self) -> None:
@@ -240,8 +238,6 @@ def cpu_exceeded(seconds: float) -> str:
     return f"CPU time limit of {seconds:g} s exceeded (the run's processes together)"
 
 
-STARVED_SHARE = 0.5  # a run that waited this share of its limit for a CPU (its trusted thread, or its code up to its
-# ceiling) was stopped by the machine's load: the machine's failure
 STARVED = "the machine was too busy"  # how every account of a starved run begins (a run's, the race check's threads')
 
 

@@ -28,11 +28,6 @@ BACKSTOP_FACTOR = 10.0  # clock="cpu": a run may wait this many times its CPU li
 BACKSTOP_MIN_SECONDS = 60.0  # ... and at least this long, before the wall-clock backstop stops it
 
 
-def ceiling_of(seconds: float) -> float:
-    """The default backstop, or ceiling, of a run limited to ``seconds``."""
-    return max(BACKSTOP_MIN_SECONDS, BACKSTOP_FACTOR * seconds)
-
-
 class Limits(BaseModel):
     """Hard limits applied to every run of submitted code (see docs/sandbox.md)."""
 
@@ -85,7 +80,7 @@ class Limits(BaseModel):
         """The wall clock after which a run is stopped whatever the machine did: with ``clock="cpu"`` the backstop;
         with ``clock="wall"`` the furthest the deadline moves for the time the run's processes waited for a CPU
         (``env.sandbox.cputime.WaitCredit``)."""
-        return self.backstop_seconds or ceiling_of(self.wall_seconds)
+        return self.backstop_seconds or max(BACKSTOP_MIN_SECONDS, BACKSTOP_FACTOR * self.wall_seconds)
 
     @property
     def cpu_budget(self) -> float | None:

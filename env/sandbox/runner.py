@@ -34,7 +34,7 @@ from pydantic import BaseModel, Field
 from env import settings
 from env.infra import InfraFailure, from_os_error
 from env.process_state import process_wide
-from env.sandbox.cputime import STARVED_SHARE, CpuBudget, Stretch, WaitCredit, busy, cpu_exceeded, own_seconds, starved_run
+from env.sandbox.cputime import CpuBudget, Stretch, WaitCredit, busy, cpu_exceeded, own_seconds, starved_run
 from env.sandbox.isolation import Isolation, scratch_exposure
 from env.sandbox.launch import CHILD, compile_child_scripts, kill_group, python_env, start
 from env.sandbox.lifetime import Stopping, stopping
@@ -74,6 +74,7 @@ def observe_runs(method: Callable[[float], None]) -> None:
 
 
 _PLAIN = frozenset({int, float, str, bool, type(None)})  # what a request carries as it is
+STARVED_SHARE = 0.5  # a run that times out while its trusted thread waited this share of its time for a CPU: the machine's
 
 
 def run_delay(since: float | None = 0.0) -> float | None:

@@ -50,13 +50,11 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from env import settings
-from env.infra import InfraFailure
 from env.sandbox.cgroup import PidsCgroup, pids_cgroup_parent
-from env.sandbox.cputime import STARVED_SHARE, WaitCredit, starved_run
 from env.sandbox.guarantees import assess, refusal
 from env.sandbox.isolation import Isolation, scratch_exposure
 from env.sandbox.launch import LAYERS, SHELL_CHILD, SHELL_QUOTA, kill_group, start
-from env.sandbox.limits import WorkspaceQuota, ceiling_of, rlimits_of
+from env.sandbox.limits import WorkspaceQuota, rlimits_of
 from env.sandbox.quota import Usage, measure
 from env.sandbox.readable import shell_paths
 from env.sandbox.runner import RefusedToRun
@@ -99,10 +97,6 @@ class ShellLimits(BaseModel):
     processes: int = Field(64, gt=0, description="Processes and threads at once (pids cgroup, or RLIMIT_NPROC where it binds)")
     open_files: int = Field(256, gt=0, description="RLIMIT_NOFILE of each process")
     quota: WorkspaceQuota = Field(default_factory=WorkspaceQuota, description="What the workspace and the temporary directory may hold")
-    backstop_seconds: float | None = Field(
-        None, gt=0, description="The furthest the deadline moves for the time the command's processes wait for a CPU that "
-                                "others take (None: max(60 s, 10 x timeout_seconds))",
-    )  # fmt: skip
 
     @classmethod
     def from_env(cls) -> ShellLimits:
@@ -468,10 +462,6 @@ class _Supervisor:
         # where the server counts the quota (``_Counted.over``): asked while the command runs
         self.over_quota: Callable[[float], bool] | None = None
         self.stopped_over_quota = False
-        # the time the command's processes wait for a CPU that others take is not its time (env.sandbox.cputime); the
-        # processes it ends are counted as its own through whoever waits for them: all of them within its tree only
-        # where it has a PID namespace of its own (its pid 1 reaps the orphans), so the credit is given only there
-        self.credit = WaitCredit(popen.pid, reaped=True)
         for fd in (out_r, status_r, record_r):
             if fd >= 0:
                 os.set_blocking(fd, False)
@@ -556,7 +546,7 @@ class _Supervisor:
 
     def run(self, setup: dict, setup_w: int) -> ShellResult:
         timeout = self.limits.timeout_seconds
-        deadline, ceiling = self.started + timeout, self.started + (self.limits.backstop_seconds or ceiling_of(timeout))
+        deadline = self.started + timeout
         launcher_fd: int | None = None
         try:
             try:
@@ -570,9 +560,6 @@ class _Supervisor:
             timed_out = False
             while True:
                 remaining = deadline - time.monotonic()
-                if remaining <= 0 and self.pid_ns and deadline < ceiling and (owed := self.credit.owed()) > 0:
-                    deadline = min(ceiling, deadline + owed)
-                    continue
                 if remaining <= 0:
                     timed_out = True
                     break
@@ -619,8 +606,6 @@ class _Supervisor:
                     os.close(fd)
         if self.status.startswith(b"E"):
             raise ShellError("the shell could not be isolated, so the command did not run: " + self.status[1:].decode("utf-8", "replace"))
-        if timed_out and deadline >= ceiling and self.credit.total >= STARVED_SHARE * timeout:
-            raise InfraFailure("run_starved", starved_run(ceiling - self.started, self.credit.total, timeout))
         output, truncated = self.capture.text()
         notes = []
         if timed_out:

@@ -29,9 +29,9 @@ from env.infra import InfraFailure
 from env.patches import Files
 from env.project import RepoTask, source_only, top_level_names
 from env.sandbox.affinity import PAIRS, pin
-from env.sandbox.cputime import STARVED_SHARE, CpuBudget, Stretch, busy, cpu_exceeded, starved_run
+from env.sandbox.cputime import CpuBudget, Stretch, busy, cpu_exceeded, starved_run
 from env.sandbox.lifetime import parent_env, spawn
-from env.sandbox.runner import RefusedToRun, Sandbox, SandboxRun
+from env.sandbox.runner import STARVED_SHARE, RefusedToRun, Sandbox, SandboxRun
 from env.sandbox.slots import TICK_S, Meter
 from env.scratch import scratch_root
 from env.timing import phase
