@@ -109,11 +109,12 @@ def _schedstat_wait(path: str) -> float | None:
         return None
 
 
-def _proc(path: str) -> bytes:
-    """A /proc file's text, read in one system call (a run reads a few at its start: this is the hot path)."""
+def _proc(path: str, size: int = 1 << 16) -> bytes:
+    """A /proc file's text (its first ``size`` bytes), read in one system call (a run reads a few at its start: this
+    is the hot path)."""
     fd = os.open(path, os.O_RDONLY)
     try:
-        return os.read(fd, 1 << 16)
+        return os.read(fd, size)
     finally:
         os.close(fd)
 
@@ -122,12 +123,18 @@ def machine_busy(cpus: Iterable[int]) -> float | None:
     """The CPU seconds every process together used on ``cpus`` since boot (``/proc/stat``: all but idle and I/O wait);
     None where the kernel does not say."""
     wanted = {f"cpu{n}".encode() for n in cpus}
+    if not wanted:
+        return None
     try:
-        lines = [line.split() for line in _proc("/proc/stat").split(b"\n") if line.startswith(b"cpu")]
-        ticks = sum(int(f[1]) + int(f[2]) + int(f[3]) + int(f[6]) + int(f[7]) + int(f[8]) for f in lines if f[0] in wanted)
+        # the per-CPU lines come first, under 256 bytes each: the rest (the interrupt counts) is not read
+        head = _proc("/proc/stat", 256 * (max(cpus) + 3))
+        lines = [f for f in (line.split() for line in head.split(b"\n")[:-1]) if f and f[0] in wanted]
+        if len(lines) != len(wanted):
+            return None
+        ticks = sum(int(f[1]) + int(f[2]) + int(f[3]) + int(f[6]) + int(f[7]) + int(f[8]) for f in lines)
     except (OSError, ValueError, IndexError):
         return None
-    return ticks / _HZ if wanted else None
+    return ticks / _HZ
 
 
 def starved_for(waited: float, machine: float, own: float, cpus: int) -> float:
@@ -174,9 +181,9 @@ class WaitCredit:
         return None if waited is None or busy_now is None or own is None else (waited, busy_now, own)
 
     def _now(self) -> tuple[float, float, float] | None:
-        processes = tree(self.pids)
-        used = [read[1] for pid in processes if (read := own_seconds(pid)) is not None]
-        return self._read(waited_for_cpu(processes), sum(used) if used else None)
+        # the run's processes are those named: a run's code starts none (seccomp lets clone make threads only)
+        used = [read[1] for pid in self.pids if (read := own_seconds(pid)) is not None]
+        return self._read(waited_for_cpu(self.pids), sum(used) if used else None)
 
     def restart(self) -> None:
         """Count from now on (what the process waited before: an earlier phase, a command before)."""
