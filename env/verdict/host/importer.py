@@ -80,11 +80,13 @@ class LibraryCopies:
     def _library_wants_project(self, name: str, globals: Any, level: int) -> bool:
         if not isinstance(globals, dict):
             return False
-        file = globals.get("__file__")
-        if not isinstance(file, str) or "-packages" + os.sep not in file or os.path.abspath(file).startswith(self.tests_root):
-            return False
+        # The name first: a run makes thousands of imports (pytest's own, inside its functions), nearly none of the
+        # project's, and this test is the cheap one.
         top = name if level == 0 else str(globals.get("__package__") or "")
-        return top.partition(".")[0] in self.finder.names
+        if top.partition(".")[0] not in self.finder.names:
+            return False
+        file = globals.get("__file__")
+        return isinstance(file, str) and "-packages" + os.sep in file and not os.path.abspath(file).startswith(self.tests_root)
 
     def _import_copy(self, name: str, globals: Any, locals: Any, fromlist: Any, level: int) -> Any:
         tops = self.finder.names
