@@ -4,11 +4,18 @@ package (an underscore name is its own package's business). Imports inside funct
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+@functools.cache
+def parsed(source: str) -> ast.Module:
+    """Each distinct source parsed once per run: every check below walks the same files (and only reads the trees)."""
+    return ast.parse(source)
 
 
 def modules() -> dict[str, Path]:
@@ -25,7 +32,7 @@ def imports(name: str, path: Path, known: dict[str, Path], typing_too: bool = Fa
     ``if TYPE_CHECKING:`` as well)."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = []
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = parsed(path.read_text(encoding="utf-8"))
     # ``if TYPE_CHECKING:`` imports never run: a name for an annotation is no import circle
     typing_only = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If) and ast.unparse(block.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
                    for n in ast.walk(block)} if not typing_too else set()
@@ -222,7 +229,7 @@ def task_models() -> set[str]:
     """The task model of every family: ``X`` in ``class ...(Family[X])`` in env/families/<name>/family.py."""
     models = set()
     for name in family_folders():
-        for node in ast.walk(ast.parse((ROOT / "env" / "families" / name / "family.py").read_text(encoding="utf-8"))):
+        for node in ast.walk(parsed((ROOT / "env" / "families" / name / "family.py").read_text(encoding="utf-8"))):
             if isinstance(node, ast.ClassDef):
                 for base in node.bases:
                     if isinstance(base, ast.Subscript) and ast.unparse(base.value) == "Family":
@@ -235,7 +242,7 @@ def family_crossings(name: str, source: str, families: list[str], models: set[st
     in one module's source."""
     found = []
     packages = tuple(f"env.families.{f}" for f in families)
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(parsed(source)):
         modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""] if isinstance(node, ast.ImportFrom) else []
         for module in modules:
             if any(module == p or module.startswith(p + ".") for p in packages) and (name, module) not in FAMILY_IMPORTS_ALLOWED:
@@ -296,7 +303,7 @@ def oversized() -> list[str]:
         text = path.read_text(encoding="utf-8")
         if len(text.splitlines()) > MAX_MODULE_LINES:
             found.append(f"{rel}: {len(text.splitlines())} lines")
-        for node in ast.walk(ast.parse(text)):
+        for node in ast.walk(parsed(text)):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 length = (node.end_lineno or node.lineno) - node.lineno + 1
                 if length > MAX_FUNCTION_LINES and f"{rel}:{node.name}" not in LONG_FUNCTIONS_ALLOWED:
@@ -312,7 +319,7 @@ def test_every_allowed_long_function_still_exists_and_is_long():
     """The allow-list shrinks as tables are cut down: an entry that no longer applies goes."""
     for entry in LONG_FUNCTIONS_ALLOWED:
         rel, _, name = entry.partition(":")
-        lengths = [(n.end_lineno or n.lineno) - n.lineno + 1 for n in ast.walk(ast.parse((ROOT / rel).read_text(encoding="utf-8")))
+        lengths = [(n.end_lineno or n.lineno) - n.lineno + 1 for n in ast.walk(parsed((ROOT / rel).read_text(encoding="utf-8")))
                    if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name]
         assert any(length > MAX_FUNCTION_LINES for length in lengths), entry
 
@@ -323,7 +330,7 @@ def boundary_imports(folder: Path, allowed: set[str]) -> list[str]:
 
     found = []
     for path in sorted(folder.glob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parsed(path.read_text(encoding="utf-8"))):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
             for name in names:
                 top = name.split(".")[0]
@@ -353,7 +360,7 @@ def _private(name: str) -> bool:
 def private_crossings(name: str, source: str, package: str) -> list[str]:
     """The underscore names module ``name`` of ``package`` takes from a sibling: ``from .x import _y``, ``from
     package.x import _y``, ``from . import _y``, and ``x._y`` where ``x`` is a sibling it imported or loaded by path."""
-    tree = ast.parse(source)
+    tree = parsed(source)
     found: list[tuple[int, str]] = []
     siblings: set[str] = set()  # the names the file holds a sibling module (or the package's own namespace) under
     for node in ast.walk(tree):
@@ -406,7 +413,7 @@ def test_names_mean_one_thing():
     says of a task is a listing; the authoring commands are not a second thing called "tasks"."""
     registries, catalogues = [], []
     for path in sorted((ROOT / "env").rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parsed(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ClassDef) and node.name.endswith("Registry") and node.name != "Registry":
                 registries.append(f"{path.relative_to(ROOT)}: class {node.name}")
             if isinstance(node, ast.Name | ast.arg | ast.Attribute):
@@ -476,7 +483,7 @@ def setting_reads(name: str, source: str, declared: set[str]) -> list[tuple[str,
     reader of env.settings (``settings.text("X")``, ``setting("X")``), a value of a dict literal (a hand-made map), or a
     constant bound to it (read through the constant)."""
     found = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(parsed(source)):
         named: list[ast.expr | None] = []
         if isinstance(node, ast.Call) and node.args:
             func = node.func
@@ -540,7 +547,7 @@ SUBMISSION_LISTS = frozenset({"SUBMISSIONS", "own_submits"})
 def names_used(name: str, source: str, banned: frozenset[str]) -> list[str]:
     """Where the module names one of ``banned``: a name, an attribute, an import or a definition."""
     found = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(parsed(source)):
         used = (
             [node.id] if isinstance(node, ast.Name) else [node.attr] if isinstance(node, ast.Attribute)
             else [a.asname or a.name for a in node.names] if isinstance(node, ast.Import | ast.ImportFrom)
@@ -553,7 +560,7 @@ def names_used(name: str, source: str, banned: frozenset[str]) -> list[str]:
 def interaction_branches(name: str, source: str) -> list[str]:
     """Comparisons that read a task's ``interaction`` (``task["interaction"] == "code"``, ``.get("interaction")``, ``.interaction``)."""
     found = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(parsed(source)):
         if isinstance(node, ast.Compare):
             reads = [n for n in ast.walk(node) if (isinstance(n, ast.Constant) and n.value == "interaction") or (isinstance(n, ast.Attribute) and n.attr == "interaction")]
             if reads:
@@ -616,7 +623,7 @@ def names_in(paths: list[Path]) -> set[str]:
     """Every keyword argument, attribute and string constant the files name."""
     found: set[str] = set()
     for path in paths:
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parsed(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.keyword) and node.arg:
                 found.add(node.arg)
             elif isinstance(node, ast.Attribute):

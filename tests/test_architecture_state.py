@@ -11,6 +11,7 @@ runs at import builds a table once). Tables only read are no state, whatever the
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,7 +59,9 @@ def state_in(source: str) -> list[str]:
     return found
 
 
+@functools.cache
 def state_of_env() -> dict[str, list[str]]:
+    """Read once per run: the two tests below ask the same question of the same files (neither changes the answer)."""
     found = {}
     for path in sorted((ROOT / "env").rglob("*.py")):
         rel = path.relative_to(ROOT).as_posix()
