@@ -51,8 +51,8 @@ def oracle_ids(catalog: TaskCatalog) -> list[str]:
     """The listed tasks whose oracle rewards are pinned: every one, but of a family listing many seeds of one generated
     task only those a whole-server check plays (``Family.spot_checked``: the race family's one per pattern and domain)."""
     by_family: dict[str, list[str]] = {}
-    for task_id in catalog.ids():
-        by_family.setdefault(catalog.get(task_id).family, []).append(task_id)
+    for task_id, family, _ in catalog.listing():  # the listing's family: no task generated to learn it
+        by_family.setdefault(family, []).append(task_id)
     kept = {t for family, ids in by_family.items() for t in FAMILIES[family].spot_checked(ids)}
     return [t for t in catalog.ids() if t in kept]
 
