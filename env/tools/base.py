@@ -26,7 +26,7 @@ from env.project import RepoTask
 from env.registry import Registry
 from env.tools.reports import TracedOutcome, TraceReport
 from env.verdict.outcome import RepoVerdict
-from env.verdict.reuse import LastRun
+from env.verdict.reuse import EpisodeRuns
 from env.workspace import Workspace
 
 if TYPE_CHECKING:  # for annotations only: importing them would load OpenEnv (env.models) with every tool
@@ -80,9 +80,9 @@ class ToolContext:
         self, task: Task, workspace: Workspace, runtime: Runtime, project: Project | None = None, repository: RepoTask | None = None
     ):
         self.task, self.workspace, self.runtime, self.repository = task, workspace, runtime, repository
-        # (one context per episode) its last run of all the visible tests, which a submit of the same files takes as
-        # the visible half of its graded run
-        self.last_run = LastRun()
+        # (one context per episode) its decided runs of the visible tests: the same run asked again answers with one,
+        # and a submit of the same files takes the run of all of them as the visible half of its graded run
+        self.runs = EpisodeRuns()
         self.project = project or self._repo_project()
         self._debugger: DebugSession | None = None
         # trace_report(race=true): the family's replay of its race check's failing interleaving (max_calls -> report),

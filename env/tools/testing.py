@@ -1,7 +1,8 @@
 """Test tools of the repository interface: run_tests, and the two that end an episode (submit, give_up).
 
 ``run_tests`` always uses the task's own test files, restored: edits to tests in the workspace
-change nothing, so an agent cannot pass by rewriting them. It runs the visible tests only: a held-out
+change nothing, so an agent cannot pass by rewriting them. The same run asked again on the same files answers with
+the episode's kept run (``env.verdict.reuse``). It runs the visible tests only: a held-out
 test's id answers as any unknown id does. ``submit`` runs the held-out tests too, in a run of their own
 (``env.verdict.repo_judge.run_graded``); its report says only how many of them failed.
 """
@@ -67,6 +68,17 @@ def select_tests(ctx: ToolContext, wanted: list[str] | None) -> list[str] | None
     return list(dict.fromkeys(chosen))
 
 
+def visible_run(ctx: ToolContext, select: list[str] | None) -> RepoVerdict:
+    """The visible tests (``select``: their ids, None for all) on the workspace's files: the episode's kept run of the
+    very same files and selection when it has one (``env.verdict.reuse``), else a new run, kept for the next."""
+    files = ctx.workspace.files()
+    verdict = ctx.runs.of(files, select)
+    if verdict is None:
+        verdict = run_tests(ctx.runtime.sandbox, ctx.repo_task, files, select, graded=False, hosts=ctx.runtime.verdict_hosts)
+        ctx.runs.keep(files, select, verdict)
+    return verdict
+
+
 def report(verdict: RepoVerdict, expected: list[str] | None = None, held_out: int | None = None) -> str:
     """What a run shows the agent: the visible tests' outcomes, excerpts and the project's output; ``held_out`` (a
     graded run's count of failed held-out tests) adds ``held_out_line``, right after the summary so no cut drops it."""
@@ -104,10 +116,8 @@ class RunTests(Tool[RunTestsArgs]):
     Args = RunTestsArgs
 
     def run(self, ctx: ToolContext, args: RunTestsArgs) -> ToolResult:
-        selected, files = select_tests(ctx, args.test_ids), ctx.workspace.files()
-        verdict = run_tests(ctx.runtime.sandbox, ctx.repo_task, files, selected, graded=False, hosts=ctx.runtime.verdict_hosts)
-        if selected is None:
-            ctx.last_run.keep(files, verdict)
+        selected = select_tests(ctx, args.test_ids)
+        verdict = visible_run(ctx, selected)
         expected = [t for t in selected or [] if "::" in t]  # an unselected run may not see hidden tests
         return ToolResult(output=report(verdict, expected), data={"outcomes": dict(verdict.outcomes)}, verdict=verdict)
 
@@ -121,7 +131,7 @@ class Submit(Tool[SubmitArgs]):
 
     def run(self, ctx: ToolContext, args: SubmitArgs) -> ToolResult:
         task, files = ctx.repo_task, ctx.workspace.files()
-        verdict = run_graded(ctx.runtime.sandbox, task, files, ctx.runtime.verdict_hosts, visible=ctx.last_run.of(files))
+        verdict = run_graded(ctx.runtime.sandbox, task, files, ctx.runtime.verdict_hosts, visible=ctx.runs.of(files))
         failed = held_out_failed(verdict.held_out, task.held_out, task.fail_to_pass) if verdict.held_out is not None else None
         return ToolResult(output=report(verdict, task.visible_fail_to_pass + task.visible_pass_to_pass, failed), verdict=verdict)
 

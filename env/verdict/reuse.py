@@ -1,19 +1,23 @@
-"""An episode's last run of all its visible tests, kept with a digest of the files it ran: a ``submit`` of the very
-same files takes it as the visible half of its graded run instead of running those tests again.
+"""An episode's decided runs of its visible tests, each kept with a digest of the files it ran and its selection: a
+``run_tests`` of the very same files and tests answers with the kept run, and a ``submit`` of the same files takes the
+kept run of all the visible tests as the visible half of its graded run, instead of running those tests again.
 
-    last = LastRun()
-    last.keep(files, verdict)          # after ``run_tests`` without a selection (the visible tests, ungraded)
-    last.of(files)                     # at ``submit``: a copy of that verdict if the files are the same, else None
+    runs = EpisodeRuns()
+    runs.keep(files, select, verdict)  # after a ``run_tests`` (select: its test ids, None for all the visible tests)
+    runs.of(files, select)             # a copy of that verdict if the files and the selection are the same, else None
 
 A split run's outcomes are a function of the project's files and the task's tests (a task is proven to give the same
-results run after run), so the reused half is what running it again gives. Only a run that decided every outcome is
-kept: not one that errored, was stopped, timed out, was void or found the machine too busy. The held-out half always
-runs, as before.
+results run after run), so the reused run is what running it again gives: an agent repeating a run learns nothing new
+and gets nothing new (not a second draw of anything). Only a run that decided every outcome is kept: not one that
+errored, was stopped, timed out, was void or found the machine too busy, which the next identical request runs again.
+The kept runs are the episode's own (no other episode, and so no other client, reads them), at most ``KEPT`` of them,
+the least recently used let go first. The held-out half of a graded run always runs, as before.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections import OrderedDict
 
 from env.patches import Files
 from env.verdict.outcome import RepoVerdict
@@ -32,22 +36,39 @@ def decided(verdict: RepoVerdict) -> bool:
     return not (verdict.error or verdict.aborted or verdict.busy or verdict.timed_out or verdict.void) and verdict.held_out is None
 
 
-class LastRun:
-    """One episode's last run of all its visible tests (the episode's own: no other episode reads it)."""
+KEPT = 8  # an episode's distinct runs kept: a debugging loop alternates between few states of the files
+
+
+class EpisodeRuns:
+    """One episode's decided runs of its visible tests, by the files they ran and their selection (the episode's own:
+    no other episode reads them)."""
 
     def __init__(self) -> None:
-        self._digest = ""
-        self._verdict: RepoVerdict | None = None
+        self._kept: OrderedDict[tuple[str, tuple[str, ...] | None], RepoVerdict] = OrderedDict()
 
-    def keep(self, files: Files, verdict: RepoVerdict) -> None:
-        """After a run of all the visible tests on ``files``; any other run or a failed one forgets the last."""
-        self._digest, self._verdict = (files_digest(files), verdict.model_copy(deep=True)) if decided(verdict) else ("", None)
+    @staticmethod
+    def _key(files: Files, select: list[str] | None) -> tuple[str, tuple[str, ...] | None]:
+        return files_digest(files), None if select is None else tuple(select)
+
+    def keep(self, files: Files, select: list[str] | None, verdict: RepoVerdict) -> None:
+        """After a run of the visible tests (``select``: the ids it ran, None for all) on ``files``. A run that decided
+        nothing forgets the one kept for the same request, so that the next such request runs again."""
+        key = self._key(files, select)
+        self._kept.pop(key, None)
+        if decided(verdict):
+            self._kept[key] = verdict.model_copy(deep=True)
+            while len(self._kept) > KEPT:
+                self._kept.popitem(last=False)
 
     def forget(self) -> None:
-        self._digest, self._verdict = "", None
+        self._kept.clear()
 
-    def of(self, files: Files) -> RepoVerdict | None:
-        """A copy of the kept run if it ran exactly ``files``; None otherwise."""
-        if self._verdict is None or files_digest(files) != self._digest:
+    def of(self, files: Files, select: list[str] | None = None) -> RepoVerdict | None:
+        """A copy of the kept run of exactly ``files`` and ``select`` (a copy: a graded run writes into it); None when
+        there is none."""
+        key = self._key(files, select)
+        verdict = self._kept.get(key)
+        if verdict is None:
             return None
-        return self._verdict.model_copy(deep=True)
+        self._kept.move_to_end(key)
+        return verdict.model_copy(deep=True)

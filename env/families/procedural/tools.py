@@ -22,9 +22,9 @@ from env.held_out import held_out_line
 from env.runtime import Runtime
 from env.tools.base import TOOLS, Tool, ToolContext, ToolError, ToolResult, register
 from env.tools.files import EditArgs, ReplaceTextArgs, SearchArgs, ViewFileArgs
-from env.tools.testing import RunTestsArgs, SubmitArgs, select_tests
+from env.tools.testing import RunTestsArgs, SubmitArgs, select_tests, visible_run
 from env.verdict.outcome import RepoVerdict, held_out_failed
-from env.verdict.repo_judge import run_graded, run_tests
+from env.verdict.repo_judge import run_graded
 from env.workspace import PathError, Workspace, check_path
 
 
@@ -170,10 +170,7 @@ class RunTestsShort(Tool):
     Args = RunTestsArgs
 
     def run(self, ctx: ToolContext, args: RunTestsArgs) -> ToolResult:
-        selected, files = select_tests(ctx, args.test_ids), ctx.workspace.files()
-        verdict = run_tests(ctx.runtime.sandbox, ctx.repo_task, files, selected, graded=False, hosts=ctx.runtime.verdict_hosts)
-        if selected is None:
-            ctx.last_run.keep(files, verdict)
+        verdict = visible_run(ctx, select_tests(ctx, args.test_ids))
         return ToolResult(output=short_report(verdict), data={"outcomes": dict(verdict.outcomes)}, verdict=verdict)
 
 
@@ -186,6 +183,6 @@ class SubmitShort(Tool):
 
     def run(self, ctx: ToolContext, args: SubmitArgs) -> ToolResult:
         task, files = ctx.repo_task, ctx.workspace.files()
-        verdict = run_graded(ctx.runtime.sandbox, task, files, ctx.runtime.verdict_hosts, visible=ctx.last_run.of(files))
+        verdict = run_graded(ctx.runtime.sandbox, task, files, ctx.runtime.verdict_hosts, visible=ctx.runs.of(files))
         failed = held_out_failed(verdict.held_out, task.held_out, task.fail_to_pass) if verdict.held_out is not None else None
         return ToolResult(output=short_report(verdict, failed), verdict=verdict)
