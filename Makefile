@@ -27,8 +27,10 @@ serve: $(VENV)/.serve  ## start the server with the built-in tasks on :8000
 
 # Test files run in parallel, each file on one worker (its module fixtures built once): -n auto starts two workers per
 # core (the tests mostly wait), heaviest files first (tests/conftest.py); the 25 slowest tests are listed at the end.
+# Bytecode is written even where the shell sets PYTHONDONTWRITEBYTECODE: else every worker and every Python process the
+# tests start compiles the checkout again and rewrites the pytest plugins' assertions again (docs/performance.md).
 test: $(VENV)/.deps browser haproxy redis  ## run the whole test suite
-	$(PY) -m pytest -q -n auto --dist loadfile --durations=25
+	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -n auto --dist loadfile --durations=25
 
 demo: $(VENV)/.serve  ## start the Gradio demo on :7860 (the environment runs in-process)
 	$(PY) app.py

@@ -150,7 +150,7 @@ def run(pytest_args: list[str]) -> int:
             return 2
         started = time.monotonic()
         try:
-            env = {**os.environ, "BENCH_SUITE_LOG": str(log)}
+            env = {**os.environ, "BENCH_SUITE_LOG": str(log), "PYTHONDONTWRITEBYTECODE": ""}  # as make test runs it
             done = subprocess.run([sys.executable, "-m", "pytest", "-p", "bench.suite_plugin", *pytest_args], cwd=ROOT, env=env)
         finally:
             libc.acct(None)
