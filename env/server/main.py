@@ -14,7 +14,6 @@ SIGINT, stops it at once.
 from __future__ import annotations
 
 import functools
-import gc
 import logging
 import signal
 import threading
@@ -29,6 +28,7 @@ from fastapi import FastAPI
 from env.config import Settings
 from env.runtime import Runtime
 from env.server.app import build_app, unfinished
+from env.server.collector import settle_collector
 from env.server.signals import exit_cleanly_on_sigterm
 
 if TYPE_CHECKING:
@@ -55,7 +55,9 @@ def web_ui(runtime: Runtime) -> Callable[..., gr.Blocks]:
 def _default_app() -> FastAPI:
     # `uvicorn env.server.main:app` must clean up on SIGTERM as `python -m env.server` does.
     exit_cleanly_on_sigterm()
-    return build_app(web_ui=web_ui)
+    app = build_app(web_ui=web_ui)
+    settle_collector()
+    return app
 
 
 def __getattr__(name: str) -> FastAPI:
@@ -91,10 +93,7 @@ def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     settings = Settings.from_env()
     app = build_app(settings=settings, web_ui=web_ui)
-    # Everything imported so far (FastAPI, OpenEnv, Gradio...) lives as long as the server: keep it
-    # out of the collector's full passes, which otherwise stall the event loop under load.
-    gc.collect()
-    gc.freeze()
+    settle_collector()  # what is imported stays out of the collector's passes, which stall every step while they run
     exit_cleanly_on_sigterm()
     DrainingServer(server_config(app, settings), app).run()
 
