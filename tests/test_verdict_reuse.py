@@ -74,31 +74,42 @@ def test_files_changed_after_the_run_are_run_again_and_graded_as_they_are(runtim
 def test_only_a_run_that_decided_every_outcome_is_kept_and_only_for_the_same_files_and_selection():
     files = {"lib/__init__.py": "X = 1\n", "tests/test_x.py": "def test_x():\n    pass\n"}
     clean = RepoVerdict(outcomes={"tests/test_x.py::test_x": "PASSED"}, finished=True)
+    for spoiled in ({"error": "no"}, {"aborted": "stopped"}, {"busy": "busy"}, {"timed_out": True}, {"void": "canaries"}, {"held_out": {}}):
+        assert not decided(clean.model_copy(update=spoiled))
+        runs = EpisodeRuns()
+        runs.answer(files, None, lambda spoiled=spoiled: clean.model_copy(update=spoiled))
+        assert runs.of(files) is None, spoiled
     runs = EpisodeRuns()
-    runs.keep(files, None, clean)
+    assert runs.answer(files, None, lambda: clean) is clean
     kept = runs.of(dict(files))
     assert kept == clean and kept is not clean  # a copy: a submit's grading writes into it
     kept.held_out = {"t": "PASSED"}
     assert runs.of(files).held_out is None
     assert runs.of({**files, "lib/__init__.py": "X = 2\n"}) is None and runs.of({**files, "extra.py": ""}) is None
     assert runs.of(files, ["tests/test_x.py::test_x"]) is None  # a selected run is another request
-    for spoiled in ({"error": "no"}, {"aborted": "stopped"}, {"busy": "busy"}, {"timed_out": True}, {"void": "canaries"}, {"held_out": {}}):
-        assert not decided(clean.model_copy(update=spoiled))
-        runs.keep(files, None, clean.model_copy(update=spoiled))
-        assert runs.of(files) is None, spoiled  # and the run kept for the same request is forgotten too
-        runs.keep(files, None, clean)
 
 
 def test_an_episode_keeps_its_most_recently_used_runs():
     runs, clean = EpisodeRuns(), RepoVerdict(outcomes={"t": "PASSED"}, finished=True)
     states = [{"lib.py": f"X = {i}\n"} for i in range(KEPT + 1)]
     for files in states[:KEPT]:
-        runs.keep(files, None, clean)
+        runs.answer(files, None, lambda: clean)
     assert runs.of(states[0]) == clean  # used again: now the most recent
-    runs.keep(states[KEPT], None, clean)  # one more than KEPT: the least recently used goes
+    runs.answer(states[KEPT], None, lambda: clean)  # one more than KEPT: the least recently used goes
     assert runs.of(states[1]) is None and all(runs.of(files) == clean for files in [states[0], *states[2:]])
-    runs.forget()
-    assert all(runs.of(files) is None for files in states)
+
+
+def test_answer_runs_only_what_is_not_kept_and_keeps_only_what_decided():
+    files, clean = {"lib.py": "X = 1\n"}, RepoVerdict(outcomes={"t": "PASSED"}, finished=True)
+    runs, made = EpisodeRuns(), []
+
+    def run(verdict: RepoVerdict):
+        return lambda: made.append(verdict) or verdict
+
+    busy = clean.model_copy(update={"busy": "busy"})
+    assert runs.answer(files, None, run(busy)) is busy and runs.answer(files, None, run(clean)) is clean  # busy: run again
+    assert runs.answer(files, None, run(busy)) == clean and made == [busy, clean]  # kept: not run
+    assert runs.answer(files, ["t"], run(clean)) is clean and len(made) == 3  # another selection runs
 
 
 @pytest.mark.parametrize("task_id", [TASK, "proc-easy-test-0"])
@@ -116,6 +127,7 @@ def test_a_run_asked_again_on_the_same_files_is_answered_from_the_episode(runtim
     assert split_runs.count(("visible",)) == 2  # broken, unbroken, then both again from the episode (and the submit's half)
     split_runs.clear()
     monkeypatch.setattr(EpisodeRuns, "of", lambda self, files, select=None: None)  # the same episodes, every run made
+    monkeypatch.setattr(EpisodeRuns, "answer", lambda self, files, select, run: run())
     _, fresh = play(runtime, task_id, actions)
     assert split_runs.count(("visible",)) == spam + 1  # + the submit's visible half
     _, fresh_alternating = play(runtime, task_id, policies["alternating"])

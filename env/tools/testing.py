@@ -72,11 +72,9 @@ def visible_run(ctx: ToolContext, select: list[str] | None) -> RepoVerdict:
     """The visible tests (``select``: their ids, None for all) on the workspace's files: the episode's kept run of the
     very same files and selection when it has one (``env.verdict.reuse``), else a new run, kept for the next."""
     files = ctx.workspace.files()
-    verdict = ctx.runs.of(files, select)
-    if verdict is None:
-        verdict = run_tests(ctx.runtime.sandbox, ctx.repo_task, files, select, graded=False, hosts=ctx.runtime.verdict_hosts)
-        ctx.runs.keep(files, select, verdict)
-    return verdict
+    return ctx.runs.answer(
+        files, select, lambda: run_tests(ctx.runtime.sandbox, ctx.repo_task, files, select, graded=False, hosts=ctx.runtime.verdict_hosts)
+    )
 
 
 def report(verdict: RepoVerdict, expected: list[str] | None = None, held_out: int | None = None) -> str:

@@ -3,8 +3,8 @@
 kept run of all the visible tests as the visible half of its graded run, instead of running those tests again.
 
     runs = EpisodeRuns()
-    runs.keep(files, select, verdict)  # after a ``run_tests`` (select: its test ids, None for all the visible tests)
-    runs.of(files, select)             # a copy of that verdict if the files and the selection are the same, else None
+    runs.answer(files, select, run)    # a ``run_tests`` (select: its test ids, None for all): the kept run, else run()'s
+    runs.of(files)                     # at ``submit``: a copy of the kept all-tests run of these files, else None
 
 A split run's outcomes are a function of the project's files and the task's tests (a task is proven to give the same
 results run after run), so the reused run is what running it again gives: an agent repeating a run learns nothing new
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
+from collections.abc import Callable
 
 from env.patches import Files
 from env.verdict.outcome import RepoVerdict
@@ -50,23 +51,26 @@ class EpisodeRuns:
     def _key(files: Files, select: list[str] | None) -> tuple[str, tuple[str, ...] | None]:
         return files_digest(files), None if select is None else tuple(select)
 
-    def keep(self, files: Files, select: list[str] | None, verdict: RepoVerdict) -> None:
-        """After a run of the visible tests (``select``: the ids it ran, None for all) on ``files``. A run that decided
-        nothing forgets the one kept for the same request, so that the next such request runs again."""
+    def answer(self, files: Files, select: list[str] | None, run: Callable[[], RepoVerdict]) -> RepoVerdict:
+        """The kept run of exactly ``files`` and ``select`` (a copy), else ``run()``'s verdict, kept if it decided every
+        outcome (one that decided nothing is not, so the next such request runs again)."""
         key = self._key(files, select)
-        self._kept.pop(key, None)
+        found = self._found(key)
+        if found is not None:
+            return found
+        verdict = run()
         if decided(verdict):
             self._kept[key] = verdict.model_copy(deep=True)
             while len(self._kept) > KEPT:
                 self._kept.popitem(last=False)
-
-    def forget(self) -> None:
-        self._kept.clear()
+        return verdict
 
     def of(self, files: Files, select: list[str] | None = None) -> RepoVerdict | None:
         """A copy of the kept run of exactly ``files`` and ``select`` (a copy: a graded run writes into it); None when
         there is none."""
-        key = self._key(files, select)
+        return self._found(self._key(files, select))
+
+    def _found(self, key: tuple[str, tuple[str, ...] | None]) -> RepoVerdict | None:
         verdict = self._kept.get(key)
         if verdict is None:
             return None
