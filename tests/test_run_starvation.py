@@ -195,27 +195,45 @@ def burning_project(task: RepoTask, burn: int = 12_000_000) -> dict[str, str]:
     return files
 
 
+def limit_for(task: RepoTask, files: dict[str, str], isolation, hosts: VerdictHosts) -> float:
+    """A wall-clock limit twice the CPU time the run of ``files`` uses here (at least 1.5 s), read from a run whose
+    limits count CPU time: what the machine's speed decides (the host's start, the project's burn) is not what is
+    tested, and whatever else loads the machine meanwhile changes CPU time little. On a quarter of a CPU the run
+    takes four times its CPU time, past this limit, unless its wait is credited."""
+    sandbox = Sandbox(Limits(wall_seconds=30).for_validity(), isolation)
+    try:
+        run_tests(sandbox, task, dict(task.gold_files), graded=False, hosts=hosts)  # the test environment and host ready
+        measured = run_tests(sandbox, task, files, graded=False, hosts=hosts)
+    finally:
+        sandbox.close()
+    assert measured.cpu_seconds and set(measured.outcomes.values()) == {"PASSED"}, (measured.aborted, measured.error)
+    return max(1.5, round(2 * measured.cpu_seconds, 1))
+
+
 @needs_schedstat
 @pytest.mark.parametrize("warm", ["on", "off"], ids=["warm_host", "cold_host"])
 def test_a_split_run_the_machine_slows_past_its_wall_clock_is_judged_on_its_work(one_cpu, isolation, monkeypatch, warm):
     monkeypatch.setenv("SANDBOX_HOST_WARM", warm)
     task = load_repo_task(SLICE)
     files = burning_project(task)
-    sandbox = Sandbox(Limits(wall_seconds=1.5), isolation)
     hosts = VerdictHosts()
     try:
-        run_tests(sandbox, task, dict(task.gold_files), graded=False, hosts=hosts)  # the test environment and host ready
-        with busy_machine():
-            with monkeypatch.context() as patch:  # the control: owed nothing, the same run times out
-                patch.setattr(WaitCredit, "owed", lambda self: 0.0)
-                control = run_tests(sandbox, task, files, graded=False, hosts=hosts)
-            verdict = run_tests(sandbox, task, files, graded=False, hosts=hosts)
+        limit = limit_for(task, files, isolation, hosts)
+        sandbox = Sandbox(Limits(wall_seconds=limit), isolation)
+        try:
+            run_tests(sandbox, task, dict(task.gold_files), graded=False, hosts=hosts)  # this sandbox's fork server ready
+            with busy_machine():
+                with monkeypatch.context() as patch:  # the control: owed nothing, the same run times out
+                    patch.setattr(WaitCredit, "owed", lambda self: 0.0)
+                    control = run_tests(sandbox, task, files, graded=False, hosts=hosts)
+                verdict = run_tests(sandbox, task, files, graded=False, hosts=hosts)
+        finally:
+            sandbox.close()
     finally:
         hosts.close()
-        sandbox.close()
     # timed out in the split run (or, on a busier machine, already in the project's set-up)
-    assert "time limit of 1.5 s exceeded" in control.aborted + control.error, (control.aborted, control.error)
-    assert not verdict.timed_out and not verdict.aborted and not verdict.error, (verdict.aborted, verdict.error)
+    assert f"time limit of {limit:g} s exceeded" in control.aborted + control.error, (control.aborted, control.error)
+    assert not verdict.timed_out and not verdict.aborted and not verdict.error, (limit, verdict.aborted, verdict.error)
     assert verdict.outcomes and set(verdict.outcomes.values()) == {"PASSED"}, verdict.outcomes
 
 
