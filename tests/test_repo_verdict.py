@@ -644,6 +644,32 @@ def test_the_hosts_keep_the_seeded_fork_servers_of_the_most_recent_test_sandboxe
     assert [s.seeded_zygotes() for s in made] == [{}, {}, {}]
 
 
+def test_a_validation_s_runs_fork_their_projects_from_a_fork_server_of_each_seed(task, isolation, monkeypatch):
+    """A validation's split runs each hash with one of VALIDATION_SEEDS seeds: their projects are forks of a fork server
+    per seed, started at the seed's first run, never an interpreter started per run."""
+    from env.sandbox import runner
+    from env.verdict.hosts import VerdictHosts
+
+    started: list[int] = []
+    fresh = runner.FreshChild.__init__
+    monkeypatch.setattr(runner.FreshChild, "__init__", lambda self, popen: (started.append(popen.pid), fresh(self, popen))[1])
+    hosts = VerdictHosts()
+    base = Sandbox(Limits(), isolation, warm=False)
+    try:
+        seeds = [hosts.validation_seed(run) for run in range(3)]
+        servers = []
+        for _ in range(2):
+            for seed in seeds:
+                verdict = run_tests(base, task, task.gold_files, hash_seed=seed, hosts=hosts)
+                assert set(verdict.outcomes.values()) == {"PASSED"}, (verdict.error, verdict.aborted)
+            servers.append(hosts.test_sandbox(base, None).seeded_zygotes())
+        assert list(servers[0]) == seeds and servers[1] == servers[0]  # the same fork servers served the second round
+        assert started == []
+    finally:
+        hosts.close()
+        base.close()
+
+
 def test_the_warm_host_reaps_its_runs_so_their_cpu_time_is_counted_in_its_tree(runtime, tmp_path):
     """env.authoring.cost counts a process's tree with what each process reaped: the warm test process reaps its runs
     (the kernel did, and a run's test side was never counted)."""

@@ -283,7 +283,7 @@ class Sandbox:
         new interpreter, with its own string-hash seed (children of one zygote share theirs) or ``hash_seed``: a split
         run's is its test process's (a project's hash of a string is the tests'), varied over a validation's runs for
         flaky set and dict orders to show up. ``hash_seed`` without ``fresh``: a fork of that seed's zygote where the
-        sandbox keeps one (``seeded``), for a seed every run shares (the served runs')."""
+        sandbox keeps one (``seeded``: the served runs' seed and a validation's few), else a new interpreter."""
         if not self.isolation.can_execute:
             raise RefusedToRun(self.isolation.reason)
         return SandboxRun(self, {"mode": "repo", "files": files, "paths": paths, "env": environ}, fresh=fresh, hash_seed=hash_seed)

@@ -181,8 +181,10 @@ class VerdictHosts:
                 site = [str(env.site_packages)] if env is not None else None
                 if sandboxed:
                     made[key] = Sandbox(base.limits.for_tests(), base.isolation, base.tmp_root, warm=False, debug=True, site=site, host=str(HOST))
-                else:  # a split run's project: a fork of the fork server hashing with HOST_SEED (repo_judge._run_split)
-                    made[key] = Sandbox(base.limits.for_tests(), base.isolation, base.tmp_root, warm=False, site=site, seeded=1)
+                else:  # a split run's project: a fork of the fork server hashing with its seed (repo_judge._run_split):
+                    # HOST_SEED for served runs, each of VALIDATION_SEEDS for a validation's (an interpreter start per
+                    # run cost a validation about a sixth of its CPU time)
+                    made[key] = Sandbox(base.limits.for_tests(), base.isolation, base.tmp_root, warm=False, site=site, seeded=VALIDATION_SEEDS)
             return made[key]
 
     def validation_seed(self, run: int) -> int:

@@ -56,8 +56,8 @@ def run_tests(
     ``graded`` runs use the grading tests (hidden ``test_patch`` applied); the agent's own runs
     use the snapshot's tests. Either way the tests come from the task, never from ``files``.
     The tests the task declares ``sandboxed`` run in a sandboxed run of their own; the rest under the split, both of
-    its sides hashing with ``hash_seed`` (default: the warm test process's, ``HOST_SEED``; another costs a test process
-    started for the run, as a validation's runs do to show a flaky set or dict order). ``hosts``: what the run reuses,
+    its sides hashing with ``hash_seed`` (default: the warm test process's, ``HOST_SEED``; a validation's runs vary it
+    to show a flaky set or dict order, each seed with a warm test host and a fork server of its own). ``hosts``: what the run reuses,
     the Runtime's (``runtime.verdict_hosts``); without one, the process's (``default_hosts``).
     """
     hosts = default_hosts() if hosts is None else hosts
@@ -186,8 +186,8 @@ def _split_run(
 ) -> RepoVerdict:
     sandbox = hosted.sandbox  # a test run's limits, the task's requirements readable
     try:
-        # the served runs' seed is every run's: a fork of its warm fork server; a validation's seeds a new interpreter each
-        run = sandbox.start_repo(source, task.source_paths, dict(task.environment), fresh=seed != HOST_SEED, hash_seed=seed)
+        # a fork of the fork server of the run's seed: the served runs' one seed, or one of a validation's
+        run = sandbox.start_repo(source, task.source_paths, dict(task.environment), hash_seed=seed)
     except RefusedToRun as exc:
         return RepoVerdict(error=str(exc))
     try:
