@@ -13,6 +13,8 @@ import operator
 import types
 from collections.abc import Mapping
 
+from . import bytecode
+from .bytecode import Op
 from .protocol import PURE_BUILTINS
 
 # C functions that, called on an iterator, take every item before they return or run anything else (so pulling
@@ -42,15 +44,15 @@ _LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
 _LOCAL_LOADS = frozenset({"LOAD_FAST", "LOAD_DEREF"})  # a local or a closure's cell: reading either runs no code
 
 
-_INSTRUCTIONS: dict[types.CodeType, list[dis.Instruction]] = {}
+_INSTRUCTIONS: dict[types.CodeType, list[Op]] = {}
 
 
-def _instructions(code: types.CodeType) -> list[dis.Instruction]:
+def _instructions(code: types.CodeType) -> list[Op]:
     """The code's instructions but CACHE entries, read once per code object (every call site of a test function is
     looked up in the same list; the code object is kept alive in the key)."""
     known = _INSTRUCTIONS.get(code)
     if known is None:
-        known = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+        known = bytecode.instructions(code)
         if len(_INSTRUCTIONS) < 20_000:
             _INSTRUCTIONS[code] = known
     return known
@@ -144,7 +146,7 @@ def feeds_consumer(frame: types.FrameType) -> tuple[str, tuple[int, ...]] | None
     return None if mode is None else (mode, site[1])
 
 
-def _call_at(code: types.CodeType, offset: int) -> tuple[list[dis.Instruction], int] | None:
+def _call_at(code: types.CodeType, offset: int) -> tuple[list[Op], int] | None:
     """``code``'s instructions and the index of the CALL at ``offset`` (or the one its PRECALL leads to: 3.11 once the
     call site is specialised, PRECALL makes the call of a builtin class itself); None for anything else, or for
     bytecode this cannot read (the caller then neither batches nor fuses)."""
@@ -244,7 +246,7 @@ def _call_site(code: types.CodeType, offset: int) -> tuple | None:
     return None
 
 
-def _load(instructions: list[dis.Instruction], at: int) -> tuple | None:
+def _load(instructions: list[Op], at: int) -> tuple | None:
     """The callee whose load starts at ``at``: ("name", load, name), or ("attr", load, module, attribute) when an
     attribute read follows it (an attribute read never starts an argument: it needs the value below it)."""
     first = instructions[at]
@@ -258,7 +260,7 @@ def _load(instructions: list[dis.Instruction], at: int) -> tuple | None:
     return ("name", first.opname, first.argval)
 
 
-def _reduce_site(instructions: list[dis.Instruction], at: int, count: int) -> tuple | None:
+def _reduce_site(instructions: list[Op], at: int, count: int) -> tuple | None:
     """``callee(function, name[, number])`` ending at ``at`` (the instruction before the call), each part exactly one
     of the shapes below and none a jump target but the callee's first instruction; None otherwise."""
     start = None
