@@ -183,7 +183,8 @@ class VerdictHosts:
                     made[key] = Sandbox(base.limits.for_tests(), base.isolation, base.tmp_root, warm=False, debug=True, site=site, host=str(HOST))
                 else:  # a split run's project: a fork of the fork server hashing with its seed (repo_judge._run_split):
                     # HOST_SEED for served runs, each of VALIDATION_SEEDS for a validation's (an interpreter start per
-                    # run cost a validation about a sixth of its CPU time)
+                    # run cost a validation about a sixth of its CPU time); about 9 MB of memory of its own each, kept
+                    # only for the WARM_TEST_SANDBOXES most recently used (keep_warm)
                     made[key] = Sandbox(base.limits.for_tests(), base.isolation, base.tmp_root, warm=False, site=site, seeded=VALIDATION_SEEDS)
             return made[key]
 
